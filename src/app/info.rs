@@ -1,0 +1,22 @@
+//! `cpuscope info`: what this machine is.
+
+use super::Context;
+use anyhow::Result;
+
+#[derive(clap::Args, Debug)]
+pub struct InfoArgs {
+    /// Print the versioned JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(ctx: &Context, args: &InfoArgs) -> Result<i32> {
+    let sys = ctx.sysroot()?;
+    let info = crate::machine::discover(&sys)?;
+    if args.json {
+        super::print_json(&info)?;
+    } else {
+        print!("{}", crate::report::info_text::render(&info));
+    }
+    Ok(0)
+}

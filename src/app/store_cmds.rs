@@ -1,0 +1,1 @@
+//! `cpuscope runs|show|export|import|delete`: the stored runs.

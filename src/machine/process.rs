@@ -1,0 +1,1 @@
+//! Per-process facts: /proc/PID/numa_maps, status, sched NUMA counters.

@@ -1,0 +1,78 @@
+//! cpuscope command line: parses arguments and dispatches to `cpuscope::app`.
+
+use clap::{Parser, Subcommand};
+use cpuscope::app::{self, Context};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "cpuscope",
+    version,
+    about = "What a CPU really does, measured, and machines side by side",
+    long_about = "cpuscope characterises a Linux machine (topology, caches, NUMA, SIMD, \
+frequencies, kernel knobs), measures what the hardware does (frequency, latency, bandwidth, \
+core-to-core, counters), stores every run and compares runs.\n\n\
+Examples:\n  cpuscope info\n  cpuscope run --profile quick\n  cpuscope runs"
+)]
+struct Cli {
+    /// Filesystem root to read sys/ and proc/ from (a recorded machine, or / for this one).
+    #[arg(long, global = true, default_value = "/", value_name = "DIR")]
+    sysroot: PathBuf,
+    /// Store: a SQLite file path (default: $XDG_DATA_HOME/cpuscope/runs.db).
+    #[arg(long, global = true, value_name = "PATH|URL")]
+    store: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// What this machine is: identity, topology, caches, NUMA, ISA, frequency, knobs, devices.
+    ///
+    /// Example: cpuscope info --json
+    Info(app::info::InfoArgs),
+    /// Where a process's memory lives, per NUMA node (like numa-maps-summary.pl).
+    ///
+    /// Example: cpuscope numa-maps $(pidof mysqld)
+    NumaMaps(app::numa_maps::NumaMapsArgs),
+    /// Characterise this machine, store the run, print the summary, write the HTML report.
+    ///
+    /// Example: cpuscope run --profile quick
+    Run(app::run::RunArgs),
+    /// Count hardware and software events of a command or process (like perf stat).
+    ///
+    /// Example: cpuscope stat -- bc -l <<< '7^99999'
+    Stat(app::stat::StatArgs),
+}
+
+fn main() {
+    std::panic::set_hook(Box::new(|p| {
+        let msg = p
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown".into());
+        let loc = p.location().map(|l| format!(" at {l}")).unwrap_or_default();
+        eprintln!("cpuscope: internal error: {}{loc}", msg.replace('\n', " "));
+    }));
+    let cli = Cli::parse();
+    let ctx = Context {
+        sysroot: cli.sysroot,
+        store: cli.store,
+    };
+    let result = match &cli.command {
+        Command::Info(a) => app::info::run(&ctx, a),
+        Command::NumaMaps(a) => app::numa_maps::run(&ctx, a),
+        Command::Run(a) => app::run::run(&ctx, a),
+        Command::Stat(a) => app::stat::run(&ctx, a),
+    };
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            let msg = format!("{e:#}").replace('\n', " ");
+            eprintln!("cpuscope: error: {msg}");
+            std::process::exit(1);
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! Text, JSON, HTML rendering, comparison and advice. Never measures.
+
+pub mod info_text;

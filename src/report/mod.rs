@@ -1,3 +1,4 @@
 //! Text, JSON, HTML rendering, comparison and advice. Never measures.
 
+pub mod info_sections;
 pub mod info_text;

@@ -1,4 +1,5 @@
 //! Text, JSON, HTML rendering, comparison and advice. Never measures.
 
+pub mod html;
 pub mod info_sections;
 pub mod info_text;

@@ -1,0 +1,263 @@
+//! Effective frequency: dependent integer chains (one link per cycle) timed
+//! on one core, on one thread per core at once, on all usable CPUs at once,
+//! and on SMT siblings together; set against what the kernel declares.
+//!
+//! Method (docs/methods.md, "Effective frequency"): a chain of `CHAIN_LEN`
+//! dependent `add reg, reg` per loop iteration runs at one link per cycle, so
+//! GHz = links / ns. `add reg, imm` is NOT used: Golden Cove and later fold
+//! immediate adds at rename and run such chains faster than one per cycle.
+//! An `xor reg, reg` chain is the independent second method.
+
+use super::{one_cpu_per_core, smt_groups, ExpCtx, Experiment, Profile};
+use crate::harness::measure::{measure, measure_team, Policy};
+use crate::harness::timer::Timer;
+use crate::kernels::chains::{Chain, CHAIN_LEN};
+use crate::machine::MachineInfo;
+use crate::placement::pin::AffinityGuard;
+use crate::placement::team::Team;
+use crate::placement::CpuSet;
+use crate::results::schema::ResultRecord;
+use anyhow::Result;
+use serde_json::json;
+
+pub struct Frequency;
+
+const EXP: &str = "frequency";
+const METHOD_VERSION: u32 = 1;
+
+fn ghz_of(ns_per_iter: f64, chain: Chain) -> f64 {
+    (CHAIN_LEN as f64) * chain.latency_cycles() / ns_per_iter
+}
+
+fn method_text(chain: Chain) -> String {
+    format!(
+        "dependent chain of {CHAIN_LEN} `{}` per iteration ({} cycle(s) each), timed by the harness; GHz = cycles / ns; median of samples",
+        chain.name(),
+        chain.latency_cycles()
+    )
+}
+
+/// How many single-core measurements the profile allows.
+fn single_core_sample(profile: Profile, per_core: &CpuSet) -> CpuSet {
+    let cap = match profile {
+        Profile::Quick => 1,
+        Profile::Standard => 8,
+        Profile::Full => usize::MAX,
+    };
+    let v = per_core.to_vec();
+    if v.len() <= cap {
+        return per_core.clone();
+    }
+    // Spread the sample over the list (first, last and evenly between).
+    let mut out = CpuSet::new();
+    for i in 0..cap {
+        out.insert(v[i * (v.len() - 1) / (cap - 1).max(1)]);
+    }
+    out
+}
+
+fn single(cpu: usize, chain: Chain, policy: &Policy, ctx: &ExpCtx) -> Result<Vec<f64>> {
+    let _guard = AffinityGuard::pin(cpu)?;
+    let m = measure(policy, ctx.stop, |iters| chain.run(iters, 1))?;
+    Ok(m.samples.iter().map(|&ns| ghz_of(ns, chain)).collect())
+}
+
+/// Per round: mean of the threads' GHz; plus per-thread medians.
+fn team(cpus: &CpuSet, chain: Chain, policy: &Policy, ctx: &ExpCtx) -> Result<(Vec<f64>, Vec<f64>)> {
+    let mut t = Team::new(&cpus.to_vec())?;
+    let m = measure_team(&mut t, policy, ctx.stop, |_c, iters| chain.run(iters, 1))?;
+    let n = m.thread_samples.len();
+    let rounds = m.samples.len();
+    let per_round: Vec<f64> = (0..rounds)
+        .map(|r| {
+            m.thread_samples
+                .iter()
+                .map(|ts| ghz_of(ts[r], chain))
+                .sum::<f64>()
+                / n as f64
+        })
+        .collect();
+    let per_thread = m
+        .thread_stats
+        .iter()
+        .map(|s| ghz_of(s.median, chain))
+        .collect();
+    Ok((per_round, per_thread))
+}
+
+fn declared(machine: &MachineInfo, timer_ghz: Option<f64>) -> serde_json::Value {
+    let f = &machine.frequency;
+    json!({
+        "cpuinfo_mhz": f.declared.as_ref().map(|d| d.mean_mhz),
+        "cpuinfo_label": f.declared.as_ref().map(|d| d.label.clone()),
+        "cpufreq_max_mhz": f.max_khz.map(|k| k as f64 / 1000.0),
+        "cpufreq_base_mhz": f.base_khz.map(|k| k as f64 / 1000.0),
+        "model_name_mhz": f.nominal_mhz,
+        "tsc_mhz": timer_ghz.map(|g| g * 1000.0),
+        "cpufreq_reason": f.cpufreq_reason.clone(),
+    })
+}
+
+/// Findings: where a declared figure differs from the measured one by > 5%.
+fn disagreements(measured_ghz: f64, decl: &serde_json::Value) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (k, label) in [
+        ("cpuinfo_mhz", "/proc/cpuinfo 'cpu MHz'"),
+        ("cpufreq_max_mhz", "cpufreq cpuinfo_max_freq"),
+        ("tsc_mhz", "the TSC rate"),
+        ("model_name_mhz", "the model name's nominal clock"),
+    ] {
+        if let Some(mhz) = decl.get(k).and_then(|v| v.as_f64()) {
+            let ratio = measured_ghz * 1000.0 / mhz;
+            if (ratio - 1.0).abs() > 0.05 {
+                notes.push(format!(
+                    "finding: measured {:.0} MHz is {:+.0}% against {label} ({mhz:.0} MHz, declared)",
+                    measured_ghz * 1000.0,
+                    (ratio - 1.0) * 100.0
+                ));
+            }
+        }
+    }
+    notes
+}
+
+impl Experiment for Frequency {
+    fn name(&self) -> &'static str {
+        EXP
+    }
+
+    fn title(&self) -> &'static str {
+        "effective core clock: one core, all cores, SMT siblings"
+    }
+
+    fn estimate_secs(&self, machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> f64 {
+        let p = profile.policy();
+        let per = p.time_budget.as_secs_f64() + 0.15;
+        let singles = single_core_sample(profile, &one_cpu_per_core(machine, cpus)).len();
+        let smt = if smt_groups(machine, cpus).is_empty() { 0 } else { 2 };
+        per * (singles as f64 + 2.0 + 2.0 + smt as f64)
+    }
+
+    fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
+        let policy = ctx.profile.policy();
+        let per_core = one_cpu_per_core(ctx.machine, &ctx.cpus);
+        let first = match ctx.cpus.first() {
+            Some(c) => c,
+            None => {
+                out(ResultRecord::unavailable(EXP, "single_core", "GHz", "no usable CPU"))?;
+                return Ok(());
+            }
+        };
+        let timer = Timer::new().info();
+        let tsc_ghz = match timer.source {
+            crate::harness::timer::TimerSource::Tsc => Some(timer.ticks_per_ns),
+            _ => None,
+        };
+        let decl = declared(ctx.machine, tsc_ghz);
+
+        // 1. One core at a time (add chain), on a sample of cores.
+        let sample = single_core_sample(ctx.profile, &per_core);
+        let mut per_cpu = Vec::new();
+        let mut headline: Option<Vec<f64>> = None;
+        for cpu in sample.iter() {
+            (ctx.step)(&format!("single core, CPU {cpu}"));
+            let ghz = single(cpu, Chain::Add, &policy, ctx)?;
+            let st = crate::harness::Stats::from_samples(&ghz);
+            per_cpu.push(json!({"cpu": cpu, "ghz": st.as_ref().map(|s| s.median), "cv": st.as_ref().map(|s| s.cv)}));
+            if headline.is_none() {
+                headline = Some(ghz);
+            }
+        }
+        let headline = headline.unwrap_or_default();
+        let mut rec = ResultRecord::new(EXP, "single_core", "GHz", true)
+            .with_param("threads", 1)
+            .with_method(&method_text(Chain::Add), METHOD_VERSION)
+            .with_samples(headline)
+            .with_note(&format!("measured on CPU {first}; per-CPU figures in data"));
+        if let Some(v) = rec.value {
+            ctx.facts.ghz_single = Some(v);
+            for n in disagreements(v, &decl) {
+                rec = rec.with_note(&n);
+            }
+        }
+        rec = rec.with_data(json!({"per_cpu": per_cpu, "declared": decl, "timer": timer}));
+        out(rec)?;
+
+        // 2. Independent check: xor chain on the same CPU.
+        (ctx.step)("single core, xor chain (independent check)");
+        let xs = single(first, Chain::Xor, &policy, ctx)?;
+        let mut xr = ResultRecord::new(EXP, "single_core_xor", "GHz", true)
+            .with_param("threads", 1)
+            .with_method(&method_text(Chain::Xor), METHOD_VERSION)
+            .with_samples(xs);
+        if let (Some(a), Some(b)) = (ctx.facts.ghz_single, xr.value) {
+            xr = xr.with_note(&format!(
+                "agrees with the add chain within {:.1}%",
+                ((b / a) - 1.0).abs() * 100.0
+            ));
+        }
+        out(xr)?;
+
+        if ctx.profile == Profile::Full {
+            (ctx.step)("single core, imul chain (3-cycle check)");
+            let ms = single(first, Chain::Mul, &policy, ctx)?;
+            out(ResultRecord::new(EXP, "single_core_imul", "GHz", true)
+                .with_param("threads", 1)
+                .with_method(&method_text(Chain::Mul), METHOD_VERSION)
+                .with_samples(ms)
+                .with_note("assumes a 3-cycle 64-bit multiply; a different figure means a different latency, not a different clock"))?;
+        }
+
+        // 3. One thread per physical core, all at once.
+        let n = per_core.len();
+        (ctx.step)(&format!("all cores ({n} threads, one per core)"));
+        let (rounds, per_thread) = team(&per_core, Chain::Add, &policy, ctx)?;
+        let mut all = ResultRecord::new(EXP, "all_cores", "GHz", true)
+            .with_param("threads", "per_core")
+            .with_method(
+                &format!("{}; one pinned thread per physical core released by a barrier; sample = mean of the threads' GHz", method_text(Chain::Add)),
+                METHOD_VERSION,
+            )
+            .with_samples(rounds)
+            .with_data(json!({"cpus": per_core.to_string(), "per_thread_ghz": per_thread}));
+        if let (Some(s), Some(a)) = (ctx.facts.ghz_single, all.value) {
+            ctx.facts.ghz_all = Some(a);
+            all = all.with_note(&format!(
+                "{:+.1}% against one core ({:.2} -> {:.2} GHz)",
+                (a / s - 1.0) * 100.0,
+                s,
+                a
+            ));
+        }
+        out(all)?;
+
+        // 4. All usable logical CPUs (differs from 3 only with SMT).
+        let groups = smt_groups(ctx.machine, &ctx.cpus);
+        if groups.is_empty() {
+            out(ResultRecord::unavailable(
+                EXP,
+                "smt_pair",
+                "GHz",
+                "no SMT: every usable core runs one hardware thread",
+            )
+            .with_param("threads", "smt_pair"))?;
+        } else {
+            (ctx.step)(&format!("all CPUs ({} threads)", ctx.cpus.len()));
+            let (rounds, per_thread) = team(&ctx.cpus, Chain::Add, &policy, ctx)?;
+            out(ResultRecord::new(EXP, "all_cpus", "GHz", true)
+                .with_param("threads", "all")
+                .with_method(&method_text(Chain::Add), METHOD_VERSION)
+                .with_samples(rounds)
+                .with_data(json!({"cpus": ctx.cpus.to_string(), "per_thread_ghz": per_thread})))?;
+            let pair = &groups[0];
+            (ctx.step)(&format!("SMT siblings {pair}"));
+            let (rounds, per_thread) = team(pair, Chain::Add, &policy, ctx)?;
+            out(ResultRecord::new(EXP, "smt_pair", "GHz", true)
+                .with_param("threads", "smt_pair")
+                .with_method(&format!("{}; the hardware threads of one core together", method_text(Chain::Add)), METHOD_VERSION)
+                .with_samples(rounds)
+                .with_data(json!({"cpus": pair.to_string(), "per_thread_ghz": per_thread})))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,238 @@
+//! The HTML report: one self-contained file (inline CSS and SVG, no script
+//! from elsewhere, no fonts, no CDN), readable offline.
+
+use crate::results::schema::{ResultRecord, Run};
+use serde_json::Value;
+use std::fmt::Write as _;
+
+/// Escape text for HTML element content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            _ => o.push(c),
+        }
+    }
+    o
+}
+
+const CSS: &str = r#"
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
+h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.2em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.5em 0;font-size:.9em}th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}
+th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.noisy{color:#b35900;font-weight:bold}.na{color:#888;font-style:italic}.note{color:#555;font-size:.85em}
+.meta{color:#555}svg text{font-size:11px;fill:#333}.bar{fill:#4a7ab5}.bar2{fill:#d08a3c}
+"#;
+
+fn fmt_num(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1000.0 {
+        format!("{v:.0}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+/// A horizontal bar chart as inline SVG: (label, value) rows.
+pub fn svg_bars(title: &str, unit: &str, rows: &[(String, f64)]) -> String {
+    let max = rows.iter().map(|r| r.1).fold(0.0f64, f64::max);
+    if rows.is_empty() || max <= 0.0 {
+        return String::new();
+    }
+    let row_h = 20.0;
+    let left = 160.0;
+    let width = 640.0;
+    let h = 30.0 + row_h * rows.len() as f64;
+    let mut s = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" role="img" aria-label="{t}" class="chart"><text x="0" y="14" font-weight="bold">{t} ({u})</text>"#,
+        w = left + width + 80.0,
+        t = esc(title),
+        u = esc(unit)
+    );
+    for (i, (label, v)) in rows.iter().enumerate() {
+        let y = 24.0 + row_h * i as f64;
+        let bw = (v / max * width).max(1.0);
+        let _ = write!(
+            s,
+            r#"<text x="0" y="{ty}">{l}</text><rect class="bar" x="{left}" y="{y}" width="{bw:.1}" height="{bh}"/><text x="{tx:.1}" y="{ty}">{val}</text>"#,
+            ty = y + 13.0,
+            l = esc(label),
+            bh = row_h - 4.0,
+            tx = left + bw + 4.0,
+            val = fmt_num(*v)
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+fn machine_summary(m: &Value) -> Vec<(String, String)> {
+    let get = |p: &str| m.pointer(p).and_then(|v| v.as_str()).map(|s| s.to_string());
+    let count = |p: &str| m.pointer(p).and_then(|v| v.as_array()).map(|a| a.len());
+    let mut rows = Vec::new();
+    if let Some(v) = get("/identity/model_name") {
+        rows.push(("CPU model".into(), v));
+    }
+    if let Some(v) = get("/identity/architecture") {
+        rows.push(("Architecture".into(), v));
+    }
+    if let Some(v) = get("/cpus/online") {
+        rows.push(("Online CPUs".into(), v));
+    }
+    if let Some(v) = get("/cpus/usable") {
+        rows.push(("Usable CPUs".into(), v));
+    }
+    for (label, p) in [
+        ("Packages", "/packages"),
+        ("Cores", "/cores"),
+        ("Hardware threads", "/threads"),
+        ("NUMA nodes", "/numa_nodes"),
+    ] {
+        if let Some(n) = count(p) {
+            rows.push((label.into(), n.to_string()));
+        }
+    }
+    if let Some(v) = m.pointer("/identity/virtualization/hypervisor").and_then(|v| v.as_str()) {
+        rows.push(("Hypervisor".into(), v.to_string()));
+    }
+    if let Some(v) = get("/identity/kernel_release") {
+        rows.push(("Kernel".into(), v));
+    }
+    rows
+}
+
+fn result_row(r: &ResultRecord) -> String {
+    let params: Vec<String> = r.params.iter().map(|(k, v)| match v {
+        Value::String(s) => format!("{k}={s}"),
+        o => format!("{k}={o}"),
+    }).collect();
+    let mut s = format!(
+        "<tr><td>{}</td><td>{}</td><td>{}</td>",
+        esc(&r.experiment),
+        esc(&r.metric),
+        esc(&params.join(", "))
+    );
+    match (&r.value, &r.stats) {
+        (Some(v), Some(st)) => {
+            let noisy = if st.is_noisy() {
+                r#" <span class="noisy" title="CV above 5%">NOISY</span>"#
+            } else {
+                ""
+            };
+            let _ = write!(
+                s,
+                r#"<td class="num">{}</td><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{:.2}%{}</td><td class="num">{}</td>"#,
+                fmt_num(*v),
+                esc(&r.unit),
+                fmt_num(st.min),
+                fmt_num(st.max),
+                st.cv * 100.0,
+                noisy,
+                st.n
+            );
+        }
+        (Some(v), None) => {
+            let _ = write!(
+                s,
+                r#"<td class="num">{}</td><td>{}</td><td colspan="4" class="na">derived, no samples</td>"#,
+                fmt_num(*v),
+                esc(&r.unit)
+            );
+        }
+        _ => {
+            let _ = write!(
+                s,
+                r#"<td colspan="6" class="na">not available: {}</td>"#,
+                esc(r.unavailable_reason.as_deref().unwrap_or("no reason recorded"))
+            );
+        }
+    }
+    let mut notes = String::new();
+    if !r.method.is_empty() {
+        let _ = write!(notes, "<div class=\"note\">method: {}</div>", esc(&r.method));
+    }
+    for n in &r.notes {
+        let _ = write!(notes, "<div class=\"note\">{}</div>", esc(n));
+    }
+    let _ = write!(s, "<td>{notes}</td></tr>");
+    s
+}
+
+/// Charts for the results that carry per-thread or per-CPU data.
+fn charts(run: &Run) -> String {
+    let mut out = String::new();
+    let freq: Vec<(String, f64)> = run
+        .results
+        .iter()
+        .filter(|r| r.experiment == "frequency")
+        .filter_map(|r| Some((r.metric.clone(), r.value?)))
+        .collect();
+    if !freq.is_empty() {
+        out.push_str(&svg_bars("Effective frequency by thread placement", "GHz", &freq));
+    }
+    out
+}
+
+/// Render one run as a complete HTML document.
+pub fn render_run(run: &Run) -> String {
+    let mut h = String::new();
+    let model = run.cpu_model().unwrap_or_else(|| "unknown CPU".into());
+    let _ = write!(
+        h,
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>cpuscope: {} on {}</title><style>{}</style></head><body>",
+        esc(&run.id),
+        esc(&run.host),
+        CSS
+    );
+    let _ = write!(
+        h,
+        "<h1>cpuscope report: {}</h1><p class=\"meta\">run <code>{}</code> · host {} · profile {} · status {} · started {} · cpuscope {}</p>",
+        esc(&model),
+        esc(&run.id),
+        esc(&run.host),
+        esc(&run.profile),
+        esc(run.status.as_str()),
+        esc(&run.started_at),
+        esc(&run.tool_version)
+    );
+    h.push_str("<h2>Machine</h2><table>");
+    for (k, v) in machine_summary(&run.machine) {
+        let _ = write!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
+    }
+    h.push_str("</table>");
+    h.push_str("<h2>Environment</h2><table>");
+    let env = serde_json::to_value(&run.environment).unwrap_or(Value::Null);
+    if let Value::Object(map) = env {
+        for (k, v) in map {
+            let text = match &v {
+                Value::String(s) => s.clone(),
+                Value::Null => continue,
+                o => o.to_string(),
+            };
+            let _ = write!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&text));
+        }
+    }
+    h.push_str("</table>");
+    let c = charts(run);
+    if !c.is_empty() {
+        h.push_str("<h2>Charts</h2>");
+        h.push_str(&c);
+    }
+    h.push_str("<h2>Results</h2><table><tr><th>experiment</th><th>metric</th><th>parameters</th><th>median</th><th>unit</th><th>min</th><th>max</th><th>CV</th><th>n</th><th>method and notes</th></tr>");
+    for r in &run.results {
+        h.push_str(&result_row(r));
+    }
+    h.push_str("</table>");
+    h.push_str("<p class=\"note\">Every figure above was measured on this run; figures that could not be measured say why. CV above 5% is flagged NOISY.</p></body></html>\n");
+    h
+}

@@ -325,6 +325,27 @@ fn run_sql(path: &Path, sql: &str) -> bool {
 }
 
 #[test]
+fn default_store_lives_under_xdg_data_home() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
+        .arg("runs")
+        .env("XDG_DATA_HOME", dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dir.path().join("cpuscope/runs.db").is_file());
+    // Without XDG_DATA_HOME: ~/.local/share.
+    let o = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
+        .arg("runs")
+        .env_remove("XDG_DATA_HOME")
+        .env("HOME", dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dir.path().join(".local/share/cpuscope/runs.db").is_file());
+}
+
+#[test]
 fn newer_store_layout_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");

@@ -483,7 +483,7 @@ pub fn check_schema(schema: &str) -> Result<()> {
     let v: u32 = ver
         .parse()
         .map_err(|_| anyhow::anyhow!("schema '{schema}' has no valid version number"))?;
-    if v == 0 {
+    if v == 0 || v.to_string() != ver {
         bail!("schema '{schema}' has no valid version number");
     }
     if v > RUN_SCHEMA_VERSION {
@@ -649,6 +649,7 @@ mod tests {
         assert!(check_schema("cpuscope.run/99").is_err());
         assert!(check_schema("cpuscope.info/1").is_err());
         assert!(check_schema("cpuscope.run/x").is_err());
+        assert!(check_schema("cpuscope.run/01").is_err());
         assert!(check_schema("nothing").is_err());
     }
 
@@ -660,6 +661,45 @@ mod tests {
         assert_eq!((l.procs_running, l.procs_total), (Some(2), Some(467)));
         let e = Load::parse("", "t");
         assert_eq!(e.loadavg_1, None);
+    }
+
+    #[test]
+    fn environment_from_a_recorded_root() {
+        let d = tempfile::tempdir().unwrap();
+        let w = |rel: &str, text: &str| {
+            let p = d.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        w(
+            "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+            "performance\n",
+        );
+        w(
+            "sys/devices/system/cpu/cpu1/cpufreq/scaling_governor",
+            "powersave\n",
+        );
+        w("sys/devices/system/cpu/cpu2/online", "1\n");
+        w("proc/loadavg", "1.00 2.00 3.00 4/500 99\n");
+        w("proc/sys/kernel/osrelease", "6.9.0-x\n");
+        w(
+            "proc/cpuinfo",
+            "processor\t: 0\nflags\t\t: fpu sse2 hypervisor avx\n",
+        );
+        let sys = crate::machine::Sysroot::new(d.path()).unwrap();
+        let e = Environment::capture(&sys);
+        assert_eq!(e.kernel.as_deref(), Some("6.9.0-x"));
+        assert_eq!(e.is_vm, Some(true));
+        assert_eq!(e.governor.as_deref(), Some("performance,powersave"));
+        let l = e.load_start.unwrap();
+        assert_eq!((l.loadavg_5, l.procs_total), (Some(2.0), Some(500)));
+        assert_eq!(e.load_end, None);
+        w("proc/cpuinfo", "flags\t\t: fpu sse2\n");
+        std::fs::remove_dir_all(d.path().join("sys/devices/system/cpu/cpu0")).unwrap();
+        std::fs::remove_dir_all(d.path().join("sys/devices/system/cpu/cpu1")).unwrap();
+        let e = Environment::capture(&sys);
+        assert_eq!(e.is_vm, Some(false));
+        assert_eq!(e.governor, None);
     }
 
     #[test]

@@ -175,15 +175,18 @@ impl SqliteStore {
 
 /// Accept a layout version this build can use (equal or older).
 fn check_version(shown: &str, v: Option<u32>) -> Result<u32> {
+    const NEWEST: u32 = STORE_SCHEMA_VERSION;
     match v {
-            None => bail!(
-                "store '{shown}' is a SQLite database but not a cpuscope store (it has other tables and no schema_migrations)"
-            ),
-            Some(v) if v > STORE_SCHEMA_VERSION => bail!(
-                "store '{shown}' has layout version {v}, newer than this cpuscope understands ({STORE_SCHEMA_VERSION}); upgrade cpuscope"
-            ),
-            Some(v) => Ok(v),
-        }
+        None => bail!(
+            "store '{shown}' is a SQLite database but not a cpuscope store \
+             (it has other tables and no schema_migrations)"
+        ),
+        Some(v) if v > NEWEST => bail!(
+            "store '{shown}' has layout version {v}, newer than this cpuscope \
+             understands ({NEWEST}); upgrade cpuscope"
+        ),
+        Some(v) => Ok(v),
+    }
 }
 
 impl SqliteStore {

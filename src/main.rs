@@ -43,6 +43,26 @@ enum Command {
     ///
     /// Example: cpuscope stat -- bc -l <<< '7^99999'
     Stat(app::stat::StatArgs),
+    /// List the stored runs.
+    ///
+    /// Example: cpuscope runs --json
+    Runs(app::store_cmds::RunsArgs),
+    /// Show one stored run: its environment and every result.
+    ///
+    /// Example: cpuscope show latest
+    Show(app::store_cmds::ShowArgs),
+    /// Write a stored run as a JSON document (cpuscope.run/1).
+    ///
+    /// Example: cpuscope export latest -o run.json
+    Export(app::store_cmds::ExportArgs),
+    /// Store runs exported elsewhere; all files are checked before any is stored.
+    ///
+    /// Example: cpuscope import run1.json run2.json
+    Import(app::store_cmds::ImportArgs),
+    /// Delete a stored run and its results.
+    ///
+    /// Example: cpuscope delete 20261122T010203Z-myhost-1a2b
+    Delete(app::store_cmds::DeleteArgs),
 }
 
 fn main() {
@@ -66,6 +86,11 @@ fn main() {
         Command::NumaMaps(a) => app::numa_maps::run(&ctx, a),
         Command::Run(a) => app::run::run(&ctx, a),
         Command::Stat(a) => app::stat::run(&ctx, a),
+        Command::Runs(a) => app::store_cmds::runs(&ctx, a),
+        Command::Show(a) => app::store_cmds::show(&ctx, a),
+        Command::Export(a) => app::store_cmds::export(&ctx, a),
+        Command::Import(a) => app::store_cmds::import(&ctx, a),
+        Command::Delete(a) => app::store_cmds::delete(&ctx, a),
     };
     match result {
         Ok(code) => std::process::exit(code),

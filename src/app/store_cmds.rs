@@ -1,1 +1,221 @@
 //! `cpuscope runs|show|export|import|delete`: the stored runs.
+
+use super::Context;
+use crate::report::run_text;
+use crate::results::{open_store, parse_run, Run, RunStatus};
+use anyhow::{anyhow, bail, Context as _, Result};
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args, Debug)]
+pub struct RunsArgs {
+    /// Print JSON (`{"store": ..., "runs": [...]}`) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ShowArgs {
+    /// Run id, a unique prefix of one, or `latest`.
+    #[arg(value_name = "RUN")]
+    pub run: String,
+    /// Print the run document (as `export` does) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ExportArgs {
+    /// Run id, a unique prefix of one, or `latest`.
+    #[arg(value_name = "RUN")]
+    pub run: String,
+    /// Write the document to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ImportArgs {
+    /// Run documents written by `cpuscope export` (`-` reads standard input).
+    /// All are checked before any is stored; if one is bad, none is stored.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct DeleteArgs {
+    /// Run id, a unique prefix of one, or `latest`.
+    #[arg(value_name = "RUN")]
+    pub run: String,
+}
+
+/// `cpuscope runs`
+pub fn runs(ctx: &Context, args: &RunsArgs) -> Result<i32> {
+    let store = open_store(ctx.store.as_deref())?;
+    let runs = store.list_runs()?;
+    if args.json {
+        #[derive(serde::Serialize)]
+        struct RunsDoc<'a> {
+            store: String,
+            runs: &'a [crate::results::RunSummary],
+        }
+        super::print_json(&RunsDoc {
+            store: store.location(),
+            runs: &runs,
+        })?;
+    } else {
+        print!("{}", run_text::render_runs(&runs, &store.location()));
+    }
+    Ok(0)
+}
+
+/// `cpuscope show RUN`
+pub fn show(ctx: &Context, args: &ShowArgs) -> Result<i32> {
+    let store = open_store(ctx.store.as_deref())?;
+    let run = store.get_run(&args.run)?;
+    if args.json {
+        super::print_json(&run)?;
+    } else {
+        print!("{}", run_text::render_run(&run));
+    }
+    Ok(0)
+}
+
+/// The exported form of a run: pretty JSON and a final newline.
+pub fn export_text(run: &Run) -> Result<String> {
+    let mut s = serde_json::to_string_pretty(run).context("cannot serialise the run")?;
+    s.push('\n');
+    Ok(s)
+}
+
+/// `cpuscope export RUN [-o FILE]`
+pub fn export(ctx: &Context, args: &ExportArgs) -> Result<i32> {
+    let store = open_store(ctx.store.as_deref())?;
+    let run = store.get_run(&args.run)?;
+    let text = export_text(&run)?;
+    match &args.output {
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())
+                .and_then(|_| out.flush())
+                .context("cannot write to standard output")?;
+        }
+        Some(p) if p.as_os_str() == "-" => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())
+                .and_then(|_| out.flush())
+                .context("cannot write to standard output")?;
+        }
+        Some(p) => {
+            write_atomically(p, text.as_bytes())?;
+            eprintln!(
+                "exported run {} ({} results) to {}",
+                run.id,
+                run.results.len(),
+                p.display()
+            );
+        }
+    }
+    Ok(0)
+}
+
+/// Write `bytes` to `path` through a temporary file in the same directory,
+/// so a reader never sees half a document.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let shown = path.display();
+    if path.is_dir() {
+        bail!("cannot write '{shown}': it is a directory");
+    }
+    let name = path
+        .file_name()
+        .ok_or_else(|| anyhow!("cannot write '{shown}': not a file name"))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".tmp-{}", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let res = (|| -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = res {
+        let _ = std::fs::remove_file(&tmp);
+        bail!("cannot write '{shown}': {e}");
+    }
+    Ok(())
+}
+
+/// Read and check one run document; errors name the file.
+pub fn read_run_file(path: &Path) -> Result<Run> {
+    let shown = path.display().to_string();
+    let bytes = if path.as_os_str() == "-" {
+        let mut b = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut b)
+            .map_err(|e| anyhow!("'-': cannot read standard input: {e}"))?;
+        b
+    } else {
+        if path.is_dir() {
+            bail!("'{shown}' is a directory, not a run document");
+        }
+        std::fs::read(path).map_err(|e| anyhow!("'{shown}': cannot read: {e}"))?
+    };
+    let text = String::from_utf8(bytes)
+        .map_err(|_| anyhow!("'{shown}': not a run document (not UTF-8 text)"))?;
+    let run = parse_run(&text).map_err(|e| anyhow!("'{shown}': {e:#}"))?;
+    if run.status == RunStatus::Running {
+        bail!(
+            "'{shown}': run {} is still running; export it again once it has finished",
+            run.id
+        );
+    }
+    Ok(run)
+}
+
+/// `cpuscope import FILE...`: check every file, then store all runs in one
+/// transaction. A bad file changes nothing.
+pub fn import(ctx: &Context, args: &ImportArgs) -> Result<i32> {
+    // Check the files before touching the store at all.
+    let mut runs: Vec<(String, Run)> = Vec::new();
+    let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    for f in &args.files {
+        let shown = f.display().to_string();
+        let run = read_run_file(f)?;
+        if let Some(other) = seen.insert(run.id.clone(), shown.clone()) {
+            bail!("'{shown}': run {} is also in '{other}'", run.id);
+        }
+        runs.push((shown, run));
+    }
+    let mut store = open_store(ctx.store.as_deref())?;
+    let stored: std::collections::BTreeSet<String> =
+        store.list_runs()?.into_iter().map(|s| s.id).collect();
+    for (shown, run) in &runs {
+        if stored.contains(&run.id) {
+            bail!(
+                "'{shown}': run {} is already in store '{}'; nothing imported",
+                run.id,
+                store.location()
+            );
+        }
+    }
+    let all: Vec<Run> = runs.iter().map(|(_, r)| r.clone()).collect();
+    store.put_runs(&all)?;
+    for (shown, run) in &runs {
+        println!(
+            "imported run {} ({} results) from {shown}",
+            run.id,
+            run.results.len()
+        );
+    }
+    Ok(0)
+}
+
+/// `cpuscope delete RUN`
+pub fn delete(ctx: &Context, args: &DeleteArgs) -> Result<i32> {
+    let mut store = open_store(ctx.store.as_deref())?;
+    let id = store.delete_run(&args.run)?;
+    println!("deleted run {id}");
+    Ok(0)
+}

@@ -3,3 +3,4 @@
 pub mod html;
 pub mod info_sections;
 pub mod info_text;
+pub mod run_text;

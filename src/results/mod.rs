@@ -1,1 +1,12 @@
-//! results room.
+//! Results: the versioned run document (schema.rs) and where runs are kept
+//! (store.rs: the `Store` trait and `open_store`; sqlite.rs: the SQLite backend).
+
+pub mod schema;
+pub mod sqlite;
+pub mod store;
+
+pub use schema::{
+    now_rfc3339, parse_run, result_key, validate_run, Environment, Load, ResultRecord, Run,
+    RunStatus, RUN_SCHEMA,
+};
+pub use store::{open_store, RunSummary, Store};

@@ -1,0 +1,321 @@
+//! Text rendering of stored runs: `cpuscope show` (one run, in full) and
+//! `cpuscope runs` (one line per run). Never measures.
+
+use crate::results::schema::{Load, ResultRecord, Run};
+use crate::results::store::RunSummary;
+use std::fmt::Write as _;
+
+/// A number with about four significant digits (no exponent for ordinary magnitudes).
+pub fn fmt_num(v: f64) -> String {
+    if !v.is_finite() {
+        return "n/a".into();
+    }
+    let a = v.abs();
+    if a == 0.0 {
+        return "0".into();
+    }
+    if !(1e-3..1e7).contains(&a) {
+        return format!("{v:.3e}");
+    }
+    let digits = (3 - a.log10().floor() as i32).clamp(0, 6) as usize;
+    format!("{v:.digits$}")
+}
+
+/// Lay out rows as columns separated by two spaces; the last column is not padded.
+fn columns(rows: &[Vec<String>], indent: &str) -> String {
+    let ncol = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut w = vec![0usize; ncol];
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in rows {
+        let mut line = String::from(indent);
+        for (i, c) in r.iter().enumerate() {
+            if i + 1 < r.len() {
+                let pad = w[i] - c.chars().count();
+                line.push_str(c);
+                line.push_str(&" ".repeat(pad + 2));
+            } else {
+                line.push_str(c);
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// `cpuscope runs`: a table of runs, oldest first.
+pub fn render_runs(runs: &[RunSummary], location: &str) -> String {
+    if runs.is_empty() {
+        return format!("no runs in store '{location}' yet (make one with `cpuscope run`)\n");
+    }
+    let mut rows = vec![vec![
+        "ID".to_string(),
+        "STARTED".into(),
+        "HOST".into(),
+        "CPU".into(),
+        "PROFILE".into(),
+        "STATUS".into(),
+        "RESULTS".into(),
+    ]];
+    for r in runs {
+        rows.push(vec![
+            r.id.clone(),
+            r.started_at.clone(),
+            r.host.clone(),
+            r.cpu_model
+                .clone()
+                .unwrap_or_else(|| "(not recorded)".into()),
+            r.profile.clone(),
+            r.status_text(),
+            r.results.to_string(),
+        ]);
+    }
+    let mut out = columns(&rows, "");
+    let _ = writeln!(out, "{} run(s) in store '{location}'", runs.len());
+    out
+}
+
+fn duration_text(start: &str, end: &str) -> Option<String> {
+    let a = chrono::DateTime::parse_from_rfc3339(start).ok()?;
+    let b = chrono::DateTime::parse_from_rfc3339(end).ok()?;
+    let s = (b - a).num_seconds();
+    if s < 0 {
+        return None;
+    }
+    Some(if s >= 3600 {
+        format!("{}h{:02}m{:02}s", s / 3600, (s % 3600) / 60, s % 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    })
+}
+
+fn load_text(l: &Load) -> String {
+    let f = |v: Option<f64>| v.map(|x| format!("{x:.2}")).unwrap_or_else(|| "?".into());
+    let mut s = if l.loadavg_1.is_none() && l.loadavg_5.is_none() && l.loadavg_15.is_none() {
+        "load average not available (/proc/loadavg unreadable)".to_string()
+    } else {
+        format!(
+            "{} / {} / {} (1/5/15 min)",
+            f(l.loadavg_1),
+            f(l.loadavg_5),
+            f(l.loadavg_15)
+        )
+    };
+    if let (Some(r), Some(t)) = (l.procs_running, l.procs_total) {
+        let _ = write!(s, ", {r} runnable of {t} tasks");
+    }
+    let _ = write!(s, ", at {}", l.at);
+    s
+}
+
+/// Label of a result: `experiment` or `experiment: metric`, then the params.
+pub fn result_label(r: &ResultRecord) -> String {
+    let mut s = if r.metric == r.experiment {
+        r.experiment.clone()
+    } else {
+        format!("{}: {}", r.experiment, r.metric)
+    };
+    if !r.params.is_empty() {
+        let p: Vec<String> = r
+            .params
+            .iter()
+            .map(|(k, v)| match v {
+                serde_json::Value::String(t) => format!("{k}={t}"),
+                other => format!("{k}={other}"),
+            })
+            .collect();
+        let _ = write!(s, " ({})", p.join(", "));
+    }
+    s
+}
+
+/// `cpuscope show`: the run, its environment, then every result.
+pub fn render_run(run: &Run) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "Run {}", run.id);
+    let mut head: Vec<Vec<String>> = Vec::new();
+    let mut kv = |k: &str, v: String| head.push(vec![k.to_string(), v]);
+    kv("status", run.status.to_string());
+    kv("started", run.started_at.clone());
+    match &run.finished_at {
+        Some(f) => {
+            let d = duration_text(&run.started_at, f)
+                .map(|d| format!("  ({d})"))
+                .unwrap_or_default();
+            kv("finished", format!("{f}{d}"));
+        }
+        None => kv("finished", "not finished".into()),
+    }
+    kv("host", run.host.clone());
+    kv(
+        "cpu",
+        run.cpu_model()
+            .unwrap_or_else(|| "not available (not in the machine snapshot)".into()),
+    );
+    kv("profile", run.profile.clone());
+    if !run.tags.is_empty() {
+        kv("tags", run.tags.join(", "));
+    }
+    kv(
+        "tool",
+        format!("cpuscope {} ({})", run.tool_version, run.schema),
+    );
+    out.push_str(&columns(&head, "  "));
+
+    let env = &run.environment;
+    out.push_str("\nEnvironment\n");
+    let rows: Vec<Vec<String>> = vec![
+        vec![
+            "kernel".into(),
+            env.kernel
+                .clone()
+                .unwrap_or_else(|| "not available (not recorded)".into()),
+        ],
+        vec![
+            "virtual machine".into(),
+            match env.is_vm {
+                Some(true) => "yes".into(),
+                Some(false) => "no".into(),
+                None => "unknown (not recorded)".into(),
+            },
+        ],
+        vec![
+            "governor".into(),
+            env.governor
+                .clone()
+                .unwrap_or_else(|| "not available (no cpufreq governor recorded)".into()),
+        ],
+        vec![
+            "load at start".into(),
+            env.load_start
+                .as_ref()
+                .map(load_text)
+                .unwrap_or_else(|| "not recorded".into()),
+        ],
+        vec![
+            "load at end".into(),
+            env.load_end
+                .as_ref()
+                .map(load_text)
+                .unwrap_or_else(|| "not recorded (the run did not finish normally)".into()),
+        ],
+    ];
+    out.push_str(&columns(&rows, "  "));
+    for n in &env.notes {
+        let _ = writeln!(out, "  note: {n}");
+    }
+
+    let _ = writeln!(out, "\nResults ({})", run.results.len());
+    if run.results.is_empty() {
+        out.push_str("  none stored\n");
+        return out;
+    }
+    let mut rows = vec![vec![
+        "RESULT".to_string(),
+        "VALUE".into(),
+        "MEDIAN".into(),
+        "MIN".into(),
+        "MAX".into(),
+        "CV".into(),
+        "REPS".into(),
+        "".into(),
+    ]];
+    // Unavailable results get a one-cell row (so they do not widen the
+    // figure columns) and their reason after the label column; notes go
+    // on lines of their own under the row they belong to.
+    let label_w = run
+        .results
+        .iter()
+        .map(|r| result_label(r).chars().count())
+        .chain(std::iter::once("RESULT".len()))
+        .max()
+        .unwrap_or(0);
+    let mut tails: Vec<Option<String>> = vec![None];
+    let mut extra: Vec<Vec<String>> = vec![Vec::new()];
+    for r in &run.results {
+        let label = result_label(r);
+        let mut notes = Vec::new();
+        match r.value {
+            None => {
+                let reason = r
+                    .unavailable_reason
+                    .clone()
+                    .unwrap_or_else(|| "no reason recorded".into());
+                rows.push(vec![label]);
+                tails.push(Some(format!("not available: {reason}")));
+            }
+            Some(v) => {
+                let (med, min, max, cv) = match &r.stats {
+                    Some(s) => (
+                        fmt_num(s.median),
+                        fmt_num(s.min),
+                        fmt_num(s.max),
+                        format!("{:.1}%", s.cv * 100.0),
+                    ),
+                    None => ("-".into(), "-".into(), "-".into(), "-".into()),
+                };
+                let flag = if r.is_noisy() { "NOISY" } else { "" };
+                rows.push(vec![
+                    label,
+                    format!("{} {}", fmt_num(v), r.unit),
+                    med,
+                    min,
+                    max,
+                    cv,
+                    r.repetitions.to_string(),
+                    flag.into(),
+                ]);
+                tails.push(None);
+            }
+        }
+        for n in &r.notes {
+            notes.push(format!("note: {n}"));
+        }
+        if r.data.is_some() {
+            notes.push("structured data (curve/matrix) stored: see `cpuscope export`".into());
+        }
+        if r.counters.is_some() {
+            notes.push("counter readings stored: see `cpuscope export`".into());
+        }
+        extra.push(notes);
+    }
+    let table = columns(&rows, "  ");
+    for ((line, tail), notes) in table.lines().zip(&tails).zip(&extra) {
+        match tail {
+            Some(t) => {
+                let pad = label_w.saturating_sub(line.trim_start().chars().count());
+                let _ = writeln!(out, "{line}{}  {t}", " ".repeat(pad));
+            }
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        for n in notes {
+            let _ = writeln!(out, "      {n}");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers() {
+        assert_eq!(fmt_num(3.51234), "3.512");
+        assert_eq!(fmt_num(1234.6), "1235");
+        assert_eq!(fmt_num(0.0123), "0.01230");
+        assert_eq!(fmt_num(0.0), "0");
+        assert_eq!(fmt_num(f64::NAN), "n/a");
+        assert_eq!(fmt_num(2.5e9), "2.500e9");
+    }
+}

@@ -1,0 +1,717 @@
+//! The run document (`cpuscope.run/1`): one characterisation run of one
+//! machine, with every result it produced. This is what the store keeps,
+//! what `export` writes and what `import` reads. See docs/schema-run.md.
+
+use crate::harness::Stats;
+use anyhow::{bail, Context as _, Result};
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::{BuildHasher, Hasher};
+
+/// Name and version of the run document.
+pub const RUN_SCHEMA: &str = "cpuscope.run/1";
+/// Name part of [`RUN_SCHEMA`].
+pub const RUN_SCHEMA_NAME: &str = "cpuscope.run";
+/// Version part of [`RUN_SCHEMA`]; readers accept documents up to this version.
+pub const RUN_SCHEMA_VERSION: u32 = 1;
+
+/// Where a run stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Still being written (or its writer died and nobody noticed yet; the
+    /// store reports such a run as `Partial`).
+    Running,
+    /// Every planned experiment ran.
+    Complete,
+    /// Interrupted (signal, crash, Ctrl-C): keeps what finished.
+    Partial,
+    /// The run itself failed (an error stopped it).
+    Failed,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Complete => "complete",
+            RunStatus::Partial => "partial",
+            RunStatus::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<RunStatus> {
+        Ok(match s {
+            "running" => RunStatus::Running,
+            "complete" => RunStatus::Complete,
+            "partial" => RunStatus::Partial,
+            "failed" => RunStatus::Failed,
+            other => bail!("unknown run status '{other}'"),
+        })
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// System load at one moment (from /proc/loadavg). Every field is None when
+/// it could not be read.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Load {
+    /// When it was read (RFC 3339, UTC).
+    pub at: String,
+    pub loadavg_1: Option<f64>,
+    pub loadavg_5: Option<f64>,
+    pub loadavg_15: Option<f64>,
+    /// Runnable scheduling entities at that moment (4th field of /proc/loadavg, before '/').
+    pub procs_running: Option<u64>,
+    /// All scheduling entities (4th field of /proc/loadavg, after '/').
+    pub procs_total: Option<u64>,
+}
+
+impl Load {
+    /// Parse the text of /proc/loadavg (`0.52 0.58 0.59 2/467 12345`).
+    pub fn parse(text: &str, at: &str) -> Load {
+        let f: Vec<&str> = text.split_whitespace().collect();
+        let num = |i: usize| f.get(i).and_then(|s| s.parse::<f64>().ok());
+        let (run, total) = match f.get(3).and_then(|s| s.split_once('/')) {
+            Some((a, b)) => (a.parse().ok(), b.parse().ok()),
+            None => (None, None),
+        };
+        Load {
+            at: at.to_string(),
+            loadavg_1: num(0),
+            loadavg_5: num(1),
+            loadavg_15: num(2),
+            procs_running: run,
+            procs_total: total,
+        }
+    }
+
+    /// Read /proc/loadavg under `sys` now.
+    pub fn read(sys: &crate::machine::Sysroot) -> Load {
+        let now = now_rfc3339();
+        match sys.read_string("/proc/loadavg") {
+            Some(t) => Load::parse(&t, &now),
+            None => Load {
+                at: now,
+                ..Load::default()
+            },
+        }
+    }
+}
+
+/// Conditions the run was measured under.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Environment {
+    /// Load when the run began.
+    pub load_start: Option<Load>,
+    /// Load when the run ended (None until it ends, or if interrupted).
+    pub load_end: Option<Load>,
+    /// Kernel release (`uname -r`).
+    pub kernel: Option<String>,
+    /// Whether this is a virtual machine; None when unknown.
+    pub is_vm: Option<bool>,
+    /// cpufreq governor(s) in use, e.g. "performance" or "powersave,performance"
+    /// when CPUs differ; None when there is no cpufreq.
+    pub governor: Option<String>,
+    /// Anything that may bias the figures (other load, throttling, a CPU went offline...).
+    pub notes: Vec<String>,
+}
+
+impl Environment {
+    /// The environment of the machine under `sys` now: kernel, VM, governor,
+    /// load at start. The caller may refine `is_vm`/`governor` from the
+    /// machine snapshot and add notes.
+    pub fn capture(sys: &crate::machine::Sysroot) -> Environment {
+        let kernel = sys.read_string("/proc/sys/kernel/osrelease");
+        let is_vm = if sys.exists("/sys/hypervisor/type") {
+            Some(true)
+        } else {
+            sys.read_raw("/proc/cpuinfo").and_then(|ci| {
+                let flags = ci.lines().find(|l| l.starts_with("flags"))?;
+                Some(flags.split_whitespace().any(|f| f == "hypervisor"))
+            })
+        };
+        let mut govs = BTreeSet::new();
+        for cpu in sys.list_numbered("/sys/devices/system/cpu", "cpu") {
+            if let Some(g) = sys.read_string(&format!(
+                "/sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_governor"
+            )) {
+                govs.insert(g);
+            }
+        }
+        let governor = if govs.is_empty() {
+            None
+        } else {
+            Some(govs.into_iter().collect::<Vec<_>>().join(","))
+        };
+        Environment {
+            load_start: Some(Load::read(sys)),
+            load_end: None,
+            kernel,
+            is_vm,
+            governor,
+            notes: Vec::new(),
+        }
+    }
+}
+
+/// One stored run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Run {
+    /// Always [`RUN_SCHEMA`] when written by this version.
+    pub schema: String,
+    /// Unique, sortable: `20261122T010203Z-<host>-<4 hex>`.
+    pub id: String,
+    /// cpuscope version that measured it.
+    pub tool_version: String,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    /// RFC 3339, UTC; None while running or when interrupted.
+    pub finished_at: Option<String>,
+    pub status: RunStatus,
+    pub host: String,
+    /// The full `cpuscope info --json` document of the machine at the start.
+    pub machine: Value,
+    pub environment: Environment,
+    /// Profile name (quick, standard, full...).
+    pub profile: String,
+    /// The options the run was started with.
+    pub options: Value,
+    pub tags: Vec<String>,
+    pub results: Vec<ResultRecord>,
+}
+
+impl Run {
+    /// A new run, status Running, started now, no results yet.
+    pub fn new(
+        host: &str,
+        profile: &str,
+        machine: Value,
+        environment: Environment,
+        options: Value,
+        tags: Vec<String>,
+    ) -> Run {
+        let now = Utc::now();
+        Run {
+            schema: RUN_SCHEMA.to_string(),
+            id: new_run_id(now, host),
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            started_at: now.to_rfc3339_opts(SecondsFormat::Secs, true),
+            finished_at: None,
+            status: RunStatus::Running,
+            host: host.to_string(),
+            machine,
+            environment,
+            profile: profile.to_string(),
+            options,
+            tags,
+            results: Vec::new(),
+        }
+    }
+
+    /// CPU model name from the machine snapshot, if it has one.
+    pub fn cpu_model(&self) -> Option<String> {
+        cpu_model_of(&self.machine)
+    }
+}
+
+/// JSON pointers tried, in order, to find the CPU model in a machine snapshot.
+const CPU_MODEL_POINTERS: &[&str] = &[
+    "/identity/model_name",
+    "/identity/model",
+    "/identity/cpu_model",
+    "/identity/name",
+    "/model_name",
+    "/cpu_model",
+];
+
+/// CPU model name from an `info` document (first of identity.model_name,
+/// identity.model, identity.cpu_model, identity.name, model_name, cpu_model
+/// that is a non-empty string).
+pub fn cpu_model_of(machine: &Value) -> Option<String> {
+    CPU_MODEL_POINTERS.iter().find_map(|p| {
+        machine
+            .pointer(p)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    })
+}
+
+/// One figure (or one structured result) of one experiment.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResultRecord {
+    /// Experiment name, e.g. "frequency".
+    pub experiment: String,
+    /// Stable comparison key: see [`result_key`].
+    pub key: String,
+    /// What is measured, e.g. "frequency", "load-to-use latency".
+    pub metric: String,
+    /// Unit of `value` and `samples`, e.g. "GHz", "ns", "GB/s".
+    pub unit: String,
+    pub higher_is_better: bool,
+    /// Parameters that identify the measurement (threads, size, cpus...).
+    pub params: BTreeMap<String, Value>,
+    /// Headline figure (normally the median of `samples`); None when not available.
+    pub value: Option<f64>,
+    /// Why `value` is None. Required when `value` is None.
+    pub unavailable_reason: Option<String>,
+    /// Every repetition's figure, in `unit`.
+    pub samples: Vec<f64>,
+    /// Statistics of `samples`.
+    pub stats: Option<Stats>,
+    /// How it was measured (one line).
+    pub method: String,
+    /// Bumped when the method changes so that figures are no longer comparable.
+    pub method_version: u32,
+    /// Repetitions made (normally `samples.len()`).
+    pub repetitions: u32,
+    pub notes: Vec<String>,
+    /// Hardware/software counter readings, if any.
+    pub counters: Option<Value>,
+    /// Structured result (a curve, a matrix...), if any.
+    pub data: Option<Value>,
+}
+
+impl ResultRecord {
+    /// A measured figure with no samples yet; the key is built from the parts.
+    /// Use the `with_*` methods to fill it.
+    pub fn new(experiment: &str, metric: &str, unit: &str, higher_is_better: bool) -> ResultRecord {
+        let mut r = ResultRecord {
+            experiment: experiment.to_string(),
+            key: String::new(),
+            metric: metric.to_string(),
+            unit: unit.to_string(),
+            higher_is_better,
+            params: BTreeMap::new(),
+            value: None,
+            unavailable_reason: None,
+            samples: Vec::new(),
+            stats: None,
+            method: String::new(),
+            method_version: 1,
+            repetitions: 0,
+            notes: Vec::new(),
+            counters: None,
+            data: None,
+        };
+        r.rekey();
+        r
+    }
+
+    /// A figure that could not be measured on this run, and why.
+    pub fn unavailable(experiment: &str, metric: &str, unit: &str, reason: &str) -> ResultRecord {
+        let mut r = ResultRecord::new(experiment, metric, unit, true);
+        r.unavailable_reason = Some(reason.to_string());
+        r
+    }
+
+    /// Set one parameter (and rebuild the key).
+    pub fn with_param(mut self, name: &str, value: impl Into<Value>) -> ResultRecord {
+        self.params.insert(name.to_string(), value.into());
+        self.rekey();
+        self
+    }
+
+    /// Set the method description and version (and rebuild the key).
+    pub fn with_method(mut self, method: &str, version: u32) -> ResultRecord {
+        self.method = method.to_string();
+        self.method_version = version;
+        self.rekey();
+        self
+    }
+
+    /// Set the samples; computes `stats`, `repetitions`, and `value` = median.
+    /// If the samples hold a non-finite number, the record becomes unavailable.
+    pub fn with_samples(mut self, samples: Vec<f64>) -> ResultRecord {
+        self.repetitions = u32::try_from(samples.len()).unwrap_or(u32::MAX);
+        match Stats::from_samples(&samples) {
+            Some(s) => {
+                self.value = Some(s.median);
+                self.unavailable_reason = None;
+                self.stats = Some(s);
+                self.samples = samples;
+            }
+            None => {
+                self.value = None;
+                self.stats = None;
+                self.unavailable_reason = Some(if samples.is_empty() {
+                    "no samples were taken".to_string()
+                } else {
+                    "a sample was not a finite number".to_string()
+                });
+                // Keep only what JSON can hold.
+                self.samples = samples.into_iter().filter(|x| x.is_finite()).collect();
+            }
+        }
+        self
+    }
+
+    pub fn with_note(mut self, note: &str) -> ResultRecord {
+        self.notes.push(note.to_string());
+        self
+    }
+
+    pub fn with_data(mut self, data: Value) -> ResultRecord {
+        self.data = Some(data);
+        self
+    }
+
+    pub fn with_counters(mut self, counters: Value) -> ResultRecord {
+        self.counters = Some(counters);
+        self
+    }
+
+    /// Rebuild `key` from experiment, metric, params, unit and method version.
+    pub fn rekey(&mut self) {
+        self.key = result_key(
+            &self.experiment,
+            &self.metric,
+            &self.params,
+            &self.unit,
+            self.method_version,
+        );
+    }
+
+    /// True when the spread of the samples is above 5% CV.
+    pub fn is_noisy(&self) -> bool {
+        self.stats.as_ref().is_some_and(Stats::is_noisy)
+    }
+}
+
+/// The stable comparison key of a figure:
+/// `experiment[:metric]/p1=v1,p2=v2/unit/vN`.
+///
+/// `:metric` is left out when the metric equals the experiment name; the
+/// params segment is left out when there are none. Params are sorted by
+/// name; string values are written raw, other values as compact JSON;
+/// `%`, `/`, `,`, `=` and `:` in names/values are percent-encoded.
+/// Example: `frequency/threads=1/GHz/v1`.
+pub fn result_key(
+    experiment: &str,
+    metric: &str,
+    params: &BTreeMap<String, Value>,
+    unit: &str,
+    method_version: u32,
+) -> String {
+    let mut k = enc(experiment);
+    if metric != experiment {
+        k.push(':');
+        k.push_str(&enc(metric));
+    }
+    if !params.is_empty() {
+        let p: Vec<String> = params
+            .iter()
+            .map(|(n, v)| {
+                let v = match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                format!("{}={}", enc(n), enc(&v))
+            })
+            .collect();
+        k.push('/');
+        k.push_str(&p.join(","));
+    }
+    k.push('/');
+    k.push_str(&enc(unit));
+    k.push_str(&format!("/v{method_version}"));
+    k
+}
+
+fn enc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '%' | '/' | ',' | '=' | ':' => o.push_str(&format!("%{:02X}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// Now, RFC 3339 UTC to the second (`2026-11-22T01:02:03Z`).
+pub fn now_rfc3339() -> String {
+    Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// A new run id: `YYYYMMDDTHHMMSSZ-<host>-<4 hex>`. The host is reduced to
+/// `[A-Za-z0-9.-]` (other characters become '-', at most 40 kept).
+pub fn new_run_id(at: DateTime<Utc>, host: &str) -> String {
+    let mut h: String = host
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(40)
+        .collect();
+    if h.is_empty() {
+        h = "host".into();
+    }
+    // Random per process (RandomState is seeded randomly), mixed with time and pid.
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(at.timestamp_nanos_opt().unwrap_or_default() as u128);
+    hasher.write_u32(std::process::id());
+    let r = (hasher.finish() & 0xffff) as u16;
+    format!("{}-{h}-{r:04x}", at.format("%Y%m%dT%H%M%SZ"))
+}
+
+/// Check a document's `schema` field: same name, version not newer than ours.
+pub fn check_schema(schema: &str) -> Result<()> {
+    let Some((name, ver)) = schema.rsplit_once('/') else {
+        bail!("schema '{schema}' is not a cpuscope run schema (expected {RUN_SCHEMA})");
+    };
+    if name != RUN_SCHEMA_NAME {
+        bail!("foreign schema '{schema}' (expected {RUN_SCHEMA})");
+    }
+    let v: u32 = ver
+        .parse()
+        .map_err(|_| anyhow::anyhow!("schema '{schema}' has no valid version number"))?;
+    if v == 0 || v.to_string() != ver {
+        bail!("schema '{schema}' has no valid version number");
+    }
+    if v > RUN_SCHEMA_VERSION {
+        bail!(
+            "schema '{schema}' is newer than this cpuscope understands ({RUN_SCHEMA}); upgrade cpuscope"
+        );
+    }
+    Ok(())
+}
+
+/// Parse and validate a run document from JSON text. Errors are one line.
+pub fn parse_run(text: &str) -> Result<Run> {
+    if text.trim().is_empty() {
+        bail!("empty file, not a run document");
+    }
+    let v: Value =
+        serde_json::from_str(text).map_err(|e| anyhow::anyhow!("not valid JSON: {e}"))?;
+    let Some(obj) = v.as_object() else {
+        bail!("not a cpuscope run document (the JSON is not an object)");
+    };
+    match obj.get("schema") {
+        Some(Value::String(s)) => check_schema(s)?,
+        Some(_) => bail!("not a cpuscope run document (\"schema\" is not a string)"),
+        None => bail!("not a cpuscope run document (no \"schema\" field)"),
+    }
+    let run: Run =
+        serde_json::from_value(v).map_err(|e| anyhow::anyhow!("invalid run document: {e}"))?;
+    validate_run(&run)?;
+    Ok(run)
+}
+
+fn check_time(what: &str, t: &str) -> Result<()> {
+    let d = DateTime::parse_from_rfc3339(t)
+        .with_context(|| format!("{what} '{t}' is not an RFC 3339 time"))?;
+    if d.offset().local_minus_utc() != 0 {
+        bail!("{what} '{t}' is not in UTC");
+    }
+    Ok(())
+}
+
+/// Check a run id: non-empty, at most 200 characters of `[A-Za-z0-9._:+-]`,
+/// and not the reserved word `latest`.
+pub fn validate_run_id(id: &str) -> Result<()> {
+    if id.is_empty() {
+        bail!("run id is empty");
+    }
+    if id.len() > 200 {
+        bail!("run id is longer than 200 characters");
+    }
+    if id == "latest" {
+        bail!("run id 'latest' is reserved");
+    }
+    if let Some(c) = id
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "._:+-".contains(*c)))
+    {
+        bail!("run id '{}' holds the character {c:?}", id.escape_debug());
+    }
+    Ok(())
+}
+
+/// Check the run-level fields (not the results).
+pub fn validate_run_header(run: &Run) -> Result<()> {
+    check_schema(&run.schema)?;
+    validate_run_id(&run.id)?;
+    let id = &run.id;
+    if run.tool_version.trim().is_empty() {
+        bail!("run {id}: tool_version is empty");
+    }
+    check_time(&format!("run {id}: started_at"), &run.started_at)?;
+    if let Some(f) = &run.finished_at {
+        check_time(&format!("run {id}: finished_at"), f)?;
+    }
+    if run.host.trim().is_empty() {
+        bail!("run {id}: host is empty");
+    }
+    if run.profile.trim().is_empty() {
+        bail!("run {id}: profile is empty");
+    }
+    for l in [&run.environment.load_start, &run.environment.load_end]
+        .into_iter()
+        .flatten()
+    {
+        check_time(&format!("run {id}: environment load time"), &l.at)?;
+    }
+    Ok(())
+}
+
+/// Check one result record.
+pub fn validate_record(r: &ResultRecord) -> Result<()> {
+    let k = if r.key.is_empty() { "?" } else { &r.key };
+    for (name, v) in [
+        ("experiment", &r.experiment),
+        ("key", &r.key),
+        ("metric", &r.metric),
+        ("unit", &r.unit),
+    ] {
+        if v.trim().is_empty() {
+            bail!("result {k}: {name} is empty");
+        }
+    }
+    match (r.value, &r.unavailable_reason) {
+        (Some(v), _) if !v.is_finite() => bail!("result {k}: value is not a finite number"),
+        (None, None) => bail!("result {k}: value is null but no unavailable_reason says why"),
+        (None, Some(reason)) if reason.trim().is_empty() => {
+            bail!("result {k}: value is null and unavailable_reason is empty")
+        }
+        _ => {}
+    }
+    if r.samples.iter().any(|x| !x.is_finite()) {
+        bail!("result {k}: a sample is not a finite number");
+    }
+    Ok(())
+}
+
+/// Check a whole run: schema, required fields, every result, unique keys.
+pub fn validate_run(run: &Run) -> Result<()> {
+    validate_run_header(run)?;
+    let mut keys = BTreeSet::new();
+    for (i, r) in run.results.iter().enumerate() {
+        validate_record(r).with_context(|| format!("run {}: result #{}", run.id, i + 1))?;
+        if !keys.insert(r.key.as_str()) {
+            bail!("run {}: result key '{}' appears twice", run.id, r.key);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_format() {
+        let r = ResultRecord::new("frequency", "frequency", "GHz", true).with_param("threads", 1);
+        assert_eq!(r.key, "frequency/threads=1/GHz/v1");
+        let r = ResultRecord::new("bandwidth", "read", "GB/s", true)
+            .with_param("size", "1 MiB")
+            .with_param("threads", 2)
+            .with_method("stream-like", 3);
+        assert_eq!(r.key, "bandwidth:read/size=1 MiB,threads=2/GB%2Fs/v3");
+        let u = ResultRecord::unavailable("c2c", "latency", "ns", "one CPU");
+        assert_eq!(u.key, "c2c:latency/ns/v1");
+        assert_eq!(u.value, None);
+        validate_record(&u).unwrap();
+    }
+
+    #[test]
+    fn samples_fill_stats() {
+        let r = ResultRecord::new("f", "f", "GHz", true).with_samples(vec![3.0, 1.0, 2.0]);
+        assert_eq!(r.value, Some(2.0));
+        assert_eq!(r.repetitions, 3);
+        assert_eq!(r.stats.as_ref().map(|s| s.n), Some(3));
+        let bad = ResultRecord::new("f", "f", "GHz", true).with_samples(vec![1.0, f64::NAN]);
+        assert_eq!(bad.value, None);
+        assert!(bad.unavailable_reason.is_some());
+        validate_record(&bad).unwrap();
+    }
+
+    #[test]
+    fn schema_check() {
+        check_schema("cpuscope.run/1").unwrap();
+        assert!(check_schema("cpuscope.run/99").is_err());
+        assert!(check_schema("cpuscope.info/1").is_err());
+        assert!(check_schema("cpuscope.run/x").is_err());
+        assert!(check_schema("cpuscope.run/01").is_err());
+        assert!(check_schema("nothing").is_err());
+    }
+
+    #[test]
+    fn loadavg_parse() {
+        let l = Load::parse("0.52 0.58 0.59 2/467 12345\n", "2026-01-01T00:00:00Z");
+        assert_eq!(l.loadavg_1, Some(0.52));
+        assert_eq!(l.loadavg_15, Some(0.59));
+        assert_eq!((l.procs_running, l.procs_total), (Some(2), Some(467)));
+        let e = Load::parse("", "t");
+        assert_eq!(e.loadavg_1, None);
+    }
+
+    #[test]
+    fn environment_from_a_recorded_root() {
+        let d = tempfile::tempdir().unwrap();
+        let w = |rel: &str, text: &str| {
+            let p = d.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        w(
+            "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+            "performance\n",
+        );
+        w(
+            "sys/devices/system/cpu/cpu1/cpufreq/scaling_governor",
+            "powersave\n",
+        );
+        w("sys/devices/system/cpu/cpu2/online", "1\n");
+        w("proc/loadavg", "1.00 2.00 3.00 4/500 99\n");
+        w("proc/sys/kernel/osrelease", "6.9.0-x\n");
+        w(
+            "proc/cpuinfo",
+            "processor\t: 0\nflags\t\t: fpu sse2 hypervisor avx\n",
+        );
+        let sys = crate::machine::Sysroot::new(d.path()).unwrap();
+        let e = Environment::capture(&sys);
+        assert_eq!(e.kernel.as_deref(), Some("6.9.0-x"));
+        assert_eq!(e.is_vm, Some(true));
+        assert_eq!(e.governor.as_deref(), Some("performance,powersave"));
+        let l = e.load_start.unwrap();
+        assert_eq!((l.loadavg_5, l.procs_total), (Some(2.0), Some(500)));
+        assert_eq!(e.load_end, None);
+        w("proc/cpuinfo", "flags\t\t: fpu sse2\n");
+        std::fs::remove_dir_all(d.path().join("sys/devices/system/cpu/cpu0")).unwrap();
+        std::fs::remove_dir_all(d.path().join("sys/devices/system/cpu/cpu1")).unwrap();
+        let e = Environment::capture(&sys);
+        assert_eq!(e.is_vm, Some(false));
+        assert_eq!(e.governor, None);
+    }
+
+    #[test]
+    fn run_ids() {
+        let t = DateTime::parse_from_rfc3339("2026-11-22T01:02:03Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let id = new_run_id(t, "my host_1");
+        assert!(id.starts_with("20261122T010203Z-my-host-1-"), "{id}");
+        assert_eq!(id.len(), "20261122T010203Z-my-host-1-".len() + 4);
+        validate_run_id(&id).unwrap();
+        assert!(validate_run_id("latest").is_err());
+        assert!(validate_run_id("a/b").is_err());
+    }
+}

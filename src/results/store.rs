@@ -1,0 +1,257 @@
+//! Where runs are kept. [`Store`] is the interface; SQLite (src/results/sqlite.rs)
+//! is the one backend so far. A PostgreSQL backend can implement the same
+//! trait with the same tables and migrations.
+
+use super::schema::{Environment, ResultRecord, Run, RunStatus};
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// One line of `cpuscope runs`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub id: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    /// As the store sees it now: a run left `running` by a writer that is
+    /// gone is reported `partial` with `interrupted` true.
+    pub status: RunStatus,
+    /// True when the run was cut short (its writer died before finishing it).
+    pub interrupted: bool,
+    pub host: String,
+    pub cpu_model: Option<String>,
+    pub profile: String,
+    pub tags: Vec<String>,
+    /// Number of result records stored.
+    pub results: usize,
+}
+
+impl RunSummary {
+    /// "complete", "running", "partial (interrupted)"...
+    pub fn status_text(&self) -> String {
+        if self.interrupted {
+            format!("{} (interrupted)", self.status)
+        } else {
+            self.status.to_string()
+        }
+    }
+}
+
+/// A place that keeps runs.
+///
+/// Writers call `begin_run`, then `add_result` per finished experiment (each
+/// in its own transaction, so what finished is kept if the process dies),
+/// then `finish_run`. `put_run` stores a whole run at once (import).
+///
+/// `which` arguments accept a full run id, a unique prefix of one, or `latest`
+/// (the run that started last).
+pub trait Store: Send {
+    /// Human-readable location (a file path, a URL without password).
+    fn location(&self) -> String;
+
+    /// Insert `run` with status Running and no results (its `results` and
+    /// `status` are ignored); records this process as the writer.
+    fn begin_run(&mut self, run: &Run) -> Result<()>;
+
+    /// Append one result to a running run, in its own transaction.
+    fn add_result(&mut self, run_id: &str, rec: &ResultRecord) -> Result<()>;
+
+    /// Close a running run: final status (not Running), finish time (RFC 3339
+    /// UTC) and the environment as it is at the end (with `load_end` and any
+    /// notes added during the run); it replaces the stored environment.
+    fn finish_run(
+        &mut self,
+        run_id: &str,
+        status: RunStatus,
+        finished_at: &str,
+        environment: &Environment,
+    ) -> Result<()>;
+
+    /// Store a whole, validated run in one transaction; refuses an id that
+    /// is already stored.
+    fn put_run(&mut self, run: &Run) -> Result<()> {
+        self.put_runs(std::slice::from_ref(run))
+    }
+
+    /// Store several whole runs in one transaction: all or none.
+    fn put_runs(&mut self, runs: &[Run]) -> Result<()>;
+
+    /// All runs, oldest first.
+    fn list_runs(&self) -> Result<Vec<RunSummary>>;
+
+    /// Full id of the run `which` names (id, unique prefix, or `latest`).
+    fn resolve(&self, which: &str) -> Result<String>;
+
+    /// The run `which` names, with all its results. A run whose writer is
+    /// gone comes back with status Partial and a note saying so.
+    fn get_run(&self, which: &str) -> Result<Run>;
+
+    /// Delete the run `which` names and its results; returns its full id.
+    /// Refuses a run that a live process is still writing.
+    fn delete_run(&mut self, which: &str) -> Result<String>;
+}
+
+/// Open the store named by `--store`: None → the default SQLite file;
+/// a path (or `sqlite://PATH`) → that SQLite file; `postgres://` → not built yet.
+pub fn open_store(spec: Option<&str>) -> Result<Box<dyn Store>> {
+    let path = match spec {
+        None => {
+            let p = default_store_path()?;
+            if let Some(dir) = p.parent() {
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    anyhow::anyhow!("cannot create store directory '{}': {e}", dir.display())
+                })?;
+            }
+            p
+        }
+        Some(s) => store_path_of(s)?,
+    };
+    Ok(Box::new(super::sqlite::SqliteStore::open(&path)?))
+}
+
+/// The SQLite path a `--store` value names, or why it names none.
+pub fn store_path_of(spec: &str) -> Result<PathBuf> {
+    if spec.trim().is_empty() {
+        bail!("--store is empty: give a SQLite file path");
+    }
+    if let Some((scheme, rest)) = spec.split_once("://") {
+        let scheme = scheme.to_ascii_lowercase();
+        return match scheme.as_str() {
+            "sqlite" | "file" if !rest.is_empty() => Ok(PathBuf::from(rest)),
+            "postgres" | "postgresql" => bail!(
+                "PostgreSQL store not built yet ('{scheme}://...'); use a SQLite file path for --store"
+            ),
+            _ => bail!("unknown store '{scheme}://...': give a SQLite file path"),
+        };
+    }
+    Ok(PathBuf::from(spec))
+}
+
+/// `$XDG_DATA_HOME/cpuscope/runs.db`, else `~/.local/share/cpuscope/runs.db`.
+pub fn default_store_path() -> Result<PathBuf> {
+    if let Some(x) = std::env::var_os("XDG_DATA_HOME") {
+        let x = PathBuf::from(x);
+        // The XDG spec says relative values are to be ignored.
+        if x.is_absolute() {
+            return Ok(x.join("cpuscope").join("runs.db"));
+        }
+    }
+    match std::env::var_os("HOME") {
+        Some(h) if !h.is_empty() => Ok(PathBuf::from(h).join(".local/share/cpuscope/runs.db")),
+        _ => bail!("no place for the store: set --store, XDG_DATA_HOME or HOME"),
+    }
+}
+
+/// The process writing a run, recorded so readers can tell a live run from
+/// one whose writer died (SIGKILL, power loss, OOM...).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Writer {
+    pub pid: u32,
+    /// Start time of the process in clock ticks since boot (/proc/PID/stat
+    /// field 22), so a recycled pid is not mistaken for the writer.
+    pub start_ticks: Option<u64>,
+    /// /proc/sys/kernel/random/boot_id, so a reboot ends every writer.
+    pub boot_id: Option<String>,
+    pub hostname: Option<String>,
+}
+
+impl Writer {
+    /// This process.
+    pub fn current() -> Writer {
+        let pid = std::process::id();
+        Writer {
+            pid,
+            start_ticks: process_start_ticks(pid),
+            boot_id: read_trim("/proc/sys/kernel/random/boot_id"),
+            hostname: local_hostname(),
+        }
+    }
+
+    /// Whether this writer may still be running, seen from this process.
+    /// Unknowable cases (another host) count as alive.
+    pub fn is_alive(&self) -> bool {
+        let me = Writer::current();
+        if self.hostname.is_some() && me.hostname.is_some() && self.hostname != me.hostname {
+            return true; // another machine sharing the file: cannot tell
+        }
+        if let (Some(a), Some(b)) = (&self.boot_id, &me.boot_id) {
+            if a != b {
+                return false; // rebooted since
+            }
+        }
+        if self.pid == me.pid && self.start_ticks == me.start_ticks {
+            return true;
+        }
+        match (self.start_ticks, process_start_ticks(self.pid)) {
+            (_, None) => false, // no such process
+            (Some(want), Some(now)) => want == now,
+            (None, Some(_)) => true, // a process with that pid exists; cannot tell more
+        }
+    }
+}
+
+fn read_trim(p: &str) -> Option<String> {
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// Start time (clock ticks since boot) of process `pid`; None if there is
+/// none or it has exited (a zombie).
+pub fn process_start_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // comm (field 2) may hold spaces and parentheses: fields resume after the last ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    // rest starts at field 3 (state); starttime is field 22.
+    let mut f = rest.split_whitespace();
+    let state = f.next()?;
+    if state == "Z" || state == "X" || state == "x" {
+        return None; // exited (zombie or dead): not a writer any more
+    }
+    f.nth(22 - 4)?.parse().ok()
+}
+
+/// This machine's host name (/proc/sys/kernel/hostname).
+pub fn local_hostname() -> Option<String> {
+    read_trim("/proc/sys/kernel/hostname")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs() {
+        assert!(store_path_of("").is_err());
+        let e = store_path_of("postgres://u@h/db").unwrap_err().to_string();
+        assert!(e.contains("PostgreSQL store not built yet"), "{e}");
+        let e = store_path_of("redis://x").unwrap_err().to_string();
+        assert!(e.contains("unknown store"), "{e}");
+        assert_eq!(
+            store_path_of("/tmp/x.db").unwrap(),
+            PathBuf::from("/tmp/x.db")
+        );
+        assert_eq!(
+            store_path_of("sqlite:///tmp/x.db").unwrap(),
+            PathBuf::from("/tmp/x.db")
+        );
+    }
+
+    #[test]
+    fn self_is_alive() {
+        let me = Writer::current();
+        assert!(me.is_alive());
+        assert!(me.start_ticks.is_some());
+        let gone = Writer {
+            pid: u32::MAX - 1,
+            ..me.clone()
+        };
+        assert!(!gone.is_alive());
+        let recycled = Writer {
+            start_ticks: me.start_ticks.map(|t| t + 1),
+            ..me
+        };
+        assert!(!recycled.is_alive());
+    }
+}

@@ -1,5 +1,11 @@
 //! Timing, warm-up, repetitions, statistics, thread teams with barriers.
 
+pub mod measure;
 pub mod stats;
+pub mod timer;
 
+pub use measure::{
+    measure, measure_team, Interrupted, Measurement, Policy, StopReason, TeamMeasurement, Warmup,
+};
 pub use stats::Stats;
+pub use timer::{Tick, Timer, TimerInfo, TimerSource};

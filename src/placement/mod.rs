@@ -1,5 +1,14 @@
-//! Placement primitives: CPU lists, pinning, thread teams, memory policy.
+//! Placement primitives: CPU lists, pinning, thread teams, memory policy,
+//! page-aligned buffers. Each module's doc says what it guarantees.
 
+pub mod buffer;
 pub mod cpulist;
+pub mod mempolicy;
+pub mod pin;
+pub mod team;
 
+pub use buffer::{Buffer, BufferOptions, PageKind, PageReport, PageRequest, Touch, Unavailable};
 pub use cpulist::CpuSet;
+pub use mempolicy::MemPolicy;
+pub use pin::{current_affinity, current_cpu, pin_current_thread, set_affinity, AffinityGuard};
+pub use team::{Round, SpinBarrier, Team, ThreadCtx};

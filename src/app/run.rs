@@ -118,7 +118,10 @@ fn choose_cpus(info: &machine::MachineInfo, arg: Option<&str>) -> Result<CpuSet>
 pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
     let sys = ctx.sysroot()?;
     if !sys.is_live() {
-        bail!("run measures this machine: --sysroot only applies to `info` (got '{}')", sys.root().display());
+        bail!(
+            "run measures this machine: --sysroot only applies to `info` (got '{}')",
+            sys.root().display()
+        );
     }
     let selected = experiments::select(&args.only, &args.skip)?;
     let info = machine::discover(&sys)?;
@@ -132,7 +135,12 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
         for (e, s) in selected.iter().zip(&estimates) {
             println!("{:<14} ~{:>5.1} s  {}", e.name(), s, e.title());
         }
-        println!("{:<14} ~{:>5.1} s  (profile {})", "total", total, args.profile.as_str());
+        println!(
+            "{:<14} ~{:>5.1} s  (profile {})",
+            "total",
+            total,
+            args.profile.as_str()
+        );
         return Ok(0);
     }
 
@@ -146,7 +154,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
             .context("cannot install the Ctrl-C handler")?;
     }
 
-    let host = info.identity.hostname.clone().unwrap_or_else(|| "unknown".into());
+    let host = crate::results::store::local_hostname().unwrap_or_else(|| "unknown".into());
     let options = serde_json::json!({
         "profile": args.profile.as_str(),
         "only": args.only,
@@ -155,7 +163,14 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
     });
     let mut env = Environment::capture(&sys);
     let machine_json = serde_json::to_value(&info)?;
-    let mut run = Run::new(&host, args.profile.as_str(), machine_json, env.clone(), options, args.tag.clone());
+    let mut run = Run::new(
+        &host,
+        args.profile.as_str(),
+        machine_json,
+        env.clone(),
+        options,
+        args.tag.clone(),
+    );
     store.begin_run(&run)?;
 
     let progress = Progress::new(args.quiet, total);
@@ -196,9 +211,11 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
     progress.finish();
     let interrupted = stop.load(Ordering::Relaxed);
     env.load_end = Environment::capture(&sys).load_start;
-    env.notes.push(format!("measured for {:.1} s", t0.elapsed().as_secs_f64()));
+    env.notes
+        .push(format!("measured for {:.1} s", t0.elapsed().as_secs_f64()));
     let status = if interrupted {
-        env.notes.push("interrupted (Ctrl-C): kept what finished".into());
+        env.notes
+            .push("interrupted (Ctrl-C): kept what finished".into());
         RunStatus::Partial
     } else {
         RunStatus::Complete

@@ -63,7 +63,12 @@ fn single(cpu: usize, chain: Chain, policy: &Policy, ctx: &ExpCtx) -> Result<Vec
 }
 
 /// Per round: mean of the threads' GHz; plus per-thread medians.
-fn team(cpus: &CpuSet, chain: Chain, policy: &Policy, ctx: &ExpCtx) -> Result<(Vec<f64>, Vec<f64>)> {
+fn team(
+    cpus: &CpuSet,
+    chain: Chain,
+    policy: &Policy,
+    ctx: &ExpCtx,
+) -> Result<(Vec<f64>, Vec<f64>)> {
     let mut t = Team::new(&cpus.to_vec())?;
     let m = measure_team(&mut t, policy, ctx.stop, |_c, iters| chain.run(iters, 1))?;
     let n = m.thread_samples.len();
@@ -86,15 +91,17 @@ fn team(cpus: &CpuSet, chain: Chain, policy: &Policy, ctx: &ExpCtx) -> Result<(V
 }
 
 fn declared(machine: &MachineInfo, timer_ghz: Option<f64>) -> serde_json::Value {
-    let f = &machine.frequency;
+    // Read through the JSON form so this stays independent of field layout.
+    let f = serde_json::to_value(&machine.frequency).unwrap_or_default();
+    let num = |p: &str| f.pointer(p).and_then(|v| v.as_f64());
     json!({
-        "cpuinfo_mhz": f.declared.as_ref().map(|d| d.mean_mhz),
-        "cpuinfo_label": f.declared.as_ref().map(|d| d.label.clone()),
-        "cpufreq_max_mhz": f.max_khz.map(|k| k as f64 / 1000.0),
-        "cpufreq_base_mhz": f.base_khz.map(|k| k as f64 / 1000.0),
-        "model_name_mhz": f.nominal_mhz,
+        "cpuinfo_mhz": num("/declared/mean_mhz"),
+        "cpuinfo_label": f.pointer("/declared/label").cloned(),
+        "cpufreq_max_mhz": num("/max_khz").map(|k| k / 1000.0),
+        "cpufreq_base_mhz": num("/base_khz").map(|k| k / 1000.0),
+        "model_name_mhz": num("/nominal_mhz"),
         "tsc_mhz": timer_ghz.map(|g| g * 1000.0),
-        "cpufreq_reason": f.cpufreq_reason.clone(),
+        "cpufreq_reason": f.pointer("/cpufreq_reason").cloned(),
     })
 }
 
@@ -134,7 +141,11 @@ impl Experiment for Frequency {
         let p = profile.policy();
         let per = p.time_budget.as_secs_f64() + 0.15;
         let singles = single_core_sample(profile, &one_cpu_per_core(machine, cpus)).len();
-        let smt = if smt_groups(machine, cpus).is_empty() { 0 } else { 2 };
+        let smt = if smt_groups(machine, cpus).is_empty() {
+            0
+        } else {
+            2
+        };
         per * (singles as f64 + 2.0 + 2.0 + smt as f64)
     }
 
@@ -144,7 +155,12 @@ impl Experiment for Frequency {
         let first = match ctx.cpus.first() {
             Some(c) => c,
             None => {
-                out(ResultRecord::unavailable(EXP, "single_core", "GHz", "no usable CPU"))?;
+                out(ResultRecord::unavailable(
+                    EXP,
+                    "single_core",
+                    "GHz",
+                    "no usable CPU",
+                ))?;
                 return Ok(());
             }
         };
@@ -254,7 +270,13 @@ impl Experiment for Frequency {
             let (rounds, per_thread) = team(pair, Chain::Add, &policy, ctx)?;
             out(ResultRecord::new(EXP, "smt_pair", "GHz", true)
                 .with_param("threads", "smt_pair")
-                .with_method(&format!("{}; the hardware threads of one core together", method_text(Chain::Add)), METHOD_VERSION)
+                .with_method(
+                    &format!(
+                        "{}; the hardware threads of one core together",
+                        method_text(Chain::Add)
+                    ),
+                    METHOD_VERSION,
+                )
                 .with_samples(rounds)
                 .with_data(json!({"cpus": pair.to_string(), "per_thread_ghz": per_thread})))?;
         }

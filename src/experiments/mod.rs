@@ -98,8 +98,7 @@ pub trait Experiment: Sync {
     /// Expected duration in seconds on this machine with this profile.
     fn estimate_secs(&self, machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> f64;
     /// Measure; hand each finished figure to `out` (stored at once).
-    fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>)
-        -> Result<()>;
+    fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()>;
 }
 
 /// Every experiment, in the order `run` performs them (frequency first:
@@ -114,10 +113,7 @@ pub fn select(only: &[String], skip: &[String]) -> Result<Vec<&'static dyn Exper
     let names: Vec<&str> = all.iter().map(|e| e.name()).collect();
     for n in only.iter().chain(skip) {
         if !names.contains(&n.as_str()) {
-            bail!(
-                "unknown experiment '{n}' (known: {})",
-                names.join(", ")
-            );
+            bail!("unknown experiment '{n}' (known: {})", names.join(", "));
         }
     }
     Ok(all

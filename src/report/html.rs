@@ -102,7 +102,10 @@ fn machine_summary(m: &Value) -> Vec<(String, String)> {
             rows.push((label.into(), n.to_string()));
         }
     }
-    if let Some(v) = m.pointer("/identity/virtualization/hypervisor").and_then(|v| v.as_str()) {
+    if let Some(v) = m
+        .pointer("/identity/virtualization/hypervisor")
+        .and_then(|v| v.as_str())
+    {
         rows.push(("Hypervisor".into(), v.to_string()));
     }
     if let Some(v) = get("/identity/kernel_release") {
@@ -112,10 +115,14 @@ fn machine_summary(m: &Value) -> Vec<(String, String)> {
 }
 
 fn result_row(r: &ResultRecord) -> String {
-    let params: Vec<String> = r.params.iter().map(|(k, v)| match v {
-        Value::String(s) => format!("{k}={s}"),
-        o => format!("{k}={o}"),
-    }).collect();
+    let params: Vec<String> = r
+        .params
+        .iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => format!("{k}={s}"),
+            o => format!("{k}={o}"),
+        })
+        .collect();
     let mut s = format!(
         "<tr><td>{}</td><td>{}</td><td>{}</td>",
         esc(&r.experiment),
@@ -153,13 +160,20 @@ fn result_row(r: &ResultRecord) -> String {
             let _ = write!(
                 s,
                 r#"<td colspan="6" class="na">not available: {}</td>"#,
-                esc(r.unavailable_reason.as_deref().unwrap_or("no reason recorded"))
+                esc(r
+                    .unavailable_reason
+                    .as_deref()
+                    .unwrap_or("no reason recorded"))
             );
         }
     }
     let mut notes = String::new();
     if !r.method.is_empty() {
-        let _ = write!(notes, "<div class=\"note\">method: {}</div>", esc(&r.method));
+        let _ = write!(
+            notes,
+            "<div class=\"note\">method: {}</div>",
+            esc(&r.method)
+        );
     }
     for n in &r.notes {
         let _ = write!(notes, "<div class=\"note\">{}</div>", esc(n));
@@ -178,7 +192,11 @@ fn charts(run: &Run) -> String {
         .filter_map(|r| Some((r.metric.clone(), r.value?)))
         .collect();
     if !freq.is_empty() {
-        out.push_str(&svg_bars("Effective frequency by thread placement", "GHz", &freq));
+        out.push_str(&svg_bars(
+            "Effective frequency by thread placement",
+            "GHz",
+            &freq,
+        ));
     }
     out
 }

@@ -39,6 +39,10 @@ enum Command {
     ///
     /// Example: cpuscope run --profile quick
     Run(app::run::RunArgs),
+    /// Load-to-use latency against working-set size (pointer chase), cache plateaus.
+    ///
+    /// Example: cpuscope latency --sizes 4K-256M --pages 2m,4k
+    Latency(app::latency::LatencyArgs),
     /// Count hardware and software events of a command or process (like perf stat).
     ///
     /// Example: cpuscope stat -- bc -l <<< '7^99999'
@@ -86,6 +90,7 @@ fn main() {
         Command::NumaMaps(a) => app::numa_maps::run(&ctx, a),
         Command::Run(a) => app::run::run(&ctx, a),
         Command::Stat(a) => app::stat::run(&ctx, a),
+        Command::Latency(a) => app::latency::run(&ctx, a),
         Command::Runs(a) => app::store_cmds::runs(&ctx, a),
         Command::Show(a) => app::store_cmds::show(&ctx, a),
         Command::Export(a) => app::store_cmds::export(&ctx, a),

@@ -2,6 +2,7 @@
 //! `main.rs` only parses and dispatches to these.
 
 pub mod info;
+pub mod latency;
 pub mod numa_maps;
 pub mod run;
 pub mod stat;

@@ -3,6 +3,8 @@
 //! the one place `cpuscope run` learns about them.
 
 pub mod frequency;
+pub mod latency;
+pub mod mem_common;
 
 use crate::harness::measure::{Policy, Warmup};
 use crate::machine::MachineInfo;

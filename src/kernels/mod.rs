@@ -3,3 +3,4 @@
 //! remove it, and the caller passes it through `black_box`.
 
 pub mod chains;
+pub mod memory;

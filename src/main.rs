@@ -43,6 +43,10 @@ enum Command {
     ///
     /// Example: cpuscope latency --sizes 4K-256M --pages 2m,4k
     Latency(app::latency::LatencyArgs),
+    /// Memory bandwidth (STREAM read/write/copy/triad), thread sweep, per cache level.
+    ///
+    /// Example: cpuscope bandwidth --threads 1,2 --kernels triad,copy --size 512M
+    Bandwidth(app::bandwidth::BandwidthArgs),
     /// Count hardware and software events of a command or process (like perf stat).
     ///
     /// Example: cpuscope stat -- bc -l <<< '7^99999'
@@ -91,6 +95,7 @@ fn main() {
         Command::Run(a) => app::run::run(&ctx, a),
         Command::Stat(a) => app::stat::run(&ctx, a),
         Command::Latency(a) => app::latency::run(&ctx, a),
+        Command::Bandwidth(a) => app::bandwidth::run(&ctx, a),
         Command::Runs(a) => app::store_cmds::runs(&ctx, a),
         Command::Show(a) => app::store_cmds::show(&ctx, a),
         Command::Export(a) => app::store_cmds::export(&ctx, a),

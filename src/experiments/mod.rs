@@ -2,6 +2,7 @@
 //! the harness, and hands back `ResultRecord`s. They register in [`registry`],
 //! the one place `cpuscope run` learns about them.
 
+pub mod bandwidth;
 pub mod frequency;
 pub mod latency;
 pub mod mem_common;

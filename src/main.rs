@@ -47,6 +47,14 @@ enum Command {
     ///
     /// Example: cpuscope bandwidth --threads 1,2 --kernels triad,copy --size 512M
     Bandwidth(app::bandwidth::BandwidthArgs),
+    /// NUMA latency and bandwidth matrices (CPUs of node i, memory of node j, interleave) vs declared distances.
+    ///
+    /// Example: cpuscope numa-matrix --json
+    NumaMatrix(app::numa_matrix::NumaMatrixArgs),
+    /// DRAM latency of one chasing thread while k other threads stream (latency vs bandwidth).
+    ///
+    /// Example: cpuscope loaded-latency --streams 0-3
+    LoadedLatency(app::loaded_latency::LoadedLatencyArgs),
     /// Count hardware and software events of a command or process (like perf stat).
     ///
     /// Example: cpuscope stat -- bc -l <<< '7^99999'
@@ -96,6 +104,8 @@ fn main() {
         Command::Stat(a) => app::stat::run(&ctx, a),
         Command::Latency(a) => app::latency::run(&ctx, a),
         Command::Bandwidth(a) => app::bandwidth::run(&ctx, a),
+        Command::NumaMatrix(a) => app::numa_matrix::run(&ctx, a),
+        Command::LoadedLatency(a) => app::loaded_latency::run(&ctx, a),
         Command::Runs(a) => app::store_cmds::runs(&ctx, a),
         Command::Show(a) => app::store_cmds::show(&ctx, a),
         Command::Export(a) => app::store_cmds::export(&ctx, a),

@@ -65,7 +65,8 @@ pub fn run(ctx: &Context, args: &BandwidthArgs) -> Result<i32> {
     }
     let mut plan = bandwidth::plan(&env.machine, &env.cpus, args.profile);
     if let Some(t) = &args.threads {
-        let set = CpuSet::parse(t).map_err(|e| anyhow::anyhow!("--threads: {}", e.replace("CPU list", "list")))?;
+        let set = CpuSet::parse(t)
+            .map_err(|e| anyhow::anyhow!("--threads: {}", e.replace("CPU list", "list")))?;
         if set.is_empty() || set.contains(0) {
             bail!("--threads '{t}': thread counts must be 1 or more");
         }
@@ -99,9 +100,21 @@ pub fn run(ctx: &Context, args: &BandwidthArgs) -> Result<i32> {
         _ => None,
     })?;
     if !kernels.is_empty() || !widths.is_empty() || !stores.is_empty() {
-        let ks = if kernels.is_empty() { vec![BwKernel::Triad] } else { kernels };
-        let ws = if widths.is_empty() { vec![vector] } else { widths };
-        let ss = if stores.is_empty() { vec![StoreKind::Normal] } else { stores };
+        let ks = if kernels.is_empty() {
+            vec![BwKernel::Triad]
+        } else {
+            kernels
+        };
+        let ws = if widths.is_empty() {
+            vec![vector]
+        } else {
+            widths
+        };
+        let ss = if stores.is_empty() {
+            vec![StoreKind::Normal]
+        } else {
+            stores
+        };
         let mut sweep = Vec::new();
         for &k in &ks {
             for &w in &ws {

@@ -138,8 +138,11 @@ pub fn run(ctx: &Context, args: &LatencyArgs) -> Result<i32> {
         check_cpu(c, &env.cpus, "--cpu")?;
         plan.cpu = c;
     }
-    if args.stride < 8 || args.stride % 8 != 0 {
-        bail!("--stride {}: must be a positive multiple of 8 bytes", args.stride);
+    if args.stride < 8 || !args.stride.is_multiple_of(8) {
+        bail!(
+            "--stride {}: must be a positive multiple of 8 bytes",
+            args.stride
+        );
     }
     plan.stride = args.stride;
     if let Some(n) = &args.node {
@@ -160,7 +163,9 @@ pub fn run(ctx: &Context, args: &LatencyArgs) -> Result<i32> {
     let mut patterns = Vec::new();
     for p in &args.pattern {
         patterns.push(Pattern::parse(p).ok_or_else(|| {
-            anyhow::anyhow!("--pattern: unknown pattern '{p}' (expected random, page_local or sequential)")
+            anyhow::anyhow!(
+                "--pattern: unknown pattern '{p}' (expected random, page_local or sequential)"
+            )
         })?);
     }
     if args.per_octave == 0 || args.per_octave > 64 {

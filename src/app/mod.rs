@@ -4,7 +4,9 @@
 pub mod bandwidth;
 pub mod info;
 pub mod latency;
+pub mod loaded_latency;
 pub mod numa_maps;
+pub mod numa_matrix;
 pub mod run;
 pub mod stat;
 pub mod store_cmds;

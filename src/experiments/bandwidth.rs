@@ -8,7 +8,7 @@
 //! reads its line first: copy 24 B, triad 32 B; non-temporal stores do not).
 
 use super::mem_common::{
-    self, cpu_order, fixed_policy, fmt_bytes, thread_counts, CacheFacts, Placement, GIB, MIB,
+    self, cpu_order, fixed_policy, fmt_bytes, thread_counts, CacheFacts, Placement, MIB,
 };
 use super::{ExpCtx, Experiment, Profile};
 use crate::harness::measure::{measure_team, Policy, Warmup};
@@ -180,7 +180,11 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> Bandwidth
     BandwidthPlan {
         array_bytes: array,
         cpus: cpus.clone(),
-        placements: vec![Placement::Compact, Placement::SpreadCore, Placement::SpreadNode],
+        placements: vec![
+            Placement::Compact,
+            Placement::SpreadCore,
+            Placement::SpreadNode,
+        ],
         threads: thread_counts(cpus.len(), profile),
         sweep,
         ends,
@@ -204,7 +208,8 @@ pub fn estimate(plan: &BandwidthPlan, machine: &MachineInfo) -> f64 {
     let pass = |v: &Variant, threads: usize| -> f64 {
         let elems = plan.array_bytes as f64 / 8.0;
         let bytes = elems * v.kernel.bus_bytes(v.store) as f64;
-        let bw = (10e9 * threads as f64).min(50e9) * if v.width == Width::Scalar { 0.7 } else { 1.0 };
+        let bw =
+            (10e9 * threads as f64).min(50e9) * if v.width == Width::Scalar { 0.7 } else { 1.0 };
         bytes / bw
     };
     let per = |v: &Variant, t: usize| pass(v, t) * (plan.reps as f64 + 1.0) + 0.01;
@@ -226,15 +231,15 @@ pub fn estimate(plan: &BandwidthPlan, machine: &MachineInfo) -> f64 {
     t
 }
 
-fn distinct_orders(plan: &BandwidthPlan, machine: &MachineInfo) -> Vec<(Placement, Vec<usize>, Option<Placement>)> {
+fn distinct_orders(
+    plan: &BandwidthPlan,
+    machine: &MachineInfo,
+) -> Vec<(Placement, Vec<usize>, Option<Placement>)> {
     let mut out: Vec<(Placement, Vec<usize>, Option<Placement>)> = Vec::new();
     for &p in &plan.placements {
         let order = cpu_order(machine, &plan.cpus, p);
         // Same order for every thread count as an earlier placement: skip.
-        let same = out
-            .iter()
-            .find(|(_, o, _)| *o == order)
-            .map(|(q, _, _)| *q);
+        let same = out.iter().find(|(_, o, _)| *o == order).map(|(q, _, _)| *q);
         out.push((p, order, same));
     }
     out
@@ -255,6 +260,17 @@ impl StreamArrays {
     /// chunk from its own CPU (a team round) with STREAM's initial values
     /// (a = 1, b = 2, c = 0).
     pub fn new(team: &mut Team, array_bytes: usize, node: Option<usize>) -> Result<StreamArrays> {
+        Self::with_count(team, array_bytes, node, 3)
+    }
+
+    /// Like [`new`](Self::new) with only the first `count` arrays (1: a only,
+    /// enough for read and write; 2: a and c... mapped as a and b, c).
+    pub fn with_count(
+        team: &mut Team,
+        array_bytes: usize,
+        node: Option<usize>,
+        count: usize,
+    ) -> Result<StreamArrays> {
         let threads = team.size();
         let unit = BW_ELEMS_ALIGN * threads;
         let elems = array_bytes / 8 / unit * unit;
@@ -266,7 +282,7 @@ impl StreamArrays {
         }
         let policy = node.map(|n| MemPolicy::Bind(CpuSet::from_ids([n])));
         let mut bufs = Vec::new();
-        for _ in 0..3 {
+        for _ in 0..count.clamp(1, 3) {
             let opts = BufferOptions {
                 pages: PageRequest::Thp,
                 policy: policy.clone(),
@@ -304,6 +320,9 @@ impl StreamArrays {
     /// Callers must not hold two live chunks for the same (array, t, n).
     #[allow(clippy::mut_from_ref)]
     unsafe fn chunk_mut(&self, array: usize, t: usize, n: usize) -> &mut [f64] {
+        if array >= self.bufs.len() {
+            return &mut [];
+        }
         let c = self.chunk(n);
         let base = self.bufs[array].as_ptr() as *mut f64;
         std::slice::from_raw_parts_mut(base.add(t * c), c)
@@ -323,6 +342,40 @@ impl StreamArrays {
         stream_pass(v.kernel, v.width, v.store, &mut arr, len).unwrap_or(f64::NAN)
     }
 
+    /// One pass of `v` over elements `off .. off + len` of thread `t`'s
+    /// chunks (`len` a multiple of BW_ELEMS_ALIGN; clipped to the chunk).
+    pub fn pass_range(&self, v: &Variant, t: usize, n: usize, off: usize, len: usize) -> f64 {
+        let c = self.chunk(n);
+        if off >= c {
+            return 0.0;
+        }
+        let len = len.min(c - off) / BW_ELEMS_ALIGN * BW_ELEMS_ALIGN;
+        if len == 0 {
+            return 0.0;
+        }
+        // SAFETY: each team thread uses only its own index t.
+        let (a, b, cc) = unsafe {
+            (
+                self.chunk_mut(0, t, n),
+                self.chunk_mut(1, t, n),
+                self.chunk_mut(2, t, n),
+            )
+        };
+        fn sub(s: &mut [f64], off: usize, len: usize) -> &mut [f64] {
+            if s.is_empty() {
+                s
+            } else {
+                &mut s[off..off + len]
+            }
+        }
+        let mut arr = Arrays {
+            a: sub(a, off, len),
+            b: sub(b, off, len),
+            c: sub(cc, off, len),
+        };
+        stream_pass(v.kernel, v.width, v.store, &mut arr, len).unwrap_or(f64::NAN)
+    }
+
     /// Check a few elements after passes of `v` over `len` elements per thread.
     pub fn check(&self, v: &Variant, n: usize, len: usize) -> Result<()> {
         let q = crate::kernels::memory::SCALAR_Q;
@@ -339,11 +392,14 @@ impl StreamArrays {
                 let ok = match v.kernel {
                     BwKernel::Read => true,
                     BwKernel::Write => a[i] == q,
-                    BwKernel::Copy => c[i] == a[i],
-                    BwKernel::Triad => a[i] == b[i] + q * c[i],
+                    BwKernel::Copy => c.is_empty() || c[i] == a[i],
+                    BwKernel::Triad => c.is_empty() || a[i] == b[i] + q * c[i],
                 };
                 if !ok {
-                    bail!("{} produced a wrong value at element {i} of thread {t}", v.label());
+                    bail!(
+                        "{} produced a wrong value at element {i} of thread {t}",
+                        v.label()
+                    );
                 }
             }
         }
@@ -398,7 +454,10 @@ pub fn measure_variant(
         s
     })?;
     if m.last_results.iter().any(|r| r.is_nan()) {
-        bail!("{} could not run (unsupported width or bad arrays)", v.label());
+        bail!(
+            "{} could not run (unsupported width or bad arrays)",
+            v.label()
+        );
     }
     arrays.check(v, n, len)?;
     let (l, st) = v.kernel.counted_bytes();
@@ -492,7 +551,12 @@ pub fn run_plan(
     out: &mut dyn FnMut(ResultRecord) -> Result<()>,
 ) -> Result<()> {
     if plan.cpus.is_empty() {
-        out(ResultRecord::unavailable(EXP, "triad", "GB/s", "no usable CPU"))?;
+        out(ResultRecord::unavailable(
+            EXP,
+            "triad",
+            "GB/s",
+            "no usable CPU",
+        ))?;
         return Ok(());
     }
     let multi_node = ctx.machine.numa_nodes.len() > 1;
@@ -536,7 +600,10 @@ pub fn run_plan(
                     "first touch of 3 × {} by {n} thread(s)",
                     fmt_bytes(plan.array_bytes)
                 ));
-                arrays = Some((n, StreamArrays::new(&mut team, plan.array_bytes, plan.node)?));
+                arrays = Some((
+                    n,
+                    StreamArrays::new(&mut team, plan.array_bytes, plan.node)?,
+                ));
             }
             let Some((_, arr)) = &arrays else { continue };
             let ends_here = *placement == Placement::Compact && (n == 1 || n == order.len());
@@ -548,7 +615,11 @@ pub fn run_plan(
                 if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
                     return Ok(());
                 }
-                (ctx.step)(&format!("{} × {n} thread(s), {}", v.label(), placement.name()));
+                (ctx.step)(&format!(
+                    "{} × {n} thread(s), {}",
+                    v.label(),
+                    placement.name()
+                ));
                 let p = measure_variant(&mut team, arr, &v, arr.chunk(n), &policy, ctx.stop)?;
                 if v.kernel == BwKernel::Write {
                     arr.reset(&mut team)?;
@@ -592,7 +663,8 @@ pub fn run_plan(
                     r = r.with_note(&format!("peak {best:.1} GB/s over the sweep"));
                 }
                 None if pts.len() < 2 => {
-                    r.unavailable_reason = Some("a sweep needs at least two thread counts (one usable CPU)".into());
+                    r.unavailable_reason =
+                        Some("a sweep needs at least two thread counts (one usable CPU)".into());
                 }
                 None => {
                     r.unavailable_reason = Some(format!(
@@ -611,8 +683,15 @@ pub fn run_plan(
         .max_by(|a, b| a.1.total_cmp(&b.1))
     {
         let mut r = ResultRecord::new(EXP, "per_core_ceiling", "GB/s", true)
-            .with_method("highest single-thread median over the measured kernels (counted bytes)", METHOD_VERSION)
-            .with_note(&format!("from {} on CPU {:?}", best.0.variant.label(), best.0.cpus));
+            .with_method(
+                "highest single-thread median over the measured kernels (counted bytes)",
+                METHOD_VERSION,
+            )
+            .with_note(&format!(
+                "from {} on CPU {:?}",
+                best.0.variant.label(),
+                best.0.cpus
+            ));
         r.value = Some(best.1);
         out(r)?;
     }
@@ -629,7 +708,12 @@ fn cache_levels(
     out: &mut dyn FnMut(ResultRecord) -> Result<()>,
 ) -> Result<()> {
     if plan.levels.is_empty() {
-        out(ResultRecord::unavailable(EXP, "cache_level", "GB/s", "no cache sizes known: per-level bandwidth not measured"))?;
+        out(ResultRecord::unavailable(
+            EXP,
+            "cache_level",
+            "GB/s",
+            "no cache sizes known: per-level bandwidth not measured",
+        ))?;
         return Ok(());
     }
     let order = cpu_order(ctx.machine, &plan.cpus, Placement::SpreadCore);
@@ -659,10 +743,16 @@ fn cache_levels(
                 }
                 // Elements per thread so that all arrays of v fit in ws.
                 let elems = ws / 8 / v.kernel.arrays();
-                (ctx.step)(&format!("{} in {name} ({} per thread) × {n}", v.label(), fmt_bytes(*ws)));
+                (ctx.step)(&format!(
+                    "{} in {name} ({} per thread) × {n}",
+                    v.label(),
+                    fmt_bytes(*ws)
+                ));
                 let p = measure_variant(&mut team, &arr, v, elems, &pol, ctx.stop)?;
-                out(record(&p, Placement::SpreadCore, name)
-                    .with_note(&format!("working set {} per thread (all arrays), inside {name}", fmt_bytes(p.working_set_bytes / n))))?;
+                out(record(&p, Placement::SpreadCore, name).with_note(&format!(
+                    "working set {} per thread (all arrays), inside {name}",
+                    fmt_bytes(p.working_set_bytes / n)
+                )))?;
             }
         }
     }
@@ -683,9 +773,4 @@ impl Experiment for Bandwidth {
         let p = plan(ctx.machine, &ctx.cpus, ctx.profile);
         run_plan(ctx, &p, out)
     }
-}
-
-/// Largest total footprint a bandwidth plan may map (3 arrays).
-pub fn footprint(plan: &BandwidthPlan) -> usize {
-    plan.array_bytes.saturating_mul(3).min(usize::MAX / 2).max(GIB / 1024)
 }

@@ -180,7 +180,8 @@ pub fn estimate(plan: &LatencyPlan) -> f64 {
         t += c.sizes.len() as f64 * per_point;
         // Building: ~6 ns per slot (Sattolo + link) plus faulting, per size.
         let bytes: usize = c.sizes.iter().sum();
-        t += bytes as f64 / plan.stride as f64 * 8e-9 + c.sizes.last().copied().unwrap_or(0) as f64 * 0.3e-9;
+        t += bytes as f64 / plan.stride as f64 * 8e-9
+            + c.sizes.last().copied().unwrap_or(0) as f64 * 0.3e-9;
         // Pre-warm of large sizes.
         t += c.sizes.iter().filter(|&&s| s > 16 * MIB).count() as f64 * 0.03;
     }
@@ -303,7 +304,10 @@ pub struct LevelMatch {
 /// level left without an edge takes the nearest unused edge between its
 /// neighbours' edges (a finding when not within 2×). Returns the matches and
 /// the edges no level took.
-pub fn match_levels(plateaus: &[Plateau], levels: &[(String, usize)]) -> (Vec<LevelMatch>, Vec<usize>) {
+pub fn match_levels(
+    plateaus: &[Plateau],
+    levels: &[(String, usize)],
+) -> (Vec<LevelMatch>, Vec<usize>) {
     let edges: Vec<(usize, usize)> = plateaus
         .iter()
         .enumerate()
@@ -312,7 +316,9 @@ pub fn match_levels(plateaus: &[Plateau], levels: &[(String, usize)]) -> (Vec<Le
     let dist = |e: usize, s: usize| ((e as f64) / (s as f64)).log2().abs();
     let nearest: Vec<Option<usize>> = edges
         .iter()
-        .map(|&(_, e)| (0..levels.len()).min_by(|&a, &b| dist(e, levels[a].1).total_cmp(&dist(e, levels[b].1))))
+        .map(|&(_, e)| {
+            (0..levels.len()).min_by(|&a, &b| dist(e, levels[a].1).total_cmp(&dist(e, levels[b].1)))
+        })
         .collect();
     let mut taken: Vec<Option<usize>> = vec![None; levels.len()]; // level -> edge index
     let mut used = vec![false; edges.len()];
@@ -320,7 +326,9 @@ pub fn match_levels(plateaus: &[Plateau], levels: &[(String, usize)]) -> (Vec<Le
     for l in 0..levels.len() {
         let best = (after..edges.len())
             .filter(|&k| nearest[k] == Some(l))
-            .min_by(|&a, &b| dist(edges[a].1, levels[l].1).total_cmp(&dist(edges[b].1, levels[l].1)));
+            .min_by(|&a, &b| {
+                dist(edges[a].1, levels[l].1).total_cmp(&dist(edges[b].1, levels[l].1))
+            });
         if let Some(k) = best {
             taken[l] = Some(k);
             used[k] = true;
@@ -332,10 +340,12 @@ pub fn match_levels(plateaus: &[Plateau], levels: &[(String, usize)]) -> (Vec<Le
             continue;
         }
         let lo = (0..l).rev().find_map(|x| taken[x]).map_or(0, |k| k + 1);
-        let hi = (l + 1..levels.len()).find_map(|x| taken[x]).unwrap_or(edges.len());
-        let best = (lo..hi)
-            .filter(|&k| !used[k])
-            .min_by(|&a, &b| dist(edges[a].1, levels[l].1).total_cmp(&dist(edges[b].1, levels[l].1)));
+        let hi = (l + 1..levels.len())
+            .find_map(|x| taken[x])
+            .unwrap_or(edges.len());
+        let best = (lo..hi).filter(|&k| !used[k]).min_by(|&a, &b| {
+            dist(edges[a].1, levels[l].1).total_cmp(&dist(edges[b].1, levels[l].1))
+        });
         if let Some(k) = best {
             taken[l] = Some(k);
             used[k] = true;
@@ -439,7 +449,11 @@ pub fn chase_samples(
 }
 
 /// Make the buffer of a curve (largest size), pinned on `cpu` already.
-fn curve_buffer(bytes: usize, pages: Pages, node: Option<usize>) -> Result<(Buffer, Option<HugeOutcome>)> {
+fn curve_buffer(
+    bytes: usize,
+    pages: Pages,
+    node: Option<usize>,
+) -> Result<(Buffer, Option<HugeOutcome>)> {
     let policy = node.map(|n| MemPolicy::Bind(CpuSet::from_ids([n])));
     match pages {
         Pages::Small => {
@@ -464,6 +478,7 @@ fn curve_buffer(bytes: usize, pages: Pages, node: Option<usize>) -> Result<(Buff
 }
 
 /// Measure one curve on the calling (pinned) thread.
+#[allow(clippy::too_many_arguments)]
 pub fn measure_curve(
     spec: &CurveSpec,
     stride: usize,
@@ -505,7 +520,12 @@ pub fn measure_curve(
         buf = chain.into_buffer();
         let samples = match samples {
             Ok(s) => s,
-            Err(e) if e.downcast_ref::<crate::harness::measure::Interrupted>().is_some() => break,
+            Err(e)
+                if e.downcast_ref::<crate::harness::measure::Interrupted>()
+                    .is_some() =>
+            {
+                break
+            }
             Err(e) => return Err(e),
         };
         let Some(st) = Stats::from_samples(&samples) else {
@@ -599,7 +619,10 @@ fn emit_curve(
             "2 MiB pages by {}: {:?}{}",
             o.mechanism,
             o.report.kind,
-            o.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default()
+            o.note
+                .as_deref()
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default()
         ));
     }
     for u in &unmatched {
@@ -654,7 +677,10 @@ fn emit_curve(
             .with_note(&lm.note)
             .with_data(json!({"working_set_bytes": p.bytes, "cycles": p.cycles, "match": lm}));
         if let Some(g) = ghz {
-            r = r.with_note(&format!("{:.1} cycles at {g:.2} GHz ({ghz_src})", p.ns.median * g));
+            r = r.with_note(&format!(
+                "{:.1} cycles at {g:.2} GHz ({ghz_src})",
+                p.ns.median * g
+            ));
         }
         out(r)?;
         if let Some(g) = ghz {
@@ -663,7 +689,10 @@ fn emit_curve(
                 c,
                 plan,
             )
-            .with_method(&format!("{meth}; cycles = ns × {g:.3} GHz ({ghz_src})"), METHOD_VERSION)
+            .with_method(
+                &format!("{meth}; cycles = ns × {g:.3} GHz ({ghz_src})"),
+                METHOD_VERSION,
+            )
             .with_samples(p.samples.iter().map(|s| s * g).collect()))?;
         }
     }
@@ -673,12 +702,14 @@ fn emit_curve(
         .plateaus
         .iter()
         .enumerate()
-        .filter(|(i, _)| last_level_plateau.is_none_or(|l| *i > l))
-        .last();
+        .rfind(|(i, _)| last_level_plateau.is_none_or(|l| *i > l));
     let (dp, dnote) = match dram_pl {
         Some((_, p)) if p.last + 1 == c.points.len() => {
             // Use the largest size of the final plateau.
-            (&c.points[p.last], format!("last plateau from {} on", fmt_bytes(p.from_bytes)))
+            (
+                &c.points[p.last],
+                format!("last plateau from {} on", fmt_bytes(p.from_bytes)),
+            )
         }
         _ => (
             last,
@@ -694,13 +725,23 @@ fn emit_curve(
         .with_note(&format!("working set {}: {dnote}", fmt_bytes(dp.bytes)))
         .with_data(json!({"working_set_bytes": dp.bytes, "cycles": dp.cycles}));
     if let Some(g) = ghz {
-        r = r.with_note(&format!("{:.0} cycles at {g:.2} GHz ({ghz_src})", dp.ns.median * g));
+        r = r.with_note(&format!(
+            "{:.0} cycles at {g:.2} GHz ({ghz_src})",
+            dp.ns.median * g
+        ));
     }
     out(r)?;
     if let Some(g) = ghz {
-        out(curve_params(ResultRecord::new(EXP, "dram_cycles", "cycles", false), c, plan)
-            .with_method(&format!("{meth}; cycles = ns × {g:.3} GHz ({ghz_src})"), METHOD_VERSION)
-            .with_samples(dp.samples.iter().map(|s| s * g).collect()))?;
+        out(curve_params(
+            ResultRecord::new(EXP, "dram_cycles", "cycles", false),
+            c,
+            plan,
+        )
+        .with_method(
+            &format!("{meth}; cycles = ns × {g:.3} GHz ({ghz_src})"),
+            METHOD_VERSION,
+        )
+        .with_samples(dp.samples.iter().map(|s| s * g).collect()))?;
     }
     Ok(())
 }
@@ -809,18 +850,21 @@ fn per_l3_instances(
     if inst.len() < 2 {
         return Ok(());
     }
-    let Some(c) = results
-        .iter()
-        .find(|c| c.pattern == Pattern::Random)
-    else {
+    let Some(c) = results.iter().find(|c| c.pattern == Pattern::Random) else {
         return Ok(());
     };
     let (levels, _) = match_levels(&c.plateaus, &cf.levels);
-    let Some(pi) = levels.iter().find(|l| l.name == "L3").and_then(|l| l.plateau) else {
+    let Some(pi) = levels
+        .iter()
+        .find(|l| l.name == "L3")
+        .and_then(|l| l.plateau)
+    else {
         return Ok(());
     };
     let size = plateau_point(c, &c.plateaus[pi]).bytes;
-    let layout = Layout::Random { stride: plan.stride };
+    let layout = Layout::Random {
+        stride: plan.stride,
+    };
     for set in inst {
         let Some(cpu) = set.first() else { continue };
         (ctx.step)(&format!("L3 instance of CPU {cpu}, {}", fmt_bytes(size)));
@@ -831,7 +875,13 @@ fn per_l3_instances(
         out(ResultRecord::new(EXP, "L3_instance", "ns", false)
             .with_param("cpu", cpu as u64)
             .with_param("pages", c.pages.name())
-            .with_method(&format!("random chase of {} (inside the L3 plateau) from one CPU of each L3 instance", fmt_bytes(size)), METHOD_VERSION)
+            .with_method(
+                &format!(
+                    "random chase of {} (inside the L3 plateau) from one CPU of each L3 instance",
+                    fmt_bytes(size)
+                ),
+                METHOD_VERSION,
+            )
             .with_samples(s)
             .with_data(json!({"instance_cpus": set.to_string(), "working_set_bytes": size})))?;
     }

@@ -110,10 +110,11 @@ pub fn parse_size(s: &str) -> Result<usize> {
         Some('t') => (&stripped[..stripped.len() - 1], (GIB as f64) * 1024.0),
         _ => (stripped.as_str(), 1.0),
     };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| anyhow::anyhow!("bad size '{t}': expected a number with an optional K, M or G suffix, e.g. 64K"))?;
+    let v: f64 = num.trim().parse().map_err(|_| {
+        anyhow::anyhow!(
+            "bad size '{t}': expected a number with an optional K, M or G suffix, e.g. 64K"
+        )
+    })?;
     if !v.is_finite() || v < 0.0 {
         bail!("bad size '{t}': must be a positive number of bytes");
     }
@@ -284,7 +285,8 @@ pub fn memory_nodes(machine: &MachineInfo) -> Vec<usize> {
 
 /// Parse and check a node list against the nodes that exist.
 pub fn check_nodes(list: &str, machine: &MachineInfo, opt: &str) -> Result<Vec<usize>> {
-    let set = CpuSet::parse(list).map_err(|e| anyhow::anyhow!("{opt}: {}", e.replace("CPU list", "node list")))?;
+    let set = CpuSet::parse(list)
+        .map_err(|e| anyhow::anyhow!("{opt}: {}", e.replace("CPU list", "node list")))?;
     if set.is_empty() {
         bail!("{opt}: names no node");
     }
@@ -362,7 +364,8 @@ pub fn cpu_order(machine: &MachineInfo, cpus: &CpuSet, placement: Placement) -> 
             let mut smts: Vec<usize> = groups.iter().map(|g| g.0).collect();
             smts.dedup();
             for s in smts {
-                let gs: Vec<&Vec<usize>> = groups.iter().filter(|g| g.0 == s).map(|g| &g.2).collect();
+                let gs: Vec<&Vec<usize>> =
+                    groups.iter().filter(|g| g.0 == s).map(|g| &g.2).collect();
                 let longest = gs.iter().map(|g| g.len()).max().unwrap_or(0);
                 for k in 0..longest {
                     for g in &gs {
@@ -385,7 +388,9 @@ pub fn thread_counts(max: usize, profile: Profile) -> Vec<usize> {
         Profile::Standard => (1..=max)
             .filter(|&n| n <= 8 || n % 4 == 0 || n.is_power_of_two())
             .collect(),
-        Profile::Quick => (1..=max).filter(|&n| n.is_power_of_two() || n <= 2).collect(),
+        Profile::Quick => (1..=max)
+            .filter(|&n| n.is_power_of_two() || n <= 2)
+            .collect(),
     };
     if max > 0 && v.last() != Some(&max) {
         v.push(max);
@@ -412,7 +417,10 @@ pub fn fixed_policy(reps: usize, iters: u64) -> Policy {
 /// when this run has it, else a short measurement of the same chain here.
 pub fn ghz(ctx: &mut ExpCtx, cpu: usize) -> (Option<f64>, String) {
     if let Some(g) = ctx.facts.ghz_single {
-        return (Some(g), "the frequency experiment's single-core clock".into());
+        return (
+            Some(g),
+            "the frequency experiment's single-core clock".into(),
+        );
     }
     let _g = match crate::placement::pin::AffinityGuard::pin(cpu) {
         Ok(g) => g,
@@ -434,7 +442,8 @@ pub fn ghz(ctx: &mut ExpCtx, cpu: usize) -> (Option<f64>, String) {
             ctx.facts.ghz_single = Some(g);
             (
                 Some(g),
-                "measured here with the frequency experiment's add chain (frequency was not run)".into(),
+                "measured here with the frequency experiment's add chain (frequency was not run)"
+                    .into(),
             )
         }
         Err(e) => (None, format!("clock not measured: {e:#}")),
@@ -478,7 +487,10 @@ pub fn huge_buffer(
                     },
                 ));
             }
-            let why = rep.note.clone().unwrap_or_else(|| format!("{:?}", rep.kind));
+            let why = rep
+                .note
+                .clone()
+                .unwrap_or_else(|| format!("{:?}", rep.kind));
             // Try hugetlbfs; fall back to the partial THP buffer.
             let opts_h = BufferOptions {
                 pages: PageRequest::HugeTlb,

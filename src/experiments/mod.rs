@@ -5,7 +5,10 @@
 pub mod bandwidth;
 pub mod frequency;
 pub mod latency;
+pub mod loaded_latency;
 pub mod mem_common;
+pub mod numa_matrix;
+pub mod seed_loops;
 
 use crate::harness::measure::{Policy, Warmup};
 use crate::machine::MachineInfo;
@@ -107,7 +110,14 @@ pub trait Experiment: Sync {
 /// Every experiment, in the order `run` performs them (frequency first:
 /// later experiments turn nanoseconds into cycles with its figure).
 pub fn registry() -> Vec<&'static dyn Experiment> {
-    vec![&frequency::Frequency]
+    vec![
+        &frequency::Frequency,
+        &latency::Latency,
+        &bandwidth::Bandwidth,
+        &numa_matrix::NumaMatrix,
+        &loaded_latency::LoadedLatency,
+        &seed_loops::SeedLoops,
+    ]
 }
 
 /// The experiments selected by `--only` / `--skip` (comma lists of names).

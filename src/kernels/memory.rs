@@ -123,7 +123,9 @@ impl PointerChain {
     /// whole slots; at least 2 slots). The buffer's pages are touched here.
     pub fn build(mut buf: Buffer, bytes: usize, layout: Layout, seed: u64) -> Result<PointerChain> {
         let stride = layout.stride();
-        if stride < std::mem::size_of::<usize>() || stride % std::mem::size_of::<usize>() != 0 {
+        if stride < std::mem::size_of::<usize>()
+            || !stride.is_multiple_of(std::mem::size_of::<usize>())
+        {
             bail!("chase stride {stride} bytes must be a multiple of the pointer size");
         }
         if bytes > buf.len() {
@@ -237,7 +239,7 @@ impl PointerChain {
         let mut seen = vec![false; self.slots];
         let mut p = self.start;
         for _ in 0..self.slots {
-            if p < base || (p - base) % stride != 0 || (p - base) / stride >= self.slots {
+            if p < base || !(p - base).is_multiple_of(stride) || (p - base) / stride >= self.slots {
                 return false;
             }
             let i = (p - base) / stride;
@@ -441,9 +443,12 @@ pub const SCALAR_Q: f64 = 3.0;
 
 fn check_slice(name: &str, s: &[f64], n: usize) -> Result<()> {
     if s.len() < n {
-        bail!("streaming kernel: array {name} holds {} elements, {n} needed", s.len());
+        bail!(
+            "streaming kernel: array {name} holds {} elements, {n} needed",
+            s.len()
+        );
     }
-    if s.as_ptr() as usize % 64 != 0 {
+    if !(s.as_ptr() as usize).is_multiple_of(64) {
         bail!("streaming kernel: array {name} is not 64-byte aligned");
     }
     Ok(())
@@ -459,11 +464,14 @@ pub fn stream_pass(
     arr: &mut Arrays<'_>,
     n: usize,
 ) -> Result<f64> {
-    if n == 0 || n % BW_ELEMS_ALIGN != 0 {
+    if n == 0 || !n.is_multiple_of(BW_ELEMS_ALIGN) {
         bail!("streaming kernel: {n} elements is not a positive multiple of {BW_ELEMS_ALIGN}");
     }
     if !width.supported() {
-        bail!("streaming kernel: width {} is not supported by this CPU", width.name());
+        bail!(
+            "streaming kernel: width {} is not supported by this CPU",
+            width.name()
+        );
     }
     match kernel {
         BwKernel::Read | BwKernel::Write => check_slice("a", arr.a, n)?,
@@ -593,7 +601,10 @@ mod x86 {
                         if nt {
                             while i < n {
                                 for u in 0..U {
-                                    let v = $add($load(b.add(i + u * L)), $mul(q, $load(c.add(i + u * L))));
+                                    let v = $add(
+                                        $load(b.add(i + u * L)),
+                                        $mul(q, $load(c.add(i + u * L))),
+                                    );
                                     $stream(a.add(i + u * L), v);
                                 }
                                 i += U * L;
@@ -602,7 +613,10 @@ mod x86 {
                         } else {
                             while i < n {
                                 for u in 0..U {
-                                    let v = $add($load(b.add(i + u * L)), $mul(q, $load(c.add(i + u * L))));
+                                    let v = $add(
+                                        $load(b.add(i + u * L)),
+                                        $mul(q, $load(c.add(i + u * L))),
+                                    );
                                     $store(a.add(i + u * L), v);
                                 }
                                 i += U * L;
@@ -633,16 +647,49 @@ mod x86 {
     }
 
     vector_kernels!(
-        avx512, "avx512f", __m512d, 8, _mm512_load_pd, _mm512_store_pd, _mm512_stream_pd,
-        _mm512_set1_pd, _mm512_setzero_pd, _mm512_add_pd, _mm512_mul_pd, _mm_sfence(), hsum512
+        avx512,
+        "avx512f",
+        __m512d,
+        8,
+        _mm512_load_pd,
+        _mm512_store_pd,
+        _mm512_stream_pd,
+        _mm512_set1_pd,
+        _mm512_setzero_pd,
+        _mm512_add_pd,
+        _mm512_mul_pd,
+        _mm_sfence(),
+        hsum512
     );
     vector_kernels!(
-        avx, "avx", __m256d, 4, _mm256_load_pd, _mm256_store_pd, _mm256_stream_pd,
-        _mm256_set1_pd, _mm256_setzero_pd, _mm256_add_pd, _mm256_mul_pd, _mm_sfence(), hsum256
+        avx,
+        "avx",
+        __m256d,
+        4,
+        _mm256_load_pd,
+        _mm256_store_pd,
+        _mm256_stream_pd,
+        _mm256_set1_pd,
+        _mm256_setzero_pd,
+        _mm256_add_pd,
+        _mm256_mul_pd,
+        _mm_sfence(),
+        hsum256
     );
     vector_kernels!(
-        sse2, "sse2", __m128d, 2, _mm_load_pd, _mm_store_pd, _mm_stream_pd,
-        _mm_set1_pd, _mm_setzero_pd, _mm_add_pd, _mm_mul_pd, _mm_sfence(), hsum128
+        sse2,
+        "sse2",
+        __m128d,
+        2,
+        _mm_load_pd,
+        _mm_store_pd,
+        _mm_stream_pd,
+        _mm_set1_pd,
+        _mm_setzero_pd,
+        _mm_add_pd,
+        _mm_mul_pd,
+        _mm_sfence(),
+        hsum128
     );
 }
 
@@ -714,7 +761,8 @@ mod arm {
                 let mut i = 0;
                 while i < n {
                     for u in 0..U {
-                        let v = vfmaq_f64(vld1q_f64(b.add(i + u * L)), q, vld1q_f64(c.add(i + u * L)));
+                        let v =
+                            vfmaq_f64(vld1q_f64(b.add(i + u * L)), q, vld1q_f64(c.add(i + u * L)));
                         st(a.add(i + u * L), v);
                     }
                     i += U * L;
@@ -731,7 +779,14 @@ mod scalar {
     use super::BwKernel;
 
     #[allow(unused_variables)]
-    pub unsafe fn run(kernel: BwKernel, nt: bool, a: *mut f64, b: *mut f64, c: *mut f64, n: usize) -> f64 {
+    pub unsafe fn run(
+        kernel: BwKernel,
+        nt: bool,
+        a: *mut f64,
+        b: *mut f64,
+        c: *mut f64,
+        n: usize,
+    ) -> f64 {
         #[cfg(target_arch = "x86_64")]
         {
             x86(kernel, nt, a, b, c, n)
@@ -747,7 +802,14 @@ mod scalar {
     }
 
     #[cfg(target_arch = "x86_64")]
-    unsafe fn x86(kernel: BwKernel, nt: bool, a: *mut f64, b: *mut f64, c: *mut f64, n: usize) -> f64 {
+    unsafe fn x86(
+        kernel: BwKernel,
+        nt: bool,
+        a: *mut f64,
+        b: *mut f64,
+        c: *mut f64,
+        n: usize,
+    ) -> f64 {
         use core::arch::asm;
         let end_a = a.add(n);
         match kernel {
@@ -870,7 +932,14 @@ mod scalar {
     }
 
     #[cfg(target_arch = "aarch64")]
-    unsafe fn arm(kernel: BwKernel, _nt: bool, a: *mut f64, b: *mut f64, c: *mut f64, n: usize) -> f64 {
+    unsafe fn arm(
+        kernel: BwKernel,
+        _nt: bool,
+        a: *mut f64,
+        b: *mut f64,
+        c: *mut f64,
+        n: usize,
+    ) -> f64 {
         // Volatile accesses: one 64-bit load/store each, never vectorised.
         // (No scalar non-temporal store on AArch64 apart from stnp of a pair.)
         match kernel {
@@ -897,7 +966,9 @@ mod scalar {
             }
             BwKernel::Triad => {
                 for i in 0..n {
-                    a.add(i).write_volatile(b.add(i).read_volatile() + super::SCALAR_Q * c.add(i).read_volatile());
+                    a.add(i).write_volatile(
+                        b.add(i).read_volatile() + super::SCALAR_Q * c.add(i).read_volatile(),
+                    );
                 }
                 *a
             }

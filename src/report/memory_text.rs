@@ -55,7 +55,9 @@ fn figure_line(r: &ResultRecord) -> String {
         (Some(v), None) => format!("  {label:<48} {:>10} {:<6} (derived)", fmt_num(v), r.unit),
         _ => format!(
             "  {label:<48} not available: {}",
-            r.unavailable_reason.as_deref().unwrap_or("no reason recorded")
+            r.unavailable_reason
+                .as_deref()
+                .unwrap_or("no reason recorded")
         ),
     }
 }
@@ -82,7 +84,9 @@ fn latency_curve(r: &ResultRecord, out: &mut String) {
                 "  {:>10}  {:>9}  {:>8}  {:>9}  {:>9}  {:>6.1}",
                 bytes_text(num(p, "/bytes").unwrap_or(0.0)),
                 fmt_num(num(p, "/ns").unwrap_or(f64::NAN)),
-                num(p, "/cycles").map(|c| format!("{c:.1}")).unwrap_or_else(|| "n/a".into()),
+                num(p, "/cycles")
+                    .map(|c| format!("{c:.1}"))
+                    .unwrap_or_else(|| "n/a".into()),
                 fmt_num(num(p, "/min").unwrap_or(f64::NAN)),
                 fmt_num(num(p, "/max").unwrap_or(f64::NAN)),
                 num(p, "/cv").unwrap_or(f64::NAN) * 100.0
@@ -93,7 +97,9 @@ fn latency_curve(r: &ResultRecord, out: &mut String) {
         let _ = writeln!(
             out,
             "  cycles not available: {}",
-            d.get("ghz_source").and_then(Value::as_str).unwrap_or("no clock figure")
+            d.get("ghz_source")
+                .and_then(Value::as_str)
+                .unwrap_or("no clock figure")
         );
     }
     if let Some(pls) = d.get("plateaus").and_then(Value::as_array) {

@@ -538,7 +538,10 @@ pub fn measure_curve(
             samples,
         });
     }
-    let xy: Vec<(usize, f64)> = points.iter().map(|p| (p.bytes, p.ns.median)).collect();
+    // Steps are found on the fastest sample of each size: preemption (other
+    // tasks on the CPU, steal time in a VM) only ever adds time, so the
+    // minimum is the figure least disturbed by a loaded machine.
+    let xy: Vec<(usize, f64)> = points.iter().map(|p| (p.bytes, p.ns.min)).collect();
     let plateaus = detect_plateaus(&smooth3(&xy), 0.15);
     Ok(CurveResult {
         pattern: spec.pattern,

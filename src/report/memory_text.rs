@@ -126,10 +126,117 @@ fn latency_curve(r: &ResultRecord, out: &mut String) {
     }
 }
 
+fn cell(v: Option<f64>) -> String {
+    v.map(fmt_num).unwrap_or_else(|| "n/a".into())
+}
+
+fn matrix_text(title: &str, rows: &[Value], targets: &[Value], m: Option<&Value>) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "  {title} (rows: CPUs of node; columns: memory)");
+    let mut line = format!("    {:>8}", "node");
+    for t in targets {
+        let _ = write!(
+            line,
+            " {:>11}",
+            t.as_str()
+                .map(String::from)
+                .unwrap_or_else(|| t.to_string())
+        );
+    }
+    let _ = writeln!(o, "{line}");
+    for (ri, r) in rows.iter().enumerate() {
+        let mut line = format!("    {:>8}", r);
+        for ci in 0..targets.len() {
+            let v = m
+                .and_then(|m| m.get(ri))
+                .and_then(|row| row.get(ci))
+                .and_then(Value::as_f64);
+            let _ = write!(line, " {:>11}", cell(v));
+        }
+        let _ = writeln!(o, "{line}");
+    }
+    o
+}
+
 /// Tables for records that carry a sweep or a matrix.
 fn structured(r: &ResultRecord) -> Option<String> {
-    let _ = r;
-    None
+    let d = r.data.as_ref()?;
+    let mut o = String::new();
+    match (r.experiment.as_str(), r.metric.as_str()) {
+        ("numa_matrix", "matrix") => {
+            let rows = d.get("rows")?.as_array()?;
+            let targets = d.get("targets")?.as_array()?;
+            let _ = writeln!(o, "\nNUMA matrices");
+            o.push_str(&matrix_text(
+                "latency, ns",
+                rows,
+                targets,
+                d.get("latency_ns"),
+            ));
+            o.push_str(&matrix_text(
+                "bandwidth (read), GB/s",
+                rows,
+                targets,
+                d.get("bandwidth_gbs"),
+            ));
+            let nodes: Vec<Value> = targets
+                .iter()
+                .filter(|t| t.as_str() != Some("interleave"))
+                .cloned()
+                .collect();
+            o.push_str(&matrix_text(
+                "declared distance (kernel)",
+                rows,
+                &nodes,
+                d.get("declared_distance"),
+            ));
+            o.push_str(&matrix_text(
+                "measured latency ratio / declared distance ratio (1.00 = the distances tell the truth)",
+                rows,
+                &nodes,
+                d.get("measured_over_declared"),
+            ));
+        }
+        ("loaded_latency", "curve") => {
+            let pts = d.get("points")?.as_array()?;
+            let _ = writeln!(o, "\nLoaded latency (latency vs bandwidth)");
+            let _ = writeln!(
+                o,
+                "    {:>7}  {:>10}  {:>12}",
+                "streams", "latency ns", "stream GB/s"
+            );
+            for p in pts {
+                let _ = writeln!(
+                    o,
+                    "    {:>7}  {:>10}  {:>12}",
+                    p.get("streams").and_then(Value::as_u64).unwrap_or(0),
+                    cell(num(p, "/latency_ns")),
+                    cell(num(p, "/bandwidth_gbs"))
+                );
+            }
+        }
+        ("bandwidth", "saturation_threads") => {
+            let pts = d.get("curve")?.as_array()?;
+            if pts.len() < 2 {
+                return None;
+            }
+            let _ = writeln!(o, "\nBandwidth sweep: {}", params_text(r));
+            let _ = writeln!(o, "    {:>7}  {:>9}  {:>8}", "threads", "GB/s", "gain");
+            let mut prev: Option<f64> = None;
+            for p in pts {
+                let n = p.get(0).and_then(Value::as_u64).unwrap_or(0);
+                let g = p.get(1).and_then(Value::as_f64);
+                let gain = match (prev, g) {
+                    (Some(a), Some(b)) if a > 0.0 => format!("{:+.1}%", (b / a - 1.0) * 100.0),
+                    _ => String::new(),
+                };
+                let _ = writeln!(o, "    {:>7}  {:>9}  {:>8}", n, cell(g), gain);
+                prev = g;
+            }
+        }
+        _ => return None,
+    }
+    Some(o)
 }
 
 /// Render every record; structured ones (curves, sweeps, matrices) get

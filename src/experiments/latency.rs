@@ -161,11 +161,17 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> LatencyPl
         node: None,
         stride: 64,
         curves,
-        reps: mem_common::reps(profile),
+        // Many short samples: shorter than a scheduler slice, most samples
+        // run undisturbed even when other tasks share the CPU, so the median
+        // stays clean where long samples would all include foreign time.
+        reps: match profile {
+            Profile::Quick => 9,
+            Profile::Standard => 15,
+            Profile::Full => 25,
+        },
         min_sample: match profile {
-            Profile::Quick => Duration::from_millis(2),
-            Profile::Standard => Duration::from_millis(4),
-            Profile::Full => Duration::from_millis(10),
+            Profile::Quick | Profile::Standard => Duration::from_micros(500),
+            Profile::Full => Duration::from_millis(1),
         },
         per_l3_instance: profile != Profile::Quick,
         notes,
@@ -174,7 +180,7 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> LatencyPl
 
 /// Rough duration of a plan (s): per point sampling plus building the chains.
 pub fn estimate(plan: &LatencyPlan) -> f64 {
-    let per_point = plan.min_sample.as_secs_f64() * (plan.reps as f64 + 4.0) + 0.006;
+    let per_point = plan.min_sample.as_secs_f64() * (plan.reps as f64 + 4.0) + 0.004;
     let mut t = 0.0;
     for c in &plan.curves {
         t += c.sizes.len() as f64 * per_point;

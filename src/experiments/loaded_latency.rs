@@ -79,15 +79,16 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> LoadedPla
         array_bytes: array,
         traffic: BwKernel::Read,
         store: StoreKind::Normal,
+        // Short rounds, many of them: see the latency experiment.
         reps: match profile {
-            Profile::Quick => 5,
-            Profile::Standard => 9,
-            Profile::Full => 15,
+            Profile::Quick => 9,
+            Profile::Standard => 15,
+            Profile::Full => 25,
         },
         round_ms: match profile {
-            Profile::Quick => 20.0,
-            Profile::Standard => 40.0,
-            Profile::Full => 80.0,
+            Profile::Quick => 3.0,
+            Profile::Standard => 5.0,
+            Profile::Full => 10.0,
         },
         notes,
     }
@@ -192,7 +193,7 @@ pub fn run_plan(
                 if c.index == 0 {
                     // Let the streams get going first.
                     let t_start = timer.now();
-                    while timer.since(t_start) < 1e6 && k > 0 {
+                    while timer.since(t_start) < 3e5 && k > 0 {
                         std::hint::spin_loop();
                     }
                     let a = timer.now();

@@ -217,8 +217,8 @@ pub fn run_plan(
                     )?;
                     let s = chase_samples(
                         &chain,
-                        plan.reps.max(3),
-                        Duration::from_millis(4),
+                        plan.reps.max(3) * 3,
+                        Duration::from_micros(500),
                         ctx.stop,
                     )?;
                     Ok((s, format!("{placed}; 2 MiB pages by {}", outcome.mechanism)))

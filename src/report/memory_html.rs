@@ -181,7 +181,7 @@ fn latency_chart(recs: &[&ResultRecord]) -> String {
             .and_then(Value::as_array)
             .map(|a| {
                 a.iter()
-                    .filter_map(|p| Some((p.get("bytes")?.as_f64()?, p.get("ns")?.as_f64()?)))
+                    .filter_map(|p| Some((p.get("bytes")?.as_f64()?, p.get("min")?.as_f64()?)))
                     .collect()
             })
             .unwrap_or_default();
@@ -206,7 +206,7 @@ fn latency_chart(recs: &[&ResultRecord]) -> String {
         }
     }
     svg_lines(
-        "Load-to-use latency vs working set (dashed: cache sizes declared by sysfs)",
+        "Load-to-use latency vs working set, fastest sample per size (dashed: cache sizes declared by sysfs)",
         "working set (bytes, log scale)",
         "ns (log)",
         &series,
@@ -253,7 +253,13 @@ fn bandwidth_chart(recs: &[&ResultRecord]) -> String {
         false,
         false,
         &[],
-        &|x| format!("{x:.0}"),
+        &|x| {
+            if (x - x.round()).abs() < 0.05 {
+                format!("{x:.0}")
+            } else {
+                format!("{x:.1}")
+            }
+        },
     )
 }
 

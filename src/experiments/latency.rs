@@ -121,7 +121,7 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> LatencyPl
     }
     let top = top.max(64 * MIB);
     let (per, per_side) = match profile {
-        Profile::Quick => (2, 1),
+        Profile::Quick => (3, 1),
         Profile::Standard => (4, 2),
         Profile::Full => (8, 4),
     };
@@ -217,13 +217,20 @@ pub struct Plateau {
     /// Capacity estimate where it ends: geometric mean of its last size and
     /// the next measured size (None for the last plateau).
     pub edge_bytes: Option<usize>,
+    /// Not flat: a run of two or more rising points between two plateaus
+    /// (a level too small or too shared to flatten, as an L3 in a VM).
+    pub ramp: bool,
 }
+
+/// Neighbouring plateaus closer than this ratio are one level.
+pub const MIN_STEP: f64 = 1.25;
 
 /// Find plateaus in a latency curve (sizes ascending). A point joins the
 /// current plateau when it is within `tol` (relative) of the plateau's
 /// median; a rise beyond that ends it; the next plateau starts where two
 /// consecutive points agree within `tol` again. Plateaus of a single point
-/// inside the curve are treated as transition.
+/// inside the curve are treated as transition; neighbouring plateaus whose
+/// levels differ by less than [`MIN_STEP`] are merged.
 pub fn detect_plateaus(points: &[(usize, f64)], tol: f64) -> Vec<Plateau> {
     let n = points.len();
     let mut out = Vec::new();
@@ -260,6 +267,7 @@ pub fn detect_plateaus(points: &[(usize, f64)], tol: f64) -> Vec<Plateau> {
                 to_bytes: points[last].0,
                 level_ns: median(&members),
                 edge_bytes: None,
+                ramp: false,
             });
         }
         if j >= n {
@@ -271,8 +279,41 @@ pub fn detect_plateaus(points: &[(usize, f64)], tol: f64) -> Vec<Plateau> {
         while k + 1 < n && points[k + 1].1 > points[k].1 * (1.0 + tol) {
             k += 1;
         }
+        // Two or more points rising between plateaus: keep them as a ramp.
+        if k >= j + 2 {
+            let vals: Vec<f64> = points[j..k].iter().map(|x| x.1).collect();
+            out.push(Plateau {
+                first: j,
+                last: k - 1,
+                from_bytes: points[j].0,
+                to_bytes: points[k - 1].0,
+                level_ns: median(&vals),
+                edge_bytes: None,
+                ramp: true,
+            });
+        }
         i = k;
     }
+    // Merge neighbours whose levels differ by less than MIN_STEP: a drift
+    // (noise, gradual TLB pressure), not a new level of the hierarchy.
+    let mut merged: Vec<Plateau> = Vec::new();
+    for p in out {
+        match merged.last_mut() {
+            Some(q)
+                if !p.ramp
+                    && !q.ramp
+                    && p.level_ns < q.level_ns * MIN_STEP
+                    && q.level_ns < p.level_ns * MIN_STEP =>
+            {
+                let vals: Vec<f64> = points[q.first..=p.last].iter().map(|x| x.1).collect();
+                q.last = p.last;
+                q.to_bytes = p.to_bytes;
+                q.level_ns = median(&vals);
+            }
+            _ => merged.push(p),
+        }
+    }
+    let mut out = merged;
     // Edges between plateaus: after the last point of each plateau but the last.
     let m = out.len();
     for p in 0..m {
@@ -304,12 +345,19 @@ pub struct LevelMatch {
     pub note: String,
 }
 
-/// Match the plateau edges to the declared levels, keeping order. Pass 1:
-/// each edge votes for the declared size nearest to it (in log size); each
-/// level takes its nearest voter after the previous level's edge. Pass 2: a
-/// level left without an edge takes the nearest unused edge between its
-/// neighbours' edges (a finding when not within 2×). Returns the matches and
-/// the edges no level took.
+/// Cost of leaving a declared level without a step (as bad as a step 128×
+/// away from the declared size).
+const UNMATCHED_COST: f64 = 7.0;
+
+/// Extra cost of taking the end of a ramp as a level's step: a flat
+/// plateau's edge is preferred unless the ramp's is 2× closer.
+const RAMP_COST: f64 = 1.0;
+
+/// Match the plateau edges to the declared levels, keeping order (level k+1
+/// takes a later edge than level k): the assignment with the smallest total
+/// |log2(edge / declared)|, where leaving a level without an edge costs
+/// [`UNMATCHED_COST`]. Within 2× a level agrees; otherwise it is a finding.
+/// Returns the matches and the edges no level took.
 pub fn match_levels(
     plateaus: &[Plateau],
     levels: &[(String, usize)],
@@ -319,43 +367,39 @@ pub fn match_levels(
         .enumerate()
         .filter_map(|(i, p)| p.edge_bytes.map(|e| (i, e)))
         .collect();
-    let dist = |e: usize, s: usize| ((e as f64) / (s as f64)).log2().abs();
-    let nearest: Vec<Option<usize>> = edges
-        .iter()
-        .map(|&(_, e)| {
-            (0..levels.len()).min_by(|&a, &b| dist(e, levels[a].1).total_cmp(&dist(e, levels[b].1)))
-        })
-        .collect();
-    let mut taken: Vec<Option<usize>> = vec![None; levels.len()]; // level -> edge index
-    let mut used = vec![false; edges.len()];
-    let mut after = 0usize;
-    for l in 0..levels.len() {
-        let best = (after..edges.len())
-            .filter(|&k| nearest[k] == Some(l))
-            .min_by(|&a, &b| {
-                dist(edges[a].1, levels[l].1).total_cmp(&dist(edges[b].1, levels[l].1))
-            });
-        if let Some(k) = best {
-            taken[l] = Some(k);
-            used[k] = true;
-            after = k + 1;
+    let ramp_of: Vec<bool> = edges.iter().map(|(i, _)| plateaus[*i].ramp).collect();
+    let dist = |k: usize, s: usize| {
+        ((edges[k].1 as f64) / (s as f64)).log2().abs() + if ramp_of[k] { RAMP_COST } else { 0.0 }
+    };
+    fn best(
+        l: usize,
+        from: usize,
+        edges: &[(usize, usize)],
+        levels: &[(String, usize)],
+        dist: &dyn Fn(usize, usize) -> f64,
+    ) -> (f64, Vec<Option<usize>>) {
+        if l == levels.len() {
+            return (0.0, Vec::new());
         }
-    }
-    for l in 0..levels.len() {
-        if taken[l].is_some() {
-            continue;
-        }
-        let lo = (0..l).rev().find_map(|x| taken[x]).map_or(0, |k| k + 1);
-        let hi = (l + 1..levels.len())
-            .find_map(|x| taken[x])
-            .unwrap_or(edges.len());
-        let best = (lo..hi).filter(|&k| !used[k]).min_by(|&a, &b| {
-            dist(edges[a].1, levels[l].1).total_cmp(&dist(edges[b].1, levels[l].1))
+        let (c, mut a) = best(l + 1, from, edges, levels, dist);
+        let mut top = (c + UNMATCHED_COST, {
+            a.insert(0, None);
+            a
         });
-        if let Some(k) = best {
-            taken[l] = Some(k);
-            used[k] = true;
+        for k in from..edges.len() {
+            let (c, mut a) = best(l + 1, k + 1, edges, levels, dist);
+            let c = c + dist(k, levels[l].1);
+            if c < top.0 {
+                a.insert(0, Some(k));
+                top = (c, a);
+            }
         }
+        top
+    }
+    let (_, taken) = best(0, 0, &edges, levels, &dist);
+    let mut used = vec![false; edges.len()];
+    for k in taken.iter().flatten() {
+        used[*k] = true;
     }
     let mut out = Vec::new();
     for (l, (name, size)) in levels.iter().enumerate() {
@@ -364,7 +408,7 @@ pub fn match_levels(
                 let (pi, e) = edges[k];
                 let ratio = e as f64 / *size as f64;
                 let agrees = (0.5..=2.0).contains(&ratio);
-                let note = if agrees {
+                let mut note = if agrees {
                     format!(
                         "{name}: step at ~{} agrees with the declared {} (×{ratio:.2})",
                         fmt_bytes(e),
@@ -377,6 +421,13 @@ pub fn match_levels(
                         fmt_bytes(*size)
                     )
                 };
+                if plateaus[pi].ramp {
+                    note.push_str(&format!(
+                        "; no flat plateau: latency ramps from {} to {}, the level's figure is the middle of the ramp",
+                        fmt_bytes(plateaus[pi].from_bytes),
+                        fmt_bytes(plateaus[pi].to_bytes)
+                    ));
+                }
                 out.push(LevelMatch {
                     name: name.clone(),
                     declared_bytes: *size,
@@ -548,7 +599,7 @@ pub fn measure_curve(
     // tasks on the CPU, steal time in a VM) only ever adds time, so the
     // minimum is the figure least disturbed by a loaded machine.
     let xy: Vec<(usize, f64)> = points.iter().map(|p| (p.bytes, p.ns.min)).collect();
-    let plateaus = detect_plateaus(&smooth3(&xy), 0.15);
+    let plateaus = detect_plateaus(&smooth3(&xy), 0.2);
     Ok(CurveResult {
         pattern: spec.pattern,
         pages: spec.pages,
@@ -614,7 +665,12 @@ fn emit_curve(
     let Some(last) = c.points.last() else {
         return Ok(());
     };
-    let (levels, unmatched) = match_levels(&c.plateaus, &cf.levels);
+    let (mut levels, unmatched) = match_levels(&c.plateaus, &cf.levels);
+    if c.pages == Pages::Small {
+        for l in levels.iter_mut().filter(|l| !l.agrees) {
+            l.note.push_str(" (4 KiB pages: TLB reach, not the cache, may set this step; see the 2 MiB-page curve)");
+        }
+    }
     let meth = method(spec, plan.stride);
     let mut rec = curve_params(ResultRecord::new(EXP, "curve", "ns", false), c, plan)
         .with_method(&meth, METHOD_VERSION)
@@ -804,13 +860,25 @@ pub fn run_plan(
         emit_curve(&r, spec, plan, &cf, ghz, &ghz_src, &mut rec_out)?;
         results.push(r);
     }
-    // TLB cost: random vs page-local on 4 KiB pages at the largest common size.
-    let find = |pat: Pattern| {
+    // TLB cost: random chase on 4 KiB pages minus the same on 2 MiB pages at
+    // the largest common size (page-local is the fallback: its in-page
+    // locality also helps the prefetchers, so it overstates the cost).
+    let find = |pat: Pattern, pages: Pages| {
         results
             .iter()
-            .find(|c| c.pattern == pat && c.pages == Pages::Small)
+            .find(|c| c.pattern == pat && c.pages == pages)
     };
-    if let (Some(r), Some(p)) = (find(Pattern::Random), find(Pattern::PageLocal)) {
+    let against = find(Pattern::Random, Pages::Huge)
+        .map(|c| (c, "2 MiB pages"))
+        .or_else(|| {
+            find(Pattern::PageLocal, Pages::Small).map(|c| {
+                (
+                    c,
+                    "page-local on 4 KiB pages (prefetchers help it too: an upper bound)",
+                )
+            })
+        });
+    if let (Some(r), Some((p, what))) = (find(Pattern::Random, Pages::Small), against) {
         let common = r
             .points
             .iter()
@@ -821,11 +889,11 @@ pub fn run_plan(
                 let mut rec = ResultRecord::new(EXP, "tlb_cost", "ns", false)
                     .with_param("pages", "4k")
                     .with_method(
-                        "random-cycle latency minus page-local latency at the same working set, 4 KiB pages: the page-walk share of a DRAM access",
+                        &format!("random-cycle latency on 4 KiB pages minus {what}, same working set: the page-walk share of a DRAM access"),
                         METHOD_VERSION,
                     )
                     .with_note(&format!(
-                        "at {}: {:.1} ns random, {:.1} ns page-local (derived from two medians)",
+                        "at {}: {:.1} ns on 4 KiB pages, {:.1} ns {what} (derived from two medians)",
                         fmt_bytes(a.bytes),
                         a.ns.median,
                         b.ns.median

@@ -1,6 +1,7 @@
 //! Command glue: each subcommand's arguments and the function that runs it.
 //! `main.rs` only parses and dispatches to these.
 
+pub mod compare;
 pub mod info;
 pub mod numa_maps;
 pub mod run;

@@ -1,5 +1,8 @@
 //! Text, JSON, HTML rendering, comparison and advice. Never measures.
 
+pub mod advice;
+pub mod compare;
+pub mod compare_html;
 pub mod html;
 pub mod info_sections;
 pub mod info_text;

@@ -4,3 +4,4 @@ pub mod html;
 pub mod info_sections;
 pub mod info_text;
 pub mod run_text;
+pub mod stat_text;

@@ -250,10 +250,16 @@ pub fn run(ctx: &Context, args: &StatArgs) -> Result<i32> {
         };
     }
 
-    // Ctrl-C / SIGTERM stop counting (the command, if any, gets them itself).
+    // Ctrl-C / SIGTERM stop counting -p and --cpus runs.
+    // Ctrl-C reaches the command through the terminal; SIGTERM is forwarded.
     let stop = Arc::new(AtomicBool::new(false));
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&stop))
+    let term = Arc::new(AtomicBool::new(false));
+    for (sig, flag) in [
+        (libc::SIGINT, &stop),
+        (libc::SIGTERM, &stop),
+        (libc::SIGTERM, &term),
+    ] {
+        signal_hook::flag::register(sig, Arc::clone(flag))
             .with_context(|| format!("cannot handle signal {sig}"))?;
     }
 
@@ -308,10 +314,15 @@ pub fn run(ctx: &Context, args: &StatArgs) -> Result<i32> {
             Some(p) => bail!("process {p} exited before counters could be attached"),
             None => bail!("the command exited before counters could be attached"),
         },
-        Err(TargetError::Denied(_, reason)) => match plan.pid {
+        Err(TargetError::Denied(errno, reason)) => match plan.pid {
             Some(p) => bail!(
-                "not allowed to count process {p}: {reason}; counting another user's process \
-                 also needs ptrace rights (same user, or CAP_PERFMON/CAP_SYS_PTRACE)"
+                "not allowed to count process {p} ({}): it needs ptrace rights over the process \
+                 (same user, or CAP_PERFMON/CAP_SYS_PTRACE) and a permitting \
+                 kernel.perf_event_paranoid (now {})",
+                crate::counters::raw::errno_name(errno),
+                env.paranoid
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|| "unknown".into())
             ),
             None => bail!("not allowed to count: {reason}"),
         },
@@ -354,9 +365,14 @@ pub fn run(ctx: &Context, args: &StatArgs) -> Result<i32> {
     loop {
         let deadline = [end, next_tick].into_iter().flatten().min();
         if let Some(w) = workload.as_mut() {
-            if let Some(x) = w.wait(deadline) {
+            let step = Instant::now() + Duration::from_millis(200);
+            if let Some(x) = w.wait(Some(deadline.map_or(step, |d| d.min(step)))) {
                 exit = Some(x);
                 break;
+            }
+            if term.swap(false, Ordering::Relaxed) {
+                w.kill(libc::SIGTERM);
+                notes.push("SIGTERM forwarded to the command".into());
             }
         } else {
             if stop.load(Ordering::Relaxed) {

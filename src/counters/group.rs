@@ -407,6 +407,8 @@ pub struct CounterGroup {
     enabled_at: Option<Instant>,
     wall_ns: u64,
     notes: Vec<String>,
+    /// Events that fell back to user space only, with the reason.
+    user_only: Vec<(String, String)>,
 }
 
 /// A target that could not be counted at all.
@@ -483,6 +485,7 @@ impl CounterGroup {
             enabled_at: None,
             wall_ns: 0,
             notes: Vec::new(),
+            user_only: Vec::new(),
         }
     }
 
@@ -516,6 +519,7 @@ impl CounterGroup {
             enabled_at: None,
             wall_ns: 0,
             notes: Vec::new(),
+            user_only: Vec::new(),
         };
         let mut gone = 0usize;
         let mut denied: Option<(i32, String)> = None;
@@ -527,6 +531,19 @@ impl CounterGroup {
                     denied.get_or_insert((e, r));
                 }
             }
+        }
+        // One note per reason for the user-space-only fallbacks.
+        let mut by_reason: Vec<(String, Vec<String>)> = Vec::new();
+        for (name, why) in std::mem::take(&mut cg.user_only) {
+            match by_reason.iter_mut().find(|(w, _)| *w == why) {
+                Some((_, names)) if !names.contains(&name) => names.push(name),
+                Some(_) => {}
+                None => by_reason.push((why, vec![name])),
+            }
+        }
+        for (why, names) in by_reason {
+            cg.notes
+                .push(format!("{} count user space only: {why}", names.join(", ")));
         }
         if cg.instances.is_empty() && !targets.is_empty() {
             if let Some((e, r)) = denied {
@@ -601,16 +618,19 @@ impl CounterGroup {
                     {
                         let uo = self.events[ei].user_only();
                         let a2 = self.attr_for(&uo, target, is_leader);
-                        if let Ok(fd) = raw::perf_event_open(&a2, pid, cpu, leader_fd) {
-                            self.notes.push(format!(
-                                "{} counts user space only: {}",
-                                uo.name,
-                                self.env
+                        match raw::perf_event_open(&a2, pid, cpu, leader_fd) {
+                            Ok(fd) => {
+                                let why = self
+                                    .env
                                     .explain_open_error(&self.events[ei], e, per_cpu)
-                                    .text
-                            ));
-                            self.events[ei] = uo;
-                            res = Ok(fd);
+                                    .text;
+                                self.user_only.push((uo.name.clone(), why));
+                                self.events[ei] = uo;
+                                res = Ok(fd);
+                            }
+                            // The user-space-only retry shows the deeper cause (no PMU, no such event).
+                            Err(e2) if e2 != libc::EACCES && e2 != libc::EPERM => res = Err(e2),
+                            Err(_) => {}
                         }
                     }
                 }

@@ -202,19 +202,16 @@ fn short_missing(name: &str, m: &DerivedMetrics, events: &[EventReading]) -> Opt
 /// Perf-like text of a whole result.
 pub fn render_text(doc: &StatDoc) -> String {
     let mut o = String::new();
-    let what = match doc.target.kind.as_str() {
-        "pid" => format!("process id '{}'", doc.target.pid.unwrap_or(0)),
-        _ => match &doc.target.command {
-            Some(c) => format!("'{}'", c.join(" ")),
-            None => format!("CPU(s) {}", doc.target.cpus.clone().unwrap_or_default()),
-        },
+    let what = match (&doc.target.command, doc.target.pid) {
+        (_, Some(pid)) => format!("process id '{pid}'"),
+        (Some(c), None) => format!("'{}'", c.join(" ")),
+        (None, None) => String::new(),
     };
-    let cpus = doc
-        .target
-        .cpus
-        .as_ref()
-        .map(|c| format!(" on CPU(s) {c}"))
-        .unwrap_or_default();
+    let cpus = match (&doc.target.cpus, what.is_empty()) {
+        (Some(c), true) => format!("'CPU(s) {c}'"),
+        (Some(c), false) => format!(" on CPU(s) {c}"),
+        (None, _) => String::new(),
+    };
     let _ = writeln!(o, "\n Performance counter stats for {what}{cpus}:\n");
     if let Some(per) = &doc.per_cpu {
         for pc in per {

@@ -396,6 +396,21 @@ struct Instance {
     groups: Vec<KernelGroup>,
 }
 
+/// Whether the kernel accepts `inherit` together with `PERF_FORMAT_GROUP`
+/// (Linux >= 4.13): probed once with a software dummy event on this thread.
+pub fn inherit_with_group_reads() -> bool {
+    static OK: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *OK.get_or_init(|| {
+        const PERF_COUNT_SW_DUMMY: u64 = 9;
+        let mut a = PerfEventAttr::counting(raw::PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY);
+        a.set_flag(raw::FLAG_DISABLED | raw::FLAG_INHERIT, true);
+        a.set_flag(raw::FLAG_EXCLUDE_KERNEL | raw::FLAG_EXCLUDE_HV, true);
+        // Any failure other than EINVAL (permissions, no perf) says nothing
+        // about this combination: assume the modern behaviour.
+        !matches!(raw::perf_event_open(&a, 0, -1, -1), Err(libc::EINVAL))
+    })
+}
+
 /// Counter groups opened on one or more targets. See the module docs.
 pub struct CounterGroup {
     events: Vec<Event>,
@@ -523,6 +538,24 @@ impl CounterGroup {
         };
         let mut gone = 0usize;
         let mut denied: Option<(i32, String)> = None;
+        let mut targets = targets.to_vec();
+        if targets
+            .iter()
+            .any(|t| matches!(t, Target::Task { inherit: true, .. }))
+            && !inherit_with_group_reads()
+        {
+            for t in targets.iter_mut() {
+                if let Target::Task { inherit, .. } = t {
+                    *inherit = false;
+                }
+            }
+            cg.notes.push(
+                "this kernel (< 4.13) rejects inherit with group reads: children and threads \
+                 created later are not counted"
+                    .into(),
+            );
+        }
+        let targets = &targets[..];
         for t in targets {
             match cg.open_instance(*t, &layout) {
                 Ok(inst) => cg.instances.push(inst),

@@ -209,6 +209,7 @@ fn bad_input_gives_one_line_errors() {
         (&["--cpus", "4000", "--", "true"], "not online"),
         (&["--per-cpu", "--", "true"], "--per-cpu needs --cpus"),
         (&[], "nothing to count"),
+        (&["--json", "--csv", "--", "true"], "either --json or --csv"),
     ];
     for (args, needle) in cases {
         let o = stat(args);

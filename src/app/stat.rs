@@ -46,7 +46,7 @@ pub struct StatArgs {
     #[arg(long)]
     pub topdown: bool,
     /// CSV output (one row per event and per derived metric).
-    #[arg(long, conflicts_with = "json")]
+    #[arg(long)]
     pub csv: bool,
     /// JSON document "cpuscope.stat/1".
     #[arg(long)]
@@ -161,6 +161,9 @@ fn parse_plan(args: &StatArgs) -> Result<Plan> {
     }
     if args.per_cpu && cpus.is_none() {
         bail!("--per-cpu needs --cpus LIST");
+    }
+    if args.json && args.csv {
+        bail!("give either --json or --csv, not both");
     }
     let format = if args.json {
         Format::Json

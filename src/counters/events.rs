@@ -581,6 +581,29 @@ mod tests {
     }
 
     #[test]
+    fn pmu_events_from_sysfs() {
+        let r = FakeRoot::new();
+        r.intel_cpu_pmu("cpu").write(
+            "sys/bus/event_source/devices/cpu/events/topdown-retiring",
+            "event=0x00,umask=0x80",
+        );
+        let s = r.sys();
+        let e = Event::parse("cpu/event=0x3c,umask=0x1/u", &s).unwrap();
+        assert_eq!((e.type_, e.config), (4, 0x13c));
+        assert!(e.exclude_kernel && !e.exclude_user);
+        assert!(e.is_hardware(), "core PMU events are hardware");
+        assert_eq!(e.name, "cpu/event=0x3c,umask=0x1/:u");
+        let e = Event::parse("topdown-retiring", &s).unwrap();
+        assert_eq!((e.key.as_str(), e.config), ("topdown-retiring", 0x8000));
+        let e = Event::parse("cpu/topdown-retiring/", &s).unwrap();
+        assert_eq!(e.key, "topdown-retiring");
+        let e = Event::parse("cpu/event=0xc0,name=my_insn/", &s).unwrap();
+        assert_eq!((e.name.as_str(), e.key.as_str()), ("my_insn", "my_insn"));
+        let err = Event::parse("cpu/bogus=1/", &s).unwrap_err().to_string();
+        assert!(err.contains("no format term 'bogus'"), "{err}");
+    }
+
+    #[test]
     fn list_splitting() {
         let v = split_event_list("cycles,{instructions,branches},cpu/event=0x3c,umask=0/,faults")
             .unwrap();

@@ -2,3 +2,4 @@
 
 pub mod info_sections;
 pub mod info_text;
+pub mod numa_maps;

@@ -40,7 +40,11 @@ impl Stats {
             0.0
         };
         let stddev = var.sqrt();
-        let cv = if mean != 0.0 { stddev / mean.abs() } else { 0.0 };
+        let cv = if mean != 0.0 {
+            stddev / mean.abs()
+        } else {
+            0.0
+        };
         Some(Stats {
             n,
             median,

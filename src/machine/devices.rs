@@ -192,7 +192,9 @@ fn pci_dir(sys: &Sysroot, ifname: &str) -> Option<PathBuf> {
 }
 
 fn read_trim(p: &Path) -> Option<String> {
-    std::fs::read_to_string(p).ok().map(|s| s.trim().to_string())
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
 }
 
 /// Does `desc` name `word` as a whole token part (`eth1` must not match `eth10`)?
@@ -214,12 +216,7 @@ fn names(desc: &str, word: &str) -> bool {
     false
 }
 
-fn read_nic(
-    sys: &Sysroot,
-    name: &str,
-    rows: &[IrqRow],
-    nodes: &[(usize, CpuSet)],
-) -> Nic {
+fn read_nic(sys: &Sysroot, name: &str, rows: &[IrqRow], nodes: &[(usize, CpuSet)]) -> Nic {
     let base = format!("/sys/class/net/{name}");
     let mut nic = Nic {
         name: name.to_string(),
@@ -244,7 +241,10 @@ fn read_nic(
         .map(|n| n.to_string_lossy().into_owned());
     nic.numa_node = sys
         .read_i64(&format!("{base}/device/numa_node"))
-        .or_else(|| pci.as_ref().and_then(|p| read_trim(&p.join("numa_node"))?.parse().ok()));
+        .or_else(|| {
+            pci.as_ref()
+                .and_then(|p| read_trim(&p.join("numa_node"))?.parse().ok())
+        });
     nic.numa_affinity = match nic.numa_node {
         Some(n) if n >= 0 => format!("node {n}"),
         Some(_) => "no affinity: numa_node is -1, the firmware ties this device to no node".into(),
@@ -290,7 +290,10 @@ fn read_nic(
         }
     }
     if irqs.is_empty() {
-        if let Some(n) = sys.read_u64(&format!("{base}/device/irq")).filter(|n| *n > 0) {
+        if let Some(n) = sys
+            .read_u64(&format!("{base}/device/irq"))
+            .filter(|n| *n > 0)
+        {
             irqs.push(n as u32);
         }
     }
@@ -323,9 +326,18 @@ fn read_nic(
             served_cpus: CpuSet::new(),
         };
         if let Some(r) = row {
-            irq.served_cpus = r.counts.iter().filter(|(_, c)| *c > 0).map(|(cpu, _)| *cpu).collect();
+            irq.served_cpus = r
+                .counts
+                .iter()
+                .filter(|(_, c)| *c > 0)
+                .map(|(cpu, _)| *cpu)
+                .collect();
         }
-        if let Some(a) = irq.effective_affinity_list.as_ref().or(irq.smp_affinity_list.as_ref()) {
+        if let Some(a) = irq
+            .effective_affinity_list
+            .as_ref()
+            .or(irq.smp_affinity_list.as_ref())
+        {
             nic.affinity_cpus = nic.affinity_cpus.union(a);
         }
         nic.served_cpus = nic.served_cpus.union(&irq.served_cpus);
@@ -345,7 +357,10 @@ fn read_nic(
     };
     nic.irq_nodes = nodes_of(basis, nodes);
     if let Some(node) = nic.numa_node.filter(|n| *n >= 0).map(|n| n as usize) {
-        let own = nodes.iter().find(|(n, _)| *n == node).map(|(_, c)| c.clone());
+        let own = nodes
+            .iter()
+            .find(|(n, _)| *n == node)
+            .map(|(_, c)| c.clone());
         if let Some(own) = own {
             let away_served = nic.served_cpus.difference(&own);
             let away_aff = nic.affinity_cpus.difference(&own);
@@ -424,7 +439,11 @@ pub fn read(sys: &Sysroot) -> Devices {
     }
     let ifaces = sys.list_dir("/sys/class/net");
     if ifaces.is_empty() {
-        unavailable(&mut dv.unavailable, "nics", "no sys/class/net under this root");
+        unavailable(
+            &mut dv.unavailable,
+            "nics",
+            "no sys/class/net under this root",
+        );
     }
     for name in ifaces {
         if name == "lo" || name.starts_with('.') || name == "bonding_masters" {

@@ -189,7 +189,10 @@ pub fn read(sys: &Sysroot) -> Frequency {
     for cpu in cpus {
         let base = format!("/sys/devices/system/cpu/cpu{cpu}/cpufreq");
         let f = |name: &str| sys.read_u64(&format!("{base}/{name}"));
-        let s = |name: &str| sys.read_string(&format!("{base}/{name}")).filter(|v| !v.is_empty());
+        let s = |name: &str| {
+            sys.read_string(&format!("{base}/{name}"))
+                .filter(|v| !v.is_empty())
+        };
         let c = CpuFreq {
             cpu,
             cur_khz: f("scaling_cur_freq"),
@@ -225,9 +228,21 @@ pub fn read(sys: &Sysroot) -> Frequency {
         }
     }
 
-    fr.drivers = group(fr.per_cpu.iter().filter_map(|c| Some((c.cpu, c.driver.clone()?))));
-    fr.governors = group(fr.per_cpu.iter().filter_map(|c| Some((c.cpu, c.governor.clone()?))));
-    fr.epp = group(fr.per_cpu.iter().filter_map(|c| Some((c.cpu, c.epp.clone()?))));
+    fr.drivers = group(
+        fr.per_cpu
+            .iter()
+            .filter_map(|c| Some((c.cpu, c.driver.clone()?))),
+    );
+    fr.governors = group(
+        fr.per_cpu
+            .iter()
+            .filter_map(|c| Some((c.cpu, c.governor.clone()?))),
+    );
+    fr.epp = group(
+        fr.per_cpu
+            .iter()
+            .filter_map(|c| Some((c.cpu, c.epp.clone()?))),
+    );
     fr.max_khz_groups = group(fr.per_cpu.iter().filter_map(|c| Some((c.cpu, c.max_khz?))));
     fr.min_khz = fr.per_cpu.iter().filter_map(|c| c.min_khz).min();
     fr.max_khz = fr.per_cpu.iter().filter_map(|c| c.max_khz).max();
@@ -318,7 +333,11 @@ pub fn read(sys: &Sysroot) -> Frequency {
             known_freq: has("tsc_known_freq"),
         });
     } else {
-        unavailable(&mut fr.unavailable, "tsc", "no x86 flags: the TSC is an x86 counter");
+        unavailable(
+            &mut fr.unavailable,
+            "tsc",
+            "no x86 flags: the TSC is an x86 counter",
+        );
     }
 
     // Interpretations.
@@ -351,8 +370,9 @@ pub fn read(sys: &Sysroot) -> Frequency {
         );
     }
     if fr.boost.enabled == Some(false) {
-        fr.notes
-            .push("boost/turbo is disabled: single-thread results will be at the base clock".into());
+        fr.notes.push(
+            "boost/turbo is disabled: single-thread results will be at the base clock".into(),
+        );
     }
     fr
 }
@@ -367,7 +387,10 @@ mod tests {
             nominal_mhz_from_model_name("Intel(R) Xeon(R) Platinum 8269CY CPU @ 2.50GHz"),
             Some(2500.0)
         );
-        assert_eq!(nominal_mhz_from_model_name("Hygon C86 5280 16-core Processor"), None);
+        assert_eq!(
+            nominal_mhz_from_model_name("Hygon C86 5280 16-core Processor"),
+            None
+        );
         assert_eq!(nominal_mhz_from_model_name("Foo @ 800MHz"), Some(800.0));
     }
 }

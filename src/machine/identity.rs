@@ -414,7 +414,13 @@ pub fn read_arm_cores(sys: &Sysroot, cpuinfo: Option<&CpuInfo>) -> Vec<ArmCore> 
         let p = format!("/sys/devices/system/cpu/cpu{cpu}/regs/identification/midr_el1");
         if let Some(raw) = sys.read_string(&p) {
             if let Some(v) = parse_num(&raw) {
-                add(&mut groups, Midr::decode(v), Some(raw), cpu, "sysfs regs/identification/midr_el1");
+                add(
+                    &mut groups,
+                    Midr::decode(v),
+                    Some(raw),
+                    cpu,
+                    "sysfs regs/identification/midr_el1",
+                );
             }
         }
     }
@@ -444,7 +450,13 @@ pub fn read_arm_cores(sys: &Sysroot, cpuinfo: Option<&CpuInfo>) -> Vec<ArmCore> 
                     part: part as u32,
                     revision: f("CPU revision").unwrap_or(0) as u32,
                 };
-                add(&mut groups, m, None, cpu, "/proc/cpuinfo CPU implementer/part");
+                add(
+                    &mut groups,
+                    m,
+                    None,
+                    cpu,
+                    "/proc/cpuinfo CPU implementer/part",
+                );
             }
         }
     }
@@ -535,7 +547,13 @@ fn live_cpuid_hypervisor_signature() -> Option<String> {
     let s: String = bytes
         .iter()
         .filter(|b| **b != 0)
-        .map(|b| if b.is_ascii_graphic() || *b == b' ' { *b as char } else { '?' })
+        .map(|b| {
+            if b.is_ascii_graphic() || *b == b' ' {
+                *b as char
+            } else {
+                '?'
+            }
+        })
         .collect();
     Some(s)
 }
@@ -563,8 +581,7 @@ fn detect_virtualization(
     }
     if live && arch.starts_with("x86") {
         if let Some(sig) = live_cpuid_hypervisor_signature() {
-            v.evidence
-                .push(format!("cpuid 0x40000000 vendor '{sig}'"));
+            v.evidence.push(format!("cpuid 0x40000000 vendor '{sig}'"));
             positive = true;
             name = hypervisor_from_cpuid_vendor(&sig)
                 .map(str::to_string)
@@ -602,8 +619,9 @@ fn detect_virtualization(
         }
     } else if x86_flags.is_some() {
         v.is_virtual = Some(false);
-        v.evidence
-            .push("no 'hypervisor' cpuinfo flag (x86 guests of mainstream hypervisors set it)".into());
+        v.evidence.push(
+            "no 'hypervisor' cpuinfo flag (x86 guests of mainstream hypervisors set it)".into(),
+        );
     } else {
         v.is_virtual = None;
         v.reason = Some(
@@ -710,7 +728,11 @@ pub fn read(sys: &Sysroot) -> Identity {
     } else {
         None
     };
-    let live = if sys.is_live() { live_uname_machine() } else { None };
+    let live = if sys.is_live() {
+        live_uname_machine()
+    } else {
+        None
+    };
     match (&live, from_files) {
         (Some(m), _) => {
             id.architecture = m.clone();
@@ -732,7 +754,11 @@ pub fn read(sys: &Sysroot) -> Identity {
     }
 
     if ci.is_none() {
-        unavailable(&mut id.unavailable, "cpuinfo", "/proc/cpuinfo is missing or unreadable");
+        unavailable(
+            &mut id.unavailable,
+            "cpuinfo",
+            "/proc/cpuinfo is missing or unreadable",
+        );
     }
 
     if id.is_x86() || ci.is_some_and(|c| c.looks_x86()) {
@@ -800,7 +826,11 @@ pub fn read(sys: &Sysroot) -> Identity {
         );
     }
     if id.vendor.is_none() && !id.unavailable.contains_key("vendor") {
-        unavailable(&mut id.unavailable, "vendor", "no vendor_id or MIDR implementer found");
+        unavailable(
+            &mut id.unavailable,
+            "vendor",
+            "no vendor_id or MIDR implementer found",
+        );
     }
 
     // Microcode: cpuinfo, else sysfs.
@@ -824,7 +854,11 @@ pub fn read(sys: &Sysroot) -> Identity {
 
     id.hostname = sys.read_string("/proc/sys/kernel/hostname");
     if id.hostname.is_none() {
-        unavailable(&mut id.unavailable, "hostname", "proc/sys/kernel/hostname not under this root");
+        unavailable(
+            &mut id.unavailable,
+            "hostname",
+            "proc/sys/kernel/hostname not under this root",
+        );
     }
     id.kernel_release = sys.read_string("/proc/sys/kernel/osrelease");
     if id.kernel_release.is_none() {
@@ -873,7 +907,10 @@ mod tests {
     #[test]
     fn cpuid_signatures() {
         assert_eq!(hypervisor_from_cpuid_vendor("KVMKVMKVM\0\0\0"), Some("KVM"));
-        assert_eq!(hypervisor_from_cpuid_vendor("Microsoft Hv"), Some("Microsoft Hyper-V"));
+        assert_eq!(
+            hypervisor_from_cpuid_vendor("Microsoft Hv"),
+            Some("Microsoft Hyper-V")
+        );
         assert_eq!(hypervisor_from_cpuid_vendor("nothing"), None);
     }
 }

@@ -182,9 +182,11 @@ fn pick(flags: &[String], table: &[Named]) -> Vec<String> {
 /// Read the SVE default vector length (bytes in the file) on the live root.
 fn sve_length_bits(sys: &Sysroot) -> Result<u32, String> {
     if !sys.is_live() {
-        return Err("unknown: the SVE length is only readable on the live machine \
+        return Err(
+            "unknown: the SVE length is only readable on the live machine \
                     (/proc/sys/abi/sve_default_vector_length)"
-            .into());
+                .into(),
+        );
     }
     match sys.read_string("/proc/sys/abi/sve_default_vector_length") {
         Some(s) => match s.parse::<u32>() {
@@ -241,8 +243,16 @@ pub fn read(sys: &Sysroot) -> Isa {
             family: "unknown".into(),
             ..Isa::default()
         };
-        unavailable(&mut isa.unavailable, "flags", "/proc/cpuinfo is missing or unreadable");
-        unavailable(&mut isa.unavailable, "widest_vector_bits", "no flag list to read it from");
+        unavailable(
+            &mut isa.unavailable,
+            "flags",
+            "/proc/cpuinfo is missing or unreadable",
+        );
+        unavailable(
+            &mut isa.unavailable,
+            "widest_vector_bits",
+            "no flag list to read it from",
+        );
         return isa;
     };
     let (key, arm) = if ci.first("flags").is_some() {
@@ -259,7 +269,11 @@ pub fn read(sys: &Sysroot) -> Isa {
             "flags",
             "/proc/cpuinfo has neither 'flags' (x86) nor 'Features' (ARM)",
         );
-        unavailable(&mut isa.unavailable, "widest_vector_bits", "no flag list to read it from");
+        unavailable(
+            &mut isa.unavailable,
+            "widest_vector_bits",
+            "no flag list to read it from",
+        );
         return isa;
     };
     let split = |s: &str| -> Vec<String> { s.split_whitespace().map(str::to_string).collect() };
@@ -286,7 +300,11 @@ pub fn read(sys: &Sysroot) -> Isa {
             }
         }
     } else if arm {
-        unavailable(&mut isa.unavailable, "sve_vector_bits", "no SVE on this CPU");
+        unavailable(
+            &mut isa.unavailable,
+            "sve_vector_bits",
+            "no SVE on this CPU",
+        );
     }
     if isa.widest_vector_bits.is_none() {
         unavailable(
@@ -309,8 +327,10 @@ mod tests {
     #[test]
     fn x86_avx512_amx() {
         let isa = from_flags(
-            f("sse sse2 avx avx2 fma avx512f avx512cd avx512bw avx512dq avx512vl \
-               avx512_vnni avx512_bf16 avx512_fp16 amx_tile amx_bf16 amx_int8 aes sha_ni vaes"),
+            f(
+                "sse sse2 avx avx2 fma avx512f avx512cd avx512bw avx512dq avx512vl \
+               avx512_vnni avx512_bf16 avx512_fp16 amx_tile amx_bf16 amx_int8 aes sha_ni vaes",
+            ),
             false,
         );
         assert_eq!(isa.widest_vector_bits, Some(512));

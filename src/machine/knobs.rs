@@ -222,16 +222,22 @@ fn note_for(name: &str, v: &str) -> Option<String> {
     let n = |s: &str| Some(s.to_string());
     match (name, v) {
         ("thp_enabled", "always") => n("every anonymous mapping may get huge pages"),
-        ("thp_enabled", "madvise") => n("only regions that ask with madvise(MADV_HUGEPAGE) get huge pages"),
+        ("thp_enabled", "madvise") => {
+            n("only regions that ask with madvise(MADV_HUGEPAGE) get huge pages")
+        }
         ("thp_enabled", "never") => n("no transparent huge pages: large heaps run on 4 KiB pages"),
         ("thp_defrag", "always") => n("faults may stall in direct compaction"),
         ("numa_balancing", "1") => n("on: pages and tasks move during the run"),
         ("numa_balancing", "0") => n("off: placement stays where first touch put it"),
-        ("zone_reclaim_mode", x) if x != "0" => n("on: may reclaim local cache instead of using remote memory"),
+        ("zone_reclaim_mode", x) if x != "0" => {
+            n("on: may reclaim local cache instead of using remote memory")
+        }
         ("smt_control", "notsupported") => n("the CPU or hypervisor exposes no SMT"),
         ("smt_control", "off") | ("smt_control", "forceoff") => n("sibling threads are disabled"),
         ("perf_event_paranoid", x) => match x.parse::<i32>() {
-            Ok(p) if p >= 2 => n("unprivileged users: own user-space counts only (run as root or lower it)"),
+            Ok(p) if p >= 2 => {
+                n("unprivileged users: own user-space counts only (run as root or lower it)")
+            }
             Ok(1) => n("unprivileged users: own process incl. kernel, no CPU-wide counting"),
             Ok(p) if p <= 0 => n("CPU-wide counting allowed for all users"),
             _ => None,
@@ -270,7 +276,10 @@ fn read_pmu(sys: &Sysroot) -> Pmu {
         ))
     } else {
         let virt = CpuInfo::read(sys)
-            .and_then(|c| c.first("flags").map(|f| f.split_whitespace().any(|x| x == "hypervisor")))
+            .and_then(|c| {
+                c.first("flags")
+                    .map(|f| f.split_whitespace().any(|x| x == "hypervisor"))
+            })
             .unwrap_or(false)
             || sys.exists("/sys/hypervisor/type");
         Some(if virt {
@@ -345,7 +354,10 @@ fn cmdline_knobs(sys: &Sysroot) -> Vec<Knob> {
         ("intel_idle.max_cstate", "deepest C-state allowed"),
         ("processor.max_cstate", "deepest ACPI C-state allowed"),
         ("idle", "idle loop override (poll/halt)"),
-        ("mitigations", "speculative-execution mitigations: 'off' removes their cost"),
+        (
+            "mitigations",
+            "speculative-execution mitigations: 'off' removes their cost",
+        ),
         ("transparent_hugepage", "THP mode forced at boot"),
         ("numa_balancing", "NUMA balancing forced at boot"),
         ("numa", "numa=off hides NUMA from the kernel"),
@@ -421,8 +433,14 @@ mod tests {
 
     #[test]
     fn bracket_choice() {
-        assert_eq!(bracketed("always [madvise] never").as_deref(), Some("madvise"));
-        assert_eq!(bracketed("always defer defer+madvise [madvise] never").as_deref(), Some("madvise"));
+        assert_eq!(
+            bracketed("always [madvise] never").as_deref(),
+            Some("madvise")
+        );
+        assert_eq!(
+            bracketed("always defer defer+madvise [madvise] never").as_deref(),
+            Some("madvise")
+        );
         assert_eq!(bracketed("0"), None);
     }
 

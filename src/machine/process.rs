@@ -177,18 +177,19 @@ fn is_field(tok: &str) -> bool {
         return false;
     };
     let num = !v.is_empty() && v.chars().all(|c| c.is_ascii_digit());
-    let known = matches!(
-        k,
-        "anon"
-            | "dirty"
-            | "mapped"
-            | "mapmax"
-            | "swapcache"
-            | "active"
-            | "writeback"
-            | "kernelpagesize_kB"
-            | "locked"
-    ) || (k.len() > 1 && k.starts_with('N') && k[1..].chars().all(|c| c.is_ascii_digit()));
+    let known =
+        matches!(
+            k,
+            "anon"
+                | "dirty"
+                | "mapped"
+                | "mapmax"
+                | "swapcache"
+                | "active"
+                | "writeback"
+                | "kernelpagesize_kB"
+                | "locked"
+        ) || (k.len() > 1 && k.starts_with('N') && k[1..].chars().all(|c| c.is_ascii_digit()));
     known && num
 }
 
@@ -320,10 +321,12 @@ pub fn summarize(maps: &[Mapping]) -> NumaSummary {
                 s.page_sizes_kb.push(k);
             }
         }
-        let pu = policies.entry(m.policy.clone()).or_insert_with(|| PolicyUsage {
-            policy: m.policy.clone(),
-            ..PolicyUsage::default()
-        });
+        let pu = policies
+            .entry(m.policy.clone())
+            .or_insert_with(|| PolicyUsage {
+                policy: m.policy.clone(),
+                ..PolicyUsage::default()
+            });
         pu.mappings += 1;
         pu.amount.add(m.pages, pb);
     }
@@ -333,7 +336,12 @@ pub fn summarize(maps: &[Mapping]) -> NumaSummary {
         .map(|(node, amount)| NodeUsage { node, amount })
         .collect();
     let mut pol: Vec<PolicyUsage> = policies.into_values().collect();
-    pol.sort_by(|a, b| b.amount.bytes.cmp(&a.amount.bytes).then(a.policy.cmp(&b.policy)));
+    pol.sort_by(|a, b| {
+        b.amount
+            .bytes
+            .cmp(&a.amount.bytes)
+            .then(a.policy.cmp(&b.policy))
+    });
     s.policies = pol;
     s
 }
@@ -368,7 +376,9 @@ pub fn parse_sched(text: &str) -> Option<SchedNuma> {
             let mut f = NodeFaults::default();
             let mut ok = false;
             for kv in rest.split_whitespace() {
-                let Some((k, v)) = kv.split_once('=') else { continue };
+                let Some((k, v)) = kv.split_once('=') else {
+                    continue;
+                };
                 let v: u64 = v.trim_end_matches(',').parse().unwrap_or(0);
                 match k {
                     "node" => {
@@ -390,7 +400,9 @@ pub fn parse_sched(text: &str) -> Option<SchedNuma> {
         }
         if l.starts_with("current_node=") {
             for kv in l.split(',') {
-                let Some((k, v)) = kv.trim().split_once('=') else { continue };
+                let Some((k, v)) = kv.trim().split_once('=') else {
+                    continue;
+                };
                 match k {
                     "current_node" => s.current_node = v.trim().parse().ok(),
                     "numa_group_id" => s.numa_group_id = v.trim().parse().ok(),
@@ -400,7 +412,9 @@ pub fn parse_sched(text: &str) -> Option<SchedNuma> {
             any = true;
             continue;
         }
-        let Some((k, v)) = l.split_once(':') else { continue };
+        let Some((k, v)) = l.split_once(':') else {
+            continue;
+        };
         let k = k.trim();
         let v = v.trim();
         match k {
@@ -440,7 +454,10 @@ fn io_reason(e: &std::io::Error) -> String {
 pub fn read(sys: &Sysroot, pid: u32) -> Result<ProcessNuma> {
     let dir = format!("/proc/{pid}");
     if !sys.path(&dir).is_dir() {
-        bail!("no process with PID {pid} (no {dir} under {})", sys.root().display());
+        bail!(
+            "no process with PID {pid} (no {dir} under {})",
+            sys.root().display()
+        );
     }
     let maps_path = sys.path(&format!("{dir}/numa_maps"));
     let text = match std::fs::read_to_string(&maps_path) {
@@ -472,8 +489,10 @@ pub fn read(sys: &Sysroot, pid: u32) -> Result<ProcessNuma> {
         }
     }
     if out.status.cpus_allowed_list.is_none() && !out.unavailable.contains_key("status") {
-        out.unavailable
-            .insert("cpus_allowed_list".into(), "no Cpus_allowed_list in status".into());
+        out.unavailable.insert(
+            "cpus_allowed_list".into(),
+            "no Cpus_allowed_list in status".into(),
+        );
     }
     if out.status.mems_allowed_list.is_none() && !out.unavailable.contains_key("status") {
         out.unavailable.insert(
@@ -518,8 +537,10 @@ pub fn read(sys: &Sysroot, pid: u32) -> Result<ProcessNuma> {
             }
         }
         None => {
-            out.unavailable
-                .insert("vmstat_numa".into(), "/proc/vmstat not under this root".into());
+            out.unavailable.insert(
+                "vmstat_numa".into(),
+                "/proc/vmstat not under this root".into(),
+            );
         }
     }
     Ok(out)
@@ -539,11 +560,14 @@ mod tests {
         assert_eq!(m.pages, 3);
         assert_eq!(m.active, Some(3));
         assert_eq!(m.mapmax, 9);
-        let m = parse_mapping("7f00 bind:1 file=/a b c anon=2 dirty=2 N1=2 kernelpagesize_kB=4").unwrap();
+        let m = parse_mapping("7f00 bind:1 file=/a b c anon=2 dirty=2 N1=2 kernelpagesize_kB=4")
+            .unwrap();
         assert_eq!(m.file.as_deref(), Some("/a b c"));
         assert_eq!(m.policy, "bind:1");
-        let h = parse_mapping("2aaaaac00000 default file=/dev/hugepages/x huge dirty=2 N0=2 kernelpagesize_kB=2048")
-            .unwrap();
+        let h = parse_mapping(
+            "2aaaaac00000 default file=/dev/hugepages/x huge dirty=2 N0=2 kernelpagesize_kB=2048",
+        )
+        .unwrap();
         assert!(h.huge);
         assert_eq!(h.active, None);
         assert_eq!(h.page_bytes(), 2 << 20);

@@ -46,7 +46,9 @@ impl CpuSet {
                 Some((a, b)) => (parse_id(a, s)?, parse_id(b, s)?),
                 None => {
                     if stride != 1 {
-                        return Err(format!("bad CPU list '{s}': stride needs a range in '{part}'"));
+                        return Err(format!(
+                            "bad CPU list '{s}': stride needs a range in '{part}'"
+                        ));
                     }
                     let v = parse_id(range, s)?;
                     (v, v)
@@ -128,7 +130,9 @@ fn parse_id(t: &str, whole: &str) -> Result<usize, String> {
         .parse()
         .map_err(|_| format!("bad CPU list '{whole}': '{t}' is not a number"))?;
     if v > MAX_ID {
-        return Err(format!("bad CPU list '{whole}': {v} is larger than {MAX_ID}"));
+        return Err(format!(
+            "bad CPU list '{whole}': {v} is larger than {MAX_ID}"
+        ));
     }
     Ok(v)
 }
@@ -205,7 +209,17 @@ mod tests {
 
     #[test]
     fn rejects_nonsense() {
-        for bad in ["a", "1-", "-1", "3-1", "1,,2", "0-4:0", "5:2", "1-99999999", "0x3"] {
+        for bad in [
+            "a",
+            "1-",
+            "-1",
+            "3-1",
+            "1,,2",
+            "0-4:0",
+            "5:2",
+            "1-99999999",
+            "0x3",
+        ] {
             let e = CpuSet::parse(bad).unwrap_err();
             assert!(e.starts_with("bad CPU list"), "{bad}: {e}");
             assert!(!e.contains('\n'));

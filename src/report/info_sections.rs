@@ -98,7 +98,10 @@ pub fn identity(info: &MachineInfo) -> String {
                 .unwrap_or_default(),
             v.evidence.join("; ")
         ),
-        Some(false) => format!("bare metal or undetected hypervisor [{}]", v.evidence.join("; ")),
+        Some(false) => format!(
+            "bare metal or undetected hypervisor [{}]",
+            v.evidence.join("; ")
+        ),
         None => format!("unknown ({})", v.reason.as_deref().unwrap_or("no evidence")),
     };
     kv(&mut out, "machine:", virt);
@@ -323,7 +326,10 @@ pub fn knobs(info: &MachineInfo) -> String {
                 .unwrap_or_default()
         )
     } else {
-        format!("none ({})", k.pmu.reason.as_deref().unwrap_or("no core PMU"))
+        format!(
+            "none ({})",
+            k.pmu.reason.as_deref().unwrap_or("no core PMU")
+        )
     };
     let _ = writeln!(out, "  {:<20}{pmu}", "hardware PMU");
     let _ = writeln!(
@@ -332,7 +338,11 @@ pub fn knobs(info: &MachineInfo) -> String {
         ""
     );
     if k.hugepages.is_empty() {
-        let _ = writeln!(out, "  {:<20}n/a (no sys/kernel/mm/hugepages)", "huge page pools");
+        let _ = writeln!(
+            out,
+            "  {:<20}n/a (no sys/kernel/mm/hugepages)",
+            "huge page pools"
+        );
     } else {
         let pools: Vec<String> = k
             .hugepages

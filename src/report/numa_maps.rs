@@ -56,7 +56,11 @@ pub fn render(p: &ProcessNuma) -> String {
         return out;
     }
     let _ = writeln!(out);
-    let unit = if s.total.bytes >= 1 << 30 { Unit::GiB } else { Unit::MiB };
+    let unit = if s.total.bytes >= 1 << 30 {
+        Unit::GiB
+    } else {
+        Unit::MiB
+    };
     for n in &s.per_node {
         line(&mut out, &format!("N{}", n.node), &n.amount, unit);
     }
@@ -73,14 +77,22 @@ pub fn render(p: &ProcessNuma) -> String {
         line(&mut out, "writeback", &s.writeback, unit);
     }
     line(&mut out, "huge", &s.huge, unit);
-    let _ = writeln!(out, "{:<10}: {:>12} (most processes sharing one page)", "mapmax", s.mapmax);
+    let _ = writeln!(
+        out,
+        "{:<10}: {:>12} (most processes sharing one page)",
+        "mapmax", s.mapmax
+    );
     let sizes: Vec<String> = s.page_sizes_kb.iter().map(|k| format!("{k} kB")).collect();
     let _ = writeln!(
         out,
         "\n{} mappings, {} with resident pages; page sizes: {}",
         s.mappings,
         s.mappings_resident,
-        if sizes.is_empty() { "none".into() } else { sizes.join(", ") }
+        if sizes.is_empty() {
+            "none".into()
+        } else {
+            sizes.join(", ")
+        }
     );
     if s.page_sizes_kb.iter().any(|k| *k != 4) {
         let _ = writeln!(
@@ -92,14 +104,25 @@ pub fn render(p: &ProcessNuma) -> String {
         let max = s.per_node.iter().max_by_key(|n| n.amount.bytes);
         if let Some(m) = max {
             let pct = 100.0 * m.amount.bytes as f64 / s.total.bytes as f64;
-            let _ = writeln!(out, "largest share: node {} holds {pct:.1}% of resident memory", m.node);
+            let _ = writeln!(
+                out,
+                "largest share: node {} holds {pct:.1}% of resident memory",
+                m.node
+            );
         }
     }
     if s.policies.len() > 1 || s.policies.first().is_some_and(|p| p.policy != "default") {
         let parts: Vec<String> = s
             .policies
             .iter()
-            .map(|p| format!("{} {:.2} GiB ({} mappings)", p.policy, p.amount.gib(), p.mappings))
+            .map(|p| {
+                format!(
+                    "{} {:.2} GiB ({} mappings)",
+                    p.policy,
+                    p.amount.gib(),
+                    p.mappings
+                )
+            })
             .collect();
         let _ = writeln!(out, "memory policies: {}", parts.join("; "));
     }

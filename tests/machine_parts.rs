@@ -363,7 +363,7 @@ fn knobs_values_reasons_and_pmu() {
     assert!(z.value.is_none() && z.reason.is_some());
     assert_eq!(k.isolated_cpus.as_ref().unwrap().to_string(), "2-3");
     assert_eq!(k.value("cmdline:isolcpus"), Some("2-3"));
-    assert!(k.pmu.present);
+    assert_eq!(k.pmu.present, Some(true));
     assert_eq!(k.pmu.pmu_name.as_deref(), Some("skylake"));
     assert_eq!(k.hugepages.len(), 1);
     assert_eq!(
@@ -390,7 +390,7 @@ fn knobs_no_pmu_in_vm() {
     write(r, "sys/bus/event_source/devices/software/type", "1\n");
     write(r, "sys/bus/event_source/devices/tracepoint/type", "2\n");
     let k = knobs::read(&Sysroot::new(r).unwrap());
-    assert!(!k.pmu.present);
+    assert_eq!(k.pmu.present, Some(false));
     assert!(k.pmu.reason.as_deref().unwrap().contains("VM"));
     assert_eq!(k.pmu.all_devices, vec!["software", "tracepoint"]);
 }
@@ -406,7 +406,7 @@ fn knobs_live() {
             knob.name
         );
     }
-    assert!(k.pmu.present || k.pmu.reason.is_some());
+    assert!(k.pmu.present == Some(true) || k.pmu.reason.is_some());
 }
 
 // ----------------------------------------------------------------- devices

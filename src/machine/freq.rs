@@ -217,10 +217,9 @@ pub fn read(sys: &Sysroot) -> Frequency {
         .any(|c| c.max_khz.is_some() || c.driver.is_some() || c.cur_khz.is_some());
     if !fr.cpufreq {
         let why = if looks_virtual(sys, ci) {
-            "no cpufreq driver: typical of VMs, where the hypervisor owns the clock and exposes no P-states"
+            "no cpufreq driver: typical of VMs, the hypervisor owns the clock"
         } else {
-            "no cpufreq driver: no sys/devices/system/cpu/cpuN/cpufreq; the firmware offers no \
-             P-state interface (ACPI _PSS or CPPC) or the driver is not loaded"
+            "no cpufreq driver: no firmware P-state interface or no driver loaded"
         };
         fr.cpufreq_reason = Some(why.to_string());
         for k in ["min_khz", "max_khz", "drivers", "governors"] {
@@ -251,7 +250,14 @@ pub fn read(sys: &Sysroot) -> Frequency {
         unavailable(
             &mut fr.unavailable,
             "drivers",
-            "cpufreq limits are present but scaling_driver is not (recorded tree without it)",
+            "cpufreq limits are present but scaling_driver is not recorded",
+        );
+    }
+    if fr.cpufreq && fr.governors.is_empty() {
+        unavailable(
+            &mut fr.unavailable,
+            "governors",
+            "cpufreq limits are present but scaling_governor is not recorded",
         );
     }
     if fr.cpufreq && fr.epp.is_empty() {
@@ -284,33 +290,33 @@ pub fn read(sys: &Sysroot) -> Frequency {
         fr.nominal_mhz = nominal_mhz_from_model_name(name);
     }
     if fr.nominal_mhz.is_none() {
-        unavailable(
-            &mut fr.unavailable,
-            "nominal_mhz",
-            "the model name has no '@ x.xxGHz' part",
-        );
+        let why = match ci {
+            None => "no /proc/cpuinfo under this root",
+            Some(c) if c.first("model name").is_none() => "no 'model name' in /proc/cpuinfo",
+            Some(_) => "the model name has no '@ x.xxGHz' part",
+        };
+        unavailable(&mut fr.unavailable, "nominal_mhz", why);
     }
 
     // Declared cpu MHz.
     let mhz: Vec<f64> = fr.per_cpu.iter().filter_map(|c| c.declared_mhz).collect();
     if mhz.is_empty() {
-        unavailable(
-            &mut fr.unavailable,
-            "declared",
-            "no 'cpu MHz' in /proc/cpuinfo (ARM kernels do not print it)",
-        );
+        let why = match ci {
+            None => "no /proc/cpuinfo under this root",
+            Some(c) if c.looks_arm() => {
+                "no 'cpu MHz' in /proc/cpuinfo: ARM kernels do not print it"
+            }
+            Some(_) => "no 'cpu MHz' in /proc/cpuinfo",
+        };
+        unavailable(&mut fr.unavailable, "declared", why);
     } else {
         let min = mhz.iter().cloned().fold(f64::INFINITY, f64::min);
         let max = mhz.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
         let mean = mhz.iter().sum::<f64>() / mhz.len() as f64;
         let note = if looks_virtual(sys, ci) {
-            Some(
-                "in a VM this is usually the TSC rate handed over by the hypervisor, \
-                 not the clock the core runs at"
-                    .to_string(),
-            )
+            Some("in a VM: the TSC rate, not the running clock".to_string())
         } else if !fr.cpufreq {
-            Some("without cpufreq this is the TSC rate measured at boot".to_string())
+            Some("without cpufreq: the TSC rate".to_string())
         } else {
             None
         };

@@ -619,14 +619,12 @@ fn detect_virtualization(
         }
     } else if x86_flags.is_some() {
         v.is_virtual = Some(false);
-        v.evidence.push(
-            "no 'hypervisor' cpuinfo flag (x86 guests of mainstream hypervisors set it)".into(),
-        );
+        v.evidence.push("no 'hypervisor' flag in cpuinfo".into());
     } else {
         v.is_virtual = None;
         v.reason = Some(
-            "cannot tell: this architecture has no hypervisor CPU flag and no DMI or \
-             /sys/hypervisor evidence was found"
+            "cannot tell: no hypervisor CPU flag on this architecture, no DMI or \
+             /sys/hypervisor evidence"
                 .into(),
         );
     }

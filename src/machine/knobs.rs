@@ -24,6 +24,8 @@ pub struct Knob {
     pub why: String,
     /// What this value means here, when worth saying.
     pub note: Option<String>,
+    /// The value deserves a performance engineer's attention (see `note`).
+    pub attention: bool,
     /// Why `value` is null.
     pub reason: Option<String>,
 }
@@ -31,8 +33,9 @@ pub struct Knob {
 /// Hardware performance monitoring unit.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Pmu {
-    /// A core PMU (`cpu`, `cpu_core`, `cpu_atom`, `armv8_*`...) is registered.
-    pub present: bool,
+    /// A core PMU (`cpu`, `cpu_core`, `cpu_atom`, `armv8_*`...) is registered;
+    /// null when a recorded root holds no event_source tree at all.
+    pub present: Option<bool>,
     /// The core PMU devices found.
     pub core_devices: Vec<String>,
     /// Every device under /sys/bus/event_source/devices.
@@ -105,114 +108,112 @@ const SPECS: &[Spec] = &[
     Spec {
         name: "thp_enabled",
         path: "/sys/kernel/mm/transparent_hugepage/enabled",
-        why: "2 MiB pages cut TLB misses on big heaps; 'always' can add latency spikes and memory bloat",
+        why: "huge pages cut TLB misses; 'always' can bloat memory and stall",
         bracket: true,
         missing: "no transparent_hugepage in sysfs: the kernel is built without THP",
     },
     Spec {
         name: "thp_defrag",
         path: "/sys/kernel/mm/transparent_hugepage/defrag",
-        why: "'always' makes page faults compact memory synchronously: allocation stalls",
+        why: "'always' compacts memory inside page faults: allocation stalls",
         bracket: true,
         missing: "no transparent_hugepage in sysfs: the kernel is built without THP",
     },
     Spec {
         name: "thp_shmem_enabled",
         path: "/sys/kernel/mm/transparent_hugepage/shmem_enabled",
-        why: "whether tmpfs/shared memory (databases' buffer pools) gets huge pages",
+        why: "whether tmpfs/shared memory (buffer pools) gets huge pages",
         bracket: true,
         missing: "no shmem_enabled: kernel without THP for shmem",
     },
     Spec {
         name: "numa_balancing",
         path: "/proc/sys/kernel/numa_balancing",
-        why: "the kernel migrates pages and tasks toward each other: helps unpinned loads, \
-              adds page faults and jitter to pinned benchmarks",
+        why: "moves pages and tasks at run time: faults, jitter when pinned",
         bracket: false,
-        missing: "no kernel.numa_balancing: kernel without NUMA balancing (or not a NUMA build)",
+        missing: "no kernel.numa_balancing: kernel without NUMA balancing or without NUMA",
     },
     Spec {
         name: "zone_reclaim_mode",
         path: "/proc/sys/vm/zone_reclaim_mode",
-        why: "non-zero reclaims local page cache before allocating on another node: \
-              stalls when a node fills up",
+        why: "non-zero: reclaims local cache before using a remote node",
         bracket: false,
         missing: "no vm.zone_reclaim_mode: kernel without NUMA",
     },
     Spec {
         name: "smt_control",
         path: "/sys/devices/system/cpu/smt/control",
-        why: "whether sibling hyperthreads may run: halves or doubles the logical CPUs",
+        why: "whether sibling hyperthreads may run",
         bracket: false,
         missing: "no smt/control: kernel older than 4.19 or no SMT support",
     },
     Spec {
         name: "smt_active",
         path: "/sys/devices/system/cpu/smt/active",
-        why: "1 when sibling threads are online and sharing cores right now",
+        why: "1 when sibling threads are online and sharing cores",
         bracket: false,
         missing: "no smt/active: kernel older than 4.19 or no SMT support",
     },
     Spec {
         name: "perf_event_paranoid",
         path: "/proc/sys/kernel/perf_event_paranoid",
-        why: "who may read hardware counters: >=2 limits unprivileged users to their own user-space",
+        why: "who may count: >=2 limits users to their own user space",
         bracket: false,
         missing: "no perf_event_paranoid: kernel without perf events",
     },
     Spec {
         name: "kptr_restrict",
         path: "/proc/sys/kernel/kptr_restrict",
-        why: "hides kernel addresses: perf cannot resolve kernel symbols when non-zero",
+        why: "non-zero hides kernel symbols from perf",
         bracket: false,
         missing: "not under this root",
     },
     Spec {
         name: "nmi_watchdog",
         path: "/proc/sys/kernel/nmi_watchdog",
-        why: "the NMI watchdog holds one hardware counter per CPU: one fewer for perf groups",
+        why: "1 takes one hardware counter per CPU away from perf",
         bracket: false,
         missing: "no nmi_watchdog: kernel without the lockup detector",
     },
     Spec {
         name: "swappiness",
         path: "/proc/sys/vm/swappiness",
-        why: "how eagerly anonymous memory is swapped instead of dropping page cache",
+        why: "how eagerly anonymous memory is swapped out",
         bracket: false,
         missing: "not under this root",
     },
     Spec {
         name: "sched_autogroup",
         path: "/proc/sys/kernel/sched_autogroup_enabled",
-        why: "groups tasks per session for fairness: skews CPU shares between shells",
+        why: "per-session CPU fairness: skews shares between shells",
         bracket: false,
         missing: "no sched_autogroup_enabled: kernel without autogroup",
     },
     Spec {
         name: "isolated",
         path: "/sys/devices/system/cpu/isolated",
-        why: "CPUs removed from the scheduler (isolcpus=): run only what is pinned there",
+        why: "CPUs the scheduler leaves alone (isolcpus=)",
         bracket: false,
         missing: "no cpu/isolated file: kernel older than 4.x",
     },
     Spec {
         name: "nohz_full",
         path: "/sys/devices/system/cpu/nohz_full",
-        why: "CPUs without the periodic tick: less jitter for one pinned task per CPU",
+        why: "CPUs without the periodic tick: less jitter",
         bracket: false,
         missing: "no cpu/nohz_full file: kernel built without NO_HZ_FULL",
     },
     Spec {
         name: "cpuidle_driver",
         path: "/sys/devices/system/cpu/cpuidle/current_driver",
-        why: "deep C-states save power but add wake-up latency to idle cores",
+        why: "deep C-states save power but add wake-up latency",
         bracket: false,
         missing: "no cpuidle driver registered",
     },
     Spec {
         name: "cpuidle_governor",
         path: "/sys/devices/system/cpu/cpuidle/current_governor_ro",
-        why: "how the idle state is chosen (menu, teo, ladder, haltpoll)",
+        why: "how idle states are picked (menu, teo, haltpoll)",
         bracket: false,
         missing: "no cpuidle governor file",
     },
@@ -252,6 +253,23 @@ fn note_for(name: &str, v: &str) -> Option<String> {
     }
 }
 
+/// Values that change what a benchmark measures enough to point out.
+fn needs_attention(name: &str, v: &str) -> bool {
+    match name {
+        "thp_enabled" => v != "madvise",
+        "thp_defrag" => v == "always",
+        "numa_balancing" => v != "0",
+        "zone_reclaim_mode" => v != "0",
+        "smt_control" => v == "off" || v == "forceoff",
+        "perf_event_paranoid" => v.parse::<i32>().is_ok_and(|p| p >= 2),
+        "kptr_restrict" => v != "0",
+        "nmi_watchdog" => v == "1",
+        "isolated" | "nohz_full" => !v.is_empty() && v != "(null)",
+        "cpuidle_driver" => v == "haltpoll",
+        _ => false,
+    }
+}
+
 fn is_core_pmu(name: &str) -> bool {
     matches!(name, "cpu" | "cpu_core" | "cpu_atom")
         || name.starts_with("armv8_")
@@ -268,11 +286,14 @@ fn read_pmu(sys: &Sysroot) -> Pmu {
     let pmu_name = ["cpu", "cpu_core"]
         .iter()
         .find_map(|d| sys.read_string(&format!("{dir}/{d}/caps/pmu_name")));
+    let recorded = sys.exists(dir);
     let reason = if !core.is_empty() {
         None
+    } else if !recorded && !sys.is_live() {
+        Some("not recorded under this root".to_string())
     } else if all.is_empty() {
         Some(format!(
-            "{dir} is empty or absent under this root: no perf event sources recorded"
+            "{dir} is empty or absent: kernel without perf events"
         ))
     } else {
         let virt = CpuInfo::read(sys)
@@ -293,7 +314,11 @@ fn read_pmu(sys: &Sysroot) -> Pmu {
         })
     };
     Pmu {
-        present: !core.is_empty(),
+        present: if core.is_empty() && !recorded && !sys.is_live() {
+            None
+        } else {
+            Some(!core.is_empty())
+        },
         core_devices: core,
         all_devices: all,
         pmu_name,
@@ -340,6 +365,31 @@ fn read_hugepages(sys: &Sysroot) -> Vec<HugePagePool> {
     out
 }
 
+/// Why a knob file is absent: unreadable; not in a recorded root (which
+/// cannot tell a missing feature from an unrecorded file); or, on the live
+/// root, the kernel lacks the feature.
+pub fn missing_reason(sys: &Sysroot, path: &str, kernel_lacks: &str) -> String {
+    if sys.exists(path) {
+        return format!("{path} exists but is not readable");
+    }
+    if !sys.is_live() {
+        return "not recorded under this root".to_string();
+    }
+    kernel_lacks.to_string()
+}
+
+/// True when none of the knob files were found (a recorded root without them).
+impl Knobs {
+    pub fn none_recorded(&self) -> bool {
+        self.knobs.iter().all(|k| {
+            k.value.is_none()
+                && k.reason
+                    .as_deref()
+                    .is_some_and(|r| r.starts_with("not recorded"))
+        })
+    }
+}
+
 /// Kernel command-line parameters that shape CPU behaviour.
 fn cmdline_knobs(sys: &Sysroot) -> Vec<Knob> {
     let Some(cmd) = sys.read_string("/proc/cmdline") else {
@@ -374,6 +424,9 @@ fn cmdline_knobs(sys: &Sysroot) -> Vec<Knob> {
                 source: "/proc/cmdline".into(),
                 why: (*why).to_string(),
                 note: None,
+                attention: matches!(k, "isolcpus" | "nohz_full" | "idle" | "nosmt")
+                    || k.ends_with("max_cstate")
+                    || (k == "mitigations" && v == "off"),
                 reason: None,
             });
         }
@@ -395,12 +448,9 @@ pub fn read(sys: &Sysroot) -> Knobs {
             None => (None, None),
         };
         let note = value.as_deref().and_then(|v| note_for(s.name, v));
+        let attention = value.as_deref().is_some_and(|v| needs_attention(s.name, v));
         let reason = if value.is_none() {
-            Some(if sys.exists(s.path) {
-                format!("{} exists but is not readable", s.path)
-            } else {
-                s.missing.to_string()
-            })
+            Some(missing_reason(sys, s.path, s.missing))
         } else {
             None
         };
@@ -411,6 +461,7 @@ pub fn read(sys: &Sysroot) -> Knobs {
             source: s.path.to_string(),
             why: s.why.to_string(),
             note,
+            attention,
             reason,
         });
     }

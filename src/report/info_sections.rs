@@ -5,10 +5,36 @@
 use crate::machine::MachineInfo;
 use std::fmt::Write as _;
 
-const W: usize = 14;
+const W: usize = 16;
+/// Longest line aimed for; longer values wrap under their column.
+const WIDTH: usize = 100;
 
+/// Word-wrap `text` to lines of at most `width` characters.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for word in text.split(' ') {
+        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    if !cur.is_empty() || lines.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
+/// `  key:          value`, the value wrapped under its column.
 fn kv(out: &mut String, k: &str, v: impl std::fmt::Display) {
-    let _ = writeln!(out, "  {k:<W$}{v}");
+    let v = v.to_string();
+    for (i, line) in wrap(&v, WIDTH - 2 - W).iter().enumerate() {
+        let key = if i == 0 { k } else { "" };
+        let _ = writeln!(out, "  {key:<W$}{line}");
+    }
 }
 
 fn na(reasons: &std::collections::BTreeMap<String, String>, key: &str) -> String {
@@ -26,68 +52,80 @@ fn mhz(khz: u64) -> String {
 pub fn identity(info: &MachineInfo) -> String {
     let id = &info.identity;
     let mut out = String::from("Identity\n");
-    let model = id
-        .model_name
-        .clone()
-        .unwrap_or_else(|| na(&id.unavailable, "model_name"));
-    kv(&mut out, "CPU:", model);
-    let arch = if id.architecture_source.is_empty() || id.architecture_source == "none" {
-        id.architecture.clone()
+    let no_cpuinfo = id.unavailable.contains_key("cpuinfo");
+    if id.model_name.is_none() && id.arm_cores.is_empty() && no_cpuinfo {
+        // Vendor, family, microcode all come from /proc/cpuinfo: one reason covers them.
+        kv(
+            &mut out,
+            "CPU:",
+            format!(
+                "n/a (no /proc/cpuinfo and no sysfs MIDR under this root){}",
+                if id.architecture == "unknown" {
+                    String::new()
+                } else {
+                    format!(" [{}]", id.architecture)
+                }
+            ),
+        );
     } else {
-        format!("{} (from {})", id.architecture, id.architecture_source)
-    };
-    kv(&mut out, "architecture:", arch);
-    if id.arm_cores.is_empty() {
-        let vendor = match (&id.vendor, &id.vendor_name) {
-            (Some(v), Some(n)) if v != n => format!("{n} ({v})"),
-            (Some(v), _) => v.clone(),
-            _ => na(&id.unavailable, "vendor"),
+        let model = id
+            .model_name
+            .clone()
+            .unwrap_or_else(|| na(&id.unavailable, "model_name"));
+        let arch = if id.architecture_source.is_empty() || id.architecture_source == "none" {
+            id.architecture.clone()
+        } else {
+            format!("{}, from {}", id.architecture, id.architecture_source)
         };
-        kv(&mut out, "vendor:", vendor);
-        if id.family.is_some() || id.model.is_some() {
-            let f = |v: Option<u32>| v.map(|x| x.to_string()).unwrap_or_else(|| "?".into());
-            kv(
-                &mut out,
-                "family:",
-                format!(
-                    "{} model {} ({:#x}) stepping {}",
+        kv(&mut out, "CPU:", format!("{model} [{arch}]"));
+        if id.arm_cores.is_empty() {
+            let mut vendor = match (&id.vendor, &id.vendor_name) {
+                (Some(v), Some(n)) if v != n => format!("{n} ({v})"),
+                (Some(v), _) => v.clone(),
+                _ => na(&id.unavailable, "vendor"),
+            };
+            if id.family.is_some() || id.model.is_some() {
+                let f = |v: Option<u32>| v.map(|x| x.to_string()).unwrap_or_else(|| "?".into());
+                vendor.push_str(&format!(
+                    ", family {} model {} ({:#x}) stepping {}",
                     f(id.family),
                     f(id.model),
                     id.model.unwrap_or(0),
                     f(id.stepping)
-                ),
-            );
-        }
-    } else {
-        for c in &id.arm_cores {
-            let raw = c
-                .midr_raw
-                .as_ref()
-                .filter(|r| **r != c.midr)
-                .map(|r| format!(", raw {r}"))
-                .unwrap_or_default();
-            kv(
-                &mut out,
-                "MIDR:",
-                format!(
-                    "{}{raw}: implementer {} ({}), part {} ({}), {} -- CPUs {} [{}]",
-                    c.midr,
-                    c.implementer_hex,
-                    c.implementer_name.as_deref().unwrap_or("unknown"),
-                    c.part_hex,
-                    c.part_name.as_deref().unwrap_or("not in the part table"),
-                    c.stepping,
-                    c.cpus,
-                    c.source
-                ),
-            );
+                ));
+            }
+            kv(&mut out, "vendor:", vendor);
+            let mc = id
+                .microcode
+                .clone()
+                .unwrap_or_else(|| na(&id.unavailable, "microcode"));
+            kv(&mut out, "microcode:", mc);
+        } else {
+            for c in &id.arm_cores {
+                let raw = c
+                    .midr_raw
+                    .as_ref()
+                    .filter(|r| **r != c.midr)
+                    .map(|r| format!(" (raw {r})"))
+                    .unwrap_or_default();
+                kv(
+                    &mut out,
+                    "MIDR:",
+                    format!(
+                        "{}{raw}: implementer {} = {}, part {} = {}, {}; CPUs {}; no microcode \
+                         revision on ARM",
+                        c.midr,
+                        c.implementer_hex,
+                        c.implementer_name.as_deref().unwrap_or("unknown"),
+                        c.part_hex,
+                        c.part_name.as_deref().unwrap_or("not in the part table"),
+                        c.stepping,
+                        c.cpus,
+                    ),
+                );
+            }
         }
     }
-    let mc = id
-        .microcode
-        .clone()
-        .unwrap_or_else(|| na(&id.unavailable, "microcode"));
-    kv(&mut out, "microcode:", mc);
     let v = &id.virtualization;
     let virt = match v.is_virtual {
         Some(true) => format!(
@@ -105,16 +143,16 @@ pub fn identity(info: &MachineInfo) -> String {
         None => format!("unknown ({})", v.reason.as_deref().unwrap_or("no evidence")),
     };
     kv(&mut out, "machine:", virt);
-    let host = id
-        .hostname
-        .clone()
-        .unwrap_or_else(|| na(&id.unavailable, "hostname"));
-    let kernel = id
-        .kernel_release
-        .clone()
-        .unwrap_or_else(|| na(&id.unavailable, "kernel_release"));
+    let host = match (&id.hostname, &id.kernel_release) {
+        (None, None) => "n/a (hostname and kernel release not under this root)".to_string(),
+        (h, k) => format!(
+            "{}, kernel {}",
+            h.clone().unwrap_or_else(|| na(&id.unavailable, "hostname")),
+            k.clone()
+                .unwrap_or_else(|| na(&id.unavailable, "kernel_release"))
+        ),
+    };
     kv(&mut out, "host:", host);
-    kv(&mut out, "kernel:", kernel);
     out
 }
 
@@ -183,11 +221,22 @@ pub fn isa(info: &MachineInfo) -> String {
 pub fn frequency(info: &MachineInfo) -> String {
     let f = &info.frequency;
     let mut out = String::from("Frequency (declared by the kernel, not measured)\n");
-    let nominal = f
-        .nominal_mhz
-        .map(|m| format!("{:.2} GHz (from the model name)", m / 1000.0))
-        .unwrap_or_else(|| na(&f.unavailable, "nominal_mhz"));
-    kv(&mut out, "nominal:", nominal);
+    let no_cpuinfo = info.identity.unavailable.contains_key("cpuinfo");
+    if !f.cpufreq && no_cpuinfo {
+        kv(
+            &mut out,
+            "clocks:",
+            "n/a (no cpufreq and no /proc/cpuinfo under this root)",
+        );
+        return out;
+    }
+    if !no_cpuinfo {
+        let nominal = f
+            .nominal_mhz
+            .map(|m| format!("{:.2} GHz (from the model name)", m / 1000.0))
+            .unwrap_or_else(|| na(&f.unavailable, "nominal_mhz"));
+        kv(&mut out, "nominal:", nominal);
+    }
     if f.cpufreq {
         let range = match (f.min_khz, f.max_khz) {
             (Some(a), Some(b)) => format!("{} - {}", mhz(a), mhz(b)),
@@ -252,11 +301,24 @@ pub fn frequency(info: &MachineInfo) -> String {
         );
     }
     let boost = match f.boost.enabled {
-        Some(true) => format!("enabled ({})", f.boost.source.as_deref().unwrap_or("")),
-        Some(false) => format!("disabled ({})", f.boost.source.as_deref().unwrap_or("")),
-        None => format!("n/a ({})", f.boost.reason.as_deref().unwrap_or("unknown")),
+        Some(true) => Some(format!(
+            "enabled ({})",
+            f.boost.source.as_deref().unwrap_or("")
+        )),
+        Some(false) => Some(format!(
+            "disabled ({})",
+            f.boost.source.as_deref().unwrap_or("")
+        )),
+        // Without cpufreq there is no boost switch: the cpufreq line says why.
+        None if !f.cpufreq => None,
+        None => Some(format!(
+            "n/a ({})",
+            f.boost.reason.as_deref().unwrap_or("unknown")
+        )),
     };
-    kv(&mut out, "boost:", boost);
+    if let Some(b) = boost {
+        kv(&mut out, "boost:", b);
+    }
     match &f.declared {
         Some(d) => {
             let v = if (d.max_mhz - d.min_mhz).abs() < 0.5 {
@@ -267,10 +329,16 @@ pub fn frequency(info: &MachineInfo) -> String {
                     d.min_mhz, d.max_mhz, d.cpus, d.mean_mhz
                 )
             };
-            kv(&mut out, "cpu MHz:", format!("{v}: {}", d.label));
-            if let Some(n) = &d.note {
-                kv(&mut out, "", n);
-            }
+            let note = d
+                .note
+                .as_ref()
+                .map(|n| format!("; {n}"))
+                .unwrap_or_default();
+            kv(
+                &mut out,
+                "cpu MHz:",
+                format!("{v} (/proc/cpuinfo, declared{note})"),
+            );
         }
         None => kv(&mut out, "cpu MHz:", na(&f.unavailable, "declared")),
     }
@@ -297,55 +365,90 @@ pub fn frequency(info: &MachineInfo) -> String {
     out
 }
 
-/// Kernel knobs section.
+/// Kernel knobs section: one line per knob (name, value, why it matters),
+/// unrecorded knobs folded into one line, then the values worth attention.
 pub fn knobs(info: &MachineInfo) -> String {
+    const KW: usize = 21;
     let k = &info.knobs;
     let mut out = String::from("Kernel knobs\n");
+    let unrecorded =
+        |r: &Option<String>| r.as_deref().is_some_and(|r| r.starts_with("not recorded"));
+    let mut missing: Vec<&str> = Vec::new();
     for knob in &k.knobs {
-        let value = match &knob.value {
-            Some(v) if v.is_empty() => "(empty)".to_string(),
-            Some(v) => v.clone(),
+        if knob.value.is_none() && unrecorded(&knob.reason) {
+            missing.push(&knob.name);
+            continue;
+        }
+        let line = match &knob.value {
+            Some(v) => {
+                let v = if v.is_empty() { "(empty)" } else { v.as_str() };
+                format!("{v:<13} {}", knob.why)
+            }
             None => format!("n/a ({})", knob.reason.as_deref().unwrap_or("not readable")),
         };
-        let note = knob
-            .note
-            .as_ref()
-            .map(|n| format!(" -- {n}"))
-            .unwrap_or_default();
-        let _ = writeln!(out, "  {:<20}{value}{note}", knob.name);
-        let _ = writeln!(out, "  {:<20}  why: {}", "", knob.why);
+        for (i, l) in wrap(&line, WIDTH - 2 - KW).iter().enumerate() {
+            let name = if i == 0 { knob.name.as_str() } else { "" };
+            let _ = writeln!(out, "  {name:<KW$}{l}");
+        }
     }
-    let pmu = if k.pmu.present {
-        format!(
-            "present ({}{})",
+    let nothing =
+        missing.len() == k.knobs.len() && k.pmu.present.is_none() && k.hugepages.is_empty();
+    if nothing {
+        kv(
+            &mut out,
+            "settings:",
+            "n/a (no knob files, perf event sources or huge page pools recorded under this root)",
+        );
+        return out;
+    }
+    // Unrecorded PMU and huge page pools join the unrecorded knobs' line.
+    let pmu_unrecorded = k.pmu.present.is_none();
+    let pools_unrecorded = k.hugepages.is_empty() && missing.len() > 4;
+    if !missing.is_empty() {
+        let line = if missing.len() <= 4 {
+            format!("n/a (not recorded under this root): {}", missing.join(", "))
+        } else {
+            let mut extra = String::new();
+            if pmu_unrecorded {
+                extra.push_str(", PMU");
+            }
+            if pools_unrecorded {
+                extra.push_str(", huge pages");
+            }
+            format!(
+                "n/a: {} knobs{extra} not recorded under this root",
+                missing.len()
+            )
+        };
+        for (i, l) in wrap(&line, WIDTH - 2 - KW).iter().enumerate() {
+            let name = if i == 0 { "settings" } else { "" };
+            let _ = writeln!(out, "  {name:<KW$}{l}");
+        }
+    }
+    let pmu = match k.pmu.present {
+        Some(true) => format!(
+            "present: {}{}",
             k.pmu.core_devices.join(", "),
             k.pmu
                 .pmu_name
                 .as_ref()
-                .map(|n| format!(", pmu_name {n}"))
+                .map(|n| format!(" ({n})"))
                 .unwrap_or_default()
-        )
-    } else {
-        format!(
-            "none ({})",
-            k.pmu.reason.as_deref().unwrap_or("no core PMU")
-        )
+        ),
+        Some(false) => format!("none: {}", k.pmu.reason.as_deref().unwrap_or("no core PMU")),
+        None => format!("n/a ({})", k.pmu.reason.as_deref().unwrap_or("unknown")),
     };
-    let _ = writeln!(out, "  {:<20}{pmu}", "hardware PMU");
-    let _ = writeln!(
-        out,
-        "  {:<20}  why: without it IPC, cache misses and branch misses cannot be counted",
-        ""
-    );
-    if k.hugepages.is_empty() {
-        let _ = writeln!(
-            out,
-            "  {:<20}n/a (no sys/kernel/mm/hugepages)",
-            "huge page pools"
-        );
+    let folded = missing.len() > 4;
+    if !(folded && pmu_unrecorded) {
+        for (i, l) in wrap(&pmu, WIDTH - 2 - KW).iter().enumerate() {
+            let name = if i == 0 { "hardware PMU" } else { "" };
+            let _ = writeln!(out, "  {name:<KW$}{l}");
+        }
+    }
+    let pools = if k.hugepages.is_empty() {
+        "n/a (no sys/kernel/mm/hugepages)".to_string()
     } else {
-        let pools: Vec<String> = k
-            .hugepages
+        k.hugepages
             .iter()
             .map(|p| {
                 let size = if p.size_kb >= 1 << 20 {
@@ -367,22 +470,48 @@ pub fn knobs(info: &MachineInfo) -> String {
                 }
                 s
             })
-            .collect();
-        let _ = writeln!(out, "  {:<20}{}", "huge page pools", pools.join("; "));
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    if !(folded && pools_unrecorded) {
+        for (i, l) in wrap(&pools, WIDTH - 2 - KW).iter().enumerate() {
+            let name = if i == 0 { "huge page pools" } else { "" };
+            let _ = writeln!(out, "  {name:<KW$}{l}");
+        }
+    }
+    for knob in k.knobs.iter().filter(|k| k.attention) {
+        let v = knob.value.as_deref().unwrap_or("");
+        let what = knob.note.as_deref().unwrap_or(knob.why.as_str());
+        kv(&mut out, "attention:", format!("{}={v}: {what}", knob.name));
     }
     out
+}
+
+fn nic_line(out: &mut String, name: &str, text: &str) {
+    for (i, l) in wrap(text, WIDTH - 2 - 12).iter().enumerate() {
+        let n = if i == 0 { name } else { "" };
+        let _ = writeln!(out, "  {n:<12}{l}");
+    }
 }
 
 /// Devices (NICs and IRQs) section.
 pub fn devices(info: &MachineInfo) -> String {
     let d = &info.devices;
     let mut out = String::from("Network devices and interrupts\n");
+    if d.nics.is_empty() && d.interrupts.is_none() {
+        kv(
+            &mut out,
+            "devices:",
+            "n/a (no sys/class/net and no /proc/interrupts under this root)",
+        );
+        return out;
+    }
     if d.nics.is_empty() {
         kv(&mut out, "NICs:", na(&d.unavailable, "nics"));
     }
     for nic in &d.nics {
         if nic.is_virtual {
-            let _ = writeln!(out, "  {:<12}virtual (software interface)", nic.name);
+            nic_line(&mut out, &nic.name, "virtual (software interface)");
             continue;
         }
         let mut parts = Vec::new();
@@ -396,9 +525,13 @@ pub fn devices(info: &MachineInfo) -> String {
             Some(s) => format!("{s} Mb/s"),
             None => format!("speed {}", na(&nic.unavailable, "speed_mbps")),
         });
-        let _ = writeln!(out, "  {:<12}{}", nic.name, parts.join(", "));
+        nic_line(&mut out, &nic.name, &parts.join(", "));
         if nic.irqs.is_empty() {
-            let _ = writeln!(out, "  {:<12}IRQs: {}", "", na(&nic.unavailable, "irqs"));
+            nic_line(
+                &mut out,
+                "",
+                &format!("IRQs: {}", na(&nic.unavailable, "irqs")),
+            );
         } else {
             let ids: crate::placement::CpuSet = nic.irqs.iter().map(|i| i.irq as usize).collect();
             let served = if nic.served_cpus.is_empty() {
@@ -418,16 +551,18 @@ pub fn devices(info: &MachineInfo) -> String {
                         .join(",")
                 )
             };
-            let _ = writeln!(
-                out,
-                "  {:<12}{} IRQs ({ids}); routed to CPUs {}, served on CPUs {served}{nodes}",
+            let routed = if nic.affinity_cpus.is_empty() {
+                "?".to_string()
+            } else {
+                nic.affinity_cpus.to_string()
+            };
+            nic_line(
+                &mut out,
                 "",
-                nic.irqs.len(),
-                if nic.affinity_cpus.is_empty() {
-                    "?".to_string()
-                } else {
-                    nic.affinity_cpus.to_string()
-                }
+                &format!(
+                    "{} IRQs ({ids}); routed to CPUs {routed}, served on CPUs {served}{nodes}",
+                    nic.irqs.len()
+                ),
             );
         }
     }

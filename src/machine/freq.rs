@@ -146,6 +146,12 @@ fn looks_virtual(sys: &Sysroot, ci: Option<&CpuInfo>) -> bool {
 }
 
 fn read_boost(sys: &Sysroot) -> Boost {
+    let missing = if sys.is_live() {
+        "no intel_pstate/no_turbo, cpufreq/boost or policyN/boost file: \
+         the driver does not expose a boost switch"
+    } else {
+        "no intel_pstate/no_turbo, cpufreq/boost or policyN/boost file recorded under this root"
+    };
     let b = |enabled: bool, src: &str| Boost {
         enabled: Some(enabled),
         source: Some(src.to_string()),
@@ -166,11 +172,7 @@ fn read_boost(sys: &Sysroot) -> Boost {
     Boost {
         enabled: None,
         source: None,
-        reason: Some(
-            "no intel_pstate/no_turbo, cpufreq/boost or policyN/boost file: \
-             the driver does not expose a boost switch"
-                .into(),
-        ),
+        reason: Some(missing.into()),
     }
 }
 
@@ -292,6 +294,7 @@ pub fn read(sys: &Sysroot) -> Frequency {
     if fr.nominal_mhz.is_none() {
         let why = match ci {
             None => "no /proc/cpuinfo under this root",
+            Some(c) if c.looks_arm() => "ARM kernels print no model name with a clock",
             Some(c) if c.first("model name").is_none() => "no 'model name' in /proc/cpuinfo",
             Some(_) => "the model name has no '@ x.xxGHz' part",
         };

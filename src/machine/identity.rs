@@ -597,6 +597,25 @@ fn detect_virtualization(
             }
         }
     }
+    // Device-tree guests (ARM): /proc/device-tree/hypervisor/compatible ("xen,xen", "linux,kvm").
+    if let Some(c) = sys.read_string("/proc/device-tree/hypervisor/compatible") {
+        let c = c.replace('\0', " ").trim().to_string();
+        if !c.is_empty() {
+            v.evidence
+                .push(format!("device-tree hypervisor compatible '{c}'"));
+            positive = true;
+            if name.is_none() {
+                let lc = c.to_ascii_lowercase();
+                name = Some(if lc.contains("xen") {
+                    "Xen".to_string()
+                } else if lc.contains("kvm") {
+                    "KVM".to_string()
+                } else {
+                    c
+                });
+            }
+        }
+    }
     let dmi_vendor = sys.read_string("/sys/class/dmi/id/sys_vendor");
     let dmi_product = sys.read_string("/sys/class/dmi/id/product_name");
     if dmi_vendor.is_some() || dmi_product.is_some() {
@@ -708,7 +727,8 @@ pub fn read(sys: &Sysroot) -> Identity {
     let ci = cpuinfo.as_ref();
 
     // Architecture.
-    let from_files = if sys.exists("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1") {
+    let midr_file = sys.exists("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1");
+    let from_files = if midr_file {
         Some("aarch64")
     } else if let Some(c) = ci {
         if c.looks_x86() {
@@ -738,7 +758,11 @@ pub fn read(sys: &Sysroot) -> Identity {
         }
         (None, Some(a)) => {
             id.architecture = a.to_string();
-            id.architecture_source = "/proc/cpuinfo shape".into();
+            id.architecture_source = if midr_file {
+                "sysfs midr_el1".into()
+            } else {
+                "/proc/cpuinfo shape".into()
+            };
         }
         (None, None) => {
             id.architecture = "unknown".into();

@@ -6,4 +6,6 @@ pub mod compare_html;
 pub mod html;
 pub mod info_sections;
 pub mod info_text;
+pub mod numa_maps;
 pub mod run_text;
+pub mod stat_text;

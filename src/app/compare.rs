@@ -29,7 +29,7 @@ pub struct CompareArgs {
     /// Add the stored runs carrying this tag (see `run --tag`; repeatable).
     #[arg(long, value_name = "TAG")]
     pub tag: Vec<String>,
-    /// With --host/--cpu/--tag: keep every matching run, not only the latest run of each host.
+    /// With --host/--cpu/--tag: keep every matching run, not only the latest of each host (and tag).
     #[arg(long)]
     pub every: bool,
     /// Show the published reference figures (seed articles) for the same workloads.
@@ -89,10 +89,16 @@ pub fn select_runs(
     if every {
         return picked.into_iter().cloned().collect();
     }
-    // The latest run of each host (`all` is oldest first), in host order of appearance.
+    // The latest run of each host and asked-for tag set (`all` is oldest
+    // first), in order of first appearance: `--tag before --tag after` keeps
+    // one run of each tag per host.
+    let group = |s: &RunSummary| {
+        let t: Vec<&String> = tags.iter().filter(|t| s.tags.contains(t)).collect();
+        (s.host.clone(), format!("{t:?}"))
+    };
     let mut out: Vec<RunSummary> = Vec::new();
     for s in picked {
-        match out.iter_mut().find(|o| o.host == s.host) {
+        match out.iter_mut().find(|o| group(o) == group(s)) {
             Some(o) => *o = s.clone(),
             None => out.push(s.clone()),
         }
@@ -191,7 +197,6 @@ pub fn run(ctx: &Context, args: &CompareArgs) -> Result<i32> {
         let page = compare_html::render(&cmp, &runs);
         std::fs::write(p, page)
             .with_context(|| format!("cannot write the comparison page '{}'", p.display()))?;
-        eprintln!("comparison page: {}", p.display());
     }
     if args.json {
         super::print_json(&cmp)?;
@@ -201,6 +206,9 @@ pub fn run(ctx: &Context, args: &CompareArgs) -> Result<i32> {
         print!("{}", compare::render_markdown(&cmp));
     } else {
         print!("{}", compare::render_text(&cmp));
+    }
+    if let Some(p) = &args.html {
+        eprintln!("comparison page: {}", p.display());
     }
     Ok(0)
 }

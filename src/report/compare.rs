@@ -634,6 +634,26 @@ fn columns(rows: &[Vec<String>], indent: &str) -> String {
     out
 }
 
+/// `prefix` then `items` joined by "; ", wrapped between items to lines of
+/// at most `width` characters (an item is never split), each line indented.
+fn wrap_items(prefix: &str, items: &[String], width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = prefix.to_string();
+    let mut first = true;
+    for it in items {
+        let add = if first { it.clone() } else { format!("; {it}") };
+        if !first && line.chars().count() + add.chars().count() > width {
+            let _ = writeln!(out, "{indent}{line};");
+            line = format!("  {it}");
+        } else {
+            line.push_str(&add);
+        }
+        first = false;
+    }
+    let _ = writeln!(out, "{indent}{line}");
+    out
+}
+
 fn run_line(h: &RunHead) -> Vec<String> {
     vec![
         h.label.clone(),
@@ -698,7 +718,7 @@ pub fn render_text(c: &Comparison) -> String {
             .map(|d| format!("{} {}", d.field, na(&d.values[0])))
             .collect();
         if !same.is_empty() {
-            let _ = writeln!(out, "  same on all: {}", same.join("; "));
+            out.push_str(&wrap_items("same on all: ", &same, 100, "  "));
         }
     }
 
@@ -716,6 +736,8 @@ pub fn render_text(c: &Comparison) -> String {
             h.extend(c.runs.iter().map(|r| r.label.clone()));
             h
         }];
+        // Reasons for n/a become numbered footnotes, so the table stays narrow.
+        let mut reasons: Vec<String> = Vec::new();
         for row in &c.rows {
             let dir = if row.higher_is_better {
                 ""
@@ -723,15 +745,27 @@ pub fn render_text(c: &Comparison) -> String {
                 " (lower is better)"
             };
             let mut r = vec![format!("{}{dir}", row.label), row.unit.clone()];
-            r.extend(
-                row.cells
-                    .iter()
-                    .enumerate()
-                    .map(|(i, cell)| cell_text(cell, i == c.baseline)),
-            );
+            for (i, cell) in row.cells.iter().enumerate() {
+                r.push(match (&cell.state, &cell.unavailable_reason) {
+                    (CellState::Unavailable, Some(why)) => {
+                        let n = match reasons.iter().position(|x| x == why) {
+                            Some(k) => k + 1,
+                            None => {
+                                reasons.push(why.clone());
+                                reasons.len()
+                            }
+                        };
+                        format!("n/a [{n}]")
+                    }
+                    _ => cell_text(cell, i == c.baseline),
+                });
+            }
             rows.push(r);
         }
         out.push_str(&columns(&rows, "  "));
+        for (k, why) in reasons.iter().enumerate() {
+            let _ = writeln!(out, "  [{}] not available: {why}", k + 1);
+        }
     }
 
     let pubs: Vec<&Row> = c.rows.iter().filter(|r| !r.published.is_empty()).collect();

@@ -347,9 +347,15 @@ pub fn svg_grouped_bars(title: &str, groups: &[BarGroup], reference: Option<f64>
         y += gap;
     }
     let h = y + 6.0;
+    // Room for the longest text beside a bar (about 6.5 px a character at 11 px).
+    let text_w = groups
+        .iter()
+        .flat_map(|g| g.1.iter())
+        .map(|b| (b.0.chars().count() + b.3.chars().count() + 1) as f64 * 6.5)
+        .fold(120.0f64, f64::max);
     let mut s = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{:.0}" height="{h:.0}" role="img" aria-label="{t}"><text x="0" y="14" font-weight="bold">{t}</text>"#,
-        left + width + 240.0,
+        left + width + text_w + 12.0,
         t = esc(title)
     );
     if let Some(r) = reference {

@@ -430,3 +430,85 @@ fn text_and_html_show_the_evidence() {
     assert!(h.contains("<h2>Advice</h2>") && h.contains("frequency:single_core"));
     assert!(advice::render_text(&[]).is_empty());
 }
+
+/// The shapes the memory, c2c and compute experiments write (their branches,
+/// as of this writing): the rules must read them.
+#[test]
+fn rules_read_the_experiments_shapes() {
+    // numa_matrix: latency per (cpu_node, mem) with mem a node label.
+    let nm = |c: u64, m: &str, ns: f64| {
+        fixed("numa_matrix", "latency", "ns", false, ns)
+            .with_param("cpu_node", c)
+            .with_param("mem", m)
+    };
+    let r = run_with(
+        two_nodes(json!({})),
+        vec![
+            nm(0, "0", 85.0),
+            nm(0, "1", 150.0),
+            nm(0, "interleave", 118.0),
+            nm(1, "1", 86.0),
+            nm(1, "0", 149.0),
+        ],
+    );
+    let f = fires(&r, "remote-local-latency");
+    assert!(f.title.contains("numa_matrix"), "{}", f.title);
+
+    // c2c: data.cpus + data.matrix_ns.
+    let m = json!({
+        "threads": [{"cpu": 0, "node": 0}, {"cpu": 1, "node": 0}, {"cpu": 2, "node": 1}, {"cpu": 3, "node": 1}],
+        "numa_nodes": [{"id": 0, "distances": [10, 20]}, {"id": 1, "distances": [20, 10]}]
+    });
+    let c2c = fixed("c2c", "matrix", "ns", false, 60.0)
+        .with_param("method", "cas")
+        .with_data(json!({"cpus": [0, 1, 2, 3], "matrix_ns": [
+            [null, 40.0, 140.0, 141.0], [40.0, null, 139.0, 142.0],
+            [140.0, 139.0, null, 41.0], [141.0, 142.0, 41.0, null]]}));
+    let f = fires(&run_with(m, vec![c2c]), "remote-local-latency");
+    assert!(f
+        .evidence
+        .iter()
+        .any(|e| e.source.contains("data.matrix_ns")));
+
+    // simd: smt_yield in "cores" (what one extra hardware thread adds).
+    let y = |variant: &str, v: f64| {
+        fixed("simd", "smt_yield", "cores", true, v).with_param("variant", variant)
+    };
+    let f = fires(
+        &run_with(json!({}), vec![y("avx2", 0.06), y("scalar", 0.05)]),
+        "smt-yield-wide-simd",
+    );
+    assert!(
+        f.title.contains("avx2") && f.title.contains("+6%"),
+        "{}",
+        f.title
+    );
+    silent(
+        &run_with(json!({}), vec![y("avx512", 0.45)]),
+        "smt-yield-wide-simd",
+    );
+
+    // bandwidth: one record per kernel variant and thread count; cache levels excluded.
+    let bwv = |width: &str, scope: &str, t: u64, g: f64| {
+        fixed("bandwidth", "triad", "GB/s", true, g)
+            .with_param("threads", t)
+            .with_param("width", width)
+            .with_param("store", "normal")
+            .with_param("scope", scope)
+            .with_param("placement", "compact")
+    };
+    let mut res = Vec::new();
+    for (t, g) in [(1, 12.0), (2, 20.0), (4, 24.0), (8, 24.5)] {
+        res.push(bwv("avx2", "dram", t, g));
+        res.push(bwv("sse2", "dram", t, g * 0.95));
+        res.push(bwv("avx2", "L2", t, g * 10.0 / t as f64 * t as f64));
+    }
+    let all = advice::findings(&run_with(json!({}), res));
+    let sat = of_rule(&all, "memory-bandwidth-saturation");
+    assert_eq!(sat.len(), 1, "{all:#?}");
+    assert!(
+        sat[0].title.contains("at 4 thread(s)") && sat[0].title.contains("24.50"),
+        "{}",
+        sat[0].title
+    );
+}

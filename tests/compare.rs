@@ -315,13 +315,27 @@ fn published_figures_sit_beside_matching_results() {
         "{t}"
     );
     // A scaled mapping: openssl kB/s published, MB/s measured.
-    let aes = rec("compute", "openssl_aes_256_ige", "MB/s", true, 100.0).with_param("threads", 1);
+    let aes = rec("workloads", "openssl_aes", "MB/s", true, 100.0)
+        .with_param("alg", "aes-256-ige")
+        .with_param("copies", "1")
+        .with_param("bytes", 8192);
     let m = published::matches_for(&aes);
     let hygon = m
         .iter()
         .find(|x| x.figure.machine == "Hygon C86 5280")
         .unwrap();
     close(hygon.value, 79.55524);
+    // aes-256-cbc is another code path: never set beside the IGE figures.
+    let cbc = rec("workloads", "openssl_aes", "MB/s", true, 900.0)
+        .with_param("alg", "aes-256-cbc")
+        .with_param("copies", "1")
+        .with_param("bytes", 8192);
+    assert!(published::matches_for(&cbc).is_empty());
+    // bc 7^999999 (the seed's exponent) is matched; a smaller quick-profile exponent is not.
+    let bc = rec("workloads", "bc_pow", "s", false, 20.0).with_param("exp", 999999);
+    assert_eq!(published::matches_for(&bc).len(), 5);
+    let quick = rec("workloads", "bc_pow", "s", false, 2.0).with_param("exp", 99999);
+    assert!(published::matches_for(&quick).is_empty());
     // Nothing for a workload no source published.
     assert!(published::matches_for(&rec("x", "y", "z", true, 1.0)).is_empty());
 }

@@ -7,8 +7,10 @@
 //!
 //! Curve data convention (in a result's `data`; see docs/compare.md):
 //! `{"curve": {"points": [[x, y], ...], "x": "buffer size", "x_unit": "bytes",
-//! "y_unit": "ns", "log_x": true}}` or `{"curves": [{"name": ..., "points": ...}, ...]}`;
-//! points may also be objects `{"x": .., "y": ..}`.
+//! "y_unit": "ns", "log_x": true}}`, `{"curves": [{"name": ..., "points": ...}, ...]}`,
+//! `{"curve": [[x, y], ...]}` or `{"points": [...]}`. Points are `[x, y]` or
+//! objects: `{"x", "y"}`, or the keys the memory experiments write
+//! (`bytes`/`ns`, `bandwidth_gbs`/`latency_ns`, `threads`/`gbs`...).
 
 use super::compare::{cell_text, CellState, Comparison, Row};
 use super::html::esc;
@@ -60,34 +62,89 @@ pub struct Curve {
     pub points: Vec<(f64, f64)>,
 }
 
-fn point_of(v: &Value) -> Option<(f64, f64)> {
-    let (x, y) = match v {
-        Value::Array(a) if a.len() >= 2 => (a[0].as_f64()?, a[1].as_f64()?),
-        Value::Object(o) => (o.get("x")?.as_f64()?, o.get("y")?.as_f64()?),
+/// Keys tried, in order, for the x and y of a point given as an object,
+/// with the unit they imply.
+const X_KEYS: &[(&str, &str)] = &[
+    ("x", ""),
+    ("bytes", "bytes"),
+    ("size_bytes", "bytes"),
+    ("working_set_bytes", "bytes"),
+    ("bandwidth_gbs", "GB/s"),
+    ("streams", "streams"),
+    ("threads", "threads"),
+    ("n", ""),
+];
+const Y_KEYS: &[(&str, &str)] = &[
+    ("y", ""),
+    ("ns", "ns"),
+    ("latency_ns", "ns"),
+    ("gbs", "GB/s"),
+    ("median_gbs", "GB/s"),
+    ("value", ""),
+    ("median", ""),
+];
+
+/// A point key and the unit it implies.
+type AxisKey = (&'static str, &'static str);
+
+/// The (x key, y key) of an object point.
+fn keys_of(first: &Value) -> Option<(AxisKey, AxisKey)> {
+    let o = first.as_object()?;
+    let has = |k: &str| o.get(k).is_some_and(Value::is_number);
+    let x = X_KEYS.iter().find(|(k, _)| has(k))?;
+    let y = Y_KEYS.iter().find(|(k, _)| has(k) && *k != x.0)?;
+    Some((*x, *y))
+}
+
+fn point_of(v: &Value, keys: Option<(&str, &str)>) -> Option<(f64, f64)> {
+    let (x, y) = match (v, keys) {
+        (Value::Array(a), _) if a.len() >= 2 => (a[0].as_f64()?, a[1].as_f64()?),
+        (Value::Object(o), Some((xk, yk))) => (o.get(xk)?.as_f64()?, o.get(yk)?.as_f64()?),
         _ => return None,
     };
     (x.is_finite() && y.is_finite()).then_some((x, y))
 }
 
+/// A curve from `{"points": [...], "x": .., "x_unit": .., "y_unit": .., "log_x": ..}`
+/// or from a bare array of points.
 fn curve_of(v: &Value, unit: &str) -> Option<Curve> {
-    let pts: Vec<(f64, f64)> = v
-        .get("points")?
-        .as_array()?
+    let (raw, meta) = match v {
+        Value::Array(a) => (a, None),
+        Value::Object(o) => (o.get("points")?.as_array()?, Some(o)),
+        _ => return None,
+    };
+    // Object points: the keys of the first object point name the axes.
+    let keys = raw.iter().find_map(keys_of);
+    let pts: Vec<(f64, f64)> = raw
         .iter()
-        .filter_map(point_of)
+        .filter_map(|p| point_of(p, keys.map(|(x, y)| (x.0, y.0))))
         .collect();
     if pts.len() < 2 {
         return None;
     }
-    let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+    let s = |k: &str| {
+        meta.and_then(|m| m.get(k))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let (xk, xu) = keys.map(|k| k.0).unwrap_or(("x", ""));
+    let yu = keys.map(|k| k.1 .1).unwrap_or("");
     Some(Curve {
         name: s("name"),
-        x_label: s("x")
-            .or_else(|| s("x_label"))
-            .unwrap_or_else(|| "x".into()),
-        x_unit: s("x_unit").unwrap_or_default(),
-        y_unit: s("y_unit").unwrap_or_else(|| unit.to_string()),
-        log_x: v.get("log_x").and_then(Value::as_bool),
+        x_label: s("x").or_else(|| s("x_label")).unwrap_or_else(|| match xk {
+            "bytes" | "size_bytes" | "working_set_bytes" => "working set".to_string(),
+            "bandwidth_gbs" => "bandwidth".to_string(),
+            other => other.to_string(),
+        }),
+        x_unit: s("x_unit").unwrap_or_else(|| xu.to_string()),
+        y_unit: s("y_unit").unwrap_or_else(|| {
+            if yu.is_empty() {
+                unit.to_string()
+            } else {
+                yu.to_string()
+            }
+        }),
+        log_x: meta.and_then(|m| m.get("log_x")).and_then(Value::as_bool),
         points: pts,
     })
 }
@@ -104,8 +161,10 @@ pub fn curves_of(rec: &ResultRecord) -> Vec<Curve> {
     if let Some(a) = d.get("curves").and_then(Value::as_array) {
         out.extend(a.iter().filter_map(|c| curve_of(c, &rec.unit)));
     }
-    if out.is_empty() && d.get("points").is_some() {
-        out.extend(curve_of(d, &rec.unit));
+    if out.is_empty() {
+        if let Some(p) = d.get("points") {
+            out.extend(curve_of(p, &rec.unit));
+        }
     }
     out
 }
@@ -768,6 +827,28 @@ mod tests {
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].points, vec![(4096.0, 1.2), (8192.0, 1.3)]);
         assert_eq!(c[0].y_unit, "ns");
+        // The memory experiments' shapes.
+        let lat = ResultRecord::new("latency", "curve", "ns", false).with_data(serde_json::json!({
+            "points": [{"bytes": 4096, "ns": 1.1, "cv": 0.01}, {"bytes": 1048576, "ns": 9.5, "cv": 0.02}]
+        }));
+        let c = curves_of(&lat);
+        assert_eq!(c[0].points, vec![(4096.0, 1.1), (1048576.0, 9.5)]);
+        assert_eq!(
+            (c[0].x_unit.as_str(), c[0].y_unit.as_str()),
+            ("bytes", "ns")
+        );
+        let loaded = ResultRecord::new("loaded_latency", "curve", "ratio", false).with_data(
+            serde_json::json!({
+                "points": [{"streams": 0, "latency_ns": 90.0, "bandwidth_gbs": 1.0},
+                           {"streams": 1, "latency_ns": 120.0, "bandwidth_gbs": 9.0}]
+            }),
+        );
+        let c = curves_of(&loaded);
+        assert_eq!(c[0].points, vec![(1.0, 90.0), (9.0, 120.0)]);
+        assert_eq!((c[0].x_unit.as_str(), c[0].y_unit.as_str()), ("GB/s", "ns"));
+        let sat = ResultRecord::new("bandwidth", "saturation_threads", "threads", false)
+            .with_data(serde_json::json!({"curve": [[1, 10.0], [2, 18.0], [4, 19.0]]}));
+        assert_eq!(curves_of(&sat)[0].points.len(), 3);
         let none = ResultRecord::new("x", "y", "ns", false).with_data(serde_json::json!({"a": 1}));
         assert!(curves_of(&none).is_empty());
     }

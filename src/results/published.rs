@@ -31,6 +31,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../data/published/seed000-openssl.json"),
     ),
     (
+        "seed000-cpu-bound.json",
+        include_str!("../../data/published/seed000-cpu-bound.json"),
+    ),
+    (
         "seed000-unixbench.json",
         include_str!("../../data/published/seed000-unixbench.json"),
     ),
@@ -41,6 +45,10 @@ pub const FILES: &[(&str, &str)] = &[
     (
         "seed001-epyc7742.json",
         include_str!("../../data/published/seed001-epyc7742.json"),
+    ),
+    (
+        "seed002-branch-order.json",
+        include_str!("../../data/published/seed002-branch-order.json"),
     ),
     (
         "seed003-spec2000-opteron.json",

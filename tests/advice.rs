@@ -512,3 +512,39 @@ fn rules_read_the_experiments_shapes() {
         sat[0].title
     );
 }
+
+#[test]
+fn a_busy_machine_is_said_and_shown() {
+    use cpuscope::results::schema::Load;
+    let mut r = run_with(
+        json!({"cpus": {"online": "0-1"}}),
+        freq(4.8, 4.0, json!({})),
+    );
+    r.environment.load_start = Some(Load {
+        at: "2026-01-01T00:00:00Z".into(),
+        loadavg_1: Some(3.5),
+        ..Load::default()
+    });
+    let f = fires(&r, "all-core-frequency-drop");
+    assert!(
+        f.advice.contains("was busy") && f.advice.contains("3.50 on 2 CPUs"),
+        "{}",
+        f.advice
+    );
+    assert!(f
+        .evidence
+        .iter()
+        .any(|e| e.source == "environment.load_start"));
+    // Idle: no such caution.
+    r.environment.load_start.as_mut().unwrap().loadavg_1 = Some(0.2);
+    let f = fires(&r, "all-core-frequency-drop");
+    assert!(!f.advice.contains("was busy"));
+    // Configuration findings do not depend on load.
+    let mut n = run_with(two_nodes(nic(0, &[1], false)), vec![]);
+    n.environment.load_start = Some(Load {
+        at: "2026-01-01T00:00:00Z".into(),
+        loadavg_1: Some(9.0),
+        ..Load::default()
+    });
+    assert!(!fires(&n, "nic-irq-remote-node").advice.contains("was busy"));
+}

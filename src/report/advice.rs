@@ -73,15 +73,60 @@ pub const RULES: &[(&str, Rule)] = &[
     ),
 ];
 
+/// Rules whose findings rest on timed figures (not on configuration read from the machine).
+const MEASURED_RULES: &[&str] = &[
+    "remote-local-latency",
+    "distances-vs-measured",
+    "memory-bandwidth-saturation",
+    "smt-yield-wide-simd",
+    "all-core-frequency-drop",
+    "declared-vs-measured-frequency",
+];
+
 /// What the run's own figures advise. Findings without evidence are dropped.
+/// When the machine was busy as the run started, findings from timed
+/// figures say so (with the load as evidence).
 pub fn findings(run: &Run) -> Vec<Finding> {
     let mut out: Vec<Finding> = RULES
         .iter()
         .flat_map(|(_, rule)| rule(run))
         .filter(|f| !f.evidence.is_empty())
         .collect();
+    if let Some((load, cpus)) = busy(run) {
+        for f in out.iter_mut().filter(|f| MEASURED_RULES.contains(&f.rule)) {
+            f.advice.push_str(&format!(
+                " The machine was busy when the run started (load average {load:.2} on {cpus} CPUs): \
+                 repeat on an idle machine before acting on this."
+            ));
+            f.evidence.push(ev(
+                "load average (1 min) when the run started",
+                format!("{load:.2} on {cpus} CPUs"),
+                "environment.load_start",
+            ));
+        }
+    }
     out.sort_by_key(|f| f.severity);
     out
+}
+
+/// (1-minute load, logical CPUs) when the load at the start was at least
+/// 1 and more than half the CPUs.
+fn busy(run: &Run) -> Option<(f64, usize)> {
+    let load = run.environment.load_start.as_ref()?.loadavg_1?;
+    let m = &run.machine;
+    let cpus = m
+        .pointer("/cpus/online")
+        .and_then(Value::as_str)
+        .and_then(|s| crate::placement::CpuSet::parse(s).ok())
+        .map(|c| c.len())
+        .filter(|n| *n > 0)
+        .or_else(|| {
+            m.pointer("/threads")
+                .and_then(Value::as_array)
+                .map(Vec::len)
+                .filter(|n| *n > 0)
+        })?;
+    (load >= 1.0 && load > 0.5 * cpus as f64).then_some((load, cpus))
 }
 
 // ------------------------------------------------------------ helpers
@@ -108,7 +153,7 @@ fn noisy_note(recs: &[&ResultRecord]) -> String {
         String::new()
     } else {
         format!(
-            " (caution: {} noisy, CV above 5%; repeat the run to confirm)",
+            " (caution: {} noisy, CV above 5%; repeat the run to confirm).",
             noisy.join(", ")
         )
     }
@@ -1017,7 +1062,7 @@ pub fn declared_vs_measured_frequency(run: &Run) -> Vec<Finding> {
                  (performance), whether boost/turbo is disabled, power or thermal limits, and in a VM the \
                  host's CPU quota. Use the measured GHz, not the declared one, to turn times into cycles.",
                 gov.map(|g| format!(" (now {g})")).unwrap_or_default()
-            ),
+            ) + &noisy_note(&[s]),
             evidence,
         });
     }

@@ -449,3 +449,90 @@ fn the_command_line() {
         "no published set 'nope'",
     );
 }
+
+#[test]
+fn fleet_selection_by_host_cpu_and_tag() {
+    use cpuscope::app::compare::select_runs;
+    use cpuscope::results::store::RunSummary;
+    let s = |id: &str, host: &str, cpu: &str, tags: &[&str], status: RunStatus| RunSummary {
+        id: id.into(),
+        started_at: format!("2026-01-01T00:00:0{}Z", &id[1..]),
+        finished_at: None,
+        status,
+        interrupted: false,
+        host: host.into(),
+        cpu_model: Some(cpu.into()),
+        profile: "quick".into(),
+        tags: tags.iter().map(|t| t.to_string()).collect(),
+        results: 1,
+    };
+    // Oldest first, as list_runs gives them.
+    let all = vec![
+        s(
+            "r1",
+            "web1",
+            "Intel Xeon Gold",
+            &["before"],
+            RunStatus::Complete,
+        ),
+        s(
+            "r2",
+            "web2",
+            "AMD EPYC 7742",
+            &["before"],
+            RunStatus::Complete,
+        ),
+        s(
+            "r3",
+            "web1",
+            "Intel Xeon Gold",
+            &["after"],
+            RunStatus::Complete,
+        ),
+        s(
+            "r4",
+            "web1",
+            "Intel Xeon Gold",
+            &["after"],
+            RunStatus::Partial,
+        ),
+        s(
+            "r5",
+            "web2",
+            "AMD EPYC 7742",
+            &["after"],
+            RunStatus::Running,
+        ),
+    ];
+    let ids = |v: Vec<RunSummary>| v.into_iter().map(|r| r.id).collect::<Vec<_>>();
+    let none: Vec<String> = vec![];
+    let v = |x: &[&str]| x.iter().map(|t| t.to_string()).collect::<Vec<_>>();
+    // Latest finished run of each host (r5 is still running).
+    assert_eq!(
+        ids(select_runs(&all, &none, &none, &none, false)),
+        ["r4", "r2"]
+    );
+    // CPU model: case-insensitive substring.
+    assert_eq!(
+        ids(select_runs(&all, &none, &v(&["epyc"]), &none, false)),
+        ["r2"]
+    );
+    // Tags: one run per host and tag, in the order the tags were given.
+    assert_eq!(
+        ids(select_runs(
+            &all,
+            &none,
+            &none,
+            &v(&["after", "before"]),
+            false
+        )),
+        ["r4", "r1", "r2"]
+    );
+    // Hosts in the order given; --every keeps all.
+    assert_eq!(
+        ids(select_runs(&all, &v(&["web2", "web1"]), &none, &none, true)),
+        ["r2", "r1", "r3", "r4"]
+    );
+    // Different options must all match.
+    assert!(select_runs(&all, &v(&["web2"]), &v(&["xeon"]), &none, false).is_empty());
+}

@@ -86,6 +86,17 @@ pub fn select_runs(
         })
         .filter(|s| tags.is_empty() || tags.iter().any(|t| s.tags.contains(t)))
         .collect();
+    // Order: by the position of the first asked-for host, then tag, that the
+    // run matches (so `--tag before --tag after` puts `before` first, as
+    // the baseline); then as listed (oldest first).
+    let rank = |s: &RunSummary| {
+        (
+            hosts.iter().position(|h| h == &s.host).unwrap_or(0),
+            tags.iter().position(|t| s.tags.contains(t)).unwrap_or(0),
+        )
+    };
+    let mut picked = picked;
+    picked.sort_by_key(|s| rank(s));
     if every {
         return picked.into_iter().cloned().collect();
     }

@@ -105,6 +105,31 @@ fn declared(machine: &MachineInfo, timer_ghz: Option<f64>) -> serde_json::Value 
     })
 }
 
+/// One line listing every declared figure, labelled as declared.
+fn declared_line(decl: &serde_json::Value) -> String {
+    let mut parts = Vec::new();
+    for (k, label) in [
+        ("cpuinfo_mhz", "/proc/cpuinfo cpu MHz"),
+        ("cpufreq_max_mhz", "cpufreq max"),
+        ("cpufreq_base_mhz", "cpufreq base"),
+        ("model_name_mhz", "model name"),
+        ("tsc_mhz", "TSC rate (calibrated)"),
+    ] {
+        match decl.get(k).and_then(|v| v.as_f64()) {
+            Some(mhz) => parts.push(format!("{label} {mhz:.0} MHz")),
+            None if k == "cpufreq_max_mhz" => {
+                let why = decl
+                    .get("cpufreq_reason")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("not exposed");
+                parts.push(format!("cpufreq max n/a ({why})"));
+            }
+            None => {}
+        }
+    }
+    format!("declared, not measured: {}", parts.join("; "))
+}
+
 /// Findings: where a declared figure differs from the measured one by > 5%.
 fn disagreements(measured_ghz: f64, decl: &serde_json::Value) -> Vec<String> {
     let mut notes = Vec::new();
@@ -190,6 +215,7 @@ impl Experiment for Frequency {
             .with_method(&method_text(Chain::Add), METHOD_VERSION)
             .with_samples(headline)
             .with_note(&format!("measured on CPU {first}; per-CPU figures in data"));
+        rec = rec.with_note(&declared_line(&decl));
         if let Some(v) = rec.value {
             ctx.facts.ghz_single = Some(v);
             for n in disagreements(v, &decl) {

@@ -18,7 +18,7 @@ struct Cli {
     /// Filesystem root to read sys/ and proc/ from (a recorded machine, or / for this one).
     #[arg(long, global = true, default_value = "/", value_name = "DIR")]
     sysroot: PathBuf,
-    /// Store: a SQLite file path (default: $XDG_DATA_HOME/cpuscope/runs.db).
+    /// Store: a SQLite file path (default: $XDG_DATA_HOME/cpuscope/runs.db) or a postgres://user@host/db URL.
     #[arg(long, global = true, value_name = "PATH|URL")]
     store: Option<String>,
     #[command(subcommand)]
@@ -75,6 +75,14 @@ enum Command {
     ///
     /// Example: cpuscope import run1.json run2.json
     Import(app::store_cmds::ImportArgs),
+    /// Runs side by side: relative figures, noise flags, geometric mean, environment differences.
+    ///
+    /// Example: cpuscope compare RUN1 RUN2 --baseline RUN1 --html cmp.html
+    Compare(app::compare::CompareArgs),
+    /// The published reference figures (seed articles) that cpuscope shows beside its own.
+    ///
+    /// Example: cpuscope published seed000-bc
+    Published(app::compare::PublishedArgs),
     /// Delete a stored run and its results.
     ///
     /// Example: cpuscope delete 20261122T010203Z-myhost-1a2b
@@ -82,6 +90,11 @@ enum Command {
 }
 
 fn main() {
+    // Die quietly on a closed pipe (`cpuscope info | head`), like other Unix tools.
+    // SAFETY: resetting a signal disposition to its default before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     std::panic::set_hook(Box::new(|p| {
         let msg = p
             .payload()
@@ -111,6 +124,8 @@ fn main() {
         Command::Export(a) => app::store_cmds::export(&ctx, a),
         Command::Import(a) => app::store_cmds::import(&ctx, a),
         Command::Delete(a) => app::store_cmds::delete(&ctx, a),
+        Command::Compare(a) => app::compare::run(&ctx, a),
+        Command::Published(a) => app::compare::published(&ctx, a),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -842,3 +842,153 @@ fn garbage_files_do_not_panic() {
     let text = cpuscope::report::info_text::render(&info);
     assert!(text.contains("Summary: "));
 }
+
+// ---------------------------------------------------------------------------
+// cgroup cpusets recorded in other ways than the fixtures.
+
+fn small_machine(root: &Path) {
+    let cpu = "sys/devices/system/cpu";
+    write(root, &format!("{cpu}/online"), "0-3\n");
+    for c in 0..4 {
+        write(
+            root,
+            &format!("{cpu}/cpu{c}/topology/physical_package_id"),
+            "0\n",
+        );
+        write(
+            root,
+            &format!("{cpu}/cpu{c}/topology/core_id"),
+            &format!("{c}\n"),
+        );
+    }
+}
+
+#[test]
+fn cgroup_v2_cpuset_is_inherited_from_ancestors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = dir.path();
+    small_machine(r);
+    write(
+        r,
+        "proc/mounts",
+        "cgroup2 /sys/fs/cgroup cgroup2 rw,nosuid 0 0\n",
+    );
+    write(r, "proc/self/cgroup", "0::/a/b\n");
+    write(
+        r,
+        "sys/fs/cgroup/cgroup.controllers",
+        "cpuset cpu io memory\n",
+    );
+    write(r, "sys/fs/cgroup/cpuset.cpus.effective", "0-3\n");
+    write(r, "sys/fs/cgroup/cpuset.mems.effective", "0\n");
+    write(r, "sys/fs/cgroup/a/cpuset.cpus.effective", "2-3\n");
+    write(r, "sys/fs/cgroup/a/b/cgroup.procs", "1\n");
+    let info = discover(&Sysroot::new(r).expect("sysroot")).expect("discover");
+    assert_eq!(info.cpus.usable, set("2-3"));
+    let cg = info.cpus.cgroup.expect("cgroup");
+    assert_eq!((cg.version, cg.path.as_str()), (2, "/a/b"));
+    assert_eq!(
+        cg.cpus_file.as_deref(),
+        Some("/sys/fs/cgroup/a/cpuset.cpus.effective")
+    );
+    assert_eq!(cg.mems, Some(set("0")));
+    assert_eq!(info.threads.iter().filter(|t| t.usable).count(), 2);
+}
+
+#[test]
+fn cgroup_v2_without_cpuset_controller_restricts_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = dir.path();
+    small_machine(r);
+    write(r, "proc/mounts", "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n");
+    write(r, "proc/self/cgroup", "0::/user.slice\n");
+    write(r, "sys/fs/cgroup/cgroup.controllers", "cpu io memory\n");
+    let info = discover(&Sysroot::new(r).expect("sysroot")).expect("discover");
+    assert!(info.cpus.cgroup.is_none());
+    assert!(info.cpus.allowed.is_none());
+    assert_eq!(info.cpus.usable, set("0-3"));
+    assert!(info.cpus.unavailable.contains_key("allowed"));
+}
+
+#[test]
+fn status_allowed_list_and_v1_container_path() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = dir.path();
+    small_machine(r);
+    // v1 cpuset where the recorded path is not visible under the mount (container).
+    write(
+        r,
+        "proc/mounts",
+        "cgroup /sys/fs/cgroup/cpuset cgroup rw,cpuset 0 0\n",
+    );
+    write(r, "proc/self/cgroup", "4:cpuset:/docker/abc\n");
+    write(r, "sys/fs/cgroup/cpuset/cpuset.cpus", "1-3\n");
+    write(r, "sys/fs/cgroup/cpuset/cpuset.mems", "0\n");
+    write(
+        r,
+        "proc/self/status",
+        "Name:\tx\nCpus_allowed_list:\t0-2\nMems_allowed_list:\t0\n",
+    );
+    let info = discover(&Sysroot::new(r).expect("sysroot")).expect("discover");
+    assert_eq!(info.cpus.usable, set("1-2"));
+    assert!(info.cpus.allowed_source.contains("Cpus_allowed_list"));
+    assert!(info.cpus.allowed_source.contains("cgroup v1"));
+    assert_eq!(info.numa.usable, set("0"));
+}
+
+#[test]
+fn core_kinds_from_pmu_devices_and_from_capacity() {
+    // Intel hybrid PMUs: /sys/devices/cpu_core and /sys/devices/cpu_atom.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = dir.path();
+    small_machine(r);
+    write(r, "sys/devices/cpu_core/cpus", "0-1\n");
+    write(r, "sys/devices/cpu_atom/cpus", "2-3\n");
+    let info = discover(&Sysroot::new(r).expect("sysroot")).expect("discover");
+    let names: Vec<(&str, String)> = info
+        .core_kinds
+        .iter()
+        .map(|k| (k.name.as_str(), k.cpus.to_string()))
+        .collect();
+    assert_eq!(
+        names,
+        vec![("P-core", "0-1".into()), ("E-core", "2-3".into())]
+    );
+    assert_eq!(info.thread(3).and_then(|t| t.kind), Some(1));
+
+    // ARM big.LITTLE: cpu_capacity.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = dir.path();
+    small_machine(r);
+    for (c, cap) in [(0, 446), (1, 446), (2, 1024), (3, 1024)] {
+        write(
+            r,
+            &format!("sys/devices/system/cpu/cpu{c}/cpu_capacity"),
+            &format!("{cap}\n"),
+        );
+    }
+    let info = discover(&Sysroot::new(r).expect("sysroot")).expect("discover");
+    assert_eq!(info.core_kinds.len(), 2);
+    assert_eq!(info.core_kinds[0].cpus, set("2-3"));
+    assert_eq!(info.core_kinds[0].capacity, Some(1024));
+    assert_eq!(info.core_kinds[1].name, "little");
+    let text = cpuscope::report::info_text::render(&info);
+    assert!(
+        text.contains("2 big × 1 thread + 2 little × 1 thread"),
+        "{text}"
+    );
+
+    // Same capacity everywhere: homogeneous.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = dir.path();
+    small_machine(r);
+    for c in 0..4 {
+        write(
+            r,
+            &format!("sys/devices/system/cpu/cpu{c}/cpu_capacity"),
+            "1024\n",
+        );
+    }
+    let info = discover(&Sysroot::new(r).expect("sysroot")).expect("discover");
+    assert!(info.core_kinds.is_empty());
+}

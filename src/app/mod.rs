@@ -2,6 +2,7 @@
 //! `main.rs` only parses and dispatches to these.
 
 pub mod bandwidth;
+pub mod compare;
 pub mod info;
 pub mod latency;
 pub mod loaded_latency;

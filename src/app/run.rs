@@ -96,10 +96,13 @@ impl Progress {
 
 /// The CPUs the run may use: usable ∩ --cpus (error outside the usable set).
 fn choose_cpus(info: &machine::MachineInfo, arg: Option<&str>) -> Result<CpuSet> {
-    let usable = if info.cpus.usable.is_empty() {
+    let usable = if !info.cpus.usable.is_empty() {
+        info.cpus.usable.clone()
+    } else if !info.cpus.online.is_empty() {
         info.cpus.online.clone()
     } else {
-        info.cpus.usable.clone()
+        // Topology unreadable: fall back to this process's affinity.
+        crate::placement::pin::current_affinity()?
     };
     let Some(list) = arg else {
         return Ok(usable);
@@ -263,8 +266,10 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
 /// Reports go in a `reports/` folder beside the SQLite store.
 fn report_dir(ctx: &Context) -> Result<PathBuf> {
     let db = match ctx.store.as_deref() {
-        None => crate::results::store::default_store_path()?,
-        Some(s) => crate::results::store::store_path_of(s)?,
+        Some(s) if !crate::results::postgres::is_postgres_url(s) => {
+            crate::results::store::store_path_of(s)?
+        }
+        _ => crate::results::store::default_store_path()?,
     };
     Ok(db
         .parent()

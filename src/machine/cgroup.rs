@@ -108,6 +108,14 @@ fn join_cg(mountpoint: &str, path: &str) -> String {
     }
 }
 
+/// Parent of a cgroup path (`/a/b` -> `/a`, `/a` -> `/`).
+fn parent(p: &str) -> String {
+    match p.trim_end_matches('/').rsplit_once('/') {
+        Some((parent, _)) if !parent.is_empty() => parent.to_string(),
+        _ => "/".to_string(),
+    }
+}
+
 /// First readable list among `names` in `dir`: (file, set).
 fn first_list(sys: &Sysroot, dir: &str, names: &[&str]) -> Option<(String, CpuSet)> {
     names.iter().find_map(|n| {
@@ -142,10 +150,23 @@ pub fn read_cpuset(sys: &Sysroot) -> Result<Option<CgroupCpuset>, String> {
         let path = v1_path
             .or(cpuset_path)
             .ok_or("cgroup v1 cpuset is mounted but neither /proc/self/cgroup nor /proc/self/cpuset names this process's cpuset")?;
-        let dir = join_cg(&m.mountpoint, &path);
-        if !sys.path(&dir).is_dir() {
-            return Err(format!("cgroup v1 cpuset directory {dir} is missing"));
-        }
+        // Inside a container without a cgroup namespace the recorded path may not
+        // exist under the mount (the mount shows the container's own cgroup as
+        // its root): use the deepest ancestor that exists.
+        let mut cur = path.clone();
+        let dir = loop {
+            let d = join_cg(&m.mountpoint, &cur);
+            if sys.path(&d).is_dir() {
+                break d;
+            }
+            if cur == "/" || cur.is_empty() {
+                return Err(format!(
+                    "cgroup v1 cpuset directory {} is missing",
+                    join_cg(&m.mountpoint, &path)
+                ));
+            }
+            cur = parent(&cur);
+        };
         let cpus = first_list(
             sys,
             &dir,
@@ -203,10 +224,7 @@ pub fn read_cpuset(sys: &Sysroot) -> Result<Option<CgroupCpuset>, String> {
             if (cpus.is_some() && mems.is_some()) || cur == "/" || cur.is_empty() {
                 break;
             }
-            cur = match cur.trim_end_matches('/').rsplit_once('/') {
-                Some((parent, _)) if !parent.is_empty() => parent.to_string(),
-                _ => "/".to_string(),
-            };
+            cur = parent(&cur);
         }
         return Ok(Some(CgroupCpuset {
             version: 2,
@@ -257,5 +275,8 @@ mod tests {
         assert_eq!(join_cg("/dev/cpuset", "/prout"), "/dev/cpuset/prout");
         assert_eq!(join_cg("/sys/fs/cgroup", "/"), "/sys/fs/cgroup");
         assert_eq!(join_cg("/sys/fs/cgroup/", "/a/b"), "/sys/fs/cgroup/a/b");
+        assert_eq!(parent("/a/b"), "/a");
+        assert_eq!(parent("/a"), "/");
+        assert_eq!(parent("/"), "/");
     }
 }

@@ -221,6 +221,7 @@ pub fn read(sys: &Sysroot) -> Result<Topology> {
     let mut raw = Vec::new();
     let mut missing_topo = CpuSet::new();
     let mut negative_pkg = false;
+    let mut no_core_id = CpuSet::new();
     let mut have_die = false;
     for cpu in online.iter() {
         let t = format!("{CPU_DIR}/cpu{cpu}/topology");
@@ -235,6 +236,9 @@ pub fn read(sys: &Sysroot) -> Result<Topology> {
         have_die |= die.is_some();
         let cluster = read_id(sys, &format!("{t}/cluster_id"));
         let core_id = read_id(sys, &format!("{t}/core_id"));
+        if core_id.is_none_or(|c| c < 0) {
+            no_core_id.insert(cpu);
+        }
         let siblings = sys
             .read_cpulist(&format!("{t}/core_cpus_list"))
             .or_else(|| sys.read_cpulist_or_mask(&format!("{t}/thread_siblings")))
@@ -254,6 +258,11 @@ pub fn read(sys: &Sysroot) -> Result<Topology> {
     if !missing_topo.is_empty() {
         notes.push(format!(
             "online CPUs {missing_topo} have no topology directory: each is counted as its own core in package 0"
+        ));
+    }
+    if !no_core_id.is_empty() && no_core_id.len() != missing_topo.len() {
+        notes.push(format!(
+            "CPUs {no_core_id} have no usable core_id: their CPU number is used as core_id"
         ));
     }
     if negative_pkg {

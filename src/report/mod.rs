@@ -1,8 +1,13 @@
 //! Text, JSON, HTML rendering, comparison and advice. Never measures.
 
+pub mod advice;
+pub mod compare;
+pub mod compare_html;
 pub mod html;
 pub mod info_sections;
 pub mod info_text;
 pub mod memory_html;
 pub mod memory_text;
+pub mod numa_maps;
 pub mod run_text;
+pub mod stat_text;

@@ -402,3 +402,57 @@ fn every_planned_set_uses_usable_cpus_and_distinct_cores() {
         }
     }
 }
+
+/// The recorded hwloc machines (sysfs trees under tests/fixtures/hwloc-linux),
+/// read by the topology reader.
+fn recorded(name: &str) -> Option<MachineInfo> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/hwloc-linux")
+        .join(name);
+    if !root.join("sys").is_dir() {
+        eprintln!("{name}: fixture tree not unpacked, skipped");
+        return None;
+    }
+    let sys = cpuscope::machine::Sysroot::new(&root).ok()?;
+    cpuscope::machine::discover(&sys).ok()
+}
+
+#[test]
+fn recorded_eight_node_opteron() {
+    let Some(m) = recorded("16amd64-8n2c") else {
+        return;
+    };
+    let p = plan(&m, &all_cpus(&m), 4);
+    assert_eq!(cpus_of(&p, "numa", "same_node"), Some(set("0,1")));
+    assert_eq!(cpus_of(&p, "numa", "cross_socket"), Some(set("0,2")));
+    assert_eq!(cpus_of(&p, "spread", "all_nodes"), Some(set("0,2,4,6")));
+    assert!(reason_of(&p, "spread", "one_node").contains("no NUMA node holds 4"));
+    assert_eq!(
+        mem(&p, "remote_near").policy,
+        Some(MemPolicy::Bind(set("1")))
+    );
+    assert_eq!(
+        mem(&p, "interleave").policy,
+        Some(MemPolicy::Interleave(set("0-7")))
+    );
+}
+
+#[test]
+fn recorded_four_socket_smt_xeon() {
+    let Some(m) = recorded("16em64t-4s2c2t") else {
+        return;
+    };
+    let p = plan(&m, &all_cpus_or_online(&m), 4);
+    assert_eq!(cpus_of(&p, "smt", "smt_siblings"), Some(set("0,8")));
+    assert_eq!(cpus_of(&p, "numa", "cross_socket"), Some(set("0,1")));
+    assert_eq!(cpus_of(&p, "spread", "smt_packed"), Some(set("0,4,8,12")));
+}
+
+fn all_cpus_or_online(m: &MachineInfo) -> CpuSet {
+    let s = all_cpus(m);
+    if s.is_empty() {
+        m.cpus.online.clone()
+    } else {
+        s
+    }
+}

@@ -4,6 +4,7 @@
 
 pub mod frequency;
 pub mod peak;
+pub mod placement_study;
 pub mod rate;
 pub mod simd;
 pub mod workloads;
@@ -114,6 +115,7 @@ pub fn registry() -> Vec<&'static dyn Experiment> {
         &peak::Peak,
         &workloads::Workloads,
         &rate::Rate,
+        &placement_study::PlacementStudy,
     ]
 }
 

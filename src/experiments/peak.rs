@@ -464,7 +464,7 @@ impl Experiment for Peak {
                         _ => None,
                     };
                     per_cycle = per_cycle.with_note(&format!(
-                        "{:.1}% of the theoretical {t:.0} FLOP/cycle ({}: {})",
+                        "{:.1}% of the theoretical {t:.0} FLOP/cycle ({}; source: {})",
                         m / t * 100.0,
                         s.core,
                         s.source
@@ -558,12 +558,12 @@ impl Experiment for Peak {
         match (formula, rec.value, &spec) {
             (Some(f), Some(m), Ok(s)) => {
                 rec = rec.with_note(&format!(
-                    "{:.1}% of seed 000's formula: {:.2} GHz × {cores} cores × issue width {} × SMT factor {} = {f:.1} G instr/s ({})",
+                    "{:.1}% of seed 000's formula: {:.2} GHz (all-core, measured) × {cores} cores × issue width {} ({}) × SMT factor {} = {f:.1} G instr/s",
                     m / f * 100.0,
                     ctx.facts.ghz_all.unwrap_or(0.0),
                     s.issue_width.unwrap_or(0.0),
+                    s.core,
                     smt_factor(tpc),
-                    s.source
                 ));
             }
             (None, _, Err(e)) => {

@@ -1,5 +1,7 @@
 //! Text, JSON, HTML rendering, comparison and advice. Never measures.
 
+pub mod compute_html;
+pub mod compute_text;
 pub mod html;
 pub mod info_sections;
 pub mod info_text;

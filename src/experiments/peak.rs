@@ -367,7 +367,7 @@ impl Experiment for Peak {
 
     fn estimate_secs(&self, _machine: &MachineInfo, _cpus: &CpuSet, profile: Profile) -> f64 {
         let widths = Width::ALL.iter().filter(|w| w.supported()).count() as f64;
-        (widths + 3.0) * secs_per_figure(profile)
+        (2.0 * widths + 5.0) * secs_per_figure(profile)
     }
 
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
@@ -388,20 +388,18 @@ impl Experiment for Peak {
             Ok(s) => json!(s),
             Err(e) => json!({"reason": e}),
         };
-        // Clock reference on the same CPU, right before the FMA kernels (the
-        // same conditions; the frequency experiment's figure may be older).
-        (ctx.step)("reference clock (add chain) on the FMA CPU");
-        let ref_samples = single_rate(first, &policy, ctx.stop, CHAIN_LEN as f64 / 1e9, |it| {
-            Chain::Add.run(it, 1)
-        })?;
-        let ref_stats = crate::harness::Stats::from_samples(&ref_samples);
-        let ref_ghz = ref_stats.as_ref().map(|s| s.median);
-        let ref_best = ref_stats.as_ref().map(|s| s.max);
-        let (ghz1, ghz1_source) = match (ref_ghz, ctx.facts.ghz_single) {
-            (Some(r), _) => (Some(r), "add chain on the same CPU right before (median)"),
-            (None, Some(f)) => (Some(f), "frequency: single_core (measured this run)"),
-            _ => (None, "not available"),
+        // The clock on the same CPU, measured right before and right after
+        // each FMA kernel (the same conditions; the frequency experiment's
+        // figure may be older). A clock that moved by more than 5% between
+        // the two is reported: the per-cycle figure is then unreliable.
+        let clock = |ctx: &mut ExpCtx| -> Result<Option<f64>> {
+            (ctx.step)("reference clock (add chain) on the FMA CPU");
+            let s = single_rate(first, &policy, ctx.stop, CHAIN_LEN as f64 / 1e9, |it| {
+                Chain::Add.run(it, 1)
+            })?;
+            Ok(Stats::from_samples(&s).map(|s| s.median))
         };
+        let mut before = clock(ctx)?;
         let mut widest: Option<Width> = None;
 
         // 1. One core, every width.
@@ -418,6 +416,27 @@ impl Experiment for Peak {
             let gflops = single_rate(first, &policy, ctx.stop, w.flops_per_iter() / 1e9, |it| {
                 fma::run(w, it)
             })?;
+            let after = clock(ctx)?;
+            let (ghz1, drift) = match (before, after) {
+                (Some(a), Some(b)) => (Some((a + b) / 2.0), Some(b / a - 1.0)),
+                (Some(a), None) | (None, Some(a)) => (Some(a), None),
+                (None, None) => (ctx.facts.ghz_single, None),
+            };
+            before = after;
+            // The clock while FMAs of this width run (power licence).
+            let lic = if fma::probe_supported(w) {
+                (ctx.step)(&format!("clock under {}-bit FMA load", w.bits()));
+                let s = single_rate(
+                    first,
+                    &policy,
+                    ctx.stop,
+                    fma::PROBE_ADDS as f64 / 1e9,
+                    |it| fma::clock_probe(w, it),
+                )?;
+                Stats::from_samples(&s).map(|s| s.median)
+            } else {
+                None
+            };
             let theo = spec.as_ref().ok().and_then(|s| s.flops_per_cycle(w));
             let mut rec = ResultRecord::new(EXP, "fma_flops", "GFLOP/s", true)
                 .with_param("width", w.name())
@@ -426,11 +445,15 @@ impl Experiment for Peak {
                 .with_samples(gflops.clone());
             let fpc = ghz1.and_then(|g| rec.value.map(|v| v / g));
             let fpc_freq = ctx.facts.ghz_single.and_then(|g| rec.value.map(|v| v / g));
+            let fpc_lic = lic.and_then(|g| rec.value.map(|v| v / g));
             rec = rec.with_data(json!({
                 "cpu": first,
                 "flops_per_cycle": fpc,
                 "ghz": ghz1,
-                "ghz_source": ghz1_source,
+                "ghz_source": "add chain on the same CPU, mean of the medians right before and right after",
+                "ghz_drift": drift,
+                "ghz_under_this_width": lic,
+                "flops_per_cycle_at_that_clock": fpc_lic,
                 "ghz_frequency_experiment": ctx.facts.ghz_single,
                 "flops_per_cycle_vs_frequency_experiment": fpc_freq,
                 "theoretical_flops_per_cycle": theo,
@@ -438,12 +461,12 @@ impl Experiment for Peak {
             }));
             out(rec)?;
             // Per-cycle figure with its own samples.
-            let per_cycle = match ghz1 {
+            let mut per_cycle = match ghz1 {
                 Some(g) => ResultRecord::new(EXP, "fma_flops_per_cycle", "FLOP/cycle", true)
                     .with_param("width", w.name())
                     .with_param("threads", "1")
                     .with_method(
-                        &format!("{}; each sample divided by the clock measured on the same CPU right before (add chain, median)", method_fma(w)),
+                        &format!("{}; each sample divided by the clock measured on the same CPU right before and right after (add chain, mean of the two medians)", method_fma(w)),
                         METHOD_VERSION,
                     )
                     .with_samples(gflops.iter().map(|x| x / g).collect()),
@@ -456,26 +479,31 @@ impl Experiment for Peak {
                 .with_param("width", w.name())
                 .with_param("threads", "1"),
             };
-            let mut per_cycle = per_cycle;
+            if let Some(d) = drift.filter(|d| d.abs() > 0.05) {
+                per_cycle = per_cycle.with_note(&format!(
+                    "unreliable: the measured clock moved {:+.0}% between before and after this kernel (other load or frequency changes)",
+                    d * 100.0
+                ));
+            }
             match (&spec, theo, per_cycle.value) {
                 (Ok(s), Some(t), Some(m)) => {
-                    let best = match (ref_best, Stats::from_samples(&gflops)) {
-                        (Some(g), Some(st)) if g > 0.0 => Some(st.max / g),
-                        _ => None,
-                    };
-                    per_cycle = per_cycle.with_note(&format!(
-                        "{:.1}% of the theoretical {t:.0} FLOP/cycle ({}; source: {})",
-                        m / t * 100.0,
-                        s.core,
-                        s.source
-                    ));
-                    if let Some(b) = best {
+                    per_cycle = per_cycle
+                        .with_note(&format!(
+                            "{:.1}% of the theoretical {t:.0} FLOP/cycle ({}; source: {})",
+                            m / t * 100.0,
+                            s.core,
+                            s.source
+                        ))
+                        .with_data(json!({"theoretical": t, "ratio": m / t, "ghz_reference": ghz1, "ghz_drift": drift, "ghz_under_this_width": lic}));
+                    if let (Some(l), Some(g)) = (lic, ghz1) {
+                        let at_lic = m * g / l;
                         per_cycle = per_cycle.with_note(&format!(
-                            "fastest samples (preemption only slows a sample): {b:.2} FLOP/cycle = {:.1}% of theoretical",
-                            b / t * 100.0
+                            "the clock while {}-bit FMAs run is {l:.2} GHz ({:+.1}% against the add-chain clock); at that clock the kernel reaches {at_lic:.2} FLOP/cycle = {:.1}% of theoretical",
+                            w.bits(),
+                            (l / g - 1.0) * 100.0,
+                            at_lic / t * 100.0
                         ));
                     }
-                    per_cycle = per_cycle.with_data(json!({"theoretical": t, "ratio": m / t, "best_sample_flops_per_cycle": best, "best_sample_ratio": best.map(|b| b / t), "ghz_reference": ghz1, "ghz_reference_best": ref_best}));
                 }
                 (Ok(s), None, _) => {
                     per_cycle = per_cycle.with_note(&format!(

@@ -252,6 +252,28 @@ pub fn render_peak(rs: &[ResultRecord]) -> String {
                     .unwrap_or_else(|| "n/a".into()),
             )
         };
+        let mut flags = Vec::new();
+        if let Some(d) = p
+            .and_then(|r| data_f64(r, "/ghz_drift"))
+            .filter(|d| d.abs() > 0.05)
+        {
+            flags.push(format!(
+                "unreliable: clock moved {:+.0}% during the kernel",
+                d * 100.0
+            ));
+        }
+        if let (Some(l), Some(g), Some(pc), Some(th)) = (
+            data_f64(f, "/ghz_under_this_width"),
+            data_f64(f, "/ghz"),
+            per,
+            theo,
+        ) {
+            flags.push(format!(
+                "clock under {w}-bit FMAs {l:.2} GHz ({:+.1}%): {:.1}% of theoretical at that clock",
+                (l / g - 1.0) * 100.0,
+                pc * g / l / th * 100.0
+            ));
+        }
         rows.push(vec![
             w.into(),
             t.into(),
@@ -259,16 +281,14 @@ pub fn render_peak(rs: &[ResultRecord]) -> String {
             per.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into()),
             theo_s,
             ratio_s,
+            flags.join("; "),
         ]);
     }
     out.push_str(&columns(&rows, "  "));
-    if let Some(r) = pc.iter().find(|r| r.value.is_some()) {
-        if let Some(d) = &r.data {
-            if let Some(g) = d["ghz_reference"].as_f64() {
-                let _ = writeln!(out, "  clock reference: {g:.2} GHz (add chain on the same CPU, measured just before)");
-            }
-        }
-    }
+    let _ = writeln!(
+        out,
+        "  FLOP/cycle: GFLOP/s over the add-chain clock measured on the same CPU just before and after each kernel"
+    );
     if let Some(th) = fl
         .iter()
         .find_map(|r| r.data.as_ref().and_then(|d| d.get("theory")))

@@ -153,6 +153,8 @@ pub fn counters_unavailable_reason() -> String {
 #[derive(Clone, Debug, Default)]
 pub struct ProcRun {
     pub wall_s: f64,
+    /// CPU time of the child (user + system, from wait4's rusage); None if unknown.
+    pub cpu_s: Option<f64>,
     pub stdout: String,
     pub stderr: String,
     pub code: Option<i32>,
@@ -252,6 +254,32 @@ fn spawn(cmd: &Cmd, cpus: Option<&CpuSet>, capture: bool) -> Result<Running> {
     })
 }
 
+/// Reap a child if it has exited (non-blocking `wait4`): its exit code
+/// (None when killed by a signal) and CPU time (user + system).
+fn reap(pid: u32) -> Result<Option<(Option<i32>, Option<f64>)>> {
+    let mut status: libc::c_int = 0;
+    // SAFETY: rusage is plain data, fully written by wait4 on success.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointers to locals; pid is our own child.
+    let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, libc::WNOHANG, &mut ru) };
+    if r < 0 {
+        bail!(
+            "waiting for child {pid} failed: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    if r == 0 {
+        return Ok(None);
+    }
+    let code = if libc::WIFEXITED(status) {
+        Some(libc::WEXITSTATUS(status))
+    } else {
+        None
+    };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Ok(Some((code, Some(tv(ru.ru_utime) + tv(ru.ru_stime)))))
+}
+
 /// Run several commands at once, each pinned to its CPU set; wait for all.
 /// Kills every child on timeout or when `stop` is set (then fails).
 pub fn run_all(
@@ -281,11 +309,12 @@ pub fn run_all(
             if done[i].is_some() {
                 continue;
             }
-            match r.child.try_wait()? {
-                Some(st) => {
+            match reap(r.child.id())? {
+                Some((code, cpu_s)) => {
                     done[i] = Some(ProcRun {
                         wall_s: r.start.elapsed().as_secs_f64(),
-                        code: st.code(),
+                        cpu_s,
+                        code,
                         ..Default::default()
                     })
                 }
@@ -303,9 +332,11 @@ pub fn run_all(
             None
         };
         if let Some(why) = why {
-            for r in &mut running {
-                let _ = r.child.kill();
-                let _ = r.child.wait();
+            for (i, r) in running.iter_mut().enumerate() {
+                if done[i].is_none() {
+                    let _ = r.child.kill();
+                    let _ = r.child.wait();
+                }
             }
             bail!("{} {why}", cmds[0].0.display());
         }
@@ -409,12 +440,18 @@ fn bc_record(
 ) -> Result<ResultRecord> {
     let pin = CpuSet::from_ids([cpu]);
     let mut samples = Vec::new();
+    let mut cpu_s = Vec::new();
     for i in 0..reps {
         (ctx.step)(&format!("{} ({} of {reps})", cmd.display(), i + 1));
         let r = run_one(&cmd, Some(&pin), false, bc_timeout(ctx.profile), ctx.stop)?;
         check_exit(&cmd, &r)?;
         samples.push(r.wall_s);
+        if let Some(c) = r.cpu_s {
+            cpu_s.push(c);
+        }
     }
+    let wall_med = crate::harness::Stats::from_samples(&samples).map(|s| s.median);
+    let cpu_med = crate::harness::Stats::from_samples(&cpu_s).map(|s| s.median);
     let mut rec = ResultRecord::new(EXP, metric, "s", false)
         .with_param(param.0, param.1)
         .with_method(
@@ -434,13 +471,29 @@ fn bc_record(
         "ipc_reason": counters_unavailable_reason(),
         "ghz_single": ghz,
         "ghz_source": ghz_src,
+        "cpu_s": cpu_s,
     });
+    if let (Some(w), Some(c)) = (wall_med, cpu_med) {
+        if c < 0.9 * w {
+            rec = rec.with_note(&format!(
+                "the process had its CPU {:.0}% of the time (CPU time {c:.2} s of {w:.2} s wall): other load shared the core, so the wall time overstates the work",
+                c / w * 100.0
+            ));
+        }
+    }
     if let Some(n) = size_note {
         rec = rec.with_note(&n);
     }
     match (compare.and_then(published), rec.value) {
         (Some(t), Some(v)) => {
-            let c = compare_times(&t, v);
+            let mut c = compare_times(&t, v);
+            if let (Some(cm), Some(rows)) = (cpu_med, c["rows"].as_array_mut()) {
+                for row in rows {
+                    if let Some(p) = row["published_s"].as_f64() {
+                        row["this_machine_speed_pct_by_cpu_time"] = json!(p / cm * 100.0);
+                    }
+                }
+            }
             for row in c["rows"].as_array().cloned().unwrap_or_default() {
                 if let (Some(cpu), Some(p)) =
                     (row["cpu"].as_str(), row["this_machine_speed_pct"].as_f64())

@@ -171,7 +171,7 @@ fn published_section(run: &Run) -> String {
         if r.metric.starts_with("bc_") {
             let _ = write!(
                 h,
-                "<h3>{}: this machine {:.2} s vs {}</h3><table><tr><th>CPU (published)</th><th>published time</th><th>this machine's speed relative to it</th></tr>",
+                "<h3>{}: this machine {:.2} s vs {}</h3><table><tr><th>CPU (published)</th><th>published time</th><th>this machine's speed relative to it (wall time)</th><th>(CPU time)</th></tr>",
                 esc(&r.metric),
                 r.value.unwrap_or(0.0),
                 esc(label)
@@ -182,16 +182,20 @@ fn published_section(run: &Run) -> String {
                     row["this_machine_speed_pct"].as_f64(),
                 ) {
                     (Some(s), Some(pct)) => {
+                        let cpu_pct = row["this_machine_speed_pct_by_cpu_time"]
+                            .as_f64()
+                            .map(|c| format!("{c:.0}%"))
+                            .unwrap_or_default();
                         let _ = write!(
                             h,
-                            "<tr><td>{}</td><td class=\"num\">{s:.2} s</td><td class=\"num\">{pct:.0}%</td></tr>",
+                            "<tr><td>{}</td><td class=\"num\">{s:.2} s</td><td class=\"num\">{pct:.0}%</td><td class=\"num\">{cpu_pct}</td></tr>",
                             esc(row["cpu"].as_str().unwrap_or("?"))
                         );
                     }
                     _ => {
                         let _ = write!(
                             h,
-                            "<tr><td>{}</td><td colspan=\"2\" class=\"na\">{}</td></tr>",
+                            "<tr><td>{}</td><td colspan=\"3\" class=\"na\">{}</td></tr>",
                             esc(row["cpu"].as_str().unwrap_or("?")),
                             esc(row["reason"].as_str().unwrap_or("no figure published"))
                         );

@@ -377,7 +377,8 @@ pub fn render_workloads(rs: &[ResultRecord]) -> String {
             let mut t = vec![vec![
                 "CPU".to_string(),
                 "published".into(),
-                "this machine's speed".into(),
+                "this machine's speed (wall)".into(),
+                "(CPU time)".into(),
             ]];
             for row in prow {
                 let cpu = row["cpu"].as_str().unwrap_or("?").to_string();
@@ -385,9 +386,15 @@ pub fn render_workloads(rs: &[ResultRecord]) -> String {
                     row["published_s"].as_f64(),
                     row["this_machine_speed_pct"].as_f64(),
                 ) {
-                    (Some(p), Some(pct)) => {
-                        t.push(vec![cpu, format!("{p:.2} s"), format!("{pct:.0}%")])
-                    }
+                    (Some(p), Some(pct)) => t.push(vec![
+                        cpu,
+                        format!("{p:.2} s"),
+                        format!("{pct:.0}%"),
+                        row["this_machine_speed_pct_by_cpu_time"]
+                            .as_f64()
+                            .map(|c| format!("{c:.0}%"))
+                            .unwrap_or_default(),
+                    ]),
                     _ => t.push(vec![
                         cpu,
                         row["reason"].as_str().unwrap_or("no figure").to_string(),

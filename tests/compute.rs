@@ -363,3 +363,26 @@ fn run_lists_the_compute_experiments() {
         );
     }
 }
+
+#[test]
+fn bc_comparison_renders_as_published_data() {
+    use cpuscope::experiments::workloads::compare_times;
+    use cpuscope::report::compute_text::render_workloads;
+    let t = published("seed000_bc_pow.json").unwrap();
+    let r = ResultRecord::new("workloads", "bc_pow", "s", false)
+        .with_param("exp", 999_999)
+        .with_samples(vec![26.729972414])
+        .with_data(json!({ "published": compare_times(&t, 26.729972414) }));
+    let text = render_workloads(&[r]);
+    assert!(
+        text.contains("published data (not measured on this run)"),
+        "{text}"
+    );
+    let hygon = text.lines().find(|l| l.contains("Hygon")).unwrap();
+    assert!(hygon.contains("100%"), "{text}");
+    let ft = text.lines().find(|l| l.contains("FT2500")).unwrap();
+    assert!(
+        ft.contains("148%"),
+        "39.65 s published vs 26.73 s here: {text}"
+    );
+}

@@ -4,7 +4,10 @@
 pub mod compare;
 pub mod info;
 pub mod numa_maps;
+pub mod placement;
+pub mod rate;
 pub mod run;
+pub mod simd;
 pub mod stat;
 pub mod store_cmds;
 

@@ -3,6 +3,11 @@
 //! the one place `cpuscope run` learns about them.
 
 pub mod frequency;
+pub mod peak;
+pub mod placement_study;
+pub mod rate;
+pub mod simd;
+pub mod workloads;
 
 use crate::harness::measure::{Policy, Warmup};
 use crate::machine::MachineInfo;
@@ -104,7 +109,14 @@ pub trait Experiment: Sync {
 /// Every experiment, in the order `run` performs them (frequency first:
 /// later experiments turn nanoseconds into cycles with its figure).
 pub fn registry() -> Vec<&'static dyn Experiment> {
-    vec![&frequency::Frequency]
+    vec![
+        &frequency::Frequency,
+        &simd::Simd,
+        &peak::Peak,
+        &workloads::Workloads,
+        &rate::Rate,
+        &placement_study::PlacementStudy,
+    ]
 }
 
 /// The experiments selected by `--only` / `--skip` (comma lists of names).

@@ -198,6 +198,7 @@ fn charts(run: &Run) -> String {
             &freq,
         ));
     }
+    out.push_str(&crate::report::compute_html::charts(run));
     out
 }
 

@@ -55,6 +55,18 @@ enum Command {
     ///
     /// Example: cpuscope loaded-latency --streams 0-3
     LoadedLatency(app::loaded_latency::LoadedLatencyArgs),
+    /// SIMD × threads × SMT: ChaCha20 in every SIMD form at 1 thread, per core, all CPUs; peak FLOPs.
+    ///
+    /// Example: cpuscope simd --profile quick
+    Simd(app::simd::SimdArgs),
+    /// Rate score: N copies of a workload at once (SPEC-rate style), jobs/hour and efficiency.
+    ///
+    /// Example: cpuscope rate --copies 1,4 bc-pow
+    Rate(app::rate::RateArgs),
+    /// The same workload on CPU sets chosen from the topology; memory local/remote.
+    ///
+    /// Example: cpuscope placement --plan-only
+    Placement(app::placement::PlacementArgs),
     /// Count hardware and software events of a command or process (like perf stat).
     ///
     /// Example: cpuscope stat -- bc -l <<< '7^99999'
@@ -114,6 +126,9 @@ fn main() {
         Command::Info(a) => app::info::run(&ctx, a),
         Command::NumaMaps(a) => app::numa_maps::run(&ctx, a),
         Command::Run(a) => app::run::run(&ctx, a),
+        Command::Simd(a) => app::simd::run(&ctx, a),
+        Command::Rate(a) => app::rate::run(&ctx, a),
+        Command::Placement(a) => app::placement::run(&ctx, a),
         Command::Stat(a) => app::stat::run(&ctx, a),
         Command::Latency(a) => app::latency::run(&ctx, a),
         Command::Bandwidth(a) => app::bandwidth::run(&ctx, a),

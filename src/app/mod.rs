@@ -8,7 +8,10 @@ pub mod latency;
 pub mod loaded_latency;
 pub mod numa_maps;
 pub mod numa_matrix;
+pub mod placement;
+pub mod rate;
 pub mod run;
+pub mod simd;
 pub mod stat;
 pub mod store_cmds;
 

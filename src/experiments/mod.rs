@@ -8,7 +8,12 @@ pub mod latency;
 pub mod loaded_latency;
 pub mod mem_common;
 pub mod numa_matrix;
+pub mod peak;
+pub mod placement_study;
+pub mod rate;
 pub mod seed_loops;
+pub mod simd;
+pub mod workloads;
 
 use crate::harness::measure::{Policy, Warmup};
 use crate::machine::MachineInfo;
@@ -112,6 +117,11 @@ pub trait Experiment: Sync {
 pub fn registry() -> Vec<&'static dyn Experiment> {
     vec![
         &frequency::Frequency,
+        &simd::Simd,
+        &peak::Peak,
+        &workloads::Workloads,
+        &rate::Rate,
+        &placement_study::PlacementStudy,
         &latency::Latency,
         &bandwidth::Bandwidth,
         &numa_matrix::NumaMatrix,

@@ -3,6 +3,8 @@
 pub mod advice;
 pub mod compare;
 pub mod compare_html;
+pub mod compute_html;
+pub mod compute_text;
 pub mod html;
 pub mod info_sections;
 pub mod info_text;

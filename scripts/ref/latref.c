@@ -8,10 +8,13 @@
  * the order of a random permutation of the lines (Fisher-Yates with a
  * xorshift128+ generator; consecutive entries linked, the last to the
  * first: one cycle through every line). The chase runs LOADS dependent loads
- * per repetition, timed with clock_gettime(CLOCK_MONOTONIC_RAW); 15
- * repetitions after one full warm-up walk; prints min and median ns/load.
+ * per repetition (default 4000: well under a millisecond, so that on a
+ * shared CPU most repetitions run undisturbed), timed with
+ * clock_gettime(CLOCK_MONOTONIC_RAW); REPS repetitions (default 301) after
+ * one full warm-up walk, continuing along the cycle; prints min and median
+ * ns/load.
  *
- *   cc -O2 -o latref latref.c && ./latref 420M 2m
+ *   cc -O2 -o latref latref.c && ./latref 420M 2m [LOADS] [REPS]
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -54,12 +57,14 @@ static int cmp(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: latref SIZE 4k|2m [LOADS]\n");
+        fprintf(stderr, "usage: latref SIZE 4k|2m [LOADS] [REPS]\n");
         return 2;
     }
     size_t size = parse_size(argv[1]);
     int huge = strcmp(argv[2], "2m") == 0;
-    long loads = argc > 3 ? atol(argv[3]) : 2000000;
+    long loads = argc > 3 ? atol(argv[3]) : 4000;
+    int reps = argc > 4 ? atoi(argv[4]) : 301;
+    if (loads < 4 || reps < 1) return 2;
     size_t align = 2u << 20, lines = size / 64;
     if (lines < 2) return 2;
     char *raw = mmap(NULL, size + align, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -78,15 +83,15 @@ int main(int argc, char **argv) {
     free(order);
     void **p = (void **)buf;
     for (size_t i = 0; i < lines; i++) p = (void **)*p; /* warm-up walk */
-    double r[15];
-    for (int k = 0; k < 15; k++) {
+    double *r = malloc(reps * sizeof *r);
+    for (int k = 0; k < reps; k++) {
         double t0 = now_ns();
         for (long i = 0; i < loads; i += 4) {
             p = (void **)*p; p = (void **)*p; p = (void **)*p; p = (void **)*p;
         }
         r[k] = (now_ns() - t0) / loads;
     }
-    qsort(r, 15, sizeof r[0], cmp);
-    printf("size %zu pages %s min %.2f median %.2f ns/load (end %p)\n", size, argv[2], r[0], r[7], (void *)p);
+    qsort(r, reps, sizeof r[0], cmp);
+    printf("size %zu pages %s min %.2f median %.2f ns/load (end %p)\n", size, argv[2], r[0], r[reps / 2], (void *)p);
     return 0;
 }

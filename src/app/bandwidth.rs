@@ -137,6 +137,15 @@ pub fn run(ctx: &Context, args: &BandwidthArgs) -> Result<i32> {
         check_fits("--size (3 arrays)", b.saturating_mul(3))?;
         plan.array_bytes = b;
         plan.notes.clear();
+        let cf = crate::experiments::mem_common::CacheFacts::of(&env.machine);
+        if b < cf.llc_total.saturating_mul(4) {
+            plan.scope = "array";
+            plan.notes.push(format!(
+                "arrays of {} are smaller than 4 × the last-level cache ({}): not a DRAM figure, parts may come from caches (records carry scope=array)",
+                mem_common::fmt_bytes(b),
+                mem_common::fmt_bytes(cf.llc_total)
+            ));
+        }
     }
     if let Some(n) = &args.node {
         let nodes = mem_common::check_nodes(n, &env.machine, "--node")?;

@@ -108,6 +108,23 @@ pub fn run(ctx: &Context, args: &LoadedLatencyArgs) -> Result<i32> {
         check_fits("--size", b.saturating_mul(3))?;
         plan.array_bytes = b;
     }
+    let cf = crate::experiments::mem_common::CacheFacts::of(&env.machine);
+    for (what, b, given) in [
+        (
+            "chase working set",
+            plan.chain_bytes,
+            args.chain_size.is_some(),
+        ),
+        ("stream array", plan.array_bytes, args.size.is_some()),
+    ] {
+        if given && b < cf.llc.saturating_mul(4) {
+            plan.notes.push(format!(
+                "{what} of {} is below 4 × the last-level cache ({}): parts may come from caches, not memory",
+                crate::experiments::mem_common::fmt_bytes(b),
+                crate::experiments::mem_common::fmt_bytes(cf.llc)
+            ));
+        }
+    }
     let recs = env.collect(args.profile, args.quiet, "loaded-latency", |ectx, out| {
         loaded_latency::run_plan(ectx, &plan, out)
     })?;

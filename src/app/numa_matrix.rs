@@ -82,6 +82,19 @@ pub fn run(ctx: &Context, args: &NumaMatrixArgs) -> Result<i32> {
         check_fits("--size", b)?;
         plan.array_bytes = b;
     }
+    let cf = crate::experiments::mem_common::CacheFacts::of(&env.machine);
+    for (what, b) in [
+        ("latency working set", plan.latency_bytes),
+        ("bandwidth array", plan.array_bytes),
+    ] {
+        if b < cf.llc.saturating_mul(4) && (args.size.is_some() || args.latency_size.is_some()) {
+            plan.notes.push(format!(
+                "{what} of {} is below 4 × the last-level cache ({}): parts may come from caches, not memory",
+                mem_common::fmt_bytes(b),
+                mem_common::fmt_bytes(cf.llc)
+            ));
+        }
+    }
     plan.latency = !args.bandwidth_only;
     plan.bandwidth = !args.latency_only;
     let recs = env.collect(args.profile, args.quiet, "numa-matrix", |ectx, out| {

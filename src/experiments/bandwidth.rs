@@ -84,6 +84,10 @@ pub struct BandwidthPlan {
     pub reps: usize,
     /// Bind the arrays to this node (None: first touch by each thread).
     pub node: Option<usize>,
+    /// `scope` parameter of the sweep's records: "dram" when the arrays follow
+    /// STREAM's rule (≥ 4× the last-level cache), "array" for a smaller
+    /// size chosen by the user (figures may come from a cache).
+    pub scope: &'static str,
     pub notes: Vec<String>,
 }
 
@@ -199,6 +203,7 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> Bandwidth
             Profile::Full => 20,
         },
         node: None,
+        scope: "dram",
         notes,
     }
 }
@@ -507,7 +512,7 @@ fn record(p: &BwPoint, placement: Placement, scope: &str) -> ResultRecord {
         .with_param("scope", scope)
         .with_method(&method(v), METHOD_VERSION)
         .with_samples(p.samples.clone());
-    if scope == "dram" {
+    if scope == "dram" || scope == "array" {
         r = r.with_param("placement", placement.name());
     }
     if let Some(m) = med {
@@ -624,7 +629,7 @@ pub fn run_plan(
                 if v.kernel == BwKernel::Write {
                     arr.reset(&mut team)?;
                 }
-                let mut rec = record(&p, *placement, "dram").with_note(&format!(
+                let mut rec = record(&p, *placement, plan.scope).with_note(&format!(
                     "arrays 3 × {} ({} pages)",
                     fmt_bytes(arr.elems * 8),
                     arr.pages

@@ -214,8 +214,8 @@ pub struct Plateau {
     pub to_bytes: usize,
     /// Median latency of its points, ns.
     pub level_ns: f64,
-    /// Capacity estimate where it ends: geometric mean of its last size and
-    /// the next measured size (None for the last plateau).
+    /// Capacity estimate where it ends: where the curve crosses the
+    /// geometric middle of this level and the next (None for the last).
     pub edge_bytes: Option<usize>,
     /// Not flat: a run of two or more rising points between two plateaus
     /// (a level too small or too shared to flatten, as an L3 in a VM).
@@ -314,16 +314,33 @@ pub fn detect_plateaus(points: &[(usize, f64)], tol: f64) -> Vec<Plateau> {
         }
     }
     let mut out = merged;
-    // Edges between plateaus: after the last point of each plateau but the last.
+    // Edges: where the curve crosses the geometric middle between a plateau's
+    // level and the next plateau's (interpolated in log size and log ns):
+    // robust to a rise that starts early (non-inclusive, shared or randomly
+    // replaced caches) or ends late. Without a later plateau: the geometric
+    // mean of the last size and the next measured one.
     let m = out.len();
     for p in 0..m {
-        if p + 1 < m || out[p].last + 1 < n {
-            let a = points[out[p].last].0 as f64;
-            if out[p].last + 1 < n {
-                let b = points[out[p].last + 1].0 as f64;
-                out[p].edge_bytes = Some((a * b).sqrt() as usize);
+        let last = out[p].last;
+        if last + 1 >= n {
+            continue;
+        }
+        let mut edge = ((points[last].0 as f64) * (points[last + 1].0 as f64)).sqrt();
+        if p + 1 < m {
+            let target = (out[p].level_ns * out[p + 1].level_ns).sqrt();
+            let stop = out[p + 1].first.max(last + 1);
+            if let Some(k) = (last + 1..=stop).find(|&k| points[k].1 >= target) {
+                let (s0, y0) = (points[k - 1].0 as f64, points[k - 1].1.max(1e-9));
+                let (s1, y1) = (points[k].0 as f64, points[k].1.max(1e-9));
+                let f = if y1 > y0 {
+                    ((target.ln() - y0.ln()) / (y1.ln() - y0.ln())).clamp(0.0, 1.0)
+                } else {
+                    0.5
+                };
+                edge = (s0.ln() + f * (s1.ln() - s0.ln())).exp();
             }
         }
+        out[p].edge_bytes = Some(edge as usize);
     }
     out
 }

@@ -11,3 +11,4 @@ pub mod info_text;
 pub mod numa_maps;
 pub mod run_text;
 pub mod stat_text;
+pub mod summary;

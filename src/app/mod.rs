@@ -1,11 +1,13 @@
 //! Command glue: each subcommand's arguments and the function that runs it.
 //! `main.rs` only parses and dispatches to these.
 
+pub mod c2c;
 pub mod info;
 pub mod numa_maps;
 pub mod run;
 pub mod stat;
 pub mod store_cmds;
+pub mod sync;
 
 use crate::machine::Sysroot;
 use anyhow::Result;

@@ -2,7 +2,10 @@
 //! the harness, and hands back `ResultRecord`s. They register in [`registry`],
 //! the one place `cpuscope run` learns about them.
 
+pub mod c2c;
+pub mod c2c_infer;
 pub mod frequency;
+pub mod sync;
 
 use crate::harness::measure::{Policy, Warmup};
 use crate::machine::MachineInfo;
@@ -104,7 +107,7 @@ pub trait Experiment: Sync {
 /// Every experiment, in the order `run` performs them (frequency first:
 /// later experiments turn nanoseconds into cycles with its figure).
 pub fn registry() -> Vec<&'static dyn Experiment> {
-    vec![&frequency::Frequency]
+    vec![&frequency::Frequency, &c2c::C2c, &sync::SyncCosts]
 }
 
 /// The experiments selected by `--only` / `--skip` (comma lists of names).

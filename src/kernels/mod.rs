@@ -2,4 +2,6 @@
 //! Each kernel returns a value derived from its work so the compiler cannot
 //! remove it, and the caller passes it through `black_box`.
 
+pub mod c2c;
 pub mod chains;
+pub mod sync;

@@ -1,5 +1,7 @@
 //! Text, JSON, HTML rendering, comparison and advice. Never measures.
 
+pub mod c2c_html;
+pub mod c2c_text;
 pub mod html;
 pub mod info_sections;
 pub mod info_text;

@@ -1,0 +1,424 @@
+//! Text rendering of core-to-core latency and synchronisation costs: the
+//! matrix (numbers, or a heat map on large machines), the latency groups in
+//! the style of seed 001, one pair, the plan, the CSV form. Never measures.
+
+use crate::experiments::c2c::{MatrixRun, PairStats, Plan};
+use crate::experiments::c2c_infer::{Declared, Inference, LatencyMatrix};
+use crate::kernels::c2c::Method;
+use crate::report::run_text::{fmt_num, result_label};
+use crate::results::schema::ResultRecord;
+use std::fmt::Write as _;
+
+/// Matrices up to this many CPUs are printed with numbers; larger ones as a heat map.
+pub const MAX_NUMERIC: usize = 24;
+
+/// Glyphs of the heat map, fastest to slowest.
+pub const HEAT: &[char] = &['.', ':', '-', '=', '+', '*', '#', '%', '@'];
+
+/// The matrix as CSV: a header `cpu,<ids>`, then one row per CPU; medians in
+/// ns with 3 decimals, empty where not measured (and on the diagonal).
+pub fn matrix_csv(m: &LatencyMatrix) -> String {
+    let mut s = String::from("cpu");
+    for c in &m.cpus {
+        let _ = write!(s, ",{c}");
+    }
+    s.push('\n');
+    for i in 0..m.n() {
+        let _ = write!(s, "{}", m.cpus[i]);
+        for j in 0..m.n() {
+            match m.get(i, j) {
+                Some(v) if i != j => {
+                    let _ = write!(s, ",{v:.3}");
+                }
+                _ => s.push(','),
+            }
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// Bucket of a value in [lo, hi] for the heat map.
+fn bucket(v: f64, lo: f64, hi: f64) -> usize {
+    if hi <= lo {
+        return 0;
+    }
+    let t = ((v - lo) / (hi - lo)).clamp(0.0, 1.0);
+    ((t * (HEAT.len() - 1) as f64).round() as usize).min(HEAT.len() - 1)
+}
+
+/// The matrix: numbers (ns, SMT siblings marked `s`) for small machines, a
+/// one-glyph-per-cell heat map with a legend for large ones.
+pub fn render_matrix(m: &LatencyMatrix, decl: &Declared) -> String {
+    let n = m.n();
+    let mut out = String::new();
+    let vals: Vec<f64> = m.ns.iter().flatten().copied().collect();
+    if vals.is_empty() {
+        out.push_str("  (no pair measured)\n");
+        return out;
+    }
+    let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let smt = |i: usize, j: usize| -> bool {
+        match (decl.index_of(m.cpus[i]), decl.index_of(m.cpus[j])) {
+            (Some(a), Some(b)) => decl.smt_siblings(a, b),
+            _ => false,
+        }
+    };
+    let idw = m
+        .cpus
+        .iter()
+        .map(|c| c.to_string().len())
+        .max()
+        .unwrap_or(1)
+        .max(3);
+    if n <= MAX_NUMERIC {
+        let w = 7;
+        let _ = write!(out, "  {:>idw$}", "");
+        for c in &m.cpus {
+            let _ = write!(out, "{c:>w$}");
+        }
+        out.push('\n');
+        for i in 0..n {
+            let _ = write!(out, "  {:>idw$}", m.cpus[i]);
+            for j in 0..n {
+                let cell = if i == j {
+                    "·".to_string()
+                } else {
+                    match m.get(i, j) {
+                        Some(v) => format!(
+                            "{}{}",
+                            if v >= 100.0 {
+                                format!("{v:.0}")
+                            } else {
+                                format!("{v:.1}")
+                            },
+                            if smt(i, j) { "s" } else { "" }
+                        ),
+                        None => "?".to_string(),
+                    }
+                };
+                let _ = write!(out, "{cell:>w$}");
+            }
+            out.push('\n');
+        }
+        out.push_str("  ns one-way, median per pair; · = same CPU, ? = not measured");
+        if (0..n).any(|i| (0..n).any(|j| smt(i, j))) {
+            out.push_str(", s = SMT siblings");
+        }
+        out.push('\n');
+    } else {
+        // Column header: CPU ids vertically would be tall; print every 10th.
+        let _ = write!(out, "  {:>idw$} ", "");
+        let mut hdr = String::new();
+        let mut j = 0;
+        while j < n {
+            let label = m.cpus[j].to_string();
+            if j % 10 == 0 && j + label.len() <= n {
+                hdr.push_str(&label);
+                j += label.len();
+            } else {
+                hdr.push(' ');
+                j += 1;
+            }
+        }
+        out.push_str(hdr.trim_end());
+        out.push('\n');
+        for i in 0..n {
+            let _ = write!(out, "  {:>idw$} ", m.cpus[i]);
+            for j in 0..n {
+                let ch = if i == j {
+                    ' '
+                } else {
+                    match m.get(i, j) {
+                        Some(v) if smt(i, j) => {
+                            let _ = v;
+                            's'
+                        }
+                        Some(v) => HEAT[bucket(v, lo, hi)],
+                        None => '?',
+                    }
+                };
+                out.push(ch);
+            }
+            out.push('\n');
+        }
+        let step = (hi - lo) / (HEAT.len() - 1) as f64;
+        out.push_str("  heat map, ns one-way:");
+        for (k, g) in HEAT.iter().enumerate() {
+            let _ = write!(out, " {g}≈{:.0}", lo + step * k as f64);
+        }
+        out.push_str("; s = SMT siblings, ? = not measured\n");
+    }
+    out
+}
+
+/// The seed-001 style summary: each latency group, its increment, what it
+/// corresponds to in the declared topology, and the disagreements.
+pub fn render_inference(inf: &Inference, ghz: Option<f64>) -> String {
+    let mut out = String::new();
+    if inf.levels.is_empty() {
+        out.push_str("Latency groups: none (no measured pair)\n");
+    } else {
+        out.push_str("Latency groups (average-linkage clustering of the matrix):\n");
+        let base = inf.levels[0].latency_ns;
+        for l in &inf.levels {
+            let inc = match l.increment_ns {
+                Some(d) => format!(
+                    "{d:+.1} ns over group {}, {:+.1} over group 1",
+                    l.level - 1,
+                    l.latency_ns - base
+                ),
+                None => "base".to_string(),
+            };
+            let cyc = ghz
+                .map(|g| format!(" ≈ {:.0} cycles", l.latency_ns * g))
+                .unwrap_or_default();
+            let sizes = l
+                .group_sizes
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join("/");
+            let _ = writeln!(
+                out,
+                "  {}. {:>7.1} ns{cyc} ({inc}; range {:.1}–{:.1}, {} pairs)",
+                l.level, l.latency_ns, l.min_ns, l.max_ns, l.pairs
+            );
+            let _ = writeln!(
+                out,
+                "     {} group(s) of {sizes} CPUs; each CPU reaches {:.1} other CPU(s) first at this level; {}",
+                l.groups.len(),
+                l.cpus_per_cpu,
+                if l.label.is_empty() { "?".to_string() } else if l.matches.is_empty() { l.label.clone() } else { format!("= {}", l.label) }
+            );
+        }
+    }
+    if !inf.relations.is_empty() {
+        out.push_str("By declared relation:\n");
+        for r in &inf.relations {
+            let _ = writeln!(
+                out,
+                "  {:<28} {:>7.1} ns median  ({:.1}–{:.1}, {} pairs)",
+                r.label, r.median_ns, r.min_ns, r.max_ns, r.pairs
+            );
+        }
+    }
+    if inf.findings.is_empty() {
+        out.push_str("Findings: the measured groups agree with the declared topology\n");
+    } else {
+        out.push_str("Findings:\n");
+        for f in &inf.findings {
+            let _ = writeln!(out, "  - {f}");
+        }
+    }
+    for n in &inf.notes {
+        let _ = writeln!(out, "  note: {n}");
+    }
+    out
+}
+
+/// The plan: CPUs, pairs, rounds, batch sizes, estimate.
+pub fn render_plan(plan: &Plan) -> String {
+    let mut out = String::new();
+    let cpus = crate::placement::CpuSet::from_ids(plan.cpus.iter().copied());
+    let _ = writeln!(out, "c2c plan: CPUs {cpus} ({})", plan.cpus.len());
+    let _ = writeln!(
+        out,
+        "  methods {}; {} pairs{} in {} rounds of at most {} pairs in parallel",
+        plan.methods
+            .iter()
+            .map(|m| m.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        plan.pairs.len(),
+        if plan.full_matrix {
+            " (full matrix)"
+        } else {
+            " (sampled)"
+        },
+        plan.rounds.len(),
+        plan.max_round_width()
+    );
+    let _ = writeln!(
+        out,
+        "  per pair: {} samples of {} round trips after {} warm-up batches",
+        plan.samples, plan.round_trips, plan.warmup
+    );
+    let _ = writeln!(
+        out,
+        "  estimated {:.1} s (budget {:.0} s; planned with {:.0} ns round trips)",
+        plan.est_secs,
+        plan.budget_secs,
+        crate::experiments::c2c::PLAN_RTT_NS
+    );
+    for n in &plan.notes {
+        let _ = writeln!(out, "  note: {n}");
+    }
+    out
+}
+
+/// One method's matrix, groups and findings.
+pub fn render_matrix_run(
+    run: &MatrixRun,
+    plan: &Plan,
+    decl: &Declared,
+    inf: &Inference,
+    ghz: Option<f64>,
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Core-to-core latency, method {} ({}):",
+        run.method.as_str(),
+        match run.method {
+            Method::Cas => "CAS on one line",
+            Method::LoadStore => "load/store on two lines",
+        }
+    );
+    let _ = writeln!(
+        out,
+        "  one-way = round trip / 2; {} samples of {} round trips per pair; {} pairs in {} rounds, {:.1} s",
+        plan.samples,
+        plan.round_trips,
+        run.pairs.len(),
+        run.rounds_done,
+        run.elapsed_s
+    );
+    if let Some(s) = &run.stopped {
+        let _ = writeln!(out, "  stopped: {s}");
+    }
+    for n in &plan.notes {
+        let _ = writeln!(out, "  note: {n}");
+    }
+    out.push_str(&render_matrix(&run.matrix(), decl));
+    let noisy: Vec<&PairStats> = run.pairs.iter().filter(|p| p.stats.cv > 0.05).collect();
+    if !noisy.is_empty() {
+        let _ = writeln!(
+            out,
+            "  {} of {} pairs have CV above 5% across samples (preemption or frequency changes), e.g. {},{} CV {:.1}%",
+            noisy.len(),
+            run.pairs.len(),
+            noisy[0].initiator,
+            noisy[0].responder,
+            noisy[0].stats.cv * 100.0
+        );
+    }
+    out.push_str(&render_inference(inf, ghz));
+    out.push('\n');
+    out
+}
+
+/// One pair, every method.
+#[allow(clippy::too_many_arguments)]
+pub fn render_pair(
+    a: usize,
+    b: usize,
+    relation: &str,
+    smt: bool,
+    results: &[(Method, PairStats)],
+    plan: &Plan,
+    ghz: Option<f64>,
+    clock_note: &str,
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "CPUs {a} -> {b}: {relation}{}; initiator CPU {a} (first touches the line)",
+        if smt { " (SMT siblings)" } else { "" }
+    );
+    let _ = writeln!(
+        out,
+        "  {} samples of {} round trips after {} warm-up batches; one-way = round trip / 2",
+        plan.samples, plan.round_trips, plan.warmup
+    );
+    for (m, p) in results {
+        let cyc = ghz
+            .map(|g| format!(" = {:.0} cycles", p.stats.median * g))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  {:<10} one-way {:>7.1} ns{cyc}  (quartiles {:.1}–{:.1}, min {:.1}, max {:.1}, CV {:.1}%); round trip {:.1} ns",
+            m.as_str(),
+            p.stats.median,
+            p.p25,
+            p.p75,
+            p.stats.min,
+            p.stats.max,
+            p.stats.cv * 100.0,
+            p.stats.median * 2.0
+        );
+    }
+    let _ = writeln!(out, "  {clock_note}");
+    out
+}
+
+/// Synchronisation records as a table: figure, value, spread, notes.
+pub fn render_sync(recs: &[ResultRecord]) -> String {
+    let mut out = String::from("Synchronisation costs (median of samples):\n");
+    let w = recs
+        .iter()
+        .map(|r| result_label(r).chars().count())
+        .max()
+        .unwrap_or(10);
+    for r in recs {
+        let label = result_label(r);
+        match r.value {
+            Some(v) => {
+                let spread = r
+                    .stats
+                    .as_ref()
+                    .map(|s| {
+                        format!(
+                            "  (min {}, max {}, CV {:.1}%, n={}){}",
+                            fmt_num(s.min),
+                            fmt_num(s.max),
+                            s.cv * 100.0,
+                            s.n,
+                            if s.is_noisy() { " NOISY" } else { "" }
+                        )
+                    })
+                    .unwrap_or_default();
+                let _ = writeln!(out, "  {label:<w$}  {:>10} {}{spread}", fmt_num(v), r.unit);
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "  {label:<w$}  not available: {}",
+                    r.unavailable_reason
+                        .as_deref()
+                        .unwrap_or("no reason recorded")
+                );
+            }
+        }
+        for n in &r.notes {
+            let _ = writeln!(out, "  {:<w$}    {n}", "");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_has_header_and_blank_diagonal() {
+        let mut m = LatencyMatrix::new(vec![0, 1, 2]);
+        m.set_sym(0, 1, 40.0);
+        m.set_sym(1, 2, 90.5);
+        let s = matrix_csv(&m);
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines[0], "cpu,0,1,2");
+        assert_eq!(lines[1], "0,,40.000,");
+        assert_eq!(lines[2], "1,40.000,,90.500");
+        assert_eq!(lines.len(), 4);
+    }
+
+    #[test]
+    fn heat_buckets_span_the_glyphs() {
+        assert_eq!(bucket(10.0, 10.0, 20.0), 0);
+        assert_eq!(bucket(20.0, 10.0, 20.0), HEAT.len() - 1);
+        assert_eq!(bucket(5.0, 5.0, 5.0), 0);
+    }
+}

@@ -74,6 +74,11 @@ enum Command {
 }
 
 fn main() {
+    // Die quietly on a closed pipe (`cpuscope info | head`), like other Unix tools.
+    // SAFETY: resetting a signal disposition to its default before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     std::panic::set_hook(Box::new(|p| {
         let msg = p
             .payload()

@@ -1,7 +1,8 @@
 //! `cpuscope numa-maps PID`: where a process's memory lives.
 
 use super::Context;
-use anyhow::{bail, Result};
+use crate::machine::process;
+use anyhow::Result;
 
 #[derive(clap::Args, Debug)]
 pub struct NumaMapsArgs {
@@ -12,6 +13,14 @@ pub struct NumaMapsArgs {
     pub json: bool,
 }
 
-pub fn run(_ctx: &Context, _args: &NumaMapsArgs) -> Result<i32> {
-    bail!("numa-maps is not implemented yet")
+pub fn run(ctx: &Context, args: &NumaMapsArgs) -> Result<i32> {
+    let pid = process::parse_pid(&args.pid)?;
+    let sys = ctx.sysroot()?;
+    let p = process::read(&sys, pid)?;
+    if args.json {
+        super::print_json(&p)?;
+    } else {
+        print!("{}", crate::report::numa_maps::render(&p));
+    }
+    Ok(0)
 }

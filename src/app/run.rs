@@ -96,10 +96,13 @@ impl Progress {
 
 /// The CPUs the run may use: usable ∩ --cpus (error outside the usable set).
 fn choose_cpus(info: &machine::MachineInfo, arg: Option<&str>) -> Result<CpuSet> {
-    let usable = if info.cpus.usable.is_empty() {
+    let usable = if !info.cpus.usable.is_empty() {
+        info.cpus.usable.clone()
+    } else if !info.cpus.online.is_empty() {
         info.cpus.online.clone()
     } else {
-        info.cpus.usable.clone()
+        // Topology unreadable: fall back to this process's affinity.
+        crate::placement::pin::current_affinity()?
     };
     let Some(list) = arg else {
         return Ok(usable);

@@ -56,10 +56,19 @@ fn single_core_sample(profile: Profile, per_core: &CpuSet) -> CpuSet {
     out
 }
 
-fn single(cpu: usize, chain: Chain, policy: &Policy, ctx: &ExpCtx) -> Result<Vec<f64>> {
+/// GHz samples on one CPU, and a note when the samples were preempted.
+fn single(
+    cpu: usize,
+    chain: Chain,
+    policy: &Policy,
+    ctx: &ExpCtx,
+) -> Result<(Vec<f64>, Option<String>)> {
     let _guard = AffinityGuard::pin(cpu)?;
     let m = measure(policy, ctx.stop, |iters| chain.run(iters, 1))?;
-    Ok(m.samples.iter().map(|&ns| ghz_of(ns, chain)).collect())
+    Ok((
+        m.samples.iter().map(|&ns| ghz_of(ns, chain)).collect(),
+        m.preemption_note(),
+    ))
 }
 
 /// Per round: mean of the threads' GHz; plus per-thread medians.
@@ -103,6 +112,31 @@ fn declared(machine: &MachineInfo, timer_ghz: Option<f64>) -> serde_json::Value 
         "tsc_mhz": timer_ghz.map(|g| g * 1000.0),
         "cpufreq_reason": f.pointer("/cpufreq_reason").cloned(),
     })
+}
+
+/// One line listing every declared figure, labelled as declared.
+fn declared_line(decl: &serde_json::Value) -> String {
+    let mut parts = Vec::new();
+    for (k, label) in [
+        ("cpuinfo_mhz", "/proc/cpuinfo cpu MHz"),
+        ("cpufreq_max_mhz", "cpufreq max"),
+        ("cpufreq_base_mhz", "cpufreq base"),
+        ("model_name_mhz", "model name"),
+        ("tsc_mhz", "TSC rate (calibrated)"),
+    ] {
+        match decl.get(k).and_then(|v| v.as_f64()) {
+            Some(mhz) => parts.push(format!("{label} {mhz:.0} MHz")),
+            None if k == "cpufreq_max_mhz" => {
+                let why = decl
+                    .get("cpufreq_reason")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("not exposed");
+                parts.push(format!("cpufreq max n/a ({why})"));
+            }
+            None => {}
+        }
+    }
+    format!("declared, not measured: {}", parts.join("; "))
 }
 
 /// Findings: where a declared figure differs from the measured one by > 5%.
@@ -174,22 +208,26 @@ impl Experiment for Frequency {
         // 1. One core at a time (add chain), on a sample of cores.
         let sample = single_core_sample(ctx.profile, &per_core);
         let mut per_cpu = Vec::new();
-        let mut headline: Option<Vec<f64>> = None;
+        let mut headline: Option<(Vec<f64>, Option<String>)> = None;
         for cpu in sample.iter() {
             (ctx.step)(&format!("single core, CPU {cpu}"));
-            let ghz = single(cpu, Chain::Add, &policy, ctx)?;
+            let (ghz, busy) = single(cpu, Chain::Add, &policy, ctx)?;
             let st = crate::harness::Stats::from_samples(&ghz);
             per_cpu.push(json!({"cpu": cpu, "ghz": st.as_ref().map(|s| s.median), "cv": st.as_ref().map(|s| s.cv)}));
             if headline.is_none() {
-                headline = Some(ghz);
+                headline = Some((ghz, busy));
             }
         }
-        let headline = headline.unwrap_or_default();
+        let (headline, busy) = headline.unwrap_or_default();
         let mut rec = ResultRecord::new(EXP, "single_core", "GHz", true)
             .with_param("threads", 1)
             .with_method(&method_text(Chain::Add), METHOD_VERSION)
             .with_samples(headline)
             .with_note(&format!("measured on CPU {first}; per-CPU figures in data"));
+        rec = rec.with_note(&declared_line(&decl));
+        if let Some(b) = busy {
+            rec = rec.with_note(&b);
+        }
         if let Some(v) = rec.value {
             ctx.facts.ghz_single = Some(v);
             for n in disagreements(v, &decl) {
@@ -201,11 +239,14 @@ impl Experiment for Frequency {
 
         // 2. Independent check: xor chain on the same CPU.
         (ctx.step)("single core, xor chain (independent check)");
-        let xs = single(first, Chain::Xor, &policy, ctx)?;
+        let (xs, busy) = single(first, Chain::Xor, &policy, ctx)?;
         let mut xr = ResultRecord::new(EXP, "single_core_xor", "GHz", true)
             .with_param("threads", 1)
             .with_method(&method_text(Chain::Xor), METHOD_VERSION)
             .with_samples(xs);
+        if let Some(b) = busy {
+            xr = xr.with_note(&b);
+        }
         if let (Some(a), Some(b)) = (ctx.facts.ghz_single, xr.value) {
             xr = xr.with_note(&format!(
                 "agrees with the add chain within {:.1}%",
@@ -216,7 +257,7 @@ impl Experiment for Frequency {
 
         if ctx.profile == Profile::Full {
             (ctx.step)("single core, imul chain (3-cycle check)");
-            let ms = single(first, Chain::Mul, &policy, ctx)?;
+            let (ms, _) = single(first, Chain::Mul, &policy, ctx)?;
             out(ResultRecord::new(EXP, "single_core_imul", "GHz", true)
                 .with_param("threads", 1)
                 .with_method(&method_text(Chain::Mul), METHOD_VERSION)

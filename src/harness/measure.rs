@@ -166,6 +166,32 @@ pub struct Measurement {
     pub total_ns: f64,
     pub stop: StopReason,
     pub timer: TimerInfo,
+    /// Samples during which the thread was involuntarily switched out
+    /// (getrusage RUSAGE_THREAD ru_nivcsw changed): the machine was busy.
+    /// None when the kernel does not report it.
+    pub preempted: Option<usize>,
+}
+
+/// Involuntary context switches of the calling thread so far.
+fn involuntary_switches() -> Option<i64> {
+    // SAFETY: getrusage fills a caller-provided struct; zeroed is valid.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable rusage.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    (rc == 0).then_some(ru.ru_nivcsw)
+}
+
+impl Measurement {
+    /// A note for the result when samples were disturbed by preemption.
+    pub fn preemption_note(&self) -> Option<String> {
+        match self.preempted {
+            Some(p) if p > 0 => Some(format!(
+                "{p} of {} samples were preempted (involuntary context switches): the machine was busy, figures may be low",
+                self.reps
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// Result of [`measure_team`].
@@ -340,11 +366,24 @@ where
     F: FnMut(u64) -> u64,
 {
     let timer = Timer::new();
-    let d = drive(policy, stop, |iters, _phase| {
+    let mut preempted = Some(0usize);
+    let d = drive(policy, stop, |iters, phase| {
+        let before = if phase == Phase::Sample {
+            involuntary_switches()
+        } else {
+            None
+        };
         let t0 = timer.now();
         let r = f(black_box(iters));
         let t1 = timer.now();
         black_box(r);
+        if phase == Phase::Sample {
+            match (before, involuntary_switches(), preempted.as_mut()) {
+                (Some(a), Some(b), Some(p)) if b > a => *p += 1,
+                (Some(_), Some(_), _) => {}
+                _ => preempted = None,
+            }
+        }
         Ok(timer.ns(t0, t1))
     })?;
     let stats = Stats::from_samples(&d.samples)
@@ -359,6 +398,7 @@ where
         total_ns: d.total_ns,
         stop: d.stop,
         timer: timer.info(),
+        preempted,
     })
 }
 

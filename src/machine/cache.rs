@@ -1,19 +1,191 @@
 //! Cache instances: level, type, size, line, ways, and which CPUs share each.
+//! Read from `/sys/devices/system/cpu/cpuN/cache/indexM` of every online CPU and
+//! deduplicated: one instance per (level, type, set of CPUs sharing it).
 
+use super::topology::Core;
 use super::Sysroot;
+use crate::placement::CpuSet;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct CacheInstance {
     pub level: u32,
+    /// Data, Instruction or Unified.
     #[serde(rename = "type")]
     pub kind: String,
     pub size_bytes: Option<u64>,
     pub line_bytes: Option<u64>,
-    pub shared_cpu_list: crate::placement::CpuSet,
+    pub ways: Option<u64>,
+    pub sets: Option<u64>,
+    pub physical_line_partition: Option<u64>,
+    /// `id` of the cache (newer kernels): unique per level and type.
+    pub id: Option<u64>,
+    /// Online CPUs sharing this instance.
+    pub shared_cpu_list: CpuSet,
+    /// Cores (entries of `MachineInfo::cores`) with a thread sharing this instance.
+    pub cores: usize,
+    /// size_bytes / cores: each core's share when all cores use it evenly.
+    pub per_core_bytes: Option<u64>,
+    /// Fields the kernel did not report, and other oddities.
+    pub notes: Vec<String>,
 }
 
-pub fn read(sys: &Sysroot) -> Vec<CacheInstance> {
-    let _ = sys;
-    Vec::new()
+impl CacheInstance {
+    /// Short name: L1d, L1i, L2, L3 (U for a unified L1, d/i for split higher levels).
+    pub fn name(&self) -> String {
+        let suffix = match (self.level, self.kind.as_str()) {
+            (_, "Data") => "d",
+            (_, "Instruction") => "i",
+            (1, _) => "u",
+            _ => "",
+        };
+        format!("L{}{}", self.level, suffix)
+    }
+}
+
+/// Parse a sysfs cache size: `32K`, `1024K`, `8M`, `1G`, or plain bytes.
+pub fn parse_size(s: &str) -> Option<u64> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last()? {
+        'K' | 'k' => (&t[..t.len() - 1], 1u64 << 10),
+        'M' | 'm' => (&t[..t.len() - 1], 1u64 << 20),
+        'G' | 'g' => (&t[..t.len() - 1], 1u64 << 30),
+        _ => (t, 1),
+    };
+    num.trim().parse::<u64>().ok()?.checked_mul(mult)
+}
+
+/// Read all cache instances seen by the online CPUs. Returns the instances
+/// (sorted by level, type, first CPU) and, when there are none, why.
+pub fn read(
+    sys: &Sysroot,
+    online: &CpuSet,
+    cores: &[Core],
+) -> (Vec<CacheInstance>, Option<String>) {
+    let mut found: BTreeMap<(u32, String, CpuSet), CacheInstance> = BTreeMap::new();
+    let mut any_dir = false;
+    for cpu in online.iter() {
+        let base = format!("/sys/devices/system/cpu/cpu{cpu}/cache");
+        for idx in sys.list_numbered(&base, "index") {
+            any_dir = true;
+            let d = format!("{base}/index{idx}");
+            let Some(level) = sys.read_u64(&format!("{d}/level")) else {
+                continue;
+            };
+            let kind = sys
+                .read_string(&format!("{d}/type"))
+                .unwrap_or_else(|| "Unknown".into());
+            let mut notes = Vec::new();
+            let shared = match sys
+                .read_cpulist(&format!("{d}/shared_cpu_list"))
+                .or_else(|| sys.read_cpumask(&format!("{d}/shared_cpu_map")))
+            {
+                Some(s) => s,
+                None => {
+                    notes.push(
+                        "shared_cpu_list/shared_cpu_map missing: assumed private to one CPU".into(),
+                    );
+                    CpuSet::from_ids([cpu])
+                }
+            };
+            let mut shared = shared.intersection(online);
+            shared.insert(cpu);
+            let key = (level as u32, kind.clone(), shared.clone());
+            if found.contains_key(&key) {
+                continue;
+            }
+            let field = |name: &str, notes: &mut Vec<String>| -> Option<u64> {
+                let v = sys.read_u64(&format!("{d}/{name}"));
+                if v.is_none() {
+                    notes.push(format!("{name}: not reported by the kernel"));
+                }
+                v
+            };
+            let size_bytes = match sys.read_string(&format!("{d}/size")) {
+                Some(s) => {
+                    let v = parse_size(&s);
+                    if v.is_none() {
+                        notes.push(format!("size: unreadable value '{s}'"));
+                    }
+                    v
+                }
+                None => {
+                    notes.push("size: not reported by the kernel".into());
+                    None
+                }
+            };
+            let line_bytes = field("coherency_line_size", &mut notes);
+            let ways = field("ways_of_associativity", &mut notes);
+            let sets = field("number_of_sets", &mut notes);
+            let physical_line_partition = sys.read_u64(&format!("{d}/physical_line_partition"));
+            let id = sys.read_u64(&format!("{d}/id"));
+            let ncores = cores
+                .iter()
+                .filter(|c| c.cpus.iter().any(|x| shared.contains(x)))
+                .count()
+                .max(1);
+            found.insert(
+                key,
+                CacheInstance {
+                    level: level as u32,
+                    kind,
+                    size_bytes,
+                    line_bytes,
+                    ways,
+                    sets,
+                    physical_line_partition,
+                    id,
+                    shared_cpu_list: shared,
+                    cores: ncores,
+                    per_core_bytes: size_bytes.map(|s| s / ncores as u64),
+                    notes,
+                },
+            );
+        }
+    }
+    let mut v: Vec<CacheInstance> = found.into_values().collect();
+    v.sort_by(|a, b| {
+        (a.level, kind_order(&a.kind), a.shared_cpu_list.first()).cmp(&(
+            b.level,
+            kind_order(&b.kind),
+            b.shared_cpu_list.first(),
+        ))
+    });
+    let reason = if v.is_empty() {
+        Some(if any_dir {
+            "cpuN/cache/indexM directories hold no readable level".to_string()
+        } else {
+            "the kernel exports no cpuN/cache directories (common on older ARM kernels and some VMs)"
+                .to_string()
+        })
+    } else {
+        None
+    };
+    (v, reason)
+}
+
+fn kind_order(k: &str) -> u8 {
+    match k {
+        "Data" => 0,
+        "Instruction" => 1,
+        "Unified" => 2,
+        _ => 3,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("32K"), Some(32 * 1024));
+        assert_eq!(parse_size("1024K"), Some(1 << 20));
+        assert_eq!(parse_size("8M"), Some(8 << 20));
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("K"), None);
+        assert_eq!(parse_size("x"), None);
+        assert_eq!(parse_size(""), None);
+    }
 }

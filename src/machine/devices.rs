@@ -1,12 +1,486 @@
-//! TODO: devices
+//! Network interfaces and their interrupts: driver, PCI address, NUMA node,
+//! speed, the IRQs of each interface, where those IRQs are routed and served,
+//! per-CPU and per-node interrupt totals from `/proc/interrupts`, and a
+//! warning when a NIC's interrupts are served on another node than its own.
 
+use super::identity::{unavailable, Unavailable};
 use super::Sysroot;
+use crate::placement::CpuSet;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
+/// One interrupt line of a NIC.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Devices {}
+pub struct NicIrq {
+    pub irq: u32,
+    /// The action name in /proc/interrupts (`eth0-TxRx-3`, `virtio2-input.0`).
+    pub name: Option<String>,
+    /// `/proc/irq/N/smp_affinity_list`: where it may be delivered.
+    pub smp_affinity_list: Option<CpuSet>,
+    /// `/proc/irq/N/effective_affinity_list`: where it is delivered now.
+    pub effective_affinity_list: Option<CpuSet>,
+    /// Total count over all CPUs since boot.
+    pub total: Option<u64>,
+    /// CPUs that have served it at least once since boot.
+    pub served_cpus: CpuSet,
+}
 
+/// One network interface.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Nic {
+    pub name: String,
+    /// Software interface (lo excluded): bridge, veth, bond, tun, ifb...
+    pub is_virtual: bool,
+    pub driver: Option<String>,
+    /// PCI address of the device (`0000:3b:00.0`), for PCI NICs.
+    pub pci_address: Option<String>,
+    /// `device/numa_node` as read (`-1` = no affinity).
+    pub numa_node: Option<i64>,
+    /// "node 1" or "no affinity (-1)" or why unknown.
+    pub numa_affinity: String,
+    /// Link speed in Mb/s; null when the link is down or the driver does not say.
+    pub speed_mbps: Option<u64>,
+    pub operstate: Option<String>,
+    pub irqs: Vec<NicIrq>,
+    /// Union of the IRQs' effective (else configured) affinity.
+    pub affinity_cpus: CpuSet,
+    /// Union of the CPUs that served the IRQs.
+    pub served_cpus: CpuSet,
+    /// NUMA nodes of `served_cpus` (else of `affinity_cpus`).
+    pub irq_nodes: Vec<usize>,
+    pub warning: Option<String>,
+    pub unavailable: Unavailable,
+}
+
+/// Interrupt totals of one CPU.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct CpuInterrupts {
+    pub cpu: usize,
+    /// Numbered (device) interrupts.
+    pub device: u64,
+    /// Every row, including timer (LOC), rescheduling (RES), call-function...
+    pub all: u64,
+}
+
+/// Interrupt totals of one NUMA node.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct NodeInterrupts {
+    pub node: usize,
+    pub cpus: CpuSet,
+    pub device: u64,
+    pub all: u64,
+}
+
+/// `/proc/interrupts` summed per CPU and per node.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct InterruptTotals {
+    pub per_cpu: Vec<CpuInterrupts>,
+    pub per_node: Vec<NodeInterrupts>,
+}
+
+/// Network devices and interrupts.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Devices {
+    pub nics: Vec<Nic>,
+    pub interrupts: Option<InterruptTotals>,
+    pub warnings: Vec<String>,
+    pub unavailable: Unavailable,
+}
+
+/// One row of /proc/interrupts.
+#[derive(Clone, Debug, Default)]
+pub struct IrqRow {
+    /// `24`, `NMI`, `LOC`...
+    pub label: String,
+    /// (cpu, count) for the CPUs in the header.
+    pub counts: Vec<(usize, u64)>,
+    /// Everything after the counts: chip, hwirq, action names.
+    pub description: String,
+}
+
+impl IrqRow {
+    pub fn irq(&self) -> Option<u32> {
+        self.label.parse().ok()
+    }
+    pub fn total(&self) -> u64 {
+        self.counts.iter().map(|(_, c)| c).sum()
+    }
+}
+
+/// Parse /proc/interrupts: header of `CPUn` columns, then one row per source.
+pub fn parse_interrupts(text: &str) -> Vec<IrqRow> {
+    let mut lines = text.lines();
+    let Some(header) = lines.next() else {
+        return Vec::new();
+    };
+    let cpus: Vec<usize> = header
+        .split_whitespace()
+        .filter_map(|t| t.strip_prefix("CPU")?.parse().ok())
+        .collect();
+    let mut rows = Vec::new();
+    for line in lines {
+        let Some((label, rest)) = line.split_once(':') else {
+            continue;
+        };
+        let mut counts = Vec::new();
+        let mut toks = rest.split_whitespace().peekable();
+        while counts.len() < cpus.len() {
+            match toks.peek().and_then(|t| t.parse::<u64>().ok()) {
+                Some(v) => {
+                    counts.push((cpus[counts.len()], v));
+                    toks.next();
+                }
+                None => break,
+            }
+        }
+        let description = toks.collect::<Vec<_>>().join(" ");
+        rows.push(IrqRow {
+            label: label.trim().to_string(),
+            counts,
+            description,
+        });
+    }
+    rows
+}
+
+/// NUMA node -> CPUs, from sys/devices/system/node/nodeN/cpulist.
+pub fn node_cpulists(sys: &Sysroot) -> Vec<(usize, CpuSet)> {
+    sys.list_numbered("/sys/devices/system/node", "node")
+        .into_iter()
+        .filter_map(|n| {
+            let cpus = sys.read_cpulist(&format!("/sys/devices/system/node/node{n}/cpulist"))?;
+            Some((n, cpus))
+        })
+        .collect()
+}
+
+fn nodes_of(cpus: &CpuSet, nodes: &[(usize, CpuSet)]) -> Vec<usize> {
+    nodes
+        .iter()
+        .filter(|(_, set)| !set.intersection(cpus).is_empty())
+        .map(|(n, _)| *n)
+        .collect()
+}
+
+fn is_pci_address(s: &str) -> bool {
+    // dddd:bb:dd.f
+    let b = s.as_bytes();
+    b.len() == 12
+        && b[4] == b':'
+        && b[7] == b':'
+        && b[10] == b'.'
+        && s.chars()
+            .enumerate()
+            .all(|(i, c)| matches!(i, 4 | 7 | 10) || c.is_ascii_hexdigit())
+}
+
+/// The PCI device directory behind an interface (its `device` link, or the
+/// parent of a virtio device), resolved on disk.
+fn pci_dir(sys: &Sysroot, ifname: &str) -> Option<PathBuf> {
+    let dev = std::fs::canonicalize(sys.path(&format!("/sys/class/net/{ifname}/device"))).ok()?;
+    let mut p: &Path = &dev;
+    loop {
+        if p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(is_pci_address)
+        {
+            return Some(p.to_path_buf());
+        }
+        p = p.parent()?;
+    }
+}
+
+fn read_trim(p: &Path) -> Option<String> {
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// Does `desc` name `word` as a whole token part (`eth1` must not match `eth10`)?
+fn names(desc: &str, word: &str) -> bool {
+    if word.is_empty() {
+        return false;
+    }
+    let mut start = 0;
+    while let Some(pos) = desc[start..].find(word) {
+        let a = start + pos;
+        let b = a + word.len();
+        let before_ok = a == 0 || !desc.as_bytes()[a - 1].is_ascii_alphanumeric();
+        let after_ok = b == desc.len() || !desc.as_bytes()[b].is_ascii_alphanumeric();
+        if before_ok && after_ok {
+            return true;
+        }
+        start = a + 1;
+    }
+    false
+}
+
+fn read_nic(sys: &Sysroot, name: &str, rows: &[IrqRow], nodes: &[(usize, CpuSet)]) -> Nic {
+    let base = format!("/sys/class/net/{name}");
+    let mut nic = Nic {
+        name: name.to_string(),
+        ..Nic::default()
+    };
+    let link = std::fs::read_link(sys.path(&base)).ok();
+    let has_device = sys.exists(&format!("{base}/device"));
+    nic.is_virtual = link
+        .as_ref()
+        .map(|l| l.to_string_lossy().contains("/devices/virtual/"))
+        .unwrap_or(false)
+        || sys.exists(&format!("/sys/devices/virtual/net/{name}"))
+        || !has_device;
+    nic.operstate = sys.read_string(&format!("{base}/operstate"));
+    nic.driver = std::fs::read_link(sys.path(&format!("{base}/device/driver")))
+        .ok()
+        .and_then(|l| l.file_name().map(|n| n.to_string_lossy().into_owned()));
+    let pci = if has_device { pci_dir(sys, name) } else { None };
+    nic.pci_address = pci
+        .as_ref()
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned());
+    nic.numa_node = sys
+        .read_i64(&format!("{base}/device/numa_node"))
+        .or_else(|| {
+            pci.as_ref()
+                .and_then(|p| read_trim(&p.join("numa_node"))?.parse().ok())
+        });
+    nic.numa_affinity = match nic.numa_node {
+        Some(n) if n >= 0 => format!("node {n}"),
+        Some(_) => "no affinity: numa_node is -1, the firmware ties this device to no node".into(),
+        None if nic.is_virtual => "none: software interface".into(),
+        None => "unknown: no numa_node file for this device".into(),
+    };
+    match sys.read_i64(&format!("{base}/speed")) {
+        Some(s) if s > 0 => nic.speed_mbps = Some(s as u64),
+        Some(_) => unavailable(
+            &mut nic.unavailable,
+            "speed_mbps",
+            "the driver reports -1, unknown: typical of virtual NICs",
+        ),
+        None => unavailable(
+            &mut nic.unavailable,
+            "speed_mbps",
+            if nic.is_virtual {
+                "software interface: no link speed"
+            } else {
+                "speed not readable: link down or the driver does not report it"
+            },
+        ),
+    }
+    if nic.is_virtual {
+        return nic;
+    }
+
+    // IRQ numbers: MSI vectors of the device (or its PCI parent), legacy
+    // INTx line, and /proc/interrupts rows naming the interface, its PCI
+    // address or its virtio device.
+    let mut irqs: Vec<u32> = Vec::new();
+    let mut msi_dirs = vec![sys.path(&format!("{base}/device/msi_irqs"))];
+    if let Some(p) = &pci {
+        msi_dirs.push(p.join("msi_irqs"));
+    }
+    for d in msi_dirs {
+        if let Ok(rd) = std::fs::read_dir(&d) {
+            for e in rd.flatten() {
+                if let Ok(n) = e.file_name().to_string_lossy().parse::<u32>() {
+                    irqs.push(n);
+                }
+            }
+        }
+    }
+    if irqs.is_empty() {
+        if let Some(n) = sys
+            .read_u64(&format!("{base}/device/irq"))
+            .filter(|n| *n > 0)
+        {
+            irqs.push(n as u32);
+        }
+    }
+    let dev_name = std::fs::canonicalize(sys.path(&format!("{base}/device")))
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .filter(|n| n.starts_with("virtio"));
+    for r in rows {
+        let Some(n) = r.irq() else { continue };
+        let d = &r.description;
+        if names(d, name)
+            || nic.pci_address.as_deref().is_some_and(|a| d.contains(a))
+            || dev_name.as_deref().is_some_and(|v| names(d, v))
+        {
+            irqs.push(n);
+        }
+    }
+    irqs.sort_unstable();
+    irqs.dedup();
+
+    for n in irqs {
+        let row = rows.iter().find(|r| r.irq() == Some(n));
+        let mut irq = NicIrq {
+            irq: n,
+            name: row.and_then(|r| r.description.split_whitespace().last().map(str::to_string)),
+            smp_affinity_list: sys.read_cpulist(&format!("/proc/irq/{n}/smp_affinity_list")),
+            effective_affinity_list: sys
+                .read_cpulist(&format!("/proc/irq/{n}/effective_affinity_list")),
+            total: row.map(IrqRow::total),
+            served_cpus: CpuSet::new(),
+        };
+        if let Some(r) = row {
+            irq.served_cpus = r
+                .counts
+                .iter()
+                .filter(|(_, c)| *c > 0)
+                .map(|(cpu, _)| *cpu)
+                .collect();
+        }
+        if let Some(a) = irq
+            .effective_affinity_list
+            .as_ref()
+            .or(irq.smp_affinity_list.as_ref())
+        {
+            nic.affinity_cpus = nic.affinity_cpus.union(a);
+        }
+        nic.served_cpus = nic.served_cpus.union(&irq.served_cpus);
+        nic.irqs.push(irq);
+    }
+    if nic.irqs.is_empty() {
+        unavailable(
+            &mut nic.unavailable,
+            "irqs",
+            "no MSI vectors, no INTx line and no /proc/interrupts row names this interface",
+        );
+    }
+    let basis = if !nic.served_cpus.is_empty() {
+        &nic.served_cpus
+    } else {
+        &nic.affinity_cpus
+    };
+    nic.irq_nodes = nodes_of(basis, nodes);
+    if let Some(node) = nic.numa_node.filter(|n| *n >= 0).map(|n| n as usize) {
+        let own = nodes
+            .iter()
+            .find(|(n, _)| *n == node)
+            .map(|(_, c)| c.clone());
+        if let Some(own) = own {
+            let away_served = nic.served_cpus.difference(&own);
+            let away_aff = nic.affinity_cpus.difference(&own);
+            if !away_served.is_empty() || !away_aff.is_empty() {
+                let (what, cpus) = if !away_served.is_empty() {
+                    ("are served", away_served)
+                } else {
+                    ("are routed", away_aff)
+                };
+                let other = nodes_of(&cpus, nodes)
+                    .iter()
+                    .map(|n| n.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",");
+                nic.warning = Some(format!(
+                    "{name} sits on node {node} but its interrupts {what} on CPUs {cpus} \
+                     (node {other}): packet processing crosses the interconnect"
+                ));
+            }
+        }
+    }
+    nic
+}
+
+/// Read network devices and interrupt totals of the machine under `sys`.
 pub fn read(sys: &Sysroot) -> Devices {
-    let _ = sys;
-    Devices::default()
+    let mut dv = Devices::default();
+    let nodes = node_cpulists(sys);
+    let rows = match sys.read_raw("/proc/interrupts") {
+        Some(t) => parse_interrupts(&t),
+        None => {
+            unavailable(
+                &mut dv.unavailable,
+                "interrupts",
+                "/proc/interrupts is not under this root",
+            );
+            Vec::new()
+        }
+    };
+    if !rows.is_empty() {
+        let mut per: BTreeMap<usize, (u64, u64)> = BTreeMap::new();
+        for r in &rows {
+            let dev = r.irq().is_some();
+            for (cpu, c) in &r.counts {
+                let e = per.entry(*cpu).or_default();
+                e.1 += c;
+                if dev {
+                    e.0 += c;
+                }
+            }
+        }
+        let per_cpu: Vec<CpuInterrupts> = per
+            .iter()
+            .map(|(cpu, (d, a))| CpuInterrupts {
+                cpu: *cpu,
+                device: *d,
+                all: *a,
+            })
+            .collect();
+        let per_node = nodes
+            .iter()
+            .map(|(n, cpus)| {
+                let (d, a) = per_cpu
+                    .iter()
+                    .filter(|c| cpus.contains(c.cpu))
+                    .fold((0, 0), |(d, a), c| (d + c.device, a + c.all));
+                NodeInterrupts {
+                    node: *n,
+                    cpus: cpus.clone(),
+                    device: d,
+                    all: a,
+                }
+            })
+            .collect();
+        dv.interrupts = Some(InterruptTotals { per_cpu, per_node });
+    }
+    let ifaces = sys.list_dir("/sys/class/net");
+    if ifaces.is_empty() {
+        unavailable(
+            &mut dv.unavailable,
+            "nics",
+            "no sys/class/net under this root",
+        );
+    }
+    for name in ifaces {
+        if name == "lo" || name.starts_with('.') || name == "bonding_masters" {
+            continue;
+        }
+        let nic = read_nic(sys, &name, &rows, &nodes);
+        if let Some(w) = &nic.warning {
+            dv.warnings.push(w.clone());
+        }
+        dv.nics.push(nic);
+    }
+    dv
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_rows() {
+        let t = "           CPU0       CPU1\n 38:          0       2274 PCI-MSIX-0000:00:03.0   1-edge      virtio2-input.0\n\
+                 LOC:      46245      41054   Local timer interrupts\nERR:          0\n";
+        let rows = parse_interrupts(t);
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[0].irq(), Some(38));
+        assert_eq!(rows[0].counts, vec![(0, 0), (1, 2274)]);
+        assert!(rows[0].description.ends_with("virtio2-input.0"));
+        assert_eq!(rows[1].total(), 46245 + 41054);
+        assert_eq!(rows[2].counts, vec![(0, 0)]);
+    }
+
+    #[test]
+    fn token_match() {
+        assert!(names("eth1-TxRx-0", "eth1"));
+        assert!(!names("eth10-TxRx-0", "eth1"));
+        assert!(names("i40e-eth1-TxRx-3", "eth1"));
+        assert!(is_pci_address("0000:3b:00.0"));
+        assert!(!is_pci_address("virtio2"));
+    }
 }

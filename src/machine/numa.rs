@@ -1,17 +1,210 @@
-//! NUMA nodes: CPUs, memory, distances.
+//! NUMA nodes: CPUs, memory, distances, huge pages. Read from
+//! `/sys/devices/system/node/nodeN`; when that directory is absent (kernel
+//! without NUMA support) the machine is one implicit node, said so in `NumaSummary::note`.
 
 use super::Sysroot;
+use crate::placement::CpuSet;
 use serde::{Deserialize, Serialize};
+
+const NODE_DIR: &str = "/sys/devices/system/node";
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct NumaNode {
     pub id: usize,
+    /// CPUs of the node as the kernel lists them (may include offline CPUs on old kernels).
     pub cpus: crate::placement::CpuSet,
+    /// MemTotal of the node; null when not known (`memory_note` says why).
     pub memory_bytes: Option<u64>,
+    /// MemFree of the node; null when not known.
+    pub free_bytes: Option<u64>,
+    pub memory_note: Option<String>,
+    /// Distances to the nodes of `NumaSummary::nodes`, in that order (10 = local); empty when not known.
     pub distances: Vec<u32>,
+    /// Huge page pools of this node.
+    pub hugepages: Vec<HugePages>,
+    /// May this process allocate here (cgroup cpuset mems / Mems_allowed)?
+    pub usable: bool,
 }
 
-pub fn read(sys: &Sysroot) -> Vec<NumaNode> {
-    let _ = sys;
-    Vec::new()
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct HugePages {
+    pub page_bytes: u64,
+    pub total: Option<u64>,
+    pub free: Option<u64>,
+}
+
+/// Facts about NUMA as a whole.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct NumaSummary {
+    /// Node ids in the order of `numa_nodes` and of each node's `distances`.
+    pub nodes: CpuSet,
+    /// `possible` node list; null if the kernel does not say.
+    pub possible: Option<CpuSet>,
+    /// True when the kernel exposes no node directory and the machine is taken as one node.
+    pub implicit: bool,
+    /// Nodes with memory and no CPU (CXL, HBM, or CPUs offline/absent).
+    pub memory_only: CpuSet,
+    /// Nodes with CPUs and no memory.
+    pub cpu_only: CpuSet,
+    /// Nodes this process may allocate from.
+    pub usable: CpuSet,
+    /// Where `usable` came from.
+    pub usable_source: String,
+    pub note: Option<String>,
+}
+
+/// Parse `Node N MemTotal:   8387892 kB` (or `/proc/meminfo`'s `MemTotal:  ... kB`) into bytes.
+fn meminfo_field(text: &str, field: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let (head, rest) = l.split_once(':')?;
+        if head.split_whitespace().last()? != field {
+            return None;
+        }
+        let mut it = rest.split_whitespace();
+        let v: u64 = it.next()?.parse().ok()?;
+        let mult = match it.next() {
+            Some("kB") | Some("KB") | Some("kb") => 1024,
+            _ => 1,
+        };
+        v.checked_mul(mult)
+    })
+}
+
+fn hugepages(sys: &Sysroot, dir: &str) -> Vec<HugePages> {
+    let mut v: Vec<HugePages> = sys
+        .list_dir(dir)
+        .iter()
+        .filter_map(|name| {
+            let kb: u64 = name
+                .strip_prefix("hugepages-")?
+                .strip_suffix("kB")?
+                .parse()
+                .ok()?;
+            Some(HugePages {
+                page_bytes: kb * 1024,
+                total: sys.read_u64(&format!("{dir}/{name}/nr_hugepages")),
+                free: sys.read_u64(&format!("{dir}/{name}/free_hugepages")),
+            })
+        })
+        .collect();
+    v.sort_by_key(|h| h.page_bytes);
+    v
+}
+
+/// Read the NUMA nodes. `online` is used only for the implicit node;
+/// `mems_allowed` (None = unrestricted) marks nodes this process may use.
+pub fn read(
+    sys: &Sysroot,
+    online: &CpuSet,
+    mems_allowed: Option<&CpuSet>,
+    mems_source: &str,
+) -> (Vec<NumaNode>, NumaSummary) {
+    let ids = sys.list_numbered(NODE_DIR, "node");
+    let mut summary = NumaSummary {
+        possible: sys.read_cpulist(&format!("{NODE_DIR}/possible")),
+        usable_source: mems_source.to_string(),
+        ..Default::default()
+    };
+    let mut nodes = Vec::new();
+    if ids.is_empty() {
+        let meminfo = sys.read_raw("/proc/meminfo");
+        let total = meminfo
+            .as_deref()
+            .and_then(|t| meminfo_field(t, "MemTotal"));
+        let free = meminfo.as_deref().and_then(|t| meminfo_field(t, "MemFree"));
+        summary.implicit = true;
+        summary.note = Some(format!(
+            "{NODE_DIR} is absent (kernel without NUMA support): the whole machine is taken as one node 0"
+        ));
+        nodes.push(NumaNode {
+            id: 0,
+            cpus: online.clone(),
+            memory_bytes: total,
+            free_bytes: free,
+            memory_note: if total.is_some() {
+                Some("from /proc/meminfo".into())
+            } else {
+                Some("not known: /proc/meminfo has no MemTotal".into())
+            },
+            distances: Vec::new(),
+            hugepages: hugepages(sys, "/sys/kernel/mm/hugepages"),
+            usable: true,
+        });
+    } else {
+        for id in &ids {
+            let d = format!("{NODE_DIR}/node{id}");
+            let cpus = sys
+                .read_cpulist(&format!("{d}/cpulist"))
+                .or_else(|| sys.read_cpumask(&format!("{d}/cpumap")))
+                .unwrap_or_default();
+            let meminfo = sys.read_raw(&format!("{d}/meminfo"));
+            let total = meminfo
+                .as_deref()
+                .and_then(|t| meminfo_field(t, "MemTotal"));
+            let free = meminfo.as_deref().and_then(|t| meminfo_field(t, "MemFree"));
+            let memory_note = match (&meminfo, total) {
+                (None, _) => Some(format!("not known: {d}/meminfo is missing")),
+                (Some(_), None) => Some(format!("not known: {d}/meminfo has no MemTotal")),
+                _ => None,
+            };
+            let distances: Vec<u32> = sys
+                .read_string(&format!("{d}/distance"))
+                .map(|s| {
+                    s.split_whitespace()
+                        .filter_map(|x| x.parse().ok())
+                        .collect()
+                })
+                .unwrap_or_default();
+            nodes.push(NumaNode {
+                id: *id,
+                cpus,
+                memory_bytes: total,
+                free_bytes: free,
+                memory_note,
+                distances,
+                hugepages: hugepages(sys, &format!("{d}/hugepages")),
+                usable: mems_allowed.is_none_or(|m| m.contains(*id)),
+            });
+        }
+        // Distances must form a square matrix over the listed nodes; otherwise drop them.
+        let n = nodes.len();
+        if nodes.iter().any(|x| x.distances.len() != n) {
+            for x in nodes.iter_mut() {
+                x.distances.clear();
+            }
+            summary.note = Some(
+                "node distance rows do not match the node list: distances not reported".into(),
+            );
+        }
+    }
+    summary.nodes = nodes.iter().map(|n| n.id).collect();
+    summary.memory_only = nodes
+        .iter()
+        .filter(|n| n.cpus.is_empty() && n.memory_bytes.unwrap_or(0) > 0)
+        .map(|n| n.id)
+        .collect();
+    summary.cpu_only = nodes
+        .iter()
+        .filter(|n| !n.cpus.is_empty() && n.memory_bytes == Some(0))
+        .map(|n| n.id)
+        .collect();
+    summary.usable = nodes.iter().filter(|n| n.usable).map(|n| n.id).collect();
+    (nodes, summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meminfo_lines_parse() {
+        let t = "Node 0 MemTotal:        8387892 kB\nNode 0 MemFree:  6739740 kB\n";
+        assert_eq!(meminfo_field(t, "MemTotal"), Some(8387892 * 1024));
+        assert_eq!(meminfo_field(t, "MemFree"), Some(6739740 * 1024));
+        assert_eq!(meminfo_field(t, "MemUsed"), None);
+        assert_eq!(
+            meminfo_field("MemTotal:  280840 kB\n", "MemTotal"),
+            Some(280840 * 1024)
+        );
+    }
 }

@@ -1,33 +1,612 @@
 //! Text sections of `cpuscope info` for identity, ISA, frequency, knobs, devices.
+//! Each returns a block of lines starting with its title and ending with a
+//! newline; an unavailable figure is printed as "n/a (reason)".
 
 use crate::machine::MachineInfo;
+use std::fmt::Write as _;
+
+const W: usize = 16;
+/// Longest line aimed for; longer values wrap under their column.
+const WIDTH: usize = 100;
+
+/// Word-wrap `text` to lines of at most `width` characters.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for word in text.split(' ') {
+        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    if !cur.is_empty() || lines.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
+/// `  key:          value`, the value wrapped under its column.
+fn kv(out: &mut String, k: &str, v: impl std::fmt::Display) {
+    let v = v.to_string();
+    for (i, line) in wrap(&v, WIDTH - 2 - W).iter().enumerate() {
+        let key = if i == 0 { k } else { "" };
+        let _ = writeln!(out, "  {key:<W$}{line}");
+    }
+}
+
+fn na(reasons: &std::collections::BTreeMap<String, String>, key: &str) -> String {
+    match reasons.get(key) {
+        Some(r) => format!("n/a ({r})"),
+        None => "n/a".to_string(),
+    }
+}
+
+fn mhz(khz: u64) -> String {
+    format!("{:.0} MHz", khz as f64 / 1000.0)
+}
 
 /// Identity section (architecture, vendor, model, MIDR, microcode, hypervisor).
 pub fn identity(info: &MachineInfo) -> String {
-    let _ = info;
-    String::new()
+    let id = &info.identity;
+    let mut out = String::from("Identity\n");
+    let no_cpuinfo = id.unavailable.contains_key("cpuinfo");
+    if id.model_name.is_none() && id.arm_cores.is_empty() && no_cpuinfo {
+        // Vendor, family, microcode all come from /proc/cpuinfo: one reason covers them.
+        kv(
+            &mut out,
+            "CPU:",
+            format!(
+                "n/a (no /proc/cpuinfo and no sysfs MIDR under this root){}",
+                if id.architecture == "unknown" {
+                    String::new()
+                } else {
+                    format!(" [{}]", id.architecture)
+                }
+            ),
+        );
+    } else {
+        let model = id
+            .model_name
+            .clone()
+            .unwrap_or_else(|| na(&id.unavailable, "model_name"));
+        let arch = if id.architecture_source.is_empty() || id.architecture_source == "none" {
+            id.architecture.clone()
+        } else {
+            format!("{}, from {}", id.architecture, id.architecture_source)
+        };
+        kv(&mut out, "CPU:", format!("{model} [{arch}]"));
+        if id.arm_cores.is_empty() {
+            let mut vendor = match (&id.vendor, &id.vendor_name) {
+                (Some(v), Some(n)) if v != n => format!("{n} ({v})"),
+                (Some(v), _) => v.clone(),
+                _ => na(&id.unavailable, "vendor"),
+            };
+            if id.family.is_some() || id.model.is_some() {
+                let f = |v: Option<u32>| v.map(|x| x.to_string()).unwrap_or_else(|| "?".into());
+                vendor.push_str(&format!(
+                    ", family {} model {} ({:#x}) stepping {}",
+                    f(id.family),
+                    f(id.model),
+                    id.model.unwrap_or(0),
+                    f(id.stepping)
+                ));
+            }
+            kv(&mut out, "vendor:", vendor);
+            let mc = id
+                .microcode
+                .clone()
+                .unwrap_or_else(|| na(&id.unavailable, "microcode"));
+            kv(&mut out, "microcode:", mc);
+        } else {
+            for c in &id.arm_cores {
+                let raw = c
+                    .midr_raw
+                    .as_ref()
+                    .filter(|r| **r != c.midr)
+                    .map(|r| format!(" (raw {r})"))
+                    .unwrap_or_default();
+                kv(
+                    &mut out,
+                    "MIDR:",
+                    format!(
+                        "{}{raw}: implementer {} = {}, part {} = {}, {}; CPUs {}; no microcode \
+                         revision on ARM",
+                        c.midr,
+                        c.implementer_hex,
+                        c.implementer_name.as_deref().unwrap_or("unknown"),
+                        c.part_hex,
+                        c.part_name.as_deref().unwrap_or("not in the part table"),
+                        c.stepping,
+                        c.cpus,
+                    ),
+                );
+            }
+        }
+    }
+    let v = &id.virtualization;
+    let virt = match v.is_virtual {
+        Some(true) => format!(
+            "virtual machine{} [{}]",
+            v.hypervisor
+                .as_ref()
+                .map(|h| format!(" ({h})"))
+                .unwrap_or_default(),
+            v.evidence.join("; ")
+        ),
+        Some(false) => format!(
+            "bare metal or undetected hypervisor [{}]",
+            v.evidence.join("; ")
+        ),
+        None => format!("unknown ({})", v.reason.as_deref().unwrap_or("no evidence")),
+    };
+    kv(&mut out, "machine:", virt);
+    let host = match (&id.hostname, &id.kernel_release) {
+        (None, None) => "n/a (hostname and kernel release not under this root)".to_string(),
+        (h, k) => format!(
+            "{}, kernel {}",
+            h.clone().unwrap_or_else(|| na(&id.unavailable, "hostname")),
+            k.clone()
+                .unwrap_or_else(|| na(&id.unavailable, "kernel_release"))
+        ),
+    };
+    kv(&mut out, "host:", host);
+    out
 }
 
 /// ISA / SIMD section.
 pub fn isa(info: &MachineInfo) -> String {
-    let _ = info;
-    String::new()
+    let isa = &info.isa;
+    let mut out = String::from("Instruction set\n");
+    if isa.flags.is_empty() {
+        kv(&mut out, "SIMD:", na(&isa.unavailable, "flags"));
+        return out;
+    }
+    let mut simd: Vec<String> = isa
+        .simd
+        .iter()
+        .filter(|s| *s != "AVX-512" && !s.starts_with("MMX") && *s != "SSE")
+        .cloned()
+        .collect();
+    if !isa.avx512.is_empty() {
+        simd.push(format!("AVX-512 ({})", isa.avx512.join(" ")));
+    }
+    if !isa.amx.is_empty() {
+        simd.push(format!("AMX ({})", isa.amx.join(" ")));
+    }
+    let widest = match (isa.widest_vector_bits, isa.sve_vector_bits) {
+        (_, Some(sve)) => format!("widest {sve}-bit (SVE)"),
+        (Some(w), None) if isa.has_flag("sve") => format!(
+            "widest >= {w}-bit; SVE length {}",
+            na(&isa.unavailable, "sve_vector_bits")
+        ),
+        (Some(w), None) => format!("widest {w}-bit"),
+        (None, None) => format!("widest {}", na(&isa.unavailable, "widest_vector_bits")),
+    };
+    let simd_line = if simd.is_empty() {
+        "none found in the flags".to_string()
+    } else {
+        simd.join(", ")
+    };
+    kv(&mut out, "SIMD:", format!("{simd_line}; {widest}"));
+    if !isa.crypto.is_empty() {
+        kv(&mut out, "crypto:", isa.crypto.join(" "));
+    }
+    if !isa.other.is_empty() {
+        kv(&mut out, "other:", isa.other.join(", "));
+    }
+    if !isa.cpus_with_other_flags.is_empty() {
+        let cpus: crate::placement::CpuSet = isa.cpus_with_other_flags.iter().copied().collect();
+        kv(
+            &mut out,
+            "note:",
+            format!("CPUs {cpus} report a different flag list than the first CPU (hybrid or mixed parts)"),
+        );
+    }
+    kv(
+        &mut out,
+        "flags:",
+        format!(
+            "{} raw flags ({}; full list in --json)",
+            isa.flags.len(),
+            isa.flags_source.as_deref().unwrap_or("/proc/cpuinfo")
+        ),
+    );
+    out
 }
 
 /// Frequency section.
 pub fn frequency(info: &MachineInfo) -> String {
-    let _ = info;
-    String::new()
+    let f = &info.frequency;
+    let mut out = String::from("Frequency (declared by the kernel, not measured)\n");
+    let no_cpuinfo = info.identity.unavailable.contains_key("cpuinfo");
+    if !f.cpufreq && no_cpuinfo {
+        kv(
+            &mut out,
+            "clocks:",
+            "n/a (no cpufreq and no /proc/cpuinfo under this root)",
+        );
+        return out;
+    }
+    if !no_cpuinfo {
+        let nominal = f
+            .nominal_mhz
+            .map(|m| format!("{:.2} GHz (from the model name)", m / 1000.0))
+            .unwrap_or_else(|| na(&f.unavailable, "nominal_mhz"));
+        kv(&mut out, "nominal:", nominal);
+    }
+    if f.cpufreq {
+        let range = match (f.min_khz, f.max_khz) {
+            (Some(a), Some(b)) => format!("{} - {}", mhz(a), mhz(b)),
+            (None, Some(b)) => format!("max {}", mhz(b)),
+            (Some(a), None) => format!("min {}", mhz(a)),
+            (None, None) => "limits not exposed".into(),
+        };
+        kv(&mut out, "cpufreq range:", range);
+        if f.max_khz_groups.len() > 1 {
+            let g: Vec<String> = f
+                .max_khz_groups
+                .iter()
+                .map(|g| {
+                    let khz: u64 = g.value.parse().unwrap_or(0);
+                    format!("{} on CPUs {}", mhz(khz), g.cpus)
+                })
+                .collect();
+            kv(&mut out, "max by CPU:", g.join("; "));
+        }
+        if let Some(b) = f.base_khz {
+            kv(&mut out, "base:", format!("{} (base_frequency)", mhz(b)));
+        }
+        let groups = |gs: &[crate::machine::freq::Group], key: &str| -> String {
+            if gs.is_empty() {
+                na(&f.unavailable, key)
+            } else if gs.len() == 1 {
+                gs[0].value.clone()
+            } else {
+                gs.iter()
+                    .map(|g| format!("{} (CPUs {})", g.value, g.cpus))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        };
+        let mut drv = groups(&f.drivers, "drivers");
+        if let Some(p) = &f.pstate_status {
+            drv.push_str(&format!(" [{p}]"));
+        }
+        kv(&mut out, "driver:", drv);
+        kv(&mut out, "governor:", groups(&f.governors, "governors"));
+        if !f.epp.is_empty() {
+            kv(&mut out, "EPP:", groups(&f.epp, "epp"));
+        }
+        let cur: Vec<u64> = f.per_cpu.iter().filter_map(|c| c.cur_khz).collect();
+        if !cur.is_empty() {
+            let lo = cur.iter().min().copied().unwrap_or(0);
+            let hi = cur.iter().max().copied().unwrap_or(0);
+            kv(
+                &mut out,
+                "current:",
+                format!("{} - {} (scaling_cur_freq, a snapshot)", mhz(lo), mhz(hi)),
+            );
+        }
+    } else {
+        kv(
+            &mut out,
+            "cpufreq:",
+            format!(
+                "n/a ({})",
+                f.cpufreq_reason.as_deref().unwrap_or("no cpufreq driver")
+            ),
+        );
+    }
+    let boost = match f.boost.enabled {
+        Some(true) => Some(format!(
+            "enabled ({})",
+            f.boost.source.as_deref().unwrap_or("")
+        )),
+        Some(false) => Some(format!(
+            "disabled ({})",
+            f.boost.source.as_deref().unwrap_or("")
+        )),
+        // Without cpufreq there is no boost switch: the cpufreq line says why.
+        None if !f.cpufreq => None,
+        None => Some(format!(
+            "n/a ({})",
+            f.boost.reason.as_deref().unwrap_or("unknown")
+        )),
+    };
+    if let Some(b) = boost {
+        kv(&mut out, "boost:", b);
+    }
+    match &f.declared {
+        Some(d) => {
+            let v = if (d.max_mhz - d.min_mhz).abs() < 0.5 {
+                format!("{:.0} MHz on all {} CPUs", d.mean_mhz, d.cpus)
+            } else {
+                format!(
+                    "{:.0} - {:.0} MHz over {} CPUs (mean {:.0})",
+                    d.min_mhz, d.max_mhz, d.cpus, d.mean_mhz
+                )
+            };
+            let note = d
+                .note
+                .as_ref()
+                .map(|n| format!("; {n}"))
+                .unwrap_or_default();
+            kv(
+                &mut out,
+                "cpu MHz:",
+                format!("{v} (/proc/cpuinfo, declared{note})"),
+            );
+        }
+        None => kv(&mut out, "cpu MHz:", na(&f.unavailable, "declared")),
+    }
+    if let Some(t) = &f.tsc {
+        let yes = |b: bool, s: &str| if b { s.to_string() } else { format!("not {s}") };
+        kv(
+            &mut out,
+            "TSC:",
+            format!(
+                "{}, {}, {}",
+                yes(t.constant, "constant"),
+                yes(t.nonstop, "nonstop"),
+                if t.known_freq {
+                    "rate known from CPUID"
+                } else {
+                    "rate calibrated at boot"
+                }
+            ),
+        );
+    }
+    for n in &f.notes {
+        kv(&mut out, "note:", n);
+    }
+    out
 }
 
-/// Kernel knobs section.
+/// Kernel knobs section: one line per knob (name, value, why it matters),
+/// unrecorded knobs folded into one line, then the values worth attention.
 pub fn knobs(info: &MachineInfo) -> String {
-    let _ = info;
-    String::new()
+    const KW: usize = 21;
+    let k = &info.knobs;
+    let mut out = String::from("Kernel knobs\n");
+    let unrecorded =
+        |r: &Option<String>| r.as_deref().is_some_and(|r| r.starts_with("not recorded"));
+    let mut missing: Vec<&str> = Vec::new();
+    for knob in &k.knobs {
+        if knob.value.is_none() && unrecorded(&knob.reason) {
+            missing.push(&knob.name);
+            continue;
+        }
+        let line = match &knob.value {
+            Some(v) => {
+                let v = if v.is_empty() { "(empty)" } else { v.as_str() };
+                format!("{v:<13} {}", knob.why)
+            }
+            None => format!("n/a ({})", knob.reason.as_deref().unwrap_or("not readable")),
+        };
+        for (i, l) in wrap(&line, WIDTH - 2 - KW).iter().enumerate() {
+            let name = if i == 0 { knob.name.as_str() } else { "" };
+            let _ = writeln!(out, "  {name:<KW$}{l}");
+        }
+    }
+    let nothing =
+        missing.len() == k.knobs.len() && k.pmu.present.is_none() && k.hugepages.is_empty();
+    if nothing {
+        kv(
+            &mut out,
+            "settings:",
+            "n/a (no knob files, perf event sources or huge page pools recorded under this root)",
+        );
+        return out;
+    }
+    // Unrecorded PMU and huge page pools join the unrecorded knobs' line.
+    let pmu_unrecorded = k.pmu.present.is_none();
+    let pools_unrecorded = k.hugepages.is_empty() && missing.len() > 4;
+    if !missing.is_empty() {
+        let line = if missing.len() <= 4 {
+            format!("n/a (not recorded under this root): {}", missing.join(", "))
+        } else {
+            let mut extra = String::new();
+            if pmu_unrecorded {
+                extra.push_str(", PMU");
+            }
+            if pools_unrecorded {
+                extra.push_str(", huge pages");
+            }
+            format!(
+                "n/a: {} knobs{extra} not recorded under this root",
+                missing.len()
+            )
+        };
+        for (i, l) in wrap(&line, WIDTH - 2 - KW).iter().enumerate() {
+            let name = if i == 0 { "settings" } else { "" };
+            let _ = writeln!(out, "  {name:<KW$}{l}");
+        }
+    }
+    let pmu = match k.pmu.present {
+        Some(true) => format!(
+            "present: {}{}",
+            k.pmu.core_devices.join(", "),
+            k.pmu
+                .pmu_name
+                .as_ref()
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default()
+        ),
+        Some(false) => format!("none: {}", k.pmu.reason.as_deref().unwrap_or("no core PMU")),
+        None => format!("n/a ({})", k.pmu.reason.as_deref().unwrap_or("unknown")),
+    };
+    let folded = missing.len() > 4;
+    if !(folded && pmu_unrecorded) {
+        for (i, l) in wrap(&pmu, WIDTH - 2 - KW).iter().enumerate() {
+            let name = if i == 0 { "hardware PMU" } else { "" };
+            let _ = writeln!(out, "  {name:<KW$}{l}");
+        }
+    }
+    let pools = if k.hugepages.is_empty() {
+        "n/a (no sys/kernel/mm/hugepages)".to_string()
+    } else {
+        k.hugepages
+            .iter()
+            .map(|p| {
+                let size = if p.size_kb >= 1 << 20 {
+                    format!("{} GiB", p.size_kb >> 20)
+                } else if p.size_kb >= 1024 {
+                    format!("{} MiB", p.size_kb >> 10)
+                } else {
+                    format!("{} kB", p.size_kb)
+                };
+                let o = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "?".into());
+                let mut s = format!("{size}: {} in pool, {} free", o(p.nr), o(p.free));
+                if p.per_node.len() > 1 && p.nr.unwrap_or(0) > 0 {
+                    let per: Vec<String> = p
+                        .per_node
+                        .iter()
+                        .map(|n| format!("N{}={}", n.node, o(n.nr)))
+                        .collect();
+                    s.push_str(&format!(" [{}]", per.join(" ")));
+                }
+                s
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    if !(folded && pools_unrecorded) {
+        for (i, l) in wrap(&pools, WIDTH - 2 - KW).iter().enumerate() {
+            let name = if i == 0 { "huge page pools" } else { "" };
+            let _ = writeln!(out, "  {name:<KW$}{l}");
+        }
+    }
+    for knob in k.knobs.iter().filter(|k| k.attention) {
+        let v = knob.value.as_deref().unwrap_or("");
+        let what = knob.note.as_deref().unwrap_or(knob.why.as_str());
+        kv(&mut out, "attention:", format!("{}={v}: {what}", knob.name));
+    }
+    out
+}
+
+fn nic_line(out: &mut String, name: &str, text: &str) {
+    for (i, l) in wrap(text, WIDTH - 2 - 12).iter().enumerate() {
+        let n = if i == 0 { name } else { "" };
+        let _ = writeln!(out, "  {n:<12}{l}");
+    }
 }
 
 /// Devices (NICs and IRQs) section.
 pub fn devices(info: &MachineInfo) -> String {
-    let _ = info;
-    String::new()
+    let d = &info.devices;
+    let mut out = String::from("Network devices and interrupts\n");
+    if d.nics.is_empty() && d.interrupts.is_none() {
+        kv(
+            &mut out,
+            "devices:",
+            "n/a (no sys/class/net and no /proc/interrupts under this root)",
+        );
+        return out;
+    }
+    if d.nics.is_empty() {
+        kv(&mut out, "NICs:", na(&d.unavailable, "nics"));
+    }
+    for nic in &d.nics {
+        if nic.is_virtual {
+            nic_line(&mut out, &nic.name, "virtual (software interface)");
+            continue;
+        }
+        let mut parts = Vec::new();
+        parts.push(nic.driver.clone().unwrap_or_else(|| "driver ?".into()));
+        if let Some(p) = &nic.pci_address {
+            parts.push(format!("PCI {p}"));
+        }
+        parts.push(format!("NUMA: {}", nic.numa_affinity));
+        parts.push(match nic.speed_mbps {
+            Some(s) if s >= 1000 => format!("{} Gb/s", s / 1000),
+            Some(s) => format!("{s} Mb/s"),
+            None => format!("speed {}", na(&nic.unavailable, "speed_mbps")),
+        });
+        nic_line(&mut out, &nic.name, &parts.join(", "));
+        if nic.irqs.is_empty() {
+            nic_line(
+                &mut out,
+                "",
+                &format!("IRQs: {}", na(&nic.unavailable, "irqs")),
+            );
+        } else {
+            let ids: crate::placement::CpuSet = nic.irqs.iter().map(|i| i.irq as usize).collect();
+            let served = if nic.served_cpus.is_empty() {
+                "none yet".to_string()
+            } else {
+                nic.served_cpus.to_string()
+            };
+            let nodes = if nic.irq_nodes.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (node {})",
+                    nic.irq_nodes
+                        .iter()
+                        .map(|n| n.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                )
+            };
+            let routed = if nic.affinity_cpus.is_empty() {
+                "?".to_string()
+            } else {
+                nic.affinity_cpus.to_string()
+            };
+            nic_line(
+                &mut out,
+                "",
+                &format!(
+                    "{} IRQs ({ids}); routed to CPUs {routed}, served on CPUs {served}{nodes}",
+                    nic.irqs.len()
+                ),
+            );
+        }
+    }
+    match &d.interrupts {
+        Some(t) => {
+            if t.per_node.len() > 1 {
+                let total: u64 = t.per_node.iter().map(|n| n.device).sum();
+                let parts: Vec<String> = t
+                    .per_node
+                    .iter()
+                    .map(|n| {
+                        let pct = if total > 0 {
+                            100.0 * n.device as f64 / total as f64
+                        } else {
+                            0.0
+                        };
+                        format!("node {} {} ({pct:.0}%)", n.node, n.device)
+                    })
+                    .collect();
+                kv(&mut out, "device IRQs:", parts.join(", "));
+            } else {
+                let total: u64 = t.per_cpu.iter().map(|c| c.device).sum();
+                let busiest = t.per_cpu.iter().max_by_key(|c| c.device);
+                let b = busiest
+                    .filter(|_| total > 0)
+                    .map(|c| {
+                        format!(
+                            "; busiest CPU {} with {:.0}%",
+                            c.cpu,
+                            100.0 * c.device as f64 / total as f64
+                        )
+                    })
+                    .unwrap_or_default();
+                kv(
+                    &mut out,
+                    "device IRQs:",
+                    format!("{total} since boot over {} CPUs{b}", t.per_cpu.len()),
+                );
+            }
+        }
+        None => kv(&mut out, "IRQ totals:", na(&d.unavailable, "interrupts")),
+    }
+    for w in &d.warnings {
+        kv(&mut out, "warning:", w);
+    }
+    out
 }

@@ -1,7 +1,888 @@
-//! Human-readable rendering of `cpuscope info`.
+//! Human-readable rendering of `cpuscope info`: one report that covers what
+//! lscpu, `numactl -H` and lstopo say, organised for a performance engineer and
+//! kept compact on machines with hundreds of CPUs.
 
+use crate::machine::cache::CacheInstance;
+use crate::machine::topology::Core;
 use crate::machine::MachineInfo;
+use crate::placement::CpuSet;
+use crate::report::info_sections;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// Longest line we aim for.
+const WIDTH: usize = 100;
+/// Above this many cores in a package, cores are printed as a pattern or a grid.
+const CORES_ONE_PER_LINE: usize = 8;
+/// Above this many instances of a cache, only the first and last are listed.
+const CACHE_LIST_MAX: usize = 8;
 
 pub fn render(info: &MachineInfo) -> String {
-    format!("{info:#?}\n")
+    let mut out = String::new();
+    let title = if info.sysroot.is_empty() || info.sysroot == "/" {
+        "cpuscope info: this machine".to_string()
+    } else {
+        format!("cpuscope info: recorded machine at {}", info.sysroot)
+    };
+    out.push_str(&title);
+    out.push_str("\n\n");
+    let sections = [
+        info_sections::identity(info),
+        summary(info),
+        cpu_lists(info),
+        topology(info),
+        caches(info),
+        numa(info),
+        info_sections::isa(info),
+        info_sections::frequency(info),
+        info_sections::knobs(info),
+        info_sections::devices(info),
+        notes(info),
+    ];
+    for s in sections.iter().filter(|s| !s.trim().is_empty()) {
+        out.push_str(s.trim_end_matches('\n'));
+        out.push_str("\n\n");
+    }
+    while out.ends_with("\n\n") {
+        out.pop();
+    }
+    out
+}
+
+/// `n thing` / `n things`.
+fn plural(n: usize, one: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {one}s")
+    }
+}
+
+/// Bytes in binary units: `48 KiB`, `1.25 MiB`, `7.99 GiB`.
+pub fn fmt_bytes(b: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        return format!("{b} B");
+    }
+    let s = if v < 10.0 {
+        format!("{v:.2}")
+    } else if v < 100.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    };
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    };
+    format!("{s} {}", UNITS[u])
+}
+
+fn opt_bytes(b: Option<u64>) -> String {
+    b.map(fmt_bytes).unwrap_or_else(|| "n/a".into())
+}
+
+fn list_or(s: &CpuSet, none: &str) -> String {
+    if s.is_empty() {
+        none.to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+fn summary(info: &MachineInfo) -> String {
+    let npk = info.packages.len();
+    let ncores = info.cores.len();
+    let ncpus = info.cpus.online.len();
+    let per_pkg: Vec<usize> = info.packages.iter().map(|p| p.cores).collect();
+    let cpp_min = per_pkg.iter().copied().min().unwrap_or(0);
+    let cpp_max = per_pkg.iter().copied().max().unwrap_or(0);
+    let tpc_min = info.smt.min_threads_per_core;
+    let tpc_max = info.smt.threads_per_core;
+    let online_word = if info.cpus.offline.is_empty() {
+        "CPUs"
+    } else {
+        "CPUs online"
+    };
+    let mut line = if !info.core_kinds.is_empty() {
+        let parts: Vec<String> = info
+            .core_kinds
+            .iter()
+            .map(|k| {
+                let (tmin, tmax) = kind_threads(info, k.index);
+                let t = if tmin == tmax {
+                    plural(tmax, "thread")
+                } else {
+                    format!("{tmin}-{tmax} threads")
+                };
+                format!("{} {} × {t}", k.cores, k.name)
+            })
+            .collect();
+        format!(
+            "{}, {} ({}) = {ncpus} {online_word}",
+            plural(npk, "package"),
+            plural(ncores, "core"),
+            parts.join(" + ")
+        )
+    } else if cpp_min == cpp_max && tpc_min == tpc_max {
+        format!(
+            "{} × {} × {} = {ncpus} {online_word}",
+            plural(npk, "package"),
+            plural(cpp_max, "core"),
+            plural(tpc_max, "thread")
+        )
+    } else {
+        let mut extra = Vec::new();
+        if cpp_min != cpp_max {
+            extra.push(format!("{cpp_min}-{cpp_max} cores per package"));
+        }
+        if tpc_min != tpc_max {
+            extra.push(format!("{tpc_min}-{tpc_max} threads per core"));
+        }
+        format!(
+            "{}, {}, {ncpus} {online_word} ({})",
+            plural(npk, "package"),
+            plural(ncores, "core"),
+            extra.join(", ")
+        )
+    };
+    let nn = info.numa_nodes.len();
+    let _ = write!(line, ", {}", plural(nn, "NUMA node"));
+    if info.numa.implicit {
+        line.push_str(" (implicit)");
+    }
+    let mut out = format!("Summary: {line}\n");
+    if !info.cpus.offline.is_empty() {
+        let _ = writeln!(
+            out,
+            "         {} offline: {}",
+            plural(info.cpus.offline.len(), "CPU"),
+            info.cpus.offline
+        );
+    }
+    if info.cpus.usable != info.cpus.online {
+        let _ = writeln!(
+            out,
+            "         this process may use {} of {}: {}",
+            info.cpus.usable.len(),
+            ncpus,
+            list_or(&info.cpus.usable, "none")
+        );
+    }
+    if info.numa.usable.len() != nn {
+        let _ = writeln!(
+            out,
+            "         this process may allocate memory on NUMA nodes {}",
+            list_or(&info.numa.usable, "none")
+        );
+    }
+    out
+}
+
+fn kind_threads(info: &MachineInfo, kind: usize) -> (usize, usize) {
+    let v: Vec<usize> = info
+        .cores
+        .iter()
+        .filter(|c| c.kind == Some(kind))
+        .map(|c| c.cpus.len())
+        .collect();
+    (
+        v.iter().copied().min().unwrap_or(0),
+        v.iter().copied().max().unwrap_or(0),
+    )
+}
+
+fn cpu_lists(info: &MachineInfo) -> String {
+    let c = &info.cpus;
+    let mut out = String::from("CPUs\n");
+    let row = |out: &mut String, k: &str, v: String| {
+        let _ = writeln!(out, "  {k:<10} {v}");
+    };
+    row(
+        &mut out,
+        "online",
+        format!("{}  ({})", list_or(&c.online, "none"), c.online.len()),
+    );
+    row(
+        &mut out,
+        "offline",
+        if c.offline.is_empty() {
+            "none".into()
+        } else {
+            format!("{}  ({})", c.offline, c.offline.len())
+        },
+    );
+    let why = if c.allowed.is_some() {
+        format!("per {}", c.allowed_source)
+    } else {
+        c.allowed_source.clone()
+    };
+    row(
+        &mut out,
+        "usable",
+        format!(
+            "{}  ({})  {why}",
+            list_or(&c.usable, "none"),
+            c.usable.len()
+        ),
+    );
+    row(
+        &mut out,
+        "possible",
+        format!(
+            "{}    present {}",
+            list_or(&c.possible, "none"),
+            list_or(&c.present, "none")
+        ),
+    );
+    let opt = |s: &Option<CpuSet>| match s {
+        Some(s) => list_or(s, "none"),
+        None => "not reported".into(),
+    };
+    row(
+        &mut out,
+        "isolated",
+        format!("{}    nohz_full {}", opt(&c.isolated), opt(&c.nohz_full)),
+    );
+    let smt = &info.smt;
+    let mut s = if smt.threads_per_core == smt.min_threads_per_core {
+        format!("{} per core", plural(smt.threads_per_core, "thread"))
+    } else {
+        format!(
+            "{}-{} threads per core",
+            smt.min_threads_per_core, smt.threads_per_core
+        )
+    };
+    s.push_str(if smt.active {
+        ", active"
+    } else {
+        ", not active"
+    });
+    if let Some(ctl) = &smt.control {
+        let _ = write!(s, " (smt/control: {ctl})");
+    }
+    row(&mut out, "SMT", s);
+    if !info.core_kinds.is_empty() {
+        for k in &info.core_kinds {
+            let mut d = format!("{:<12} {}  ({})", k.name, k.cpus, plural(k.cores, "core"));
+            if let Some(b) = k.base_khz {
+                let _ = write!(d, ", base {:.2} GHz", b as f64 / 1e6);
+            }
+            if let Some(cap) = k.capacity {
+                let _ = write!(d, ", capacity {cap}");
+            }
+            row(&mut out, if k.index == 0 { "core kinds" } else { "" }, d);
+        }
+        if let Some(k) = info.core_kinds.first() {
+            row(&mut out, "", format!("(kinds from {})", k.source));
+        }
+    }
+    out
+}
+
+/// Short tag of a core kind for the topology listing.
+fn kind_tag(info: &MachineInfo, kind: Option<usize>) -> String {
+    match kind.and_then(|k| info.core_kinds.get(k)) {
+        Some(k) => match k.name.as_str() {
+            "P-core" => "P".into(),
+            "E-core" => "E".into(),
+            n => n
+                .chars()
+                .next()
+                .map(|c| c.to_ascii_uppercase().to_string())
+                .unwrap_or_default(),
+        },
+        None => String::new(),
+    }
+}
+
+/// One core as `id:cpus` with kind tag and a `*` when some thread is not usable.
+fn core_cell(info: &MachineInfo, c: &Core) -> String {
+    let mut s = format!("{}:{}", c.core_id, c.cpus);
+    let tag = kind_tag(info, c.kind);
+    if !tag.is_empty() {
+        let _ = write!(s, "[{tag}]");
+    }
+    if c.cpus.iter().any(|x| !info.cpus.usable.contains(x)) {
+        s.push('*');
+    }
+    s
+}
+
+/// Pack cells into lines of at most WIDTH columns, in aligned columns.
+fn grid(cells: &[String], indent: usize) -> String {
+    let w = cells.iter().map(|c| c.chars().count()).max().unwrap_or(1) + 2;
+    let per = ((WIDTH.saturating_sub(indent)) / w).max(1);
+    let mut out = String::new();
+    for chunk in cells.chunks(per) {
+        out.push_str(&" ".repeat(indent));
+        let line: String = chunk.iter().map(|c| format!("{c:<w$}")).collect();
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// `n`, `n+64`, `2n+1`: the affine form a + s·n.
+fn affine(a: usize, s: usize) -> String {
+    let base = if s == 1 {
+        "n".to_string()
+    } else {
+        format!("{s}n")
+    };
+    if a == 0 {
+        base
+    } else {
+        format!("{base}+{a}")
+    }
+}
+
+/// If the cores' CPUs follow `core n = CPUs a_t + s·n`, describe it in one line.
+fn core_pattern(cores: &[&Core]) -> Option<String> {
+    let first = cores.first()?;
+    let t = first.cpus.len();
+    if t == 0 || cores.iter().any(|c| c.cpus.len() != t) || cores.len() < 2 {
+        return None;
+    }
+    let rows: Vec<Vec<usize>> = cores.iter().map(|c| c.cpus.to_vec()).collect();
+    let s = rows[1][0].checked_sub(rows[0][0])?;
+    if s == 0 {
+        return None;
+    }
+    for (i, r) in rows.iter().enumerate() {
+        for (k, cpu) in r.iter().enumerate() {
+            if *cpu != rows[0][k] + s * i {
+                return None;
+            }
+        }
+    }
+    let n = cores.len();
+    let forms: Vec<String> = rows[0].iter().map(|a| affine(*a, s)).collect();
+    let ids: Vec<usize> = cores.iter().map(|c| c.core_id).collect();
+    let ids_note = if ids.windows(2).all(|w| w[1] == w[0] + 1) {
+        format!(" (core_id {}-{})", ids[0], ids[n - 1])
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "{} × {}: core n = CPU {} for n = 0-{}{ids_note}",
+        plural(n, "core"),
+        plural(t, "thread"),
+        forms.join(", "),
+        n - 1
+    ))
+}
+
+/// The cores of one group (package, die or cluster), compressed when many.
+fn cores_block(info: &MachineInfo, cores: &[&Core], indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    if cores.len() <= CORES_ONE_PER_LINE {
+        let cells: Vec<String> = cores.iter().map(|c| core_cell(info, c)).collect();
+        return grid(&cells, indent);
+    }
+    let uniform_kind = cores.iter().all(|c| c.kind == cores[0].kind);
+    let all_usable = cores
+        .iter()
+        .all(|c| c.cpus.iter().all(|x| info.cpus.usable.contains(x)));
+    if uniform_kind && all_usable {
+        if let Some(p) = core_pattern(cores) {
+            let tag = kind_tag(info, cores[0].kind);
+            let tag = if tag.is_empty() {
+                tag
+            } else {
+                format!(" [{tag}]")
+            };
+            return format!("{pad}{p}{tag}\n");
+        }
+    }
+    let cells: Vec<String> = cores.iter().map(|c| core_cell(info, c)).collect();
+    grid(&cells, indent)
+}
+
+fn topology(info: &MachineInfo) -> String {
+    let mut out = String::from("Topology (package > die > cluster > cores as core_id:CPUs");
+    if !info.core_kinds.is_empty() {
+        out.push_str("; [kind]");
+    }
+    if info.cpus.usable != info.cpus.online {
+        out.push_str("; * = not usable by this process");
+    }
+    out.push_str(")\n");
+    let multi_die = info.packages.iter().any(|p| p.dies > 1);
+    // Clusters matter only when some cluster groups several cores.
+    let clusters_matter = info.clusters.iter().any(|c| c.cores > 1);
+    for p in &info.packages {
+        let usable = p.cpus.intersection(&info.cpus.usable);
+        let mut head = format!(
+            "  Package {}: {}, {} {}",
+            p.id,
+            plural(p.cores, "core"),
+            plural(p.cpus.len(), "CPU"),
+            p.cpus
+        );
+        if !p.nodes.is_empty() {
+            let _ = write!(
+                head,
+                ", NUMA node{} {}",
+                if p.nodes.len() == 1 { "" } else { "s" },
+                p.nodes
+            );
+        }
+        if usable.is_empty() {
+            head.push_str("  (not usable by this process)");
+        } else if usable != p.cpus {
+            let _ = write!(head, "  (usable: {usable})");
+        }
+        out.push_str(&head);
+        out.push('\n');
+        for d in info.dies.iter().filter(|d| d.package == p.id) {
+            let mut indent = 4;
+            if multi_die {
+                let _ = writeln!(
+                    out,
+                    "    Die {}: {}, CPUs {}",
+                    d.id,
+                    plural(d.cores, "core"),
+                    d.cpus
+                );
+                indent = 6;
+            }
+            let dcores: Vec<&Core> = info
+                .cores
+                .iter()
+                .filter(|c| c.package == p.id && c.die == d.id)
+                .collect();
+            if clusters_matter {
+                // Group consecutive cores by cluster id, keeping core order.
+                let mut groups: Vec<(Option<usize>, Vec<&Core>)> = Vec::new();
+                for c in &dcores {
+                    match groups.last_mut() {
+                        Some((cl, v)) if *cl == c.cluster => v.push(c),
+                        _ => groups.push((c.cluster, vec![c])),
+                    }
+                }
+                // Runs of one-core clusters are listed together, without cluster ids.
+                let mut singles: Vec<&Core> = Vec::new();
+                let flush = |singles: &mut Vec<&Core>, out: &mut String| {
+                    if singles.is_empty() {
+                        return;
+                    }
+                    let _ = writeln!(out, "{}one core per cluster:", " ".repeat(indent));
+                    out.push_str(&cores_block(info, singles, indent + 2));
+                    singles.clear();
+                };
+                for (cl, cs) in groups {
+                    if cs.len() == 1 {
+                        singles.extend(cs);
+                        continue;
+                    }
+                    flush(&mut singles, &mut out);
+                    let label = match cl {
+                        Some(id) => format!("cluster {id}:"),
+                        None => "no cluster:".into(),
+                    };
+                    let cells: Vec<String> = cs.iter().map(|c| core_cell(info, c)).collect();
+                    let line = format!("{}{label:<12} {}", " ".repeat(indent), cells.join("  "));
+                    if line.chars().count() <= WIDTH {
+                        out.push_str(&line);
+                        out.push('\n');
+                    } else {
+                        let _ = writeln!(out, "{}{label}", " ".repeat(indent));
+                        out.push_str(&cores_block(info, &cs, indent + 2));
+                    }
+                }
+                flush(&mut singles, &mut out);
+            } else {
+                out.push_str(&cores_block(info, &dcores, indent));
+            }
+        }
+    }
+    out
+}
+
+/// Scopes one cache instance fits exactly: core, cluster, die, package.
+fn scopes(info: &MachineInfo, c: &CacheInstance) -> Vec<&'static str> {
+    let s = &c.shared_cpu_list;
+    let mut v = Vec::new();
+    if info.cores.iter().any(|k| &k.cpus == s) {
+        v.push("core");
+    }
+    if info.clusters.iter().any(|k| &k.cpus == s) {
+        v.push("cluster");
+    }
+    if info.dies.iter().any(|d| &d.cpus == s) {
+        v.push("die");
+    }
+    if info.packages.iter().any(|p| &p.cpus == s) {
+        v.push("package");
+    }
+    v
+}
+
+/// How the instances of one group are shared: the first scope that fits them all
+/// (per core, per package, per die, per cluster: a die or cluster that is the whole
+/// package is called a package), else per N cores.
+fn group_scope(info: &MachineInfo, v: &[&CacheInstance]) -> String {
+    let sets: Vec<Vec<&str>> = v.iter().map(|c| scopes(info, c)).collect();
+    for cand in ["core", "package", "die", "cluster"] {
+        if sets.iter().all(|s| s.contains(&cand)) {
+            return match cand {
+                "cluster" => {
+                    let n: Vec<usize> = v.iter().map(|c| c.cores).collect();
+                    if n.iter().all(|x| *x == n[0]) {
+                        format!("per cluster ({} cores)", n[0])
+                    } else {
+                        "per cluster".into()
+                    }
+                }
+                other => format!("per {other}"),
+            };
+        }
+    }
+    let n: Vec<usize> = v.iter().map(|c| c.cores).collect();
+    if n.iter().all(|x| *x == n[0]) {
+        if n[0] <= 1 {
+            "per thread".into()
+        } else {
+            format!("per {} cores", n[0])
+        }
+    } else {
+        "uneven".into()
+    }
+}
+
+fn caches(info: &MachineInfo) -> String {
+    let mut out = String::from("Caches\n");
+    if info.caches.is_empty() {
+        let why = info
+            .caches_unavailable
+            .as_deref()
+            .unwrap_or("none reported");
+        let _ = writeln!(out, "  not available: {why}");
+        return out;
+    }
+    // Group instances that look alike.
+    type Key = (u32, u8, Option<u64>, Option<u64>, Option<u64>, Option<u64>);
+    let mut groups: BTreeMap<Key, Vec<&CacheInstance>> = BTreeMap::new();
+    for c in &info.caches {
+        let ko = match c.kind.as_str() {
+            "Data" => 0,
+            "Instruction" => 1,
+            "Unified" => 2,
+            _ => 3,
+        };
+        let key = (c.level, ko, c.size_bytes, c.line_bytes, c.ways, c.sets);
+        groups.entry(key).or_default().push(c);
+    }
+    let mut rows: Vec<[String; 8]> = vec![[
+        "level".into(),
+        "size".into(),
+        "line".into(),
+        "ways".into(),
+        "sets".into(),
+        "count".into(),
+        "scope".into(),
+        "CPUs sharing each instance".into(),
+    ]];
+    // Rows of one level and type in the order of their first CPU.
+    let mut ordered: Vec<(&Key, &Vec<&CacheInstance>)> = groups.iter().collect();
+    ordered.sort_by_key(|(k, v)| (k.0, k.1, v[0].shared_cpu_list.first()));
+    for (_, v) in ordered {
+        let c = v[0];
+        let scope = group_scope(info, v);
+        let lists: Vec<String> = v.iter().map(|x| x.shared_cpu_list.to_string()).collect();
+        let joined = lists.join(" | ");
+        let mut shared = if lists.len() <= CACHE_LIST_MAX && joined.chars().count() <= 60 {
+            joined
+        } else {
+            format!("{} | … | {}", lists[0], lists[lists.len() - 1])
+        };
+        if c.level >= 2 && c.cores > 1 {
+            if let Some(pc) = c.per_core_bytes {
+                let _ = write!(shared, "  ({} per core)", fmt_bytes(pc));
+            }
+        }
+        let opt = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "n/a".into());
+        rows.push([
+            c.name(),
+            opt_bytes(c.size_bytes),
+            c.line_bytes
+                .map(|l| format!("{l} B"))
+                .unwrap_or_else(|| "n/a".into()),
+            opt(c.ways),
+            opt(c.sets),
+            format!("×{}", v.len()),
+            scope,
+            shared,
+        ]);
+    }
+    let mut w = [0usize; 8];
+    for r in &rows {
+        for (i, cell) in r.iter().enumerate() {
+            w[i] = w[i].max(cell.chars().count());
+        }
+    }
+    for r in &rows {
+        let mut line = String::from(" ");
+        for (i, cell) in r.iter().enumerate() {
+            let n = cell.chars().count();
+            let right = matches!(i, 1..=5) && !r[0].starts_with("level");
+            line.push(' ');
+            if right {
+                line.push_str(&" ".repeat(w[i] - n));
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                if i + 1 < r.len() {
+                    line.push_str(&" ".repeat(w[i] - n));
+                }
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    // Oddities, once per cache name and note.
+    let mut odd: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for c in &info.caches {
+        for n in &c.notes {
+            *odd.entry((c.name(), n.clone())).or_default() += 1;
+        }
+    }
+    for ((name, note), count) in odd {
+        let _ = writeln!(
+            out,
+            "  note: {name} ({}): {note}",
+            plural(count, "instance")
+        );
+    }
+    out
+}
+
+fn numa(info: &MachineInfo) -> String {
+    let n = info.numa_nodes.len();
+    let mut out = format!("NUMA: {}", plural(n, "node"));
+    if info.numa.usable.len() != n {
+        let _ = write!(
+            out,
+            "; this process may allocate on {} (from {})",
+            list_or(&info.numa.usable, "none"),
+            info.numa.usable_source
+        );
+    }
+    out.push('\n');
+    if let Some(note) = &info.numa.note {
+        let _ = writeln!(out, "  note: {note}");
+    }
+    let show_usable = info.numa.usable.len() != n;
+    let sizes: Vec<u64> = {
+        let mut v: Vec<u64> = info
+            .numa_nodes
+            .iter()
+            .flat_map(|x| x.hugepages.iter().map(|h| h.page_bytes))
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut head = vec![
+        "node".to_string(),
+        "CPUs".into(),
+        "memory".into(),
+        "free".into(),
+    ];
+    for s in &sizes {
+        head.push(format!("{} pages (free)", fmt_bytes(*s).replace(' ', "")));
+    }
+    if show_usable {
+        head.push("usable".into());
+    }
+    rows.push(head);
+    for node in &info.numa_nodes {
+        let mut cpus = list_or(&node.cpus, "none (memory only)");
+        let off = node.cpus.difference(&info.cpus.online);
+        if !off.is_empty() && !node.cpus.is_empty() {
+            let _ = write!(cpus, " ({off} offline)");
+        }
+        let mut r = vec![
+            node.id.to_string(),
+            cpus,
+            opt_bytes(node.memory_bytes),
+            opt_bytes(node.free_bytes),
+        ];
+        for s in &sizes {
+            r.push(match node.hugepages.iter().find(|h| h.page_bytes == *s) {
+                Some(h) => format!(
+                    "{} ({})",
+                    h.total
+                        .map(|x| x.to_string())
+                        .unwrap_or_else(|| "n/a".into()),
+                    h.free
+                        .map(|x| x.to_string())
+                        .unwrap_or_else(|| "n/a".into())
+                ),
+                None => "n/a".into(),
+            });
+        }
+        if show_usable {
+            r.push(if node.usable { "yes" } else { "no" }.into());
+        }
+        rows.push(r);
+    }
+    out.push_str(&table(&rows, 2));
+    let mem_notes: Vec<String> = info
+        .numa_nodes
+        .iter()
+        .filter_map(|x| {
+            x.memory_note
+                .as_ref()
+                .map(|m| format!("node {}: memory {m}", x.id))
+        })
+        .collect();
+    for m in mem_notes {
+        let _ = writeln!(out, "  {m}");
+    }
+    // Distances.
+    let d: Vec<&Vec<u32>> = info.numa_nodes.iter().map(|x| &x.distances).collect();
+    if d.iter().all(|r| r.len() == n) && n > 0 {
+        if n == 1 {
+            let _ = writeln!(out, "  distance: {} (local)", d[0][0]);
+        } else {
+            let diag: Vec<u32> = (0..n).map(|i| d[i][i]).collect();
+            let off: Vec<u32> = (0..n)
+                .flat_map(|i| (0..n).filter(move |j| *j != i).map(move |j| (i, j)))
+                .map(|(i, j)| d[i][j])
+                .collect();
+            let same_diag = diag.iter().all(|x| *x == diag[0]);
+            let same_off = off.iter().all(|x| *x == off[0]);
+            if same_diag && same_off && n > 4 {
+                let _ = writeln!(
+                    out,
+                    "  distances: {} local, {} between every pair of nodes",
+                    diag[0], off[0]
+                );
+            } else {
+                let mut rows = vec![std::iter::once("distances".to_string())
+                    .chain(info.numa_nodes.iter().map(|x| x.id.to_string()))
+                    .collect::<Vec<_>>()];
+                for (i, node) in info.numa_nodes.iter().enumerate() {
+                    rows.push(
+                        std::iter::once(format!("{:>9}", node.id))
+                            .chain(d[i].iter().map(|x| x.to_string()))
+                            .collect(),
+                    );
+                }
+                out.push_str(&table_right(&rows, 2));
+            }
+        }
+    } else {
+        let _ = writeln!(out, "  distances: not available (the kernel reports none)");
+    }
+    out
+}
+
+/// Left-aligned table.
+fn table(rows: &[Vec<String>], indent: usize) -> String {
+    let cols = rows.iter().map(|r| r.len()).max().unwrap_or(0);
+    let mut w = vec![0usize; cols];
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in rows {
+        let mut line = " ".repeat(indent);
+        for (i, c) in r.iter().enumerate() {
+            line.push_str(c);
+            line.push_str(&" ".repeat(w[i] - c.chars().count() + 2));
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// Table with all but the first column right-aligned (for numbers).
+fn table_right(rows: &[Vec<String>], indent: usize) -> String {
+    let cols = rows.iter().map(|r| r.len()).max().unwrap_or(0);
+    let mut w = vec![0usize; cols];
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in rows {
+        let mut line = " ".repeat(indent);
+        for (i, c) in r.iter().enumerate() {
+            let pad = w[i] - c.chars().count();
+            if i == 0 {
+                line.push_str(c);
+                line.push_str(&" ".repeat(pad));
+            } else {
+                line.push_str(&" ".repeat(pad + 2));
+                line.push_str(c);
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn notes(info: &MachineInfo) -> String {
+    if info.topology_notes.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("Notes\n");
+    for n in &info.topology_notes {
+        let _ = writeln!(out, "  - {n}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_format() {
+        assert_eq!(fmt_bytes(48 * 1024), "48 KiB");
+        assert_eq!(fmt_bytes(1280 * 1024), "1.25 MiB");
+        assert_eq!(fmt_bytes(24 << 20), "24 MiB");
+        assert_eq!(fmt_bytes(512), "512 B");
+        assert_eq!(fmt_bytes(8 << 30), "8 GiB");
+    }
+
+    #[test]
+    fn affine_forms() {
+        assert_eq!(affine(0, 1), "n");
+        assert_eq!(affine(64, 1), "n+64");
+        assert_eq!(affine(1, 2), "2n+1");
+    }
+
+    #[test]
+    fn regular_cores_collapse_to_one_line() {
+        let cores: Vec<Core> = (0..64)
+            .map(|i| Core {
+                index: i,
+                core_id: i,
+                cpus: CpuSet::from_ids([i, i + 64]),
+                ..Default::default()
+            })
+            .collect();
+        let refs: Vec<&Core> = cores.iter().collect();
+        let p = core_pattern(&refs).expect("pattern");
+        assert!(p.contains("64 cores × 2 threads"), "{p}");
+        assert!(p.contains("n, n+64"), "{p}");
+        assert!(p.contains("core_id 0-63"), "{p}");
+    }
 }

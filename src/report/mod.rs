@@ -5,4 +5,6 @@ pub mod c2c_text;
 pub mod html;
 pub mod info_sections;
 pub mod info_text;
+pub mod numa_maps;
 pub mod run_text;
+pub mod stat_text;

@@ -1,0 +1,168 @@
+//! Text of `cpuscope numa-maps PID`: the numa-maps-summary.pl table, with
+//! bytes computed at each mapping's real page size.
+
+use crate::machine::process::{Amount, ProcessNuma};
+use std::fmt::Write as _;
+
+/// Unit for the size column: GiB like numa-maps-summary.pl, MiB for small processes.
+#[derive(Clone, Copy)]
+enum Unit {
+    GiB,
+    MiB,
+}
+
+fn line(out: &mut String, label: &str, a: &Amount, unit: Unit) {
+    let (v, u) = match unit {
+        Unit::GiB => (a.gib(), "GiB"),
+        Unit::MiB => (a.bytes as f64 / (1u64 << 20) as f64, "MiB"),
+    };
+    let _ = writeln!(out, "{label:<10}: {:>12} ({v:>8.2} {u})", a.pages);
+}
+
+/// Render the summary as text.
+pub fn render(p: &ProcessNuma) -> String {
+    let mut out = String::new();
+    let name = p.status.name.as_deref().unwrap_or("?");
+    let threads = p
+        .status
+        .threads
+        .map(|t| format!(", {t} threads"))
+        .unwrap_or_default();
+    let _ = writeln!(out, "pid {} ({name}){threads}", p.pid);
+    let na = |k: &str| {
+        p.unavailable
+            .get(k)
+            .or_else(|| p.unavailable.get("status"))
+            .map(|r| format!("not available: {r}"))
+            .unwrap_or_else(|| "not available".into())
+    };
+    let cpus = p
+        .status
+        .cpus_allowed_list
+        .as_ref()
+        .map(|c| format!("{c} ({} CPUs)", c.len()))
+        .unwrap_or_else(|| na("cpus_allowed_list"));
+    let mems = p
+        .status
+        .mems_allowed_list
+        .as_ref()
+        .map(|c| c.to_string())
+        .unwrap_or_else(|| na("mems_allowed_list"));
+    let _ = writeln!(out, "allowed CPUs : {cpus}");
+    let _ = writeln!(out, "allowed nodes: {mems}");
+    let s = &p.summary;
+    if s.mappings == 0 {
+        let _ = writeln!(out, "no mappings: {}", na("mappings"));
+        return out;
+    }
+    let _ = writeln!(out);
+    let unit = if s.total.bytes >= 1 << 30 {
+        Unit::GiB
+    } else {
+        Unit::MiB
+    };
+    for n in &s.per_node {
+        line(&mut out, &format!("N{}", n.node), &n.amount, unit);
+    }
+    line(&mut out, "total", &s.total, unit);
+    line(&mut out, "active", &s.active, unit);
+    line(&mut out, "anon", &s.anon, unit);
+    line(&mut out, "dirty", &s.dirty, unit);
+    line(&mut out, "mapped", &s.mapped, unit);
+    line(&mut out, "file", &s.file, unit);
+    if s.swapcache.pages > 0 {
+        line(&mut out, "swapcache", &s.swapcache, unit);
+    }
+    if s.writeback.pages > 0 {
+        line(&mut out, "writeback", &s.writeback, unit);
+    }
+    line(&mut out, "huge", &s.huge, unit);
+    let _ = writeln!(
+        out,
+        "{:<10}: {:>12} (most processes sharing one page)",
+        "mapmax", s.mapmax
+    );
+    let sizes: Vec<String> = s.page_sizes_kb.iter().map(|k| format!("{k} kB")).collect();
+    let _ = writeln!(
+        out,
+        "\n{} mappings, {} with resident pages; page sizes: {}",
+        s.mappings,
+        s.mappings_resident,
+        if sizes.is_empty() {
+            "none".into()
+        } else {
+            sizes.join(", ")
+        }
+    );
+    if s.page_sizes_kb.iter().any(|k| *k != 4) {
+        let _ = writeln!(
+            out,
+            "pages are counted in each mapping's own page size; GiB uses the real size"
+        );
+    }
+    if total_nonzero(s.total.bytes) && s.per_node.len() > 1 {
+        let max = s.per_node.iter().max_by_key(|n| n.amount.bytes);
+        if let Some(m) = max {
+            let pct = 100.0 * m.amount.bytes as f64 / s.total.bytes as f64;
+            let _ = writeln!(
+                out,
+                "largest share: node {} holds {pct:.1}% of resident memory",
+                m.node
+            );
+        }
+    }
+    if s.policies.len() > 1 || s.policies.first().is_some_and(|p| p.policy != "default") {
+        let parts: Vec<String> = s
+            .policies
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} {:.2} GiB ({} mappings)",
+                    p.policy,
+                    p.amount.gib(),
+                    p.mappings
+                )
+            })
+            .collect();
+        let _ = writeln!(out, "memory policies: {}", parts.join("; "));
+    }
+    match &p.sched {
+        Some(sc) => {
+            let mut parts = Vec::new();
+            if let Some(n) = sc.numa_preferred_nid {
+                parts.push(if n < 0 {
+                    "no preferred node".to_string()
+                } else {
+                    format!("preferred node {n}")
+                });
+            }
+            if let Some(m) = sc.numa_pages_migrated {
+                parts.push(format!("{m} pages migrated"));
+            }
+            if let Some(f) = sc.total_numa_faults {
+                parts.push(format!("{f} NUMA hinting faults"));
+            }
+            let _ = writeln!(out, "NUMA balancing (main thread): {}", parts.join(", "));
+        }
+        None => {
+            let _ = writeln!(out, "NUMA balancing: not available: {}", na("sched"));
+        }
+    }
+    if !p.vmstat_numa.is_empty() {
+        let g = |k: &str| p.vmstat_numa.get(k).copied().unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "system-wide (/proc/vmstat): numa_hit {} numa_miss {} numa_foreign {} \
+             numa_pages_migrated {}",
+            g("numa_hit"),
+            g("numa_miss"),
+            g("numa_foreign"),
+            g("numa_pages_migrated")
+        );
+    }
+    out
+}
+
+fn total_nonzero(b: u64) -> bool {
+    b > 0
+}

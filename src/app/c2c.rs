@@ -214,36 +214,48 @@ pub fn run(ctx: &Context, args: &C2cArgs) -> Result<i32> {
     let mut all_recs = Vec::new();
     let mut texts = Vec::new();
     let mut csvs = Vec::new();
-    for &method in &plan.methods {
-        if !args.json && !args.csv {
-            eprintln!(
-                "cpuscope: c2c {}: {} CPUs, {} pairs in {} rounds, ~{:.1} s",
-                method.as_str(),
-                plan.cpus.len(),
-                plan.pairs.len(),
-                plan.rounds.len(),
-                plan.est_secs / plan.methods.len() as f64
+    if !args.json && !args.csv {
+        eprintln!(
+            "cpuscope: c2c {}: {} CPUs, {} pairs in {} rounds, {} pass(es), ~{:.1} s",
+            plan.methods
+                .iter()
+                .map(|m| m.as_str())
+                .collect::<Vec<_>>()
+                .join(" + "),
+            plan.cpus.len(),
+            plan.pairs.len(),
+            plan.rounds.len(),
+            plan.passes,
+            plan.est_secs
+        );
+    }
+    let mut prog = |m: Method, pass: usize, d: usize, t: usize| {
+        if tty {
+            eprint!(
+                "\r  {} pass {}/{}: round {d}/{t}   ",
+                m.as_str(),
+                pass + 1,
+                plan.passes
             );
-        }
-        let mut prog = |d: usize, t: usize| {
-            if tty {
-                eprint!("\r  round {d}/{t}   ");
-                if d == t {
-                    eprintln!();
-                }
+            if d == t && pass + 1 == plan.passes {
+                eprintln!();
             }
-        };
-        let run = c2c::run_matrix(&plan, method, &mut team, &stop, None, false, &mut prog)?;
-        let (recs, inference) = c2c::records(&run, &plan, &decl, ghz);
-        let m = run.matrix();
-        csvs.push(c2c_text::matrix_csv(&m));
+        }
+    };
+    // Under heavy load a ping-pong pair runs only while both threads are on a
+    // CPU: stop at twice the budget (keeping what finished) unless the user
+    // fixed the sizes.
+    let deadline = (!req.fixed).then(|| {
+        std::time::Instant::now() + std::time::Duration::from_secs_f64(plan.budget_secs * 2.0 + 1.0)
+    });
+    let runs = c2c::run_plan(&plan, &mut team, &stop, deadline, false, &mut prog)?;
+    for run in &runs {
+        let (recs, inference) = c2c::records(run, &plan, &decl, ghz);
+        csvs.push(c2c_text::matrix_csv(&run.matrix()));
         texts.push(c2c_text::render_matrix_run(
-            &run, &plan, &decl, &inference, ghz,
+            run, &plan, &decl, &inference, ghz,
         ));
         all_recs.extend(recs);
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
     }
     let interrupted = stop.load(Ordering::Relaxed);
     if args.json {
@@ -302,10 +314,9 @@ fn run_pair(
     let (ghz, clock_note) = clock(lo, args.no_clock, &stop);
     let mut team = Team::new(&plan.cpus)?;
     let mut results = Vec::new();
-    for &method in &plan.methods {
-        let run = c2c::run_matrix(&plan, method, &mut team, &stop, None, true, &mut |_, _| {})?;
+    for run in c2c::run_plan(&plan, &mut team, &stop, None, true, &mut |_, _, _, _| {})? {
         match run.pairs.first() {
-            Some(p) => results.push((method, p.clone())),
+            Some(p) => results.push((run.method, p.clone())),
             None => bail!(
                 "the pair {lo},{hi} was not measured ({})",
                 run.stopped.unwrap_or_else(|| "no sample".into())
@@ -327,9 +338,15 @@ fn run_pair(
                     "round_trip_ns": p.stats.median * 2.0,
                     "p25_ns": p.p25,
                     "p75_ns": p.p75,
+                    "mean_ns": p.stats.mean,
                     "min_ns": p.stats.min,
                     "max_ns": p.stats.max,
                     "cv": p.stats.cv,
+                    "iqr_over_median": p.iqr_ratio(),
+                    "pass_medians_ns": p.pass_medians,
+                    "passes_cv": crate::harness::Stats::from_samples(&p.pass_medians).map(|s| s.cv),
+                    "preempted_samples": p.preempted_samples,
+                    "responder_switches": p.responder_switches,
                     "one_way_cycles": ghz.map(|g| p.stats.median * g),
                     "samples": p.samples,
                 })
@@ -343,7 +360,8 @@ fn run_pair(
             "relation_label": label,
             "smt_siblings": smt,
             "round_trips_per_sample": plan.round_trips,
-            "samples_per_method": plan.samples,
+            "samples_per_pass": plan.samples,
+            "passes": plan.passes,
             "warmup_batches": plan.warmup,
             "clock_ghz": ghz,
             "clock": clock_note,

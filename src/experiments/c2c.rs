@@ -80,6 +80,9 @@ pub struct PlanRequest {
     pub max_pairs: Option<usize>,
     /// At most this many pairs at once (1 = one pair at a time).
     pub max_parallel: Option<usize>,
+    /// Most passes over the schedule (each pass measures every pair again,
+    /// later in time; samples of all passes are pooled).
+    pub max_passes: usize,
 }
 
 impl PlanRequest {
@@ -99,6 +102,11 @@ impl PlanRequest {
             fixed: false,
             max_pairs: None,
             max_parallel: None,
+            max_passes: match profile {
+                Profile::Quick => 4,
+                Profile::Standard => 24,
+                Profile::Full => 64,
+            },
         }
     }
 }
@@ -114,9 +122,12 @@ pub struct Plan {
     /// Indices into `pairs`, one list per round.
     pub rounds: Vec<Vec<usize>>,
     pub round_trips: u64,
+    /// Samples per pair in one pass.
     pub samples: usize,
     pub warmup: usize,
-    /// Estimated seconds for all methods.
+    /// Passes over the schedule; a pair's figures pool the samples of all passes.
+    pub passes: usize,
+    /// Estimated seconds for all methods and passes.
     pub est_secs: f64,
     pub budget_secs: f64,
     /// Every pair of `cpus` is measured.
@@ -300,7 +311,7 @@ pub fn plan(machine: &MachineInfo, req: &PlanRequest) -> Result<Plan> {
     if req.methods.is_empty() {
         bail!("no ping-pong method chosen");
     }
-    if req.max_samples == 0 || req.round_trips == 0 {
+    if req.max_samples == 0 || req.round_trips == 0 || req.max_passes == 0 {
         bail!("samples and round trips per sample must be at least 1");
     }
     if req.max_pairs == Some(0) {
@@ -379,9 +390,18 @@ pub fn plan(machine: &MachineInfo, req: &PlanRequest) -> Result<Plan> {
         }
     }
     let warmup = warmup_for(samples);
-    let est = nm as f64 * estimate_method_secs(rounds.len(), samples, warmup, rt)
-        + n as f64 * THREAD_START_S;
+    let one_pass = nm as f64 * estimate_method_secs(rounds.len(), samples, warmup, rt);
+    let start = n as f64 * THREAD_START_S;
+    // Spare budget buys passes: the same pairs measured again later, so that
+    // a pair's figure spans more of the machine's slow drifts.
+    let passes = if req.fixed {
+        1
+    } else {
+        (((req.budget_secs - start) / one_pass).floor() as usize).clamp(1, req.max_passes.max(1))
+    };
+    let est = passes as f64 * one_pass + start;
     Ok(Plan {
+        passes,
         full_matrix: pairs.len() == all_pairs.len(),
         cpus,
         methods: req.methods.clone(),
@@ -405,6 +425,14 @@ pub struct PairStats {
     pub stats: Stats,
     pub p25: f64,
     pub p75: f64,
+    /// Samples during which the initiator was involuntarily switched out
+    /// (getrusage ru_nivcsw changed); None when the kernel does not say.
+    pub preempted_samples: Option<usize>,
+    /// Involuntary switches of the responder over the whole pair.
+    pub responder_switches: Option<i64>,
+    /// Median of each pass, in pass order (repeatability over time).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pass_medians: Vec<f64>,
     /// The samples themselves (kept only when asked).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<f64>,
@@ -426,6 +454,14 @@ pub struct MatrixRun {
 
 fn ser_method<S: serde::Serializer>(m: &Method, s: S) -> std::result::Result<S::Ok, S::Error> {
     s.serialize_str(m.as_str())
+}
+
+impl PairStats {
+    /// Interquartile range over the median: a spread that preemption
+    /// outliers do not inflate.
+    pub fn iqr_ratio(&self) -> f64 {
+        (self.p75 - self.p25) / self.stats.median
+    }
 }
 
 impl MatrixRun {
@@ -465,8 +501,21 @@ pub fn pair_stats(a: usize, b: usize, samples: Vec<f64>, keep: bool) -> Option<P
         stats,
         p25: quantile(&s, 0.25),
         p75: quantile(&s, 0.75),
+        preempted_samples: None,
+        responder_switches: None,
+        pass_medians: vec![quantile(&s, 0.5)],
         samples: if keep { samples } else { Vec::new() },
     })
+}
+
+/// Involuntary context switches of the calling thread so far (None when the
+/// kernel does not report them).
+fn involuntary_switches() -> Option<i64> {
+    // SAFETY: getrusage fills a caller-provided struct; zeroed is valid.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable rusage.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    (rc == 0).then_some(ru.ru_nivcsw)
 }
 
 /// Per-round meeting point of a pair.
@@ -477,11 +526,14 @@ struct Slot {
     line: AtomicU64,
     /// Set by the responder when it has answered every round trip.
     done: AtomicU64,
+    /// Responder's involuntary switches during the pair, + 1 (0 = unknown).
+    switches: AtomicU64,
 }
 
 const FAILED: u64 = 1;
 
-type PairOutcome = std::result::Result<Option<(usize, Vec<f64>)>, String>;
+/// (pair index, samples, preempted samples of the initiator)
+type PairOutcome = std::result::Result<Option<(usize, Vec<f64>, Option<usize>)>, String>;
 
 /// Measure `method` over the plan's rounds on a team pinned to the plan's
 /// CPUs. Stops between rounds on `stop` or past `deadline`, keeping what
@@ -538,6 +590,7 @@ pub fn run_matrix(
         for s in &slots {
             s.line.store(0, Ordering::Relaxed);
             s.done.store(0, Ordering::Relaxed);
+            s.switches.store(0, Ordering::Relaxed);
         }
         let res = team.run_round(|ctx| -> PairOutcome {
             let Some((s, p, initiator)) = roles[ctx.index] else {
@@ -573,11 +626,18 @@ pub fn run_matrix(
                 for _ in 0..warmup {
                     seq = k::ping(method, a, b, seq, rt);
                 }
+                let mut preempted = Some(0usize);
                 for _ in 0..samples {
+                    let before = involuntary_switches();
                     let t0 = timer.now();
                     seq = k::ping(method, a, b, seq, rt);
                     let t1 = timer.now();
                     v.push(timer.ns(t0, t1) / rt as f64 / 2.0);
+                    match (before, involuntary_switches(), preempted.as_mut()) {
+                        (Some(x), Some(y), Some(p)) if y > x => *p += 1,
+                        (Some(_), Some(_), _) => {}
+                        _ => preempted = None,
+                    }
                 }
                 k::wait_nonzero(&slot.done);
                 let want = k::expected_line_value(method, seq);
@@ -593,7 +653,7 @@ pub fn run_matrix(
                         plan.pairs[p].0, plan.pairs[p].1
                     ));
                 }
-                Ok(Some((p, v)))
+                Ok(Some((p, v, preempted)))
             } else {
                 let addr = k::wait_nonzero(&slot.line);
                 if addr == FAILED {
@@ -607,7 +667,12 @@ pub fn run_matrix(
                         &*(base.add(k::SECOND_LINE_OFFSET) as *const AtomicU64),
                     )
                 };
+                let before = involuntary_switches();
                 let seq = k::pong(method, a, b, 0, total_rt);
+                if let (Some(x), Some(y)) = (before, involuntary_switches()) {
+                    slot.switches
+                        .store((y - x).max(0) as u64 + 1, Ordering::Relaxed);
+                }
                 slot.done.store(1, Ordering::Release);
                 std::hint::black_box(seq);
                 Ok(None)
@@ -615,9 +680,15 @@ pub fn run_matrix(
         })?;
         for r in res.results {
             match r {
-                Ok(Some((p, v))) => {
+                Ok(Some((p, v, pre))) => {
                     let (a, b) = plan.pairs[p];
-                    if let Some(ps) = pair_stats(a, b, v, keep_samples) {
+                    let slot = round.iter().position(|&q| q == p).map(|s| &slots[s]);
+                    if let Some(mut ps) = pair_stats(a, b, v, keep_samples) {
+                        ps.preempted_samples = pre;
+                        ps.responder_switches = slot
+                            .map(|s| s.switches.load(Ordering::Relaxed))
+                            .filter(|&x| x > 0)
+                            .map(|x| x as i64 - 1);
                         out.push(ps);
                     }
                 }
@@ -639,12 +710,112 @@ pub fn run_matrix(
     })
 }
 
+/// Pool the passes of one method: samples of a pair are concatenated and
+/// its statistics recomputed; rounds and time add up; the first stop reason
+/// is kept.
+pub fn merge_passes(runs: Vec<MatrixRun>, keep_samples: bool) -> Option<MatrixRun> {
+    let mut it = runs.into_iter();
+    let first = it.next()?;
+    type Acc = (Vec<f64>, Option<usize>, Option<i64>, Vec<f64>);
+    let mut acc: BTreeMap<(usize, usize), Acc> = BTreeMap::new();
+    let mut order: Vec<(usize, usize)> = Vec::new();
+    let (method, cpus) = (first.method, first.cpus.clone());
+    let (mut done, mut planned, mut elapsed, mut stopped) = (0, 0, 0.0, None);
+    for run in std::iter::once(first).chain(it) {
+        done += run.rounds_done;
+        planned += run.rounds_planned;
+        elapsed += run.elapsed_s;
+        if stopped.is_none() {
+            stopped = run.stopped.clone();
+        }
+        for p in run.pairs {
+            let key = (p.initiator, p.responder);
+            let e = acc.entry(key).or_insert_with(|| {
+                order.push(key);
+                (Vec::new(), Some(0), Some(0), Vec::new())
+            });
+            e.0.extend_from_slice(&p.samples);
+            e.3.extend_from_slice(&p.pass_medians);
+            e.1 = match (e.1, p.preempted_samples) {
+                (Some(a), Some(b)) => Some(a + b),
+                _ => None,
+            };
+            e.2 = match (e.2, p.responder_switches) {
+                (Some(a), Some(b)) => Some(a + b),
+                _ => None,
+            };
+        }
+    }
+    let pairs = order
+        .into_iter()
+        .filter_map(|k| {
+            let (v, pre, sw, pm) = acc.remove(&k)?;
+            let mut ps = pair_stats(k.0, k.1, v, keep_samples)?;
+            ps.preempted_samples = pre;
+            ps.responder_switches = sw;
+            ps.pass_medians = pm;
+            Some(ps)
+        })
+        .collect();
+    Some(MatrixRun {
+        method,
+        cpus,
+        pairs,
+        rounds_done: done,
+        rounds_planned: planned,
+        elapsed_s: elapsed,
+        stopped,
+    })
+}
+
+/// Measure every method of the plan over all its passes (methods alternate
+/// within a pass, so they see the same machine state); one pooled run per
+/// method. Stops between rounds on `stop` or past `deadline`.
+pub fn run_plan(
+    plan: &Plan,
+    team: &mut Team,
+    stop: &AtomicBool,
+    deadline: Option<Instant>,
+    keep_samples: bool,
+    progress: &mut dyn FnMut(Method, usize, usize, usize),
+) -> Result<Vec<MatrixRun>> {
+    let mut per: Vec<Vec<MatrixRun>> = plan.methods.iter().map(|_| Vec::new()).collect();
+    'passes: for pass in 0..plan.passes.max(1) {
+        for (mi, &method) in plan.methods.iter().enumerate() {
+            let mut prog = |d: usize, t: usize| progress(method, pass, d, t);
+            let run = run_matrix(plan, method, team, stop, deadline, true, &mut prog)?;
+            let stopped = run.stopped.is_some();
+            per[mi].push(run);
+            if stopped {
+                break 'passes;
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (mi, runs) in per.into_iter().enumerate() {
+        match merge_passes(runs, keep_samples) {
+            Some(r) => out.push(r),
+            None => out.push(MatrixRun {
+                method: plan.methods[mi],
+                cpus: team.cpus().to_vec(),
+                pairs: Vec::new(),
+                rounds_done: 0,
+                rounds_planned: plan.rounds.len() * plan.passes,
+                elapsed_s: 0.0,
+                stopped: Some("not started: an earlier method was stopped".into()),
+            }),
+        }
+    }
+    Ok(out)
+}
+
 /// Method line for the records.
 pub fn method_text(method: Method, plan: &Plan) -> String {
     format!(
-        "{}; fresh 128-byte-aligned line(s) per pair, first touched by the initiator (lower CPU id); initiator times batches of {} round trips with the harness timer; one-way latency = round trip / 2; {} samples per pair after {} warm-up batches; median per pair",
+        "{}; fresh 128-byte-aligned line(s) per pair, first touched by the initiator (lower CPU id); initiator times batches of {} round trips with the harness timer; one-way latency = round trip / 2; {} pass(es) over the schedule, each {} samples per pair after {} warm-up batches; median per pair over the pooled samples",
         method.describe(),
         plan.round_trips,
+        plan.passes,
         plan.samples,
         plan.warmup
     )
@@ -689,10 +860,15 @@ pub fn matrix_data(
             "median_ns": p.stats.median,
             "p25_ns": p.p25,
             "p75_ns": p.p75,
+            "mean_ns": p.stats.mean,
             "min_ns": p.stats.min,
             "max_ns": p.stats.max,
             "cv": p.stats.cv,
+            "iqr_over_median": p.iqr_ratio(),
+            "pass_medians_ns": p.pass_medians,
             "samples": p.stats.n,
+            "preempted_samples": p.preempted_samples,
+            "responder_switches": p.responder_switches,
         }));
     }
     let smt: Vec<[usize; 2]> = (0..n)
@@ -724,7 +900,8 @@ pub fn matrix_data(
             "rounds_done": run.rounds_done,
             "max_pairs_per_round": plan.max_round_width(),
             "round_trips_per_sample": plan.round_trips,
-            "samples_per_pair": plan.samples,
+            "samples_per_pair_per_pass": plan.samples,
+            "passes": plan.passes,
             "warmup_batches": plan.warmup,
             "estimated_s": plan.est_secs,
             "budget_s": plan.budget_secs,
@@ -734,6 +911,23 @@ pub fn matrix_data(
             "stopped": run.stopped,
         },
     })
+}
+
+/// A note when pairs were disturbed by preemption.
+pub fn preemption_note(pairs: &[PairStats]) -> Option<String> {
+    let hit: Vec<&PairStats> = pairs
+        .iter()
+        .filter(|p| p.preempted_samples.unwrap_or(0) > 0 || p.responder_switches.unwrap_or(0) > 0)
+        .collect();
+    if hit.is_empty() {
+        return None;
+    }
+    let samples: usize = hit.iter().filter_map(|p| p.preempted_samples).sum();
+    Some(format!(
+        "{} of {} pairs were preempted while measuring ({samples} initiator samples disturbed): the machine was busy; medians resist it, means do not",
+        hit.len(),
+        pairs.len()
+    ))
 }
 
 /// Records of one method: the matrix record, then one per relation.
@@ -772,6 +966,9 @@ pub fn records(
     }
     if let Some(s) = &run.stopped {
         mat = mat.with_note(s);
+    }
+    if let Some(n) = preemption_note(&run.pairs) {
+        mat = mat.with_note(&n);
     }
     for f in &inference.findings {
         mat = mat.with_note(&format!("finding: {f}"));
@@ -812,7 +1009,17 @@ pub fn records(
             .find(|r| &r.relation == rel)
             .map(|r| r.label.clone())
             .unwrap_or_else(|| rel.clone());
-        let (samples, how) = if ps.len() == 1 && !ps[0].samples.is_empty() {
+        let (samples, how) = if ps.len() == 1 && ps[0].pass_medians.len() >= 3 {
+            (
+                ps[0].pass_medians.clone(),
+                format!(
+                    "the one pair ({},{}): one sample per pass (the pass's median), {} passes",
+                    ps[0].initiator,
+                    ps[0].responder,
+                    ps[0].pass_medians.len()
+                ),
+            )
+        } else if ps.len() == 1 && !ps[0].samples.is_empty() {
             (
                 ps[0].samples.clone(),
                 format!(
@@ -835,17 +1042,14 @@ pub fn records(
         r = r.with_note(&format!(
             "CPU pairs whose closest shared declared level is: {label}"
         ));
+        if let Some(n) = preemption_note(&ps.iter().map(|p| (*p).clone()).collect::<Vec<_>>()) {
+            r = r.with_note(&n);
+        }
         if ps.len() == 1 {
             let p = ps[0];
             r = r.with_note(&format!(
-                "pair {},{}: median {:.1} ns, quartiles {:.1}–{:.1} ns, CV {:.1}% over {} samples",
-                p.initiator,
-                p.responder,
-                p.stats.median,
-                p.p25,
-                p.p75,
-                p.stats.cv * 100.0,
-                p.stats.n
+                "pair {},{}: median {:.1} ns over all {} samples, quartiles {:.1}–{:.1} ns",
+                p.initiator, p.responder, p.stats.median, p.stats.n, p.p25, p.p75
             ));
         }
         match (ghz, r.value) {
@@ -925,35 +1129,28 @@ impl Experiment for C2c {
             plan.est_secs
         ));
         let mut team = Team::new(&plan.cpus)?;
-        let per_method = plan.budget_secs / plan.methods.len() as f64;
-        for &method in &plan.methods {
-            // Stop at twice the method's share of the budget (keeps what finished).
-            let deadline =
-                Instant::now() + std::time::Duration::from_secs_f64(per_method * 2.0 + 1.0);
-            let step = &mut ctx.step;
-            let mut last = Instant::now();
-            let mut prog = |d: usize, t: usize| {
-                if last.elapsed().as_millis() > 500 || d == t {
-                    step(&format!("{}: round {d}/{t}", method.as_str()));
-                    last = Instant::now();
-                }
-            };
-            let keep = plan.pairs.len() == 1;
-            let run = run_matrix(
-                &plan,
-                method,
-                &mut team,
-                ctx.stop,
-                Some(deadline),
-                keep,
-                &mut prog,
-            )?;
-            let (recs, _) = records(&run, &plan, &decl, ctx.facts.ghz_single);
+        // Stop at twice the budget (keeps what finished).
+        let deadline =
+            Instant::now() + std::time::Duration::from_secs_f64(plan.budget_secs * 2.0 + 1.0);
+        let step = &mut ctx.step;
+        let mut last = Instant::now();
+        let mut prog = |m: Method, pass: usize, d: usize, t: usize| {
+            if last.elapsed().as_millis() > 500 || d == t {
+                step(&format!(
+                    "{} pass {}/{}: round {d}/{t}",
+                    m.as_str(),
+                    pass + 1,
+                    plan.passes
+                ));
+                last = Instant::now();
+            }
+        };
+        let keep = plan.pairs.len() == 1;
+        let runs = run_plan(&plan, &mut team, ctx.stop, Some(deadline), keep, &mut prog)?;
+        for run in &runs {
+            let (recs, _) = records(run, &plan, &decl, ctx.facts.ghz_single);
             for r in recs {
                 out(r)?;
-            }
-            if ctx.stop.load(Ordering::Relaxed) {
-                break;
             }
         }
         Ok(())

@@ -130,6 +130,16 @@ pub fn placements(machine: &MachineInfo, cpus: &[usize]) -> Placements {
 #[repr(align(128))]
 struct Line<T>(T);
 
+/// A note when samples of a time-per-operation figure were preempted.
+fn preempted_note(preempted: Option<usize>, reps: usize) -> Option<String> {
+    match preempted {
+        Some(p) if p > 0 => Some(format!(
+            "{p} of {reps} samples were preempted (involuntary context switches): the machine was busy; those samples run long, the median resists them"
+        )),
+        _ => None,
+    }
+}
+
 /// A cycles record from ns samples, or unavailable.
 fn cycles_record(
     metric: &str,
@@ -229,6 +239,7 @@ fn sweep_counts(n: usize, profile: Profile) -> Vec<usize> {
 /// Returns (shared ns/incr per round, padded ns/incr per round, ratio per round).
 pub fn false_sharing(
     cpus: &[usize],
+    atomic: bool,
     policy: &Policy,
     stop: &AtomicBool,
 ) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
@@ -245,7 +256,11 @@ pub fn false_sharing(
             } else {
                 &shared.0[ctx.index]
             };
-            k::plain_increments(c, iters)
+            if atomic {
+                k::atomic_increments(c, iters)
+            } else {
+                k::plain_increments(c, iters)
+            }
         })?;
         Ok(r.thread_ns.iter().sum::<f64>() / n as f64 / iters as f64)
     };
@@ -392,7 +407,11 @@ pub fn run_all(
             timer.source.as_str()
         );
         let params = [("instruction", json!(h.name()))];
-        out(ns_record("spin_hint", &params, ns.clone(), &method))?;
+        let mut r = ns_record("spin_hint", &params, ns.clone(), &method);
+        if let Some(n) = preempted_note(m.preempted, m.reps) {
+            r = r.with_note(&n);
+        }
+        out(r)?;
         out(cycles_record(
             "spin_hint_cycles",
             &params,
@@ -410,12 +429,11 @@ pub fn run_all(
         let m = measure(&pol, stop, |iters| k::atomic_increments(&c.0, iters))?;
         let method = "locked fetch_add (x86 LOCK XADD, arm LDADD or LDXR/STXR) of a private counter, one pinned thread; ns per increment; median of samples";
         let params = [("threads", json!(1)), ("placement", json!("alone"))];
-        out(ns_record(
-            "atomic_increment",
-            &params,
-            m.samples.clone(),
-            method,
-        ))?;
+        let mut r = ns_record("atomic_increment", &params, m.samples.clone(), method);
+        if let Some(n) = preempted_note(m.preempted, m.reps) {
+            r = r.with_note(&n);
+        }
+        out(r)?;
         out(cycles_record(
             "atomic_increment_cycles",
             &params,
@@ -605,38 +623,54 @@ pub fn run_all(
             spread[..t].to_vec()
         };
         let cs = CpuSet::from_ids(set.iter().copied()).to_string();
-        step(&format!("false sharing, {t} threads (CPUs {cs})"));
-        let (s, p, ratio) = false_sharing(&set, &pol, stop)?;
-        let base = "each pinned thread increments its own counter with a plain load/add/store, counters either packed in one cache line (8 bytes apart) or 128 bytes apart; the two layouts alternate round by round";
-        out(ns_record(
-            "false_sharing",
-            &[("layout", json!("shared_line")), ("threads", json!(t))],
-            s,
-            &format!("{base}; ns per increment per thread, counters in one line"),
-        )
-        .with_note(&format!("CPUs {cs}")))?;
-        out(ns_record(
-            "false_sharing",
-            &[("layout", json!("padded")), ("threads", json!(t))],
-            p,
-            &format!("{base}; ns per increment per thread, counters on separate lines"),
-        )
-        .with_note(&format!("CPUs {cs}")))?;
-        let mut r = ResultRecord::new(EXP, "false_sharing_slowdown", "x", false)
-            .with_param("threads", t)
-            .with_method(
-                &format!("{base}; sample = shared-line time / padded time of adjacent rounds"),
-                METHOD_VERSION,
-            )
-            .with_samples(ratio)
-            .with_note(&format!("CPUs {cs}"));
-        r.higher_is_better = false;
-        if let Some(v) = r.value {
-            if v <= 1.05 {
-                r = r.with_note("no measurable slowdown: the threads may share a core's L1 or the hypervisor serialises them");
+        for (op, atomic) in [("plain", false), ("atomic", true)] {
+            step(&format!(
+                "false sharing, {op} increments, {t} threads (CPUs {cs})"
+            ));
+            let (s, p, ratio) = false_sharing(&set, atomic, &pol, stop)?;
+            let how = if atomic {
+                "locked fetch_add"
+            } else {
+                "plain load/add/store (the `counter++` of ordinary code)"
+            };
+            let base = format!(
+                "each pinned thread increments its own counter with a {how}, counters either packed in one cache line (8 bytes apart) or 128 bytes apart; the two layouts alternate round by round"
+            );
+            for (layout, v) in [("shared_line", s), ("padded", p)] {
+                out(ns_record(
+                    "false_sharing",
+                    &[
+                        ("layout", json!(layout)),
+                        ("op", json!(op)),
+                        ("threads", json!(t)),
+                    ],
+                    v,
+                    &format!("{base}; ns per increment per thread"),
+                )
+                .with_note(&format!("CPUs {cs}")))?;
+            }
+            let mut r = ResultRecord::new(EXP, "false_sharing_slowdown", "x", false)
+                .with_param("op", op)
+                .with_param("threads", t)
+                .with_method(
+                    &format!("{base}; sample = shared-line time / padded time of adjacent rounds"),
+                    METHOD_VERSION,
+                )
+                .with_samples(ratio)
+                .with_note(&format!("CPUs {cs}"));
+            r.higher_is_better = false;
+            if let Some(v) = r.value {
+                if v <= 1.05 {
+                    r = r.with_note("no measurable slowdown: the threads may share a core's L1, or the hypervisor runs them on one core");
+                } else if !atomic && v < 2.0 {
+                    r = r.with_note("plain stores wait in the store buffer and commit in bursts while the line is owned, which hides much of the ping-pong; the atomic variant cannot");
+                }
+            }
+            out(r)?;
+            if stop.load(Ordering::Relaxed) {
+                return Ok(());
             }
         }
-        out(r)?;
     }
     Ok(())
 }
@@ -654,9 +688,9 @@ fn count_measurements(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) ->
     if pl.two_cores.is_some() {
         multi += 4;
         multi += if profile != Profile::Quick && one_cpu_per_core(machine, cpus).len() > 2 {
-            4
+            8
         } else {
-            2
+            4
         };
     }
     if list.is_empty() {

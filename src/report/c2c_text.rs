@@ -242,8 +242,8 @@ pub fn render_plan(plan: &Plan) -> String {
     );
     let _ = writeln!(
         out,
-        "  per pair: {} samples of {} round trips after {} warm-up batches",
-        plan.samples, plan.round_trips, plan.warmup
+        "  per pair: {} pass(es) of {} samples of {} round trips after {} warm-up batches",
+        plan.passes, plan.samples, plan.round_trips, plan.warmup
     );
     let _ = writeln!(
         out,
@@ -278,7 +278,8 @@ pub fn render_matrix_run(
     );
     let _ = writeln!(
         out,
-        "  one-way = round trip / 2; {} samples of {} round trips per pair; {} pairs in {} rounds, {:.1} s",
+        "  one-way = round trip / 2; {} pass(es) × {} samples of {} round trips per pair; {} pairs, {} rounds, {:.1} s",
+        plan.passes,
         plan.samples,
         plan.round_trips,
         run.pairs.len(),
@@ -292,17 +293,34 @@ pub fn render_matrix_run(
         let _ = writeln!(out, "  note: {n}");
     }
     out.push_str(&render_matrix(&run.matrix(), decl));
-    let noisy: Vec<&PairStats> = run.pairs.iter().filter(|p| p.stats.cv > 0.05).collect();
+    let noisy: Vec<&PairStats> = run.pairs.iter().filter(|p| p.iqr_ratio() > 0.10).collect();
     if !noisy.is_empty() {
         let _ = writeln!(
             out,
-            "  {} of {} pairs have CV above 5% across samples (preemption or frequency changes), e.g. {},{} CV {:.1}%",
+            "  {} of {} pairs spread widely (interquartile range above 10% of the median), e.g. {},{}: {:.1}–{:.1} ns",
             noisy.len(),
             run.pairs.len(),
             noisy[0].initiator,
             noisy[0].responder,
-            noisy[0].stats.cv * 100.0
+            noisy[0].p25,
+            noisy[0].p75
         );
+    }
+    if let Some(n) = crate::experiments::c2c::preemption_note(&run.pairs) {
+        let _ = writeln!(out, "  {n}");
+    }
+    if run.pairs.len() == 1 && run.pairs[0].pass_medians.len() >= 3 {
+        let p = &run.pairs[0];
+        if let Some(s) = crate::harness::Stats::from_samples(&p.pass_medians) {
+            let _ = writeln!(
+                out,
+                "  over {} passes the pair's median ranged {:.1}–{:.1} ns (CV {:.1}%)",
+                p.pass_medians.len(),
+                s.min,
+                s.max,
+                s.cv * 100.0
+            );
+        }
     }
     out.push_str(&render_inference(inf, ghz));
     out.push('\n');
@@ -329,8 +347,8 @@ pub fn render_pair(
     );
     let _ = writeln!(
         out,
-        "  {} samples of {} round trips after {} warm-up batches; one-way = round trip / 2",
-        plan.samples, plan.round_trips, plan.warmup
+        "  {} pass(es) of {} samples of {} round trips after {} warm-up batches; one-way = round trip / 2",
+        plan.passes, plan.samples, plan.round_trips, plan.warmup
     );
     for (m, p) in results {
         let cyc = ghz
@@ -338,16 +356,31 @@ pub fn render_pair(
             .unwrap_or_default();
         let _ = writeln!(
             out,
-            "  {:<10} one-way {:>7.1} ns{cyc}  (quartiles {:.1}–{:.1}, min {:.1}, max {:.1}, CV {:.1}%); round trip {:.1} ns",
+            "  {:<10} one-way {:>7.1} ns{cyc}  (quartiles {:.1}–{:.1}, mean {:.1}, min {:.1}, max {:.1}); round trip {:.1} ns",
             m.as_str(),
             p.stats.median,
             p.p25,
             p.p75,
+            p.stats.mean,
             p.stats.min,
             p.stats.max,
-            p.stats.cv * 100.0,
             p.stats.median * 2.0
         );
+        if p.pass_medians.len() >= 3 {
+            if let Some(s) = crate::harness::Stats::from_samples(&p.pass_medians) {
+                let _ = writeln!(
+                    out,
+                    "             over {} passes the median ranged {:.1}–{:.1} ns (CV {:.1}%)",
+                    p.pass_medians.len(),
+                    s.min,
+                    s.max,
+                    s.cv * 100.0
+                );
+            }
+        }
+        if let Some(n) = crate::experiments::c2c::preemption_note(std::slice::from_ref(p)) {
+            let _ = writeln!(out, "             {n}");
+        }
     }
     let _ = writeln!(out, "  {clock_note}");
     out

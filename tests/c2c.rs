@@ -312,6 +312,54 @@ fn circle_method_meets_everyone_once() {
     }
 }
 
+/// The recorded Phytium FT2500 tree (tests/fixtures/seed/phytium-ft2500):
+/// 2 packages × 64 cores, 16 NUMA nodes, L2 per 4-core cluster.
+fn ft2500_fixture() -> Option<MachineInfo> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/seed/phytium-ft2500");
+    let sys = cpuscope::machine::Sysroot::new(&root).ok()?;
+    cpuscope::machine::discover(&sys).ok()
+}
+
+#[test]
+fn ft2500_fixture_tree_plans_within_budget() {
+    let Some(m) = ft2500_fixture() else {
+        eprintln!("skipped: no FT2500 fixture tree");
+        return;
+    };
+    let cpus = m.cpus.online.to_vec();
+    assert_eq!(cpus.len(), 128);
+    assert_eq!(m.numa_nodes.len(), 16);
+    for profile in [Profile::Quick, Profile::Standard, Profile::Full] {
+        let req = PlanRequest::for_profile(profile, &cpus, &[Method::Cas, Method::LoadStore]);
+        let plan = c2c::plan(&m, &req).unwrap();
+        assert!(plan.est_secs <= c2c::budget_secs(profile), "{profile:?}: {}", plan.est_secs);
+        assert!(plan.full_matrix);
+        assert_eq!(plan.rounds.len(), 127);
+        check_schedule(&plan, |c| c);
+    }
+    // Inference against the fixture's declared topology: cluster (L2), node,
+    // package (= L3), machine.
+    let lat = |a: usize, b: usize| {
+        if a / 4 == b / 4 {
+            40.0
+        } else if a / 8 == b / 8 {
+            70.0
+        } else if a / 64 == b / 64 {
+            120.0
+        } else {
+            200.0
+        }
+    };
+    let mat = matrix_from(&cpus, lat);
+    let inf = infer(&mat, &Declared::from_machine(&m, &cpus));
+    let names: Vec<Vec<String>> = inf.levels.iter().map(|l| l.matches.clone()).collect();
+    assert_eq!(inf.levels.len(), 4, "{names:?}");
+    assert!(names[0].contains(&"shared_l2".to_string()), "{names:?}");
+    assert!(names[1].contains(&"same_node".to_string()), "{names:?}");
+    assert!(names[2].contains(&"same_package".to_string()), "{names:?}");
+    assert!(inf.findings.is_empty(), "{:?}", inf.findings);
+}
+
 // -------------------------------------------------------------- inference
 
 #[test]

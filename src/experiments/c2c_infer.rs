@@ -642,11 +642,12 @@ pub fn infer(m: &LatencyMatrix, decl: &Declared) -> Inference {
                 _ => "no shared level declared".to_string(),
             })
     };
+    // Finest declared level first (the order of `decl.levels`), then the rest.
     let rank = |name: &str| -> usize {
-        LEVEL_NAMES
+        decl.levels
             .iter()
-            .position(|(n, _)| *n == name)
-            .unwrap_or(LEVEL_NAMES.len())
+            .position(|l| l.names.iter().any(|x| x == name))
+            .unwrap_or(decl.levels.len())
     };
     let mut relations: Vec<RelationSummary> = rel
         .into_iter()

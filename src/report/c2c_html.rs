@@ -2,7 +2,7 @@
 //! map of each c2c matrix, its latency groups and findings, and a bar chart of
 //! the synchronisation figures. Never measures.
 
-use crate::report::html::{esc, svg_bars};
+use crate::report::html::esc;
 use crate::results::schema::Run;
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -39,7 +39,7 @@ pub fn svg_heatmap(
     let left = if label { 40.0 } else { 10.0 };
     let top = 40.0;
     let size = cell * n as f64;
-    let w = left + size + 20.0;
+    let w = (left + size + 20.0).max(460.0);
     let h = top + size + 40.0;
     let mut s = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0}" height="{h:.0}" role="img" aria-label="{t}" class="chart"><text x="0" y="14" font-weight="bold">{t}</text>"#,
@@ -99,10 +99,54 @@ pub fn svg_heatmap(
         }
     }
     let ly = top + size + 20.0;
+    let range = if hi > lo {
+        format!("{lo:.1} ns (green) … {hi:.1} ns (red)")
+    } else {
+        format!("{lo:.1} ns")
+    };
     let _ = write!(
         s,
-        r#"<text x="{left}" y="{ly:.0}">{lo:.1} ns (green) … {hi:.1} ns (red); outlined: SMT siblings; grey: not measured</text></svg>"#
+        r#"<text x="{left}" y="{ly:.0}">{range}; outlined: SMT siblings; grey: not measured</text></svg>"#
     );
+    s
+}
+
+/// Horizontal bars on a logarithmic scale (figures spanning 0.1 ns to tens
+/// of microseconds), each labelled with its value.
+pub fn svg_log_bars(title: &str, unit: &str, rows: &[(String, f64)]) -> String {
+    let rows: Vec<&(String, f64)> = rows
+        .iter()
+        .filter(|r| r.1 > 0.0 && r.1.is_finite())
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let lo = rows.iter().map(|r| r.1).fold(f64::INFINITY, f64::min);
+    let hi = rows.iter().map(|r| r.1).fold(0.0f64, f64::max);
+    let floor = 10f64.powf(lo.log10().floor());
+    let span = (hi / floor).log10().max(1e-9);
+    let (left, width, row_h) = (340.0, 420.0, 18.0);
+    let h = 40.0 + row_h * rows.len() as f64;
+    let mut s = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" role="img" aria-label="{t}" class="chart"><text x="0" y="14" font-weight="bold">{t} ({u}, log scale from {floor})</text>"#,
+        w = left + width + 90.0,
+        t = esc(title),
+        u = esc(unit)
+    );
+    for (i, (label, v)) in rows.iter().enumerate() {
+        let y = 24.0 + row_h * i as f64;
+        let bw = ((v / floor).log10() / span * width).max(1.0);
+        let _ = write!(
+            s,
+            r#"<text x="0" y="{ty}">{l}</text><rect class="bar" x="{left}" y="{y}" width="{bw:.1}" height="{bh}"/><text x="{tx:.1}" y="{ty}">{val}</text>"#,
+            ty = y + 12.0,
+            l = esc(label),
+            bh = row_h - 4.0,
+            tx = left + bw + 4.0,
+            val = crate::report::run_text::fmt_num(*v)
+        );
+    }
+    s.push_str("</svg>");
     s
 }
 
@@ -183,6 +227,7 @@ pub fn charts(run: &Run) -> String {
             })
             .unwrap_or_default();
         let method = d.get("method").and_then(Value::as_str).unwrap_or("?");
+        out.push_str("<div>");
         out.push_str(&svg_heatmap(
             &format!("Core-to-core latency, one-way ns ({method})"),
             &cpus,
@@ -192,25 +237,18 @@ pub fn charts(run: &Run) -> String {
         if let Some(inf) = d.get("inference") {
             out.push_str(&inference_html(inf));
         }
+        out.push_str("</div>");
     }
     let sync: Vec<(String, f64)> = run
         .results
         .iter()
         .filter(|r| r.experiment == "sync" && r.unit == "ns")
-        .filter_map(|r| {
-            let p: Vec<String> = r
-                .params
-                .values()
-                .map(|v| match v {
-                    Value::String(s) => s.clone(),
-                    o => o.to_string(),
-                })
-                .collect();
-            Some((format!("{} {}", r.metric, p.join(" ")), r.value?))
-        })
+        .filter_map(|r| Some((crate::report::run_text::result_label(r), r.value?)))
         .collect();
     if !sync.is_empty() {
-        out.push_str(&svg_bars("Synchronisation costs", "ns", &sync));
+        out.push_str("<div>");
+        out.push_str(&svg_log_bars("Synchronisation costs", "ns", &sync));
+        out.push_str("</div>");
     }
     out
 }
@@ -218,6 +256,18 @@ pub fn charts(run: &Run) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn log_bars_skip_unusable_values() {
+        let rows = vec![
+            ("a".to_string(), 0.5),
+            ("b".to_string(), 16000.0),
+            ("c".to_string(), f64::NAN),
+        ];
+        let s = svg_log_bars("t", "ns", &rows);
+        assert_eq!(s.matches("<rect").count(), 2);
+        assert!(svg_log_bars("t", "ns", &[]).is_empty());
+    }
 
     #[test]
     fn heatmap_has_a_cell_per_pair() {

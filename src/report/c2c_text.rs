@@ -164,11 +164,12 @@ pub fn render_inference(inf: &Inference, ghz: Option<f64>) -> String {
         let base = inf.levels[0].latency_ns;
         for l in &inf.levels {
             let inc = match l.increment_ns {
-                Some(d) => format!(
+                Some(d) if l.level > 2 => format!(
                     "{d:+.1} ns over group {}, {:+.1} over group 1",
                     l.level - 1,
                     l.latency_ns - base
                 ),
+                Some(d) => format!("{d:+.1} ns over group 1"),
                 None => "base".to_string(),
             };
             let cyc = ghz

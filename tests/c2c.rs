@@ -315,7 +315,8 @@ fn circle_method_meets_everyone_once() {
 /// The recorded Phytium FT2500 tree (tests/fixtures/seed/phytium-ft2500):
 /// 2 packages × 64 cores, 16 NUMA nodes, L2 per 4-core cluster.
 fn ft2500_fixture() -> Option<MachineInfo> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/seed/phytium-ft2500");
+    let root =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/seed/phytium-ft2500");
     let sys = cpuscope::machine::Sysroot::new(&root).ok()?;
     cpuscope::machine::discover(&sys).ok()
 }
@@ -332,7 +333,11 @@ fn ft2500_fixture_tree_plans_within_budget() {
     for profile in [Profile::Quick, Profile::Standard, Profile::Full] {
         let req = PlanRequest::for_profile(profile, &cpus, &[Method::Cas, Method::LoadStore]);
         let plan = c2c::plan(&m, &req).unwrap();
-        assert!(plan.est_secs <= c2c::budget_secs(profile), "{profile:?}: {}", plan.est_secs);
+        assert!(
+            plan.est_secs <= c2c::budget_secs(profile),
+            "{profile:?}: {}",
+            plan.est_secs
+        );
         assert!(plan.full_matrix);
         assert_eq!(plan.rounds.len(), 127);
         check_schedule(&plan, |c| c);

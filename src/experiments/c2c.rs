@@ -105,7 +105,7 @@ impl PlanRequest {
             max_passes: match profile {
                 Profile::Quick => 4,
                 Profile::Standard => 24,
-                Profile::Full => 64,
+                Profile::Full => 16,
             },
         }
     }

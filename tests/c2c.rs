@@ -704,3 +704,59 @@ fn matrix_csv_is_square() {
     assert_eq!(lines[0], format!("cpu,{},{}", cpus[0], cpus[1]));
     assert!(lines[1].split(',').nth(2).unwrap().parse::<f64>().unwrap() > 0.0);
 }
+
+/// hwloc's recorded 4-socket SMT Xeon (16em64t-4s2c2t): L2 per core, L3 per
+/// package, one NUMA node for the whole machine.
+#[test]
+fn hwloc_4s2c2t_declared_levels_plan_and_groups() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/hwloc-linux/16em64t-4s2c2t");
+    let Ok(sys) = cpuscope::machine::Sysroot::new(&root) else {
+        eprintln!("skipped: fixture tree not unpacked");
+        return;
+    };
+    let m = cpuscope::machine::discover(&sys).unwrap();
+    let cpus: Vec<usize> = (0..16).collect();
+    let d = Declared::from_machine(&m, &cpus);
+    let ix = |c: usize| d.index_of(c).unwrap();
+    assert_eq!(d.relation(ix(0), ix(8)), "smt_sibling");
+    assert!(d.smt_siblings(ix(0), ix(8)));
+    assert_eq!(d.relation(ix(0), ix(4)), "shared_l3");
+    // Different packages on the one node: their closest shared level is the node.
+    assert_eq!(d.relation(ix(0), ix(1)), "same_node");
+    let labels: Vec<&str> = d.levels.iter().map(|l| l.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        vec![
+            "SMT siblings (same core) = shared L2",
+            "shared L3 = same die = same package",
+            "same NUMA node"
+        ],
+        "{labels:?}"
+    );
+
+    // The planner keeps the siblings of busy cores idle.
+    let req = PlanRequest::for_profile(Profile::Quick, &cpus, &[Method::Cas]);
+    let plan = c2c::plan(&m, &req).unwrap();
+    assert!(plan.full_matrix);
+    let core_of = |c: usize| d.core_of[ix(c)];
+    check_schedule(&plan, core_of);
+
+    // A matrix with SMT 10 ns, package 40 ns, cross-package 100 ns.
+    let pkg = |c: usize| m.packages.iter().position(|p| p.cpus.contains(c)).unwrap();
+    let lat = |a: usize, b: usize| {
+        if core_of(a) == core_of(b) {
+            10.0
+        } else if pkg(a) == pkg(b) {
+            40.0
+        } else {
+            100.0
+        }
+    };
+    let inf = infer(&matrix_from(&cpus, lat), &d);
+    let sizes: Vec<Vec<usize>> = inf.levels.iter().map(|l| l.group_sizes.clone()).collect();
+    assert_eq!(sizes, vec![vec![2], vec![4], vec![16]]);
+    assert!(inf.levels[1].matches.contains(&"same_package".to_string()));
+    assert!(inf.levels[2].matches.contains(&"same_node".to_string()));
+    assert!(inf.findings.is_empty(), "{:?}", inf.findings);
+}

@@ -334,8 +334,9 @@ fn run_pair(
             .map(|(m, p)| {
                 json!({
                     "method": m.as_str(),
-                    "one_way_ns": p.stats.median,
-                    "round_trip_ns": p.stats.median * 2.0,
+                    "one_way_ns": p.median(),
+                    "round_trip_ns": p.median() * 2.0,
+                    "pooled_median_ns": p.stats.median,
                     "p25_ns": p.p25,
                     "p75_ns": p.p75,
                     "mean_ns": p.stats.mean,
@@ -347,7 +348,7 @@ fn run_pair(
                     "passes_cv": crate::harness::Stats::from_samples(&p.pass_medians).map(|s| s.cv),
                     "preempted_samples": p.preempted_samples,
                     "responder_switches": p.responder_switches,
-                    "one_way_cycles": ghz.map(|g| p.stats.median * g),
+                    "one_way_cycles": ghz.map(|g| p.median() * g),
                     "samples": p.samples,
                 })
             })
@@ -374,7 +375,7 @@ fn run_pair(
             println!(
                 "{},{lo},{hi},{:.3},{:.3},{:.3},{:.3},{:.3},{:.5},{}",
                 m.as_str(),
-                p.stats.median,
+                p.median(),
                 p.p25,
                 p.p75,
                 p.stats.min,

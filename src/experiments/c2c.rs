@@ -457,6 +457,19 @@ fn ser_method<S: serde::Serializer>(m: &Method, s: S) -> std::result::Result<S::
 }
 
 impl PairStats {
+    /// The pair's figure: the median of its pass medians when there are at
+    /// least three passes (robust to a pass the machine disturbed), else the
+    /// median of its samples.
+    pub fn median(&self) -> f64 {
+        if self.pass_medians.len() >= 3 {
+            let mut v = self.pass_medians.clone();
+            v.sort_by(|a, b| a.total_cmp(b));
+            quantile(&v, 0.5)
+        } else {
+            self.stats.median
+        }
+    }
+
     /// Interquartile range over the median: a spread that preemption
     /// outliers do not inflate.
     pub fn iqr_ratio(&self) -> f64 {
@@ -472,7 +485,7 @@ impl MatrixRun {
             self.cpus.iter().enumerate().map(|(i, &c)| (c, i)).collect();
         for p in &self.pairs {
             if let (Some(&i), Some(&j)) = (idx.get(&p.initiator), idx.get(&p.responder)) {
-                m.set_sym(i, j, p.stats.median);
+                m.set_sym(i, j, p.median());
             }
         }
         m
@@ -783,7 +796,10 @@ pub fn run_plan(
     'passes: for pass in 0..plan.passes.max(1) {
         for (mi, &method) in plan.methods.iter().enumerate() {
             let mut prog = |d: usize, t: usize| progress(method, pass, d, t);
-            let run = run_matrix(plan, method, team, stop, deadline, true, &mut prog)?;
+            let mut run = run_matrix(plan, method, team, stop, deadline, true, &mut prog)?;
+            if let Some(why) = &run.stopped {
+                run.stopped = Some(format!("{why}, in pass {} of {}", pass + 1, plan.passes));
+            }
             let stopped = run.stopped.is_some();
             per[mi].push(run);
             if stopped {
@@ -857,7 +873,8 @@ pub fn matrix_data(
     for p in &run.pairs {
         cells.push(json!({
             "cpus": [p.initiator, p.responder],
-            "median_ns": p.stats.median,
+            "median_ns": p.median(),
+            "pooled_median_ns": p.stats.median,
             "p25_ns": p.p25,
             "p75_ns": p.p75,
             "mean_ns": p.stats.mean,
@@ -942,7 +959,7 @@ pub fn records(
     let method = run.method;
     let mtext = method_text(method, plan);
     let mut recs = Vec::new();
-    let medians: Vec<f64> = run.pairs.iter().map(|p| p.stats.median).collect();
+    let medians: Vec<f64> = run.pairs.iter().map(|p| p.median()).collect();
     let mut mat = if medians.is_empty() {
         ResultRecord::unavailable(
             EXP,
@@ -1029,7 +1046,7 @@ pub fn records(
             )
         } else {
             (
-                ps.iter().map(|p| p.stats.median).collect(),
+                ps.iter().map(|p| p.median()).collect(),
                 format!("{} pairs: one sample per pair (its median)", ps.len()),
             )
         };

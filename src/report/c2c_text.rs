@@ -353,19 +353,19 @@ pub fn render_pair(
     );
     for (m, p) in results {
         let cyc = ghz
-            .map(|g| format!(" = {:.0} cycles", p.stats.median * g))
+            .map(|g| format!(" = {:.0} cycles", p.median() * g))
             .unwrap_or_default();
         let _ = writeln!(
             out,
             "  {:<10} one-way {:>7.1} ns{cyc}  (quartiles {:.1}–{:.1}, mean {:.1}, min {:.1}, max {:.1}); round trip {:.1} ns",
             m.as_str(),
-            p.stats.median,
+            p.median(),
             p.p25,
             p.p75,
             p.stats.mean,
             p.stats.min,
             p.stats.max,
-            p.stats.median * 2.0
+            p.median() * 2.0
         );
         if p.pass_medians.len() >= 3 {
             if let Some(s) = crate::harness::Stats::from_samples(&p.pass_medians) {

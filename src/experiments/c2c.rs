@@ -837,21 +837,38 @@ pub fn method_text(method: Method, plan: &Plan) -> String {
     )
 }
 
-/// Labels of the pairs for output: relation name per pair and SMT flag.
-pub fn pair_relations(decl: &Declared, cpus: &[usize]) -> Vec<Vec<String>> {
+/// Per-pair detail objects are stored for matrices up to this many CPUs;
+/// above, the matrix and a summary of the worst pairs (keeps a 256-CPU
+/// record near 1 MB instead of 10).
+pub const MAX_DETAILED_CPUS: usize = 64;
+
+/// Declared relation of every pair: (relation names, n×n index into them,
+/// -1 on the diagonal).
+pub fn pair_relations(decl: &Declared, cpus: &[usize]) -> (Vec<String>, Vec<Vec<i32>>) {
     let n = cpus.len();
     let idx: Vec<Option<usize>> = cpus.iter().map(|&c| decl.index_of(c)).collect();
-    (0..n)
+    let mut names: Vec<String> = Vec::new();
+    let mut code = |name: String| -> i32 {
+        match names.iter().position(|x| *x == name) {
+            Some(p) => p as i32,
+            None => {
+                names.push(name);
+                names.len() as i32 - 1
+            }
+        }
+    };
+    let m = (0..n)
         .map(|i| {
             (0..n)
                 .map(|j| match (idx[i], idx[j]) {
-                    _ if i == j => "self".to_string(),
-                    (Some(a), Some(b)) => decl.relation(a, b),
-                    _ => c2c_infer::NOTHING_DECLARED.to_string(),
+                    _ if i == j => -1,
+                    (Some(a), Some(b)) => code(decl.relation(a, b)),
+                    _ => code(c2c_infer::NOTHING_DECLARED.to_string()),
                 })
                 .collect()
         })
-        .collect()
+        .collect();
+    (names, m)
 }
 
 /// The structured result of one method: matrix, per-pair spread, relations,
@@ -869,8 +886,15 @@ pub fn matrix_data(
     let rows: Vec<Vec<Option<f64>>> = (0..n)
         .map(|i| (0..n).map(|j| m.get(i, j).map(round1)).collect())
         .collect();
+    let detailed = n <= MAX_DETAILED_CPUS;
     let mut cells: Vec<Value> = Vec::new();
-    for p in &run.pairs {
+    // Above MAX_DETAILED_CPUS: the 20 widest-spread pairs only.
+    let mut shown: Vec<&PairStats> = run.pairs.iter().collect();
+    if !detailed {
+        shown.sort_by(|a, b| b.iqr_ratio().total_cmp(&a.iqr_ratio()));
+        shown.truncate(20);
+    }
+    for p in shown {
         cells.push(json!({
             "cpus": [p.initiator, p.responder],
             "median_ns": p.median(),
@@ -888,6 +912,7 @@ pub fn matrix_data(
             "responder_switches": p.responder_switches,
         }));
     }
+    let (rel_names, rel_index) = pair_relations(decl, &m.cpus);
     let smt: Vec<[usize; 2]> = (0..n)
         .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
         .filter(
@@ -906,7 +931,9 @@ pub fn matrix_data(
         "matrix_ns": rows,
         "pairs": cells,
         "smt_siblings": smt,
-        "relations": pair_relations(decl, &m.cpus),
+        "pairs_detail": if detailed { "every measured pair" } else { "the 20 pairs with the widest spread (interquartile range over median); the matrix has every pair" },
+        "relation_names": rel_names,
+        "relation_index": rel_index,
         "declared_levels": decl.levels.iter().map(|l| json!({"names": l.names, "label": l.label, "groups": l.groups})).collect::<Vec<_>>(),
         "inference": inference,
         "ghz_single": ghz,

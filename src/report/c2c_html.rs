@@ -7,6 +7,9 @@ use crate::results::schema::Run;
 use serde_json::Value;
 use std::fmt::Write as _;
 
+/// Matrices up to this many CPUs get one rectangle (with a tooltip) per cell.
+pub const DETAILED_HEATMAP: usize = 64;
+
 /// Colour of a latency between lo and hi: green (fast) to red (slow).
 fn colour(v: f64, lo: f64, hi: f64) -> String {
     let t = if hi > lo {
@@ -61,44 +64,109 @@ pub fn svg_heatmap(
         smt.iter()
             .any(|&(x, y)| (x == a && y == b) || (x == b && y == a))
     };
-    for (i, row) in rows.iter().enumerate() {
-        for (j, v) in row.iter().enumerate() {
-            let x = left + cell * j as f64;
+    if n > DETAILED_HEATMAP {
+        // Large matrices: colours quantised to 32 steps and runs of equal
+        // colour along a row drawn as one rectangle, no tooltips; SMT
+        // siblings marked by a dot. Keeps a 256-CPU map to a few hundred KB.
+        for (i, row) in rows.iter().enumerate() {
             let y = top + cell * i as f64;
-            let (fill, tip) = match v {
-                Some(v) if i != j => (
-                    colour(*v, lo, hi),
-                    format!("CPU {} ↔ {}: {v:.1} ns", cpus[i], cpus[j]),
-                ),
-                _ if i == j => ("#fff".to_string(), format!("CPU {}", cpus[i])),
-                _ => (
-                    "#ddd".to_string(),
-                    format!("CPU {} ↔ {}: not measured", cpus[i], cpus[j]),
-                ),
+            let key = |j: usize| -> i32 {
+                match row[j] {
+                    _ if i == j => -1,
+                    Some(v) => {
+                        let t = if hi > lo {
+                            ((v - lo) / (hi - lo)).clamp(0.0, 1.0)
+                        } else {
+                            0.0
+                        };
+                        (t * 31.0).round() as i32
+                    }
+                    None => -2,
+                }
             };
-            let stroke = if i != j && is_smt(cpus[i], cpus[j]) {
-                r##" stroke="#000" stroke-width="1""##
-            } else {
-                ""
+            let mut j = 0;
+            while j < n {
+                let k = key(j);
+                let mut e = j + 1;
+                while e < n && key(e) == k {
+                    e += 1;
+                }
+                let fill = match k {
+                    -1 => "#fff".to_string(),
+                    -2 => "#ddd".to_string(),
+                    q => colour(lo + (hi - lo) * q as f64 / 31.0, lo, hi),
+                };
+                let _ = write!(
+                    s,
+                    r#"<rect x="{:.2}" y="{y:.2}" width="{:.2}" height="{cell:.2}" fill="{fill}"/>"#,
+                    left + cell * j as f64,
+                    cell * (e - j) as f64
+                );
+                j = e;
+            }
+        }
+        for &(a, b) in smt {
+            let (Some(i), Some(j)) = (
+                cpus.iter().position(|&c| c == a),
+                cpus.iter().position(|&c| c == b),
+            ) else {
+                continue;
             };
-            let _ = write!(
-                s,
-                r#"<rect x="{x:.2}" y="{y:.2}" width="{cell:.2}" height="{cell:.2}" fill="{fill}"{stroke}><title>{}</title></rect>"#,
-                esc(&tip)
-            );
-            if n <= 16 && i != j {
-                if let Some(v) = v {
-                    let _ = write!(
-                        s,
-                        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{v:.0}</text>"#,
-                        x + cell / 2.0,
-                        y + cell / 2.0 + 4.0
-                    );
+            for (r, c) in [(i, j), (j, i)] {
+                let _ = write!(
+                    s,
+                    r##"<circle cx="{:.2}" cy="{:.2}" r="{:.2}" fill="#000"/>"##,
+                    left + cell * c as f64 + cell / 2.0,
+                    top + cell * r as f64 + cell / 2.0,
+                    (cell / 2.0).max(1.0)
+                );
+            }
+        }
+    } else {
+        for (i, row) in rows.iter().enumerate() {
+            for (j, v) in row.iter().enumerate() {
+                let x = left + cell * j as f64;
+                let y = top + cell * i as f64;
+                let (fill, tip) = match v {
+                    Some(v) if i != j => (
+                        colour(*v, lo, hi),
+                        format!("CPU {} ↔ {}: {v:.1} ns", cpus[i], cpus[j]),
+                    ),
+                    _ if i == j => ("#fff".to_string(), format!("CPU {}", cpus[i])),
+                    _ => (
+                        "#ddd".to_string(),
+                        format!("CPU {} ↔ {}: not measured", cpus[i], cpus[j]),
+                    ),
+                };
+                let stroke = if i != j && is_smt(cpus[i], cpus[j]) {
+                    r##" stroke="#000" stroke-width="1""##
+                } else {
+                    ""
+                };
+                let _ = write!(
+                    s,
+                    r#"<rect x="{x:.2}" y="{y:.2}" width="{cell:.2}" height="{cell:.2}" fill="{fill}"{stroke}><title>{}</title></rect>"#,
+                    esc(&tip)
+                );
+                if n <= 16 && i != j {
+                    if let Some(v) = v {
+                        let _ = write!(
+                            s,
+                            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{v:.0}</text>"#,
+                            x + cell / 2.0,
+                            y + cell / 2.0 + 4.0
+                        );
+                    }
                 }
             }
         }
     }
     let ly = top + size + 20.0;
+    let smt_how = if n > DETAILED_HEATMAP {
+        "dots"
+    } else {
+        "outlined"
+    };
     let range = if hi > lo {
         format!("{lo:.1} ns (green) … {hi:.1} ns (red)")
     } else {
@@ -106,7 +174,7 @@ pub fn svg_heatmap(
     };
     let _ = write!(
         s,
-        r#"<text x="{left}" y="{ly:.0}">{range}; outlined: SMT siblings; grey: not measured</text></svg>"#
+        r#"<text x="{left}" y="{ly:.0}">{range}; {smt_how}: SMT siblings; grey: not measured</text></svg>"#
     );
     s
 }
@@ -267,6 +335,31 @@ mod tests {
         let s = svg_log_bars("t", "ns", &rows);
         assert_eq!(s.matches("<rect").count(), 2);
         assert!(svg_log_bars("t", "ns", &[]).is_empty());
+    }
+
+    #[test]
+    fn large_heatmap_merges_runs() {
+        let n = 100u64;
+        let ids: Vec<u64> = (0..n).collect();
+        let rows: Vec<Vec<Option<f64>>> = (0..n)
+            .map(|i| {
+                (0..n)
+                    .map(|j| {
+                        if i == j {
+                            None
+                        } else if i / 50 == j / 50 {
+                            Some(40.0)
+                        } else {
+                            Some(120.0)
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let s = svg_heatmap("t", &ids, &rows, &[(0, 50)]);
+        // Per row: a run before the diagonal, the diagonal, a run after it, the other half.
+        assert!(s.matches("<rect").count() <= 4 * n as usize);
+        assert_eq!(s.matches("<circle").count(), 2);
     }
 
     #[test]

@@ -51,7 +51,7 @@ pub struct C2cArgs {
     /// Time budget: quick (~4 s), standard (~30 s), full (~5 min).
     #[arg(long, value_enum, default_value = "standard")]
     pub profile: Profile,
-    /// Measure at most N pairs: whole rows from anchor CPUs spread over the NUMA nodes.
+    /// Measure at most N pairs: every pair of a subset of CPUs spread over the NUMA nodes.
     #[arg(long, value_name = "N")]
     pub sample: Option<usize>,
     /// Samples per pair (fixed; default from the profile, reduced to fit the budget).

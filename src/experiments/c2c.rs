@@ -15,8 +15,9 @@
 //!   (SMT siblings of busy cores stay idle); each round is released by the
 //!   team's barrier and its pairs run in parallel.
 //! - The planner fits the schedule to the profile's time budget: fewer
-//!   samples, then shorter batches, then a sample of pairs (full rows from
-//!   anchor CPUs spread over the NUMA nodes), and says which it did.
+//!   samples, then shorter batches, then fewer CPUs (every pair of a subset
+//!   spread over the NUMA nodes: a round's pairs run in parallel, so time
+//!   goes with the number of rounds, about one per CPU), and says which it did.
 
 use super::c2c_infer::{self, Declared, LatencyMatrix};
 use super::{ExpCtx, Experiment, Profile};
@@ -114,7 +115,10 @@ impl PlanRequest {
 /// A c2c measurement plan.
 #[derive(Clone, Debug, Serialize)]
 pub struct Plan {
+    /// The CPUs measured (all requested ones, or a subset spread over the nodes).
     pub cpus: Vec<usize>,
+    /// How many CPUs were asked for.
+    pub requested_cpus: usize,
     #[serde(serialize_with = "ser_methods")]
     pub methods: Vec<Method>,
     /// (initiator, responder) CPU ids; initiator < responder.
@@ -184,15 +188,17 @@ pub fn circle_round(i: usize, j: usize, n: usize) -> usize {
 /// each put in the first round where neither CPU's core is already busy (a
 /// pair of SMT siblings occupies its one core) and fewer than `max_parallel`
 /// pairs run. Without SMT and with every pair, this gives the circle
-/// method's n-1 rounds of n/2 pairs. `core_of` maps a CPU id to its core; `index_of` a CPU id
+/// method's n-1 rounds of n/2 pairs. `cpus` gives the players' order. `core_of` maps a CPU id to its core; `index_of` a CPU id
 /// to its index among the planned CPUs (for the circle order).
 pub fn schedule(
     pairs: &[(usize, usize)],
-    n_cpus: usize,
-    index_of: &dyn Fn(usize) -> usize,
+    cpus: &[usize],
     core_of: &dyn Fn(usize) -> usize,
     max_parallel: usize,
 ) -> Vec<Vec<usize>> {
+    let n_cpus = cpus.len();
+    let index: BTreeMap<usize, usize> = cpus.iter().enumerate().map(|(i, &c)| (c, i)).collect();
+    let index_of = |c: usize| index.get(&c).copied().unwrap_or(0);
     let mut order: Vec<usize> = (0..pairs.len()).collect();
     order.sort_by_cached_key(|&p| {
         let (a, b) = pairs[p];
@@ -244,7 +250,8 @@ pub fn schedule(
 }
 
 /// CPUs in an order that spreads over the given groups (round-robin over
-/// groups, in CPU order within each): anchors for sampled rows.
+/// groups, in CPU order within each): its first s entries are the subset
+/// measured when the whole machine does not fit.
 pub fn spread_order(cpus: &[usize], group_of: &dyn Fn(usize) -> usize) -> Vec<usize> {
     let mut by: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for &c in cpus {
@@ -258,36 +265,6 @@ pub fn spread_order(cpus: &[usize], group_of: &dyn Fn(usize) -> usize) -> Vec<us
             if let Some(&c) = l.get(k) {
                 out.push(c);
             }
-        }
-    }
-    out
-}
-
-/// At most `max_pairs` pairs: whole rows (one anchor CPU against every other
-/// CPU) from anchors in `anchors` order, the last row cut to targets spread
-/// evenly over the CPU list.
-pub fn sample_pairs(cpus: &[usize], anchors: &[usize], max_pairs: usize) -> Vec<(usize, usize)> {
-    let mut seen = std::collections::BTreeSet::new();
-    let mut out = Vec::new();
-    for &a in anchors {
-        if out.len() >= max_pairs {
-            break;
-        }
-        let row: Vec<(usize, usize)> = cpus
-            .iter()
-            .filter(|&&c| c != a)
-            .map(|&c| (a.min(c), a.max(c)))
-            .filter(|p| !seen.contains(p))
-            .collect();
-        let room = max_pairs - out.len();
-        let take: Vec<(usize, usize)> = if row.len() <= room {
-            row
-        } else {
-            (0..room).map(|i| row[i * row.len() / room]).collect()
-        };
-        for p in take {
-            seen.insert(p);
-            out.push(p);
         }
     }
     out
@@ -322,46 +299,60 @@ pub fn plan(machine: &MachineInfo, req: &PlanRequest) -> Result<Plan> {
     let index: BTreeMap<usize, usize> = cpus.iter().enumerate().map(|(i, &c)| (c, i)).collect();
     let index_of = |c: usize| index.get(&c).copied().unwrap_or(0);
     let core_of = |c: usize| decl.core_of[index_of(c)];
-    // Node (or package) of each CPU, to spread anchors.
+    // Node (or package) of each CPU, to spread a subset over the machine.
     let spread_level = decl.levels.iter().find(|l| {
         l.names
             .iter()
             .any(|x| x == "same_node" || x == "same_package")
     });
     let group_of = |c: usize| spread_level.map(|l| l.group_of[index_of(c)]).unwrap_or(0);
-    let anchors = spread_order(&cpus, &group_of);
+    // CPUs in an order spread over the nodes: a subset is its first s entries.
+    let order = spread_order(&cpus, &group_of);
+    let subset = |s: usize| -> Vec<usize> {
+        let mut v = order[..s.min(order.len())].to_vec();
+        v.sort_unstable();
+        v
+    };
+    let pairs_of = |sel: &[usize]| -> Vec<(usize, usize)> {
+        (0..sel.len())
+            .flat_map(|i| (i + 1..sel.len()).map(move |j| (i, j)))
+            .map(|(i, j)| (sel[i], sel[j]))
+            .collect()
+    };
     let max_parallel = req.max_parallel.unwrap_or(usize::MAX);
-    let all_pairs: Vec<(usize, usize)> = (0..n)
-        .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
-        .map(|(i, j)| (cpus[i], cpus[j]))
-        .collect();
+    let all_pairs = n * (n - 1) / 2;
     let mut notes = Vec::new();
     let nm = req.methods.len();
-    let fits = |rounds: usize, s: usize, r: u64| {
-        nm as f64 * estimate_method_secs(rounds, s, warmup_for(s), r) + n as f64 * THREAD_START_S
+    let fits = |rounds: usize, cpus: usize, s: usize, r: u64| {
+        nm as f64 * estimate_method_secs(rounds, s, warmup_for(s), r) + cpus as f64 * THREAD_START_S
             <= req.budget_secs
     };
 
-    let mut pairs = match req.max_pairs {
-        Some(p) if p < all_pairs.len() => {
-            notes.push(format!(
-                "--sample: {p} of {} pairs, as rows from anchor CPUs spread over the nodes",
-                all_pairs.len()
-            ));
-            sample_pairs(&cpus, &anchors, p)
+    let mut size = n;
+    if let Some(p) = req.max_pairs {
+        // Largest s with s(s-1)/2 <= p.
+        while size > 2 && size * (size - 1) / 2 > p {
+            size -= 1;
         }
-        _ => all_pairs.clone(),
-    };
-    let mut rounds = schedule(&pairs, n, &index_of, &core_of, max_parallel);
+        if size < n {
+            notes.push(format!(
+                "--sample {p}: every pair of {size} of the {n} CPUs, spread over the nodes ({} pairs of {all_pairs})",
+                size * (size - 1) / 2
+            ));
+        }
+    }
+    let mut sel = subset(size);
+    let mut pairs = pairs_of(&sel);
+    let mut rounds = schedule(&pairs, &sel, &core_of, max_parallel);
     let mut samples = req.max_samples;
     let mut rt = req.round_trips;
-    if !req.fixed && !fits(rounds.len(), samples, rt) {
+    if !req.fixed && !fits(rounds.len(), sel.len(), samples, rt) {
         // 1. fewer samples
-        while samples > MIN_SAMPLES && !fits(rounds.len(), samples, rt) {
+        while samples > MIN_SAMPLES && !fits(rounds.len(), sel.len(), samples, rt) {
             samples = (samples * 4 / 5).max(MIN_SAMPLES);
         }
         // 2. shorter batches
-        while rt > MIN_ROUND_TRIPS && !fits(rounds.len(), samples, rt) {
+        while rt > MIN_ROUND_TRIPS && !fits(rounds.len(), sel.len(), samples, rt) {
             rt = (rt * 4 / 5).max(MIN_ROUND_TRIPS);
         }
         if samples < req.max_samples || rt < req.round_trips {
@@ -370,28 +361,31 @@ pub fn plan(machine: &MachineInfo, req: &PlanRequest) -> Result<Plan> {
                 req.budget_secs, req.max_samples, req.round_trips
             ));
         }
-        // 3. fewer pairs: whole rows from fewer anchors, then part of one row.
-        if !fits(rounds.len(), samples, rt) {
-            // Rounds the budget affords at these batch sizes.
+        // 3. fewer CPUs: the rounds, not the pairs, cost time (a round's
+        // pairs run in parallel), and s CPUs need about s-1 rounds; so
+        // measure every pair of a subset spread over the nodes.
+        if !fits(rounds.len(), sel.len(), samples, rt) {
             let per_round = nm as f64 * estimate_method_secs(1, samples, warmup_for(samples), rt);
-            let afford = ((req.budget_secs - n as f64 * THREAD_START_S) / per_round).max(1.0);
-            let mut budget_pairs = pairs.len();
-            while budget_pairs > 1 && !fits(rounds.len(), samples, rt) {
-                let shrink = (afford / rounds.len() as f64).min(0.75);
-                budget_pairs = ((budget_pairs as f64 * shrink) as usize).max(1);
-                pairs = sample_pairs(&cpus, &anchors, budget_pairs);
-                rounds = schedule(&pairs, n, &index_of, &core_of, max_parallel);
+            while sel.len() > 2 && !fits(rounds.len(), sel.len(), samples, rt) {
+                let afford =
+                    ((req.budget_secs - sel.len() as f64 * THREAD_START_S) / per_round).max(1.0);
+                let want =
+                    ((sel.len() - 1) as f64 * afford / rounds.len() as f64).floor() as usize + 1;
+                size = want.clamp(2, sel.len() - 1);
+                sel = subset(size);
+                pairs = pairs_of(&sel);
+                rounds = schedule(&pairs, &sel, &core_of, max_parallel);
             }
             notes.push(format!(
-                "the full matrix ({} pairs) does not fit the budget: measuring {} pairs, as rows from anchor CPUs spread over the nodes",
-                all_pairs.len(),
-                pairs.len()
+                "the full matrix over {n} CPUs ({all_pairs} pairs) does not fit the budget: measuring every pair of {} CPUs spread over the nodes ({})",
+                sel.len(),
+                CpuSet::from_ids(sel.iter().copied())
             ));
         }
     }
     let warmup = warmup_for(samples);
     let one_pass = nm as f64 * estimate_method_secs(rounds.len(), samples, warmup, rt);
-    let start = n as f64 * THREAD_START_S;
+    let start = sel.len() as f64 * THREAD_START_S;
     // Spare budget buys passes: the same pairs measured again later, so that
     // a pair's figure spans more of the machine's slow drifts.
     let passes = if req.fixed {
@@ -402,8 +396,9 @@ pub fn plan(machine: &MachineInfo, req: &PlanRequest) -> Result<Plan> {
     let est = passes as f64 * one_pass + start;
     Ok(Plan {
         passes,
-        full_matrix: pairs.len() == all_pairs.len(),
-        cpus,
+        full_matrix: pairs.len() == all_pairs,
+        requested_cpus: n,
+        cpus: sel,
         methods: req.methods.clone(),
         pairs,
         rounds,

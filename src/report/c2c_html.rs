@@ -311,7 +311,11 @@ pub fn charts(run: &Run) -> String {
         .results
         .iter()
         .filter(|r| r.experiment == "sync" && r.unit == "ns")
-        .filter_map(|r| Some((crate::report::run_text::result_label(r), r.value?)))
+        .filter_map(|r| {
+            let label = crate::report::run_text::result_label(r);
+            let label = label.strip_prefix("sync: ").unwrap_or(&label).to_string();
+            Some((label, r.value?))
+        })
         .collect();
     if !sync.is_empty() {
         out.push_str("<div>");

@@ -18,7 +18,7 @@ struct Cli {
     /// Filesystem root to read sys/ and proc/ from (a recorded machine, or / for this one).
     #[arg(long, global = true, default_value = "/", value_name = "DIR")]
     sysroot: PathBuf,
-    /// Store: a SQLite file path (default: $XDG_DATA_HOME/cpuscope/runs.db).
+    /// Store: a SQLite file path (default: $XDG_DATA_HOME/cpuscope/runs.db) or a postgres://user@host/db URL.
     #[arg(long, global = true, value_name = "PATH|URL")]
     store: Option<String>,
     #[command(subcommand)]
@@ -39,6 +39,18 @@ enum Command {
     ///
     /// Example: cpuscope run --profile quick
     Run(app::run::RunArgs),
+    /// SIMD × threads × SMT: ChaCha20 in every SIMD form at 1 thread, per core, all CPUs; peak FLOPs.
+    ///
+    /// Example: cpuscope simd --profile quick
+    Simd(app::simd::SimdArgs),
+    /// Rate score: N copies of a workload at once (SPEC-rate style), jobs/hour and efficiency.
+    ///
+    /// Example: cpuscope rate --copies 1,4 bc-pow
+    Rate(app::rate::RateArgs),
+    /// The same workload on CPU sets chosen from the topology; memory local/remote.
+    ///
+    /// Example: cpuscope placement --plan-only
+    Placement(app::placement::PlacementArgs),
     /// Core-to-core latency matrix, latency groups vs the declared topology; or one pair.
     ///
     /// Example: cpuscope c2c --pair 0,17
@@ -67,6 +79,14 @@ enum Command {
     ///
     /// Example: cpuscope import run1.json run2.json
     Import(app::store_cmds::ImportArgs),
+    /// Runs side by side: relative figures, noise flags, geometric mean, environment differences.
+    ///
+    /// Example: cpuscope compare RUN1 RUN2 --baseline RUN1 --html cmp.html
+    Compare(app::compare::CompareArgs),
+    /// The published reference figures (seed articles) that cpuscope shows beside its own.
+    ///
+    /// Example: cpuscope published seed000-bc
+    Published(app::compare::PublishedArgs),
     /// Delete a stored run and its results.
     ///
     /// Example: cpuscope delete 20261122T010203Z-myhost-1a2b
@@ -98,6 +118,9 @@ fn main() {
         Command::Info(a) => app::info::run(&ctx, a),
         Command::NumaMaps(a) => app::numa_maps::run(&ctx, a),
         Command::Run(a) => app::run::run(&ctx, a),
+        Command::Simd(a) => app::simd::run(&ctx, a),
+        Command::Rate(a) => app::rate::run(&ctx, a),
+        Command::Placement(a) => app::placement::run(&ctx, a),
         Command::C2c(a) => app::c2c::run(&ctx, a),
         Command::Sync(a) => app::sync::run(&ctx, a),
         Command::Stat(a) => app::stat::run(&ctx, a),
@@ -106,6 +129,8 @@ fn main() {
         Command::Export(a) => app::store_cmds::export(&ctx, a),
         Command::Import(a) => app::store_cmds::import(&ctx, a),
         Command::Delete(a) => app::store_cmds::delete(&ctx, a),
+        Command::Compare(a) => app::compare::run(&ctx, a),
+        Command::Published(a) => app::compare::published(&ctx, a),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -311,8 +311,11 @@ fn unknown_runs_and_bad_stores_give_one_line_errors() {
     let o = cpuscope(&other, &["runs"]);
     assert_one_line_error(&o, "not a cpuscope store");
 
-    let o = cpuscope(Path::new("postgres://u@h/db"), &["runs"]);
-    assert_one_line_error(&o, "PostgreSQL store not built yet");
+    // A PostgreSQL URL is a PostgreSQL store (src/results/postgres.rs): with no
+    // server there, the error is one line naming it, without the password.
+    let o = cpuscope(Path::new("postgres://u:secret@127.0.0.1:1/db"), &["runs"]);
+    assert_one_line_error(&o, "store 'postgres://u@127.0.0.1:1/db'");
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("secret"));
     let o = cpuscope(Path::new("mongo://h/db"), &["runs"]);
     assert_one_line_error(&o, "unknown store");
     let o = cpuscope(&dir.path().join("no/such/dir/x.db"), &["runs"]);

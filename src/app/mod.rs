@@ -2,9 +2,13 @@
 //! `main.rs` only parses and dispatches to these.
 
 pub mod c2c;
+pub mod compare;
 pub mod info;
 pub mod numa_maps;
+pub mod placement;
+pub mod rate;
 pub mod run;
+pub mod simd;
 pub mod stat;
 pub mod store_cmds;
 pub mod sync;

@@ -250,8 +250,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
     if args.json {
         super::print_json(&run)?;
     } else {
-        print!("{}", crate::report::run_text::render_run(&run));
-        println!();
+        print!("{}", crate::report::summary::render(&run));
         println!("stored as {} in {}", run.id, store.location());
         if let Some(p) = &html_path {
             println!("HTML report: {}", p.display());
@@ -266,8 +265,10 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
 /// Reports go in a `reports/` folder beside the SQLite store.
 fn report_dir(ctx: &Context) -> Result<PathBuf> {
     let db = match ctx.store.as_deref() {
-        None => crate::results::store::default_store_path()?,
-        Some(s) => crate::results::store::store_path_of(s)?,
+        Some(s) if !crate::results::postgres::is_postgres_url(s) => {
+            crate::results::store::store_path_of(s)?
+        }
+        _ => crate::results::store::default_store_path()?,
     };
     Ok(db
         .parent()

@@ -5,7 +5,12 @@
 pub mod c2c;
 pub mod c2c_infer;
 pub mod frequency;
+pub mod peak;
+pub mod placement_study;
+pub mod rate;
+pub mod simd;
 pub mod sync;
+pub mod workloads;
 
 use crate::harness::measure::{Policy, Warmup};
 use crate::machine::MachineInfo;
@@ -107,7 +112,16 @@ pub trait Experiment: Sync {
 /// Every experiment, in the order `run` performs them (frequency first:
 /// later experiments turn nanoseconds into cycles with its figure).
 pub fn registry() -> Vec<&'static dyn Experiment> {
-    vec![&frequency::Frequency, &c2c::C2c, &sync::SyncCosts]
+    vec![
+        &frequency::Frequency,
+        &simd::Simd,
+        &peak::Peak,
+        &workloads::Workloads,
+        &rate::Rate,
+        &placement_study::PlacementStudy,
+        &c2c::C2c,
+        &sync::SyncCosts,
+    ]
 }
 
 /// The experiments selected by `--only` / `--skip` (comma lists of names).

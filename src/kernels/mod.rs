@@ -3,5 +3,8 @@
 //! remove it, and the caller passes it through `black_box`.
 
 pub mod c2c;
+pub mod chacha;
 pub mod chains;
+pub mod cpu_loops;
+pub mod fma;
 pub mod sync;

@@ -5,6 +5,7 @@ pub mod buffer;
 pub mod cpulist;
 pub mod mempolicy;
 pub mod pin;
+pub mod planner;
 pub mod team;
 
 pub use buffer::{Buffer, BufferOptions, PageKind, PageReport, PageRequest, Touch, Unavailable};

@@ -198,6 +198,7 @@ fn charts(run: &Run) -> String {
             &freq,
         ));
     }
+    out.push_str(&crate::report::compute_html::charts(run));
     out.push_str(&super::c2c_html::charts(run));
     out
 }
@@ -252,6 +253,9 @@ pub fn render_run(run: &Run) -> String {
         h.push_str(&result_row(r));
     }
     h.push_str("</table>");
-    h.push_str("<p class=\"note\">Every figure above was measured on this run; figures that could not be measured say why. CV above 5% is flagged NOISY.</p></body></html>\n");
+    h.push_str("<p class=\"note\">Every figure above was measured on this run; figures that could not be measured say why. CV above 5% is flagged NOISY.</p>");
+    h.push_str(&super::advice::render_html(&super::advice::findings(run)));
+    h.push_str(&super::compare_html::published_for_run(run));
+    h.push_str("</body></html>\n");
     h
 }

@@ -302,6 +302,11 @@ pub fn render_run(run: &Run) -> String {
             let _ = writeln!(out, "      {n}");
         }
     }
+    let advice = super::advice::render_text(&super::advice::findings(run));
+    if !advice.is_empty() {
+        out.push('\n');
+        out.push_str(&advice);
+    }
     out
 }
 

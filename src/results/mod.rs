@@ -1,6 +1,8 @@
 //! Results: the versioned run document (schema.rs) and where runs are kept
 //! (store.rs: the `Store` trait and `open_store`; sqlite.rs: the SQLite backend).
 
+pub mod postgres;
+pub mod published;
 pub mod schema;
 pub mod sqlite;
 pub mod store;

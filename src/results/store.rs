@@ -1,6 +1,6 @@
 //! Where runs are kept. [`Store`] is the interface; SQLite (src/results/sqlite.rs)
-//! is the one backend so far. A PostgreSQL backend can implement the same
-//! trait with the same tables and migrations.
+//! and PostgreSQL (src/results/postgres.rs) implement it with the same tables
+//! and the same migration list.
 
 use super::schema::{Environment, ResultRecord, Run, RunStatus};
 use anyhow::{bail, Result};
@@ -92,8 +92,12 @@ pub trait Store: Send {
 }
 
 /// Open the store named by `--store`: None → the default SQLite file;
-/// a path (or `sqlite://PATH`) → that SQLite file; `postgres://` → not built yet.
+/// a path (or `sqlite://PATH`) → that SQLite file; `postgres://…` or
+/// `postgresql://…` → that PostgreSQL database (src/results/postgres.rs).
 pub fn open_store(spec: Option<&str>) -> Result<Box<dyn Store>> {
+    if let Some(url) = spec.filter(|s| super::postgres::is_postgres_url(s)) {
+        return Ok(Box::new(super::postgres::PgStore::open(url)?));
+    }
     let path = match spec {
         None => {
             let p = default_store_path()?;
@@ -118,10 +122,12 @@ pub fn store_path_of(spec: &str) -> Result<PathBuf> {
         let scheme = scheme.to_ascii_lowercase();
         return match scheme.as_str() {
             "sqlite" | "file" if !rest.is_empty() => Ok(PathBuf::from(rest)),
-            "postgres" | "postgresql" => bail!(
-                "PostgreSQL store not built yet ('{scheme}://...'); use a SQLite file path for --store"
+            "postgres" | "postgresql" => {
+                bail!("'{scheme}://...' is a PostgreSQL store, not a SQLite file path")
+            }
+            _ => bail!(
+                "unknown store '{scheme}://...': give a SQLite file path or a postgres:// URL"
             ),
-            _ => bail!("unknown store '{scheme}://...': give a SQLite file path"),
         };
     }
     Ok(PathBuf::from(spec))
@@ -225,7 +231,7 @@ mod tests {
     fn specs() {
         assert!(store_path_of("").is_err());
         let e = store_path_of("postgres://u@h/db").unwrap_err().to_string();
-        assert!(e.contains("PostgreSQL store not built yet"), "{e}");
+        assert!(e.contains("is a PostgreSQL store"), "{e}");
         let e = store_path_of("redis://x").unwrap_err().to_string();
         assert!(e.contains("unknown store"), "{e}");
         assert_eq!(

@@ -1,0 +1,605 @@
+//! SIMD × threads × SMT scaling (seed 004): ChaCha20 keystream in every SIMD
+//! form the CPU supports, at 1 thread, one thread per physical core and all
+//! logical CPUs (plus a sweep between with `full`), pinned. Gives the
+//! throughput and per-thread efficiency table in seed 004's form, the clock
+//! at each point (from the frequency experiment), the SMT yield per variant
+//! (what the second hardware thread adds, as a fraction of a core) and the
+//! recommendation the figures support.
+//!
+//! Also holds the helpers the other compute experiments share (policies,
+//! thread points, pinned single/team throughput).
+
+use super::{one_cpu_per_core, ExpCtx, Experiment, Facts, Profile};
+use crate::harness::measure::{measure, measure_team, Policy, Warmup};
+use crate::kernels::chacha::{self, Variant, CHUNK_BYTES};
+use crate::machine::MachineInfo;
+use crate::placement::pin::AffinityGuard;
+use crate::placement::team::{Team, ThreadCtx};
+use crate::placement::CpuSet;
+use crate::results::schema::ResultRecord;
+use anyhow::Result;
+use serde_json::{json, Value};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+pub struct Simd;
+
+pub const EXP: &str = "simd";
+const METHOD_VERSION: u32 = 1;
+
+/// Repetition policy for the compute experiments: shorter than the
+/// profile's default in quick and standard (many figures share the budget).
+pub fn compute_policy(profile: Profile) -> Policy {
+    match profile {
+        Profile::Quick => Policy {
+            warmup: Warmup::Time(Duration::from_millis(10)),
+            min_reps: 3,
+            max_reps: 60,
+            time_budget: Duration::from_millis(100),
+            target_cv: Some(0.01),
+            min_sample: Duration::from_millis(5),
+            iters: None,
+            max_iters: 1 << 40,
+        },
+        Profile::Standard => Policy {
+            warmup: Warmup::Time(Duration::from_millis(30)),
+            min_reps: 5,
+            max_reps: 200,
+            time_budget: Duration::from_millis(400),
+            target_cv: Some(0.005),
+            min_sample: Duration::from_millis(10),
+            iters: None,
+            max_iters: 1 << 40,
+        },
+        Profile::Full => profile.policy(),
+    }
+}
+
+/// Rough wall time of one figure under [`compute_policy`], seconds
+/// (calibration + warm-up + budget + team start-up).
+pub fn secs_per_figure(profile: Profile) -> f64 {
+    let p = compute_policy(profile);
+    let warm = match p.warmup {
+        Warmup::Time(d) => d.as_secs_f64(),
+        Warmup::Reps(_) => 0.05,
+    };
+    p.time_budget.as_secs_f64() + warm + p.min_sample.as_secs_f64() * 4.0 + 0.02
+}
+
+/// CPUs in the order threads are added: one per physical core first (the
+/// lowest CPU of each core), then the remaining hardware threads.
+pub fn ordered_cpus(machine: &MachineInfo, cpus: &CpuSet) -> Vec<usize> {
+    let per_core = one_cpu_per_core(machine, cpus);
+    let mut v = per_core.to_vec();
+    v.extend(cpus.difference(&per_core).iter());
+    v
+}
+
+/// One thread-count point of a scaling study.
+#[derive(Clone, Debug)]
+pub struct Point {
+    /// `1`, `per_core`, `all`, or a count for sweep points.
+    pub label: String,
+    pub cpus: CpuSet,
+}
+
+/// The thread points: 1, one per core, all logical CPUs (only when it
+/// differs from one per core), and with `full` a sweep of counts between.
+/// Returns the points and, when `all` is left out, why.
+pub fn thread_points(
+    machine: &MachineInfo,
+    cpus: &CpuSet,
+    profile: Profile,
+) -> (Vec<Point>, Option<String>) {
+    let order = ordered_cpus(machine, cpus);
+    let per_core = one_cpu_per_core(machine, cpus);
+    let mut pts = Vec::new();
+    if order.is_empty() {
+        return (pts, Some("no usable CPU".into()));
+    }
+    pts.push(Point {
+        label: "1".into(),
+        cpus: CpuSet::from_ids([order[0]]),
+    });
+    let mut counts: Vec<usize> = Vec::new();
+    if profile == Profile::Full {
+        let mut n = 2;
+        while n < order.len() {
+            if n != per_core.len() {
+                counts.push(n);
+            }
+            n *= 2;
+        }
+    }
+    let push_count = |n: usize, pts: &mut Vec<Point>| {
+        pts.push(Point {
+            label: n.to_string(),
+            cpus: order[..n].iter().copied().collect(),
+        })
+    };
+    for &n in counts.iter().filter(|&&n| n < per_core.len()) {
+        push_count(n, &mut pts);
+    }
+    if per_core.len() > 1 {
+        pts.push(Point {
+            label: "per_core".into(),
+            cpus: per_core.clone(),
+        });
+    }
+    for &n in counts.iter().filter(|&&n| n > per_core.len()) {
+        push_count(n, &mut pts);
+    }
+    let all_reason = if cpus.len() > per_core.len() {
+        pts.push(Point {
+            label: "all".into(),
+            cpus: cpus.clone(),
+        });
+        None
+    } else if per_core.len() == 1 {
+        Some("one usable CPU: no multi-thread points".to_string())
+    } else {
+        Some("no SMT among the usable CPUs: all logical CPUs = one thread per core".to_string())
+    };
+    (pts, all_reason)
+}
+
+/// The measured clock that applies to a thread point, and where it came from.
+pub fn ghz_at(facts: &Facts, label: &str) -> (Option<f64>, String) {
+    match label {
+        "1" => match facts.ghz_single {
+            Some(g) => (Some(g), "frequency: single_core (measured this run)".into()),
+            None => (
+                None,
+                "not available: the frequency experiment did not run".into(),
+            ),
+        },
+        "per_core" | "all" => match facts.ghz_all {
+            Some(g) => (
+                Some(g),
+                if label == "all" {
+                    "frequency: all_cores (one thread per core; the SMT clock is not separately measured)".into()
+                } else {
+                    "frequency: all_cores (measured this run)".into()
+                },
+            ),
+            None => (
+                None,
+                "not available: the frequency experiment did not run".into(),
+            ),
+        },
+        _ => (
+            None,
+            "not available: the clock is measured only at 1 thread and one thread per core".into(),
+        ),
+    }
+}
+
+/// Pinned single-thread measurement: samples in units per second, where one
+/// kernel iteration is `units_per_iter` units.
+pub fn single_rate<F>(
+    cpu: usize,
+    policy: &Policy,
+    stop: &AtomicBool,
+    units_per_iter: f64,
+    f: F,
+) -> Result<Vec<f64>>
+where
+    F: FnMut(u64) -> u64,
+{
+    let _g = AffinityGuard::pin(cpu)?;
+    let m = measure(policy, stop, f)?;
+    Ok(m.samples
+        .iter()
+        .map(|ns| units_per_iter / ns * 1e9)
+        .collect())
+}
+
+/// A team measurement: per round, the aggregate rate (all threads' units
+/// over the team time, units per second); and each thread's median rate.
+pub fn team_rate<F>(
+    cpus: &CpuSet,
+    policy: &Policy,
+    stop: &AtomicBool,
+    units_per_iter: f64,
+    f: F,
+) -> Result<(Vec<f64>, Vec<f64>)>
+where
+    F: Fn(ThreadCtx<'_>, u64) -> u64 + Sync,
+{
+    let mut team = Team::new(&cpus.to_vec())?;
+    let m = measure_team(&mut team, policy, stop, f)?;
+    let n = team.size() as f64;
+    let agg = m
+        .samples
+        .iter()
+        .map(|ns| n * units_per_iter / ns * 1e9)
+        .collect();
+    let per = m
+        .thread_stats
+        .iter()
+        .map(|s| {
+            if s.median > 0.0 {
+                units_per_iter / s.median * 1e9
+            } else {
+                f64::NAN
+            }
+        })
+        .collect();
+    Ok((agg, per))
+}
+
+/// Turbo/boost state as the machine snapshot reports it.
+pub fn turbo_state(machine: &MachineInfo) -> (Value, String) {
+    let f = serde_json::to_value(&machine.frequency).unwrap_or_default();
+    match f.pointer("/boost/enabled").and_then(|v| v.as_bool()) {
+        Some(true) => (json!(true), "on".into()),
+        Some(false) => (json!(false), "off".into()),
+        None => (
+            Value::Null,
+            f.pointer("/boost/reason")
+                .and_then(|v| v.as_str())
+                .map(|r| format!("unknown ({r})"))
+                .unwrap_or_else(|| "unknown (not reported by the machine snapshot)".into()),
+        ),
+    }
+}
+
+/// SMT facts of the CPUs: (cores, logical CPUs, threads per core if uniform).
+pub fn smt_shape(machine: &MachineInfo, cpus: &CpuSet) -> (usize, usize) {
+    (one_cpu_per_core(machine, cpus).len(), cpus.len())
+}
+
+/// What the second hardware thread adds, as a fraction of a core:
+/// `(T_all − T_per_core) / (T_per_core / cores) / extra_threads`.
+pub fn smt_yield(t_per_core: f64, t_all: f64, cores: usize, logical: usize) -> Option<f64> {
+    let extra = logical.checked_sub(cores)?;
+    if extra == 0 || cores == 0 || t_per_core <= 0.0 {
+        return None;
+    }
+    Some((t_all - t_per_core) / (t_per_core / cores as f64) / extra as f64)
+}
+
+/// The recommendation the SMT yield supports.
+pub fn smt_advice(variant: &str, y: f64) -> String {
+    if y < 0.10 {
+        format!("with {variant} use one thread per physical core: the second hardware thread adds {:.2} of a core", y)
+    } else if y < 0.30 {
+        format!("with {variant} SMT adds little ({:.2} of a core): one thread per physical core unless every last bit of throughput counts", y)
+    } else {
+        format!(
+            "with {variant} use all logical CPUs: the second hardware thread adds {:.2} of a core",
+            y
+        )
+    }
+}
+
+fn method_text(v: Variant) -> String {
+    format!(
+        "ChaCha20 keystream (RFC 8439), {} form ({} block(s) per step, {}-bit registers), {} KiB per kernel iteration into an L1-resident buffer; pinned threads released together; aggregate MB/s = threads × bytes / team time; median of samples",
+        v.name(),
+        v.lanes(),
+        v.width_bits(),
+        CHUNK_BYTES / 1024
+    )
+}
+
+/// (thread-point label, threads, median throughput).
+type PointResult = (String, usize, f64);
+
+/// Verify every supported variant: RFC 8439 vectors and the same digest as
+/// the scalar form. Returns (variant, Ok(digest) | Err(reason)).
+pub fn verify_variants() -> Vec<(Variant, Result<u64, String>)> {
+    // 35 blocks: two full 16-block AVX-512 steps plus a scalar tail.
+    let mut buf = vec![0u8; 35 * 64];
+    let reference = chacha::check_rfc8439(Variant::Scalar)
+        .and_then(|_| chacha::verification_digest(Variant::Scalar, &mut buf));
+    Variant::ALL
+        .into_iter()
+        .map(|v| {
+            let r = match v.unsupported_reason() {
+                Some(r) => Err(format!("not supported: {r}")),
+                None => chacha::check_rfc8439(v)
+                    .and_then(|_| chacha::verification_digest(v, &mut buf))
+                    .and_then(|d| match &reference {
+                        Ok(want) if *want == d => Ok(d),
+                        Ok(want) => Err(format!(
+                            "digest {d:016x} differs from the scalar form's {want:016x}"
+                        )),
+                        Err(e) => Err(format!("the scalar reference failed: {e}")),
+                    }),
+            };
+            (v, r)
+        })
+        .collect()
+}
+
+/// Variants selected for measuring: supported and verified, optionally
+/// restricted to `only`.
+fn selected(verified: &[(Variant, Result<u64, String>)], only: &[Variant]) -> Vec<Variant> {
+    verified
+        .iter()
+        .filter(|(v, r)| r.is_ok() && (only.is_empty() || only.contains(v)))
+        .map(|(v, _)| *v)
+        .collect()
+}
+
+/// The study, with an optional variant filter (the `simd` command's
+/// `--variants`).
+pub fn run_study(
+    ctx: &mut ExpCtx,
+    only: &[Variant],
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+) -> Result<()> {
+    let policy = compute_policy(ctx.profile);
+    let verified = verify_variants();
+    let (turbo_json, turbo_text) = turbo_state(ctx.machine);
+    let (cores, logical) = smt_shape(ctx.machine, &ctx.cpus);
+
+    // 1. Verification record.
+    let ok: Vec<&(Variant, Result<u64, String>)> =
+        verified.iter().filter(|(_, r)| r.is_ok()).collect();
+    let digests: serde_json::Map<String, Value> = verified
+        .iter()
+        .map(|(v, r)| {
+            (
+                v.name().to_string(),
+                match r {
+                    Ok(d) => json!({"digest": format!("{d:016x}"), "rfc8439": "pass", "matches_scalar": true}),
+                    Err(e) => json!({"digest": null, "reason": e}),
+                },
+            )
+        })
+        .collect();
+    let mut vr = ResultRecord::new(EXP, "verified_variants", "variants", true)
+        .with_method(
+            "each supported form checked against RFC 8439 2.3.2 (block at every lane position) and 2.4.2 (encryption), then 35 blocks compared with the scalar form (FNV-1a digest)",
+            METHOD_VERSION,
+        )
+        .with_data(json!({"variants": digests}));
+    vr.value = Some(ok.len() as f64);
+    if let Some((_, Ok(d))) = ok.first() {
+        vr = vr.with_note(&format!(
+            "{} form(s) ({}) give the same keystream (digest {d:016x}) and pass RFC 8439",
+            ok.len(),
+            ok.iter()
+                .map(|(v, _)| v.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    out(vr)?;
+
+    let variants = selected(&verified, only);
+    for (v, r) in &verified {
+        if let Err(e) = r {
+            if only.is_empty() || only.contains(v) {
+                out(ResultRecord::unavailable(EXP, "throughput", "MB/s", e)
+                    .with_param("variant", v.name())
+                    .with_param("threads", "1")
+                    .with_method(&method_text(*v), METHOD_VERSION))?;
+            }
+        }
+    }
+    let (points, all_reason) = thread_points(ctx.machine, &ctx.cpus, ctx.profile);
+
+    // 2. Throughput at every point.
+    // results[variant][point label] = median MB/s
+    let mut table: Vec<(Variant, Vec<PointResult>)> = Vec::new();
+    for v in &variants {
+        let mut row = Vec::new();
+        for p in &points {
+            (ctx.step)(&format!(
+                "{} × {} thread(s) ({})",
+                v.name(),
+                p.cpus.len(),
+                p.label
+            ));
+            let vv = *v;
+            let samples = if p.cpus.len() == 1 {
+                let cpu = p.cpus.first().unwrap_or(0);
+                let s = single_rate(cpu, &policy, ctx.stop, CHUNK_BYTES as f64 / 1e6, |it| {
+                    chacha::run(vv, it, 0)
+                })?;
+                (s, Vec::new())
+            } else {
+                team_rate(
+                    &p.cpus,
+                    &policy,
+                    ctx.stop,
+                    CHUNK_BYTES as f64 / 1e6,
+                    |t, it| chacha::run(vv, it, t.index as u64 * 1_000_000),
+                )?
+            };
+            let (agg, per_thread) = samples;
+            let (ghz, ghz_src) = ghz_at(ctx.facts, &p.label);
+            let mut rec = ResultRecord::new(EXP, "throughput", "MB/s", true)
+                .with_param("variant", v.name())
+                .with_param("threads", p.label.as_str())
+                .with_method(&method_text(*v), METHOD_VERSION)
+                .with_samples(agg);
+            let n = p.cpus.len();
+            let cpb = match (rec.value, ghz) {
+                (Some(mbs), Some(g)) if mbs > 0.0 => Some(g * 1e9 * n as f64 / (mbs * 1e6)),
+                _ => None,
+            };
+            rec = rec.with_data(json!({
+                "cpus": p.cpus.to_string(),
+                "threads": n,
+                "per_thread_mb_s": per_thread,
+                "ghz": ghz,
+                "ghz_source": ghz_src,
+                "cycles_per_byte": cpb,
+                "lanes": v.lanes(),
+                "width_bits": v.width_bits(),
+                "turbo": turbo_json,
+            }));
+            if let Some(c) = cpb {
+                rec = rec.with_note(&format!(
+                    "{c:.2} cycles per byte per thread at {:.2} GHz",
+                    ghz.unwrap_or(0.0)
+                ));
+            }
+            if let Some(val) = rec.value {
+                row.push((p.label.clone(), n, val));
+            }
+            out(rec)?;
+        }
+        if let Some(r) = &all_reason {
+            out(ResultRecord::unavailable(EXP, "throughput", "MB/s", r)
+                .with_param("variant", v.name())
+                .with_param("threads", "all")
+                .with_method(&method_text(*v), METHOD_VERSION))?;
+        }
+        table.push((*v, row));
+    }
+
+    // 3. Per-thread efficiency vs 1 thread (seed 004's table).
+    for (v, row) in &table {
+        let Some(one) = row.iter().find(|r| r.0 == "1").map(|r| r.2) else {
+            continue;
+        };
+        for (label, n, t) in row.iter().filter(|r| r.0 != "1") {
+            let eff = t / *n as f64 / one * 100.0;
+            let mut r = ResultRecord::new(EXP, "efficiency", "%", true)
+                .with_param("variant", v.name())
+                .with_param("threads", label.as_str())
+                .with_method(
+                    "per-thread throughput at this point / throughput of 1 thread (seed 004's efficiency), from the medians",
+                    METHOD_VERSION,
+                )
+                .with_data(json!({"threads": n, "throughput_mb_s": t, "one_thread_mb_s": one}));
+            r.value = Some(eff);
+            out(r)?;
+        }
+    }
+
+    // 4. Ordering of the variants at 1 thread.
+    let ones: Vec<(Variant, f64)> = table
+        .iter()
+        .filter_map(|(v, row)| row.iter().find(|r| r.0 == "1").map(|r| (*v, r.2)))
+        .collect();
+    let mut order_notes = Vec::new();
+    for w in ones.windows(2) {
+        let ((a, ta), (b, tb)) = (w[0], w[1]);
+        if tb <= ta {
+            order_notes.push(format!(
+                "exception: {} ({:.0} MB/s) is not faster than {} ({:.0} MB/s) at 1 thread; wider registers do not pay here (possible causes, not measured: a lower clock under wide vectors, 512-bit operations issued on fewer ports, or a virtual machine's vector state handling)",
+                b.name(), tb, a.name(), ta
+            ));
+        }
+    }
+
+    // 5. SMT yield and the recommendation.
+    let mut advice = Vec::new();
+    for (v, row) in &table {
+        let pc = row.iter().find(|r| r.0 == "per_core").map(|r| r.2);
+        let all = row.iter().find(|r| r.0 == "all").map(|r| r.2);
+        let rec = match (pc, all) {
+            (Some(pc), Some(all)) => match smt_yield(pc, all, cores, logical) {
+                Some(y) => {
+                    let a = smt_advice(v.name(), y);
+                    advice.push(a.clone());
+                    let mut r = ResultRecord::new(EXP, "smt_yield", "cores", true)
+                        .with_param("variant", v.name())
+                        .with_method(
+                            "(throughput at all logical CPUs - at one thread per core) / (per-core throughput per core) / extra hardware threads: what each extra hardware thread adds, as a fraction of a core",
+                            METHOD_VERSION,
+                        )
+                        .with_data(json!({"per_core_mb_s": pc, "all_mb_s": all, "cores": cores, "logical": logical}))
+                        .with_note(&a);
+                    r.value = Some(y);
+                    r
+                }
+                None => ResultRecord::unavailable(
+                    EXP,
+                    "smt_yield",
+                    "cores",
+                    "no extra hardware threads among the usable CPUs",
+                )
+                .with_param("variant", v.name()),
+            },
+            _ => {
+                let reason = all_reason.clone().unwrap_or_else(|| {
+                    "the per-core or all-CPU throughput was not measured".into()
+                });
+                ResultRecord::unavailable(EXP, "smt_yield", "cores", &reason)
+                    .with_param("variant", v.name())
+            }
+        };
+        out(rec)?;
+    }
+
+    // 6. Headline: the best throughput and what to do.
+    let best = table
+        .iter()
+        .flat_map(|(v, row)| row.iter().map(move |r| (*v, r.0.clone(), r.1, r.2)))
+        .max_by(|a, b| a.3.total_cmp(&b.3));
+    if let Some((v, label, n, t)) = best {
+        let mut r = ResultRecord::new(EXP, "best_throughput", "MB/s", true)
+            .with_method(
+                "the highest median throughput over every measured variant and thread point",
+                METHOD_VERSION,
+            )
+            .with_data(json!({"variant": v.name(), "threads": label, "n": n, "turbo": turbo_text, "cores": cores, "logical": logical}))
+            .with_note(&format!("best: {} with {n} thread(s) ({label}); turbo {turbo_text}", v.name()));
+        r.value = Some(t);
+        for n in &order_notes {
+            r = r.with_note(n);
+        }
+        if advice.is_empty() {
+            r = r.with_note(&format!(
+                "no SMT result: {}",
+                all_reason.clone().unwrap_or_else(|| "not measured".into())
+            ));
+        }
+        for a in &advice {
+            r = r.with_note(&format!("recommendation: {a}"));
+        }
+        out(r)?;
+    }
+    Ok(())
+}
+
+impl Experiment for Simd {
+    fn name(&self) -> &'static str {
+        EXP
+    }
+
+    fn title(&self) -> &'static str {
+        "ChaCha20 scalar/SSE2/AVX2/AVX-512/NEON × 1 thread, per core, all CPUs: efficiency, SMT yield"
+    }
+
+    fn estimate_secs(&self, machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> f64 {
+        let variants = Variant::ALL.iter().filter(|v| v.supported()).count();
+        let (pts, _) = thread_points(machine, cpus, profile);
+        variants as f64 * pts.len() as f64 * secs_per_figure(profile)
+    }
+
+    fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
+        run_study(ctx, &[], out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn yield_formula() {
+        // Seed 000: "Intel's HT is worth half a core".
+        let y = smt_yield(100.0, 150.0, 8, 16).unwrap();
+        assert!((y - 0.5).abs() < 1e-12);
+        assert!(smt_yield(100.0, 150.0, 8, 8).is_none());
+        assert!(smt_advice("avx512", 0.05).contains("one thread per physical core"));
+        assert!(smt_advice("scalar", 0.5).contains("all logical CPUs"));
+    }
+
+    #[test]
+    fn points_without_topology() {
+        let m = MachineInfo::default();
+        let (pts, why) = thread_points(&m, &CpuSet::from_ids([0, 1]), Profile::Quick);
+        let labels: Vec<&str> = pts.iter().map(|p| p.label.as_str()).collect();
+        assert_eq!(labels, ["1", "per_core"]);
+        assert!(why.unwrap().contains("no SMT"));
+    }
+}

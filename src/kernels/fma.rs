@@ -1,0 +1,550 @@
+//! Peak floating-point kernels: chains of fused multiply-adds (FP64), one
+//! kernel per SIMD width, with enough independent accumulators to cover the
+//! FMA latency times the number of FMA units (latency 4 × 2 units = 8 on
+//! current x86 and Arm server cores; the kernels use 12 or 24).
+//!
+//! Each iteration of a kernel issues `accumulators` FMAs on `lanes` FP64
+//! lanes: FLOPs per iteration = 2 × lanes × accumulators. The instructions
+//! are written in `asm!` so the compiler can neither fuse, reorder nor drop
+//! them; registers are zeroed first and only the multiplier/addend inputs
+//! are read, so no denormals or overflow occur.
+
+/// One FMA width.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Width {
+    /// Scalar FP64 FMA (`vfmadd231sd` / `fmadd d`).
+    Scalar,
+    /// 128-bit vectors (`vfmadd231pd xmm` / NEON `fmla v.2d`).
+    V128,
+    /// 256-bit vectors (`vfmadd231pd ymm`, AVX2+FMA).
+    V256,
+    /// 512-bit vectors (`vfmadd231pd zmm`, AVX-512F).
+    V512,
+}
+
+impl Width {
+    pub const ALL: [Width; 4] = [Width::Scalar, Width::V128, Width::V256, Width::V512];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Width::Scalar => "scalar",
+            Width::V128 => "128",
+            Width::V256 => "256",
+            Width::V512 => "512",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Width> {
+        Width::ALL.into_iter().find(|w| w.name() == s.trim())
+    }
+
+    pub fn bits(self) -> u32 {
+        match self {
+            Width::Scalar => 64,
+            Width::V128 => 128,
+            Width::V256 => 256,
+            Width::V512 => 512,
+        }
+    }
+
+    /// FP64 lanes per instruction.
+    pub fn lanes(self) -> u32 {
+        self.bits() / 64
+    }
+
+    /// Independent accumulators (FMAs) per loop iteration.
+    pub fn accumulators(self) -> u32 {
+        match self {
+            Width::V512 if cfg!(target_arch = "x86_64") => 24,
+            _ if cfg!(target_arch = "aarch64") => 24,
+            _ => 12,
+        }
+    }
+
+    /// FP64 FLOPs per loop iteration (an FMA counts 2).
+    pub fn flops_per_iter(self) -> f64 {
+        2.0 * self.lanes() as f64 * self.accumulators() as f64
+    }
+
+    /// The instruction the kernel repeats.
+    pub fn instruction(self) -> &'static str {
+        if cfg!(target_arch = "aarch64") {
+            match self {
+                Width::Scalar => "fmadd d",
+                _ => "fmla v.2d",
+            }
+        } else {
+            match self {
+                Width::Scalar => "vfmadd231sd xmm",
+                Width::V128 => "vfmadd231pd xmm",
+                Width::V256 => "vfmadd231pd ymm",
+                Width::V512 => "vfmadd231pd zmm",
+            }
+        }
+    }
+
+    /// None when this CPU and build can run the kernel, else why not.
+    pub fn unsupported_reason(self) -> Option<String> {
+        reason(self)
+    }
+
+    pub fn supported(self) -> bool {
+        self.unsupported_reason().is_none()
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn reason(w: Width) -> Option<String> {
+    let fma = is_x86_feature_detected!("fma") && is_x86_feature_detected!("avx");
+    match w {
+        Width::Scalar | Width::V128 | Width::V256 if !fma => {
+            Some("the CPU does not support FMA3/AVX (VEX-encoded FMA)".into())
+        }
+        Width::V512 if !is_x86_feature_detected!("avx512f") => Some(
+            "the CPU (or the OS: register state not enabled in XCR0) does not support AVX-512F"
+                .into(),
+        ),
+        _ => None,
+    }
+}
+
+#[cfg(target_arch = "aarch64")]
+fn reason(w: Width) -> Option<String> {
+    match w {
+        Width::Scalar | Width::V128 => None,
+        _ => Some(format!(
+            "{}-bit FMA: NEON is 128-bit; SVE kernels are not written (SVE intrinsics are not stable in Rust)",
+            w.bits()
+        )),
+    }
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+fn reason(_w: Width) -> Option<String> {
+    Some(format!(
+        "no FMA kernel for {} in this build",
+        std::env::consts::ARCH
+    ))
+}
+
+/// Run `iters` iterations of the kernel for `w`; returns a value derived from
+/// the accumulators. An unsupported width returns 0 without executing.
+#[inline(never)]
+pub fn run(w: Width, iters: u64) -> u64 {
+    if iters == 0 || !w.supported() {
+        return 0;
+    }
+    // SAFETY: support was checked just above.
+    unsafe { dispatch(w, iters) }
+}
+
+/// Dependent integer adds per iteration of [`clock_probe`].
+pub const PROBE_ADDS: u64 = 16;
+
+/// The clock while wide FMAs run: each iteration is a chain of
+/// [`PROBE_ADDS`] dependent `add reg, reg` (1 cycle each, so the iteration
+/// takes 16 cycles) alongside 16 independent FMAs of width `w` (8 cycles of
+/// work on two FMA units), which keep the core in the power licence of
+/// that width. GHz = 16 × iterations / ns. x86_64, 256 and 512 bits only;
+/// returns 0 without executing otherwise.
+#[inline(never)]
+pub fn clock_probe(w: Width, iters: u64) -> u64 {
+    if iters == 0 || !probe_supported(w) {
+        return 0;
+    }
+    // SAFETY: support was checked just above.
+    unsafe { probe_dispatch(w, iters) }
+}
+
+/// Whether [`clock_probe`] exists for this width here.
+pub fn probe_supported(w: Width) -> bool {
+    cfg!(target_arch = "x86_64") && matches!(w, Width::V256 | Width::V512) && w.supported()
+}
+
+#[cfg(target_arch = "x86_64")]
+unsafe fn probe_dispatch(w: Width, iters: u64) -> u64 {
+    match w {
+        Width::V512 => x86::probe_zmm(iters),
+        _ => x86::probe_ymm(iters),
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn probe_dispatch(_w: Width, _iters: u64) -> u64 {
+    0
+}
+
+#[cfg(target_arch = "x86_64")]
+unsafe fn dispatch(w: Width, iters: u64) -> u64 {
+    match w {
+        Width::Scalar => x86::fma_sd(iters),
+        Width::V128 => x86::fma_xmm(iters),
+        Width::V256 => x86::fma_ymm(iters),
+        Width::V512 => x86::fma_zmm(iters),
+    }
+}
+
+#[cfg(target_arch = "aarch64")]
+unsafe fn dispatch(w: Width, iters: u64) -> u64 {
+    match w {
+        Width::Scalar => arm::fma_d(iters),
+        _ => arm::fma_v2d(iters),
+    }
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+unsafe fn dispatch(_w: Width, _iters: u64) -> u64 {
+    0
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use core::arch::asm;
+
+    const ONE: f64 = 1.0;
+    const TINY: f64 = 1.0e-9;
+
+    /// Twelve scalar accumulators xmm0..xmm11; xmm14 = 1.0, xmm15 = 1e-9.
+    #[target_feature(enable = "avx,fma")]
+    pub(super) unsafe fn fma_sd(iters: u64) -> u64 {
+        let mut n = iters;
+        let out: u64;
+        asm!(
+            "vxorpd xmm0, xmm0, xmm0", "vxorpd xmm1, xmm1, xmm1", "vxorpd xmm2, xmm2, xmm2",
+            "vxorpd xmm3, xmm3, xmm3", "vxorpd xmm4, xmm4, xmm4", "vxorpd xmm5, xmm5, xmm5",
+            "vxorpd xmm6, xmm6, xmm6", "vxorpd xmm7, xmm7, xmm7", "vxorpd xmm8, xmm8, xmm8",
+            "vxorpd xmm9, xmm9, xmm9", "vxorpd xmm10, xmm10, xmm10", "vxorpd xmm11, xmm11, xmm11",
+            "vmovsd xmm14, qword ptr [{one}]",
+            "vmovsd xmm15, qword ptr [{tiny}]",
+            "2:",
+            "vfmadd231sd xmm0, xmm14, xmm15", "vfmadd231sd xmm1, xmm14, xmm15",
+            "vfmadd231sd xmm2, xmm14, xmm15", "vfmadd231sd xmm3, xmm14, xmm15",
+            "vfmadd231sd xmm4, xmm14, xmm15", "vfmadd231sd xmm5, xmm14, xmm15",
+            "vfmadd231sd xmm6, xmm14, xmm15", "vfmadd231sd xmm7, xmm14, xmm15",
+            "vfmadd231sd xmm8, xmm14, xmm15", "vfmadd231sd xmm9, xmm14, xmm15",
+            "vfmadd231sd xmm10, xmm14, xmm15", "vfmadd231sd xmm11, xmm14, xmm15",
+            "dec {n}",
+            "jnz 2b",
+            "vaddsd xmm0, xmm0, xmm11",
+            "vmovq {out}, xmm0",
+            n = inout(reg) n,
+            out = lateout(reg) out,
+            one = in(reg) &ONE,
+            tiny = in(reg) &TINY,
+            out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
+            out("xmm4") _, out("xmm5") _, out("xmm6") _, out("xmm7") _,
+            out("xmm8") _, out("xmm9") _, out("xmm10") _, out("xmm11") _,
+            out("xmm14") _, out("xmm15") _,
+            options(nostack, readonly)
+        );
+        let _ = n;
+        out
+    }
+
+    /// Twelve 128-bit accumulators.
+    #[target_feature(enable = "avx,fma")]
+    pub(super) unsafe fn fma_xmm(iters: u64) -> u64 {
+        let mut n = iters;
+        let out: u64;
+        asm!(
+            "vxorpd xmm0, xmm0, xmm0", "vxorpd xmm1, xmm1, xmm1", "vxorpd xmm2, xmm2, xmm2",
+            "vxorpd xmm3, xmm3, xmm3", "vxorpd xmm4, xmm4, xmm4", "vxorpd xmm5, xmm5, xmm5",
+            "vxorpd xmm6, xmm6, xmm6", "vxorpd xmm7, xmm7, xmm7", "vxorpd xmm8, xmm8, xmm8",
+            "vxorpd xmm9, xmm9, xmm9", "vxorpd xmm10, xmm10, xmm10", "vxorpd xmm11, xmm11, xmm11",
+            "vmovddup xmm14, qword ptr [{one}]",
+            "vmovddup xmm15, qword ptr [{tiny}]",
+            "2:",
+            "vfmadd231pd xmm0, xmm14, xmm15", "vfmadd231pd xmm1, xmm14, xmm15",
+            "vfmadd231pd xmm2, xmm14, xmm15", "vfmadd231pd xmm3, xmm14, xmm15",
+            "vfmadd231pd xmm4, xmm14, xmm15", "vfmadd231pd xmm5, xmm14, xmm15",
+            "vfmadd231pd xmm6, xmm14, xmm15", "vfmadd231pd xmm7, xmm14, xmm15",
+            "vfmadd231pd xmm8, xmm14, xmm15", "vfmadd231pd xmm9, xmm14, xmm15",
+            "vfmadd231pd xmm10, xmm14, xmm15", "vfmadd231pd xmm11, xmm14, xmm15",
+            "dec {n}",
+            "jnz 2b",
+            "vaddpd xmm0, xmm0, xmm11",
+            "vmovq {out}, xmm0",
+            n = inout(reg) n,
+            out = lateout(reg) out,
+            one = in(reg) &ONE,
+            tiny = in(reg) &TINY,
+            out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
+            out("xmm4") _, out("xmm5") _, out("xmm6") _, out("xmm7") _,
+            out("xmm8") _, out("xmm9") _, out("xmm10") _, out("xmm11") _,
+            out("xmm14") _, out("xmm15") _,
+            options(nostack, readonly)
+        );
+        let _ = n;
+        out
+    }
+
+    /// Twelve 256-bit accumulators.
+    #[target_feature(enable = "avx,fma")]
+    pub(super) unsafe fn fma_ymm(iters: u64) -> u64 {
+        let mut n = iters;
+        let out: u64;
+        asm!(
+            "vxorpd ymm0, ymm0, ymm0", "vxorpd ymm1, ymm1, ymm1", "vxorpd ymm2, ymm2, ymm2",
+            "vxorpd ymm3, ymm3, ymm3", "vxorpd ymm4, ymm4, ymm4", "vxorpd ymm5, ymm5, ymm5",
+            "vxorpd ymm6, ymm6, ymm6", "vxorpd ymm7, ymm7, ymm7", "vxorpd ymm8, ymm8, ymm8",
+            "vxorpd ymm9, ymm9, ymm9", "vxorpd ymm10, ymm10, ymm10", "vxorpd ymm11, ymm11, ymm11",
+            "vbroadcastsd ymm14, qword ptr [{one}]",
+            "vbroadcastsd ymm15, qword ptr [{tiny}]",
+            "2:",
+            "vfmadd231pd ymm0, ymm14, ymm15", "vfmadd231pd ymm1, ymm14, ymm15",
+            "vfmadd231pd ymm2, ymm14, ymm15", "vfmadd231pd ymm3, ymm14, ymm15",
+            "vfmadd231pd ymm4, ymm14, ymm15", "vfmadd231pd ymm5, ymm14, ymm15",
+            "vfmadd231pd ymm6, ymm14, ymm15", "vfmadd231pd ymm7, ymm14, ymm15",
+            "vfmadd231pd ymm8, ymm14, ymm15", "vfmadd231pd ymm9, ymm14, ymm15",
+            "vfmadd231pd ymm10, ymm14, ymm15", "vfmadd231pd ymm11, ymm14, ymm15",
+            "dec {n}",
+            "jnz 2b",
+            "vaddpd ymm0, ymm0, ymm11",
+            "vmovq {out}, xmm0",
+            "vzeroupper",
+            n = inout(reg) n,
+            out = lateout(reg) out,
+            one = in(reg) &ONE,
+            tiny = in(reg) &TINY,
+            out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _,
+            out("ymm4") _, out("ymm5") _, out("ymm6") _, out("ymm7") _,
+            out("ymm8") _, out("ymm9") _, out("ymm10") _, out("ymm11") _,
+            out("ymm12") _, out("ymm13") _, out("ymm14") _, out("ymm15") _,
+            options(nostack, readonly)
+        );
+        let _ = n;
+        out
+    }
+
+    /// Twenty-four 512-bit accumulators zmm0..zmm23; zmm30 = 1.0, zmm31 = 1e-9.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn fma_zmm(iters: u64) -> u64 {
+        let mut n = iters;
+        let out: u64;
+        asm!(
+            "vpxorq zmm0, zmm0, zmm0", "vpxorq zmm1, zmm1, zmm1", "vpxorq zmm2, zmm2, zmm2",
+            "vpxorq zmm3, zmm3, zmm3", "vpxorq zmm4, zmm4, zmm4", "vpxorq zmm5, zmm5, zmm5",
+            "vpxorq zmm6, zmm6, zmm6", "vpxorq zmm7, zmm7, zmm7", "vpxorq zmm8, zmm8, zmm8",
+            "vpxorq zmm9, zmm9, zmm9", "vpxorq zmm10, zmm10, zmm10", "vpxorq zmm11, zmm11, zmm11",
+            "vpxorq zmm12, zmm12, zmm12", "vpxorq zmm13, zmm13, zmm13", "vpxorq zmm14, zmm14, zmm14",
+            "vpxorq zmm15, zmm15, zmm15", "vpxorq zmm16, zmm16, zmm16", "vpxorq zmm17, zmm17, zmm17",
+            "vpxorq zmm18, zmm18, zmm18", "vpxorq zmm19, zmm19, zmm19", "vpxorq zmm20, zmm20, zmm20",
+            "vpxorq zmm21, zmm21, zmm21", "vpxorq zmm22, zmm22, zmm22", "vpxorq zmm23, zmm23, zmm23",
+            "vbroadcastsd zmm30, qword ptr [{one}]",
+            "vbroadcastsd zmm31, qword ptr [{tiny}]",
+            "2:",
+            "vfmadd231pd zmm0, zmm30, zmm31", "vfmadd231pd zmm1, zmm30, zmm31",
+            "vfmadd231pd zmm2, zmm30, zmm31", "vfmadd231pd zmm3, zmm30, zmm31",
+            "vfmadd231pd zmm4, zmm30, zmm31", "vfmadd231pd zmm5, zmm30, zmm31",
+            "vfmadd231pd zmm6, zmm30, zmm31", "vfmadd231pd zmm7, zmm30, zmm31",
+            "vfmadd231pd zmm8, zmm30, zmm31", "vfmadd231pd zmm9, zmm30, zmm31",
+            "vfmadd231pd zmm10, zmm30, zmm31", "vfmadd231pd zmm11, zmm30, zmm31",
+            "vfmadd231pd zmm12, zmm30, zmm31", "vfmadd231pd zmm13, zmm30, zmm31",
+            "vfmadd231pd zmm14, zmm30, zmm31", "vfmadd231pd zmm15, zmm30, zmm31",
+            "vfmadd231pd zmm16, zmm30, zmm31", "vfmadd231pd zmm17, zmm30, zmm31",
+            "vfmadd231pd zmm18, zmm30, zmm31", "vfmadd231pd zmm19, zmm30, zmm31",
+            "vfmadd231pd zmm20, zmm30, zmm31", "vfmadd231pd zmm21, zmm30, zmm31",
+            "vfmadd231pd zmm22, zmm30, zmm31", "vfmadd231pd zmm23, zmm30, zmm31",
+            "dec {n}",
+            "jnz 2b",
+            "vaddpd zmm0, zmm0, zmm23",
+            "vmovq {out}, xmm0",
+            "vzeroupper",
+            n = inout(reg) n,
+            out = lateout(reg) out,
+            one = in(reg) &ONE,
+            tiny = in(reg) &TINY,
+            out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
+            out("zmm4") _, out("zmm5") _, out("zmm6") _, out("zmm7") _,
+            out("zmm8") _, out("zmm9") _, out("zmm10") _, out("zmm11") _,
+            out("zmm12") _, out("zmm13") _, out("zmm14") _, out("zmm15") _,
+            out("zmm16") _, out("zmm17") _, out("zmm18") _, out("zmm19") _,
+            out("zmm20") _, out("zmm21") _, out("zmm22") _, out("zmm23") _,
+            out("zmm30") _, out("zmm31") _,
+            options(nostack, readonly)
+        );
+        let _ = n;
+        out
+    }
+
+    /// 16 dependent adds + 16 independent ymm FMAs per iteration.
+    #[target_feature(enable = "avx,fma")]
+    pub(super) unsafe fn probe_ymm(iters: u64) -> u64 {
+        let mut n = iters;
+        let mut x: u64 = 1;
+        asm!(
+            "vxorpd ymm0, ymm0, ymm0", "vxorpd ymm1, ymm1, ymm1", "vxorpd ymm2, ymm2, ymm2",
+            "vxorpd ymm3, ymm3, ymm3", "vxorpd ymm4, ymm4, ymm4", "vxorpd ymm5, ymm5, ymm5",
+            "vxorpd ymm6, ymm6, ymm6", "vxorpd ymm7, ymm7, ymm7",
+            "vbroadcastsd ymm14, qword ptr [{one}]",
+            "vbroadcastsd ymm15, qword ptr [{tiny}]",
+            "2:",
+            "add {x}, {x}", "vfmadd231pd ymm0, ymm14, ymm15", "add {x}, {x}", "vfmadd231pd ymm1, ymm14, ymm15",
+            "add {x}, {x}", "vfmadd231pd ymm2, ymm14, ymm15", "add {x}, {x}", "vfmadd231pd ymm3, ymm14, ymm15",
+            "add {x}, {x}", "vfmadd231pd ymm4, ymm14, ymm15", "add {x}, {x}", "vfmadd231pd ymm5, ymm14, ymm15",
+            "add {x}, {x}", "vfmadd231pd ymm6, ymm14, ymm15", "add {x}, {x}", "vfmadd231pd ymm7, ymm14, ymm15",
+            "add {x}, {x}", "vfmadd231pd ymm0, ymm14, ymm15", "add {x}, {x}", "vfmadd231pd ymm1, ymm14, ymm15",
+            "add {x}, {x}", "vfmadd231pd ymm2, ymm14, ymm15", "add {x}, {x}", "vfmadd231pd ymm3, ymm14, ymm15",
+            "add {x}, {x}", "vfmadd231pd ymm4, ymm14, ymm15", "add {x}, {x}", "vfmadd231pd ymm5, ymm14, ymm15",
+            "add {x}, {x}", "vfmadd231pd ymm6, ymm14, ymm15", "add {x}, {x}", "vfmadd231pd ymm7, ymm14, ymm15",
+            "dec {n}",
+            "jnz 2b",
+            "vzeroupper",
+            n = inout(reg) n,
+            x = inout(reg) x,
+            one = in(reg) &ONE,
+            tiny = in(reg) &TINY,
+            out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _,
+            out("ymm4") _, out("ymm5") _, out("ymm6") _, out("ymm7") _,
+            out("ymm14") _, out("ymm15") _,
+            options(nostack, readonly)
+        );
+        let _ = n;
+        x
+    }
+
+    /// 16 dependent adds + 16 independent zmm FMAs per iteration.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn probe_zmm(iters: u64) -> u64 {
+        let mut n = iters;
+        let mut x: u64 = 1;
+        asm!(
+            "vpxorq zmm0, zmm0, zmm0", "vpxorq zmm1, zmm1, zmm1", "vpxorq zmm2, zmm2, zmm2",
+            "vpxorq zmm3, zmm3, zmm3", "vpxorq zmm4, zmm4, zmm4", "vpxorq zmm5, zmm5, zmm5",
+            "vpxorq zmm6, zmm6, zmm6", "vpxorq zmm7, zmm7, zmm7",
+            "vbroadcastsd zmm30, qword ptr [{one}]",
+            "vbroadcastsd zmm31, qword ptr [{tiny}]",
+            "2:",
+            "add {x}, {x}", "vfmadd231pd zmm0, zmm30, zmm31", "add {x}, {x}", "vfmadd231pd zmm1, zmm30, zmm31",
+            "add {x}, {x}", "vfmadd231pd zmm2, zmm30, zmm31", "add {x}, {x}", "vfmadd231pd zmm3, zmm30, zmm31",
+            "add {x}, {x}", "vfmadd231pd zmm4, zmm30, zmm31", "add {x}, {x}", "vfmadd231pd zmm5, zmm30, zmm31",
+            "add {x}, {x}", "vfmadd231pd zmm6, zmm30, zmm31", "add {x}, {x}", "vfmadd231pd zmm7, zmm30, zmm31",
+            "add {x}, {x}", "vfmadd231pd zmm0, zmm30, zmm31", "add {x}, {x}", "vfmadd231pd zmm1, zmm30, zmm31",
+            "add {x}, {x}", "vfmadd231pd zmm2, zmm30, zmm31", "add {x}, {x}", "vfmadd231pd zmm3, zmm30, zmm31",
+            "add {x}, {x}", "vfmadd231pd zmm4, zmm30, zmm31", "add {x}, {x}", "vfmadd231pd zmm5, zmm30, zmm31",
+            "add {x}, {x}", "vfmadd231pd zmm6, zmm30, zmm31", "add {x}, {x}", "vfmadd231pd zmm7, zmm30, zmm31",
+            "dec {n}",
+            "jnz 2b",
+            "vzeroupper",
+            n = inout(reg) n,
+            x = inout(reg) x,
+            one = in(reg) &ONE,
+            tiny = in(reg) &TINY,
+            out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
+            out("zmm4") _, out("zmm5") _, out("zmm6") _, out("zmm7") _,
+            out("zmm30") _, out("zmm31") _,
+            options(nostack, readonly)
+        );
+        let _ = n;
+        x
+    }
+}
+
+#[cfg(target_arch = "aarch64")]
+mod arm {
+    use core::arch::asm;
+
+    /// 24 scalar accumulators d0..d23; d30 = 1.0, d31 = 1e-9.
+    pub(super) unsafe fn fma_d(iters: u64) -> u64 {
+        let mut n = iters;
+        let out: u64;
+        asm!(
+            "movi d0, #0", "movi d1, #0", "movi d2, #0", "movi d3, #0", "movi d4, #0", "movi d5, #0",
+            "movi d6, #0", "movi d7, #0", "movi d8, #0", "movi d9, #0", "movi d10, #0", "movi d11, #0",
+            "movi d12, #0", "movi d13, #0", "movi d14, #0", "movi d15, #0", "movi d16, #0", "movi d17, #0",
+            "movi d18, #0", "movi d19, #0", "movi d20, #0", "movi d21, #0", "movi d22, #0", "movi d23, #0",
+            "fmov d30, #1.0",
+            "fmov d31, #0.125",
+            "2:",
+            "fmadd d0, d30, d31, d0", "fmadd d1, d30, d31, d1", "fmadd d2, d30, d31, d2",
+            "fmadd d3, d30, d31, d3", "fmadd d4, d30, d31, d4", "fmadd d5, d30, d31, d5",
+            "fmadd d6, d30, d31, d6", "fmadd d7, d30, d31, d7", "fmadd d8, d30, d31, d8",
+            "fmadd d9, d30, d31, d9", "fmadd d10, d30, d31, d10", "fmadd d11, d30, d31, d11",
+            "fmadd d12, d30, d31, d12", "fmadd d13, d30, d31, d13", "fmadd d14, d30, d31, d14",
+            "fmadd d15, d30, d31, d15", "fmadd d16, d30, d31, d16", "fmadd d17, d30, d31, d17",
+            "fmadd d18, d30, d31, d18", "fmadd d19, d30, d31, d19", "fmadd d20, d30, d31, d20",
+            "fmadd d21, d30, d31, d21", "fmadd d22, d30, d31, d22", "fmadd d23, d30, d31, d23",
+            "subs {n}, {n}, #1",
+            "b.ne 2b",
+            "fadd d0, d0, d23",
+            "fmov {out}, d0",
+            n = inout(reg) n,
+            out = lateout(reg) out,
+            out("v0") _, out("v1") _, out("v2") _, out("v3") _, out("v4") _, out("v5") _,
+            out("v6") _, out("v7") _, out("v8") _, out("v9") _, out("v10") _, out("v11") _,
+            out("v12") _, out("v13") _, out("v14") _, out("v15") _, out("v16") _, out("v17") _,
+            out("v18") _, out("v19") _, out("v20") _, out("v21") _, out("v22") _, out("v23") _,
+            out("v30") _, out("v31") _,
+            options(nostack, nomem)
+        );
+        let _ = n;
+        out
+    }
+
+    /// 24 NEON accumulators v0..v23 (2 × FP64 each).
+    pub(super) unsafe fn fma_v2d(iters: u64) -> u64 {
+        let mut n = iters;
+        let out: u64;
+        asm!(
+            "movi v0.2d, #0", "movi v1.2d, #0", "movi v2.2d, #0", "movi v3.2d, #0",
+            "movi v4.2d, #0", "movi v5.2d, #0", "movi v6.2d, #0", "movi v7.2d, #0",
+            "movi v8.2d, #0", "movi v9.2d, #0", "movi v10.2d, #0", "movi v11.2d, #0",
+            "movi v12.2d, #0", "movi v13.2d, #0", "movi v14.2d, #0", "movi v15.2d, #0",
+            "movi v16.2d, #0", "movi v17.2d, #0", "movi v18.2d, #0", "movi v19.2d, #0",
+            "movi v20.2d, #0", "movi v21.2d, #0", "movi v22.2d, #0", "movi v23.2d, #0",
+            "fmov v30.2d, #1.0",
+            "fmov v31.2d, #0.125",
+            "2:",
+            "fmla v0.2d, v30.2d, v31.2d", "fmla v1.2d, v30.2d, v31.2d", "fmla v2.2d, v30.2d, v31.2d",
+            "fmla v3.2d, v30.2d, v31.2d", "fmla v4.2d, v30.2d, v31.2d", "fmla v5.2d, v30.2d, v31.2d",
+            "fmla v6.2d, v30.2d, v31.2d", "fmla v7.2d, v30.2d, v31.2d", "fmla v8.2d, v30.2d, v31.2d",
+            "fmla v9.2d, v30.2d, v31.2d", "fmla v10.2d, v30.2d, v31.2d", "fmla v11.2d, v30.2d, v31.2d",
+            "fmla v12.2d, v30.2d, v31.2d", "fmla v13.2d, v30.2d, v31.2d", "fmla v14.2d, v30.2d, v31.2d",
+            "fmla v15.2d, v30.2d, v31.2d", "fmla v16.2d, v30.2d, v31.2d", "fmla v17.2d, v30.2d, v31.2d",
+            "fmla v18.2d, v30.2d, v31.2d", "fmla v19.2d, v30.2d, v31.2d", "fmla v20.2d, v30.2d, v31.2d",
+            "fmla v21.2d, v30.2d, v31.2d", "fmla v22.2d, v30.2d, v31.2d", "fmla v23.2d, v30.2d, v31.2d",
+            "subs {n}, {n}, #1",
+            "b.ne 2b",
+            "fadd v0.2d, v0.2d, v23.2d",
+            "fmov {out}, d0",
+            n = inout(reg) n,
+            out = lateout(reg) out,
+            out("v0") _, out("v1") _, out("v2") _, out("v3") _, out("v4") _, out("v5") _,
+            out("v6") _, out("v7") _, out("v8") _, out("v9") _, out("v10") _, out("v11") _,
+            out("v12") _, out("v13") _, out("v14") _, out("v15") _, out("v16") _, out("v17") _,
+            out("v18") _, out("v19") _, out("v20") _, out("v21") _, out("v22") _, out("v23") _,
+            out("v30") _, out("v31") _,
+            options(nostack, nomem)
+        );
+        let _ = n;
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn supported_kernels_run_and_accumulate() {
+        for w in Width::ALL.into_iter().filter(|w| w.supported()) {
+            let a = run(w, 10);
+            let b = run(w, 20);
+            assert_ne!(a, 0, "{w:?}");
+            assert_ne!(a, b, "{w:?}");
+        }
+    }
+
+    #[test]
+    fn flops_accounting() {
+        assert_eq!(Width::V512.lanes(), 8);
+        assert_eq!(Width::Scalar.lanes(), 1);
+        for w in Width::ALL {
+            assert_eq!(
+                w.flops_per_iter(),
+                2.0 * w.lanes() as f64 * w.accumulators() as f64
+            );
+            assert_eq!(Width::parse(w.name()), Some(w));
+        }
+    }
+}

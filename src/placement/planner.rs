@@ -1,0 +1,767 @@
+//! The placement planner: from what the machine is ([`MachineInfo`]) and the
+//! CPUs a run may use, pick the CPU sets (and memory policies) that answer
+//! the placement questions of the seeds:
+//!
+//! - two SMT siblings vs two cores;
+//! - two cores sharing an L3 vs two cores on different L3 instances;
+//! - two cores in one NUMA node vs in two nodes of one package vs in two
+//!   packages (sockets);
+//! - `k` cores (default 4) in one node / two nodes of one socket / two nodes
+//!   on two sockets / one per node / packed on SMT siblings (seed 000's
+//!   "72,73,74,75 → 14460 … 0,24,48,72 → 10800" table);
+//! - one thread with its memory local / on the nearest remote node / on the
+//!   farthest node / interleaved over all nodes.
+//!
+//! Pure: reads only the `MachineInfo` value, so it is tested on fixture
+//! topologies. A set that cannot exist on the machine is returned with the
+//! reason (`not_applicable`), never silently dropped. Choices are
+//! deterministic: the lowest CPU ids that satisfy the question.
+
+use crate::machine::MachineInfo;
+use crate::placement::{CpuSet, MemPolicy};
+use serde::Serialize;
+
+/// One CPU set to run a workload on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PlacementSet {
+    /// Short stable name (`smt_siblings`, `two_cores`, `one_node`...).
+    pub name: String,
+    /// What the set is, in words, for this machine.
+    pub what: String,
+    /// The CPUs; None when not applicable.
+    pub cpus: Option<CpuSet>,
+    /// Why this set does not exist here.
+    pub not_applicable: Option<String>,
+}
+
+impl PlacementSet {
+    fn ok(name: &str, what: String, cpus: CpuSet) -> PlacementSet {
+        PlacementSet {
+            name: name.into(),
+            what,
+            cpus: Some(cpus),
+            not_applicable: None,
+        }
+    }
+    fn na(name: &str, what: &str, reason: impl Into<String>) -> PlacementSet {
+        PlacementSet {
+            name: name.into(),
+            what: what.into(),
+            cpus: None,
+            not_applicable: Some(reason.into()),
+        }
+    }
+}
+
+/// Sets that answer one question, to be compared with each other.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Comparison {
+    /// `smt`, `l3`, `numa`, `spread`.
+    pub name: String,
+    pub question: String,
+    pub sets: Vec<PlacementSet>,
+}
+
+impl Comparison {
+    /// The set called `name`.
+    pub fn set(&self, name: &str) -> Option<&PlacementSet> {
+        self.sets.iter().find(|s| s.name == name)
+    }
+}
+
+/// One thread on `cpu` with its memory placed by `policy`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MemoryPlacement {
+    /// `local`, `remote_near`, `remote_far`, `interleave`.
+    pub name: String,
+    pub what: String,
+    pub cpu: Option<usize>,
+    /// The policy in numactl-like notation (`bind:1`, `interleave:0-3`).
+    pub policy_text: Option<String>,
+    #[serde(skip)]
+    pub policy: Option<MemPolicy>,
+    /// Node distance between the CPU's node and the memory (sysfs), if known.
+    pub distance: Option<u32>,
+    pub not_applicable: Option<String>,
+}
+
+/// Everything the placement study will run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Plan {
+    /// CPUs the plan draws from.
+    pub usable: CpuSet,
+    /// Cores per spread set (k), after capping to the usable cores.
+    pub spread_k: usize,
+    pub comparisons: Vec<Comparison>,
+    pub memory: Vec<MemoryPlacement>,
+    /// What the planner had to assume (missing topology facts).
+    pub notes: Vec<String>,
+}
+
+impl Plan {
+    pub fn comparison(&self, name: &str) -> Option<&Comparison> {
+        self.comparisons.iter().find(|c| c.name == name)
+    }
+}
+
+/// Where one usable CPU sits.
+#[derive(Clone, Copy, Debug)]
+struct Loc {
+    cpu: usize,
+    /// Index of its core (unknown cores: a unique id per CPU).
+    core: usize,
+    package: usize,
+    node: Option<usize>,
+    l3: Option<usize>,
+}
+
+struct View {
+    locs: Vec<Loc>,
+    /// Usable CPUs per core, by core id.
+    core_cpus: std::collections::BTreeMap<usize, Vec<usize>>,
+    /// Node ids in the machine (sorted), with their distance rows.
+    nodes: Vec<(usize, Vec<u32>)>,
+    l3_known: bool,
+    l3_instances: usize,
+    packages_known: bool,
+}
+
+impl View {
+    fn new(m: &MachineInfo, usable: &CpuSet, notes: &mut Vec<String>) -> View {
+        let cores_known = !m.cores.is_empty();
+        if !cores_known {
+            notes.push("cores unknown: each CPU is treated as its own core".into());
+        }
+        let packages_known = !m.packages.is_empty()
+            || !m.threads.is_empty()
+            || m.cores.iter().any(|c| c.package != 0);
+        if !packages_known {
+            notes.push("packages unknown: every CPU is treated as one package".into());
+        }
+        let mut l3_sets: Vec<CpuSet> = Vec::new();
+        for c in &m.caches {
+            if c.level == 3
+                && !c.kind.eq_ignore_ascii_case("data")
+                && !c.kind.eq_ignore_ascii_case("instruction")
+                && !c.shared_cpu_list.is_empty()
+                && !l3_sets.contains(&c.shared_cpu_list)
+            {
+                l3_sets.push(c.shared_cpu_list.clone());
+            }
+        }
+        l3_sets.sort();
+        let l3_known = !l3_sets.is_empty();
+        if m.numa_nodes.is_empty() {
+            notes.push("NUMA nodes unknown: treated as one node".into());
+        }
+        let mut nodes: Vec<(usize, Vec<u32>)> = m
+            .numa_nodes
+            .iter()
+            .map(|n| (n.id, n.distances.clone()))
+            .collect();
+        nodes.sort_by_key(|n| n.0);
+        let mut locs = Vec::new();
+        let mut core_cpus: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
+        for cpu in usable.iter() {
+            let core_idx = m.cores.iter().position(|c| c.cpus.contains(cpu));
+            let core = match core_idx {
+                Some(i) => i,
+                None => m.cores.len() + cpu,
+            };
+            let package = m
+                .packages
+                .iter()
+                .find(|p| p.cpus.contains(cpu))
+                .map(|p| p.id)
+                .or_else(|| m.threads.iter().find(|t| t.cpu == cpu).map(|t| t.package))
+                .or_else(|| core_idx.map(|i| m.cores[i].package))
+                .unwrap_or(0);
+            let node = m
+                .numa_nodes
+                .iter()
+                .find(|n| n.cpus.contains(cpu))
+                .map(|n| n.id);
+            let l3 = l3_sets.iter().position(|s| s.contains(cpu));
+            locs.push(Loc {
+                cpu,
+                core,
+                package,
+                node,
+                l3,
+            });
+            core_cpus.entry(core).or_default().push(cpu);
+        }
+        View {
+            locs,
+            core_cpus,
+            nodes,
+            l3_known,
+            l3_instances: l3_sets.len(),
+            packages_known,
+        }
+    }
+
+    /// One location per core: the lowest usable CPU of each core.
+    fn primaries(&self) -> Vec<Loc> {
+        let mut out: Vec<Loc> = Vec::new();
+        for l in &self.locs {
+            if !out.iter().any(|o| o.core == l.core) {
+                out.push(*l);
+            }
+        }
+        out
+    }
+
+    fn distance(&self, from: usize, to: usize) -> Option<u32> {
+        let row = &self.nodes.iter().find(|n| n.0 == from)?.1;
+        let j = self.nodes.iter().position(|n| n.0 == to)?;
+        row.get(j).copied()
+    }
+
+    /// The first pair (a < b, by CPU id) of primaries satisfying `pred`.
+    fn pair(&self, pred: impl Fn(&Loc, &Loc) -> bool) -> Option<(Loc, Loc)> {
+        let p = self.primaries();
+        for (i, a) in p.iter().enumerate() {
+            for b in &p[i + 1..] {
+                if pred(a, b) {
+                    return Some((*a, *b));
+                }
+            }
+        }
+        None
+    }
+
+    /// Usable primaries (one per core) in node `n`.
+    fn cores_in_node(&self, n: Option<usize>) -> Vec<Loc> {
+        self.primaries()
+            .into_iter()
+            .filter(|l| l.node == n)
+            .collect()
+    }
+
+    /// Distinct node ids holding usable CPUs, ascending.
+    fn cpu_nodes(&self) -> Vec<Option<usize>> {
+        let mut v: Vec<Option<usize>> = self.locs.iter().map(|l| l.node).collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    fn package_of_node(&self, n: Option<usize>) -> Option<usize> {
+        self.locs.iter().find(|l| l.node == n).map(|l| l.package)
+    }
+}
+
+fn set_of(locs: &[Loc]) -> CpuSet {
+    locs.iter().map(|l| l.cpu).collect()
+}
+
+fn node_text(n: Option<usize>) -> String {
+    n.map(|n| format!("node {n}"))
+        .unwrap_or_else(|| "unknown node".into())
+}
+
+/// Plan every comparison for the CPUs in `usable` (normally the run's CPUs);
+/// spread sets use `k` cores (capped to the usable cores; at least 2).
+pub fn plan(m: &MachineInfo, usable: &CpuSet, k: usize) -> Plan {
+    let mut notes = Vec::new();
+    let v = View::new(m, usable, &mut notes);
+    let cores = v.primaries().len();
+    let mut k = k.max(2);
+    if cores < k {
+        if cores >= 2 {
+            notes.push(format!(
+                "only {cores} usable cores: spread sets use {cores} cores instead of {k}"
+            ));
+        }
+        k = cores.max(2);
+    }
+    if k % 2 == 1 {
+        notes.push(format!(
+            "spread sets over two nodes need an even count: using {} of {k} cores there",
+            k - 1
+        ));
+    }
+    let comparisons = vec![smt(m, &v), l3(&v), numa(&v), spread(&v, k)];
+    let memory = memory(&v);
+    Plan {
+        usable: usable.clone(),
+        spread_k: k,
+        comparisons,
+        memory,
+        notes,
+    }
+}
+
+fn smt(m: &MachineInfo, v: &View) -> Comparison {
+    let sib = v.core_cpus.values().find(|c| c.len() >= 2);
+    let sib_set = match sib {
+        Some(c) => PlacementSet::ok(
+            "smt_siblings",
+            format!(
+                "two hardware threads of one core (CPUs {} and {})",
+                c[0], c[1]
+            ),
+            CpuSet::from_ids([c[0], c[1]]),
+        ),
+        None => {
+            let exists = m.cores.iter().any(|c| c.cpus.len() >= 2);
+            PlacementSet::na(
+                "smt_siblings",
+                "two hardware threads of one core",
+                if exists {
+                    "SMT siblings exist but no core has two usable CPUs (--cpus or the cpuset)"
+                } else {
+                    "no SMT: each core runs one hardware thread"
+                },
+            )
+        }
+    };
+    // Two cores, as close as possible otherwise (same L3, node, package),
+    // starting from the sibling pair's first CPU when there is one.
+    let near = |a: &Loc, b: &Loc| {
+        a.core != b.core && a.l3 == b.l3 && a.node == b.node && a.package == b.package
+    };
+    let first = sib.map(|c| c[0]);
+    let pair = v
+        .pair(|a, b| near(a, b) && first.is_none_or(|f| a.cpu == f))
+        .or_else(|| v.pair(near))
+        .or_else(|| v.pair(|a, b| a.core != b.core && a.node == b.node))
+        .or_else(|| v.pair(|a, b| a.core != b.core));
+    let cores_set = match pair {
+        Some((a, b)) => PlacementSet::ok(
+            "two_cores",
+            format!(
+                "two cores, one thread each (CPUs {} and {}{})",
+                a.cpu,
+                b.cpu,
+                if a.l3.is_some() && a.l3 == b.l3 {
+                    ", same L3"
+                } else {
+                    ""
+                }
+            ),
+            CpuSet::from_ids([a.cpu, b.cpu]),
+        ),
+        None => PlacementSet::na(
+            "two_cores",
+            "two cores, one thread each",
+            "fewer than two usable cores",
+        ),
+    };
+    Comparison {
+        name: "smt".into(),
+        question: "two threads on one core's SMT siblings vs on two cores".into(),
+        sets: vec![sib_set, cores_set],
+    }
+}
+
+fn l3(v: &View) -> Comparison {
+    let question = "two cores sharing an L3 vs on two different L3 instances".to_string();
+    if !v.l3_known {
+        let r = "no L3 cache information (sysfs has no level-3 cache for these CPUs)";
+        return Comparison {
+            name: "l3".into(),
+            question,
+            sets: vec![
+                PlacementSet::na("same_l3", "two cores sharing one L3", r),
+                PlacementSet::na("different_l3", "two cores on different L3 instances", r),
+            ],
+        };
+    }
+    let same = v
+        .pair(|a, b| {
+            a.core != b.core
+                && a.l3.is_some()
+                && a.l3 == b.l3
+                && a.node == b.node
+                && a.package == b.package
+        })
+        .or_else(|| v.pair(|a, b| a.core != b.core && a.l3.is_some() && a.l3 == b.l3));
+    let same_set = match same {
+        Some((a, b)) => PlacementSet::ok(
+            "same_l3",
+            format!("two cores sharing one L3 (CPUs {} and {})", a.cpu, b.cpu),
+            CpuSet::from_ids([a.cpu, b.cpu]),
+        ),
+        None => PlacementSet::na(
+            "same_l3",
+            "two cores sharing one L3",
+            "no L3 instance holds two usable cores",
+        ),
+    };
+    let diff =
+        |a: &Loc, b: &Loc| a.core != b.core && a.l3.is_some() && b.l3.is_some() && a.l3 != b.l3;
+    let found = [
+        (
+            v.pair(|a, b| diff(a, b) && a.node == b.node && a.package == b.package),
+            "same node",
+        ),
+        (
+            v.pair(|a, b| diff(a, b) && a.package == b.package),
+            "same package, different nodes",
+        ),
+        (v.pair(diff), "different packages"),
+    ]
+    .into_iter()
+    .find(|(p, _)| p.is_some());
+    let diff_set = match found {
+        Some((Some((a, b)), how)) => PlacementSet::ok(
+            "different_l3",
+            format!(
+                "two cores on different L3 instances, {how} (CPUs {} and {})",
+                a.cpu, b.cpu
+            ),
+            CpuSet::from_ids([a.cpu, b.cpu]),
+        ),
+        _ => PlacementSet::na(
+            "different_l3",
+            "two cores on different L3 instances",
+            if v.l3_instances <= 1 {
+                "one L3 instance is shared by all usable CPUs".to_string()
+            } else {
+                "no two usable cores sit on different L3 instances".to_string()
+            },
+        ),
+    };
+    Comparison {
+        name: "l3".into(),
+        question,
+        sets: vec![same_set, diff_set],
+    }
+}
+
+fn numa(v: &View) -> Comparison {
+    let same = v.pair(|a, b| a.core != b.core && a.node == b.node && a.package == b.package);
+    let same_set = match same {
+        Some((a, b)) => PlacementSet::ok(
+            "same_node",
+            format!(
+                "two cores in {} (CPUs {} and {})",
+                node_text(a.node),
+                a.cpu,
+                b.cpu
+            ),
+            CpuSet::from_ids([a.cpu, b.cpu]),
+        ),
+        None => PlacementSet::na(
+            "same_node",
+            "two cores in one NUMA node",
+            "no NUMA node holds two usable cores",
+        ),
+    };
+    let nodes = v.cpu_nodes();
+    let cross = v.pair(|a, b| a.node != b.node && a.package == b.package);
+    let cross_set = match cross {
+        Some((a, b)) => PlacementSet::ok(
+            "cross_node",
+            format!(
+                "two cores in two nodes of package {} ({} and {}: CPUs {} and {})",
+                a.package,
+                node_text(a.node),
+                node_text(b.node),
+                a.cpu,
+                b.cpu
+            ),
+            CpuSet::from_ids([a.cpu, b.cpu]),
+        ),
+        None => PlacementSet::na(
+            "cross_node",
+            "two cores in two NUMA nodes of one package",
+            if nodes.len() <= 1 {
+                "one NUMA node (among the usable CPUs)"
+            } else {
+                "no package holds two NUMA nodes"
+            },
+        ),
+    };
+    let socket = v.pair(|a, b| a.package != b.package);
+    let socket_set = match socket {
+        Some((a, b)) => PlacementSet::ok(
+            "cross_socket",
+            format!(
+                "two cores in two packages ({} and {}: CPUs {} and {})",
+                a.package, b.package, a.cpu, b.cpu
+            ),
+            CpuSet::from_ids([a.cpu, b.cpu]),
+        ),
+        None => PlacementSet::na(
+            "cross_socket",
+            "two cores in two packages (sockets)",
+            if v.packages_known {
+                "one package (socket) among the usable CPUs"
+            } else {
+                "packages unknown: cannot tell sockets apart"
+            },
+        ),
+    };
+    Comparison {
+        name: "numa".into(),
+        question: "two cores in one NUMA node vs two nodes of one socket vs two sockets".into(),
+        sets: vec![same_set, cross_set, socket_set],
+    }
+}
+
+fn spread(v: &View, k: usize) -> Comparison {
+    let nodes = v.cpu_nodes();
+    let mut sets = Vec::new();
+    let half = k / 2;
+
+    // k cores in one node.
+    let one = nodes
+        .iter()
+        .map(|n| v.cores_in_node(*n))
+        .find(|c| c.len() >= k);
+    sets.push(match one {
+        Some(c) => PlacementSet::ok(
+            "one_node",
+            format!("{k} cores in {}", node_text(c[0].node)),
+            set_of(&c[..k]),
+        ),
+        None => PlacementSet::na(
+            "one_node",
+            &format!("{k} cores in one NUMA node"),
+            format!("no NUMA node holds {k} usable cores"),
+        ),
+    });
+
+    // k/2 + k/2 in two nodes, of one package / of two packages.
+    let two = |same_pkg: bool| -> Option<(Vec<Loc>, Vec<Loc>)> {
+        for (i, a) in nodes.iter().enumerate() {
+            let ca = v.cores_in_node(*a);
+            if ca.len() < half {
+                continue;
+            }
+            for b in &nodes[i + 1..] {
+                let cb = v.cores_in_node(*b);
+                let same = v.package_of_node(*a) == v.package_of_node(*b);
+                if cb.len() >= half && same == same_pkg {
+                    return Some((ca[..half].to_vec(), cb[..half].to_vec()));
+                }
+            }
+        }
+        None
+    };
+    for (name, same_pkg, label) in [
+        ("two_nodes_same_socket", true, "one socket"),
+        ("two_nodes_cross_socket", false, "two sockets"),
+    ] {
+        let what = format!("{half} + {half} cores in two NUMA nodes of {label}");
+        sets.push(if half == 0 {
+            PlacementSet::na(name, &what, "fewer than two usable cores")
+        } else {
+            match two(same_pkg) {
+                Some((a, b)) => {
+                    let mut all = a.clone();
+                    all.extend(b.iter().copied());
+                    PlacementSet::ok(
+                        name,
+                        format!(
+                            "{half} cores in {} + {half} in {}",
+                            node_text(a[0].node),
+                            node_text(b[0].node)
+                        ),
+                        set_of(&all),
+                    )
+                }
+                None => PlacementSet::na(
+                    name,
+                    &what,
+                    if nodes.len() <= 1 {
+                        "one NUMA node (among the usable CPUs)".to_string()
+                    } else if same_pkg {
+                        format!("no socket holds two NUMA nodes with {half} usable cores each")
+                    } else if !v.packages_known {
+                        "packages unknown: cannot tell sockets apart".to_string()
+                    } else {
+                        format!(
+                            "no two NUMA nodes on different sockets with {half} usable cores each"
+                        )
+                    },
+                ),
+            }
+        });
+    }
+
+    // One core per node, round robin.
+    if nodes.len() <= 1 {
+        sets.push(PlacementSet::na(
+            "all_nodes",
+            &format!("{k} cores spread one per NUMA node"),
+            "one NUMA node (among the usable CPUs)",
+        ));
+    } else {
+        let per: Vec<Vec<Loc>> = nodes.iter().map(|n| v.cores_in_node(*n)).collect();
+        let mut picked = Vec::new();
+        let mut round = 0;
+        while picked.len() < k {
+            let before = picked.len();
+            for c in &per {
+                if picked.len() < k {
+                    if let Some(l) = c.get(round) {
+                        picked.push(*l);
+                    }
+                }
+            }
+            if picked.len() == before {
+                break;
+            }
+            round += 1;
+        }
+        let used = nodes.len().min(k);
+        sets.push(if picked.len() == k {
+            PlacementSet::ok(
+                "all_nodes",
+                format!("{k} cores spread round-robin over {used} NUMA nodes"),
+                set_of(&picked),
+            )
+        } else {
+            PlacementSet::na(
+                "all_nodes",
+                &format!("{k} cores spread one per NUMA node"),
+                format!("fewer than {k} usable cores"),
+            )
+        });
+    }
+
+    // k threads packed on k/2 cores' SMT siblings.
+    let sib: Vec<&Vec<usize>> = v.core_cpus.values().filter(|c| c.len() >= 2).collect();
+    let what = format!("{k} threads on the SMT siblings of {half} cores");
+    sets.push(if half == 0 {
+        PlacementSet::na("smt_packed", &what, "fewer than two usable cores")
+    } else if sib.len() >= half {
+        let mut s = CpuSet::new();
+        for c in &sib[..half] {
+            s.insert(c[0]);
+            s.insert(c[1]);
+        }
+        PlacementSet::ok("smt_packed", what, s)
+    } else if sib.is_empty() {
+        PlacementSet::na(
+            "smt_packed",
+            &what,
+            "no SMT: each core runs one hardware thread",
+        )
+    } else {
+        PlacementSet::na(
+            "smt_packed",
+            &what,
+            format!("only {} cores have two usable hardware threads", sib.len()),
+        )
+    });
+    Comparison {
+        name: "spread".into(),
+        question: format!("{k} threads: packed in one node vs spread over nodes and sockets"),
+        sets,
+    }
+}
+
+fn memory(v: &View) -> Vec<MemoryPlacement> {
+    let na = |name: &str, what: &str, r: &str| MemoryPlacement {
+        name: name.into(),
+        what: what.into(),
+        cpu: None,
+        policy_text: None,
+        policy: None,
+        distance: None,
+        not_applicable: Some(r.into()),
+    };
+    let names = [
+        ("local", "memory on the thread's own node"),
+        ("remote_near", "memory on the nearest other node"),
+        ("remote_far", "memory on the farthest node"),
+        ("interleave", "memory interleaved over all nodes"),
+    ];
+    let Some(first) = v.locs.first().copied() else {
+        return names
+            .iter()
+            .map(|(n, w)| na(n, w, "no usable CPU"))
+            .collect();
+    };
+    let Some(home) = first.node else {
+        return names
+            .iter()
+            .map(|(n, w)| na(n, w, "NUMA nodes unknown"))
+            .collect();
+    };
+    let others: Vec<usize> = v.nodes.iter().map(|n| n.0).filter(|&n| n != home).collect();
+    let mk = |name: &str, what: String, policy: MemPolicy, distance: Option<u32>| MemoryPlacement {
+        name: name.into(),
+        what,
+        cpu: Some(first.cpu),
+        policy_text: Some(policy.to_string()),
+        policy: Some(policy),
+        distance,
+        not_applicable: None,
+    };
+    let mut out = vec![mk(
+        "local",
+        format!("CPU {} with memory bound to its node {home}", first.cpu),
+        MemPolicy::Bind(CpuSet::from_ids([home])),
+        v.distance(home, home),
+    )];
+    if others.is_empty() {
+        let r = "one NUMA node: there is no remote memory";
+        for (n, w) in &names[1..] {
+            out.push(na(n, w, r));
+        }
+        return out;
+    }
+    let dists: Vec<(usize, Option<u32>)> =
+        others.iter().map(|&n| (n, v.distance(home, n))).collect();
+    let known = dists.iter().all(|d| d.1.is_some());
+    let near = *dists
+        .iter()
+        .min_by_key(|d| (d.1.unwrap_or(u32::MAX), d.0))
+        .unwrap_or(&dists[0]);
+    let far = *dists
+        .iter()
+        .max_by_key(|d| (d.1.unwrap_or(0), std::cmp::Reverse(d.0)))
+        .unwrap_or(&dists[0]);
+    out.push(mk(
+        "remote_near",
+        format!(
+            "CPU {} (node {home}) with memory bound to node {}{}",
+            first.cpu,
+            near.0,
+            near.1
+                .map(|d| format!(", distance {d}"))
+                .unwrap_or_default()
+        ),
+        MemPolicy::Bind(CpuSet::from_ids([near.0])),
+        near.1,
+    ));
+    if !known {
+        out.push(na(
+            "remote_far",
+            "memory on the farthest node",
+            "node distances unknown",
+        ));
+    } else if far.1 == near.1 {
+        out.push(na(
+            "remote_far",
+            "memory on the farthest node",
+            "every other node is at the same distance as the nearest",
+        ));
+    } else {
+        out.push(mk(
+            "remote_far",
+            format!(
+                "CPU {} (node {home}) with memory bound to node {}{}",
+                first.cpu,
+                far.0,
+                far.1.map(|d| format!(", distance {d}")).unwrap_or_default()
+            ),
+            MemPolicy::Bind(CpuSet::from_ids([far.0])),
+            far.1,
+        ));
+    }
+    let all: CpuSet = v.nodes.iter().map(|n| n.0).collect();
+    out.push(mk(
+        "interleave",
+        format!("CPU {} with memory interleaved over nodes {all}", first.cpu),
+        MemPolicy::Interleave(all),
+        None,
+    ));
+    out
+}

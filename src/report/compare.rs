@@ -1,0 +1,1092 @@
+//! `cpuscope compare`: any number of runs side by side. Results are aligned
+//! by comparison key; each gets its value, unit, and the figure relative to
+//! the baseline run in % (100% = as good as the baseline, above = better;
+//! lower-is-better results are inverted, like the seeds' tables "Intel 100%,
+//! Hygon 138%"); noisy figures (CV > 5%) are flagged; a geometric mean is
+//! taken only over results present, and positive, on every run. The
+//! differences of environment and topology come first: they explain results.
+//!
+//! This module builds the [`Comparison`] (also the `--json` document,
+//! `cpuscope.compare/1`) and renders it as text, CSV and Markdown; the HTML
+//! page is in compare_html.rs. It never measures.
+
+use crate::placement::CpuSet;
+use crate::report::run_text::{fmt_num, result_label};
+use crate::results::published::{self, Qualifier};
+use crate::results::schema::{ResultRecord, Run};
+use anyhow::{bail, Result};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+/// Name and version of the `--json` document.
+pub const COMPARE_SCHEMA: &str = "cpuscope.compare/1";
+
+/// One compared run.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunHead {
+    /// Column label: A, B, C...
+    pub label: String,
+    pub id: String,
+    pub host: String,
+    pub cpu_model: Option<String>,
+    pub started_at: String,
+    pub profile: String,
+    pub status: String,
+    pub tags: Vec<String>,
+    pub baseline: bool,
+}
+
+/// One environment or topology fact, per run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Difference {
+    pub field: String,
+    /// One per run; None = not recorded in that run.
+    pub values: Vec<Option<String>>,
+    pub differs: bool,
+}
+
+/// Where a result stands in one run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CellState {
+    /// A figure was measured.
+    Measured,
+    /// The run has the result but could not measure it (see the reason).
+    Unavailable,
+    /// The run has no result with this key (not run, or another method version).
+    Missing,
+}
+
+/// One result in one run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Cell {
+    pub state: CellState,
+    pub value: Option<f64>,
+    pub unavailable_reason: Option<String>,
+    /// Coefficient of variation of the samples (fraction), when there are samples.
+    pub cv: Option<f64>,
+    pub n: Option<usize>,
+    /// CV above 5%.
+    pub noisy: bool,
+    /// Against the baseline, in % (higher = better, whatever the direction).
+    pub relative_pct: Option<f64>,
+    /// Why there is no relative figure, when there is a value but none.
+    pub relative_note: Option<String>,
+}
+
+/// A published figure for the same workload (not re-measured).
+#[derive(Clone, Debug, Serialize)]
+pub struct PublishedCell {
+    pub set: String,
+    pub machine: String,
+    /// `seed … § section`.
+    pub source: String,
+    /// In the result's unit.
+    pub value: Option<f64>,
+    pub range: Option<[f64; 2]>,
+    pub qualifier: Qualifier,
+    /// Value as printed ("~42", "5.5 to 6.6").
+    pub text: String,
+    /// Against the baseline run, in % (only for values that are not bounds).
+    pub relative_pct: Option<f64>,
+    pub note: Option<String>,
+    /// "key" (same comparison key) or "mapping" (declared correspondence).
+    pub matched_by: String,
+}
+
+/// One result key across the runs.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub key: String,
+    pub label: String,
+    pub experiment: String,
+    pub metric: String,
+    pub unit: String,
+    pub higher_is_better: bool,
+    pub params: BTreeMap<String, Value>,
+    pub cells: Vec<Cell>,
+    pub published: Vec<PublishedCell>,
+    /// Counted in the geometric mean.
+    pub in_geomean: bool,
+}
+
+/// The geometric mean of the relative figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct GeoMean {
+    /// Results present, measured and positive on every run.
+    pub results_used: usize,
+    pub results_total: usize,
+    /// Per run, in % of the baseline; None when no result qualifies.
+    pub per_run: Vec<Option<f64>>,
+    /// Why results were left out: reason → count.
+    pub left_out: BTreeMap<String, usize>,
+}
+
+/// Runs side by side.
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    pub schema: String,
+    /// Index of the baseline in `runs`.
+    pub baseline: usize,
+    pub runs: Vec<RunHead>,
+    /// Every compared fact; those that differ first.
+    pub differences: Vec<Difference>,
+    pub rows: Vec<Row>,
+    pub geomean: GeoMean,
+    /// Whether published reference figures were looked up.
+    pub with_published: bool,
+    pub notes: Vec<String>,
+}
+
+/// Column label of run `i`: A..Z, then AA, AB...
+pub fn label_of(i: usize) -> String {
+    let mut n = i;
+    let mut s = Vec::new();
+    loop {
+        s.push(b'A' + (n % 26) as u8);
+        if n < 26 {
+            break;
+        }
+        n = n / 26 - 1;
+    }
+    s.reverse();
+    String::from_utf8(s).unwrap_or_default()
+}
+
+/// `value` against `base`, in % (higher = better): value/base for
+/// higher-is-better, base/value for lower-is-better. None unless both are
+/// positive finite numbers.
+pub fn relative_pct(value: f64, base: f64, higher_is_better: bool) -> Option<f64> {
+    if !(value.is_finite() && base.is_finite() && value > 0.0 && base > 0.0) {
+        return None;
+    }
+    Some(if higher_is_better {
+        value / base * 100.0
+    } else {
+        base / value * 100.0
+    })
+}
+
+/// Geometric mean of percentages (each > 0).
+pub fn geomean_pct(pcts: &[f64]) -> Option<f64> {
+    if pcts.is_empty() || pcts.iter().any(|p| !(p.is_finite() && *p > 0.0)) {
+        return None;
+    }
+    let s: f64 = pcts.iter().map(|p| (p / 100.0).ln()).sum();
+    Some((s / pcts.len() as f64).exp() * 100.0)
+}
+
+fn cell_of(rec: Option<&ResultRecord>) -> Cell {
+    match rec {
+        None => Cell {
+            state: CellState::Missing,
+            value: None,
+            unavailable_reason: None,
+            cv: None,
+            n: None,
+            noisy: false,
+            relative_pct: None,
+            relative_note: None,
+        },
+        Some(r) => Cell {
+            state: if r.value.is_some() {
+                CellState::Measured
+            } else {
+                CellState::Unavailable
+            },
+            value: r.value,
+            unavailable_reason: if r.value.is_none() {
+                Some(
+                    r.unavailable_reason
+                        .clone()
+                        .unwrap_or_else(|| "no reason recorded".into()),
+                )
+            } else {
+                None
+            },
+            cv: r.stats.as_ref().map(|s| s.cv),
+            n: r.stats.as_ref().map(|s| s.n),
+            noisy: r.is_noisy(),
+            relative_pct: None,
+            relative_note: None,
+        },
+    }
+}
+
+// ---------------------------------------------------------------- facts
+
+fn ptr_str(m: &Value, p: &str) -> Option<String> {
+    match m.pointer(p)? {
+        Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn ptr_len(m: &Value, p: &str) -> Option<usize> {
+    m.pointer(p)?.as_array().map(Vec::len).filter(|n| *n > 0)
+}
+
+fn knob(m: &Value, name: &str) -> Option<String> {
+    m.pointer("/knobs/knobs")?
+        .as_array()?
+        .iter()
+        .find(|k| k.get("name").and_then(Value::as_str) == Some(name))?
+        .get("value")?
+        .as_str()
+        .map(str::to_string)
+}
+
+fn bytes_text(b: u64) -> String {
+    const M: u64 = 1 << 20;
+    const K: u64 = 1 << 10;
+    if b >= M && b.is_multiple_of(M) {
+        format!("{} MiB", b / M)
+    } else if b >= K && b.is_multiple_of(K) {
+        format!("{} KiB", b / K)
+    } else {
+        format!("{b} B")
+    }
+}
+
+/// The facts compared between runs: (field, value) in a fixed order.
+pub fn facts(run: &Run) -> Vec<(&'static str, Option<String>)> {
+    let m = &run.machine;
+    let cores = ptr_len(m, "/cores");
+    let threads = ptr_len(m, "/threads").or_else(|| {
+        ptr_str(m, "/cpus/online")
+            .and_then(|s| CpuSet::parse(&s).ok())
+            .map(|c| c.len())
+            .filter(|n| *n > 0)
+    });
+    let smt = match (cores, threads) {
+        (Some(c), Some(t)) if c > 0 => Some(if t > c {
+            format!("on ({} threads per core)", fmt_num(t as f64 / c as f64))
+        } else {
+            "off (1 thread per core)".to_string()
+        }),
+        _ => None,
+    };
+    let l3 = m
+        .pointer("/caches")
+        .and_then(Value::as_array)
+        .and_then(|cs| {
+            let sizes: Vec<u64> = cs
+                .iter()
+                .filter(|c| c.get("level").and_then(Value::as_u64) == Some(3))
+                .filter_map(|c| c.get("size_bytes").and_then(Value::as_u64))
+                .collect();
+            if sizes.is_empty() {
+                return None;
+            }
+            let total: u64 = sizes.iter().sum();
+            Some(if sizes.len() == 1 {
+                bytes_text(total)
+            } else {
+                format!("{} in {} instances", bytes_text(total), sizes.len())
+            })
+        });
+    let vm = match run.environment.is_vm {
+        Some(true) => Some(match ptr_str(m, "/identity/virtualization/hypervisor") {
+            Some(h) => format!("yes ({h})"),
+            None => "yes".to_string(),
+        }),
+        Some(false) => Some("no".into()),
+        None => None,
+    };
+    let drivers = m
+        .pointer("/frequency/drivers")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|g| g.get("value").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .filter(|s| !s.is_empty());
+    let opt_list = |k: &str| {
+        run.options
+            .get(k)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .filter(|s| !s.is_empty())
+    };
+    let notes: Vec<&str> = run
+        .environment
+        .notes
+        .iter()
+        .map(String::as_str)
+        .filter(|n| !n.starts_with("measured for "))
+        .collect();
+    vec![
+        ("host", Some(run.host.clone())),
+        ("CPU model", run.cpu_model()),
+        ("architecture", ptr_str(m, "/identity/architecture")),
+        ("packages", ptr_len(m, "/packages").map(|n| n.to_string())),
+        ("cores", cores.map(|n| n.to_string())),
+        ("logical CPUs", threads.map(|n| n.to_string())),
+        ("SMT", smt),
+        (
+            "NUMA nodes",
+            ptr_len(m, "/numa_nodes").map(|n| n.to_string()),
+        ),
+        ("L3", l3),
+        ("virtual machine", vm),
+        ("kernel", run.environment.kernel.clone()),
+        ("governor", run.environment.governor.clone()),
+        ("cpufreq driver", drivers),
+        ("boost", ptr_str(m, "/frequency/boost/enabled")),
+        ("numa_balancing", knob(m, "numa_balancing")),
+        ("THP", knob(m, "thp_enabled")),
+        ("profile", Some(run.profile.clone())),
+        (
+            "CPUs used",
+            run.options
+                .get("cpus")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        ),
+        ("experiments (--only)", opt_list("only")),
+        ("skipped (--skip)", opt_list("skip")),
+        ("cpuscope version", Some(run.tool_version.clone())),
+        ("status", Some(run.status.to_string())),
+        (
+            "load at start (1 min)",
+            run.environment
+                .load_start
+                .as_ref()
+                .and_then(|l| l.loadavg_1)
+                .map(|v| format!("{v:.2}")),
+        ),
+        (
+            "environment notes",
+            if notes.is_empty() {
+                None
+            } else {
+                Some(notes.join("; "))
+            },
+        ),
+    ]
+}
+
+fn differences(runs: &[Run]) -> Vec<Difference> {
+    let all: Vec<Vec<(&'static str, Option<String>)>> = runs.iter().map(facts).collect();
+    let Some(first) = all.first() else {
+        return Vec::new();
+    };
+    let mut out: Vec<Difference> = Vec::new();
+    for (i, (field, _)) in first.iter().enumerate() {
+        let values: Vec<Option<String>> = all.iter().map(|f| f[i].1.clone()).collect();
+        if values.iter().all(Option::is_none) {
+            continue;
+        }
+        let differs = values.iter().any(|v| v != &values[0]);
+        out.push(Difference {
+            field: field.to_string(),
+            values,
+            differs,
+        });
+    }
+    // Differing facts first, each group in the fixed order.
+    out.sort_by_key(|d| !d.differs);
+    out
+}
+
+// ---------------------------------------------------------------- build
+
+/// Put `runs` side by side against `runs[baseline]`. With `with_published`,
+/// published figures for the same workloads are added to the rows.
+pub fn compare(runs: &[Run], baseline: usize, with_published: bool) -> Result<Comparison> {
+    if runs.is_empty() {
+        bail!("nothing to compare: no runs");
+    }
+    if baseline >= runs.len() {
+        bail!("baseline #{baseline} is not among the {} runs", runs.len());
+    }
+    let mut seen = BTreeSet::new();
+    for r in runs {
+        if !seen.insert(r.id.as_str()) {
+            bail!("run {} is given twice", r.id);
+        }
+    }
+    let mut notes = Vec::new();
+
+    // Keys in order: the baseline's results first, then each other run's new ones.
+    let mut order: Vec<usize> = vec![baseline];
+    order.extend((0..runs.len()).filter(|i| *i != baseline));
+    let mut keys: Vec<(String, usize)> = Vec::new(); // (key, run index owning the first record)
+    let mut known = BTreeSet::new();
+    for &i in &order {
+        for r in &runs[i].results {
+            if known.insert(r.key.clone()) {
+                keys.push((r.key.clone(), i));
+            }
+        }
+    }
+    let index: Vec<BTreeMap<&str, &ResultRecord>> = runs
+        .iter()
+        .map(|r| r.results.iter().map(|x| (x.key.as_str(), x)).collect())
+        .collect();
+
+    let mut rows = Vec::new();
+    for (key, owner) in keys {
+        let proto = index[owner][key.as_str()];
+        let hib = index[baseline]
+            .get(key.as_str())
+            .map(|r| r.higher_is_better)
+            .unwrap_or(proto.higher_is_better);
+        if index
+            .iter()
+            .filter_map(|m| m.get(key.as_str()))
+            .any(|r| r.higher_is_better != hib)
+        {
+            notes.push(format!(
+                "{key}: runs disagree on whether higher is better; the baseline's direction is used"
+            ));
+        }
+        let mut cells: Vec<Cell> = index
+            .iter()
+            .map(|m| cell_of(m.get(key.as_str()).copied()))
+            .collect();
+        let base = cells[baseline].value;
+        for (i, c) in cells.iter_mut().enumerate() {
+            let Some(v) = c.value else { continue };
+            match base {
+                None => {
+                    c.relative_note = Some(if i == baseline {
+                        "baseline".into()
+                    } else {
+                        "the baseline has no figure".into()
+                    });
+                }
+                Some(b) => match relative_pct(v, b, hib) {
+                    Some(p) => c.relative_pct = Some(p),
+                    None => c.relative_note = Some("not a positive figure".into()),
+                },
+            }
+        }
+        let published = if with_published {
+            let sets = published::all()?;
+            let rec = index[baseline].get(key.as_str()).copied().unwrap_or(proto);
+            published::matches_in(sets, rec)
+                .into_iter()
+                .map(|m| {
+                    let bound =
+                        matches!(m.figure.qualifier, Qualifier::AtMost | Qualifier::AtLeast);
+                    PublishedCell {
+                        set: m.set.id.clone(),
+                        machine: m.figure.machine.clone(),
+                        source: m.set.source.cite(),
+                        value: m.value,
+                        range: m.range,
+                        qualifier: m.figure.qualifier,
+                        text: published::value_text(m.value, m.range, m.figure.qualifier),
+                        relative_pct: match (m.value, base, bound) {
+                            (Some(v), Some(b), false) => relative_pct(v, b, hib),
+                            _ => None,
+                        },
+                        note: m.figure.note.clone(),
+                        matched_by: m.how.to_string(),
+                    }
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        rows.push(Row {
+            key: key.clone(),
+            label: result_label(proto),
+            experiment: proto.experiment.clone(),
+            metric: proto.metric.clone(),
+            unit: proto.unit.clone(),
+            higher_is_better: hib,
+            params: proto.params.clone(),
+            cells,
+            published,
+            in_geomean: false,
+        });
+    }
+
+    // Geometric mean over results measured (and positive) on every run.
+    let mut left_out: BTreeMap<String, usize> = BTreeMap::new();
+    let mut per_run_pcts: Vec<Vec<f64>> = vec![Vec::new(); runs.len()];
+    let mut used = 0;
+    for row in rows.iter_mut() {
+        let reason = if row.cells.iter().any(|c| c.state == CellState::Missing) {
+            Some("missing on some run")
+        } else if row.cells.iter().any(|c| c.state == CellState::Unavailable) {
+            Some("not available on some run")
+        } else if row.cells.iter().any(|c| c.relative_pct.is_none()) {
+            Some("not a positive figure")
+        } else {
+            None
+        };
+        match reason {
+            Some(r) => *left_out.entry(r.to_string()).or_default() += 1,
+            None => {
+                used += 1;
+                row.in_geomean = true;
+                for (i, c) in row.cells.iter().enumerate() {
+                    if let Some(p) = c.relative_pct {
+                        per_run_pcts[i].push(p);
+                    }
+                }
+            }
+        }
+    }
+    let geomean = GeoMean {
+        results_used: used,
+        results_total: rows.len(),
+        per_run: per_run_pcts.iter().map(|p| geomean_pct(p)).collect(),
+        left_out,
+    };
+
+    let heads = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| RunHead {
+            label: label_of(i),
+            id: r.id.clone(),
+            host: r.host.clone(),
+            cpu_model: r.cpu_model(),
+            started_at: r.started_at.clone(),
+            profile: r.profile.clone(),
+            status: r.status.to_string(),
+            tags: r.tags.clone(),
+            baseline: i == baseline,
+        })
+        .collect();
+    if runs.len() == 1 {
+        notes.push("one run: relative figures are against itself".into());
+    }
+    Ok(Comparison {
+        schema: COMPARE_SCHEMA.to_string(),
+        baseline,
+        runs: heads,
+        differences: differences(runs),
+        rows,
+        geomean,
+        with_published,
+        notes,
+    })
+}
+
+// ---------------------------------------------------------------- text
+
+fn pct_text(p: f64) -> String {
+    if (p - 100.0).abs() < 0.05 {
+        "100%".into()
+    } else if p >= 1000.0 {
+        format!("{p:.0}%")
+    } else {
+        format!("{p:.1}%")
+    }
+}
+
+/// A cell as text: "2.994 (99.9%)", "n/a: reason", "missing".
+pub fn cell_text(c: &Cell, is_baseline: bool) -> String {
+    match c.state {
+        CellState::Missing => "missing".into(),
+        CellState::Unavailable => format!(
+            "n/a: {}",
+            c.unavailable_reason.as_deref().unwrap_or("no reason")
+        ),
+        CellState::Measured => {
+            let v = c.value.map(fmt_num).unwrap_or_default();
+            let noisy = if c.noisy { " !" } else { "" };
+            match (c.relative_pct, is_baseline) {
+                (_, true) => format!("{v}{noisy}"),
+                (Some(p), false) => format!("{v} ({}){noisy}", pct_text(p)),
+                (None, false) => format!("{v} (no %){noisy}"),
+            }
+        }
+    }
+}
+
+fn columns(rows: &[Vec<String>], indent: &str) -> String {
+    let ncol = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut w = vec![0usize; ncol];
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in rows {
+        let mut line = String::from(indent);
+        for (i, c) in r.iter().enumerate() {
+            line.push_str(c);
+            if i + 1 < r.len() {
+                line.push_str(&" ".repeat(w[i] - c.chars().count() + 2));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// `prefix` then `items` joined by "; ", wrapped between items to lines of
+/// at most `width` characters (an item is never split), each line indented.
+fn wrap_items(prefix: &str, items: &[String], width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = prefix.to_string();
+    let mut first = true;
+    for it in items {
+        let add = if first { it.clone() } else { format!("; {it}") };
+        if !first && line.chars().count() + add.chars().count() > width {
+            let _ = writeln!(out, "{indent}{line};");
+            line = format!("  {it}");
+        } else {
+            line.push_str(&add);
+        }
+        first = false;
+    }
+    let _ = writeln!(out, "{indent}{line}");
+    out
+}
+
+fn run_line(h: &RunHead) -> Vec<String> {
+    vec![
+        h.label.clone(),
+        h.id.clone(),
+        h.host.clone(),
+        h.cpu_model
+            .clone()
+            .unwrap_or_else(|| "(CPU not recorded)".into()),
+        h.profile.clone(),
+        h.status.clone(),
+        if h.baseline {
+            "baseline".into()
+        } else {
+            String::new()
+        },
+    ]
+}
+
+fn na(v: &Option<String>) -> String {
+    v.clone().unwrap_or_else(|| "(not recorded)".into())
+}
+
+/// The comparison as text (`cpuscope compare`).
+pub fn render_text(c: &Comparison) -> String {
+    let mut out = String::new();
+    let base = &c.runs[c.baseline];
+    let _ = writeln!(
+        out,
+        "Comparing {} run(s); baseline {} ({})",
+        c.runs.len(),
+        base.label,
+        base.id
+    );
+    out.push_str(&columns(
+        &c.runs.iter().map(run_line).collect::<Vec<_>>(),
+        "  ",
+    ));
+
+    let diff: Vec<&Difference> = c.differences.iter().filter(|d| d.differs).collect();
+    if c.runs.len() > 1 {
+        out.push('\n');
+        if diff.is_empty() {
+            out.push_str("Environment and topology: no difference recorded between the runs\n");
+        } else {
+            out.push_str("Differences (environment and topology: they explain results)\n");
+            let mut rows = vec![{
+                let mut h = vec![String::new()];
+                h.extend(c.runs.iter().map(|r| r.label.clone()));
+                h
+            }];
+            for d in &diff {
+                let mut r = vec![d.field.clone()];
+                r.extend(d.values.iter().map(na));
+                rows.push(r);
+            }
+            out.push_str(&columns(&rows, "  "));
+        }
+        let same: Vec<String> = c
+            .differences
+            .iter()
+            .filter(|d| !d.differs)
+            .map(|d| format!("{} {}", d.field, na(&d.values[0])))
+            .collect();
+        if !same.is_empty() {
+            out.push_str(&wrap_items("same on all: ", &same, 100, "  "));
+        }
+    }
+
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "Results (relative to {}: above 100% = better; lower-is-better figures inverted; ! = noisy, CV > 5%)",
+        base.label
+    );
+    if c.rows.is_empty() {
+        out.push_str("  no results in these runs\n");
+    } else {
+        let mut rows = vec![{
+            let mut h = vec!["result".to_string(), "unit".into()];
+            h.extend(c.runs.iter().map(|r| r.label.clone()));
+            h
+        }];
+        // Reasons for n/a become numbered footnotes, so the table stays narrow.
+        let mut reasons: Vec<String> = Vec::new();
+        for row in &c.rows {
+            let dir = if row.higher_is_better {
+                ""
+            } else {
+                " (lower is better)"
+            };
+            let mut r = vec![format!("{}{dir}", row.label), row.unit.clone()];
+            for (i, cell) in row.cells.iter().enumerate() {
+                r.push(match (&cell.state, &cell.unavailable_reason) {
+                    (CellState::Unavailable, Some(why)) => {
+                        let n = match reasons.iter().position(|x| x == why) {
+                            Some(k) => k + 1,
+                            None => {
+                                reasons.push(why.clone());
+                                reasons.len()
+                            }
+                        };
+                        format!("n/a [{n}]")
+                    }
+                    _ => cell_text(cell, i == c.baseline),
+                });
+            }
+            rows.push(r);
+        }
+        out.push_str(&columns(&rows, "  "));
+        for (k, why) in reasons.iter().enumerate() {
+            let _ = writeln!(out, "  [{}] not available: {why}", k + 1);
+        }
+    }
+
+    let pubs: Vec<&Row> = c.rows.iter().filter(|r| !r.published.is_empty()).collect();
+    if c.with_published {
+        out.push('\n');
+        if pubs.is_empty() {
+            out.push_str(
+                "Published figures: none matches these results (see `cpuscope published`)\n",
+            );
+        } else {
+            out.push_str("Published figures for the same workloads (from the sources named; NOT measured here)\n");
+            for row in pubs {
+                let _ = writeln!(out, "  {} [{}]", row.label, row.unit);
+                let mut t = Vec::new();
+                for p in &row.published {
+                    let rel = p
+                        .relative_pct
+                        .map(|x| format!("{} of {}", pct_text(x), base.label))
+                        .unwrap_or_default();
+                    t.push(vec![
+                        format!("published: {}", p.machine),
+                        p.text.clone(),
+                        rel,
+                        p.source.clone(),
+                    ]);
+                }
+                out.push_str(&columns(&t, "    "));
+            }
+        }
+    }
+
+    out.push('\n');
+    let g = &c.geomean;
+    if g.results_used == 0 {
+        let _ = writeln!(
+            out,
+            "Geometric mean: not available (no result is measured on every run; {} result(s) in all)",
+            g.results_total
+        );
+    } else {
+        let per: Vec<String> = c
+            .runs
+            .iter()
+            .zip(&g.per_run)
+            .map(|(h, p)| {
+                format!(
+                    "{} {}",
+                    h.label,
+                    p.map(pct_text).unwrap_or_else(|| "n/a".into())
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "Geometric mean over the {} of {} results measured on every run: {}",
+            g.results_used,
+            g.results_total,
+            per.join("  ")
+        );
+    }
+    if !g.left_out.is_empty() {
+        let why: Vec<String> = g.left_out.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        let _ = writeln!(out, "  left out: {}", why.join(", "));
+    }
+    for n in &c.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    out
+}
+
+// ---------------------------------------------------------------- CSV
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn opt_num(v: Option<f64>) -> String {
+    v.map(|x| format!("{x}")).unwrap_or_default()
+}
+
+/// Long-form CSV: one line per (result, run), then the published figures
+/// (run = `published:<set>`), then the geometric mean (key `geomean`).
+pub fn render_csv(c: &Comparison) -> String {
+    let mut out = String::from(
+        "key,experiment,metric,params,unit,higher_is_better,run_label,run_id,host,state,value,relative_pct,cv,noisy,in_geomean,note\n",
+    );
+    let params_text = |p: &BTreeMap<String, Value>| {
+        p.iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => format!("{k}={s}"),
+                o => format!("{k}={o}"),
+            })
+            .collect::<Vec<_>>()
+            .join(";")
+    };
+    for row in &c.rows {
+        let lead = [
+            csv_field(&row.key),
+            csv_field(&row.experiment),
+            csv_field(&row.metric),
+            csv_field(&params_text(&row.params)),
+            csv_field(&row.unit),
+            row.higher_is_better.to_string(),
+        ]
+        .join(",");
+        for (h, cell) in c.runs.iter().zip(&row.cells) {
+            let state = match cell.state {
+                CellState::Measured => "measured",
+                CellState::Unavailable => "unavailable",
+                CellState::Missing => "missing",
+            };
+            let note = cell
+                .unavailable_reason
+                .clone()
+                .or_else(|| cell.relative_note.clone())
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "{lead},{},{},{},{state},{},{},{},{},{},{}",
+                h.label,
+                csv_field(&h.id),
+                csv_field(&h.host),
+                opt_num(cell.value),
+                opt_num(cell.relative_pct),
+                opt_num(cell.cv),
+                cell.noisy,
+                row.in_geomean,
+                csv_field(&note)
+            );
+        }
+        for p in &row.published {
+            let _ = writeln!(
+                out,
+                "{lead},published:{},,{},published,{},{},,false,false,{}",
+                csv_field(&p.set),
+                csv_field(&p.machine),
+                opt_num(p.value),
+                opt_num(p.relative_pct),
+                csv_field(&format!("{} — {} (not measured here)", p.text, p.source))
+            );
+        }
+    }
+    for (h, g) in c.runs.iter().zip(&c.geomean.per_run) {
+        let _ = writeln!(
+            out,
+            "geomean,,,,%,true,{},{},{},{},{},{},,false,true,{}",
+            h.label,
+            csv_field(&h.id),
+            csv_field(&h.host),
+            if g.is_some() {
+                "measured"
+            } else {
+                "unavailable"
+            },
+            opt_num(*g),
+            opt_num(*g),
+            csv_field(&format!(
+                "over {} of {} results",
+                c.geomean.results_used, c.geomean.results_total
+            ))
+        );
+    }
+    out
+}
+
+// ---------------------------------------------------------------- Markdown
+
+fn md(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The comparison as Markdown tables.
+pub fn render_markdown(c: &Comparison) -> String {
+    let mut out = String::new();
+    let base = &c.runs[c.baseline];
+    out.push_str(
+        "## Runs\n\n| | run | host | CPU | profile | status |\n|---|---|---|---|---|---|\n",
+    );
+    for h in &c.runs {
+        let _ = writeln!(
+            out,
+            "| {}{} | `{}` | {} | {} | {} | {} |",
+            h.label,
+            if h.baseline { " (baseline)" } else { "" },
+            md(&h.id),
+            md(&h.host),
+            md(h.cpu_model.as_deref().unwrap_or("(not recorded)")),
+            md(&h.profile),
+            md(&h.status)
+        );
+    }
+    let diff: Vec<&Difference> = c.differences.iter().filter(|d| d.differs).collect();
+    if c.runs.len() > 1 {
+        out.push_str("\n## Differences\n\n");
+        if diff.is_empty() {
+            out.push_str("No difference of environment or topology recorded.\n");
+        } else {
+            let _ = writeln!(
+                out,
+                "| | {} |\n|---|{}",
+                c.runs
+                    .iter()
+                    .map(|r| r.label.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" | "),
+                "---|".repeat(c.runs.len())
+            );
+            for d in diff {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} |",
+                    md(&d.field),
+                    d.values
+                        .iter()
+                        .map(|v| md(&na(v)))
+                        .collect::<Vec<_>>()
+                        .join(" | ")
+                );
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n## Results\n\nRelative to {}: above 100% = better (lower-is-better figures inverted); ! = noisy (CV > 5%).\n",
+        base.label
+    );
+    let _ = writeln!(
+        out,
+        "| result | unit | {} |\n|---|---|{}",
+        c.runs
+            .iter()
+            .map(|r| r.label.as_str())
+            .collect::<Vec<_>>()
+            .join(" | "),
+        "---:|".repeat(c.runs.len())
+    );
+    for row in &c.rows {
+        let _ = writeln!(
+            out,
+            "| {}{} | {} | {} |",
+            md(&row.label),
+            if row.higher_is_better {
+                ""
+            } else {
+                " (lower is better)"
+            },
+            md(&row.unit),
+            row.cells
+                .iter()
+                .enumerate()
+                .map(|(i, cell)| md(&cell_text(cell, i == c.baseline)))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
+    }
+    let g = &c.geomean;
+    let _ = writeln!(
+        out,
+        "| **geometric mean** ({} of {} results) | % | {} |",
+        g.results_used,
+        g.results_total,
+        g.per_run
+            .iter()
+            .map(|p| p.map(pct_text).unwrap_or_else(|| "n/a".into()))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    let pubs: Vec<&Row> = c.rows.iter().filter(|r| !r.published.is_empty()).collect();
+    if !pubs.is_empty() {
+        out.push_str("\n## Published figures (not measured here)\n\n| result | machine | published | vs baseline | source |\n|---|---|---:|---:|---|\n");
+        for row in pubs {
+            for p in &row.published {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} {} | {} | {} |",
+                    md(&row.label),
+                    md(&p.machine),
+                    md(&p.text),
+                    md(&row.unit),
+                    p.relative_pct.map(pct_text).unwrap_or_default(),
+                    md(&p.source)
+                );
+            }
+        }
+    }
+    for n in &c.notes {
+        let _ = writeln!(out, "\n_note: {}_", md(n));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels() {
+        assert_eq!(label_of(0), "A");
+        assert_eq!(label_of(25), "Z");
+        assert_eq!(label_of(26), "AA");
+        assert_eq!(label_of(27), "AB");
+    }
+
+    #[test]
+    fn relative_and_geomean() {
+        assert_eq!(relative_pct(3.0, 2.0, true), Some(150.0));
+        assert_eq!(relative_pct(2.0, 4.0, false), Some(200.0));
+        assert_eq!(relative_pct(0.0, 4.0, true), None);
+        let g = geomean_pct(&[200.0, 50.0]).unwrap();
+        assert!((g - 100.0).abs() < 1e-9);
+        assert!(geomean_pct(&[]).is_none());
+    }
+
+    #[test]
+    fn csv_quotes() {
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
+        assert_eq!(csv_field("plain"), "plain");
+    }
+}

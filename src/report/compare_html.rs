@@ -1,0 +1,861 @@
+//! The comparison page (`cpuscope compare --html FILE`): one self-contained
+//! HTML file, inline CSS and SVG, no script, no font, no CDN. Charts: the
+//! geometric mean per run, the relative figures of each experiment as
+//! grouped bars, overlaid curves where results carry curve data, and the
+//! published figures beside the runs' own. Every chart is an `svg.chart`
+//! whose marks carry their value in `data-v`.
+//!
+//! Curve data convention (in a result's `data`; see docs/compare.md):
+//! `{"curve": {"points": [[x, y], ...], "x": "buffer size", "x_unit": "bytes",
+//! "y_unit": "ns", "log_x": true}}`, `{"curves": [{"name": ..., "points": ...}, ...]}`,
+//! `{"curve": [[x, y], ...]}` or `{"points": [...]}`. Points are `[x, y]` or
+//! objects: `{"x", "y"}`, or the keys the memory experiments write
+//! (`bytes`/`ns`, `bandwidth_gbs`/`latency_ns`, `threads`/`gbs`...).
+
+use super::compare::{cell_text, CellState, Comparison, Row};
+use super::html::esc;
+use crate::report::run_text::fmt_num;
+use crate::results::schema::{ResultRecord, Run};
+use serde_json::Value;
+use std::fmt::Write as _;
+
+const CSS: &str = r#"
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
+h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.2em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.5em 0;font-size:.9em}th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}
+th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
+tr.diff td{background:#fff6e0}.noisy{color:#b35900;font-weight:bold}.na{color:#888;font-style:italic}
+.note{color:#555;font-size:.85em}.pub{color:#555;font-style:italic}.meta{color:#555}
+svg.chart{display:block;margin:.6em 0 1.2em}svg text{font-size:11px;fill:#333}svg .axis{stroke:#999;stroke-width:1}
+svg .grid{stroke:#e4e4e4;stroke-width:1}svg .ref{stroke:#444;stroke-dasharray:4 3}
+"#;
+
+/// Colours of runs A, B, C... (published figures are grey).
+pub const PALETTE: &[&str] = &[
+    "#4a7ab5", "#d08a3c", "#5a9e5a", "#b5524a", "#8a6bb5", "#3f9f9f", "#a58a3a", "#c0609a",
+];
+const PUB_COLOR: &str = "#9a9a9a";
+
+/// One line of a line chart: (name, colour, points).
+pub type Series<'a> = (String, &'a str, Vec<(f64, f64)>);
+/// One bar: (series name, colour, value, text shown beside it).
+pub type Bar<'a> = (String, &'a str, f64, String);
+/// A labelled group of bars.
+pub type BarGroup<'a> = (String, Vec<Bar<'a>>);
+
+fn color(i: usize) -> &'static str {
+    PALETTE[i % PALETTE.len()]
+}
+
+fn pct(p: f64) -> String {
+    format!("{p:.1}%")
+}
+
+/// One series of points.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Curve {
+    pub name: Option<String>,
+    pub x_label: String,
+    pub x_unit: String,
+    pub y_unit: String,
+    pub log_x: Option<bool>,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Keys tried, in order, for the x and y of a point given as an object,
+/// with the unit they imply.
+const X_KEYS: &[(&str, &str)] = &[
+    ("x", ""),
+    ("bytes", "bytes"),
+    ("size_bytes", "bytes"),
+    ("working_set_bytes", "bytes"),
+    ("bandwidth_gbs", "GB/s"),
+    ("streams", "streams"),
+    ("threads", "threads"),
+    ("n", ""),
+];
+const Y_KEYS: &[(&str, &str)] = &[
+    ("y", ""),
+    ("ns", "ns"),
+    ("latency_ns", "ns"),
+    ("gbs", "GB/s"),
+    ("median_gbs", "GB/s"),
+    ("value", ""),
+    ("median", ""),
+];
+
+/// A point key and the unit it implies.
+type AxisKey = (&'static str, &'static str);
+
+/// The (x key, y key) of an object point.
+fn keys_of(first: &Value) -> Option<(AxisKey, AxisKey)> {
+    let o = first.as_object()?;
+    let has = |k: &str| o.get(k).is_some_and(Value::is_number);
+    let x = X_KEYS.iter().find(|(k, _)| has(k))?;
+    let y = Y_KEYS.iter().find(|(k, _)| has(k) && *k != x.0)?;
+    Some((*x, *y))
+}
+
+fn point_of(v: &Value, keys: Option<(&str, &str)>) -> Option<(f64, f64)> {
+    let (x, y) = match (v, keys) {
+        (Value::Array(a), _) if a.len() >= 2 => (a[0].as_f64()?, a[1].as_f64()?),
+        (Value::Object(o), Some((xk, yk))) => (o.get(xk)?.as_f64()?, o.get(yk)?.as_f64()?),
+        _ => return None,
+    };
+    (x.is_finite() && y.is_finite()).then_some((x, y))
+}
+
+/// A curve from `{"points": [...], "x": .., "x_unit": .., "y_unit": .., "log_x": ..}`
+/// or from a bare array of points.
+fn curve_of(v: &Value, unit: &str) -> Option<Curve> {
+    let (raw, meta) = match v {
+        Value::Array(a) => (a, None),
+        Value::Object(o) => (o.get("points")?.as_array()?, Some(o)),
+        _ => return None,
+    };
+    // Object points: the keys of the first object point name the axes.
+    let keys = raw.iter().find_map(keys_of);
+    let pts: Vec<(f64, f64)> = raw
+        .iter()
+        .filter_map(|p| point_of(p, keys.map(|(x, y)| (x.0, y.0))))
+        .collect();
+    if pts.len() < 2 {
+        return None;
+    }
+    let s = |k: &str| {
+        meta.and_then(|m| m.get(k))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let (xk, xu) = keys.map(|k| k.0).unwrap_or(("x", ""));
+    let yu = keys.map(|k| k.1 .1).unwrap_or("");
+    Some(Curve {
+        name: s("name"),
+        x_label: s("x").or_else(|| s("x_label")).unwrap_or_else(|| match xk {
+            "bytes" | "size_bytes" | "working_set_bytes" => "working set".to_string(),
+            "bandwidth_gbs" => "bandwidth".to_string(),
+            other => other.to_string(),
+        }),
+        x_unit: s("x_unit").unwrap_or_else(|| xu.to_string()),
+        y_unit: s("y_unit").unwrap_or_else(|| {
+            if yu.is_empty() {
+                unit.to_string()
+            } else {
+                yu.to_string()
+            }
+        }),
+        log_x: meta.and_then(|m| m.get("log_x")).and_then(Value::as_bool),
+        points: pts,
+    })
+}
+
+/// The curves a result carries in its `data` (see the module docs).
+pub fn curves_of(rec: &ResultRecord) -> Vec<Curve> {
+    let Some(d) = &rec.data else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let Some(c) = d.get("curve").and_then(|c| curve_of(c, &rec.unit)) {
+        out.push(c);
+    }
+    if let Some(a) = d.get("curves").and_then(Value::as_array) {
+        out.extend(a.iter().filter_map(|c| curve_of(c, &rec.unit)));
+    }
+    if out.is_empty() {
+        if let Some(p) = d.get("points") {
+            out.extend(curve_of(p, &rec.unit));
+        }
+    }
+    out
+}
+
+fn axis_ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
+    if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
+        return vec![lo];
+    }
+    let raw = (hi - lo) / n as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(raw);
+    let mut t = (lo / step).ceil() * step;
+    let mut out = Vec::new();
+    while t <= hi + step * 1e-9 {
+        out.push(t);
+        t += step;
+    }
+    out
+}
+
+fn x_tick_text(v: f64, unit: &str) -> String {
+    if unit == "bytes" || unit == "B" {
+        let b = v;
+        for (s, u) in [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")] {
+            if b >= s as f64 {
+                return format!("{}{u}", fmt_short(b / s as f64));
+            }
+        }
+        return format!("{}B", fmt_short(b));
+    }
+    fmt_short(v)
+}
+
+fn fmt_short(v: f64) -> String {
+    if v == v.round() && v.abs() < 1e6 {
+        format!("{v:.0}")
+    } else {
+        fmt_num(v)
+    }
+}
+
+/// Overlaid line chart: (series name, colour, points).
+pub fn svg_lines(
+    title: &str,
+    x_label: &str,
+    x_unit: &str,
+    y_unit: &str,
+    log_x: Option<bool>,
+    series: &[Series],
+) -> String {
+    let all: Vec<(f64, f64)> = series.iter().flat_map(|s| s.2.iter().copied()).collect();
+    if all.is_empty() {
+        return String::new();
+    }
+    let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
+    let (mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY);
+    for &(x, y) in &all {
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        y0 = y0.min(y);
+        y1 = y1.max(y);
+    }
+    let log = log_x.unwrap_or(x0 > 0.0 && x1 / x0 >= 64.0) && x0 > 0.0;
+    let y0 = if y0 >= 0.0 { 0.0 } else { y0 * 1.05 };
+    let y1 = if y1 > y0 { y1 * 1.05 } else { y0 + 1.0 };
+    let (w, h) = (760.0, 320.0);
+    let (l, r, t, b) = (64.0, 170.0, 28.0, 42.0);
+    let pw = w - l - r;
+    let ph = h - t - b;
+    let fx = |x: f64| -> f64 {
+        let (a, bb, v) = if log {
+            (x0.log2(), x1.log2(), x.log2())
+        } else {
+            (x0, x1, x)
+        };
+        if bb > a {
+            l + (v - a) / (bb - a) * pw
+        } else {
+            l + pw / 2.0
+        }
+    };
+    let fy = |y: f64| t + ph - (y - y0) / (y1 - y0) * ph;
+    let mut s = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{w}" height="{h}" role="img" aria-label="{tt}"><text x="0" y="14" font-weight="bold">{tt}</text>"#,
+        tt = esc(title)
+    );
+    for ty in axis_ticks(y0, y1, 5) {
+        let y = fy(ty);
+        let _ = write!(
+            s,
+            r#"<line class="grid" x1="{l}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+            l + pw,
+            l - 4.0,
+            y + 4.0,
+            fmt_short(ty)
+        );
+    }
+    let xt: Vec<f64> = if log {
+        let mut v = Vec::new();
+        let mut e = x0.log2().floor();
+        while e <= x1.log2().ceil() {
+            let x = e.exp2();
+            if x >= x0 * 0.999 && x <= x1 * 1.001 {
+                v.push(x);
+            }
+            e += 1.0;
+        }
+        if v.len() > 10 {
+            let k = v.len().div_ceil(10);
+            v = v.into_iter().step_by(k).collect();
+        }
+        v
+    } else {
+        axis_ticks(x0, x1, 6)
+    };
+    for tx in xt {
+        let x = fx(tx);
+        let _ = write!(
+            s,
+            r#"<line class="grid" x1="{x:.1}" x2="{x:.1}" y1="{t}" y2="{:.1}"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            t + ph,
+            t + ph + 14.0,
+            esc(&x_tick_text(tx, x_unit))
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<line class="axis" x1="{l}" x2="{l}" y1="{t}" y2="{:.1}"/><line class="axis" x1="{l}" x2="{:.1}" y1="{:.1}" y2="{:.1}"/>"#,
+        t + ph,
+        l + pw,
+        t + ph,
+        t + ph
+    );
+    let xl = if x_unit.is_empty() {
+        x_label.to_string()
+    } else {
+        format!(
+            "{x_label} ({x_unit}{})",
+            if log { ", log scale" } else { "" }
+        )
+    };
+    let _ = write!(
+        s,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text><text x="12" y="{:.1}" transform="rotate(-90 12 {:.1})" text-anchor="middle">{}</text>"#,
+        l + pw / 2.0,
+        h - 6.0,
+        esc(&xl),
+        t + ph / 2.0,
+        t + ph / 2.0,
+        esc(y_unit)
+    );
+    for (i, (name, col, pts)) in series.iter().enumerate() {
+        let mut pts = pts.clone();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let path: Vec<String> = pts
+            .iter()
+            .map(|&(x, y)| format!("{:.1},{:.1}", fx(x), fy(y)))
+            .collect();
+        let _ = write!(
+            s,
+            r#"<polyline fill="none" stroke="{col}" stroke-width="2" points="{}"/>"#,
+            path.join(" ")
+        );
+        for &(x, y) in &pts {
+            let _ = write!(
+                s,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{col}" data-v="{y}"><title>{}: {} → {} {}</title></circle>"#,
+                fx(x),
+                fy(y),
+                esc(name),
+                esc(&x_tick_text(x, x_unit)),
+                fmt_num(y),
+                esc(y_unit)
+            );
+        }
+        let ly = t + 6.0 + 16.0 * i as f64;
+        let _ = write!(
+            s,
+            r#"<rect x="{:.1}" y="{ly:.1}" width="12" height="10" fill="{col}"/><text x="{:.1}" y="{:.1}">{}</text>"#,
+            l + pw + 12.0,
+            l + pw + 28.0,
+            ly + 9.0,
+            esc(name)
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// Horizontal grouped bars: groups of (label, [(series name, colour, value, shown text)]),
+/// with an optional dashed reference line (100% for relative charts).
+pub fn svg_grouped_bars(title: &str, groups: &[BarGroup], reference: Option<f64>) -> String {
+    let max = groups
+        .iter()
+        .flat_map(|g| g.1.iter().map(|b| b.2))
+        .chain(reference)
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, f64::max);
+    if groups.iter().all(|g| g.1.is_empty()) || max <= 0.0 {
+        return String::new();
+    }
+    let left = 300.0;
+    let width = 420.0;
+    let bar_h = 13.0;
+    let gap = 8.0;
+    let mut y = 26.0;
+    let mut body = String::new();
+    for (label, bars) in groups {
+        let gh = bar_h * bars.len() as f64;
+        let _ = write!(
+            body,
+            r#"<text x="0" y="{:.1}">{}</text>"#,
+            y + gh / 2.0 + 4.0,
+            esc(&shorten(label, 48))
+        );
+        for (name, col, v, shown) in bars {
+            let bw = if v.is_finite() && *v > 0.0 {
+                (v / max * width).max(1.0)
+            } else {
+                0.0
+            };
+            let _ = write!(
+                body,
+                r#"<rect class="bar" x="{left}" y="{y:.1}" width="{bw:.1}" height="{:.1}" fill="{col}" data-v="{v}"><title>{}: {}</title></rect><text x="{:.1}" y="{:.1}">{} {}</text>"#,
+                bar_h - 2.0,
+                esc(name),
+                esc(shown),
+                left + bw + 4.0,
+                y + bar_h - 3.0,
+                esc(name),
+                esc(shown)
+            );
+            y += bar_h;
+        }
+        y += gap;
+    }
+    let h = y + 6.0;
+    // Room for the longest text beside a bar (about 6.5 px a character at 11 px).
+    let text_w = groups
+        .iter()
+        .flat_map(|g| g.1.iter())
+        .map(|b| (b.0.chars().count() + b.3.chars().count() + 1) as f64 * 6.5)
+        .fold(120.0f64, f64::max);
+    let mut s = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{:.0}" height="{h:.0}" role="img" aria-label="{t}"><text x="0" y="14" font-weight="bold">{t}</text>"#,
+        left + width + text_w + 12.0,
+        t = esc(title)
+    );
+    if let Some(r) = reference {
+        let x = left + r / max * width;
+        let _ = write!(
+            s,
+            r#"<line class="ref" x1="{x:.1}" x2="{x:.1}" y1="20" y2="{:.1}"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            h - 10.0,
+            h - 1.0,
+            pct(r)
+        );
+    }
+    s.push_str(&body);
+    s.push_str("</svg>");
+    s
+}
+
+fn shorten(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let t: String = s.chars().take(n - 1).collect();
+        format!("{t}…")
+    }
+}
+
+fn series_name(c: &Comparison, i: usize) -> String {
+    let h = &c.runs[i];
+    format!("{} {}", h.label, h.host)
+}
+
+fn relative_charts(c: &Comparison) -> String {
+    let mut out = String::new();
+    let mut experiments: Vec<&str> = Vec::new();
+    for r in &c.rows {
+        if !experiments.contains(&r.experiment.as_str()) {
+            experiments.push(&r.experiment);
+        }
+    }
+    for e in experiments {
+        let groups: Vec<BarGroup> = c
+            .rows
+            .iter()
+            .filter(|r| r.experiment == e)
+            .filter(|r| r.cells.iter().any(|x| x.relative_pct.is_some()))
+            .map(|r| {
+                let bars = r
+                    .cells
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, x)| {
+                        let p = x.relative_pct?;
+                        let v = x.value.map(fmt_num).unwrap_or_default();
+                        Some((
+                            c.runs[i].label.clone(),
+                            color(i),
+                            p,
+                            format!("{} ({v} {})", pct(p), r.unit),
+                        ))
+                    })
+                    .collect();
+                (r.label.clone(), bars)
+            })
+            .collect();
+        out.push_str(&svg_grouped_bars(
+            &format!(
+                "{e}: relative to {} (above 100% = better)",
+                c.runs[c.baseline].label
+            ),
+            &groups,
+            Some(100.0),
+        ));
+    }
+    out
+}
+
+fn curve_charts(c: &Comparison, runs: &[Run]) -> String {
+    let mut out = String::new();
+    for row in &c.rows {
+        let mut series: Vec<Series> = Vec::new();
+        let mut meta: Option<Curve> = None;
+        for (i, run) in runs.iter().enumerate() {
+            let Some(rec) = run.results.iter().find(|r| r.key == row.key) else {
+                continue;
+            };
+            let curves = curves_of(rec);
+            let multi = curves.len() > 1;
+            for cv in curves {
+                let name = match (&cv.name, multi) {
+                    (Some(n), true) => format!("{} {n}", series_name(c, i)),
+                    _ => series_name(c, i),
+                };
+                series.push((name, color(i), cv.points.clone()));
+                meta.get_or_insert(cv);
+            }
+        }
+        if let Some(m) = meta {
+            out.push_str(&svg_lines(
+                &row.label, &m.x_label, &m.x_unit, &m.y_unit, m.log_x, &series,
+            ));
+        }
+    }
+    out
+}
+
+fn published_chart(c: &Comparison) -> String {
+    let mut out = String::new();
+    for row in c.rows.iter().filter(|r| !r.published.is_empty()) {
+        let mut bars: Vec<Bar> = row
+            .cells
+            .iter()
+            .enumerate()
+            .filter_map(|(i, x)| {
+                let v = x.value?;
+                Some((
+                    format!("{} (measured)", series_name(c, i)),
+                    color(i),
+                    v,
+                    format!("{} {}", fmt_num(v), row.unit),
+                ))
+            })
+            .collect();
+        for p in &row.published {
+            if let Some(v) = p.value {
+                bars.push((
+                    format!("published: {}", p.machine),
+                    PUB_COLOR,
+                    v,
+                    format!("{} {}", p.text, row.unit),
+                ));
+            }
+        }
+        if bars.is_empty() {
+            continue;
+        }
+        out.push_str(&svg_grouped_bars(
+            &format!(
+                "{} [{}]: these runs and published figures",
+                row.label, row.unit
+            ),
+            &[(row.label.clone(), bars)],
+            None,
+        ));
+    }
+    out
+}
+
+fn cell_html(c: &Comparison, i: usize, row: &Row) -> String {
+    let cell = &row.cells[i];
+    match cell.state {
+        CellState::Measured => {
+            let mut s = format!(
+                "<td class=\"num\">{}",
+                esc(&cell.value.map(fmt_num).unwrap_or_default())
+            );
+            if i != c.baseline {
+                match cell.relative_pct {
+                    Some(p) => {
+                        let _ = write!(s, " <b>({})</b>", pct(p));
+                    }
+                    None => s.push_str(" <span class=\"na\">(no %)</span>"),
+                }
+            }
+            if cell.noisy {
+                let cv = cell
+                    .cv
+                    .map(|v| format!("{:.1}%", v * 100.0))
+                    .unwrap_or_default();
+                let _ = write!(
+                    s,
+                    " <span class=\"noisy\" title=\"CV {cv}, above 5%\">NOISY</span>"
+                );
+            }
+            s.push_str("</td>");
+            s
+        }
+        _ => format!(
+            "<td class=\"na\">{}</td>",
+            esc(&cell_text(cell, i == c.baseline))
+        ),
+    }
+}
+
+/// The comparison page. `runs` are the compared runs in the order of `c.runs`
+/// (their curve data is drawn).
+pub fn render(c: &Comparison, runs: &[Run]) -> String {
+    let mut h = String::new();
+    let base = &c.runs[c.baseline];
+    let _ = write!(
+        h,
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>cpuscope: {} runs compared</title><style>{CSS}</style></head><body>",
+        c.runs.len()
+    );
+    let _ = write!(
+        h,
+        "<h1>cpuscope comparison</h1><p class=\"meta\">{} run(s), baseline {} · relative figures: above 100% is better than the baseline (lower-is-better figures inverted) · NOISY = CV above 5%</p>",
+        c.runs.len(),
+        esc(&base.label)
+    );
+    h.push_str("<h2>Runs</h2><table><tr><th></th><th>run</th><th>host</th><th>CPU</th><th>profile</th><th>status</th><th>started</th><th>tags</th></tr>");
+    for (i, r) in c.runs.iter().enumerate() {
+        let _ = write!(
+            h,
+            "<tr><td><span style=\"color:{}\">■</span> <b>{}</b>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            color(i),
+            esc(&r.label),
+            if r.baseline { " (baseline)" } else { "" },
+            esc(&r.id),
+            esc(&r.host),
+            esc(r.cpu_model.as_deref().unwrap_or("(not recorded)")),
+            esc(&r.profile),
+            esc(&r.status),
+            esc(&r.started_at),
+            esc(&r.tags.join(", "))
+        );
+    }
+    h.push_str("</table>");
+
+    if c.runs.len() > 1 {
+        h.push_str("<h2>Environment and topology</h2><p class=\"note\">Highlighted rows differ between the runs: they explain results.</p><table><tr><th></th>");
+        for r in &c.runs {
+            let _ = write!(h, "<th>{}</th>", esc(&r.label));
+        }
+        h.push_str("</tr>");
+        for d in &c.differences {
+            let _ = write!(
+                h,
+                "<tr{}><th>{}</th>",
+                if d.differs { " class=\"diff\"" } else { "" },
+                esc(&d.field)
+            );
+            for v in &d.values {
+                match v {
+                    Some(v) => {
+                        let _ = write!(h, "<td>{}</td>", esc(v));
+                    }
+                    None => h.push_str("<td class=\"na\">not recorded</td>"),
+                }
+            }
+            h.push_str("</tr>");
+        }
+        h.push_str("</table>");
+    }
+
+    h.push_str("<h2>Charts</h2>");
+    let g = &c.geomean;
+    if g.results_used > 0 {
+        let bars: Vec<Bar> = g
+            .per_run
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| Some((c.runs[i].label.clone(), color(i), (*p)?, pct((*p)?))))
+            .collect();
+        h.push_str(&svg_grouped_bars(
+            &format!(
+                "Geometric mean over the {} of {} results measured on every run",
+                g.results_used, g.results_total
+            ),
+            &[("all common results".to_string(), bars)],
+            Some(100.0),
+        ));
+    } else {
+        let _ = write!(
+            h,
+            "<p class=\"na\">Geometric mean not available: no result is measured on every run ({} results in all).</p>",
+            g.results_total
+        );
+    }
+    h.push_str(&relative_charts(c));
+    h.push_str(&curve_charts(c, runs));
+    h.push_str(&published_chart(c));
+
+    h.push_str("<h2>Results</h2><table><tr><th>result</th><th>unit</th>");
+    for r in &c.runs {
+        let _ = write!(h, "<th>{}</th>", esc(&r.label));
+    }
+    h.push_str("</tr>");
+    for row in &c.rows {
+        let _ = write!(
+            h,
+            "<tr><td>{}{}<div class=\"note\"><code>{}</code></div></td><td>{}</td>",
+            esc(&row.label),
+            if row.higher_is_better {
+                ""
+            } else {
+                " <span class=\"note\">(lower is better)</span>"
+            },
+            esc(&row.key),
+            esc(&row.unit)
+        );
+        for i in 0..row.cells.len() {
+            h.push_str(&cell_html(c, i, row));
+        }
+        h.push_str("</tr>");
+    }
+    let _ = write!(
+        h,
+        "<tr><th>geometric mean</th><td>%</td>{}</tr></table>",
+        g.per_run
+            .iter()
+            .map(|p| format!(
+                "<td class=\"num\"><b>{}</b></td>",
+                p.map(pct).unwrap_or_else(|| "n/a".into())
+            ))
+            .collect::<String>()
+    );
+    if !g.left_out.is_empty() {
+        let why: Vec<String> = g.left_out.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        let _ = write!(
+            h,
+            "<p class=\"note\">Left out of the geometric mean: {}.</p>",
+            esc(&why.join(", "))
+        );
+    }
+
+    if c.with_published {
+        h.push_str("<h2>Published figures (not measured here)</h2>");
+        let rows: Vec<&Row> = c.rows.iter().filter(|r| !r.published.is_empty()).collect();
+        if rows.is_empty() {
+            h.push_str("<p class=\"na\">No published figure matches these results.</p>");
+        } else {
+            h.push_str("<table><tr><th>result</th><th>machine (published)</th><th>published</th><th>vs baseline</th><th>source</th></tr>");
+            for row in rows {
+                for p in &row.published {
+                    let _ = write!(
+                        h,
+                        "<tr class=\"pub\"><td>{}</td><td>{}</td><td class=\"num\">{} {}</td><td class=\"num\">{}</td><td>{}{}</td></tr>",
+                        esc(&row.label),
+                        esc(&p.machine),
+                        esc(&p.text),
+                        esc(&row.unit),
+                        p.relative_pct.map(pct).unwrap_or_default(),
+                        esc(&p.source),
+                        p.note
+                            .as_deref()
+                            .map(|n| format!("<div class=\"note\">{}</div>", esc(n)))
+                            .unwrap_or_default()
+                    );
+                }
+            }
+            h.push_str("</table><p class=\"note\">Published figures are copied from the sources named; cpuscope did not measure them.</p>");
+        }
+    }
+    for n in &c.notes {
+        let _ = write!(h, "<p class=\"note\">note: {}</p>", esc(n));
+    }
+    h.push_str("</body></html>\n");
+    h
+}
+
+/// For the single-run report: the published figures (seed articles) for
+/// the same workloads as this run's results, beside the run's own figure.
+/// Empty when none matches.
+pub fn published_for_run(run: &Run) -> String {
+    let mut rows = String::new();
+    for r in &run.results {
+        for m in crate::results::published::matches_for(r) {
+            let rel = match (m.value, r.value, m.figure.qualifier) {
+                (_, _, crate::results::published::Qualifier::AtMost)
+                | (_, _, crate::results::published::Qualifier::AtLeast) => None,
+                (Some(p), Some(v), _) => super::compare::relative_pct(p, v, r.higher_is_better),
+                _ => None,
+            };
+            let _ = write!(
+                rows,
+                "<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{} {}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+                esc(&crate::report::run_text::result_label(r)),
+                r.value
+                    .map(|v| format!("{} {}", fmt_num(v), esc(&r.unit)))
+                    .unwrap_or_else(|| "n/a".into()),
+                esc(&m.figure.machine),
+                esc(&crate::results::published::value_text(m.value, m.range, m.figure.qualifier)),
+                esc(&r.unit),
+                rel.map(pct).unwrap_or_default(),
+                esc(&m.set.source.cite())
+            );
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<h2>Published figures for the same workloads</h2><p class=\"note\">Copied from the sources named, \
+         NOT measured on this run; \"published vs this run\" is the published machine against this one \
+         (above 100% = better).</p><table><tr><th>result</th><th>this run</th><th>machine (published)</th>\
+         <th>published</th><th>published vs this run</th><th>source</th></tr>{rows}</table>"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks() {
+        assert_eq!(
+            axis_ticks(0.0, 10.0, 5),
+            vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+        );
+        assert_eq!(x_tick_text(32768.0, "bytes"), "32KiB");
+        assert_eq!(x_tick_text(3.0 * 1048576.0, "bytes"), "3MiB");
+    }
+
+    #[test]
+    fn curves_from_data() {
+        let r = ResultRecord::new("memory", "latency", "ns", false).with_data(serde_json::json!({
+            "curve": {"points": [[4096, 1.2], {"x": 8192, "y": 1.3}, [16384, "bad"]], "x": "size", "x_unit": "bytes"}
+        }));
+        let c = curves_of(&r);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].points, vec![(4096.0, 1.2), (8192.0, 1.3)]);
+        assert_eq!(c[0].y_unit, "ns");
+        // The memory experiments' shapes.
+        let lat = ResultRecord::new("latency", "curve", "ns", false).with_data(serde_json::json!({
+            "points": [{"bytes": 4096, "ns": 1.1, "cv": 0.01}, {"bytes": 1048576, "ns": 9.5, "cv": 0.02}]
+        }));
+        let c = curves_of(&lat);
+        assert_eq!(c[0].points, vec![(4096.0, 1.1), (1048576.0, 9.5)]);
+        assert_eq!(
+            (c[0].x_unit.as_str(), c[0].y_unit.as_str()),
+            ("bytes", "ns")
+        );
+        let loaded = ResultRecord::new("loaded_latency", "curve", "ratio", false).with_data(
+            serde_json::json!({
+                "points": [{"streams": 0, "latency_ns": 90.0, "bandwidth_gbs": 1.0},
+                           {"streams": 1, "latency_ns": 120.0, "bandwidth_gbs": 9.0}]
+            }),
+        );
+        let c = curves_of(&loaded);
+        assert_eq!(c[0].points, vec![(1.0, 90.0), (9.0, 120.0)]);
+        assert_eq!((c[0].x_unit.as_str(), c[0].y_unit.as_str()), ("GB/s", "ns"));
+        let sat = ResultRecord::new("bandwidth", "saturation_threads", "threads", false)
+            .with_data(serde_json::json!({"curve": [[1, 10.0], [2, 18.0], [4, 19.0]]}));
+        assert_eq!(curves_of(&sat)[0].points.len(), 3);
+        let none = ResultRecord::new("x", "y", "ns", false).with_data(serde_json::json!({"a": 1}));
+        assert!(curves_of(&none).is_empty());
+    }
+
+    #[test]
+    fn empty_charts_render_nothing() {
+        assert!(svg_lines("t", "x", "", "y", None, &[]).is_empty());
+        assert!(svg_grouped_bars("t", &[], Some(100.0)).is_empty());
+    }
+}

@@ -1,0 +1,689 @@
+//! Text tables for the compute experiments (simd, peak, workloads, rate,
+//! placement): seed 004's efficiency table, the published comparisons, the
+//! relative placement tables. Renders stored records; never measures.
+
+use crate::placement::planner::Plan;
+use crate::report::run_text::fmt_num;
+use crate::results::schema::ResultRecord;
+use serde_json::Value;
+use std::fmt::Write as _;
+
+fn param<'a>(r: &'a ResultRecord, k: &str) -> Option<&'a str> {
+    r.params.get(k).and_then(|v| v.as_str())
+}
+
+fn param_text(r: &ResultRecord, k: &str) -> Option<String> {
+    r.params.get(k).map(|v| match v {
+        Value::String(s) => s.clone(),
+        o => o.to_string(),
+    })
+}
+
+fn data_f64(r: &ResultRecord, p: &str) -> Option<f64> {
+    r.data.as_ref()?.pointer(p)?.as_f64()
+}
+
+/// Columns separated by two spaces. The last cell of each row is neither
+/// padded nor counted in the column widths, so a long "not available"
+/// reason in a short row does not widen the figures of the others.
+fn columns(rows: &[Vec<String>], indent: &str) -> String {
+    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut w = vec![0usize; n];
+    for r in rows {
+        for (i, c) in r.iter().enumerate().take(r.len().saturating_sub(1)) {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in rows {
+        let mut line = String::from(indent);
+        for (i, c) in r.iter().enumerate() {
+            line.push_str(c);
+            if i + 1 < r.len() {
+                line.push_str(&" ".repeat(w[i] - c.chars().count() + 2));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn of<'a>(rs: &'a [ResultRecord], exp: &str, metric: &str) -> Vec<&'a ResultRecord> {
+    rs.iter()
+        .filter(|r| r.experiment == exp && r.metric == metric)
+        .collect()
+}
+
+fn na(r: &ResultRecord) -> String {
+    format!(
+        "not available: {}",
+        r.unavailable_reason
+            .as_deref()
+            .unwrap_or("no reason recorded")
+            .trim_start_matches("not available: ")
+    )
+}
+
+/// Seed 004's table: throughput and per-thread efficiency per variant and
+/// thread point, the clock at each point, SMT yield, recommendations.
+pub fn render_simd(rs: &[ResultRecord]) -> String {
+    let mut out = String::new();
+    let thr = of(rs, "simd", "throughput");
+    if thr.is_empty() {
+        return out;
+    }
+    let mut variants: Vec<String> = Vec::new();
+    let mut points: Vec<String> = Vec::new();
+    for r in &thr {
+        if r.value.is_none() {
+            continue;
+        }
+        if let Some(v) = param(r, "variant") {
+            if !variants.iter().any(|x| x == v) {
+                variants.push(v.to_string());
+            }
+        }
+        if let Some(p) = param(r, "threads") {
+            if !points.iter().any(|x| x == p) {
+                points.push(p.to_string());
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "ChaCha20 keystream: throughput (MB/s) and per-thread efficiency vs 1 thread (seed 004's table)"
+    );
+    if let Some(best) = of(rs, "simd", "best_throughput").first() {
+        if let Some(d) = &best.data {
+            let _ = writeln!(
+                out,
+                "  turbo: {} (as found; cpuscope does not change it)  ·  {} cores, {} logical CPUs",
+                d["turbo"].as_str().unwrap_or("unknown"),
+                d["cores"],
+                d["logical"]
+            );
+        }
+    }
+    if let Some(v) = of(rs, "simd", "verified_variants").first() {
+        for n in &v.notes {
+            let _ = writeln!(out, "  verified: {n}");
+        }
+    }
+    let mut head = vec!["threads".to_string(), "n".into(), "GHz".into()];
+    for v in &variants {
+        head.push(format!("{v} MB/s"));
+        head.push("eff".into());
+    }
+    let mut rows = vec![head];
+    for p in &points {
+        let mut row = vec![p.clone(), String::new(), String::new()];
+        for v in &variants {
+            let t = thr
+                .iter()
+                .find(|r| param(r, "variant") == Some(v) && param(r, "threads") == Some(p));
+            let eff = of(rs, "simd", "efficiency")
+                .into_iter()
+                .find(|r| param(r, "variant") == Some(v) && param(r, "threads") == Some(p));
+            match t.and_then(|r| r.value) {
+                Some(x) => {
+                    let t = t.unwrap_or(&thr[0]);
+                    if row[1].is_empty() {
+                        row[1] = data_f64(t, "/threads")
+                            .map(|n| format!("{n:.0}"))
+                            .unwrap_or_default();
+                    }
+                    if row[2].is_empty() {
+                        row[2] = data_f64(t, "/ghz")
+                            .map(|g| format!("{g:.2}"))
+                            .unwrap_or_else(|| "n/a".into());
+                    }
+                    row.push(format!(
+                        "{}{}",
+                        fmt_num(x),
+                        if t.is_noisy() { "*" } else { "" }
+                    ));
+                    row.push(if p == "1" {
+                        "100.0%".into()
+                    } else {
+                        eff.and_then(|e| e.value)
+                            .map(|e| format!("{e:.1}%"))
+                            .unwrap_or_else(|| "-".into())
+                    });
+                }
+                None => {
+                    row.push("-".into());
+                    row.push("-".into());
+                }
+            }
+        }
+        rows.push(row);
+    }
+    out.push_str(&columns(&rows, "  "));
+    // Points not measured for every variant (e.g. no SMT).
+    let mut said = Vec::new();
+    for r in thr.iter().filter(|r| r.value.is_none()) {
+        let why = na(r);
+        let p = param(r, "threads").unwrap_or("?");
+        let line = if p == "1" {
+            format!("  {}: {why}", param(r, "variant").unwrap_or("?"))
+        } else {
+            format!("  threads={p}: {why}")
+        };
+        if !said.contains(&line) {
+            said.push(line);
+        }
+    }
+    for l in said {
+        let _ = writeln!(out, "{l}");
+    }
+    if thr.iter().any(|r| r.is_noisy()) {
+        let _ = writeln!(out, "  * NOISY: CV above 5%");
+    }
+    let ys = of(rs, "simd", "smt_yield");
+    let measured: Vec<&&ResultRecord> = ys.iter().filter(|r| r.value.is_some()).collect();
+    if !measured.is_empty() {
+        let _ = writeln!(
+            out,
+            "  SMT yield (what the second hardware thread adds, in cores):"
+        );
+        for r in measured {
+            let _ = writeln!(
+                out,
+                "    {:<8} {:.2}",
+                param(r, "variant").unwrap_or("?"),
+                r.value.unwrap_or(0.0)
+            );
+        }
+    } else if let Some(r) = ys.first() {
+        let _ = writeln!(out, "  SMT yield: {}", na(r));
+    }
+    if let Some(best) = of(rs, "simd", "best_throughput").first() {
+        for n in &best.notes {
+            let _ = writeln!(out, "  {n}");
+        }
+    }
+    out
+}
+
+/// FLOPs/cycle per width against the theoretical figure; seed 000's formula.
+pub fn render_peak(rs: &[ResultRecord]) -> String {
+    let mut out = String::new();
+    let pc = of(rs, "peak", "fma_flops_per_cycle");
+    let fl = of(rs, "peak", "fma_flops");
+    if pc.is_empty() && fl.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "Peak FP64 FMA, measured vs theoretical");
+    let mut rows = vec![vec![
+        "width".to_string(),
+        "threads".into(),
+        "GFLOP/s".into(),
+        "FLOP/cycle".into(),
+        "theoretical".into(),
+        "ratio".into(),
+    ]];
+    for f in &fl {
+        let w = param(f, "width").unwrap_or("?");
+        let t = param(f, "threads").unwrap_or("?");
+        let Some(v) = f.value else {
+            rows.push(vec![w.into(), t.into(), na(f)]);
+            continue;
+        };
+        let p = pc
+            .iter()
+            .find(|r| param(r, "width") == Some(w) && param(r, "threads") == Some(t));
+        let per = p.and_then(|r| r.value);
+        let theo = p.and_then(|r| data_f64(r, "/theoretical"));
+        let (theo_s, ratio_s) = if t == "1" {
+            (
+                theo.map(|x| format!("{x:.0} FLOP/cycle"))
+                    .unwrap_or_else(|| "n/a".into()),
+                per.zip(theo)
+                    .map(|(a, b)| format!("{:.1}%", a / b * 100.0))
+                    .unwrap_or_else(|| "n/a".into()),
+            )
+        } else {
+            let tg = data_f64(f, "/theoretical_gflops");
+            (
+                tg.map(|x| format!("{x:.0} GFLOP/s"))
+                    .unwrap_or_else(|| "n/a".into()),
+                tg.map(|x| format!("{:.1}%", v / x * 100.0))
+                    .unwrap_or_else(|| "n/a".into()),
+            )
+        };
+        let mut flags = Vec::new();
+        if let Some(d) = p
+            .and_then(|r| data_f64(r, "/ghz_drift"))
+            .filter(|d| d.abs() > 0.05)
+        {
+            flags.push(format!(
+                "unreliable: clock moved {:+.0}% during the kernel",
+                d * 100.0
+            ));
+        }
+        if let (Some(l), Some(g), Some(pc), Some(th)) = (
+            data_f64(f, "/ghz_under_this_width"),
+            data_f64(f, "/ghz"),
+            per,
+            theo,
+        ) {
+            flags.push(format!(
+                "clock under {w}-bit FMAs {l:.2} GHz ({:+.1}%): {:.1}% of theoretical at that clock",
+                (l / g - 1.0) * 100.0,
+                pc * g / l / th * 100.0
+            ));
+        }
+        rows.push(vec![
+            w.into(),
+            t.into(),
+            fmt_num(v),
+            per.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into()),
+            theo_s,
+            ratio_s,
+            flags.join("; "),
+        ]);
+    }
+    out.push_str(&columns(&rows, "  "));
+    let _ = writeln!(
+        out,
+        "  FLOP/cycle: GFLOP/s over the add-chain clock measured on the same CPU just before and after each kernel"
+    );
+    if let Some(th) = fl
+        .iter()
+        .find_map(|r| r.data.as_ref().and_then(|d| d.get("theory")))
+    {
+        match (
+            th["core"].as_str(),
+            th["source"].as_str(),
+            th["reason"].as_str(),
+        ) {
+            (Some(c), Some(s), _) => {
+                let _ = writeln!(out, "  theoretical: {c}; source: {s}");
+            }
+            (_, _, Some(r)) => {
+                let _ = writeln!(out, "  theoretical: not available: {r}");
+            }
+            _ => {}
+        }
+    }
+    for r in of(rs, "peak", "instruction_rate") {
+        match r.value {
+            Some(v) => {
+                let _ = writeln!(out, "  nop loop on all CPUs: {} G instr/s", fmt_num(v));
+                for n in &r.notes {
+                    let _ = writeln!(out, "    {n}");
+                }
+            }
+            None => {
+                let _ = writeln!(out, "  nop loop on all CPUs: {}", na(r));
+            }
+        }
+    }
+    out
+}
+
+/// The seed workloads, with the published comparison where it applies.
+pub fn render_workloads(rs: &[ResultRecord]) -> String {
+    let mut out = String::new();
+    let ws: Vec<&ResultRecord> = rs.iter().filter(|r| r.experiment == "workloads").collect();
+    if ws.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "Seed workloads");
+    let mut rows = Vec::new();
+    for r in &ws {
+        let mut label = r.metric.clone();
+        let p: Vec<String> = r
+            .params
+            .keys()
+            .filter_map(|k| param_text(r, k).map(|v| format!("{k}={v}")))
+            .collect();
+        if !p.is_empty() {
+            label = format!("{label} ({})", p.join(", "));
+        }
+        match r.value {
+            Some(v) => rows.push(vec![
+                label,
+                format!(
+                    "{} {}{}",
+                    fmt_num(v),
+                    r.unit,
+                    if r.is_noisy() { " NOISY" } else { "" }
+                ),
+                r.data
+                    .as_ref()
+                    .and_then(|d| d.get("ipc_from_instruction_count"))
+                    .and_then(|x| x.as_f64())
+                    .map(|i| format!("IPC {i:.2} (by instruction count)"))
+                    .unwrap_or_default(),
+            ]),
+            None => rows.push(vec![label, na(r)]),
+        }
+    }
+    out.push_str(&columns(&rows, "  "));
+    for r in &ws {
+        let Some(pubd) = r.data.as_ref().and_then(|d| d.get("published")) else {
+            continue;
+        };
+        let Some(prow) = pubd.get("rows").and_then(|x| x.as_array()) else {
+            continue;
+        };
+        let Some(lbl) = pubd.get("label").and_then(|x| x.as_str()) else {
+            continue;
+        };
+        if r.metric.starts_with("bc_") {
+            let _ = writeln!(out, "  {} vs {lbl}:", r.metric);
+            let mut t = vec![vec![
+                "CPU".to_string(),
+                "published".into(),
+                "this machine's speed (wall)".into(),
+                "(CPU time)".into(),
+            ]];
+            for row in prow {
+                let cpu = row["cpu"].as_str().unwrap_or("?").to_string();
+                match (
+                    row["published_s"].as_f64(),
+                    row["this_machine_speed_pct"].as_f64(),
+                ) {
+                    (Some(p), Some(pct)) => t.push(vec![
+                        cpu,
+                        format!("{p:.2} s"),
+                        format!("{pct:.0}%"),
+                        row["this_machine_speed_pct_by_cpu_time"]
+                            .as_f64()
+                            .map(|c| format!("{c:.0}%"))
+                            .unwrap_or_default(),
+                    ]),
+                    _ => t.push(vec![
+                        cpu,
+                        row["reason"].as_str().unwrap_or("no figure").to_string(),
+                    ]),
+                }
+            }
+            out.push_str(&columns(&t, "    "));
+        } else if r.metric == "openssl_aes" {
+            let _ = writeln!(
+                out,
+                "  openssl {} copies={} vs {lbl}:",
+                param(r, "alg").unwrap_or("?"),
+                param(r, "copies").unwrap_or("?")
+            );
+            let mut t = vec![vec![
+                "CPU".to_string(),
+                "copies".into(),
+                "published MB/s per copy".into(),
+                "this machine per copy".into(),
+            ]];
+            for row in prow {
+                t.push(vec![
+                    row["cpu"].as_str().unwrap_or("?").to_string(),
+                    row["published_copies"].to_string(),
+                    format!(
+                        "{:.1}",
+                        row["published_mb_s_per_copy"].as_f64().unwrap_or(0.0)
+                    ),
+                    format!(
+                        "{:.0}%",
+                        row["this_machine_per_copy_pct"].as_f64().unwrap_or(0.0)
+                    ),
+                ]);
+            }
+            out.push_str(&columns(&t, "    "));
+        }
+    }
+    for r in ws
+        .iter()
+        .filter(|r| r.metric == "openssl_aes" && r.value.is_some())
+        .take(1)
+    {
+        if let Some(n) = r.notes.first() {
+            let _ = writeln!(out, "  openssl: {n}");
+        }
+    }
+    out
+}
+
+/// Rate: jobs/hour per copy count and the efficiency per copy.
+pub fn render_rate(rs: &[ResultRecord]) -> String {
+    let mut out = String::new();
+    let j = of(rs, "rate", "jobs_per_hour");
+    if j.is_empty() {
+        return out;
+    }
+    let wl = j.first().and_then(|r| param(r, "workload")).unwrap_or("?");
+    let _ = writeln!(out, "Rate (SPEC-rate style): {wl}");
+    let mut rows = vec![vec![
+        "copies".to_string(),
+        "CPUs".into(),
+        "jobs/hour".into(),
+        "slowest copy".into(),
+        "efficiency per copy".into(),
+    ]];
+    for r in &j {
+        let c = param(r, "copies").unwrap_or("?").to_string();
+        match r.value {
+            Some(v) => {
+                let eff = of(rs, "rate", "efficiency")
+                    .into_iter()
+                    .find(|e| {
+                        param(e, "copies") == Some(&c)
+                            && param(e, "workload") == param(r, "workload")
+                    })
+                    .and_then(|e| e.value)
+                    .map(|e| format!("{e:.1}%"))
+                    .unwrap_or_else(|| {
+                        if c == "1" {
+                            "100% (baseline)".into()
+                        } else {
+                            "-".into()
+                        }
+                    });
+                let slow = r
+                    .data
+                    .as_ref()
+                    .and_then(|d| d["makespan_s"].as_array().cloned())
+                    .and_then(|a| {
+                        let v: Vec<f64> = a.iter().filter_map(|x| x.as_f64()).collect();
+                        crate::harness::Stats::from_samples(&v).map(|s| s.median)
+                    })
+                    .map(|s| format!("{s:.3} s"))
+                    .unwrap_or_default();
+                rows.push(vec![
+                    format!(
+                        "{c}{}",
+                        data_f64(r, "/copies")
+                            .filter(|_| c.parse::<usize>().is_err())
+                            .map(|n| format!(" ({n:.0})"))
+                            .unwrap_or_default()
+                    ),
+                    r.data
+                        .as_ref()
+                        .and_then(|d| d["cpus"].as_str())
+                        .unwrap_or("")
+                        .to_string(),
+                    format!("{}{}", fmt_num(v), if r.is_noisy() { " NOISY" } else { "" }),
+                    slow,
+                    eff,
+                ]);
+            }
+            None => rows.push(vec![c, na(r)]),
+        }
+    }
+    out.push_str(&columns(&rows, "  "));
+    out
+}
+
+/// Placement: one relative table per comparison and workload, then memory.
+pub fn render_placement(rs: &[ResultRecord]) -> String {
+    let mut out = String::new();
+    let t = of(rs, "placement", "throughput");
+    let m = of(rs, "placement", "memory_latency");
+    if t.is_empty() && m.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "Placement (relative to the best set of each comparison)"
+    );
+    if let Some(p) = of(rs, "placement", "plan").first() {
+        for n in &p.notes {
+            let _ = writeln!(out, "  note: {n}");
+        }
+    }
+    let mut groups: Vec<(String, String)> = Vec::new();
+    for r in &t {
+        let k = (
+            param(r, "comparison").unwrap_or("?").to_string(),
+            param(r, "workload").unwrap_or("?").to_string(),
+        );
+        if !groups.contains(&k) {
+            groups.push(k);
+        }
+    }
+    for (c, w) in groups {
+        let rows_in: Vec<&&ResultRecord> = t
+            .iter()
+            .filter(|r| param(r, "comparison") == Some(&c) && param(r, "workload") == Some(&w))
+            .collect();
+        let unit = rows_in.first().map(|r| r.unit.clone()).unwrap_or_default();
+        let _ = writeln!(out, "  {c} / {w} ({unit})");
+        let mut rows = Vec::new();
+        for r in rows_in {
+            let set = param(r, "set").unwrap_or("?").to_string();
+            match r.value {
+                Some(v) => rows.push(vec![
+                    set,
+                    r.data
+                        .as_ref()
+                        .and_then(|d| d["cpus"].as_str())
+                        .unwrap_or("")
+                        .to_string(),
+                    format!("{}{}", fmt_num(v), if r.is_noisy() { " NOISY" } else { "" }),
+                    data_f64(r, "/relative_pct")
+                        .map(|p| format!("{p:.1}%"))
+                        .unwrap_or_default(),
+                ]),
+                None => rows.push(vec![set, na(r)]),
+            }
+        }
+        out.push_str(&columns(&rows, "    "));
+    }
+    if let Some(s) = t.iter().find(|r| {
+        r.data
+            .as_ref()
+            .is_some_and(|d| d.get("seed_reference").is_some())
+    }) {
+        if let Some(rows) = s
+            .data
+            .as_ref()
+            .and_then(|d| d["seed_reference"]["rows"].as_array())
+        {
+            let _ = writeln!(
+                out,
+                "  seed 000 reference (published, Kunpeng 920 tpmC, 4 cores):"
+            );
+            let mut tr = Vec::new();
+            for r in rows {
+                tr.push(vec![
+                    r["cpus"].as_str().unwrap_or("").to_string(),
+                    r["set"].as_str().unwrap_or("").to_string(),
+                    r["tpmC"].to_string(),
+                    r["relative_pct"]
+                        .as_f64()
+                        .map(|p| format!("{p:.1}%"))
+                        .unwrap_or_default(),
+                ]);
+            }
+            out.push_str(&columns(&tr, "    "));
+        }
+    }
+    if !m.is_empty() {
+        let _ = writeln!(out, "  memory placement (pointer chase, ns per load)");
+        let mut rows = Vec::new();
+        for r in m {
+            let name = param(r, "memory").unwrap_or("?").to_string();
+            match r.value {
+                Some(v) => rows.push(vec![
+                    name,
+                    r.data
+                        .as_ref()
+                        .and_then(|d| d["policy"].as_str())
+                        .unwrap_or("")
+                        .to_string(),
+                    format!("{} ns", fmt_num(v)),
+                    r.notes.last().cloned().unwrap_or_default(),
+                ]),
+                None => rows.push(vec![name, na(r)]),
+            }
+        }
+        out.push_str(&columns(&rows, "    "));
+    }
+    out
+}
+
+/// The planner's choices, without measuring.
+pub fn render_plan(p: &Plan) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Placement plan for CPUs {} (spread sets of {} cores)",
+        p.usable, p.spread_k
+    );
+    for n in &p.notes {
+        let _ = writeln!(out, "  note: {n}");
+    }
+    for c in &p.comparisons {
+        let _ = writeln!(out, "  {}: {}", c.name, c.question);
+        let mut rows = Vec::new();
+        for s in &c.sets {
+            match &s.cpus {
+                Some(cpus) => rows.push(vec![s.name.clone(), cpus.to_string(), s.what.clone()]),
+                None => rows.push(vec![
+                    s.name.clone(),
+                    format!(
+                        "not applicable: {}",
+                        s.not_applicable.as_deref().unwrap_or("?")
+                    ),
+                ]),
+            }
+        }
+        out.push_str(&columns(&rows, "    "));
+    }
+    let _ = writeln!(out, "  memory: one thread, memory placed by policy");
+    let mut rows = Vec::new();
+    for m in &p.memory {
+        match (&m.cpu, &m.policy_text) {
+            (Some(c), Some(pt)) => rows.push(vec![
+                m.name.clone(),
+                format!("CPU {c}"),
+                pt.clone(),
+                m.what.clone(),
+            ]),
+            _ => rows.push(vec![
+                m.name.clone(),
+                format!(
+                    "not applicable: {}",
+                    m.not_applicable.as_deref().unwrap_or("?")
+                ),
+            ]),
+        }
+    }
+    out.push_str(&columns(&rows, "    "));
+    out
+}
+
+/// Every compute section present in `rs`, separated by blank lines.
+pub fn render_compute(rs: &[ResultRecord]) -> String {
+    [
+        render_simd(rs),
+        render_peak(rs),
+        render_workloads(rs),
+        render_rate(rs),
+        render_placement(rs),
+    ]
+    .into_iter()
+    .filter(|s| !s.is_empty())
+    .collect::<Vec<_>>()
+    .join("\n")
+}

@@ -1,0 +1,550 @@
+//! Advice rules on hand-made runs: each rule has a run that triggers it and
+//! one that does not; every finding carries evidence from the run.
+
+use cpuscope::report::advice::{self, Finding, RULES};
+use cpuscope::results::schema::{Environment, ResultRecord, Run, RunStatus};
+use serde_json::{json, Value};
+
+fn run_with(machine: Value, results: Vec<ResultRecord>) -> Run {
+    let mut r = Run::new(
+        "h",
+        "quick",
+        machine,
+        Environment::default(),
+        json!({}),
+        vec![],
+    );
+    r.status = RunStatus::Complete;
+    r.results = results;
+    r
+}
+
+/// Two NUMA nodes of two CPUs, SLIT 10/20.
+fn two_nodes(extra: Value) -> Value {
+    let mut m = json!({
+        "identity": {"model_name": "Test"},
+        "threads": [{"cpu": 0, "node": 0}, {"cpu": 1, "node": 0}, {"cpu": 2, "node": 1}, {"cpu": 3, "node": 1}],
+        "numa_nodes": [
+            {"id": 0, "cpus": "0-1", "distances": [10, 20]},
+            {"id": 1, "cpus": "2-3", "distances": [20, 10]}
+        ]
+    });
+    if let (Value::Object(a), Value::Object(b)) = (&mut m, extra) {
+        a.extend(b);
+    }
+    m
+}
+
+fn one_node() -> Value {
+    json!({"numa_nodes": [{"id": 0, "cpus": "0-1", "distances": [10]}]})
+}
+
+fn fixed(exp: &str, metric: &str, unit: &str, hib: bool, v: f64) -> ResultRecord {
+    ResultRecord::new(exp, metric, unit, hib).with_samples(vec![v, v, v])
+}
+
+fn of_rule<'a>(f: &'a [Finding], rule: &str) -> Vec<&'a Finding> {
+    f.iter().filter(|x| x.rule == rule).collect()
+}
+
+fn fires(run: &Run, rule: &str) -> Finding {
+    let all = advice::findings(run);
+    let mine = of_rule(&all, rule);
+    assert_eq!(mine.len(), 1, "{rule} should fire once: {all:#?}");
+    let f = mine[0].clone();
+    assert!(!f.evidence.is_empty(), "{rule}: no evidence");
+    for e in &f.evidence {
+        assert!(
+            e.source.starts_with("result ")
+                || e.source.starts_with("machine ")
+                || e.source.starts_with("environment")
+                || e.source.starts_with("results of this run")
+                || e.source.contains(':'),
+            "{rule}: evidence without a source: {e:?}"
+        );
+    }
+    // Evidence that names a result names one of this run's keys.
+    for e in f
+        .evidence
+        .iter()
+        .filter(|e| e.source.starts_with("result "))
+    {
+        let rest = &e.source["result ".len()..];
+        assert!(
+            run.results
+                .iter()
+                .any(|r| rest == r.key || rest.starts_with(&format!("{} (", r.key))),
+            "{rule}: evidence names {rest}, not a result of the run"
+        );
+    }
+    f
+}
+
+fn silent(run: &Run, rule: &str) {
+    let all = advice::findings(run);
+    assert!(
+        of_rule(&all, rule).is_empty(),
+        "{rule} should not fire: {all:#?}"
+    );
+}
+
+#[test]
+fn every_rule_is_listed() {
+    let ids: Vec<&str> = RULES.iter().map(|r| r.0).collect();
+    assert_eq!(ids.len(), 8);
+    // An empty run advises nothing: no evidence, no advice.
+    assert!(advice::findings(&run_with(json!({}), vec![])).is_empty());
+}
+
+fn nic(node: i64, irq_nodes: &[i64], is_virtual: bool) -> Value {
+    json!({"devices": {"nics": [{
+        "name": "eth0", "is_virtual": is_virtual, "numa_node": node,
+        "irq_nodes": irq_nodes, "served_cpus": "2-3",
+        "irqs": [{"irq": 40}, {"irq": 41}]
+    }]}})
+}
+
+#[test]
+fn nic_irqs_on_another_node() {
+    let r = run_with(two_nodes(nic(0, &[1], false)), vec![]);
+    let f = fires(&r, "nic-irq-remote-node");
+    assert!(
+        f.title.contains("eth0") && f.title.contains("node 1"),
+        "{}",
+        f.title
+    );
+    assert!(f.advice.contains("CPUs 0-1"), "{}", f.advice);
+    silent(
+        &run_with(two_nodes(nic(0, &[0], false)), vec![]),
+        "nic-irq-remote-node",
+    );
+    silent(
+        &run_with(two_nodes(nic(-1, &[1], false)), vec![]),
+        "nic-irq-remote-node",
+    );
+    silent(
+        &run_with(two_nodes(nic(0, &[1], true)), vec![]),
+        "nic-irq-remote-node",
+    );
+}
+
+fn balancing(v: &str) -> Value {
+    json!({"knobs": {"knobs": [{"name": "numa_balancing", "value": v}]}})
+}
+
+#[test]
+fn numa_balancing_with_pinned_work() {
+    let res = vec![fixed("memory", "latency", "ns", false, 90.0)];
+    let f = fires(
+        &run_with(two_nodes(balancing("1")), res.clone()),
+        "numa-balancing-pinned",
+    );
+    assert!(f.evidence.iter().any(|e| e.value == "1"));
+    silent(
+        &run_with(two_nodes(balancing("0")), res.clone()),
+        "numa-balancing-pinned",
+    );
+    // One node: balancing has nothing to do.
+    let mut m = one_node();
+    m.as_object_mut()
+        .unwrap()
+        .extend(balancing("1").as_object().unwrap().clone());
+    silent(&run_with(m, res), "numa-balancing-pinned");
+}
+
+fn lat(cpu: u64, mem: u64, ns: f64) -> ResultRecord {
+    fixed("memory", "latency", "ns", false, ns)
+        .with_param("cpu_node", cpu)
+        .with_param("mem_node", mem)
+        .with_param("size", "256 MiB")
+}
+
+#[test]
+fn remote_memory_much_slower() {
+    let r = run_with(
+        two_nodes(json!({})),
+        vec![
+            lat(0, 0, 90.0),
+            lat(0, 1, 140.0),
+            lat(1, 1, 92.0),
+            lat(1, 0, 138.0),
+        ],
+    );
+    let f = fires(&r, "remote-local-latency");
+    assert!(f.title.contains("1.54x"), "{}", f.title);
+    assert!(f.advice.contains("--membind"));
+    let near = run_with(
+        two_nodes(json!({})),
+        vec![
+            lat(0, 0, 90.0),
+            lat(0, 1, 100.0),
+            lat(1, 1, 92.0),
+            lat(1, 0, 99.0),
+        ],
+    );
+    silent(&near, "remote-local-latency");
+    // Only local figures: no remote/local evidence, no advice.
+    silent(
+        &run_with(two_nodes(json!({})), vec![lat(0, 0, 90.0), lat(1, 1, 90.0)]),
+        "remote-local-latency",
+    );
+}
+
+#[test]
+fn remote_latency_from_a_matrix() {
+    let m = fixed("memory", "node_latency", "ns", false, 100.0)
+        .with_data(json!({"nodes": [0, 1], "matrix": [[80.0, 160.0], [158.0, 81.0]]}));
+    let f = fires(
+        &run_with(two_nodes(json!({})), vec![m]),
+        "remote-local-latency",
+    );
+    assert!(f.evidence.iter().any(|e| e.source.contains("data.matrix")));
+}
+
+/// Four nodes: SLIT says 0→1 is near (12) and 0→3 far (22); the measurement can say otherwise.
+fn four_nodes() -> Value {
+    json!({"numa_nodes": [
+        {"id": 0, "distances": [10, 12, 20, 22]},
+        {"id": 1, "distances": [12, 10, 22, 24]},
+        {"id": 2, "distances": [20, 22, 10, 12]},
+        {"id": 3, "distances": [22, 24, 12, 10]}
+    ]})
+}
+
+#[test]
+fn declared_distances_against_measured() {
+    let agree = vec![
+        lat(0, 0, 90.0),
+        lat(0, 1, 100.0),
+        lat(0, 2, 130.0),
+        lat(0, 3, 140.0),
+    ];
+    silent(&run_with(four_nodes(), agree), "distances-vs-measured");
+    let disagree = vec![
+        lat(0, 0, 90.0),
+        lat(0, 1, 150.0),
+        lat(0, 2, 130.0),
+        lat(0, 3, 120.0),
+    ];
+    let f = fires(&run_with(four_nodes(), disagree), "distances-vs-measured");
+    assert!(f.title.contains("0→1"), "{}", f.title);
+    assert!(f.evidence.iter().any(|e| e.source.contains("distances")));
+    // A core-to-core matrix over CPUs, averaged per node pair: SLIT says
+    // every remote pair is equal (20), the measurement says 0↔2 is 50% slower.
+    let m = json!({
+        "threads": [{"cpu": 0, "node": 0}, {"cpu": 1, "node": 0}, {"cpu": 2, "node": 1},
+                    {"cpu": 3, "node": 1}, {"cpu": 4, "node": 2}, {"cpu": 5, "node": 2}],
+        "numa_nodes": [
+            {"id": 0, "distances": [10, 20, 20]},
+            {"id": 1, "distances": [20, 10, 20]},
+            {"id": 2, "distances": [20, 20, 10]}
+        ]
+    });
+    let node = |c: usize| c / 2;
+    let cost = |a: usize, b: usize| match (node(a), node(b)) {
+        (x, y) if x == y => 50.0,
+        (0, 2) | (2, 0) => 150.0,
+        _ => 100.0,
+    };
+    let matrix: Vec<Vec<Value>> = (0..6)
+        .map(|a| {
+            (0..6)
+                .map(|b| {
+                    if a == b {
+                        Value::Null
+                    } else {
+                        json!(cost(a, b))
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let c2c = fixed("c2c", "latency", "ns", false, 100.0)
+        .with_data(json!({"cpus": [0, 1, 2, 3, 4, 5], "matrix": matrix}));
+    let f = fires(&run_with(m.clone(), vec![c2c]), "distances-vs-measured");
+    assert!(f.title.contains("declared equal to"), "{}", f.title);
+    // The same matrix with 0↔2 like the others agrees with the table.
+    let flat: Vec<Vec<Value>> = (0..6)
+        .map(|a| {
+            (0..6)
+                .map(|b| match (a == b, node(a) == node(b)) {
+                    (true, _) => Value::Null,
+                    (false, true) => json!(50.0),
+                    (false, false) => json!(100.0),
+                })
+                .collect()
+        })
+        .collect();
+    let c2c = fixed("c2c", "latency", "ns", false, 100.0)
+        .with_data(json!({"cpus": [0, 1, 2, 3, 4, 5], "matrix": flat}));
+    silent(&run_with(m, vec![c2c]), "distances-vs-measured");
+}
+
+fn bw(threads: u64, v: f64) -> ResultRecord {
+    fixed("memory", "bandwidth", "GB/s", true, v)
+        .with_param("threads", threads)
+        .with_param("node", 0)
+}
+
+#[test]
+fn bandwidth_saturates_before_all_cores() {
+    let r = run_with(
+        two_nodes(json!({})),
+        vec![
+            bw(1, 12.0),
+            bw(2, 22.0),
+            bw(4, 40.0),
+            bw(8, 41.0),
+            bw(16, 42.0),
+        ],
+    );
+    let f = fires(&r, "memory-bandwidth-saturation");
+    assert!(
+        f.title.contains("saturates at 4 thread(s)") && f.title.contains("node 0"),
+        "{}",
+        f.title
+    );
+    assert_eq!(f.evidence.len(), 5);
+    let linear = run_with(
+        two_nodes(json!({})),
+        vec![bw(1, 10.0), bw(2, 20.0), bw(4, 40.0), bw(8, 80.0)],
+    );
+    silent(&linear, "memory-bandwidth-saturation");
+    // Two points are not a curve.
+    silent(
+        &run_with(two_nodes(json!({})), vec![bw(1, 10.0), bw(2, 10.0)]),
+        "memory-bandwidth-saturation",
+    );
+}
+
+fn tput(isa: &str, threads: &str, v: f64) -> ResultRecord {
+    fixed("compute", "throughput", "Gop/s", true, v)
+        .with_param("isa", isa)
+        .with_param("threads", threads)
+}
+
+#[test]
+fn smt_adds_little_to_wide_simd() {
+    let r = run_with(
+        json!({}),
+        vec![tput("avx2", "per_core", 100.0), tput("avx2", "all", 104.0)],
+    );
+    let f = fires(&r, "smt-yield-wide-simd");
+    assert!(
+        f.title.contains("+4%") && f.advice.contains("physical cores"),
+        "{}",
+        f.title
+    );
+    // Scalar code gains from SMT: no advice about it.
+    silent(
+        &run_with(
+            json!({}),
+            vec![
+                tput("scalar", "per_core", 100.0),
+                tput("scalar", "all", 104.0),
+            ],
+        ),
+        "smt-yield-wide-simd",
+    );
+    // Wide SIMD that does gain.
+    silent(
+        &run_with(
+            json!({}),
+            vec![
+                tput("avx512", "per_core", 100.0),
+                tput("avx512", "all", 130.0),
+            ],
+        ),
+        "smt-yield-wide-simd",
+    );
+    // An explicit yield figure.
+    let y = fixed("compute", "smt_yield", "x", true, 1.05).with_param("isa", "avx512");
+    fires(&run_with(json!({}), vec![y]), "smt-yield-wide-simd");
+    let y = fixed("compute", "smt_yield", "x", true, 1.4).with_param("isa", "avx512");
+    silent(&run_with(json!({}), vec![y]), "smt-yield-wide-simd");
+}
+
+fn freq(single: f64, all: f64, declared: Value) -> Vec<ResultRecord> {
+    vec![
+        fixed("frequency", "single_core", "GHz", true, single)
+            .with_param("threads", 1)
+            .with_data(json!({"declared": declared})),
+        fixed("frequency", "all_cores", "GHz", true, all)
+            .with_param("threads", "per_core")
+            .with_data(json!({"per_thread_ghz": [all, all, all, all]})),
+    ]
+}
+
+#[test]
+fn clock_drops_at_all_cores() {
+    let f = fires(
+        &run_with(json!({}), freq(4.8, 4.4, json!({}))),
+        "all-core-frequency-drop",
+    );
+    assert!(
+        f.title.contains("8%") && f.title.contains("4 cores"),
+        "{}",
+        f.title
+    );
+    silent(
+        &run_with(json!({}), freq(3.0, 2.95, json!({}))),
+        "all-core-frequency-drop",
+    );
+}
+
+#[test]
+fn declared_clock_differs_from_measured() {
+    let below = run_with(
+        json!({}),
+        freq(2.0, 2.0, json!({"cpufreq_max_mhz": 3000.0})),
+    );
+    let f = fires(&below, "declared-vs-measured-frequency");
+    assert!(f.title.contains("33% below"), "{}", f.title);
+    let turbo = run_with(json!({}), freq(3.5, 3.4, json!({"model_name_mhz": 2500.0})));
+    let f = fires(&turbo, "declared-vs-measured-frequency");
+    assert!(f.title.contains("40% above"), "{}", f.title);
+    let agrees = run_with(
+        json!({}),
+        freq(
+            3.0,
+            3.0,
+            json!({"cpufreq_max_mhz": 3050.0, "model_name_mhz": 2950.0, "cpuinfo_mhz": 3000.0}),
+        ),
+    );
+    silent(&agrees, "declared-vs-measured-frequency");
+    // Nothing declared: nothing to set against.
+    silent(
+        &run_with(json!({}), freq(2.0, 2.0, json!({}))),
+        "declared-vs-measured-frequency",
+    );
+}
+
+#[test]
+fn text_and_html_show_the_evidence() {
+    let r = run_with(json!({}), freq(4.8, 4.0, json!({})));
+    let f = advice::findings(&r);
+    let t = advice::render_text(&f);
+    assert!(t.contains("evidence: one core = 4.800 GHz"), "{t}");
+    assert!(t.contains("what to do:"));
+    let h = advice::render_html(&f);
+    assert!(h.contains("<h2>Advice</h2>") && h.contains("frequency:single_core"));
+    assert!(advice::render_text(&[]).is_empty());
+}
+
+/// The shapes the memory, c2c and compute experiments write (their branches,
+/// as of this writing): the rules must read them.
+#[test]
+fn rules_read_the_experiments_shapes() {
+    // numa_matrix: latency per (cpu_node, mem) with mem a node label.
+    let nm = |c: u64, m: &str, ns: f64| {
+        fixed("numa_matrix", "latency", "ns", false, ns)
+            .with_param("cpu_node", c)
+            .with_param("mem", m)
+    };
+    let r = run_with(
+        two_nodes(json!({})),
+        vec![
+            nm(0, "0", 85.0),
+            nm(0, "1", 150.0),
+            nm(0, "interleave", 118.0),
+            nm(1, "1", 86.0),
+            nm(1, "0", 149.0),
+        ],
+    );
+    let f = fires(&r, "remote-local-latency");
+    assert!(f.title.contains("numa_matrix"), "{}", f.title);
+
+    // c2c: data.cpus + data.matrix_ns.
+    let m = json!({
+        "threads": [{"cpu": 0, "node": 0}, {"cpu": 1, "node": 0}, {"cpu": 2, "node": 1}, {"cpu": 3, "node": 1}],
+        "numa_nodes": [{"id": 0, "distances": [10, 20]}, {"id": 1, "distances": [20, 10]}]
+    });
+    let c2c = fixed("c2c", "matrix", "ns", false, 60.0)
+        .with_param("method", "cas")
+        .with_data(json!({"cpus": [0, 1, 2, 3], "matrix_ns": [
+            [null, 40.0, 140.0, 141.0], [40.0, null, 139.0, 142.0],
+            [140.0, 139.0, null, 41.0], [141.0, 142.0, 41.0, null]]}));
+    let f = fires(&run_with(m, vec![c2c]), "remote-local-latency");
+    assert!(f
+        .evidence
+        .iter()
+        .any(|e| e.source.contains("data.matrix_ns")));
+
+    // simd: smt_yield in "cores" (what one extra hardware thread adds).
+    let y = |variant: &str, v: f64| {
+        fixed("simd", "smt_yield", "cores", true, v).with_param("variant", variant)
+    };
+    let f = fires(
+        &run_with(json!({}), vec![y("avx2", 0.06), y("scalar", 0.05)]),
+        "smt-yield-wide-simd",
+    );
+    assert!(
+        f.title.contains("avx2") && f.title.contains("+6%"),
+        "{}",
+        f.title
+    );
+    silent(
+        &run_with(json!({}), vec![y("avx512", 0.45)]),
+        "smt-yield-wide-simd",
+    );
+
+    // bandwidth: one record per kernel variant and thread count; cache levels excluded.
+    let bwv = |width: &str, scope: &str, t: u64, g: f64| {
+        fixed("bandwidth", "triad", "GB/s", true, g)
+            .with_param("threads", t)
+            .with_param("width", width)
+            .with_param("store", "normal")
+            .with_param("scope", scope)
+            .with_param("placement", "compact")
+    };
+    let mut res = Vec::new();
+    for (t, g) in [(1, 12.0), (2, 20.0), (4, 24.0), (8, 24.5)] {
+        res.push(bwv("avx2", "dram", t, g));
+        res.push(bwv("sse2", "dram", t, g * 0.95));
+        res.push(bwv("avx2", "L2", t, g * 10.0 / t as f64 * t as f64));
+    }
+    let all = advice::findings(&run_with(json!({}), res));
+    let sat = of_rule(&all, "memory-bandwidth-saturation");
+    assert_eq!(sat.len(), 1, "{all:#?}");
+    assert!(
+        sat[0].title.contains("at 4 thread(s)") && sat[0].title.contains("24.50"),
+        "{}",
+        sat[0].title
+    );
+}
+
+#[test]
+fn a_busy_machine_is_said_and_shown() {
+    use cpuscope::results::schema::Load;
+    let mut r = run_with(
+        json!({"cpus": {"online": "0-1"}}),
+        freq(4.8, 4.0, json!({})),
+    );
+    r.environment.load_start = Some(Load {
+        at: "2026-01-01T00:00:00Z".into(),
+        loadavg_1: Some(3.5),
+        ..Load::default()
+    });
+    let f = fires(&r, "all-core-frequency-drop");
+    assert!(
+        f.advice.contains("was busy") && f.advice.contains("3.50 on 2 CPUs"),
+        "{}",
+        f.advice
+    );
+    assert!(f
+        .evidence
+        .iter()
+        .any(|e| e.source == "environment.load_start"));
+    // Idle: no such caution.
+    r.environment.load_start.as_mut().unwrap().loadavg_1 = Some(0.2);
+    let f = fires(&r, "all-core-frequency-drop");
+    assert!(!f.advice.contains("was busy"));
+    // Configuration findings do not depend on load.
+    let mut n = run_with(two_nodes(nic(0, &[1], false)), vec![]);
+    n.environment.load_start = Some(Load {
+        at: "2026-01-01T00:00:00Z".into(),
+        loadavg_1: Some(9.0),
+        ..Load::default()
+    });
+    assert!(!fires(&n, "nic-irq-remote-node").advice.contains("was busy"));
+}

@@ -1,0 +1,388 @@
+//! Compute room: kernels agree with each other and with RFC 8439, the SMT
+//! arithmetic on seed 004's published table, the published data files, the
+//! text tables, and the commands' answers to bad input. No timings are
+//! asserted.
+#![allow(clippy::needless_update)]
+
+use cpuscope::experiments::rate::{parse_workload, RateWorkload};
+use cpuscope::experiments::simd::{ordered_cpus, smt_advice, smt_yield, thread_points};
+use cpuscope::experiments::workloads::{published, PUBLISHED};
+use cpuscope::experiments::Profile;
+use cpuscope::kernels::chacha::{self, Variant};
+use cpuscope::kernels::fma::Width;
+use cpuscope::machine::topology::Core;
+use cpuscope::machine::MachineInfo;
+use cpuscope::placement::CpuSet;
+use cpuscope::report::compute_text::{render_rate, render_simd};
+use cpuscope::results::schema::ResultRecord;
+use serde_json::json;
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_cpuscope"))
+}
+
+#[test]
+fn every_supported_variant_writes_the_same_keystream() {
+    // Odd lengths (vector steps plus a scalar tail) and a counter that wraps.
+    let key: [u8; 32] = core::array::from_fn(|i| (i * 7 + 3) as u8);
+    let nonce: [u8; 12] = core::array::from_fn(|i| (0xa0 + i) as u8);
+    for blocks in [1usize, 3, 4, 15, 16, 17, 33, 64] {
+        for counter in [0u32, 1, 0xffff_fff5] {
+            let mut want = vec![0u8; blocks * 64];
+            chacha::keystream(Variant::Scalar, &key, &nonce, counter, &mut want).unwrap();
+            for v in Variant::ALL.into_iter().filter(|v| v.supported()) {
+                let mut got = vec![0u8; blocks * 64];
+                chacha::keystream(v, &key, &nonce, counter, &mut got).unwrap();
+                assert_eq!(
+                    got,
+                    want,
+                    "{} blocks={blocks} counter={counter:#x}",
+                    v.name()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn unsupported_variants_are_refused_with_the_reason() {
+    let mut buf = [0u8; 64];
+    for v in Variant::ALL.into_iter().filter(|v| !v.supported()) {
+        let e = chacha::keystream(v, &chacha::RFC_KEY, &chacha::RFC_NONCE_232, 1, &mut buf)
+            .unwrap_err();
+        assert!(e.contains("not available"), "{e}");
+    }
+    // This build always has the scalar form, and x86_64 always has SSE2.
+    assert!(Variant::Scalar.supported());
+    if cfg!(target_arch = "x86_64") {
+        assert!(Variant::Sse2.supported());
+        assert!(!Variant::Neon.supported());
+        assert!(Variant::Neon
+            .unsupported_reason()
+            .unwrap()
+            .contains("aarch64"));
+    }
+}
+
+#[test]
+fn rfc8439_vectors_hold_for_every_supported_variant() {
+    for v in Variant::ALL.into_iter().filter(|v| v.supported()) {
+        chacha::check_rfc8439(v).unwrap();
+    }
+}
+
+#[test]
+fn fma_widths_follow_the_cpu() {
+    if cfg!(target_arch = "x86_64") {
+        assert_eq!(
+            Width::V512.supported(),
+            std::arch::is_x86_feature_detected!("avx512f")
+        );
+    }
+    for w in Width::ALL.into_iter().filter(|w| !w.supported()) {
+        assert_eq!(
+            cpuscope::kernels::fma::run(w, 10),
+            0,
+            "unsupported width runs nothing"
+        );
+    }
+}
+
+/// Seed 004's table (Intel 11th gen i7, 8 cores / 16 threads, turbo on):
+/// the SMT yield it implies and the advice the figures support.
+#[test]
+fn seed004_table_gives_the_seeds_conclusion() {
+    let t = published("seed004_simd_efficiency.json").unwrap();
+    let rows = t["rows"].as_array().unwrap();
+    let row = |id: &str| {
+        rows.iter().find(|r| r["id"] == id).unwrap()["throughput"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect::<Vec<f64>>()
+    };
+    let (one, eight, sixteen) = (row("1-1"), row("1-2"), row("1-3"));
+    let names = ["scalar", "sse", "avx2", "avx512"];
+    let mut yields = Vec::new();
+    for i in 0..4 {
+        // Efficiency in the seed's own form.
+        let eff16 = sixteen[i] / 16.0 / one[i] * 100.0;
+        let published_eff = rows.iter().find(|r| r["id"] == "1-3").unwrap()["efficiency_pct"][i]
+            .as_f64()
+            .unwrap();
+        assert!(
+            (eff16 - published_eff).abs() < 0.2,
+            "{}: {eff16} vs {published_eff}",
+            names[i]
+        );
+        yields.push(smt_yield(eight[i], sixteen[i], 8, 16).unwrap());
+    }
+    // Scalar: the second thread adds ~0.7 of a core; AVX-512: ~0.15.
+    assert!(yields[0] > 0.5, "{yields:?}");
+    assert!(yields[3] < 0.2, "{yields:?}");
+    assert!(
+        yields.windows(2).all(|w| w[1] < w[0]),
+        "wider SIMD, less SMT gain: {yields:?}"
+    );
+    assert!(smt_advice("scalar", yields[0]).contains("use all logical CPUs"));
+    assert!(smt_advice("avx512", yields[3]).contains("one thread per physical core"));
+}
+
+fn smt_machine() -> MachineInfo {
+    // 4 cores × 2 threads, Linux numbering: core c = {c, c+4}.
+    MachineInfo {
+        cores: (0..4)
+            .map(|c| Core {
+                package: 0,
+                core_id: c,
+                cpus: CpuSet::from_ids([c, c + 4]),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn thread_points_on_an_smt_machine() {
+    let m = smt_machine();
+    let cpus = CpuSet::parse("0-7").unwrap();
+    assert_eq!(ordered_cpus(&m, &cpus), vec![0, 1, 2, 3, 4, 5, 6, 7]);
+    let (pts, why) = thread_points(&m, &cpus, Profile::Quick);
+    let labels: Vec<(&str, String)> = pts
+        .iter()
+        .map(|p| (p.label.as_str(), p.cpus.to_string()))
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            ("1", "0".to_string()),
+            ("per_core", "0-3".to_string()),
+            ("all", "0-7".to_string())
+        ]
+    );
+    assert!(why.is_none());
+    // full adds a sweep between (2 threads, then 8 is "all").
+    let (full, _) = thread_points(&m, &cpus, Profile::Full);
+    let l: Vec<&str> = full.iter().map(|p| p.label.as_str()).collect();
+    assert_eq!(l, ["1", "2", "per_core", "all"]);
+    // Without SMT siblings in the list: no "all" point, and the reason.
+    let (pts, why) = thread_points(&m, &CpuSet::parse("0-3").unwrap(), Profile::Quick);
+    assert_eq!(pts.len(), 2);
+    assert!(why.unwrap().contains("no SMT"));
+}
+
+fn rec(metric: &str, variant: &str, threads: &str, value: f64) -> ResultRecord {
+    let mut r = ResultRecord::new(
+        "simd",
+        metric,
+        if metric == "efficiency" { "%" } else { "MB/s" },
+        true,
+    )
+    .with_param("variant", variant)
+    .with_param("threads", threads);
+    if metric == "throughput" {
+        r = r
+            .with_samples(vec![value; 5])
+            .with_data(json!({"threads": 1, "ghz": 3.0}));
+    } else {
+        r.value = Some(value);
+    }
+    r
+}
+
+#[test]
+fn simd_table_renders_in_the_seeds_form() {
+    let rs = vec![
+        rec("throughput", "scalar", "1", 948.0),
+        rec("throughput", "avx512", "1", 13780.0),
+        rec("throughput", "scalar", "all", 11491.0),
+        rec("throughput", "avx512", "all", 104483.0),
+        rec("efficiency", "scalar", "all", 75.8),
+        rec("efficiency", "avx512", "all", 47.4),
+        ResultRecord::unavailable(
+            "simd",
+            "throughput",
+            "MB/s",
+            "not supported: NEON is an aarch64 instruction set",
+        )
+        .with_param("variant", "neon")
+        .with_param("threads", "1"),
+    ];
+    let t = render_simd(&rs);
+    assert!(t.contains("scalar MB/s"), "{t}");
+    assert!(t.contains("avx512 MB/s"), "{t}");
+    assert!(t.contains("75.8%") && t.contains("47.4%"), "{t}");
+    assert!(t.contains("neon: not available: not supported"), "{t}");
+    assert!(
+        !t.contains("neon MB/s"),
+        "an unsupported variant gets no column: {t}"
+    );
+}
+
+#[test]
+fn rate_table_and_workload_names() {
+    let r = ResultRecord::new("rate", "jobs_per_hour", "jobs/h", true)
+        .with_param("workload", "nop")
+        .with_param("copies", "1")
+        .with_samples(vec![3600.0])
+        .with_data(json!({"copies": 1, "cpus": "0", "makespan_s": [1.0]}));
+    let t = render_rate(&[r]);
+    assert!(t.contains("3600") && t.contains("baseline"), "{t}");
+    assert_eq!(
+        parse_workload("bc-pow:999999").unwrap(),
+        RateWorkload::BcPow(999_999)
+    );
+}
+
+#[test]
+fn every_published_file_is_compiled_in_and_names_its_seed() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/published");
+    let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    on_disk.sort();
+    let mut compiled: Vec<String> = PUBLISHED.iter().map(|(n, _)| n.to_string()).collect();
+    compiled.sort();
+    assert_eq!(on_disk, compiled);
+    for n in &compiled {
+        let t = published(n).unwrap();
+        let seed = t["source"]["seed"].as_str().unwrap();
+        assert!(n.starts_with(&format!("seed{seed}_")), "{n}");
+        let file = t["source"]["file"].as_str().unwrap();
+        assert!(file.contains(&format!("seeds/{seed}_")), "{n}: {file}");
+    }
+    // The five CPUs of seed 000's bc table.
+    assert_eq!(
+        published("seed000_bc_pow.json").unwrap()["rows"]
+            .as_array()
+            .unwrap()
+            .len(),
+        5
+    );
+}
+
+fn one_line_error(args: &[&str]) -> String {
+    let out = bin().args(args).output().unwrap();
+    assert!(!out.status.success(), "{args:?} succeeded");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{args:?}: {err}");
+    assert!(lines[0].starts_with("cpuscope: error: "), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    lines[0].to_string()
+}
+
+#[test]
+fn commands_answer_bad_input_in_one_line() {
+    assert!(one_line_error(&["simd", "--variants", "mmx"]).contains("unknown SIMD variant"));
+    assert!(one_line_error(&["simd", "--cpus", "9999"]).contains("not usable"));
+    assert!(one_line_error(&["simd", "--cpus", "x"]).contains("error"));
+    assert!(one_line_error(&["rate", "--copies", "0", "nop"]).contains("positive count"));
+    assert!(one_line_error(&["rate", "--copies", "100000", "nop"]).contains("usable CPUs"));
+    assert!(one_line_error(&["rate", "--copies", "1"]).contains("no workload"));
+    assert!(one_line_error(&["rate", "--copies", "1", "spec2000"]).contains("unknown workload"));
+    assert!(one_line_error(&["rate", "--copies", "1", "bc-pow:-3"]).contains("positive integer"));
+    assert!(
+        one_line_error(&["rate", "--copies", "1", "--", "/nonexistent/prog"])
+            .contains("cannot start")
+    );
+    assert!(
+        one_line_error(&["placement", "--workload", "x"]).contains("unknown placement workload")
+    );
+    assert!(one_line_error(&["placement", "--k", "1"]).contains("--k"));
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/hwloc-linux/16amd64-8n2c"
+    );
+    assert!(one_line_error(&["--sysroot", fixture, "simd"]).contains("measures this machine"));
+    assert!(one_line_error(&["--sysroot", fixture, "placement"]).contains("measures this machine"));
+}
+
+#[test]
+fn placement_plan_on_a_recorded_machine() {
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/hwloc-linux/16em64t-4s2c2t"
+    );
+    if !std::path::Path::new(fixture).join("sys").is_dir() {
+        eprintln!("fixture tree not unpacked: skipped");
+        return;
+    }
+    let out = bin()
+        .args(["--sysroot", fixture, "placement", "--plan-only", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let p: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let set = |c: &str, s: &str| {
+        p["comparisons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == c)
+            .unwrap()["sets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == s)
+            .unwrap()
+            .clone()
+    };
+    // 4 sockets × 2 cores × 2 threads: CPU 0's sibling is 8; CPU 1 is on another socket.
+    assert_eq!(set("smt", "smt_siblings")["cpus"], "0,8");
+    assert_eq!(set("numa", "cross_socket")["cpus"], "0-1");
+    assert!(set("numa", "cross_node")["not_applicable"]
+        .as_str()
+        .unwrap()
+        .contains("one NUMA node"));
+    assert_eq!(set("spread", "smt_packed")["cpus"], "0,4,8,12");
+}
+
+#[test]
+fn run_lists_the_compute_experiments() {
+    let out = bin()
+        .args(["run", "--list", "--profile", "quick"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let t = String::from_utf8_lossy(&out.stdout);
+    for e in ["simd", "peak", "workloads", "rate", "placement"] {
+        assert!(
+            t.lines().any(|l| l.starts_with(e)),
+            "{e} missing from:\n{t}"
+        );
+    }
+}
+
+#[test]
+fn bc_comparison_renders_as_published_data() {
+    use cpuscope::experiments::workloads::compare_times;
+    use cpuscope::report::compute_text::render_workloads;
+    let t = published("seed000_bc_pow.json").unwrap();
+    let r = ResultRecord::new("workloads", "bc_pow", "s", false)
+        .with_param("exp", 999_999)
+        .with_samples(vec![26.729972414])
+        .with_data(json!({ "published": compare_times(&t, 26.729972414) }));
+    let text = render_workloads(&[r]);
+    assert!(
+        text.contains("published data (not measured on this run)"),
+        "{text}"
+    );
+    let hygon = text.lines().find(|l| l.contains("Hygon")).unwrap();
+    assert!(hygon.contains("100%"), "{text}");
+    let ft = text.lines().find(|l| l.contains("FT2500")).unwrap();
+    assert!(
+        ft.contains("148%"),
+        "39.65 s published vs 26.73 s here: {text}"
+    );
+}

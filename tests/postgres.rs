@@ -1,0 +1,384 @@
+//! The PostgreSQL store against a real server: a throwaway one started by
+//! the test (initdb + pg_ctl into a temporary directory, on a free loopback
+//! port), or the server named by CPUSCOPE_TEST_PG_URL. Skips, saying why,
+//! when neither is available. CI installs postgresql (.ci/run).
+
+use cpuscope::results::postgres::PgStore;
+use cpuscope::results::schema::{Environment, ResultRecord, Run, RunStatus};
+use cpuscope::results::sqlite::SqliteStore;
+use cpuscope::results::store::Store;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A PostgreSQL server for one test: started here (and stopped on drop), or given.
+struct Server {
+    url: String,
+    stop: Option<(PathBuf, Option<String>, PathBuf)>, // (pg_ctl, run-as user, data dir)
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some((pg_ctl, user, data)) = &self.stop {
+            let args = [
+                "-D".to_string(),
+                data.display().to_string(),
+                "-m".into(),
+                "immediate".into(),
+                "-w".into(),
+                "stop".into(),
+            ];
+            let _ = as_user(user.as_deref(), pg_ctl, &args).output();
+        }
+    }
+}
+
+fn as_user(user: Option<&str>, prog: &Path, args: &[String]) -> Command {
+    match user {
+        Some(u) => {
+            let mut c = Command::new("runuser");
+            c.arg("-u").arg(u).arg("--").arg(prog).args(args);
+            c
+        }
+        None => {
+            let mut c = Command::new(prog);
+            c.args(args);
+            c
+        }
+    }
+}
+
+/// Directory holding initdb, pg_ctl and postgres.
+fn pg_bin_dir() -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    if let Ok(rd) = std::fs::read_dir("/usr/lib/postgresql") {
+        let mut v: Vec<PathBuf> = rd
+            .filter_map(|e| e.ok())
+            .map(|e| e.path().join("bin"))
+            .collect();
+        v.sort();
+        v.reverse(); // newest major version first
+        dirs.extend(v);
+    }
+    dirs.into_iter().find(|d| {
+        ["initdb", "pg_ctl", "postgres"]
+            .iter()
+            .all(|b| d.join(b).is_file())
+    })
+}
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+fn uid_of(user: &str) -> Option<(u32, u32)> {
+    let text = std::fs::read_to_string("/etc/passwd").ok()?;
+    text.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.len() > 3 && f[0] == user).then(|| Some((f[2].parse().ok()?, f[3].parse().ok()?)))?
+    })
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+    .replace('\n', " | ")
+}
+
+/// A server to test against, or why there is none.
+fn server() -> Result<Server, String> {
+    if let Ok(url) = std::env::var("CPUSCOPE_TEST_PG_URL") {
+        if !url.trim().is_empty() {
+            return Ok(Server {
+                url,
+                stop: None,
+                _dir: None,
+            });
+        }
+    }
+    let bin = pg_bin_dir().ok_or(
+        "no PostgreSQL server binaries (initdb, pg_ctl, postgres) on PATH or in \
+         /usr/lib/postgresql/*/bin, and CPUSCOPE_TEST_PG_URL is not set",
+    )?;
+    // PostgreSQL refuses to run as root: run it as `postgres` (or `nobody`).
+    let is_root = unsafe { libc::geteuid() } == 0;
+    let user = if is_root {
+        let u = ["postgres", "nobody"]
+            .into_iter()
+            .find(|u| uid_of(u).is_some())
+            .ok_or(
+                "running as root and there is no 'postgres' or 'nobody' user to run the server as",
+            )?;
+        if Command::new("runuser").arg("--help").output().is_err() {
+            return Err("running as root and runuser is missing".into());
+        }
+        Some(u.to_string())
+    } else {
+        None
+    };
+    let dir = tempfile::Builder::new()
+        .prefix("cpuscope-pg-")
+        .tempdir()
+        .map_err(|e| e.to_string())?;
+    let data = dir.path().join("data");
+    if let Some(u) = &user {
+        let (uid, gid) = uid_of(u).ok_or("no uid")?;
+        std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid)).map_err(|e| e.to_string())?;
+    }
+    let init = as_user(
+        user.as_deref(),
+        &bin.join("initdb"),
+        &[
+            "-D".into(),
+            data.display().to_string(),
+            "-A".into(),
+            "trust".into(),
+            "-U".into(),
+            "cpuscope".into(),
+            "-E".into(),
+            "UTF8".into(),
+            "--no-locale".into(),
+        ],
+    )
+    .output()
+    .map_err(|e| format!("cannot run initdb: {e}"))?;
+    if !init.status.success() {
+        return Err(format!("initdb failed: {}", text(&init)));
+    }
+    let port = free_port();
+    let opts = format!(
+        "-p {port} -c listen_addresses=127.0.0.1 -k {} -c fsync=off -c max_connections=40",
+        dir.path().display()
+    );
+    let log = dir.path().join("server.log");
+    let start = as_user(
+        user.as_deref(),
+        &bin.join("pg_ctl"),
+        &[
+            "-D".into(),
+            data.display().to_string(),
+            "-o".into(),
+            opts,
+            "-l".into(),
+            log.display().to_string(),
+            "-w".into(),
+            "-t".into(),
+            "60".into(),
+            "start".into(),
+        ],
+    )
+    .output()
+    .map_err(|e| format!("cannot run pg_ctl: {e}"))?;
+    let server = Server {
+        url: format!("postgres://cpuscope@127.0.0.1:{port}/postgres"),
+        stop: Some((bin.join("pg_ctl"), user, data)),
+        _dir: Some(dir),
+    };
+    if !start.status.success() {
+        let log = std::fs::read_to_string(&log).unwrap_or_default();
+        return Err(format!("pg_ctl start failed: {} {log}", text(&start)));
+    }
+    Ok(server)
+}
+
+macro_rules! server_or_skip {
+    () => {
+        match server() {
+            Ok(s) => s,
+            Err(why) => {
+                eprintln!("SKIPPED: no PostgreSQL server: {why}");
+                return;
+            }
+        }
+    };
+}
+
+fn machine(cpu: &str) -> serde_json::Value {
+    json!({"identity": {"model_name": cpu, "architecture": "x86_64"}, "cores": [{}, {}]})
+}
+
+fn unique(prefix: &str) -> String {
+    let n = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{prefix}{:x}{:x}", std::process::id(), n & 0xffff_ffff)
+}
+
+fn record(i: usize, j: usize) -> ResultRecord {
+    ResultRecord::new("memory", "bandwidth", "GB/s", true)
+        .with_param("threads", j as u64 + 1)
+        .with_method("test writer", 1)
+        .with_samples(vec![
+            10.0 + i as f64 + j as f64 / 7.0,
+            10.1 + i as f64,
+            0.1 + 1.0 / 3.0,
+        ])
+        .with_data(json!({"curve": {"points": [[1, 2.5], [2, 4.75]]}, "writer": i}))
+}
+
+#[test]
+fn eight_concurrent_writers_lose_nothing() {
+    let srv = server_or_skip!();
+    let tag = unique("t");
+    let n_writers = 8;
+    let per_run = 6;
+    let handles: Vec<_> = (0..n_writers)
+        .map(|i| {
+            let url = srv.url.clone();
+            let tag = tag.clone();
+            std::thread::spawn(move || -> Result<Run, String> {
+                let mut st = PgStore::open(&url).map_err(|e| format!("{e:#}"))?;
+                let mut run = Run::new(
+                    &format!("host-{i}"),
+                    "quick",
+                    machine(if i % 2 == 0 { "CPU Even" } else { "CPU Odd" }),
+                    Environment::default(),
+                    json!({"writer": i}),
+                    vec![tag.clone(), format!("w{i}")],
+                );
+                run.id = format!("{tag}-run-{i}");
+                st.begin_run(&run).map_err(|e| format!("{e:#}"))?;
+                for j in 0..per_run {
+                    let r = record(i, j);
+                    st.add_result(&run.id, &r).map_err(|e| format!("{e:#}"))?;
+                    run.results.push(r);
+                }
+                let mut env = Environment::default();
+                env.notes.push(format!("writer {i} done"));
+                let fin = cpuscope::results::now_rfc3339();
+                st.finish_run(&run.id, RunStatus::Complete, &fin, &env)
+                    .map_err(|e| format!("{e:#}"))?;
+                run.status = RunStatus::Complete;
+                run.finished_at = Some(fin);
+                run.environment = env;
+                Ok(run)
+            })
+        })
+        .collect();
+    let mut written = Vec::new();
+    for h in handles {
+        written.push(
+            h.join()
+                .expect("writer thread panicked")
+                .expect("writer failed"),
+        );
+    }
+
+    let st = PgStore::open(&srv.url).unwrap();
+    let listed: Vec<_> = st
+        .list_runs()
+        .unwrap()
+        .into_iter()
+        .filter(|s| s.tags.contains(&tag))
+        .collect();
+    assert_eq!(listed.len(), n_writers, "runs lost: {listed:?}");
+    for s in &listed {
+        assert_eq!(s.results, per_run, "{}", s.id);
+        assert_eq!(s.status, RunStatus::Complete);
+        assert!(s.cpu_model.as_deref().unwrap_or("").starts_with("CPU "));
+    }
+    for w in &written {
+        let got = st.get_run(&w.id).unwrap();
+        assert_eq!(&got, w, "run {} differs after the round trip", w.id);
+    }
+
+    // Export from PostgreSQL, import into SQLite: the same document.
+    let dir = tempfile::tempdir().unwrap();
+    let mut lite = SqliteStore::open(&dir.path().join("runs.db")).unwrap();
+    let from_pg: Vec<Run> = written.iter().map(|w| st.get_run(&w.id).unwrap()).collect();
+    lite.put_runs(&from_pg).unwrap();
+    for r in &from_pg {
+        let back = lite.get_run(&r.id).unwrap();
+        assert_eq!(
+            serde_json::to_string_pretty(&back).unwrap(),
+            serde_json::to_string_pretty(r).unwrap()
+        );
+    }
+}
+
+fn cpuscope(store: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cpuscope"))
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn export_import_through_the_binary_and_fleet_compare() {
+    let srv = server_or_skip!();
+    let tag = unique("cli");
+    let mut st = PgStore::open(&srv.url).unwrap();
+    let mut runs = Vec::new();
+    for (i, (host, cpu, ghz)) in [("alpha", "Xeon X", 3.0), ("beta", "EPYC Y", 2.0)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut r = Run::new(
+            host,
+            "quick",
+            machine(cpu),
+            Environment::default(),
+            json!({}),
+            vec![tag.clone()],
+        );
+        r.id = format!("{tag}-{i}-{host}");
+        r.status = RunStatus::Complete;
+        r.finished_at = Some(r.started_at.clone());
+        r.results.push(
+            ResultRecord::new("frequency", "single_core", "GHz", true)
+                .with_param("threads", 1)
+                .with_samples(vec![ghz, ghz, ghz]),
+        );
+        runs.push(r);
+    }
+    st.put_runs(&runs).unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let lite = dir.path().join("runs.db");
+    let lite = lite.to_str().unwrap();
+    for r in &runs {
+        let f = dir.path().join(format!("{}.json", r.id));
+        let f = f.to_str().unwrap();
+        let o = cpuscope(&srv.url, &["export", &r.id, "-o", f]);
+        assert!(o.status.success(), "{}", text(&o));
+        let o = cpuscope(lite, &["import", f]);
+        assert!(o.status.success(), "{}", text(&o));
+        let a = cpuscope(&srv.url, &["export", &r.id]);
+        let b = cpuscope(lite, &["export", &r.id]);
+        assert!(a.status.success() && b.status.success());
+        assert_eq!(
+            a.stdout, b.stdout,
+            "export differs between PostgreSQL and SQLite"
+        );
+    }
+
+    // Fleet compare: runs picked by tag, from PostgreSQL.
+    let o = cpuscope(&srv.url, &["compare", "--tag", &tag, "--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["runs"].as_array().unwrap().len(), 2);
+    let o = cpuscope(
+        &srv.url,
+        &["compare", "--tag", &tag, "--cpu", "EPYC", "--json"],
+    );
+    assert!(!o.status.success(), "one run is not a comparison");
+    let o = cpuscope(
+        &srv.url,
+        &["compare", &runs[0].id, "--host", "beta", "--json"],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rel = v["rows"][0]["cells"][1]["relative_pct"].as_f64().unwrap();
+    assert!((rel - 200.0 / 3.0).abs() < 1e-9, "{rel}");
+}

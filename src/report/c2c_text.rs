@@ -456,3 +456,196 @@ mod tests {
         assert_eq!(bucket(5.0, 5.0, 5.0), 0);
     }
 }
+
+/// One figure of a record list by metric and params (all given params must match).
+fn find<'a>(
+    rs: &'a [ResultRecord],
+    metric: &str,
+    params: &[(&str, &str)],
+) -> Option<&'a ResultRecord> {
+    rs.iter().find(|r| {
+        r.metric == metric
+            && params.iter().all(|(k, v)| match r.params.get(*k) {
+                Some(serde_json::Value::String(s)) => s == v,
+                Some(o) => o.to_string() == *v,
+                None => false,
+            })
+    })
+}
+
+fn value_text(r: Option<&ResultRecord>) -> String {
+    match r {
+        Some(r) => match r.value {
+            Some(v) => {
+                let noisy = if r.is_noisy() { "*" } else { "" };
+                if r.unit == "ns" && v >= 1_000.0 {
+                    format!("{:.1} µs{noisy}", v / 1000.0)
+                } else {
+                    format!("{} {}{noisy}", fmt_num(v), r.unit)
+                }
+            }
+            None => format!("{} n/a", r.unit),
+        },
+        None => "not run".into(),
+    }
+}
+
+/// The end-of-run summary section for `c2c` and `sync` records (empty when
+/// the run has none): latency groups per method, the synchronisation
+/// figures on a few lines.
+pub fn render_summary(results: &[ResultRecord]) -> String {
+    let mut out = String::new();
+    let mats: Vec<&ResultRecord> = results
+        .iter()
+        .filter(|r| r.experiment == "c2c" && r.metric == "matrix")
+        .collect();
+    if !mats.is_empty() {
+        out.push_str("Core-to-core latency (one-way = round trip / 2, median per pair)\n");
+    }
+    for r in mats {
+        let method = r
+            .params
+            .get("method")
+            .and_then(|v| v.as_str())
+            .unwrap_or("?");
+        let Some(v) = r.value else {
+            let _ = writeln!(
+                out,
+                "  {method}: not available: {}",
+                r.unavailable_reason
+                    .as_deref()
+                    .unwrap_or("no reason recorded")
+            );
+            continue;
+        };
+        let d = r.data.as_ref();
+        let n = d
+            .and_then(|d| d.get("cpus"))
+            .and_then(|c| c.as_array())
+            .map(|a| a.len())
+            .unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "  {method}: {n} CPUs, {} pair(s), median over pairs {} ns",
+            r.repetitions,
+            fmt_num(v)
+        );
+        let levels = d
+            .and_then(|d| d.pointer("/inference/levels"))
+            .and_then(|l| l.as_array())
+            .cloned()
+            .unwrap_or_default();
+        for l in &levels {
+            let num = |k: &str| l.get(k).and_then(|x| x.as_f64());
+            let sizes: Vec<String> = l
+                .get("group_sizes")
+                .and_then(|x| x.as_array())
+                .map(|a| a.iter().map(|x| x.to_string()).collect())
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "    {}. {:>7.1} ns {:<9} groups of {} CPUs  {}",
+                l.get("level").and_then(|x| x.as_u64()).unwrap_or(0),
+                num("latency_ns").unwrap_or(f64::NAN),
+                num("increment_ns")
+                    .map(|x| format!("({x:+.1})"))
+                    .unwrap_or_default(),
+                sizes.join("/"),
+                l.get("label").and_then(|x| x.as_str()).unwrap_or("")
+            );
+        }
+        for f in d
+            .and_then(|d| d.pointer("/inference/findings"))
+            .and_then(|f| f.as_array())
+            .into_iter()
+            .flatten()
+        {
+            let _ = writeln!(out, "    finding: {}", f.as_str().unwrap_or(""));
+        }
+    }
+    let s: Vec<ResultRecord> = results
+        .iter()
+        .filter(|r| r.experiment == "sync")
+        .cloned()
+        .collect();
+    if !s.is_empty() {
+        out.push_str("Synchronisation costs (median; * = noisy)\n");
+        let hints: Vec<String> = s
+            .iter()
+            .filter(|r| r.metric == "spin_hint")
+            .map(|r| {
+                let ins = r
+                    .params
+                    .get("instruction")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("?");
+                let cyc = find(&s, "spin_hint_cycles", &[("instruction", ins)]);
+                format!(
+                    "{} {} ({})",
+                    ins.to_uppercase(),
+                    value_text(Some(r)),
+                    value_text(cyc)
+                )
+            })
+            .collect();
+        if !hints.is_empty() {
+            let _ = writeln!(out, "  spin-wait hint: {}", hints.join(", "));
+        }
+        let alone = find(&s, "atomic_increment", &[("placement", "alone")]);
+        let alone_c = find(&s, "atomic_increment_cycles", &[("placement", "alone")]);
+        let mut contended = Vec::new();
+        for p in ["same_core", "same_l3", "cross_node"] {
+            if let Some(r) = find(&s, "atomic_increment", &[("placement", p)]) {
+                if r.value.is_some() {
+                    contended.push(format!("{p} {}", value_text(Some(r))));
+                }
+            }
+        }
+        let _ = writeln!(
+            out,
+            "  atomic increment: alone {} ({}); two threads on one line: {}",
+            value_text(alone),
+            value_text(alone_c),
+            if contended.is_empty() {
+                "n/a".to_string()
+            } else {
+                contended.join(", ")
+            }
+        );
+        let _ = writeln!(
+            out,
+            "  lock/unlock: alone spin {}, mutex {}; two threads spin {}, mutex {}",
+            value_text(find(&s, "lock", &[("kind", "spin"), ("threads", "1")])),
+            value_text(find(&s, "lock", &[("kind", "mutex"), ("threads", "1")])),
+            value_text(find(&s, "lock", &[("kind", "spin"), ("threads", "2")])),
+            value_text(find(&s, "lock", &[("kind", "mutex"), ("threads", "2")])),
+        );
+        let _ = writeln!(
+            out,
+            "  handoff between two threads: spinning {}, futex sleep/wake {}",
+            value_text(find(&s, "handoff", &[("wait", "spin")])),
+            value_text(find(&s, "handoff", &[("wait", "futex")])),
+        );
+        let fs: Vec<String> = s
+            .iter()
+            .filter(|r| r.metric == "false_sharing_slowdown" && r.value.is_some())
+            .map(|r| {
+                let op = r.params.get("op").and_then(|v| v.as_str()).unwrap_or("?");
+                let t = r
+                    .params
+                    .get("threads")
+                    .map(|v| v.to_string())
+                    .unwrap_or_default();
+                format!("{op} increments, {t} threads: {}", value_text(Some(r)))
+            })
+            .collect();
+        if !fs.is_empty() {
+            let _ = writeln!(
+                out,
+                "  false sharing (one line vs padded): {}",
+                fs.join("; ")
+            );
+        }
+    }
+    out
+}

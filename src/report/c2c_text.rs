@@ -432,31 +432,6 @@ pub fn render_sync(recs: &[ResultRecord]) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn csv_has_header_and_blank_diagonal() {
-        let mut m = LatencyMatrix::new(vec![0, 1, 2]);
-        m.set_sym(0, 1, 40.0);
-        m.set_sym(1, 2, 90.5);
-        let s = matrix_csv(&m);
-        let lines: Vec<&str> = s.lines().collect();
-        assert_eq!(lines[0], "cpu,0,1,2");
-        assert_eq!(lines[1], "0,,40.000,");
-        assert_eq!(lines[2], "1,40.000,,90.500");
-        assert_eq!(lines.len(), 4);
-    }
-
-    #[test]
-    fn heat_buckets_span_the_glyphs() {
-        assert_eq!(bucket(10.0, 10.0, 20.0), 0);
-        assert_eq!(bucket(20.0, 10.0, 20.0), HEAT.len() - 1);
-        assert_eq!(bucket(5.0, 5.0, 5.0), 0);
-    }
-}
-
 /// One figure of a record list by metric and params (all given params must match).
 fn find<'a>(
     rs: &'a [ResultRecord],
@@ -467,7 +442,7 @@ fn find<'a>(
         r.metric == metric
             && params.iter().all(|(k, v)| match r.params.get(*k) {
                 Some(serde_json::Value::String(s)) => s == v,
-                Some(o) => o.to_string() == *v,
+                Some(o) => o.as_u64().map(|n| n.to_string()).as_deref() == Some(*v),
                 None => false,
             })
     })
@@ -648,4 +623,29 @@ pub fn render_summary(results: &[ResultRecord]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_has_header_and_blank_diagonal() {
+        let mut m = LatencyMatrix::new(vec![0, 1, 2]);
+        m.set_sym(0, 1, 40.0);
+        m.set_sym(1, 2, 90.5);
+        let s = matrix_csv(&m);
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines[0], "cpu,0,1,2");
+        assert_eq!(lines[1], "0,,40.000,");
+        assert_eq!(lines[2], "1,40.000,,90.500");
+        assert_eq!(lines.len(), 4);
+    }
+
+    #[test]
+    fn heat_buckets_span_the_glyphs() {
+        assert_eq!(bucket(10.0, 10.0, 20.0), 0);
+        assert_eq!(bucket(20.0, 10.0, 20.0), HEAT.len() - 1);
+        assert_eq!(bucket(5.0, 5.0, 5.0), 0);
+    }
 }

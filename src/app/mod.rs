@@ -1,6 +1,7 @@
 //! Command glue: each subcommand's arguments and the function that runs it.
 //! `main.rs` only parses and dispatches to these.
 
+pub mod c2c;
 pub mod compare;
 pub mod info;
 pub mod numa_maps;
@@ -10,6 +11,7 @@ pub mod run;
 pub mod simd;
 pub mod stat;
 pub mod store_cmds;
+pub mod sync;
 
 use crate::machine::Sysroot;
 use anyhow::Result;

@@ -2,11 +2,14 @@
 //! the harness, and hands back `ResultRecord`s. They register in [`registry`],
 //! the one place `cpuscope run` learns about them.
 
+pub mod c2c;
+pub mod c2c_infer;
 pub mod frequency;
 pub mod peak;
 pub mod placement_study;
 pub mod rate;
 pub mod simd;
+pub mod sync;
 pub mod workloads;
 
 use crate::harness::measure::{Policy, Warmup};
@@ -116,6 +119,8 @@ pub fn registry() -> Vec<&'static dyn Experiment> {
         &workloads::Workloads,
         &rate::Rate,
         &placement_study::PlacementStudy,
+        &c2c::C2c,
+        &sync::SyncCosts,
     ]
 }
 

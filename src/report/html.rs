@@ -199,6 +199,7 @@ fn charts(run: &Run) -> String {
         ));
     }
     out.push_str(&crate::report::compute_html::charts(run));
+    out.push_str(&super::c2c_html::charts(run));
     out
 }
 

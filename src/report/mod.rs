@@ -1,6 +1,8 @@
 //! Text, JSON, HTML rendering, comparison and advice. Never measures.
 
 pub mod advice;
+pub mod c2c_html;
+pub mod c2c_text;
 pub mod compare;
 pub mod compare_html;
 pub mod compute_html;

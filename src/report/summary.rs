@@ -117,6 +117,7 @@ pub fn render(run: &Run) -> String {
             run,
             &["simd", "peak", "workloads", "rate", "placement"],
         )),
+        super::c2c_text::render_summary(&run.results),
         render_unavailable(run),
         super::advice::render_text(&super::advice::findings(run)),
     ];

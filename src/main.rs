@@ -39,6 +39,22 @@ enum Command {
     ///
     /// Example: cpuscope run --profile quick
     Run(app::run::RunArgs),
+    /// Load-to-use latency against working-set size (pointer chase), cache plateaus.
+    ///
+    /// Example: cpuscope latency --sizes 4K-256M --pages 2m,4k
+    Latency(app::latency::LatencyArgs),
+    /// Memory bandwidth (STREAM read/write/copy/triad), thread sweep, per cache level.
+    ///
+    /// Example: cpuscope bandwidth --threads 1,2 --kernels triad,copy --size 512M
+    Bandwidth(app::bandwidth::BandwidthArgs),
+    /// NUMA latency and bandwidth matrices (CPUs of node i, memory of node j, interleave) vs declared distances.
+    ///
+    /// Example: cpuscope numa-matrix --json
+    NumaMatrix(app::numa_matrix::NumaMatrixArgs),
+    /// DRAM latency of one chasing thread while k other threads stream (latency vs bandwidth).
+    ///
+    /// Example: cpuscope loaded-latency --streams 0-3
+    LoadedLatency(app::loaded_latency::LoadedLatencyArgs),
     /// SIMD × threads × SMT: ChaCha20 in every SIMD form at 1 thread, per core, all CPUs; peak FLOPs.
     ///
     /// Example: cpuscope simd --profile quick
@@ -124,6 +140,10 @@ fn main() {
         Command::C2c(a) => app::c2c::run(&ctx, a),
         Command::Sync(a) => app::sync::run(&ctx, a),
         Command::Stat(a) => app::stat::run(&ctx, a),
+        Command::Latency(a) => app::latency::run(&ctx, a),
+        Command::Bandwidth(a) => app::bandwidth::run(&ctx, a),
+        Command::NumaMatrix(a) => app::numa_matrix::run(&ctx, a),
+        Command::LoadedLatency(a) => app::loaded_latency::run(&ctx, a),
         Command::Runs(a) => app::store_cmds::runs(&ctx, a),
         Command::Show(a) => app::store_cmds::show(&ctx, a),
         Command::Export(a) => app::store_cmds::export(&ctx, a),

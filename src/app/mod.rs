@@ -2,9 +2,13 @@
 //! `main.rs` only parses and dispatches to these.
 
 pub mod c2c;
+pub mod bandwidth;
 pub mod compare;
 pub mod info;
+pub mod latency;
+pub mod loaded_latency;
 pub mod numa_maps;
+pub mod numa_matrix;
 pub mod placement;
 pub mod rate;
 pub mod run;

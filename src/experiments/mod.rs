@@ -4,10 +4,16 @@
 
 pub mod c2c;
 pub mod c2c_infer;
+pub mod bandwidth;
 pub mod frequency;
+pub mod latency;
+pub mod loaded_latency;
+pub mod mem_common;
+pub mod numa_matrix;
 pub mod peak;
 pub mod placement_study;
 pub mod rate;
+pub mod seed_loops;
 pub mod simd;
 pub mod sync;
 pub mod workloads;
@@ -114,13 +120,18 @@ pub trait Experiment: Sync {
 pub fn registry() -> Vec<&'static dyn Experiment> {
     vec![
         &frequency::Frequency,
+        &latency::Latency,
+        &bandwidth::Bandwidth,
+        &numa_matrix::NumaMatrix,
+        &loaded_latency::LoadedLatency,
+        &seed_loops::SeedLoops,
+        &c2c::C2c,
+        &sync::SyncCosts,
         &simd::Simd,
         &peak::Peak,
         &workloads::Workloads,
         &rate::Rate,
         &placement_study::PlacementStudy,
-        &c2c::C2c,
-        &sync::SyncCosts,
     ]
 }
 

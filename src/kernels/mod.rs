@@ -8,3 +8,4 @@ pub mod chains;
 pub mod cpu_loops;
 pub mod fma;
 pub mod sync;
+pub mod memory;

@@ -198,6 +198,7 @@ fn charts(run: &Run) -> String {
             &freq,
         ));
     }
+    out.push_str(&crate::report::memory_html::charts(run));
     out.push_str(&crate::report::compute_html::charts(run));
     out.push_str(&super::c2c_html::charts(run));
     out

@@ -10,6 +10,8 @@ pub mod compute_text;
 pub mod html;
 pub mod info_sections;
 pub mod info_text;
+pub mod memory_html;
+pub mod memory_text;
 pub mod numa_maps;
 pub mod run_text;
 pub mod stat_text;

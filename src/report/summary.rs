@@ -113,11 +113,15 @@ pub fn render(run: &Run) -> String {
     );
     let sections = [
         render_frequency(&run.results),
+        super::memory_text::render(&of(
+            run,
+            &["latency", "bandwidth", "numa_matrix", "loaded_latency", "seed_loops"],
+        )),
+        super::c2c_text::render_summary(&run.results),
         super::compute_text::render_compute(&of(
             run,
             &["simd", "peak", "workloads", "rate", "placement"],
         )),
-        super::c2c_text::render_summary(&run.results),
         render_unavailable(run),
         super::advice::render_text(&super::advice::findings(run)),
     ];

@@ -1,0 +1,268 @@
+//! Text rendering of the memory experiments' records (latency curves,
+//! bandwidth sweeps, NUMA matrices, loaded latency, seed loops). Never measures.
+
+use crate::report::run_text::fmt_num;
+use crate::results::schema::ResultRecord;
+use serde_json::Value;
+use std::fmt::Write as _;
+
+fn bytes_text(b: f64) -> String {
+    let (v, u) = if b >= (1u64 << 30) as f64 {
+        (b / (1u64 << 30) as f64, "GiB")
+    } else if b >= (1u64 << 20) as f64 {
+        (b / (1u64 << 20) as f64, "MiB")
+    } else if b >= 1024.0 {
+        (b / 1024.0, "KiB")
+    } else {
+        return format!("{b:.0} B");
+    };
+    if (v - v.round()).abs() < 0.05 {
+        format!("{v:.0} {u}")
+    } else {
+        format!("{v:.1} {u}")
+    }
+}
+
+fn params_text(r: &ResultRecord) -> String {
+    r.params
+        .iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => format!("{k}={s}"),
+            o => format!("{k}={o}"),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn num(v: &Value, p: &str) -> Option<f64> {
+    v.pointer(p).and_then(Value::as_f64)
+}
+
+/// One line for a figure: `metric [params]  value unit  (cv, n)`.
+fn figure_line(r: &ResultRecord) -> String {
+    let label = format!("{:<14} {}", r.metric, params_text(r));
+    match (r.value, &r.stats) {
+        (Some(v), Some(st)) => format!(
+            "  {label:<48} {:>10} {:<6} median of {}, min {} max {}, CV {:.1}%{}",
+            fmt_num(v),
+            r.unit,
+            st.n,
+            fmt_num(st.min),
+            fmt_num(st.max),
+            st.cv * 100.0,
+            if st.is_noisy() { "  NOISY" } else { "" }
+        ),
+        (Some(v), None) => format!("  {label:<48} {:>10} {:<6} (derived)", fmt_num(v), r.unit),
+        _ => format!(
+            "  {label:<48} not available: {}",
+            r.unavailable_reason
+                .as_deref()
+                .unwrap_or("no reason recorded")
+        ),
+    }
+}
+
+fn latency_curve(r: &ResultRecord, out: &mut String) {
+    let Some(d) = &r.data else { return };
+    let _ = writeln!(
+        out,
+        "\nLatency curve: {} (CPU {}, stride {} B)",
+        params_text(r),
+        d.get("cpu").and_then(Value::as_u64).unwrap_or(0),
+        d.get("stride").and_then(Value::as_u64).unwrap_or(0)
+    );
+    let ghz = num(d, "/ghz");
+    let _ = writeln!(
+        out,
+        "  {:>10}  {:>9}  {:>8}  {:>9}  {:>9}  {:>6}",
+        "size", "ns", "cycles", "min", "max", "CV%"
+    );
+    if let Some(pts) = d.get("points").and_then(Value::as_array) {
+        for p in pts {
+            let _ = writeln!(
+                out,
+                "  {:>10}  {:>9}  {:>8}  {:>9}  {:>9}  {:>6.1}",
+                bytes_text(num(p, "/bytes").unwrap_or(0.0)),
+                fmt_num(num(p, "/ns").unwrap_or(f64::NAN)),
+                num(p, "/cycles")
+                    .map(|c| format!("{c:.1}"))
+                    .unwrap_or_else(|| "n/a".into()),
+                fmt_num(num(p, "/min").unwrap_or(f64::NAN)),
+                fmt_num(num(p, "/max").unwrap_or(f64::NAN)),
+                num(p, "/cv").unwrap_or(f64::NAN) * 100.0
+            );
+        }
+    }
+    if ghz.is_none() {
+        let _ = writeln!(
+            out,
+            "  cycles not available: {}",
+            d.get("ghz_source")
+                .and_then(Value::as_str)
+                .unwrap_or("no clock figure")
+        );
+    }
+    if let Some(pls) = d.get("plateaus").and_then(Value::as_array) {
+        let _ = writeln!(out, "  plateaus:");
+        for p in pls {
+            let _ = writeln!(
+                out,
+                "    {:>10} .. {:<10} {:>8} ns{}",
+                bytes_text(num(p, "/from_bytes").unwrap_or(0.0)),
+                bytes_text(num(p, "/to_bytes").unwrap_or(0.0)),
+                fmt_num(num(p, "/level_ns").unwrap_or(f64::NAN)),
+                num(p, "/edge_bytes")
+                    .map(|e| format!("   step at ~{}", bytes_text(e)))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    if let Some(lv) = d.get("levels").and_then(Value::as_array) {
+        for l in lv {
+            if let Some(n) = l.get("note").and_then(Value::as_str) {
+                let _ = writeln!(out, "  {n}");
+            }
+        }
+    }
+}
+
+fn cell(v: Option<f64>) -> String {
+    v.map(fmt_num).unwrap_or_else(|| "n/a".into())
+}
+
+fn matrix_text(title: &str, rows: &[Value], targets: &[Value], m: Option<&Value>) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "  {title} (rows: CPUs of node; columns: memory)");
+    let mut line = format!("    {:>8}", "node");
+    for t in targets {
+        let _ = write!(
+            line,
+            " {:>11}",
+            t.as_str()
+                .map(String::from)
+                .unwrap_or_else(|| t.to_string())
+        );
+    }
+    let _ = writeln!(o, "{line}");
+    for (ri, r) in rows.iter().enumerate() {
+        let mut line = format!("    {:>8}", r);
+        for ci in 0..targets.len() {
+            let v = m
+                .and_then(|m| m.get(ri))
+                .and_then(|row| row.get(ci))
+                .and_then(Value::as_f64);
+            let _ = write!(line, " {:>11}", cell(v));
+        }
+        let _ = writeln!(o, "{line}");
+    }
+    o
+}
+
+/// Tables for records that carry a sweep or a matrix.
+fn structured(r: &ResultRecord) -> Option<String> {
+    let d = r.data.as_ref()?;
+    let mut o = String::new();
+    match (r.experiment.as_str(), r.metric.as_str()) {
+        ("numa_matrix", "matrix") => {
+            let rows = d.get("rows")?.as_array()?;
+            let targets = d.get("targets")?.as_array()?;
+            let _ = writeln!(o, "\nNUMA matrices");
+            o.push_str(&matrix_text(
+                "latency, ns",
+                rows,
+                targets,
+                d.get("latency_ns"),
+            ));
+            o.push_str(&matrix_text(
+                "bandwidth (read), GB/s",
+                rows,
+                targets,
+                d.get("bandwidth_gbs"),
+            ));
+            let nodes: Vec<Value> = targets
+                .iter()
+                .filter(|t| t.as_str() != Some("interleave"))
+                .cloned()
+                .collect();
+            o.push_str(&matrix_text(
+                "declared distance (kernel)",
+                rows,
+                &nodes,
+                d.get("declared_distance"),
+            ));
+            o.push_str(&matrix_text(
+                "measured latency ratio / declared distance ratio (1.00 = the distances tell the truth)",
+                rows,
+                &nodes,
+                d.get("measured_over_declared"),
+            ));
+        }
+        ("loaded_latency", "curve") => {
+            let pts = d.get("points")?.as_array()?;
+            let _ = writeln!(o, "\nLoaded latency (latency vs bandwidth)");
+            let _ = writeln!(
+                o,
+                "    {:>7}  {:>10}  {:>12}",
+                "streams", "latency ns", "stream GB/s"
+            );
+            for p in pts {
+                let _ = writeln!(
+                    o,
+                    "    {:>7}  {:>10}  {:>12}",
+                    p.get("streams").and_then(Value::as_u64).unwrap_or(0),
+                    cell(num(p, "/latency_ns")),
+                    cell(num(p, "/bandwidth_gbs"))
+                );
+            }
+        }
+        ("bandwidth", "saturation_threads") => {
+            let pts = d.get("curve")?.as_array()?;
+            if pts.len() < 2 {
+                return None;
+            }
+            let _ = writeln!(o, "\nBandwidth sweep: {}", params_text(r));
+            let _ = writeln!(o, "    {:>7}  {:>9}  {:>8}", "threads", "GB/s", "gain");
+            let mut prev: Option<f64> = None;
+            for p in pts {
+                let n = p.get(0).and_then(Value::as_u64).unwrap_or(0);
+                let g = p.get(1).and_then(Value::as_f64);
+                let gain = match (prev, g) {
+                    (Some(a), Some(b)) if a > 0.0 => format!("{:+.1}%", (b / a - 1.0) * 100.0),
+                    _ => String::new(),
+                };
+                let _ = writeln!(o, "    {:>7}  {:>9}  {:>8}", n, cell(g), gain);
+                prev = g;
+            }
+        }
+        _ => return None,
+    }
+    Some(o)
+}
+
+/// Render every record; structured ones (curves, sweeps, matrices) get
+/// their own tables, the rest one line each.
+pub fn render(recs: &[ResultRecord]) -> String {
+    let mut out = String::new();
+    let mut exp = "";
+    for r in recs {
+        if r.experiment != exp {
+            exp = &r.experiment;
+            let _ = writeln!(out, "\n== {exp}");
+        }
+        if r.experiment == "latency" && r.metric == "curve" && r.data.is_some() {
+            latency_curve(r, &mut out);
+            for n in &r.notes {
+                let _ = writeln!(out, "  note: {n}");
+            }
+            continue;
+        }
+        if let Some(text) = structured(r) {
+            out.push_str(&text);
+        }
+        let _ = writeln!(out, "{}", figure_line(r));
+        for n in &r.notes {
+            let _ = writeln!(out, "      {n}");
+        }
+    }
+    out
+}

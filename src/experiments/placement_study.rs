@@ -458,3 +458,26 @@ impl Experiment for PlacementStudy {
         run_study(ctx, &wls, spread_k(ctx.profile), true, out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_reference_from_the_published_set() {
+        let r = seed_spread_reference();
+        assert_eq!(r["set"], SPREAD_REFERENCE_SET);
+        assert!(r["label"].as_str().unwrap().contains("published"));
+        let rows = r["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 5);
+        let pct = |set: &str, cpus: &str| {
+            rows.iter()
+                .find(|x| x["set"] == set && x["cpus"] == cpus)
+                .and_then(|x| x["relative_pct"].as_f64())
+                .unwrap()
+        };
+        assert!((pct("one_node", "72,73,74,75") - 100.0).abs() < 1e-9);
+        assert!((pct("all_nodes", "0,24,48,72") - 74.69).abs() < 0.01);
+        assert!((pct("two_nodes_same_socket", "48,49,72,73") - 95.44).abs() < 0.01);
+    }
+}

@@ -1,8 +1,8 @@
 //! Command glue: each subcommand's arguments and the function that runs it.
 //! `main.rs` only parses and dispatches to these.
 
-pub mod c2c;
 pub mod bandwidth;
+pub mod c2c;
 pub mod compare;
 pub mod info;
 pub mod latency;

@@ -2,9 +2,9 @@
 //! the harness, and hands back `ResultRecord`s. They register in [`registry`],
 //! the one place `cpuscope run` learns about them.
 
+pub mod bandwidth;
 pub mod c2c;
 pub mod c2c_infer;
-pub mod bandwidth;
 pub mod frequency;
 pub mod latency;
 pub mod loaded_latency;

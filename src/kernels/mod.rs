@@ -7,5 +7,5 @@ pub mod chacha;
 pub mod chains;
 pub mod cpu_loops;
 pub mod fma;
-pub mod sync;
 pub mod memory;
+pub mod sync;

@@ -115,7 +115,13 @@ pub fn render(run: &Run) -> String {
         render_frequency(&run.results),
         super::memory_text::render(&of(
             run,
-            &["latency", "bandwidth", "numa_matrix", "loaded_latency", "seed_loops"],
+            &[
+                "latency",
+                "bandwidth",
+                "numa_matrix",
+                "loaded_latency",
+                "seed_loops",
+            ],
         )),
         super::c2c_text::render_summary(&run.results),
         super::compute_text::render_compute(&of(

@@ -67,6 +67,14 @@ enum Command {
     ///
     /// Example: cpuscope placement --plan-only
     Placement(app::placement::PlacementArgs),
+    /// Core-to-core latency matrix, latency groups vs the declared topology; or one pair.
+    ///
+    /// Example: cpuscope c2c --pair 0,17
+    C2c(app::c2c::C2cArgs),
+    /// Synchronisation costs: PAUSE, atomic increments, spin lock vs futex mutex, false sharing.
+    ///
+    /// Example: cpuscope sync --json
+    Sync(app::sync::SyncArgs),
     /// Count hardware and software events of a command or process (like perf stat).
     ///
     /// Example: cpuscope stat -- bc -l <<< '7^99999'
@@ -129,6 +137,8 @@ fn main() {
         Command::Simd(a) => app::simd::run(&ctx, a),
         Command::Rate(a) => app::rate::run(&ctx, a),
         Command::Placement(a) => app::placement::run(&ctx, a),
+        Command::C2c(a) => app::c2c::run(&ctx, a),
+        Command::Sync(a) => app::sync::run(&ctx, a),
         Command::Stat(a) => app::stat::run(&ctx, a),
         Command::Latency(a) => app::latency::run(&ctx, a),
         Command::Bandwidth(a) => app::bandwidth::run(&ctx, a),

@@ -6,7 +6,6 @@
 
 use cpuscope::experiments::rate::{parse_workload, RateWorkload};
 use cpuscope::experiments::simd::{ordered_cpus, smt_advice, smt_yield, thread_points};
-use cpuscope::experiments::workloads::{published, PUBLISHED};
 use cpuscope::experiments::Profile;
 use cpuscope::kernels::chacha::{self, Variant};
 use cpuscope::kernels::fma::Width;
@@ -14,6 +13,7 @@ use cpuscope::machine::topology::Core;
 use cpuscope::machine::MachineInfo;
 use cpuscope::placement::CpuSet;
 use cpuscope::report::compute_text::{render_rate, render_simd};
+use cpuscope::results::published;
 use cpuscope::results::schema::ResultRecord;
 use serde_json::json;
 use std::process::Command;
@@ -89,35 +89,54 @@ fn fma_widths_follow_the_cpu() {
     }
 }
 
-/// Seed 004's table (Intel 11th gen i7, 8 cores / 16 threads, turbo on):
+/// Seed 004's table (Intel 11th gen i7, 8 cores / 16 threads, turbo on),
+/// from the published set: it reproduces its own efficiencies, and gives
 /// the SMT yield it implies and the advice the figures support.
 #[test]
 fn seed004_table_gives_the_seeds_conclusion() {
-    let t = published("seed004_simd_efficiency.json").unwrap();
-    let rows = t["rows"].as_array().unwrap();
-    let row = |id: &str| {
-        rows.iter().find(|r| r["id"] == id).unwrap()["throughput"]
-            .as_array()
-            .unwrap()
+    let set = published::by_id("seed004-smt-simd-efficiency").unwrap();
+    let fig = |metric: &str, row: &str, isa: &str| {
+        set.figures
             .iter()
-            .map(|x| x.as_f64().unwrap())
-            .collect::<Vec<f64>>()
+            .find(|f| {
+                f.metric == metric
+                    && f.params.get("row") == Some(&json!(row))
+                    && f.params.get("isa") == Some(&json!(isa))
+            })
+            .and_then(|f| f.value)
+            .unwrap_or_else(|| panic!("{metric} {row} {isa} missing"))
     };
-    let (one, eight, sixteen) = (row("1-1"), row("1-2"), row("1-3"));
     let names = ["scalar", "sse", "avx2", "avx512"];
+    // Every row of table 2 reproduces its own efficiency column:
+    // per-thread throughput at N threads / throughput of 1 thread, same settings.
+    for (row, one, n) in [
+        ("1-2", "1-1", 8.0),
+        ("1-3", "1-1", 16.0),
+        ("2-2", "2-1", 8.0),
+        ("3-2", "3-1", 8.0),
+        ("3-3", "3-1", 16.0),
+        ("4-2", "4-1", 8.0),
+    ] {
+        for isa in names {
+            let eff = fig("throughput", row, isa) / n / fig("throughput", one, isa) * 100.0;
+            let published_eff = fig("per_thread_efficiency", row, isa);
+            assert!(
+                (eff - published_eff).abs() < 0.2,
+                "{row} {isa}: {eff} vs {published_eff}"
+            );
+        }
+    }
     let mut yields = Vec::new();
-    for i in 0..4 {
-        // Efficiency in the seed's own form.
-        let eff16 = sixteen[i] / 16.0 / one[i] * 100.0;
-        let published_eff = rows.iter().find(|r| r["id"] == "1-3").unwrap()["efficiency_pct"][i]
-            .as_f64()
-            .unwrap();
-        assert!(
-            (eff16 - published_eff).abs() < 0.2,
-            "{}: {eff16} vs {published_eff}",
-            names[i]
+    for isa in names {
+        yields.push(
+            smt_yield(
+                fig("throughput", "1-2", isa),
+                fig("throughput", "1-3", isa),
+                8,
+                16,
+            )
+            .unwrap(),
         );
-        yields.push(smt_yield(eight[i], sixteen[i], 8, 16).unwrap());
     }
     // Scalar: the second thread adds ~0.7 of a core; AVX-512: ~0.15.
     assert!(yields[0] > 0.5, "{yields:?}");
@@ -247,23 +266,76 @@ fn every_published_file_is_compiled_in_and_names_its_seed() {
         .filter(|n| n.ends_with(".json"))
         .collect();
     on_disk.sort();
-    let mut compiled: Vec<String> = PUBLISHED.iter().map(|(n, _)| n.to_string()).collect();
+    let mut compiled: Vec<String> = published::FILES
+        .iter()
+        .map(|(n, _)| n.to_string())
+        .collect();
     compiled.sort();
-    assert_eq!(on_disk, compiled);
-    for n in &compiled {
-        let t = published(n).unwrap();
-        let seed = t["source"]["seed"].as_str().unwrap();
-        assert!(n.starts_with(&format!("seed{seed}_")), "{n}");
-        let file = t["source"]["file"].as_str().unwrap();
-        assert!(file.contains(&format!("seeds/{seed}_")), "{n}: {file}");
-    }
-    // The five CPUs of seed 000's bc table.
     assert_eq!(
-        published("seed000_bc_pow.json").unwrap()["rows"]
-            .as_array()
-            .unwrap()
-            .len(),
+        on_disk, compiled,
+        "one format, one loader: every file is in published::FILES"
+    );
+    for s in published::all().unwrap() {
+        // One naming: `seedNNN-name.json` holds set `seedNNN-name` from seed NNN.
+        assert!(compiled.contains(&format!("{}.json", s.id)), "{}", s.id);
+        assert!(!s.id.contains('_'), "{}", s.id);
+        let nnn = &s.id[4..7];
+        assert!(s.id.starts_with("seed") && nnn.chars().all(|c| c.is_ascii_digit()));
+        assert!(
+            s.source.seed.starts_with(&format!("{nnn}_")) && s.source.seed.ends_with(".txt"),
+            "{}",
+            s.id
+        );
+        assert!(!s.source.section.trim().is_empty(), "{}", s.id);
+    }
+    // Nothing published lost in the merge of the two formats.
+    let bc = published::by_id("seed000-bc").unwrap();
+    let count = |set: &published::PublishedSet, metric: &str, k: &str, v: serde_json::Value| {
+        set.figures
+            .iter()
+            .filter(|f| f.metric == metric && f.params.get(k) == Some(&v))
+            .count()
+    };
+    // The five CPUs of seed 000's 7^999999 table, four pi times (FT2500 blank), five pi clocks.
+    assert_eq!(count(bc, "time", "expression", json!("7^999999")), 5);
+    assert_eq!(count(bc, "ipc", "expression", json!("7^999999")), 5);
+    assert_eq!(
+        count(bc, "time", "expression", json!("scale=5000; 4*a(1)")),
+        4
+    );
+    assert_eq!(
+        count(
+            bc,
+            "stated_clock",
+            "expression",
+            json!("scale=5000; 4*a(1)")
+        ),
         5
+    );
+    let ossl = published::by_id("seed000-openssl").unwrap();
+    assert_eq!(
+        ossl.figures.len(),
+        45,
+        "3 machines × 3 process counts × 5 block sizes"
+    );
+    let tpmc = published::by_id("seed000-kunpeng-numa-tpmc").unwrap();
+    assert_eq!(
+        tpmc.figures
+            .iter()
+            .filter(|f| f.params.contains_key("set"))
+            .count(),
+        5
+    );
+    let cpu = published::by_id("seed000-cpu-bound").unwrap();
+    assert_eq!(cpu.figures.len(), 4);
+    let br = published::by_id("seed002-branch-order").unwrap();
+    assert_eq!(br.figures.len(), 4);
+    let spec = published::by_id("seed003-spec2000-opteron").unwrap();
+    assert!(spec.figures.len() >= 4);
+    let s4 = published::by_id("seed004-smt-simd-efficiency").unwrap();
+    assert_eq!(
+        count(s4, "per_thread_efficiency", "isa", json!("avx512")),
+        10
     );
 }
 
@@ -368,16 +440,17 @@ fn run_lists_the_compute_experiments() {
 fn bc_comparison_renders_as_published_data() {
     use cpuscope::experiments::workloads::compare_times;
     use cpuscope::report::compute_text::render_workloads;
-    let t = published("seed000_bc_pow.json").unwrap();
     let r = ResultRecord::new("workloads", "bc_pow", "s", false)
         .with_param("exp", 999_999)
-        .with_samples(vec![26.729972414])
-        .with_data(json!({ "published": compare_times(&t, 26.729972414) }));
+        .with_samples(vec![26.729972414]);
+    let c = compare_times(&r, 26.729972414).expect("seed 000's 7^999999 table maps to bc_pow");
+    let r = r.with_data(json!({ "published": c }));
     let text = render_workloads(&[r]);
     assert!(
         text.contains("published data (not measured on this run)"),
         "{text}"
     );
+    assert!(text.contains("seed000-bc"), "the source is named: {text}");
     let hygon = text.lines().find(|l| l.contains("Hygon")).unwrap();
     assert!(hygon.contains("100%"), "{text}");
     let ft = text.lines().find(|l| l.contains("FT2500")).unwrap();
@@ -385,4 +458,19 @@ fn bc_comparison_renders_as_published_data() {
         ft.contains("148%"),
         "39.65 s published vs 26.73 s here: {text}"
     );
+}
+
+#[test]
+fn openssl_cbc_renders_as_not_compared() {
+    use cpuscope::experiments::workloads::compare_openssl;
+    use cpuscope::report::compute_text::render_workloads;
+    let r = ResultRecord::new("workloads", "openssl_aes", "MB/s", true)
+        .with_param("alg", "aes-256-cbc")
+        .with_param("copies", "1")
+        .with_param("bytes", 8192)
+        .with_samples(vec![900.0])
+        .with_data(json!({ "published": compare_openssl("aes-256-cbc", 1, 900.0) }));
+    let text = render_workloads(&[r]);
+    assert!(!text.contains("per copy"), "{text}");
+    assert!(text.contains("not compared"), "{text}");
 }

@@ -2,6 +2,7 @@
 //! `main.rs` only parses and dispatches to these.
 
 pub mod bandwidth;
+pub mod c2c;
 pub mod compare;
 pub mod info;
 pub mod latency;
@@ -14,6 +15,7 @@ pub mod run;
 pub mod simd;
 pub mod stat;
 pub mod store_cmds;
+pub mod sync;
 
 use crate::machine::Sysroot;
 use anyhow::Result;

@@ -250,8 +250,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
     if args.json {
         super::print_json(&run)?;
     } else {
-        print!("{}", crate::report::run_text::render_run(&run));
-        println!();
+        print!("{}", crate::report::summary::render(&run));
         println!("stored as {} in {}", run.id, store.location());
         if let Some(p) = &html_path {
             println!("HTML report: {}", p.display());

@@ -130,7 +130,8 @@ fn cstr(s: &OsStr) -> Result<CString, LaunchError> {
     })
 }
 
-fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+/// A close-on-exec pipe: (read end, write end).
+pub fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0i32; 2];
     // SAFETY: fds is a valid 2-element array.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
@@ -138,6 +139,16 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     }
     // SAFETY: pipe2 returned two fresh descriptors we now own.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Where the child's standard streams go: each `Some` descriptor becomes
+/// the child's stdin / stdout / stderr (`dup2` before exec); `None` keeps
+/// cpuscope's own. The parent's copies are closed once the child is forked.
+#[derive(Debug, Default)]
+pub struct ChildStdio {
+    pub stdin: Option<OwnedFd>,
+    pub stdout: Option<OwnedFd>,
+    pub stderr: Option<OwnedFd>,
 }
 
 /// A forked child waiting to exec its command.
@@ -152,6 +163,12 @@ pub struct Workload {
 impl Workload {
     /// Fork a child that waits for [`Workload::start`] before exec'ing `argv`.
     pub fn prepare(argv: &[String]) -> Result<Workload, LaunchError> {
+        Workload::prepare_with(argv, ChildStdio::default())
+    }
+
+    /// [`Workload::prepare`] with the child's standard streams redirected.
+    /// The child inherits the calling thread's CPU affinity.
+    pub fn prepare_with(argv: &[String], stdio: ChildStdio) -> Result<Workload, LaunchError> {
         let Some(first) = argv.first() else {
             return Err(LaunchError::not_found("no command given".into()));
         };
@@ -193,6 +210,14 @@ impl Workload {
             unsafe {
                 libc::close(go_w.as_raw_fd());
                 libc::close(st_r.as_raw_fd());
+                for (fd, to) in [(&stdio.stdin, 0), (&stdio.stdout, 1), (&stdio.stderr, 2)] {
+                    if let Some(fd) = fd {
+                        // dup2 clears close-on-exec on the copy; the original closes at exec.
+                        if libc::dup2(fd.as_raw_fd(), to) < 0 {
+                            libc::_exit(126);
+                        }
+                    }
+                }
                 let mut b = [0u8; 1];
                 let n = loop {
                     let n = libc::read(go_r.as_raw_fd(), b.as_mut_ptr() as *mut libc::c_void, 1);
@@ -214,6 +239,7 @@ impl Workload {
         }
         drop(go_r);
         drop(st_w);
+        drop(stdio);
         Ok(Workload {
             pid,
             go: Some(go_w),

@@ -3,6 +3,8 @@
 //! the one place `cpuscope run` learns about them.
 
 pub mod bandwidth;
+pub mod c2c;
+pub mod c2c_infer;
 pub mod frequency;
 pub mod latency;
 pub mod loaded_latency;
@@ -13,6 +15,7 @@ pub mod placement_study;
 pub mod rate;
 pub mod seed_loops;
 pub mod simd;
+pub mod sync;
 pub mod workloads;
 
 use crate::harness::measure::{Policy, Warmup};
@@ -117,16 +120,18 @@ pub trait Experiment: Sync {
 pub fn registry() -> Vec<&'static dyn Experiment> {
     vec![
         &frequency::Frequency,
-        &simd::Simd,
-        &peak::Peak,
-        &workloads::Workloads,
-        &rate::Rate,
-        &placement_study::PlacementStudy,
         &latency::Latency,
         &bandwidth::Bandwidth,
         &numa_matrix::NumaMatrix,
         &loaded_latency::LoadedLatency,
         &seed_loops::SeedLoops,
+        &c2c::C2c,
+        &sync::SyncCosts,
+        &simd::Simd,
+        &peak::Peak,
+        &workloads::Workloads,
+        &rate::Rate,
+        &placement_study::PlacementStudy,
     ]
 }
 

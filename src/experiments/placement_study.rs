@@ -164,28 +164,39 @@ fn measure_set(w: SetWorkload, cpus: &CpuSet, ctx: &ExpCtx) -> Result<(Vec<f64>,
     }
 }
 
-/// Seed 000's Kunpeng table as % of its best, for the spread comparison.
-fn seed_spread_reference() -> serde_json::Value {
-    let Some(t) = super::workloads::published("seed000_core_binding.json") else {
-        return serde_json::Value::Null;
+/// Seed 000's Kunpeng table (published set `seed000-kunpeng-numa-tpmc`).
+pub const SPREAD_REFERENCE_SET: &str = "seed000-kunpeng-numa-tpmc";
+
+/// Seed 000's 4-core Kunpeng bindings as % of the best, for the spread
+/// comparison: the figures of the published set that name a planner set.
+pub fn seed_spread_reference() -> serde_json::Value {
+    let set = match crate::results::published::by_id(SPREAD_REFERENCE_SET) {
+        Ok(s) => s,
+        Err(e) => return json!({"label": "not available", "reason": format!("{e:#}")}),
     };
-    let rows = t["rows"].as_array().cloned().unwrap_or_default();
-    let best = rows
+    let figs: Vec<&crate::results::published::Figure> = set
+        .figures
         .iter()
-        .filter_map(|r| r["value"].as_f64())
-        .fold(0.0f64, f64::max);
-    let rel: Vec<serde_json::Value> = rows
+        .filter(|f| f.metric == "tpmC" && f.params.contains_key("set"))
+        .collect();
+    let best = figs.iter().filter_map(|f| f.value).fold(0.0f64, f64::max);
+    let rel: Vec<serde_json::Value> = figs
         .iter()
-        .map(|r| {
+        .map(|f| {
             json!({
-                "cpus": r["cpus"],
-                "set": r["set"],
-                "tpmC": r["value"],
-                "relative_pct": r["value"].as_f64().map(|v| v / best * 100.0),
+                "cpus": f.params.get("cores"),
+                "set": f.params.get("set"),
+                "tpmC": f.value,
+                "relative_pct": f.value.filter(|_| best > 0.0).map(|v| v / best * 100.0),
             })
         })
         .collect();
-    json!({"label": "published data (seed 000, Kunpeng 920-4826, DRDS tpmC; not measured on this run)", "rows": rel})
+    json!({
+        "label": "published data (seed 000, Kunpeng 920-4826, DRDS tpmC; not measured on this run)",
+        "set": set.id,
+        "source": set.source.cite(),
+        "rows": rel,
+    })
 }
 
 /// Figures already measured: (workload, CPUs) -> (aggregate samples,
@@ -445,5 +456,28 @@ impl Experiment for PlacementStudy {
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
         let wls = workloads(ctx.profile);
         run_study(ctx, &wls, spread_k(ctx.profile), true, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_reference_from_the_published_set() {
+        let r = seed_spread_reference();
+        assert_eq!(r["set"], SPREAD_REFERENCE_SET);
+        assert!(r["label"].as_str().unwrap().contains("published"));
+        let rows = r["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 5);
+        let pct = |set: &str, cpus: &str| {
+            rows.iter()
+                .find(|x| x["set"] == set && x["cpus"] == cpus)
+                .and_then(|x| x["relative_pct"].as_f64())
+                .unwrap()
+        };
+        assert!((pct("one_node", "72,73,74,75") - 100.0).abs() < 1e-9);
+        assert!((pct("all_nodes", "0,24,48,72") - 74.69).abs() < 0.01);
+        assert!((pct("two_nodes_same_socket", "48,49,72,73") - 95.44).abs() < 0.01);
     }
 }

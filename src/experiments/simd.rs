@@ -10,7 +10,8 @@
 //! thread points, pinned single/team throughput).
 
 use super::{one_cpu_per_core, ExpCtx, Experiment, Facts, Profile};
-use crate::harness::measure::{measure, measure_team, Policy, Warmup};
+use crate::harness::counted::{self, Counted};
+use crate::harness::measure::{measure, measure_team, Policy, TeamMeasurement, Warmup};
 use crate::kernels::chacha::{self, Variant, CHUNK_BYTES};
 use crate::machine::MachineInfo;
 use crate::placement::pin::AffinityGuard;
@@ -188,10 +189,35 @@ where
 {
     let _g = AffinityGuard::pin(cpu)?;
     let m = measure(policy, stop, f)?;
-    Ok(m.samples
-        .iter()
-        .map(|ns| units_per_iter / ns * 1e9)
-        .collect())
+    Ok(rates(&m.samples, units_per_iter))
+}
+
+fn rates(ns: &[f64], units_per_iter: f64) -> Vec<f64> {
+    ns.iter().map(|ns| units_per_iter / ns * 1e9).collect()
+}
+
+/// What counters cover around an in-process measurement.
+pub const COUNTED_SCOPE_SINGLE: &str =
+    "the pinned measuring thread over calibration, warm-up and samples (the kernel, plus the harness's clock reads between calls)";
+/// What counters cover around a team measurement.
+pub const COUNTED_SCOPE_TEAM: &str =
+    "every pinned worker thread over calibration, warm-up and samples (the kernel, plus each round's start barrier and wake-up)";
+
+/// [`single_rate`] with counters on the measuring thread around the whole
+/// measurement (one counter group: a few system calls before and after).
+pub fn single_rate_counted<F>(
+    cpu: usize,
+    policy: &Policy,
+    stop: &AtomicBool,
+    units_per_iter: f64,
+    f: F,
+) -> Result<(Vec<f64>, Counted)>
+where
+    F: FnMut(u64) -> u64,
+{
+    let _g = AffinityGuard::pin(cpu)?;
+    let (m, c) = counted::on_this_thread(COUNTED_SCOPE_SINGLE, || measure(policy, stop, f));
+    Ok((rates(&m?.samples, units_per_iter), c))
 }
 
 /// A team measurement: per round, the aggregate rate (all threads' units
@@ -208,7 +234,11 @@ where
 {
     let mut team = Team::new(&cpus.to_vec())?;
     let m = measure_team(&mut team, policy, stop, f)?;
-    let n = team.size() as f64;
+    Ok(team_rates(&m, team.size(), units_per_iter))
+}
+
+fn team_rates<R>(m: &TeamMeasurement<R>, n: usize, units_per_iter: f64) -> (Vec<f64>, Vec<f64>) {
+    let n = n as f64;
     let agg = m
         .samples
         .iter()
@@ -225,7 +255,27 @@ where
             }
         })
         .collect();
-    Ok((agg, per))
+    (agg, per)
+}
+
+/// [`team_rate`] with counters on every worker thread around the whole
+/// measurement.
+pub fn team_rate_counted<F>(
+    cpus: &CpuSet,
+    policy: &Policy,
+    stop: &AtomicBool,
+    units_per_iter: f64,
+    f: F,
+) -> Result<(Vec<f64>, Vec<f64>, Counted)>
+where
+    F: Fn(ThreadCtx<'_>, u64) -> u64 + Sync,
+{
+    let mut team = Team::new(&cpus.to_vec())?;
+    let (m, c) = counted::on_team(&mut team, COUNTED_SCOPE_TEAM, |t| {
+        measure_team(t, policy, stop, f)
+    });
+    let (agg, per) = team_rates(&m?, team.size(), units_per_iter);
+    Ok((agg, per, c))
 }
 
 /// Turbo/boost state as the machine snapshot reports it.
@@ -271,6 +321,77 @@ pub fn smt_advice(variant: &str, y: f64) -> String {
             y
         )
     }
+}
+
+/// Method version of the counted IPC / GHz figures.
+const COUNTED_METHOD_VERSION: u32 = 1;
+
+/// The counted figures of a record's windows, for its `data`: `ipc`,
+/// `ghz_counted` (medians over the windows) and, when absent, the counters'
+/// reason (`ipc_reason`, `ghz_counted_reason`); null, never 0.
+pub fn counted_data(windows: &[Counted]) -> Value {
+    let ipcs: Vec<Result<f64, String>> = windows.iter().map(|c| c.ipc()).collect();
+    let ghzs: Vec<Result<f64, String>> = windows.iter().map(|c| c.ghz()).collect();
+    let (i, iw) = counted::median_or_reason(&ipcs);
+    let (g, gw) = counted::median_or_reason(&ghzs);
+    let med = |v: &[f64]| crate::harness::Stats::from_samples(v).map(|s| s.median);
+    json!({
+        "ipc": med(&i),
+        "ipc_reason": iw,
+        "ghz_counted": med(&g),
+        "ghz_counted_reason": gw,
+    })
+}
+
+/// IPC and GHz as figures of their own (`<exp>:ipc`, `<exp>:ghz`, with
+/// `params`), one sample per counted window. Without a figure: nothing,
+/// or with `always` a "not available" record carrying the counters' reason.
+pub fn counted_figures(
+    exp: &str,
+    params: &[(&str, Value)],
+    windows: &[Counted],
+    always: bool,
+) -> Vec<ResultRecord> {
+    let scope = windows
+        .first()
+        .map(|c| c.scope.clone())
+        .unwrap_or_else(|| "nothing".into());
+    let mut out = Vec::new();
+    for (metric, unit, what) in [
+        ("ipc", "IPC", "instructions / cycles"),
+        (
+            "ghz",
+            "GHz",
+            "cycles / task-clock (average clock while running)",
+        ),
+    ] {
+        let figs: Vec<Result<f64, String>> = windows
+            .iter()
+            .map(|c| if metric == "ipc" { c.ipc() } else { c.ghz() })
+            .collect();
+        let (ok, why) = counted::median_or_reason(&figs);
+        let mut r = match why {
+            None => ResultRecord::new(exp, metric, unit, true)
+                .with_method(
+                    &format!(
+                        "{what} counted with perf_event_open over {scope}; median of the counted runs"
+                    ),
+                    COUNTED_METHOD_VERSION,
+                )
+                .with_samples(ok),
+            Some(w) if always => ResultRecord::unavailable(exp, metric, unit, &w)
+                .with_method(
+                    &format!("{what} counted with perf_event_open over {scope}"),
+                    COUNTED_METHOD_VERSION,
+                ),
+            Some(_) => continue,
+        };
+        for (k, v) in params {
+            r = r.with_param(k, v.clone());
+        }
+        out.push(r);
+    }
+    out
 }
 
 fn method_text(v: Variant) -> String {
@@ -395,14 +516,15 @@ pub fn run_study(
                 p.label
             ));
             let vv = *v;
-            let samples = if p.cpus.len() == 1 {
+            let (agg, per_thread, cnt) = if p.cpus.len() == 1 {
                 let cpu = p.cpus.first().unwrap_or(0);
-                let s = single_rate(cpu, &policy, ctx.stop, CHUNK_BYTES as f64 / 1e6, |it| {
-                    chacha::run(vv, it, 0)
-                })?;
-                (s, Vec::new())
+                let (s, c) =
+                    single_rate_counted(cpu, &policy, ctx.stop, CHUNK_BYTES as f64 / 1e6, |it| {
+                        chacha::run(vv, it, 0)
+                    })?;
+                (s, Vec::new(), c)
             } else {
-                team_rate(
+                team_rate_counted(
                     &p.cpus,
                     &policy,
                     ctx.stop,
@@ -410,7 +532,7 @@ pub fn run_study(
                     |t, it| chacha::run(vv, it, t.index as u64 * 1_000_000),
                 )?
             };
-            let (agg, per_thread) = samples;
+            let windows = [cnt];
             let (ghz, ghz_src) = ghz_at(ctx.facts, &p.label);
             let mut rec = ResultRecord::new(EXP, "throughput", "MB/s", true)
                 .with_param("variant", v.name())
@@ -422,7 +544,7 @@ pub fn run_study(
                 (Some(mbs), Some(g)) if mbs > 0.0 => Some(g * 1e9 * n as f64 / (mbs * 1e6)),
                 _ => None,
             };
-            rec = rec.with_data(json!({
+            let mut data = json!({
                 "cpus": p.cpus.to_string(),
                 "threads": n,
                 "per_thread_mb_s": per_thread,
@@ -432,7 +554,13 @@ pub fn run_study(
                 "lanes": v.lanes(),
                 "width_bits": v.width_bits(),
                 "turbo": turbo_json,
-            }));
+            });
+            if let (Some(d), Value::Object(c)) = (data.as_object_mut(), counted_data(&windows)) {
+                d.extend(c);
+            }
+            rec = rec
+                .with_data(data)
+                .with_counters(counted::to_value(&windows));
             if let Some(c) = cpb {
                 rec = rec.with_note(&format!(
                     "{c:.2} cycles per byte per thread at {:.2} GHz",
@@ -442,7 +570,21 @@ pub fn run_study(
             if let Some(val) = rec.value {
                 row.push((p.label.clone(), n, val));
             }
+            let measured = rec.value.is_some();
             out(rec)?;
+            if measured {
+                for r in counted_figures(
+                    EXP,
+                    &[
+                        ("variant", json!(v.name())),
+                        ("threads", json!(p.label.as_str())),
+                    ],
+                    &windows,
+                    false,
+                ) {
+                    out(r)?;
+                }
+            }
         }
         if let Some(r) = &all_reason {
             out(ResultRecord::unavailable(EXP, "throughput", "MB/s", r)

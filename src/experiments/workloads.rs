@@ -1,5 +1,10 @@
-//! The seeds' workloads as named experiments, each with time or throughput
-//! (and IPC / GHz when hardware counters are wired in):
+//! The seeds' workloads as named experiments, each with time or throughput,
+//! counted (src/harness/counted.rs): the child processes with inherit, the
+//! in-process loops on their thread. Every record stores its counter
+//! readings (`counters`) and IPC / GHz in `data` (null with the counters'
+//! reason where the machine cannot count them, never 0), and IPC / GHz
+//! figures of their own (`workloads:ipc`, `workloads:ghz` with param
+//! `workload`), "not available" with that reason when not counted:
 //!
 //! - `bc_pow`: `echo "7^999999" | bc` (seed 000); quick/standard use smaller
 //!   exponents where the budget demands, and say so in the params;
@@ -10,19 +15,30 @@
 //! - `nop_loop`: seed 000's `cpu_bound()` loop (asm, 5 instructions);
 //! - `branch_order`: seed 002's 100000×1000×100 vs 100×1000×100000 loops.
 //!
-//! The seeds' published figures (data/published/) are compared, as
-//! relative %, only where the workload is the same.
+//! The seeds' published figures (data/published/, loaded by
+//! `results::published`) are compared, as relative %, only where a declared
+//! mapping says the workload is the same; the others are carried as
+//! reference only.
 
-use super::simd::{compute_policy, ghz_at, ordered_cpus, secs_per_figure, single_rate};
+use super::simd::{
+    compute_policy, counted_data, counted_figures, ghz_at, ordered_cpus, secs_per_figure,
+    single_rate_counted,
+};
 use super::{one_cpu_per_core, ExpCtx, Experiment, Profile};
+use crate::counters::group::TargetError;
+use crate::counters::workload::{self as cworkload, ChildStdio, Workload as CWorkload};
+use crate::counters::{events, CounterGroup, Target};
+use crate::harness::counted::{self, Counted};
 use crate::kernels::cpu_loops::{loop_nest, nop_loop, NOP_LOOP_INSNS};
 use crate::machine::MachineInfo;
 use crate::placement::pin::AffinityGuard;
 use crate::placement::CpuSet;
+use crate::results::published::{self, Figure, PublishedSet};
 use crate::results::schema::ResultRecord;
 use anyhow::{bail, Context as _, Result};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,117 +50,228 @@ pub const EXP: &str = "workloads";
 const METHOD_VERSION: u32 = 1;
 
 // ---------------------------------------------------------------------------
-// Published figures (data/published/, compiled in).
+// Published figures (data/published/, read through results::published).
 
-/// Every published table: (file name, JSON text).
-pub const PUBLISHED: &[(&str, &str)] = &[
-    (
-        "seed000_bc_pow.json",
-        include_str!("../../data/published/seed000_bc_pow.json"),
-    ),
-    (
-        "seed000_bc_pi.json",
-        include_str!("../../data/published/seed000_bc_pi.json"),
-    ),
-    (
-        "seed000_openssl_aes256ige.json",
-        include_str!("../../data/published/seed000_openssl_aes256ige.json"),
-    ),
-    (
-        "seed000_cpu_bound.json",
-        include_str!("../../data/published/seed000_cpu_bound.json"),
-    ),
-    (
-        "seed000_core_binding.json",
-        include_str!("../../data/published/seed000_core_binding.json"),
-    ),
-    (
-        "seed002_branch_order.json",
-        include_str!("../../data/published/seed002_branch_order.json"),
-    ),
-    (
-        "seed003_spec_rate_numa.json",
-        include_str!("../../data/published/seed003_spec_rate_numa.json"),
-    ),
-    (
-        "seed004_simd_efficiency.json",
-        include_str!("../../data/published/seed004_simd_efficiency.json"),
-    ),
-];
+/// Seed 000's openssl speed tables.
+pub const OPENSSL_SET: &str = "seed000-openssl";
+/// Seed 000's cpu_bound loop (reference only).
+pub const CPU_BOUND_SET: &str = "seed000-cpu-bound";
+/// Seed 002's loop-order case (reference only).
+pub const BRANCH_ORDER_SET: &str = "seed002-branch-order";
 
-/// One published table by file name, parsed.
-pub fn published(name: &str) -> Option<Value> {
-    PUBLISHED
-        .iter()
-        .find(|(n, _)| *n == name)
-        .and_then(|(_, t)| serde_json::from_str(t).ok())
+/// Label of every published comparison in a record's data.
+pub const PUBLISHED_LABEL: &str = "published data (not measured on this run)";
+
+fn param_str(f: &Figure, k: &str) -> Option<String> {
+    f.params.get(k).map(|v| match v {
+        Value::String(s) => s.clone(),
+        o => o.to_string(),
+    })
 }
 
-/// This machine against each published row of a time table (lower is
-/// better): relative speed = published time / this time × 100%.
-pub fn compare_times(table: &Value, measured_s: f64) -> Value {
-    let rows = table
-        .get("rows")
-        .and_then(|r| r.as_array())
-        .cloned()
-        .unwrap_or_default();
-    let src = table.get("source").cloned().unwrap_or(Value::Null);
-    let out: Vec<Value> = rows
+/// This machine's time against the published times of the same workload:
+/// the published figures that a declared mapping puts beside `rec` (e.g.
+/// seed 000's 7^999999 table beside `workloads:bc_pow {exp: 999999}`), one
+/// row per machine of that table, relative speed = published time / this
+/// time × 100%. A machine of the table without a published time gets a
+/// row with `published_s: null` and the reason. None when no published
+/// time maps to `rec` (e.g. another exponent).
+pub fn compare_times_in(
+    sets: &[PublishedSet],
+    rec: &ResultRecord,
+    measured_s: f64,
+) -> Option<Value> {
+    let matches = published::matches_in(sets, rec);
+    let first = matches
         .iter()
-        .map(|r| {
-            let cpu = r.get("cpu").cloned().unwrap_or(Value::Null);
-            match r.get("value").and_then(|v| v.as_f64()) {
+        .find(|m| m.figure.metric == "time" && m.figure.unit == "s")?;
+    let set = first.set;
+    let expr = first.figure.params.get("expression");
+    let in_table = |f: &Figure| f.params.get("expression") == expr;
+    let mut machines: Vec<&str> = Vec::new();
+    for f in set.figures.iter().filter(|f| in_table(f)) {
+        if !machines.contains(&f.machine.as_str()) {
+            machines.push(&f.machine);
+        }
+    }
+    let figure_of = |machine: &str, metric: &str| {
+        set.figures
+            .iter()
+            .find(|f| f.machine == machine && f.metric == metric && in_table(f))
+    };
+    let rows: Vec<Value> = machines
+        .iter()
+        .map(|&m| {
+            let time = matches
+                .iter()
+                .find(|x| x.set.id == set.id && x.figure.machine == m && x.figure.metric == "time");
+            let ipc = figure_of(m, "ipc").and_then(|f| f.value);
+            let ghz = figure_of(m, "stated_clock").and_then(|f| f.value);
+            match time.and_then(|t| t.value) {
                 Some(p) if measured_s > 0.0 => json!({
-                    "cpu": cpu,
+                    "cpu": m,
                     "published_s": p,
-                    "published_ipc": r.get("ipc"),
-                    "published_ghz": r.get("ghz"),
+                    "published_ipc": ipc,
+                    "published_ghz": ghz,
                     "this_machine_speed_pct": p / measured_s * 100.0,
+                    "note": time.and_then(|t| t.figure.note.clone()),
                 }),
-                _ => json!({"cpu": cpu, "published_s": null, "reason": r.get("note").cloned().unwrap_or(json!("no figure published"))}),
+                Some(_) => json!({"cpu": m, "published_s": null, "reason": "no positive time measured here"}),
+                None => json!({
+                    "cpu": m,
+                    "published_s": null,
+                    "published_ghz": ghz,
+                    "reason": "no time published for this machine (the source's table leaves it blank)",
+                }),
             }
         })
         .collect();
-    json!({"label": "published data (not measured on this run)", "source": src, "rows": out})
+    Some(json!({
+        "label": PUBLISHED_LABEL,
+        "set": set.id,
+        "source": set.source.cite(),
+        "rows": rows,
+    }))
 }
 
-/// This machine's openssl aes-256-ige figure at 8192 bytes against the
-/// published rows with the same number of copies (per copy).
-pub fn compare_openssl(table: &Value, copies: usize, measured_mb_s: f64) -> Value {
-    let rows = table
-        .get("rows")
-        .and_then(|r| r.as_array())
-        .cloned()
-        .unwrap_or_default();
-    let out: Vec<Value> = rows
+/// [`compare_times_in`] over the embedded published sets.
+pub fn compare_times(rec: &ResultRecord, measured_s: f64) -> Option<Value> {
+    published::all()
+        .ok()
+        .and_then(|sets| compare_times_in(sets, rec, measured_s))
+}
+
+/// This machine's openssl figure at 8192-byte blocks against seed 000's
+/// figures of the same algorithm, per copy (every published process count:
+/// 1, 32, every logical CPU). Only the same algorithm is compared: an
+/// aes-256-cbc figure (AES-NI path) is never set beside the seed's
+/// aes-256-ige (no AES-NI path); it gets `label: "not compared"` and why.
+pub fn compare_openssl(alg: &str, copies: usize, measured_mb_s: f64) -> Value {
+    let set = match published::by_id(OPENSSL_SET) {
+        Ok(s) => s,
+        Err(e) => return json!({"label": "not compared", "reason": format!("{e:#}")}),
+    };
+    let figs: Vec<&Figure> = set
+        .figures
         .iter()
-        .filter_map(|r| {
-            let n = r.get("copies")?.as_u64()? as usize;
-            let kb = r.get("kb_s")?.as_array()?.last()?.as_f64()?;
-            let per_copy_pub = kb / 1000.0 / n as f64;
-            let per_copy_here = measured_mb_s / copies as f64;
+        .filter(|f| {
+            f.metric == alg && f.unit == "kB/s" && f.params.get("block_bytes") == Some(&json!(8192))
+        })
+        .collect();
+    if figs.is_empty() {
+        let mut algs: Vec<&str> = set.figures.iter().map(|f| f.metric.as_str()).collect();
+        algs.sort_unstable();
+        algs.dedup();
+        return json!({
+            "label": "not compared",
+            "reason": format!(
+                "the seed's figures are {} (no AES-NI code path in OpenSSL); this is {alg}, a different mode and code path",
+                algs.join(", ")
+            ),
+            "set": set.id,
+        });
+    }
+    let per_copy_here = measured_mb_s / copies.max(1) as f64;
+    let rows: Vec<Value> = figs
+        .iter()
+        .filter_map(|f| {
+            let v = f.value?;
+            let n = f.params.get("process_count")?.as_u64()?.max(1);
+            let total = v / 1000.0;
+            let per_copy_pub = total / n as f64;
             Some(json!({
-                "cpu": r.get("cpu"),
+                "cpu": f.machine,
+                "published_processes": param_str(f, "processes"),
                 "published_copies": n,
-                "published_mb_s_total": kb / 1000.0,
+                "published_mb_s_total": total,
                 "published_mb_s_per_copy": per_copy_pub,
                 "this_machine_mb_s_per_copy": per_copy_here,
                 "this_machine_per_copy_pct": per_copy_here / per_copy_pub * 100.0,
             }))
         })
         .collect();
-    json!({"label": "published data (not measured on this run), 8192-byte blocks, per copy", "source": table.get("source"), "rows": out})
+    json!({
+        "label": format!("{PUBLISHED_LABEL}, 8192-byte blocks, per copy"),
+        "set": set.id,
+        "source": set.source.cite(),
+        "rows": rows,
+    })
+}
+
+/// A published set kept as reference only (a different binary or
+/// workload): its figures, labelled, never compared.
+pub fn published_reference(id: &str) -> Value {
+    match published::by_id(id) {
+        Ok(s) => json!({
+            "label": format!("{PUBLISHED_LABEL}: reference only, not the same binary"),
+            "set": s.id,
+            "source": s.source.cite(),
+            "workload": s.workload,
+            "figures": s.figures.iter().map(|f| json!({
+                "machine": f.machine,
+                "metric": f.metric,
+                "unit": f.unit,
+                "value": f.value,
+                "params": f.params,
+            })).collect::<Vec<_>>(),
+        }),
+        Err(e) => json!({"label": "not available", "reason": format!("{e:#}")}),
+    }
+}
+
+/// "seed 000 published IPC 1.57 (…) and 0.45 (…)" from seed 000's cpu_bound set.
+fn cpu_bound_note() -> String {
+    let ipcs: Vec<String> = published::by_id(CPU_BOUND_SET)
+        .map(|s| {
+            s.figures
+                .iter()
+                .filter(|f| f.metric == "ipc")
+                .filter_map(|f| {
+                    Some(format!(
+                        "{} ({})",
+                        published::fmt_published(f.value?),
+                        f.machine
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    format!(
+        "seed 000 published IPC {} for its compiled C loop, counted system-wide: a different binary, reference only",
+        if ipcs.is_empty() { "(not available)".to_string() } else { ipcs.join(" and ") }
+    )
+}
+
+/// "seed 002 published 25560 ms / 23420 ms = 1.09 …" from seed 002's set (run 1).
+fn branch_order_note() -> String {
+    let run1 = |case: &str| {
+        published::by_id(BRANCH_ORDER_SET).ok().and_then(|s| {
+            s.figures
+                .iter()
+                .find(|f| {
+                    param_str(f, "run").as_deref() == Some("1")
+                        && param_str(f, "case").is_some_and(|c| c.starts_with(case))
+                })
+                .and_then(|f| f.value)
+        })
+    };
+    match (run1("case1"), run1("case2")) {
+        (Some(a), Some(b)) if b > 0.0 => format!(
+            "seed 002 published {} ms / {} ms = {:.2} on x86_64 (compiled C, counters in memory): reference only",
+            published::fmt_published(a),
+            published::fmt_published(b),
+            a / b
+        ),
+        _ => "seed 002's published loop-order times are not available".into(),
+    }
 }
 
 // ---------------------------------------------------------------------------
-// Counters hook.
+// Counters.
 
-/// Hook for the counters room: IPC and cycles of a workload. Until the
-/// `counters` branch is merged this says why they are not available; the
-/// records keep `ipc: null` with this reason.
-pub fn counters_unavailable_reason() -> String {
-    "IPC and the workload's clock need hardware counters: the counters room (branch `counters`) is not wired in yet".into()
-}
+/// What counters cover for a child-process workload.
+pub const COUNTED_SCOPE_CHILD: &str =
+    "the child process and every process it starts (inherit), from its exec to its exit";
 
 // ---------------------------------------------------------------------------
 // Child processes.
@@ -368,6 +495,137 @@ pub fn run_one(
     Ok(v.remove(0))
 }
 
+fn read_all_thread(fd: OwnedFd) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::fs::File::from(fd).read_to_string(&mut s);
+        s
+    })
+}
+
+fn dev_null(write: bool) -> Result<OwnedFd> {
+    let f = std::fs::OpenOptions::new()
+        .read(!write)
+        .write(write)
+        .open("/dev/null")
+        .context("cannot open /dev/null")?;
+    Ok(OwnedFd::from(f))
+}
+
+/// Run one command pinned to `cpus` and count it: the child is started
+/// stopped (the counters room's starter), counters are attached to it with
+/// inherit (its own children count too) and enable on exec, then it runs.
+/// Wall time from its release to its exit; CPU time from wait4. When the
+/// counters cannot be attached, the run still happens and the counts say why.
+pub fn run_counted(
+    cmd: &Cmd,
+    cpus: Option<&CpuSet>,
+    capture: bool,
+    timeout: Duration,
+    stop: &AtomicBool,
+) -> Result<(ProcRun, Counted)> {
+    let name = cmd.program.display().to_string();
+    let mut argv = vec![cmd.program.to_string_lossy().into_owned()];
+    argv.extend(cmd.args.iter().cloned());
+    let pipe = |what: &str| {
+        cworkload::pipe().with_context(|| format!("cannot create a pipe for {what} of '{name}'"))
+    };
+    let stdin = match &cmd.stdin {
+        Some(text) => {
+            if text.len() > 32 * 1024 {
+                bail!(
+                    "the input for '{name}' is {} bytes: at most 32 KiB is passed through the pipe before the command starts",
+                    text.len()
+                );
+            }
+            let (r, w) = pipe("the input")?;
+            // A small input: the pipe buffer holds it; the child reads it after exec.
+            std::fs::File::from(w)
+                .write_all(text.as_bytes())
+                .with_context(|| format!("cannot pass the input to '{name}'"))?;
+            r
+        }
+        None => dev_null(false)?,
+    };
+    let (out_r, out_w) = if capture {
+        let (r, w) = pipe("the output")?;
+        (Some(r), w)
+    } else {
+        (None, dev_null(true)?)
+    };
+    let (err_r, err_w) = pipe("the error output")?;
+    let stdio = ChildStdio {
+        stdin: Some(stdin),
+        stdout: Some(out_w),
+        stderr: Some(err_w),
+    };
+    let mut w = {
+        // The child inherits the calling thread's affinity at fork.
+        let _g = match cpus {
+            Some(s) => Some(AffinityGuard::set(s)?),
+            None => None,
+        };
+        CWorkload::prepare_with(&argv, stdio)
+            .map_err(|e| anyhow::anyhow!("cannot start '{name}': {}", e.message))?
+    };
+    let out = out_r.map(read_all_thread);
+    let err = read_all_thread(err_r);
+    let target = Target::Task {
+        tid: w.pid(),
+        inherit: true,
+        enable_on_exec: true,
+    };
+    let groups = events::pack(&counted::workload_events());
+    let mut cg = match CounterGroup::open(&groups, &[target], counted::perf_env()) {
+        Ok(g) => Ok(g),
+        Err(TargetError::Gone) => {
+            Err("the child exited before counters could be attached".to_string())
+        }
+        Err(TargetError::Denied(_, r)) => Err(format!("not allowed to count the child: {r}")),
+    };
+    if let Ok(g) = cg.as_mut() {
+        g.mark_started();
+    }
+    let t0 = Instant::now();
+    w.start(&name)
+        .map_err(|e| anyhow::anyhow!("cannot start '{name}': {}", e.message))?;
+    let exit = loop {
+        if let Some(x) = w.wait(Some(Instant::now() + Duration::from_millis(50))) {
+            break x;
+        }
+        let why = if stop.load(Ordering::Relaxed) {
+            Some("interrupted".to_string())
+        } else if t0.elapsed() > timeout {
+            Some(format!("timed out after {:.0} s", timeout.as_secs_f64()))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            w.kill(libc::SIGKILL);
+            let _ = w.wait(None);
+            bail!("{} {why}", cmd.display());
+        }
+    };
+    let wall_s = t0.elapsed().as_secs_f64();
+    let counted = match cg.as_mut() {
+        Ok(g) => {
+            g.mark_stopped();
+            Counted::from_readings(COUNTED_SCOPE_CHILD, &g.read(), g.notes())
+        }
+        Err(why) => Counted::unavailable(COUNTED_SCOPE_CHILD, why),
+    };
+    let run = ProcRun {
+        wall_s,
+        cpu_s: Some(exit.user_s + exit.sys_s),
+        stdout: out
+            .map(|h| h.join().unwrap_or_default())
+            .unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+        code: exit.code,
+    };
+    Ok((run, counted))
+}
+
 fn check_exit(cmd: &Cmd, r: &ProcRun) -> Result<()> {
     if r.code != Some(0) {
         let first = r.stderr.lines().next().unwrap_or("").trim();
@@ -426,6 +684,9 @@ fn bc_timeout(profile: Profile) -> Duration {
     })
 }
 
+/// A finished seed workload record and its IPC / GHz figures.
+type WithFigures = (ResultRecord, Vec<ResultRecord>);
+
 #[allow(clippy::too_many_arguments)]
 fn bc_record(
     ctx: &mut ExpCtx,
@@ -435,20 +696,21 @@ fn bc_record(
     param: (&str, u32),
     reps: usize,
     cpu: usize,
-    compare: Option<&str>,
     size_note: Option<String>,
-) -> Result<ResultRecord> {
+) -> Result<WithFigures> {
     let pin = CpuSet::from_ids([cpu]);
     let mut samples = Vec::new();
     let mut cpu_s = Vec::new();
+    let mut windows = Vec::new();
     for i in 0..reps {
         (ctx.step)(&format!("{} ({} of {reps})", cmd.display(), i + 1));
-        let r = run_one(&cmd, Some(&pin), false, bc_timeout(ctx.profile), ctx.stop)?;
+        let (r, c) = run_counted(&cmd, Some(&pin), false, bc_timeout(ctx.profile), ctx.stop)?;
         check_exit(&cmd, &r)?;
         samples.push(r.wall_s);
         if let Some(c) = r.cpu_s {
             cpu_s.push(c);
         }
+        windows.push(c);
     }
     let wall_med = crate::harness::Stats::from_samples(&samples).map(|s| s.median);
     let cpu_med = crate::harness::Stats::from_samples(&cpu_s).map(|s| s.median);
@@ -456,7 +718,7 @@ fn bc_record(
         .with_param(param.0, param.1)
         .with_method(
             &format!(
-                "`{}` with output discarded, pinned to one CPU, wall time from spawn to exit; median of runs",
+                "`{}` with output discarded, pinned to one CPU, wall time from its start to its exit; median of runs",
                 cmd.display()
             ),
             METHOD_VERSION,
@@ -467,12 +729,11 @@ fn bc_record(
         "cpu": cpu,
         "command": cmd.display(),
         "bc": bc.display().to_string(),
-        "ipc": null,
-        "ipc_reason": counters_unavailable_reason(),
         "ghz_single": ghz,
         "ghz_source": ghz_src,
         "cpu_s": cpu_s,
     });
+    merge(&mut data, counted_data(&windows));
     if let (Some(w), Some(c)) = (wall_med, cpu_med) {
         if c < 0.9 * w {
             rec = rec.with_note(&format!(
@@ -484,9 +745,8 @@ fn bc_record(
     if let Some(n) = size_note {
         rec = rec.with_note(&n);
     }
-    match (compare.and_then(published), rec.value) {
-        (Some(t), Some(v)) => {
-            let mut c = compare_times(&t, v);
+    if let Some(v) = rec.value {
+        if let Some(mut c) = compare_times(&rec, v) {
             if let (Some(cm), Some(rows)) = (cpu_med, c["rows"].as_array_mut()) {
                 for row in rows {
                     if let Some(p) = row["published_s"].as_f64() {
@@ -495,22 +755,53 @@ fn bc_record(
                 }
             }
             for row in c["rows"].as_array().cloned().unwrap_or_default() {
-                if let (Some(cpu), Some(p)) =
-                    (row["cpu"].as_str(), row["this_machine_speed_pct"].as_f64())
-                {
+                if let (Some(cpu), Some(p), Some(t)) = (
+                    row["cpu"].as_str(),
+                    row["this_machine_speed_pct"].as_f64(),
+                    row["published_s"].as_f64(),
+                ) {
                     rec = rec.with_note(&format!(
-                        "vs {cpu} (published {:.2} s): this machine runs at {p:.0}% of its speed",
-                        row["published_s"].as_f64().unwrap_or(0.0)
+                        "vs {cpu} (published {t:.2} s): this machine runs at {p:.0}% of its speed"
                     ));
                 }
             }
             data["published"] = c;
         }
-        (None, _) if compare.is_some() => {}
-        _ => {}
     }
-    rec = rec.with_data(data);
-    Ok(rec)
+    let figures = counted_figures(
+        EXP,
+        &[("workload", json!(metric)), (param.0, json!(param.1))],
+        &windows,
+        true,
+    );
+    rec = rec
+        .with_data(data)
+        .with_counters(counted::to_value(&windows));
+    Ok((rec, figures))
+}
+
+/// Add the fields of `extra` (an object) to `data` (an object).
+fn merge(data: &mut Value, extra: Value) {
+    if let (Some(d), Value::Object(e)) = (data.as_object_mut(), extra) {
+        d.extend(e);
+    }
+}
+
+fn emit(
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    r: Result<WithFigures>,
+    unavailable: impl FnOnce(String) -> ResultRecord,
+) -> Result<()> {
+    match r {
+        Ok((rec, figs)) => {
+            out(rec)?;
+            for f in figs {
+                out(f)?;
+            }
+        }
+        Err(e) => out(unavailable(format!("{e:#}")))?,
+    }
+    Ok(())
 }
 
 fn run_bc(
@@ -539,12 +830,11 @@ fn run_bc(
         ("exp", exp),
         exp_reps,
         cpu,
-        (exp == 999_999).then_some("seed000_bc_pow.json"),
         pow_note,
     );
-    out(rec.unwrap_or_else(|e| {
-        ResultRecord::unavailable(EXP, "bc_pow", "s", &format!("{e:#}")).with_param("exp", exp)
-    }))?;
+    emit(out, rec, |e| {
+        ResultRecord::unavailable(EXP, "bc_pow", "s", &e).with_param("exp", exp)
+    })?;
     let pi_note = (scale != 5000).then(|| {
         format!("profile {}: scale={scale} instead of the seed's 5000 (not compared with the published figures)", ctx.profile.as_str())
     });
@@ -556,12 +846,11 @@ fn run_bc(
         ("scale", scale),
         pi_reps,
         cpu,
-        (scale == 5000).then_some("seed000_bc_pi.json"),
         pi_note,
     );
-    out(rec.unwrap_or_else(|e| {
-        ResultRecord::unavailable(EXP, "bc_pi", "s", &format!("{e:#}")).with_param("scale", scale)
-    }))?;
+    emit(out, rec, |e| {
+        ResultRecord::unavailable(EXP, "bc_pi", "s", &e).with_param("scale", scale)
+    })?;
     Ok(())
 }
 
@@ -625,7 +914,7 @@ fn openssl_first(
     cpu: &CpuSet,
     timeout: Duration,
     stop: &AtomicBool,
-) -> Result<(AesChoice, ProcRun)> {
+) -> Result<(AesChoice, ProcRun, Counted)> {
     let tries = [
         AesChoice {
             algorithm: "aes-256-ige".into(),
@@ -644,9 +933,9 @@ fn openssl_first(
     let mut why = Vec::new();
     for t in tries {
         let cmd = openssl_cmd(openssl, &t, secs, None);
-        let r = run_one(&cmd, Some(cpu), true, timeout, stop)?;
+        let (r, c) = run_counted(&cmd, Some(cpu), true, timeout, stop)?;
         if r.code == Some(0) && parse_speed_mr(&r.stdout).is_some() {
-            return Ok((t, r));
+            return Ok((t, r, c));
         }
         let msg = r
             .stderr
@@ -667,9 +956,9 @@ fn openssl_first(
         ),
     };
     let cmd = openssl_cmd(openssl, &cbc, secs, None);
-    let r = run_one(&cmd, Some(cpu), true, timeout, stop)?;
+    let (r, c) = run_counted(&cmd, Some(cpu), true, timeout, stop)?;
     check_exit(&cmd, &r)?;
-    Ok((cbc, r))
+    Ok((cbc, r, c))
 }
 
 fn openssl_record(
@@ -679,24 +968,32 @@ fn openssl_record(
     label: &str,
     cpus: &CpuSet,
     bytes_per_s: Option<f64>,
-) -> ResultRecord {
-    let base = ResultRecord::new(EXP, "openssl_aes", "MB/s", true)
-        .with_param("alg", choice.algorithm.as_str())
-        .with_param("copies", label)
-        .with_param("bytes", 8192);
+    counted: Counted,
+) -> WithFigures {
+    let params = [
+        ("alg", json!(choice.algorithm.as_str())),
+        ("copies", json!(label)),
+        ("bytes", json!(8192)),
+    ];
+    let with_params = |mut r: ResultRecord| {
+        for (k, v) in &params {
+            r = r.with_param(k, v.clone());
+        }
+        r
+    };
     let Some(b) = bytes_per_s else {
-        return ResultRecord::unavailable(
-            EXP,
-            "openssl_aes",
-            "MB/s",
-            &format!("'{}' printed no +F result line", cmd.display()),
-        )
-        .with_param("alg", choice.algorithm.as_str())
-        .with_param("copies", label)
-        .with_param("bytes", 8192);
+        return (
+            with_params(ResultRecord::unavailable(
+                EXP,
+                "openssl_aes",
+                "MB/s",
+                &format!("'{}' printed no +F result line", cmd.display()),
+            )),
+            Vec::new(),
+        );
     };
     let mbs = b / 1e6;
-    let mut rec = base
+    let mut rec = with_params(ResultRecord::new(EXP, "openssl_aes", "MB/s", true))
         .with_method(
             &format!(
                 "`{}` (wall-clock divisor, 8192-byte blocks); the CPU set is inherited by its {} process(es), which the kernel places within it",
@@ -707,34 +1004,35 @@ fn openssl_record(
         )
         .with_samples(vec![mbs])
         .with_note(&choice.note);
+    let windows = [counted];
     let mut data = json!({
         "command": cmd.display(),
         "cpus": cpus.to_string(),
         "copies": copies,
-        "ipc": null,
-        "ipc_reason": counters_unavailable_reason(),
     });
-    if choice.is_ige() {
-        if let Some(t) = published("seed000_openssl_aes256ige.json") {
-            let c = compare_openssl(&t, copies, mbs);
-            for row in c["rows"].as_array().cloned().unwrap_or_default() {
-                if let (Some(cpu), Some(p), Some(n)) = (
-                    row["cpu"].as_str(),
-                    row["this_machine_per_copy_pct"].as_f64(),
-                    row["published_copies"].as_u64(),
-                ) {
-                    if n == 1 && copies == 1 {
-                        rec = rec
-                            .with_note(&format!("vs {cpu} (published, 1 copy): {p:.0}% per copy"));
-                    }
-                }
+    merge(&mut data, counted_data(&windows));
+    // Only the same algorithm is compared: CBC (AES-NI) never beside IGE.
+    let c = compare_openssl(&choice.algorithm, copies, mbs);
+    if copies == 1 {
+        for row in c["rows"].as_array().cloned().unwrap_or_default() {
+            if let (Some(cpu), Some(p), Some(1)) = (
+                row["cpu"].as_str(),
+                row["this_machine_per_copy_pct"].as_f64(),
+                row["published_copies"].as_u64(),
+            ) {
+                rec = rec.with_note(&format!("vs {cpu} (published, 1 copy): {p:.0}% per copy"));
             }
-            data["published"] = c;
         }
-    } else {
-        data["published"] = json!({"label": "not compared", "reason": "the seed's figures are aes-256-ige (no AES-NI path); this is aes-256-cbc"});
     }
-    rec.with_data(data)
+    data["published"] = c;
+    let mut fparams = vec![("workload", json!("openssl_aes"))];
+    fparams.extend(params.iter().cloned());
+    let figures = counted_figures(EXP, &fparams, &windows, true);
+    (
+        rec.with_data(data)
+            .with_counters(counted::to_value(&windows)),
+        figures,
+    )
 }
 
 fn run_openssl(ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
@@ -760,7 +1058,7 @@ fn run_openssl(ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>
     };
     let one = CpuSet::from_ids([first]);
     (ctx.step)("openssl speed, 1 copy");
-    let (choice, r) = match openssl_first(&openssl, secs, &one, timeout, ctx.stop) {
+    let (choice, r, c1) = match openssl_first(&openssl, secs, &one, timeout, ctx.stop) {
         Ok(x) => x,
         Err(e) => {
             out(
@@ -771,14 +1069,11 @@ fn run_openssl(ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>
         }
     };
     let cmd1 = openssl_cmd(&openssl, &choice, secs, None);
-    out(openssl_record(
-        &choice,
-        &cmd1,
-        1,
-        "1",
-        &one,
-        parse_speed_mr(&r.stdout),
-    ))?;
+    let (rec, figs) = openssl_record(&choice, &cmd1, 1, "1", &one, parse_speed_mr(&r.stdout), c1);
+    out(rec)?;
+    for f in figs {
+        out(f)?;
+    }
     let mut points: Vec<(String, CpuSet)> = Vec::new();
     if per_core.len() > 1 {
         points.push(("per_core".into(), per_core.clone()));
@@ -799,23 +1094,25 @@ fn run_openssl(ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>
     for (label, cpus) in points {
         (ctx.step)(&format!("openssl speed -multi {}", cpus.len()));
         let cmd = openssl_cmd(&openssl, &choice, secs, Some(cpus.len()));
-        let rec = match run_one(&cmd, Some(&cpus), true, timeout, ctx.stop)
-            .and_then(|r| check_exit(&cmd, &r).map(|_| r))
-        {
-            Ok(r) => openssl_record(
-                &choice,
-                &cmd,
-                cpus.len(),
-                &label,
-                &cpus,
-                parse_speed_mr(&r.stdout),
-            ),
-            Err(e) => ResultRecord::unavailable(EXP, "openssl_aes", "MB/s", &format!("{e:#}"))
+        let rec = run_counted(&cmd, Some(&cpus), true, timeout, ctx.stop)
+            .and_then(|(r, c)| check_exit(&cmd, &r).map(|_| (r, c)))
+            .map(|(r, c)| {
+                openssl_record(
+                    &choice,
+                    &cmd,
+                    cpus.len(),
+                    &label,
+                    &cpus,
+                    parse_speed_mr(&r.stdout),
+                    c,
+                )
+            });
+        emit(out, rec, |e| {
+            ResultRecord::unavailable(EXP, "openssl_aes", "MB/s", &e)
                 .with_param("alg", choice.algorithm.as_str())
                 .with_param("copies", label.as_str())
-                .with_param("bytes", 8192),
-        };
-        out(rec)?;
+                .with_param("bytes", 8192)
+        })?;
     }
     Ok(())
 }
@@ -833,7 +1130,8 @@ fn run_loops(
 
     // Seed 000 cpu_bound.
     (ctx.step)("nop loop (seed 000 cpu_bound)");
-    let s = single_rate(cpu, &policy, ctx.stop, 1.0, nop_loop)?;
+    let (s, cnt) = single_rate_counted(cpu, &policy, ctx.stop, 1.0, nop_loop)?;
+    let windows = [cnt];
     let ns: Vec<f64> = s.iter().map(|r| 1e9 / r).collect();
     let mut rec = ResultRecord::new(EXP, "nop_loop", "ns/iteration", false)
         .with_method(
@@ -851,19 +1149,26 @@ fn run_loops(
             ghz.unwrap_or(0.0)
         ));
     }
+    let mut data = json!({
+        "cpu": cpu,
+        "instructions_per_iteration": NOP_LOOP_INSNS,
+        "ipc_from_instruction_count": ipc,
+        "ghz": ghz,
+        "ghz_source": ghz_src,
+        "published": published_reference(CPU_BOUND_SET),
+    });
+    merge(&mut data, counted_data(&windows));
     rec = rec
-        .with_note("seed 000 published IPC 1.57 (Intel) and 0.45 (FT2500) for its compiled C loop, counted system-wide: a different binary, reference only")
-        .with_data(json!({
-            "cpu": cpu,
-            "instructions_per_iteration": NOP_LOOP_INSNS,
-            "ipc_from_instruction_count": ipc,
-            "ghz": ghz,
-            "ghz_source": ghz_src,
-            "ipc_counters": null,
-            "ipc_counters_reason": counters_unavailable_reason(),
-            "published": published("seed000_cpu_bound.json"),
-        }));
+        .with_note(&cpu_bound_note())
+        .with_data(data)
+        .with_counters(counted::to_value(&windows));
+    let measured = rec.value.is_some();
     out(rec)?;
+    if measured {
+        for f in counted_figures(EXP, &[("workload", json!("nop_loop"))], &windows, true) {
+            out(f)?;
+        }
+    }
 
     // Seed 002 loop order: same innermost iterations, different shapes.
     let mut per_inner: Vec<(String, f64)> = Vec::new();
@@ -873,9 +1178,10 @@ fn run_loops(
     ] {
         (ctx.step)(&format!("loop nest {seed_shape}"));
         let per_call = (mid * inner) as f64;
-        let s = single_rate(cpu, &policy, ctx.stop, per_call, |n| {
+        let (s, cnt) = single_rate_counted(cpu, &policy, ctx.stop, per_call, |n| {
             loop_nest(n, mid, inner)
         })?;
+        let windows = [cnt];
         let ns: Vec<f64> = s.iter().map(|r| 1e9 / r).collect();
         let insns = 2.0 + 3.0 / inner as f64 + 3.0 / (inner * mid) as f64;
         let mut rec = ResultRecord::new(EXP, "branch_order", "ns/inner-iteration", false)
@@ -894,7 +1200,8 @@ fn run_loops(
         if let Some(v) = rec.value {
             per_inner.push((shape.to_string(), v));
         }
-        rec = rec.with_data(json!({
+        let c = &windows[0];
+        let mut data = json!({
             "cpu": cpu,
             "seed_shape": seed_shape,
             "middle": mid,
@@ -902,10 +1209,27 @@ fn run_loops(
             "instructions_per_inner_iteration": insns,
             "ipc_from_instruction_count": ipc,
             "ghz": ghz,
-            "branch_misses": null,
-            "branch_misses_reason": counters_unavailable_reason(),
-        }));
+            "branch_misses": c.value("branch-misses").ok(),
+            "branch_misses_reason": c.value("branch-misses").err(),
+            "branch_miss_pct": c.metrics.branch_miss_pct,
+            "branch_miss_pct_reason": c.metrics.missing.get("branch_miss_pct"),
+        });
+        merge(&mut data, counted_data(&windows));
+        rec = rec
+            .with_data(data)
+            .with_counters(counted::to_value(&windows));
+        let measured = rec.value.is_some();
         out(rec)?;
+        if measured {
+            for f in counted_figures(
+                EXP,
+                &[("workload", json!("branch_order")), ("shape", json!(shape))],
+                &windows,
+                true,
+            ) {
+                out(f)?;
+            }
+        }
     }
     if let (Some(a), Some(b)) = (
         per_inner.iter().find(|x| x.0 == "outer_many"),
@@ -917,8 +1241,8 @@ fn run_loops(
                 "time per innermost iteration, 100000×1000×100 shape / 100×1000×100000 shape (above 1: the many short inner loops cost more, e.g. a mispredicted exit per inner loop)",
                 METHOD_VERSION,
             )
-            .with_note("seed 002 published 25560 ms / 23420 ms = 1.09 on x86_64 (compiled C, counters in memory): reference only")
-            .with_data(json!({"published": published("seed002_branch_order.json")}));
+            .with_note(&branch_order_note())
+            .with_data(json!({"published": published_reference(BRANCH_ORDER_SET)}));
         r.value = Some(ratio);
         out(r)?;
     }
@@ -985,54 +1309,149 @@ impl Experiment for Workloads {
 mod tests {
     use super::*;
 
+    fn bc_rec(metric: &str, param: (&str, u32)) -> ResultRecord {
+        ResultRecord::new(EXP, metric, "s", false).with_param(param.0, param.1)
+    }
+
     #[test]
-    fn published_tables_parse_and_name_their_source() {
-        for (name, _) in PUBLISHED {
-            let t = published(name).unwrap_or_else(|| panic!("{name} does not parse"));
-            assert_eq!(t["schema"], "cpuscope.published/1", "{name}");
-            assert!(t["source"]["file"]
-                .as_str()
-                .unwrap()
-                .starts_with("shared/seeds/"));
-            assert!(!t["rows"].as_array().unwrap().is_empty(), "{name}");
+    fn seed_references_come_from_the_one_loader() {
+        for id in [OPENSSL_SET, CPU_BOUND_SET, BRANCH_ORDER_SET] {
+            let s = published::by_id(id).unwrap();
+            assert!(s.source.seed.starts_with(&id[4..7]), "{id}");
         }
+        let r = published_reference(CPU_BOUND_SET);
+        assert_eq!(r["set"], CPU_BOUND_SET);
+        assert!(r["label"].as_str().unwrap().contains("reference only"));
+        assert!(r["source"].as_str().unwrap().starts_with("000_"));
+        assert!(cpu_bound_note().contains("1.57") && cpu_bound_note().contains("0.45"));
+        assert!(branch_order_note().contains("25560 ms / 23420 ms = 1.09"));
     }
 
     #[test]
     fn time_comparison_is_relative_speed() {
-        let t = published("seed000_bc_pow.json").unwrap();
-        let c = compare_times(&t, 18.603323495);
-        let intel = c["rows"]
-            .as_array()
-            .unwrap()
+        let c = compare_times(&bc_rec("bc_pow", ("exp", 999_999)), 18.603323495).unwrap();
+        assert_eq!(c["label"], PUBLISHED_LABEL);
+        assert_eq!(c["set"], "seed000-bc");
+        let rows = c["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 5, "{c}");
+        let intel = rows
             .iter()
             .find(|r| r["cpu"].as_str().unwrap().starts_with("Intel"))
             .unwrap();
         assert!((intel["this_machine_speed_pct"].as_f64().unwrap() - 100.0).abs() < 1e-9);
-        assert_eq!(c["label"], "published data (not measured on this run)");
-        // FT2500 pi: no figure, said so.
-        let p = compare_times(&published("seed000_bc_pi.json").unwrap(), 20.0);
+        assert_eq!(intel["published_ipc"], 2.19);
+        assert_eq!(intel["published_ghz"], 2.5);
+        // FT2500 pi: no time published, said so; its stated clock kept.
+        let p = compare_times(&bc_rec("bc_pi", ("scale", 5000)), 20.0).unwrap();
+        let ft = p["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["cpu"] == "Phytium FT2500")
+            .unwrap();
+        assert!(ft["published_s"].is_null());
+        assert!(ft["reason"].as_str().unwrap().contains("no time published"));
+        assert_eq!(ft["published_ghz"], 2.1);
+        // The pi row is the 8163's, not the 7^999999 table's Intel.
         assert!(p["rows"]
             .as_array()
             .unwrap()
             .iter()
-            .any(|r| r["published_s"].is_null()));
+            .any(|r| r["cpu"] == "Intel Xeon Platinum 8163" && r["published_s"] == 22.979));
+        // Another size than the seed's: nothing to compare.
+        assert!(compare_times(&bc_rec("bc_pow", ("exp", 99_999)), 1.0).is_none());
+        assert!(compare_times(&bc_rec("bc_pi", ("scale", 1000)), 1.0).is_none());
     }
 
     #[test]
-    fn openssl_comparison_per_copy() {
-        let t = published("seed000_openssl_aes256ige.json").unwrap();
+    fn openssl_comparison_per_copy_and_never_cbc_with_ige() {
         // Kunpeng single copy: 143196.16 kB/s = 143.19616 MB/s.
-        let c = compare_openssl(&t, 1, 143.19616);
-        let row = c["rows"]
-            .as_array()
-            .unwrap()
+        let c = compare_openssl("aes-256-ige", 1, 143.19616);
+        assert!(c["label"].as_str().unwrap().starts_with(PUBLISHED_LABEL));
+        let rows = c["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 9, "3 machines × 1, 32, all processes");
+        let row = rows
             .iter()
             .find(|r| {
                 r["cpu"].as_str().unwrap().starts_with("Kunpeng") && r["published_copies"] == 1
             })
             .unwrap();
         assert!((row["this_machine_per_copy_pct"].as_f64().unwrap() - 100.0).abs() < 1e-6);
+        // Every logical CPU: per copy over the real process count (96 on the Kunpeng).
+        let all = rows
+            .iter()
+            .find(|r| {
+                r["cpu"].as_str().unwrap().starts_with("Kunpeng")
+                    && r["published_processes"] == "all"
+            })
+            .unwrap();
+        assert_eq!(all["published_copies"], 96);
+        // CBC is never set beside the seed's IGE.
+        let cbc = compare_openssl("aes-256-cbc", 1, 1000.0);
+        assert_eq!(cbc["label"], "not compared");
+        assert!(cbc["rows"].is_null());
+        assert!(cbc["reason"].as_str().unwrap().contains("aes-256-ige"));
+        let rec = ResultRecord::new(EXP, "openssl_aes", "MB/s", true)
+            .with_param("alg", "aes-256-cbc")
+            .with_param("copies", "1")
+            .with_param("bytes", 8192);
+        assert!(published::matches_for(&rec).is_empty());
+        let ige = rec.clone().with_param("alg", "aes-256-ige");
+        assert_eq!(published::matches_for(&ige).len(), 3);
+    }
+
+    #[test]
+    fn counted_child_carries_figures_or_the_reason() {
+        let stop = AtomicBool::new(false);
+        let cmd = Cmd {
+            program: find_in_path("sh").expect("sh in PATH"),
+            args: vec!["-c".into(), "read x; echo \"got $x\"; echo err >&2".into()],
+            stdin: Some("hello\n".into()),
+        };
+        let (r, c) = run_counted(&cmd, None, true, Duration::from_secs(20), &stop).unwrap();
+        assert_eq!(r.code, Some(0));
+        assert_eq!(r.stdout.trim(), "got hello");
+        assert_eq!(r.stderr.trim(), "err");
+        assert!(r.wall_s > 0.0 && r.cpu_s.is_some());
+        assert_eq!(c.scope, COUNTED_SCOPE_CHILD);
+        // task-clock is software: counted wherever perf_event_open is allowed.
+        if let Ok(t) = c.value("task-clock") {
+            assert!(t > 0.0);
+        }
+        // IPC is a figure or a reason: never 0.
+        match c.ipc() {
+            Ok(i) => assert!(i > 0.0),
+            Err(w) => assert!(!w.is_empty()),
+        }
+        let d = counted_data(std::slice::from_ref(&c));
+        assert_eq!(d["ipc"].is_null(), c.ipc().is_err());
+        assert_eq!(d["ipc_reason"].is_string(), c.ipc().is_err());
+        let figs = counted_figures(
+            EXP,
+            &[("workload", json!("bc_pow")), ("exp", json!(999_999))],
+            std::slice::from_ref(&c),
+            true,
+        );
+        assert_eq!(figs.len(), 2);
+        for f in &figs {
+            assert_eq!(f.value.is_none(), f.unavailable_reason.is_some());
+            assert_ne!(f.value, Some(0.0));
+        }
+        // The counted IPC of 7^999999 sits beside seed 000's published IPCs.
+        let ipc = figs.iter().find(|f| f.metric == "ipc").unwrap();
+        let m = published::matches_for(ipc);
+        assert_eq!(m.len(), 5, "{}", ipc.key);
+        assert!(m
+            .iter()
+            .all(|x| x.set.id == "seed000-bc" && x.figure.metric == "ipc"));
+        // A failing start is an error, not a panic.
+        let bad = Cmd {
+            program: PathBuf::from("/nonexistent/cpuscope-no-such-program"),
+            args: vec![],
+            stdin: None,
+        };
+        let e = run_counted(&bad, None, false, Duration::from_secs(5), &stop).unwrap_err();
+        assert!(format!("{e:#}").contains("cannot start"), "{e:#}");
     }
 
     #[test]

@@ -1,5 +1,7 @@
-//! Timing, warm-up, repetitions, statistics, thread teams with barriers.
+//! Timing, warm-up, repetitions, statistics, thread teams with barriers,
+//! and counters around measured regions (`counted`).
 
+pub mod counted;
 pub mod measure;
 pub mod stats;
 pub mod timer;

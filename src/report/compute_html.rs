@@ -164,10 +164,27 @@ fn published_section(run: &Run) -> String {
         let Some(p) = r.data.as_ref().and_then(|d| d.get("published")) else {
             continue;
         };
+        if r.metric == "openssl_aes" && p["label"] == "not compared" {
+            let _ = write!(
+                h,
+                "<p class=\"note\">openssl {} ({} copies): not compared with the published figures: {}</p>",
+                esc(param(r, "alg").unwrap_or("?")),
+                esc(param(r, "copies").unwrap_or("?")),
+                esc(p["reason"].as_str().unwrap_or("no reason recorded"))
+            );
+            continue;
+        }
         let Some(rows) = p.get("rows").and_then(|x| x.as_array()) else {
             continue;
         };
-        let label = p["label"].as_str().unwrap_or("published data");
+        let label = match (p["set"].as_str(), p["source"].as_str()) {
+            (Some(set), Some(cite)) => format!(
+                "{} [{set}: seed {cite}]",
+                p["label"].as_str().unwrap_or("published data")
+            ),
+            _ => p["label"].as_str().unwrap_or("published data").to_string(),
+        };
+        let label = label.as_str();
         if r.metric.starts_with("bc_") {
             let _ = write!(
                 h,

@@ -366,12 +366,27 @@ pub fn render_workloads(rs: &[ResultRecord]) -> String {
         let Some(pubd) = r.data.as_ref().and_then(|d| d.get("published")) else {
             continue;
         };
-        let Some(prow) = pubd.get("rows").and_then(|x| x.as_array()) else {
-            continue;
-        };
         let Some(lbl) = pubd.get("label").and_then(|x| x.as_str()) else {
             continue;
         };
+        if r.metric == "openssl_aes" && lbl == "not compared" {
+            let _ = writeln!(
+                out,
+                "  openssl {} copies={}: not compared with the published figures: {}",
+                param(r, "alg").unwrap_or("?"),
+                param(r, "copies").unwrap_or("?"),
+                pubd["reason"].as_str().unwrap_or("no reason recorded")
+            );
+            continue;
+        }
+        let Some(prow) = pubd.get("rows").and_then(|x| x.as_array()) else {
+            continue;
+        };
+        let src = match (pubd["set"].as_str(), pubd["source"].as_str()) {
+            (Some(set), Some(cite)) => format!(" [{set}: seed {cite}]"),
+            _ => String::new(),
+        };
+        let lbl = format!("{lbl}{src}");
         if r.metric.starts_with("bc_") {
             let _ = writeln!(out, "  {} vs {lbl}:", r.metric);
             let mut t = vec![vec![

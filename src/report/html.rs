@@ -200,6 +200,7 @@ fn charts(run: &Run) -> String {
     }
     out.push_str(&crate::report::memory_html::charts(run));
     out.push_str(&crate::report::compute_html::charts(run));
+    out.push_str(&super::c2c_html::charts(run));
     out
 }
 
@@ -234,9 +235,38 @@ pub fn render_run(run: &Run) -> String {
     let env = serde_json::to_value(&run.environment).unwrap_or(Value::Null);
     if let Value::Object(map) = env {
         for (k, v) in map {
+            let num = |p: &str| v.pointer(p).and_then(|x| x.as_f64());
             let text = match &v {
                 Value::String(s) => s.clone(),
                 Value::Null => continue,
+                Value::Array(a) => a
+                    .iter()
+                    .map(|x| {
+                        x.as_str()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| x.to_string())
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                Value::Object(_) if k.starts_with("load") => format!(
+                    "{} / {} / {} (1/5/15 min), {} runnable of {} tasks, at {}",
+                    num("/loadavg_1")
+                        .map(|x| format!("{x:.2}"))
+                        .unwrap_or_else(|| "?".into()),
+                    num("/loadavg_5")
+                        .map(|x| format!("{x:.2}"))
+                        .unwrap_or_else(|| "?".into()),
+                    num("/loadavg_15")
+                        .map(|x| format!("{x:.2}"))
+                        .unwrap_or_else(|| "?".into()),
+                    num("/procs_running")
+                        .map(|x| x.to_string())
+                        .unwrap_or_else(|| "?".into()),
+                    num("/procs_total")
+                        .map(|x| x.to_string())
+                        .unwrap_or_else(|| "?".into()),
+                    v.pointer("/at").and_then(|x| x.as_str()).unwrap_or("?")
+                ),
                 o => o.to_string(),
             };
             let _ = write!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&text));

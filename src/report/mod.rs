@@ -1,6 +1,8 @@
 //! Text, JSON, HTML rendering, comparison and advice. Never measures.
 
 pub mod advice;
+pub mod c2c_html;
+pub mod c2c_text;
 pub mod compare;
 pub mod compare_html;
 pub mod compute_html;
@@ -13,3 +15,4 @@ pub mod memory_text;
 pub mod numa_maps;
 pub mod run_text;
 pub mod stat_text;
+pub mod summary;

@@ -1,0 +1,1236 @@
+//! Core-to-core latency: a round-trip ping-pong between two pinned threads
+//! for every pair of CPUs, the pairs run as rounds of disjoint pairs.
+//!
+//! Method (docs/methods-c2c.md):
+//! - For each pair a fresh page is mapped and first touched by the initiating
+//!   thread (the lower CPU id of the pair), pinned to its CPU, so the line is
+//!   new to both caches and homed on the initiator's node; the lines used sit
+//!   at offsets 0 and 256 (128-byte aligned, never the adjacent-line pair).
+//! - The initiator times batches of `round_trips` round trips with the
+//!   harness timer (TSC on x86), read by the initiator only; one sample = one
+//!   batch; reported one-way latency = batch time / round trips / 2. A few
+//!   warm-up batches are discarded. Per pair: median, quartiles, min, max, CV.
+//! - Pairs are scheduled by the circle method (round-robin tournament) and
+//!   packed greedily into rounds where no physical core carries two pairs
+//!   (SMT siblings of busy cores stay idle); each round is released by the
+//!   team's barrier and its pairs run in parallel.
+//! - The planner fits the schedule to the profile's time budget: fewer
+//!   samples, then shorter batches, then fewer CPUs (every pair of a subset
+//!   spread over the NUMA nodes: a round's pairs run in parallel, so time
+//!   goes with the number of rounds, about one per CPU), and says which it did.
+
+use super::c2c_infer::{self, Declared, LatencyMatrix};
+use super::{ExpCtx, Experiment, Profile};
+use crate::harness::stats::Stats;
+use crate::harness::timer::Timer;
+use crate::kernels::c2c::{self as k, Method};
+use crate::machine::MachineInfo;
+use crate::placement::buffer::{Buffer, BufferOptions, Touch};
+use crate::placement::team::Team;
+use crate::placement::CpuSet;
+use crate::results::schema::ResultRecord;
+use anyhow::{bail, Result};
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+pub struct C2c;
+
+pub const EXP: &str = "c2c";
+pub const METHOD_VERSION: u32 = 1;
+
+/// Cost model of the planner (deliberately pessimistic).
+/// Round trip assumed for planning: 2 × 250 ns, a slow cross-socket hop.
+pub const PLAN_RTT_NS: f64 = 500.0;
+/// Mapping, first touch, meeting the partner and unmapping, per pair.
+pub const PAIR_OVERHEAD_S: f64 = 0.0005;
+/// Waking the team and releasing it at the barrier, per round.
+pub const ROUND_OVERHEAD_S: f64 = 0.0005;
+/// Starting one pinned team thread.
+pub const THREAD_START_S: f64 = 0.0002;
+/// Fewest samples per pair the planner goes down to before shortening batches.
+pub const MIN_SAMPLES: usize = 15;
+/// Shortest batch (round trips per sample) before sampling pairs.
+pub const MIN_ROUND_TRIPS: u64 = 200;
+
+/// Time budget of the whole c2c experiment (all methods) per profile, seconds.
+pub fn budget_secs(profile: Profile) -> f64 {
+    match profile {
+        Profile::Quick => 4.0,
+        Profile::Standard => 30.0,
+        Profile::Full => 300.0,
+    }
+}
+
+/// What to plan.
+#[derive(Clone, Debug)]
+pub struct PlanRequest {
+    /// CPUs to measure (at least two).
+    pub cpus: Vec<usize>,
+    pub methods: Vec<Method>,
+    pub budget_secs: f64,
+    /// Most samples per pair (the planner may use fewer).
+    pub max_samples: usize,
+    /// Round trips per sample (the planner may use fewer, down to MIN_ROUND_TRIPS).
+    pub round_trips: u64,
+    /// Fixed samples / round trips: the planner does not reduce them.
+    pub fixed: bool,
+    /// Measure at most this many pairs (`--sample`).
+    pub max_pairs: Option<usize>,
+    /// At most this many pairs at once (1 = one pair at a time).
+    pub max_parallel: Option<usize>,
+    /// Most passes over the schedule (each pass measures every pair again,
+    /// later in time; samples of all passes are pooled).
+    pub max_passes: usize,
+}
+
+impl PlanRequest {
+    /// The profile's defaults for these CPUs.
+    pub fn for_profile(profile: Profile, cpus: &[usize], methods: &[Method]) -> PlanRequest {
+        let (max_samples, round_trips) = match profile {
+            Profile::Quick => (100, 1000),
+            Profile::Standard => (300, 1000),
+            Profile::Full => (300, 5000),
+        };
+        PlanRequest {
+            cpus: cpus.to_vec(),
+            methods: methods.to_vec(),
+            budget_secs: budget_secs(profile),
+            max_samples,
+            round_trips,
+            fixed: false,
+            max_pairs: None,
+            max_parallel: None,
+            max_passes: match profile {
+                Profile::Quick => 4,
+                Profile::Standard => 24,
+                Profile::Full => 16,
+            },
+        }
+    }
+}
+
+/// A c2c measurement plan.
+#[derive(Clone, Debug, Serialize)]
+pub struct Plan {
+    /// The CPUs measured (all requested ones, or a subset spread over the nodes).
+    pub cpus: Vec<usize>,
+    /// How many CPUs were asked for.
+    pub requested_cpus: usize,
+    #[serde(serialize_with = "ser_methods")]
+    pub methods: Vec<Method>,
+    /// (initiator, responder) CPU ids; initiator < responder.
+    pub pairs: Vec<(usize, usize)>,
+    /// Indices into `pairs`, one list per round.
+    pub rounds: Vec<Vec<usize>>,
+    pub round_trips: u64,
+    /// Samples per pair in one pass.
+    pub samples: usize,
+    pub warmup: usize,
+    /// Passes over the schedule; a pair's figures pool the samples of all passes.
+    pub passes: usize,
+    /// Estimated seconds for all methods and passes.
+    pub est_secs: f64,
+    pub budget_secs: f64,
+    /// Every pair of `cpus` is measured.
+    pub full_matrix: bool,
+    /// What the planner reduced to fit the budget.
+    pub notes: Vec<String>,
+}
+
+fn ser_methods<S: serde::Serializer>(m: &[Method], s: S) -> std::result::Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = s.serialize_seq(Some(m.len()))?;
+    for x in m {
+        seq.serialize_element(x.as_str())?;
+    }
+    seq.end()
+}
+
+impl Plan {
+    /// Largest number of pairs in one round.
+    pub fn max_round_width(&self) -> usize {
+        self.rounds.iter().map(Vec::len).max().unwrap_or(0)
+    }
+}
+
+/// Seconds one method takes with this schedule.
+pub fn estimate_method_secs(rounds: usize, samples: usize, warmup: usize, round_trips: u64) -> f64 {
+    let pair = ((samples + warmup) as f64) * round_trips as f64 * PLAN_RTT_NS * 1e-9;
+    rounds as f64 * (pair + PAIR_OVERHEAD_S + ROUND_OVERHEAD_S)
+}
+
+fn warmup_for(samples: usize) -> usize {
+    (samples / 10).clamp(2, 20)
+}
+
+/// Round of the circle method (round-robin tournament) in which players `i`
+/// and `j` (indices, i != j) meet, for `n` players (padded to even).
+pub fn circle_round(i: usize, j: usize, n: usize) -> usize {
+    let m = if n.is_multiple_of(2) { n } else { n + 1 };
+    let (i, j) = if i < j { (i, j) } else { (j, i) };
+    if m < 2 {
+        return 0;
+    }
+    let last = m - 1;
+    if j == last {
+        i
+    } else {
+        // i = r + k, j = r - k (mod m-1)  =>  r = (i + j) / 2 (mod m-1);
+        // m-1 is odd, so the inverse of 2 is m/2.
+        ((i + j) * (m / 2)) % last
+    }
+}
+
+/// Pack pairs into rounds: pairs ordered by their circle-method round, then
+/// each put in the first round where neither CPU's core is already busy (a
+/// pair of SMT siblings occupies its one core) and fewer than `max_parallel`
+/// pairs run. Without SMT and with every pair, this gives the circle
+/// method's n-1 rounds of n/2 pairs. `cpus` gives the players' order. `core_of` maps a CPU id to its core; `index_of` a CPU id
+/// to its index among the planned CPUs (for the circle order).
+pub fn schedule(
+    pairs: &[(usize, usize)],
+    cpus: &[usize],
+    core_of: &dyn Fn(usize) -> usize,
+    max_parallel: usize,
+) -> Vec<Vec<usize>> {
+    let n_cpus = cpus.len();
+    let index: BTreeMap<usize, usize> = cpus.iter().enumerate().map(|(i, &c)| (c, i)).collect();
+    let index_of = |c: usize| index.get(&c).copied().unwrap_or(0);
+    let mut order: Vec<usize> = (0..pairs.len()).collect();
+    order.sort_by_cached_key(|&p| {
+        let (a, b) = pairs[p];
+        let (ia, ib) = (index_of(a), index_of(b));
+        (circle_round(ia, ib, n_cpus), ia.min(ib), ia.max(ib))
+    });
+    // First fit: each pair, in that order, goes to the first round where
+    // neither of its cores is busy and the round has room. Rounds are
+    // bitmaps (64 per word) per core, so a pair costs O(rounds / 64).
+    let max_core = pairs
+        .iter()
+        .flat_map(|&(a, b)| [core_of(a), core_of(b)])
+        .max()
+        .unwrap_or(0);
+    let max_parallel = max_parallel.max(1);
+    let mut used: Vec<Vec<u64>> = vec![Vec::new(); max_core + 1];
+    let mut full: Vec<u64> = Vec::new();
+    let mut rounds: Vec<Vec<usize>> = Vec::new();
+    let word = |v: &Vec<u64>, w: usize| v.get(w).copied().unwrap_or(0);
+    let set = |v: &mut Vec<u64>, r: usize| {
+        let w = r / 64;
+        if v.len() <= w {
+            v.resize(w + 1, 0);
+        }
+        v[w] |= 1 << (r % 64);
+    };
+    for p in order {
+        let (a, b) = pairs[p];
+        let (ca, cb) = (core_of(a), core_of(b));
+        let mut w = 0;
+        let r = loop {
+            let m = word(&full, w) | word(&used[ca], w) | word(&used[cb], w);
+            if m != u64::MAX {
+                break w * 64 + (!m).trailing_zeros() as usize;
+            }
+            w += 1;
+        };
+        set(&mut used[ca], r);
+        set(&mut used[cb], r);
+        if rounds.len() <= r {
+            rounds.resize(r + 1, Vec::new());
+        }
+        rounds[r].push(p);
+        if rounds[r].len() >= max_parallel {
+            set(&mut full, r);
+        }
+    }
+    rounds
+}
+
+/// CPUs in an order that spreads over the given groups (round-robin over
+/// groups, in CPU order within each): its first s entries are the subset
+/// measured when the whole machine does not fit.
+pub fn spread_order(cpus: &[usize], group_of: &dyn Fn(usize) -> usize) -> Vec<usize> {
+    let mut by: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for &c in cpus {
+        by.entry(group_of(c)).or_default().push(c);
+    }
+    let lists: Vec<Vec<usize>> = by.into_values().collect();
+    let mut out = Vec::with_capacity(cpus.len());
+    let longest = lists.iter().map(Vec::len).max().unwrap_or(0);
+    for k in 0..longest {
+        for l in &lists {
+            if let Some(&c) = l.get(k) {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// Plan a c2c run on `machine` (for core and node placement).
+pub fn plan(machine: &MachineInfo, req: &PlanRequest) -> Result<Plan> {
+    let mut cpus = req.cpus.clone();
+    cpus.sort_unstable();
+    cpus.dedup();
+    if cpus.len() < 2 {
+        bail!(
+            "core-to-core latency needs at least two usable CPUs (got {})",
+            if cpus.is_empty() {
+                "none".to_string()
+            } else {
+                format!("only CPU {}", cpus[0])
+            }
+        );
+    }
+    if req.methods.is_empty() {
+        bail!("no ping-pong method chosen");
+    }
+    if req.max_samples == 0 || req.round_trips == 0 || req.max_passes == 0 {
+        bail!("samples and round trips per sample must be at least 1");
+    }
+    if req.max_pairs == Some(0) {
+        bail!("--sample must allow at least one pair");
+    }
+    let decl = Declared::from_machine(machine, &cpus);
+    let n = cpus.len();
+    let index: BTreeMap<usize, usize> = cpus.iter().enumerate().map(|(i, &c)| (c, i)).collect();
+    let index_of = |c: usize| index.get(&c).copied().unwrap_or(0);
+    let core_of = |c: usize| decl.core_of[index_of(c)];
+    // Node (or package) of each CPU, to spread a subset over the machine.
+    let spread_level = decl.levels.iter().find(|l| {
+        l.names
+            .iter()
+            .any(|x| x == "same_node" || x == "same_package")
+    });
+    let group_of = |c: usize| spread_level.map(|l| l.group_of[index_of(c)]).unwrap_or(0);
+    // CPUs in an order spread over the nodes: a subset is its first s entries.
+    let order = spread_order(&cpus, &group_of);
+    let subset = |s: usize| -> Vec<usize> {
+        let mut v = order[..s.min(order.len())].to_vec();
+        v.sort_unstable();
+        v
+    };
+    let pairs_of = |sel: &[usize]| -> Vec<(usize, usize)> {
+        (0..sel.len())
+            .flat_map(|i| (i + 1..sel.len()).map(move |j| (i, j)))
+            .map(|(i, j)| (sel[i], sel[j]))
+            .collect()
+    };
+    let max_parallel = req.max_parallel.unwrap_or(usize::MAX);
+    let all_pairs = n * (n - 1) / 2;
+    let mut notes = Vec::new();
+    let nm = req.methods.len();
+    let fits = |rounds: usize, cpus: usize, s: usize, r: u64| {
+        nm as f64 * estimate_method_secs(rounds, s, warmup_for(s), r) + cpus as f64 * THREAD_START_S
+            <= req.budget_secs
+    };
+
+    let mut size = n;
+    if let Some(p) = req.max_pairs {
+        // Largest s with s(s-1)/2 <= p.
+        while size > 2 && size * (size - 1) / 2 > p {
+            size -= 1;
+        }
+        if size < n {
+            notes.push(format!(
+                "--sample {p}: every pair of {size} of the {n} CPUs, spread over the nodes ({} pairs of {all_pairs})",
+                size * (size - 1) / 2
+            ));
+        }
+    }
+    let mut sel = subset(size);
+    let mut pairs = pairs_of(&sel);
+    let mut rounds = schedule(&pairs, &sel, &core_of, max_parallel);
+    let mut samples = req.max_samples;
+    let mut rt = req.round_trips;
+    if !req.fixed && !fits(rounds.len(), sel.len(), samples, rt) {
+        // 1. fewer samples
+        while samples > MIN_SAMPLES && !fits(rounds.len(), sel.len(), samples, rt) {
+            samples = (samples * 4 / 5).max(MIN_SAMPLES);
+        }
+        // 2. shorter batches
+        while rt > MIN_ROUND_TRIPS && !fits(rounds.len(), sel.len(), samples, rt) {
+            rt = (rt * 4 / 5).max(MIN_ROUND_TRIPS);
+        }
+        if samples < req.max_samples || rt < req.round_trips {
+            notes.push(format!(
+                "to fit the {:.0} s budget: {samples} samples of {rt} round trips per pair (profile asks {} of {})",
+                req.budget_secs, req.max_samples, req.round_trips
+            ));
+        }
+        // 3. fewer CPUs: the rounds, not the pairs, cost time (a round's
+        // pairs run in parallel), and s CPUs need about s-1 rounds; so
+        // measure every pair of a subset spread over the nodes.
+        if !fits(rounds.len(), sel.len(), samples, rt) {
+            let per_round = nm as f64 * estimate_method_secs(1, samples, warmup_for(samples), rt);
+            while sel.len() > 2 && !fits(rounds.len(), sel.len(), samples, rt) {
+                let afford =
+                    ((req.budget_secs - sel.len() as f64 * THREAD_START_S) / per_round).max(1.0);
+                let want =
+                    ((sel.len() - 1) as f64 * afford / rounds.len() as f64).floor() as usize + 1;
+                size = want.clamp(2, sel.len() - 1);
+                sel = subset(size);
+                pairs = pairs_of(&sel);
+                rounds = schedule(&pairs, &sel, &core_of, max_parallel);
+            }
+            notes.push(format!(
+                "the full matrix over {n} CPUs ({all_pairs} pairs) does not fit the budget: measuring every pair of {} CPUs spread over the nodes ({})",
+                sel.len(),
+                CpuSet::from_ids(sel.iter().copied())
+            ));
+        }
+    }
+    let warmup = warmup_for(samples);
+    let one_pass = nm as f64 * estimate_method_secs(rounds.len(), samples, warmup, rt);
+    let start = sel.len() as f64 * THREAD_START_S;
+    // Spare budget buys passes: the same pairs measured again later, so that
+    // a pair's figure spans more of the machine's slow drifts.
+    let passes = if req.fixed {
+        1
+    } else {
+        (((req.budget_secs - start) / one_pass).floor() as usize).clamp(1, req.max_passes.max(1))
+    };
+    let est = passes as f64 * one_pass + start;
+    Ok(Plan {
+        passes,
+        full_matrix: pairs.len() == all_pairs,
+        requested_cpus: n,
+        cpus: sel,
+        methods: req.methods.clone(),
+        pairs,
+        rounds,
+        round_trips: rt,
+        samples,
+        warmup,
+        est_secs: est,
+        budget_secs: req.budget_secs,
+        notes,
+    })
+}
+
+/// Statistics of one pair.
+#[derive(Clone, Debug, Serialize)]
+pub struct PairStats {
+    pub initiator: usize,
+    pub responder: usize,
+    /// One-way latency statistics over the samples, ns.
+    pub stats: Stats,
+    pub p25: f64,
+    pub p75: f64,
+    /// Samples during which the initiator was involuntarily switched out
+    /// (getrusage ru_nivcsw changed); None when the kernel does not say.
+    pub preempted_samples: Option<usize>,
+    /// Involuntary switches of the responder over the whole pair.
+    pub responder_switches: Option<i64>,
+    /// Median of each pass, in pass order (repeatability over time).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pass_medians: Vec<f64>,
+    /// The samples themselves (kept only when asked).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<f64>,
+}
+
+/// The result of measuring one method over a plan.
+#[derive(Clone, Debug, Serialize)]
+pub struct MatrixRun {
+    #[serde(serialize_with = "ser_method")]
+    pub method: Method,
+    pub cpus: Vec<usize>,
+    pub pairs: Vec<PairStats>,
+    pub rounds_done: usize,
+    pub rounds_planned: usize,
+    pub elapsed_s: f64,
+    /// Why the run stopped early, if it did.
+    pub stopped: Option<String>,
+}
+
+fn ser_method<S: serde::Serializer>(m: &Method, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(m.as_str())
+}
+
+impl PairStats {
+    /// The pair's figure: the median of its pass medians when there are at
+    /// least three passes (robust to a pass the machine disturbed), else the
+    /// median of its samples.
+    pub fn median(&self) -> f64 {
+        if self.pass_medians.len() >= 3 {
+            let mut v = self.pass_medians.clone();
+            v.sort_by(|a, b| a.total_cmp(b));
+            quantile(&v, 0.5)
+        } else {
+            self.stats.median
+        }
+    }
+
+    /// Interquartile range over the median: a spread that preemption
+    /// outliers do not inflate.
+    pub fn iqr_ratio(&self) -> f64 {
+        (self.p75 - self.p25) / self.stats.median
+    }
+}
+
+impl MatrixRun {
+    /// Median one-way latency per pair as a symmetric matrix over `cpus`.
+    pub fn matrix(&self) -> LatencyMatrix {
+        let mut m = LatencyMatrix::new(self.cpus.clone());
+        let idx: BTreeMap<usize, usize> =
+            self.cpus.iter().enumerate().map(|(i, &c)| (c, i)).collect();
+        for p in &self.pairs {
+            if let (Some(&i), Some(&j)) = (idx.get(&p.initiator), idx.get(&p.responder)) {
+                m.set_sym(i, j, p.median());
+            }
+        }
+        m
+    }
+}
+
+/// Quartile by linear interpolation of sorted values.
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let pos = q * (sorted.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+/// Statistics of a pair's samples.
+pub fn pair_stats(a: usize, b: usize, samples: Vec<f64>, keep: bool) -> Option<PairStats> {
+    let stats = Stats::from_samples(&samples)?;
+    let mut s = samples.clone();
+    s.sort_by(|x, y| x.total_cmp(y));
+    Some(PairStats {
+        initiator: a,
+        responder: b,
+        stats,
+        p25: quantile(&s, 0.25),
+        p75: quantile(&s, 0.75),
+        preempted_samples: None,
+        responder_switches: None,
+        pass_medians: vec![quantile(&s, 0.5)],
+        samples: if keep { samples } else { Vec::new() },
+    })
+}
+
+/// Involuntary context switches of the calling thread so far (None when the
+/// kernel does not report them).
+fn involuntary_switches() -> Option<i64> {
+    // SAFETY: getrusage fills a caller-provided struct; zeroed is valid.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable rusage.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    (rc == 0).then_some(ru.ru_nivcsw)
+}
+
+/// Per-round meeting point of a pair.
+#[repr(align(128))]
+#[derive(Default)]
+struct Slot {
+    /// Address of the pair's page; FAILED when the initiator could not map it.
+    line: AtomicU64,
+    /// Set by the responder when it has answered every round trip.
+    done: AtomicU64,
+    /// Responder's involuntary switches during the pair, + 1 (0 = unknown).
+    switches: AtomicU64,
+}
+
+const FAILED: u64 = 1;
+
+/// (pair index, samples, preempted samples of the initiator)
+type PairOutcome = std::result::Result<Option<(usize, Vec<f64>, Option<usize>)>, String>;
+
+/// Measure `method` over the plan's rounds on a team pinned to the plan's
+/// CPUs. Stops between rounds on `stop` or past `deadline`, keeping what
+/// finished. `progress(done, total)` is called after each round.
+pub fn run_matrix(
+    plan: &Plan,
+    method: Method,
+    team: &mut Team,
+    stop: &AtomicBool,
+    deadline: Option<Instant>,
+    keep_samples: bool,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<MatrixRun> {
+    let t0 = Instant::now();
+    let cpus = team.cpus().to_vec();
+    let index: BTreeMap<usize, usize> = cpus.iter().enumerate().map(|(i, &c)| (c, i)).collect();
+    let width = plan.max_round_width().max(1);
+    let slots: Vec<Slot> = (0..width).map(|_| Slot::default()).collect();
+    let timer = Timer::global();
+    let rt = plan.round_trips;
+    let (samples, warmup) = (plan.samples, plan.warmup);
+    let total_rt = (samples + warmup) as u64 * rt;
+    let mut out = Vec::with_capacity(plan.pairs.len());
+    let mut stopped = None;
+    let mut done = 0;
+    for (r, round) in plan.rounds.iter().enumerate() {
+        if stop.load(Ordering::Relaxed) {
+            stopped = Some(format!(
+                "interrupted after {r} of {} rounds",
+                plan.rounds.len()
+            ));
+            break;
+        }
+        if let Some(d) = deadline {
+            if Instant::now() > d {
+                stopped = Some(format!(
+                    "stopped at the time limit after {r} of {} rounds ({:.1} s)",
+                    plan.rounds.len(),
+                    t0.elapsed().as_secs_f64()
+                ));
+                break;
+            }
+        }
+        // Roles: team index -> (slot, pair index, initiator?).
+        let mut roles: Vec<Option<(usize, usize, bool)>> = vec![None; cpus.len()];
+        for (s, &p) in round.iter().enumerate() {
+            let (a, b) = plan.pairs[p];
+            let (Some(&ia), Some(&ib)) = (index.get(&a), index.get(&b)) else {
+                bail!("pair ({a},{b}) names a CPU outside the team");
+            };
+            roles[ia] = Some((s, p, true));
+            roles[ib] = Some((s, p, false));
+        }
+        for s in &slots {
+            s.line.store(0, Ordering::Relaxed);
+            s.done.store(0, Ordering::Relaxed);
+            s.switches.store(0, Ordering::Relaxed);
+        }
+        let res = team.run_round(|ctx| -> PairOutcome {
+            let Some((s, p, initiator)) = roles[ctx.index] else {
+                return Ok(None);
+            };
+            let slot = &slots[s];
+            if initiator {
+                let buf = match Buffer::new(
+                    4096,
+                    &BufferOptions {
+                        touch: Touch::Here,
+                        ..Default::default()
+                    },
+                ) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        slot.line.store(FAILED, Ordering::Release);
+                        return Err(format!("CPU {}: {e:#}", ctx.cpu));
+                    }
+                };
+                let base = buf.as_ptr();
+                // SAFETY: the page is mapped, zeroed, page-aligned and lives
+                // until `buf` drops, after the responder reported done.
+                let (a, b) = unsafe {
+                    (
+                        &*(base as *const AtomicU64),
+                        &*(base.add(k::SECOND_LINE_OFFSET) as *const AtomicU64),
+                    )
+                };
+                let mut v = Vec::with_capacity(samples);
+                slot.line.store(base as u64, Ordering::Release);
+                let mut seq = 0u64;
+                for _ in 0..warmup {
+                    seq = k::ping(method, a, b, seq, rt);
+                }
+                let mut preempted = Some(0usize);
+                for _ in 0..samples {
+                    let before = involuntary_switches();
+                    let t0 = timer.now();
+                    seq = k::ping(method, a, b, seq, rt);
+                    let t1 = timer.now();
+                    v.push(timer.ns(t0, t1) / rt as f64 / 2.0);
+                    match (before, involuntary_switches(), preempted.as_mut()) {
+                        (Some(x), Some(y), Some(p)) if y > x => *p += 1,
+                        (Some(_), Some(_), _) => {}
+                        _ => preempted = None,
+                    }
+                }
+                k::wait_nonzero(&slot.done);
+                let want = k::expected_line_value(method, seq);
+                let got_a = a.load(Ordering::Acquire);
+                let ok = match method {
+                    Method::Cas => got_a == want,
+                    Method::LoadStore => got_a == want && b.load(Ordering::Acquire) == want,
+                };
+                drop(buf);
+                if !ok || seq != 2 * total_rt {
+                    return Err(format!(
+                        "ping-pong check failed on CPUs {},{}: line holds {got_a}, expected {want}",
+                        plan.pairs[p].0, plan.pairs[p].1
+                    ));
+                }
+                Ok(Some((p, v, preempted)))
+            } else {
+                let addr = k::wait_nonzero(&slot.line);
+                if addr == FAILED {
+                    return Ok(None);
+                }
+                let base = addr as *const u8;
+                // SAFETY: the initiator keeps the page mapped until `done`.
+                let (a, b) = unsafe {
+                    (
+                        &*(base as *const AtomicU64),
+                        &*(base.add(k::SECOND_LINE_OFFSET) as *const AtomicU64),
+                    )
+                };
+                let before = involuntary_switches();
+                let seq = k::pong(method, a, b, 0, total_rt);
+                if let (Some(x), Some(y)) = (before, involuntary_switches()) {
+                    slot.switches
+                        .store((y - x).max(0) as u64 + 1, Ordering::Relaxed);
+                }
+                slot.done.store(1, Ordering::Release);
+                std::hint::black_box(seq);
+                Ok(None)
+            }
+        })?;
+        for r in res.results {
+            match r {
+                Ok(Some((p, v, pre))) => {
+                    let (a, b) = plan.pairs[p];
+                    let slot = round.iter().position(|&q| q == p).map(|s| &slots[s]);
+                    if let Some(mut ps) = pair_stats(a, b, v, keep_samples) {
+                        ps.preempted_samples = pre;
+                        ps.responder_switches = slot
+                            .map(|s| s.switches.load(Ordering::Relaxed))
+                            .filter(|&x| x > 0)
+                            .map(|x| x as i64 - 1);
+                        out.push(ps);
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => bail!("{e}"),
+            }
+        }
+        done = r + 1;
+        progress(done, plan.rounds.len());
+    }
+    Ok(MatrixRun {
+        method,
+        cpus,
+        pairs: out,
+        rounds_done: done,
+        rounds_planned: plan.rounds.len(),
+        elapsed_s: t0.elapsed().as_secs_f64(),
+        stopped,
+    })
+}
+
+/// Pool the passes of one method: samples of a pair are concatenated and
+/// its statistics recomputed; rounds and time add up; the first stop reason
+/// is kept.
+pub fn merge_passes(runs: Vec<MatrixRun>, keep_samples: bool) -> Option<MatrixRun> {
+    let mut it = runs.into_iter();
+    let first = it.next()?;
+    type Acc = (Vec<f64>, Option<usize>, Option<i64>, Vec<f64>);
+    let mut acc: BTreeMap<(usize, usize), Acc> = BTreeMap::new();
+    let mut order: Vec<(usize, usize)> = Vec::new();
+    let (method, cpus) = (first.method, first.cpus.clone());
+    let (mut done, mut planned, mut elapsed, mut stopped) = (0, 0, 0.0, None);
+    for run in std::iter::once(first).chain(it) {
+        done += run.rounds_done;
+        planned += run.rounds_planned;
+        elapsed += run.elapsed_s;
+        if stopped.is_none() {
+            stopped = run.stopped.clone();
+        }
+        for p in run.pairs {
+            let key = (p.initiator, p.responder);
+            let e = acc.entry(key).or_insert_with(|| {
+                order.push(key);
+                (Vec::new(), Some(0), Some(0), Vec::new())
+            });
+            e.0.extend_from_slice(&p.samples);
+            e.3.extend_from_slice(&p.pass_medians);
+            e.1 = match (e.1, p.preempted_samples) {
+                (Some(a), Some(b)) => Some(a + b),
+                _ => None,
+            };
+            e.2 = match (e.2, p.responder_switches) {
+                (Some(a), Some(b)) => Some(a + b),
+                _ => None,
+            };
+        }
+    }
+    let pairs = order
+        .into_iter()
+        .filter_map(|k| {
+            let (v, pre, sw, pm) = acc.remove(&k)?;
+            let mut ps = pair_stats(k.0, k.1, v, keep_samples)?;
+            ps.preempted_samples = pre;
+            ps.responder_switches = sw;
+            ps.pass_medians = pm;
+            Some(ps)
+        })
+        .collect();
+    Some(MatrixRun {
+        method,
+        cpus,
+        pairs,
+        rounds_done: done,
+        rounds_planned: planned,
+        elapsed_s: elapsed,
+        stopped,
+    })
+}
+
+/// Measure every method of the plan over all its passes (methods alternate
+/// within a pass, so they see the same machine state); one pooled run per
+/// method. Stops between rounds on `stop` or past `deadline`.
+pub fn run_plan(
+    plan: &Plan,
+    team: &mut Team,
+    stop: &AtomicBool,
+    deadline: Option<Instant>,
+    keep_samples: bool,
+    progress: &mut dyn FnMut(Method, usize, usize, usize),
+) -> Result<Vec<MatrixRun>> {
+    let mut per: Vec<Vec<MatrixRun>> = plan.methods.iter().map(|_| Vec::new()).collect();
+    'passes: for pass in 0..plan.passes.max(1) {
+        for (mi, &method) in plan.methods.iter().enumerate() {
+            let mut prog = |d: usize, t: usize| progress(method, pass, d, t);
+            let mut run = run_matrix(plan, method, team, stop, deadline, true, &mut prog)?;
+            if let Some(why) = &run.stopped {
+                run.stopped = Some(format!("{why}, in pass {} of {}", pass + 1, plan.passes));
+            }
+            let stopped = run.stopped.is_some();
+            per[mi].push(run);
+            if stopped {
+                break 'passes;
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (mi, runs) in per.into_iter().enumerate() {
+        match merge_passes(runs, keep_samples) {
+            Some(r) => out.push(r),
+            None => out.push(MatrixRun {
+                method: plan.methods[mi],
+                cpus: team.cpus().to_vec(),
+                pairs: Vec::new(),
+                rounds_done: 0,
+                rounds_planned: plan.rounds.len() * plan.passes,
+                elapsed_s: 0.0,
+                stopped: Some("not started: an earlier method was stopped".into()),
+            }),
+        }
+    }
+    Ok(out)
+}
+
+/// Method line for the records.
+pub fn method_text(method: Method, plan: &Plan) -> String {
+    format!(
+        "{}; fresh 128-byte-aligned line(s) per pair, first touched by the initiator (lower CPU id); initiator times batches of {} round trips with the harness timer; one-way latency = round trip / 2; {} pass(es) over the schedule, each {} samples per pair after {} warm-up batches; median per pair over the pooled samples",
+        method.describe(),
+        plan.round_trips,
+        plan.passes,
+        plan.samples,
+        plan.warmup
+    )
+}
+
+/// Per-pair detail objects are stored for matrices up to this many CPUs;
+/// above, the matrix and a summary of the worst pairs (keeps a 256-CPU
+/// record near 1 MB instead of 10).
+pub const MAX_DETAILED_CPUS: usize = 64;
+
+/// Declared relation of every pair: (relation names, n×n index into them,
+/// -1 on the diagonal).
+pub fn pair_relations(decl: &Declared, cpus: &[usize]) -> (Vec<String>, Vec<Vec<i32>>) {
+    let n = cpus.len();
+    let idx: Vec<Option<usize>> = cpus.iter().map(|&c| decl.index_of(c)).collect();
+    let mut names: Vec<String> = Vec::new();
+    let mut code = |name: String| -> i32 {
+        match names.iter().position(|x| *x == name) {
+            Some(p) => p as i32,
+            None => {
+                names.push(name);
+                names.len() as i32 - 1
+            }
+        }
+    };
+    let m = (0..n)
+        .map(|i| {
+            (0..n)
+                .map(|j| match (idx[i], idx[j]) {
+                    _ if i == j => -1,
+                    (Some(a), Some(b)) => code(decl.relation(a, b)),
+                    _ => code(c2c_infer::NOTHING_DECLARED.to_string()),
+                })
+                .collect()
+        })
+        .collect();
+    (names, m)
+}
+
+/// The structured result of one method: matrix, per-pair spread, relations,
+/// inference. Shared by the experiment and the stand-alone command.
+pub fn matrix_data(
+    run: &MatrixRun,
+    plan: &Plan,
+    decl: &Declared,
+    inference: &c2c_infer::Inference,
+    ghz: Option<f64>,
+) -> Value {
+    let m = run.matrix();
+    let n = m.n();
+    let round1 = |x: f64| (x * 10.0).round() / 10.0;
+    let rows: Vec<Vec<Option<f64>>> = (0..n)
+        .map(|i| (0..n).map(|j| m.get(i, j).map(round1)).collect())
+        .collect();
+    let detailed = n <= MAX_DETAILED_CPUS;
+    let mut cells: Vec<Value> = Vec::new();
+    // Above MAX_DETAILED_CPUS: the 20 widest-spread pairs only.
+    let mut shown: Vec<&PairStats> = run.pairs.iter().collect();
+    if !detailed {
+        shown.sort_by(|a, b| b.iqr_ratio().total_cmp(&a.iqr_ratio()));
+        shown.truncate(20);
+    }
+    for p in shown {
+        cells.push(json!({
+            "cpus": [p.initiator, p.responder],
+            "median_ns": p.median(),
+            "pooled_median_ns": p.stats.median,
+            "p25_ns": p.p25,
+            "p75_ns": p.p75,
+            "mean_ns": p.stats.mean,
+            "min_ns": p.stats.min,
+            "max_ns": p.stats.max,
+            "cv": p.stats.cv,
+            "iqr_over_median": p.iqr_ratio(),
+            "pass_medians_ns": p.pass_medians,
+            "samples": p.stats.n,
+            "preempted_samples": p.preempted_samples,
+            "responder_switches": p.responder_switches,
+        }));
+    }
+    let (rel_names, rel_index) = pair_relations(decl, &m.cpus);
+    let smt: Vec<[usize; 2]> = (0..n)
+        .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+        .filter(
+            |&(i, j)| match (decl.index_of(m.cpus[i]), decl.index_of(m.cpus[j])) {
+                (Some(a), Some(b)) => decl.smt_siblings(a, b),
+                _ => false,
+            },
+        )
+        .map(|(i, j)| [m.cpus[i], m.cpus[j]])
+        .collect();
+    json!({
+        "method": run.method.as_str(),
+        "unit": "ns",
+        "one_way": "round-trip time / 2",
+        "cpus": m.cpus,
+        "matrix_ns": rows,
+        "pairs": cells,
+        "smt_siblings": smt,
+        "pairs_detail": if detailed { "every measured pair" } else { "the 20 pairs with the widest spread (interquartile range over median); the matrix has every pair" },
+        "relation_names": rel_names,
+        "relation_index": rel_index,
+        "declared_levels": decl.levels.iter().map(|l| json!({"names": l.names, "label": l.label, "groups": l.groups})).collect::<Vec<_>>(),
+        "inference": inference,
+        "ghz_single": ghz,
+        "plan": {
+            "pairs_planned": plan.pairs.len(),
+            "pairs_measured": run.pairs.len(),
+            "rounds_planned": run.rounds_planned,
+            "rounds_done": run.rounds_done,
+            "max_pairs_per_round": plan.max_round_width(),
+            "round_trips_per_sample": plan.round_trips,
+            "samples_per_pair_per_pass": plan.samples,
+            "passes": plan.passes,
+            "warmup_batches": plan.warmup,
+            "estimated_s": plan.est_secs,
+            "budget_s": plan.budget_secs,
+            "elapsed_s": run.elapsed_s,
+            "full_matrix": plan.full_matrix,
+            "notes": plan.notes,
+            "stopped": run.stopped,
+        },
+    })
+}
+
+/// A note when pairs were disturbed by preemption.
+pub fn preemption_note(pairs: &[PairStats]) -> Option<String> {
+    let hit: Vec<&PairStats> = pairs
+        .iter()
+        .filter(|p| p.preempted_samples.unwrap_or(0) > 0 || p.responder_switches.unwrap_or(0) > 0)
+        .collect();
+    if hit.is_empty() {
+        return None;
+    }
+    let samples: usize = hit.iter().filter_map(|p| p.preempted_samples).sum();
+    Some(format!(
+        "{} of {} pairs were preempted while measuring ({samples} initiator samples disturbed): the machine was busy; medians resist it, means do not",
+        hit.len(),
+        pairs.len()
+    ))
+}
+
+/// Records of one method: the matrix record, then one per relation.
+pub fn records(
+    run: &MatrixRun,
+    plan: &Plan,
+    decl: &Declared,
+    ghz: Option<f64>,
+) -> (Vec<ResultRecord>, c2c_infer::Inference) {
+    let m = run.matrix();
+    let inference = c2c_infer::infer(&m, decl);
+    let method = run.method;
+    let mtext = method_text(method, plan);
+    let mut recs = Vec::new();
+    let medians: Vec<f64> = run.pairs.iter().map(|p| p.median()).collect();
+    let mut mat = if medians.is_empty() {
+        ResultRecord::unavailable(
+            EXP,
+            "matrix",
+            "ns",
+            run.stopped.as_deref().unwrap_or("no pair was measured"),
+        )
+    } else {
+        ResultRecord::new(EXP, "matrix", "ns", false).with_samples(medians)
+    };
+    mat = mat
+        .with_param("method", method.as_str())
+        .with_method(
+            &format!("{mtext}; one sample per pair (its median), value = median over pairs"),
+            METHOD_VERSION,
+        )
+        .with_data(matrix_data(run, plan, decl, &inference, ghz));
+    mat.higher_is_better = false;
+    for n in &plan.notes {
+        mat = mat.with_note(n);
+    }
+    if let Some(s) = &run.stopped {
+        mat = mat.with_note(s);
+    }
+    if let Some(n) = preemption_note(&run.pairs) {
+        mat = mat.with_note(&n);
+    }
+    for f in &inference.findings {
+        mat = mat.with_note(&format!("finding: {f}"));
+    }
+    for l in &inference.levels {
+        let inc = l
+            .increment_ns
+            .map(|d| format!(" ({d:+.1} ns)"))
+            .unwrap_or_default();
+        mat = mat.with_note(&format!(
+            "group {}: {:.1} ns{inc}, groups of {} CPUs: {}",
+            l.level,
+            l.latency_ns,
+            l.group_sizes
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join("/"),
+            if l.label.is_empty() { "?" } else { &l.label }
+        ));
+    }
+    recs.push(mat);
+
+    // Per relation.
+    let mut by_rel: BTreeMap<String, Vec<&PairStats>> = BTreeMap::new();
+    let idx = |c: usize| decl.index_of(c);
+    for p in &run.pairs {
+        let rel = match (idx(p.initiator), idx(p.responder)) {
+            (Some(a), Some(b)) => decl.relation(a, b),
+            _ => c2c_infer::NOTHING_DECLARED.to_string(),
+        };
+        by_rel.entry(rel).or_default().push(p);
+    }
+    for (rel, ps) in &by_rel {
+        let label = inference
+            .relations
+            .iter()
+            .find(|r| &r.relation == rel)
+            .map(|r| r.label.clone())
+            .unwrap_or_else(|| rel.clone());
+        let (samples, how) = if ps.len() == 1 && ps[0].pass_medians.len() >= 3 {
+            (
+                ps[0].pass_medians.clone(),
+                format!(
+                    "the one pair ({},{}): one sample per pass (the pass's median), {} passes",
+                    ps[0].initiator,
+                    ps[0].responder,
+                    ps[0].pass_medians.len()
+                ),
+            )
+        } else if ps.len() == 1 && !ps[0].samples.is_empty() {
+            (
+                ps[0].samples.clone(),
+                format!(
+                    "the one pair ({},{}): its {} samples",
+                    ps[0].initiator, ps[0].responder, ps[0].stats.n
+                ),
+            )
+        } else {
+            (
+                ps.iter().map(|p| p.median()).collect(),
+                format!("{} pairs: one sample per pair (its median)", ps.len()),
+            )
+        };
+        let mut r = ResultRecord::new(EXP, "one_way_latency", "ns", false)
+            .with_param("method", method.as_str())
+            .with_param("relation", rel.as_str())
+            .with_method(&format!("{mtext}; {how}"), METHOD_VERSION)
+            .with_samples(samples);
+        r.higher_is_better = false;
+        r = r.with_note(&format!(
+            "CPU pairs whose closest shared declared level is: {label}"
+        ));
+        if let Some(n) = preemption_note(&ps.iter().map(|p| (*p).clone()).collect::<Vec<_>>()) {
+            r = r.with_note(&n);
+        }
+        if ps.len() == 1 {
+            let p = ps[0];
+            r = r.with_note(&format!(
+                "pair {},{}: median {:.1} ns over all {} samples, quartiles {:.1}–{:.1} ns",
+                p.initiator, p.responder, p.stats.median, p.stats.n, p.p25, p.p75
+            ));
+        }
+        match (ghz, r.value) {
+            (Some(g), Some(v)) => {
+                r = r.with_note(&format!("{:.0} cycles at the measured {g:.2} GHz", v * g))
+            }
+            _ => r = r.with_note(
+                "cycles not available: no measured clock (the frequency experiment did not run)",
+            ),
+        }
+        recs.push(r);
+    }
+    for rel in ["smt_sibling", c2c_infer::CROSS_PACKAGE] {
+        if !by_rel.contains_key(rel) {
+            let why = match rel {
+                "smt_sibling" => "no two measured CPUs are threads of one core (no SMT, or siblings not selected)",
+                _ => "all measured CPUs are in one package (or packages are not declared)",
+            };
+            recs.push(
+                ResultRecord::unavailable(EXP, "one_way_latency", "ns", why)
+                    .with_param("method", method.as_str())
+                    .with_param("relation", rel),
+            );
+        }
+    }
+    for r in recs.iter_mut() {
+        r.higher_is_better = false;
+    }
+    (recs, inference)
+}
+
+/// The CPUs to measure in a run: all usable ones.
+fn run_cpus(cpus: &CpuSet) -> Vec<usize> {
+    cpus.to_vec()
+}
+
+impl Experiment for C2c {
+    fn name(&self) -> &'static str {
+        EXP
+    }
+
+    fn title(&self) -> &'static str {
+        "core-to-core latency matrix (CAS and load/store ping-pong) and latency groups vs declared topology"
+    }
+
+    fn estimate_secs(&self, machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> f64 {
+        let c = run_cpus(cpus);
+        if c.len() < 2 {
+            return 0.0;
+        }
+        let req = PlanRequest::for_profile(profile, &c, &[Method::Cas, Method::LoadStore]);
+        plan(machine, &req).map(|p| p.est_secs).unwrap_or(0.0)
+    }
+
+    fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
+        let cpus = run_cpus(&ctx.cpus);
+        if cpus.len() < 2 {
+            for m in [Method::Cas, Method::LoadStore] {
+                out(ResultRecord::unavailable(
+                    EXP,
+                    "matrix",
+                    "ns",
+                    "core-to-core latency needs at least two usable CPUs",
+                )
+                .with_param("method", m.as_str()))?;
+            }
+            return Ok(());
+        }
+        let req = PlanRequest::for_profile(ctx.profile, &cpus, &[Method::Cas, Method::LoadStore]);
+        let plan = plan(ctx.machine, &req)?;
+        let decl = Declared::from_machine(ctx.machine, &plan.cpus);
+        (ctx.step)(&format!(
+            "{} CPUs, {} pairs in {} rounds (~{:.1} s)",
+            plan.cpus.len(),
+            plan.pairs.len(),
+            plan.rounds.len(),
+            plan.est_secs
+        ));
+        let mut team = Team::new(&plan.cpus)?;
+        // Stop at twice the budget (keeps what finished).
+        let deadline =
+            Instant::now() + std::time::Duration::from_secs_f64(plan.budget_secs * 2.0 + 1.0);
+        let step = &mut ctx.step;
+        let mut last = Instant::now();
+        let mut prog = |m: Method, pass: usize, d: usize, t: usize| {
+            if last.elapsed().as_millis() > 500 || d == t {
+                step(&format!(
+                    "{} pass {}/{}: round {d}/{t}",
+                    m.as_str(),
+                    pass + 1,
+                    plan.passes
+                ));
+                last = Instant::now();
+            }
+        };
+        let keep = plan.pairs.len() == 1;
+        let runs = run_plan(&plan, &mut team, ctx.stop, Some(deadline), keep, &mut prog)?;
+        for run in &runs {
+            let (recs, _) = records(run, &plan, &decl, ctx.facts.ghz_single);
+            for r in recs {
+                out(r)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn circle_rounds_are_perfect_matchings() {
+        for n in [2usize, 3, 4, 7, 8, 16] {
+            let mut rounds: BTreeMap<usize, Vec<(usize, usize)>> = BTreeMap::new();
+            for i in 0..n {
+                for j in i + 1..n {
+                    rounds
+                        .entry(circle_round(i, j, n))
+                        .or_default()
+                        .push((i, j));
+                }
+            }
+            let m = if n.is_multiple_of(2) { n } else { n + 1 };
+            assert_eq!(rounds.len(), m - 1, "n={n}");
+            for ps in rounds.values() {
+                let mut seen = std::collections::BTreeSet::new();
+                for &(i, j) in ps {
+                    assert!(
+                        seen.insert(i) && seen.insert(j),
+                        "n={n}: CPU twice in a round"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn quantiles() {
+        let v = [1.0, 2.0, 3.0, 4.0, 5.0];
+        assert_eq!(quantile(&v, 0.25), 2.0);
+        assert_eq!(quantile(&v, 0.5), 3.0);
+        assert_eq!(quantile(&v, 1.0), 5.0);
+    }
+}

@@ -1,0 +1,939 @@
+//! Inference from a core-to-core latency matrix: cluster the CPUs into latency
+//! groups and set them against the topology the kernel declares (SMT sibling,
+//! shared L2, shared L3, cluster, die, NUMA node, package), as seed 001 does by
+//! hand for an EPYC 7742 ("52.7 ns to itself, +7–8 ns inside a 4-core L3
+//! group, < 120 ns same side of the IO die, ...").
+//!
+//! Method (docs/methods-c2c.md, "Inference"):
+//! 1. Average-linkage agglomerative clustering of the CPUs, the distance of two
+//!    CPUs being their measured one-way latency (unmeasured pairs are left out
+//!    of the averages; clusters with no measured pair between them never merge).
+//! 2. The merge heights, sorted, are cut into levels wherever one height is
+//!    more than [`LEVEL_GAP_REL`] (relative) and [`LEVEL_GAP_ABS_NS`] above the
+//!    previous one. Level k's partition is the clustering after every merge of
+//!    levels 1..=k; its latency is the median over the measured pairs whose
+//!    first common group is at level k; its increment is the difference to
+//!    level k-1.
+//! 3. Each measured partition is compared with each declared partition by the
+//!    Jaccard index of their "same group" pair sets. Equal partitions match;
+//!    an index of at least [`MATCH_JACCARD`] matches with exceptions (listed);
+//!    below that the measured level is a level the kernel does not declare.
+//!    Declared levels that no measured level matches show no latency step.
+//!
+//! Never measures: takes a matrix and a declared topology.
+
+use crate::machine::MachineInfo;
+use crate::placement::CpuSet;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Relative gap between sorted merge heights that starts a new level.
+pub const LEVEL_GAP_REL: f64 = 0.08;
+/// Absolute gap (ns) between sorted merge heights that starts a new level.
+pub const LEVEL_GAP_ABS_NS: f64 = 2.0;
+/// Jaccard index of same-group pairs at or above which a measured level
+/// matches a declared one (with the disagreeing pairs listed).
+pub const MATCH_JACCARD: f64 = 0.9;
+
+/// Declared sharing levels, finest first, in this canonical order when two
+/// levels have the same partition.
+pub const LEVEL_NAMES: &[(&str, &str)] = &[
+    ("smt_sibling", "SMT siblings (same core)"),
+    ("shared_l2", "shared L2"),
+    ("shared_l3", "shared L3"),
+    ("same_cluster", "same cluster"),
+    ("same_die", "same die"),
+    ("same_node", "same NUMA node"),
+    ("same_package", "same package"),
+];
+
+/// Relation of two CPUs that share no declared level.
+pub const CROSS_PACKAGE: &str = "cross_package";
+/// Relation of two CPUs when the kernel declares nothing they could share.
+pub const NOTHING_DECLARED: &str = "none_declared";
+
+/// One declared level: a partition of the measured CPUs.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeclaredLevel {
+    /// Canonical names of the levels with this partition (e.g. `["shared_l3", "same_node"]`).
+    pub names: Vec<String>,
+    /// Human label (`shared L3 = same NUMA node`).
+    pub label: String,
+    /// Group number of each CPU (index into `Declared::cpus`).
+    pub group_of: Vec<usize>,
+    pub groups: usize,
+}
+
+impl DeclaredLevel {
+    /// The relation name of two CPUs whose finest shared level is this one.
+    pub fn relation(&self) -> &str {
+        &self.names[0]
+    }
+}
+
+/// The topology the kernel declares for the measured CPUs.
+#[derive(Clone, Debug, Serialize)]
+pub struct Declared {
+    /// The CPUs, in matrix order.
+    pub cpus: Vec<usize>,
+    /// Levels, finest first (partitions with more groups first), excluding the
+    /// whole machine.
+    pub levels: Vec<DeclaredLevel>,
+    /// Core (group of the SMT level) of each CPU; own index when cores are unknown.
+    pub core_of: Vec<usize>,
+    /// Levels the kernel does not declare for these CPUs, and why.
+    pub notes: Vec<String>,
+}
+
+/// Partition from groups of CPU ids. CPUs in no group make the level unknown
+/// (None); CPUs in two groups (overlapping lists) too.
+fn partition(cpus: &[usize], groups: &[CpuSet]) -> Option<Vec<usize>> {
+    let mut of = vec![usize::MAX; cpus.len()];
+    let mut seen = 0usize;
+    let mut map: BTreeMap<usize, usize> = BTreeMap::new();
+    for (g, set) in groups.iter().enumerate() {
+        for (i, &c) in cpus.iter().enumerate() {
+            if set.contains(c) {
+                if of[i] != usize::MAX && of[i] != g {
+                    return None;
+                }
+                of[i] = g;
+            }
+        }
+    }
+    if of.contains(&usize::MAX) {
+        return None;
+    }
+    // Renumber groups 0.. in order of first appearance.
+    for x in of.iter_mut() {
+        let next = map.len();
+        let id = *map.entry(*x).or_insert(next);
+        *x = id;
+        seen = seen.max(id + 1);
+    }
+    let _ = seen;
+    Some(of)
+}
+
+fn count_groups(of: &[usize]) -> usize {
+    of.iter().copied().max().map(|m| m + 1).unwrap_or(0)
+}
+
+impl Declared {
+    /// Build from named partitions given as CPU groups (used by tests and by
+    /// [`Declared::from_machine`]). `parts` names must come from [`LEVEL_NAMES`];
+    /// levels that do not cover every CPU are dropped with a note.
+    pub fn from_groups(cpus: &[usize], parts: &[(&str, Vec<CpuSet>)]) -> Declared {
+        let mut notes = Vec::new();
+        let mut found: Vec<(usize, Vec<usize>)> = Vec::new(); // (canonical index, partition)
+        for (name, groups) in parts {
+            let Some(idx) = LEVEL_NAMES.iter().position(|(n, _)| n == name) else {
+                notes.push(format!("unknown level name '{name}' ignored"));
+                continue;
+            };
+            if groups.is_empty() {
+                continue;
+            }
+            match partition(cpus, groups) {
+                Some(p) => found.push((idx, p)),
+                None => notes.push(format!(
+                    "{}: the kernel's lists do not place every measured CPU in exactly one group; level left out",
+                    LEVEL_NAMES[idx].1
+                )),
+            }
+        }
+        let core_of = found
+            .iter()
+            .find(|(i, _)| *i == 0)
+            .map(|(_, p)| p.clone())
+            .unwrap_or_else(|| (0..cpus.len()).collect());
+        // Merge identical partitions; drop the trivial "all in one" only when
+        // nothing else names it (it still is a declared level, e.g. package).
+        let mut levels: Vec<DeclaredLevel> = Vec::new();
+        found.sort_by_key(|(i, _)| *i);
+        for (idx, p) in found {
+            if let Some(l) = levels.iter_mut().find(|l| l.group_of == p) {
+                l.names.push(LEVEL_NAMES[idx].0.to_string());
+                l.label = format!("{} = {}", l.label, LEVEL_NAMES[idx].1);
+            } else {
+                levels.push(DeclaredLevel {
+                    names: vec![LEVEL_NAMES[idx].0.to_string()],
+                    label: LEVEL_NAMES[idx].1.to_string(),
+                    groups: count_groups(&p),
+                    group_of: p,
+                });
+            }
+        }
+        // Finest first; stable, so canonical order breaks ties.
+        levels.sort_by_key(|l| std::cmp::Reverse(l.groups));
+        Declared {
+            cpus: cpus.to_vec(),
+            levels,
+            core_of,
+            notes,
+        }
+    }
+
+    /// What the kernel declares about `cpus` in `machine`: cores, L2 and L3
+    /// sharing, clusters and dies (when the topology room reports them), NUMA
+    /// nodes and packages.
+    pub fn from_machine(machine: &MachineInfo, cpus: &[usize]) -> Declared {
+        let mut parts: Vec<(&str, Vec<CpuSet>)> = Vec::new();
+        let mut missing = Vec::new();
+        let cores: Vec<CpuSet> = machine.cores.iter().map(|c| c.cpus.clone()).collect();
+        if cores.is_empty() {
+            missing.push("cores (each CPU taken as its own core)");
+        }
+        parts.push(("smt_sibling", cores));
+        for (lvl, name, what) in [
+            (2, "shared_l2", "L2 sharing"),
+            (3, "shared_l3", "L3 sharing"),
+        ] {
+            let g: Vec<CpuSet> = machine
+                .caches
+                .iter()
+                .filter(|c| c.level == lvl && c.kind != "Instruction")
+                .map(|c| c.shared_cpu_list.clone())
+                .collect();
+            if g.is_empty() {
+                missing.push(what);
+            }
+            parts.push((name, g));
+        }
+        // Clusters and dies: read through the JSON form so this works whether
+        // or not the machine room reports them.
+        let j = serde_json::to_value(machine).unwrap_or_default();
+        for (ptr, name) in [("/clusters", "same_cluster"), ("/dies", "same_die")] {
+            let g: Vec<CpuSet> = j
+                .pointer(ptr)
+                .and_then(|v| v.as_array())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|d| d.get("cpus")?.as_str())
+                        .filter_map(|s| CpuSet::parse(s).ok())
+                        .collect()
+                })
+                .unwrap_or_default();
+            parts.push((name, g));
+        }
+        let nodes: Vec<CpuSet> = machine.numa_nodes.iter().map(|n| n.cpus.clone()).collect();
+        if nodes.is_empty() {
+            missing.push("NUMA nodes");
+        }
+        parts.push(("same_node", nodes));
+        let mut packages: Vec<CpuSet> = machine.packages.iter().map(|p| p.cpus.clone()).collect();
+        if packages.is_empty() && !machine.cores.is_empty() {
+            let mut by: BTreeMap<usize, CpuSet> = BTreeMap::new();
+            for c in &machine.cores {
+                let e = by.entry(c.package).or_default();
+                *e = e.union(&c.cpus);
+            }
+            packages = by.into_values().collect();
+        }
+        if packages.is_empty() {
+            missing.push("packages");
+        }
+        parts.push(("same_package", packages));
+        let mut d = Declared::from_groups(cpus, &parts);
+        if !missing.is_empty() {
+            d.notes.insert(
+                0,
+                format!(
+                    "the machine snapshot does not declare: {}",
+                    missing.join(", ")
+                ),
+            );
+        }
+        d
+    }
+
+    /// Index of a CPU id in `cpus`.
+    pub fn index_of(&self, cpu: usize) -> Option<usize> {
+        self.cpus.iter().position(|&c| c == cpu)
+    }
+
+    /// Finest declared level both CPUs (indices) belong to, if any.
+    pub fn shared_level(&self, i: usize, j: usize) -> Option<&DeclaredLevel> {
+        self.levels.iter().find(|l| l.group_of[i] == l.group_of[j])
+    }
+
+    /// Relation name of two CPUs (indices): the first name of their finest
+    /// shared level, `cross_package` when packages are declared and differ,
+    /// `none_declared` when nothing is declared.
+    pub fn relation(&self, i: usize, j: usize) -> String {
+        if let Some(l) = self.shared_level(i, j) {
+            return l.relation().to_string();
+        }
+        if self
+            .levels
+            .iter()
+            .any(|l| l.names.iter().any(|n| n == "same_package"))
+        {
+            CROSS_PACKAGE.to_string()
+        } else {
+            NOTHING_DECLARED.to_string()
+        }
+    }
+
+    /// True when both CPUs (indices) are threads of one core.
+    pub fn smt_siblings(&self, i: usize, j: usize) -> bool {
+        i != j && self.core_of[i] == self.core_of[j]
+    }
+}
+
+/// A latency matrix over `cpus`, in ns (one-way); None where not measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct LatencyMatrix {
+    pub cpus: Vec<usize>,
+    /// Row-major n×n.
+    pub ns: Vec<Option<f64>>,
+}
+
+impl LatencyMatrix {
+    pub fn new(cpus: Vec<usize>) -> LatencyMatrix {
+        let n = cpus.len();
+        LatencyMatrix {
+            cpus,
+            ns: vec![None; n * n],
+        }
+    }
+
+    pub fn n(&self) -> usize {
+        self.cpus.len()
+    }
+
+    pub fn get(&self, i: usize, j: usize) -> Option<f64> {
+        self.ns[i * self.n() + j]
+    }
+
+    /// Set both (i,j) and (j,i).
+    pub fn set_sym(&mut self, i: usize, j: usize, v: f64) {
+        let n = self.n();
+        self.ns[i * n + j] = Some(v);
+        self.ns[j * n + i] = Some(v);
+    }
+
+    /// Symmetric distance: the mean of the two directions where both exist.
+    pub fn dist(&self, i: usize, j: usize) -> Option<f64> {
+        match (self.get(i, j), self.get(j, i)) {
+            (Some(a), Some(b)) => Some((a + b) / 2.0),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Measured pairs i<j.
+    pub fn measured_pairs(&self) -> usize {
+        let n = self.n();
+        (0..n)
+            .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+            .filter(|&(i, j)| self.dist(i, j).is_some())
+            .count()
+    }
+}
+
+/// One latency level found in the matrix.
+#[derive(Clone, Debug, Serialize)]
+pub struct MeasuredLevel {
+    /// 1 = fastest.
+    pub level: usize,
+    /// Median one-way latency of the measured pairs whose first common group is this level.
+    pub latency_ns: f64,
+    pub min_ns: f64,
+    pub max_ns: f64,
+    /// Measured pairs at this level.
+    pub pairs: usize,
+    /// Latency minus the previous level's (None for level 1).
+    pub increment_ns: Option<f64>,
+    /// Groups of this level (CPU ids), each one cluster after this level's merges.
+    pub groups: Vec<Vec<usize>>,
+    /// Distinct group sizes (CPUs), ascending.
+    pub group_sizes: Vec<usize>,
+    /// Mean number of other CPUs a CPU reaches first at this level.
+    pub cpus_per_cpu: f64,
+    /// Declared levels this one matches (names), empty when none.
+    pub matches: Vec<String>,
+    /// Label of the matched declared level, or of where it lies between.
+    pub label: String,
+    /// Jaccard index against the best declared level.
+    pub jaccard: f64,
+    /// Pairs measured in one group here but declared apart, and the reverse (examples).
+    pub exceptions: Vec<String>,
+}
+
+/// What the matrix says about the machine.
+#[derive(Clone, Debug, Serialize)]
+pub struct Inference {
+    pub levels: Vec<MeasuredLevel>,
+    /// Disagreements between measured structure and the declared one.
+    pub findings: Vec<String>,
+    /// Other remarks (partial matrix, missing declarations).
+    pub notes: Vec<String>,
+    /// Per declared relation: median latency and pair count.
+    pub relations: Vec<RelationSummary>,
+    /// True when the matrix had unmeasured pairs.
+    pub partial: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RelationSummary {
+    pub relation: String,
+    pub label: String,
+    pub pairs: usize,
+    pub median_ns: f64,
+    pub min_ns: f64,
+    pub max_ns: f64,
+}
+
+/// A merge of two clusters at a height.
+#[derive(Clone, Copy, Debug)]
+struct Merge {
+    a: usize,
+    b: usize,
+    height: f64,
+}
+
+/// Average-linkage clustering by the nearest-neighbour chain. Returns merges
+/// in the order made; cluster ids: 0..n are CPUs, n.. are merges in order.
+/// Clusters with no measured pair between them are never merged.
+fn average_linkage(m: &LatencyMatrix) -> Vec<Merge> {
+    let n = m.n();
+    if n < 2 {
+        return Vec::new();
+    }
+    // sum/count of measured distances between active clusters, indexed by slot.
+    let mut sum = vec![0.0f64; n * n];
+    let mut cnt = vec![0u32; n * n];
+    for i in 0..n {
+        for j in 0..n {
+            if i != j {
+                if let Some(d) = m.dist(i, j) {
+                    sum[i * n + j] = d;
+                    cnt[i * n + j] = 1;
+                }
+            }
+        }
+    }
+    let mut active = vec![true; n];
+    let mut id = (0..n).collect::<Vec<usize>>(); // cluster id held by each slot
+    let mut next_id = n;
+    let mut merges = Vec::new();
+    let d = |sum: &[f64], cnt: &[u32], a: usize, b: usize| -> f64 {
+        let c = cnt[a * n + b];
+        if c == 0 {
+            f64::INFINITY
+        } else {
+            sum[a * n + b] / c as f64
+        }
+    };
+    let mut chain: Vec<usize> = Vec::new();
+    let mut remaining = n;
+    while remaining > 1 {
+        if chain.is_empty() {
+            match (0..n).find(|&s| active[s]) {
+                Some(s) => chain.push(s),
+                None => break,
+            }
+        }
+        let a = chain[chain.len() - 1];
+        let prev = if chain.len() >= 2 {
+            Some(chain[chain.len() - 2])
+        } else {
+            None
+        };
+        // Nearest active neighbour of a (prefer prev on ties).
+        let mut best: Option<(usize, f64)> = prev.map(|p| (p, d(&sum, &cnt, a, p)));
+        for (s, &act) in active.iter().enumerate() {
+            if s == a || !act || Some(s) == prev {
+                continue;
+            }
+            let ds = d(&sum, &cnt, a, s);
+            if best.is_none_or(|(_, bd)| ds < bd) {
+                best = Some((s, ds));
+            }
+        }
+        let Some((b, db)) = best else { break };
+        if !db.is_finite() {
+            // a reaches nothing measured: it stays a root.
+            active[a] = false;
+            remaining -= 1;
+            chain.clear();
+            continue;
+        }
+        if Some(b) == prev {
+            chain.pop();
+            chain.pop();
+            // Merge b into a's slot.
+            merges.push(Merge {
+                a: id[a],
+                b: id[b],
+                height: db,
+            });
+            for (s, &act) in active.iter().enumerate() {
+                if s != a && s != b && act {
+                    sum[a * n + s] += sum[b * n + s];
+                    cnt[a * n + s] += cnt[b * n + s];
+                    sum[s * n + a] = sum[a * n + s];
+                    cnt[s * n + a] = cnt[a * n + s];
+                }
+            }
+            active[b] = false;
+            id[a] = next_id;
+            next_id += 1;
+            remaining -= 1;
+        } else {
+            chain.push(b);
+        }
+    }
+    merges
+}
+
+/// Cut sorted merge heights into levels: returns, per level, the largest
+/// height it holds.
+fn level_cuts(heights: &[f64]) -> Vec<f64> {
+    let mut h: Vec<f64> = heights.to_vec();
+    h.sort_by(|a, b| a.total_cmp(b));
+    let mut cuts = Vec::new();
+    for w in 0..h.len() {
+        let last = w + 1 == h.len();
+        if last {
+            cuts.push(h[w]);
+        } else {
+            let gap = h[w + 1] - h[w];
+            if gap > LEVEL_GAP_ABS_NS && gap > LEVEL_GAP_REL * h[w] {
+                cuts.push(h[w]);
+            }
+        }
+    }
+    cuts
+}
+
+/// Union-find over CPU indices.
+struct Dsu(Vec<usize>);
+impl Dsu {
+    fn find(&mut self, x: usize) -> usize {
+        let mut r = x;
+        while self.0[r] != r {
+            r = self.0[r];
+        }
+        let mut y = x;
+        while self.0[y] != r {
+            let nx = self.0[y];
+            self.0[y] = r;
+            y = nx;
+        }
+        r
+    }
+    fn union(&mut self, a: usize, b: usize) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra != rb {
+            self.0[rb] = ra;
+        }
+    }
+}
+
+/// Partition (group number per CPU index, renumbered in order of first CPU).
+fn renumber(dsu: &mut Dsu, n: usize) -> Vec<usize> {
+    let mut map: BTreeMap<usize, usize> = BTreeMap::new();
+    (0..n)
+        .map(|i| {
+            let r = dsu.find(i);
+            let next = map.len();
+            *map.entry(r).or_insert(next)
+        })
+        .collect()
+}
+
+/// (both, only_a, only_b): counts of CPU pairs in one group in both
+/// partitions, only in `a`, only in `b`.
+fn pair_agreement(a: &[usize], b: &[usize]) -> (u64, u64, u64) {
+    let n = a.len();
+    let (mut both, mut oa, mut ob) = (0u64, 0u64, 0u64);
+    for i in 0..n {
+        for j in i + 1..n {
+            match (a[i] == a[j], b[i] == b[j]) {
+                (true, true) => both += 1,
+                (true, false) => oa += 1,
+                (false, true) => ob += 1,
+                _ => {}
+            }
+        }
+    }
+    (both, oa, ob)
+}
+
+fn jaccard(a: &[usize], b: &[usize]) -> f64 {
+    let (both, oa, ob) = pair_agreement(a, b);
+    let u = both + oa + ob;
+    if u == 0 {
+        1.0
+    } else {
+        both as f64 / u as f64
+    }
+}
+
+/// True when every group of `fine` lies inside one group of `coarse`.
+fn refines(fine: &[usize], coarse: &[usize]) -> bool {
+    let mut map: BTreeMap<usize, usize> = BTreeMap::new();
+    for (f, c) in fine.iter().zip(coarse) {
+        match map.get(f) {
+            Some(x) if x != c => return false,
+            _ => {
+                map.insert(*f, *c);
+            }
+        }
+    }
+    true
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn groups_of(part: &[usize], cpus: &[usize]) -> Vec<Vec<usize>> {
+    let mut g: Vec<Vec<usize>> = vec![Vec::new(); count_groups(part)];
+    for (i, &p) in part.iter().enumerate() {
+        g[p].push(cpus[i]);
+    }
+    g
+}
+
+fn fmt_cpus(v: &[usize]) -> String {
+    CpuSet::from_ids(v.iter().copied()).to_string()
+}
+
+/// Cluster the matrix and set it against the declared topology.
+pub fn infer(m: &LatencyMatrix, decl: &Declared) -> Inference {
+    let n = m.n();
+    let mut notes = decl.notes.clone();
+    let mut findings = Vec::new();
+    let total_pairs = n * n.saturating_sub(1) / 2;
+    let measured = m.measured_pairs();
+    let partial = measured < total_pairs;
+    if partial {
+        notes.push(format!(
+            "partial matrix: {measured} of {total_pairs} pairs measured; groups are inferred from the measured pairs only"
+        ));
+    }
+    // Relations summary.
+    let mut rel: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for i in 0..n {
+        for j in i + 1..n {
+            if let Some(d) = m.dist(i, j) {
+                rel.entry(decl.relation(i, j)).or_default().push(d);
+            }
+        }
+    }
+    let label_of = |name: &str| -> String {
+        LEVEL_NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, l)| l.to_string())
+            .unwrap_or_else(|| match name {
+                CROSS_PACKAGE => "different packages".to_string(),
+                _ => "no shared level declared".to_string(),
+            })
+    };
+    // Finest declared level first (the order of `decl.levels`), then the rest.
+    let rank = |name: &str| -> usize {
+        decl.levels
+            .iter()
+            .position(|l| l.names.iter().any(|x| x == name))
+            .unwrap_or(decl.levels.len())
+    };
+    let mut relations: Vec<RelationSummary> = rel
+        .into_iter()
+        .map(|(r, mut v)| {
+            let (mn, mx) = v
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+                    (a.min(x), b.max(x))
+                });
+            let pairs = v.len();
+            RelationSummary {
+                label: label_of(&r),
+                relation: r,
+                pairs,
+                median_ns: median(&mut v),
+                min_ns: mn,
+                max_ns: mx,
+            }
+        })
+        .collect();
+    relations.sort_by_key(|r| rank(&r.relation));
+    for w in relations.windows(2) {
+        if w[1].median_ns < w[0].median_ns * 0.95 {
+            findings.push(format!(
+                "pairs declared '{}' ({:.1} ns) are faster than pairs declared '{}' ({:.1} ns): the declared nesting does not match the cost",
+                w[1].label, w[1].median_ns, w[0].label, w[0].median_ns
+            ));
+        }
+    }
+
+    let merges = average_linkage(m);
+    if merges.is_empty() {
+        if n >= 2 {
+            notes.push("no measured pair: nothing to cluster".into());
+        }
+        return Inference {
+            levels: Vec::new(),
+            findings,
+            notes,
+            relations,
+            partial,
+        };
+    }
+    let cuts = level_cuts(&merges.iter().map(|m| m.height).collect::<Vec<_>>());
+    // Map merge cluster ids to member CPU lists lazily via DSU replay.
+    let mut parts: Vec<Vec<usize>> = Vec::new();
+    {
+        // Replay merges sorted by height; after each cut, record the partition.
+        let mut members: Vec<Vec<usize>> = (0..n).map(|i| vec![i]).collect();
+        let mut order: Vec<(f64, usize, usize)> = Vec::new();
+        for mg in &merges {
+            let ma = members[mg.a].clone();
+            let mb = members[mg.b].clone();
+            let mut u = ma.clone();
+            u.extend_from_slice(&mb);
+            order.push((mg.height, ma[0], mb[0]));
+            members.push(u);
+        }
+        order.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut dsu = Dsu((0..n).collect());
+        let mut k = 0;
+        for &cut in &cuts {
+            while k < order.len() && order[k].0 <= cut {
+                dsu.union(order[k].1, order[k].2);
+                k += 1;
+            }
+            parts.push(renumber(&mut dsu, n));
+        }
+    }
+    let roots = parts.last().map(|p| count_groups(p)).unwrap_or(n);
+    if roots > 1 {
+        notes.push(format!(
+            "the measured pairs leave {roots} separate groups at the top (no measured pair joins them)"
+        ));
+    }
+    // Declared partitions plus the whole machine.
+    let whole = vec![0usize; n];
+    let mut decl_parts: Vec<(String, Vec<String>, &[usize])> = decl
+        .levels
+        .iter()
+        .map(|l| (l.label.clone(), l.names.clone(), l.group_of.as_slice()))
+        .collect();
+    if !decl_parts.iter().any(|(_, _, p)| p.iter().all(|&g| g == 0)) {
+        decl_parts.push(("whole machine".into(), vec!["machine".into()], &whole));
+    }
+
+    let mut levels: Vec<MeasuredLevel> = Vec::new();
+    let mut prev_part: Vec<usize> = (0..n).collect();
+    let mut matched_decl: Vec<bool> = vec![false; decl_parts.len()];
+    for (li, part) in parts.iter().enumerate() {
+        let mut lat = Vec::new();
+        for i in 0..n {
+            for j in i + 1..n {
+                if part[i] == part[j] && prev_part[i] != prev_part[j] {
+                    if let Some(d) = m.dist(i, j) {
+                        lat.push(d);
+                    }
+                }
+            }
+        }
+        if lat.is_empty() {
+            prev_part = part.clone();
+            continue;
+        }
+        let (mn, mx) = lat
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+                (a.min(x), b.max(x))
+            });
+        let pairs = lat.len();
+        let latency = median(&mut lat);
+        let groups = groups_of(part, &m.cpus);
+        let mut sizes: Vec<usize> = groups.iter().map(Vec::len).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        let prev_groups = groups_of(&prev_part, &m.cpus);
+        let cpus_per_cpu = {
+            let mut s = 0usize;
+            for i in 0..n {
+                s += groups[part[i]].len() - prev_groups[prev_part[i]].len();
+            }
+            s as f64 / n as f64
+        };
+        // Best declared match.
+        let mut best: Option<(usize, f64)> = None;
+        for (di, (_, _, dp)) in decl_parts.iter().enumerate() {
+            let jv = jaccard(part, dp);
+            if best.is_none_or(|(_, bj)| jv > bj) {
+                best = Some((di, jv));
+            }
+        }
+        let (mut matches, mut label, mut jac, mut exceptions) =
+            (Vec::new(), String::new(), 0.0, Vec::new());
+        if let Some((di, jv)) = best {
+            jac = jv;
+            let (dl, dn, dp) = &decl_parts[di];
+            if jv >= MATCH_JACCARD {
+                matched_decl[di] = true;
+                matches = dn.clone();
+                label = dl.clone();
+                if jv < 1.0 {
+                    let mut ex_m = Vec::new();
+                    let mut ex_d = Vec::new();
+                    for i in 0..n {
+                        for j in i + 1..n {
+                            let same_m = part[i] == part[j];
+                            let same_d = dp[i] == dp[j];
+                            if same_m && !same_d && ex_m.len() < 5 {
+                                ex_m.push(format!("{},{}", m.cpus[i], m.cpus[j]));
+                            }
+                            if !same_m && same_d && ex_d.len() < 5 {
+                                ex_d.push(format!("{},{}", m.cpus[i], m.cpus[j]));
+                            }
+                        }
+                    }
+                    if !ex_m.is_empty() {
+                        exceptions.push(format!(
+                            "measured together but declared apart: {}",
+                            ex_m.join(" ")
+                        ));
+                    }
+                    if !ex_d.is_empty() {
+                        exceptions.push(format!(
+                            "declared together but measured apart: {}",
+                            ex_d.join(" ")
+                        ));
+                    }
+                    findings.push(format!(
+                        "level {} ({:.1} ns) matches '{}' except for some CPU pairs (Jaccard {:.2}): {}",
+                        li + 1,
+                        latency,
+                        dl,
+                        jv,
+                        exceptions.join("; ")
+                    ));
+                }
+            } else {
+                // Where does it sit? Finest declared level it refines, coarsest it is refined by.
+                let below = decl_parts
+                    .iter()
+                    .filter(|(_, _, dp)| refines(dp, part))
+                    .min_by_key(|(_, _, dp)| count_groups(dp))
+                    .map(|(l, _, _)| l.clone());
+                let above = decl_parts
+                    .iter()
+                    .filter(|(_, _, dp)| refines(part, dp))
+                    .max_by_key(|(_, _, dp)| count_groups(dp))
+                    .map(|(l, _, _)| l.clone());
+                label = match (&below, &above) {
+                    (Some(b), Some(a)) => format!("not declared: between '{b}' and '{a}'"),
+                    (None, Some(a)) => format!("not declared: finer than '{a}'"),
+                    (Some(b), None) => format!("not declared: coarser than '{b}'"),
+                    (None, None) => "not declared: cuts across the declared levels".into(),
+                };
+                let sizes_txt = sizes
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<_>>()
+                    .join("/");
+                findings.push(format!(
+                    "hidden level: {} groups of {} CPUs at {:.1} ns that the kernel does not declare ({}); e.g. group {}",
+                    groups.len(),
+                    sizes_txt,
+                    latency,
+                    label.trim_start_matches("not declared: "),
+                    fmt_cpus(&groups[0])
+                ));
+            }
+        }
+        let increment = levels
+            .last()
+            .map(|p: &MeasuredLevel| latency - p.latency_ns);
+        levels.push(MeasuredLevel {
+            level: levels.len() + 1,
+            latency_ns: latency,
+            min_ns: mn,
+            max_ns: mx,
+            pairs,
+            increment_ns: increment,
+            groups,
+            group_sizes: sizes,
+            cpus_per_cpu,
+            matches,
+            label,
+            jaccard: jac,
+            exceptions,
+        });
+        prev_part = part.clone();
+    }
+    // Declared levels with no latency step of their own.
+    for (di, (dl, _, dp)) in decl_parts.iter().enumerate() {
+        if matched_decl[di] || count_groups(dp) == n {
+            continue;
+        }
+        // Only meaningful when some pair inside it was measured.
+        let inside = (0..n)
+            .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+            .any(|(i, j)| dp[i] == dp[j] && m.dist(i, j).is_some());
+        if inside && !partial {
+            findings.push(format!(
+                "declared level '{dl}' ({} groups) has no latency step of its own: no measured group matches it",
+                count_groups(dp)
+            ));
+        }
+    }
+    for w in levels.windows(2) {
+        if let Some(inc) = w[1].increment_ns {
+            if inc < 0.0 {
+                findings.push(format!(
+                    "level {} is faster than level {}: inverted hierarchy (noisy matrix?)",
+                    w[1].level, w[0].level
+                ));
+            }
+        }
+    }
+    Inference {
+        levels,
+        findings,
+        notes,
+        relations,
+        partial,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partition_requires_cover() {
+        let cpus = [0, 1, 2, 3];
+        let g = vec![CpuSet::parse("0-1").unwrap(), CpuSet::parse("2-3").unwrap()];
+        assert_eq!(partition(&cpus, &g), Some(vec![0, 0, 1, 1]));
+        let g = vec![CpuSet::parse("0-1").unwrap()];
+        assert_eq!(partition(&cpus, &g), None);
+    }
+
+    #[test]
+    fn cuts_split_on_gaps() {
+        let c = level_cuts(&[10.0, 10.5, 11.0, 30.0, 31.0, 100.0]);
+        assert_eq!(c, vec![11.0, 31.0, 100.0]);
+    }
+
+    #[test]
+    fn refinement() {
+        assert!(refines(&[0, 0, 1, 2], &[0, 0, 1, 1]));
+        assert!(!refines(&[0, 1, 1, 2], &[0, 0, 1, 1]));
+    }
+}

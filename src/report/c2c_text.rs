@@ -1,0 +1,651 @@
+//! Text rendering of core-to-core latency and synchronisation costs: the
+//! matrix (numbers, or a heat map on large machines), the latency groups in
+//! the style of seed 001, one pair, the plan, the CSV form. Never measures.
+
+use crate::experiments::c2c::{MatrixRun, PairStats, Plan};
+use crate::experiments::c2c_infer::{Declared, Inference, LatencyMatrix};
+use crate::kernels::c2c::Method;
+use crate::report::run_text::{fmt_num, result_label};
+use crate::results::schema::ResultRecord;
+use std::fmt::Write as _;
+
+/// Matrices up to this many CPUs are printed with numbers; larger ones as a heat map.
+pub const MAX_NUMERIC: usize = 24;
+
+/// Glyphs of the heat map, fastest to slowest.
+pub const HEAT: &[char] = &['.', ':', '-', '=', '+', '*', '#', '%', '@'];
+
+/// The matrix as CSV: a header `cpu,<ids>`, then one row per CPU; medians in
+/// ns with 3 decimals, empty where not measured (and on the diagonal).
+pub fn matrix_csv(m: &LatencyMatrix) -> String {
+    let mut s = String::from("cpu");
+    for c in &m.cpus {
+        let _ = write!(s, ",{c}");
+    }
+    s.push('\n');
+    for i in 0..m.n() {
+        let _ = write!(s, "{}", m.cpus[i]);
+        for j in 0..m.n() {
+            match m.get(i, j) {
+                Some(v) if i != j => {
+                    let _ = write!(s, ",{v:.3}");
+                }
+                _ => s.push(','),
+            }
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// Bucket of a value in [lo, hi] for the heat map.
+fn bucket(v: f64, lo: f64, hi: f64) -> usize {
+    if hi <= lo {
+        return 0;
+    }
+    let t = ((v - lo) / (hi - lo)).clamp(0.0, 1.0);
+    ((t * (HEAT.len() - 1) as f64).round() as usize).min(HEAT.len() - 1)
+}
+
+/// The matrix: numbers (ns, SMT siblings marked `s`) for small machines, a
+/// one-glyph-per-cell heat map with a legend for large ones.
+pub fn render_matrix(m: &LatencyMatrix, decl: &Declared) -> String {
+    let n = m.n();
+    let mut out = String::new();
+    let vals: Vec<f64> = m.ns.iter().flatten().copied().collect();
+    if vals.is_empty() {
+        out.push_str("  (no pair measured)\n");
+        return out;
+    }
+    let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let smt = |i: usize, j: usize| -> bool {
+        match (decl.index_of(m.cpus[i]), decl.index_of(m.cpus[j])) {
+            (Some(a), Some(b)) => decl.smt_siblings(a, b),
+            _ => false,
+        }
+    };
+    let idw = m
+        .cpus
+        .iter()
+        .map(|c| c.to_string().len())
+        .max()
+        .unwrap_or(1)
+        .max(3);
+    if n <= MAX_NUMERIC {
+        let w = 7;
+        let _ = write!(out, "  {:>idw$}", "");
+        for c in &m.cpus {
+            let _ = write!(out, "{c:>w$}");
+        }
+        out.push('\n');
+        for i in 0..n {
+            let _ = write!(out, "  {:>idw$}", m.cpus[i]);
+            for j in 0..n {
+                let cell = if i == j {
+                    "·".to_string()
+                } else {
+                    match m.get(i, j) {
+                        Some(v) => format!(
+                            "{}{}",
+                            if v >= 100.0 {
+                                format!("{v:.0}")
+                            } else {
+                                format!("{v:.1}")
+                            },
+                            if smt(i, j) { "s" } else { "" }
+                        ),
+                        None => "?".to_string(),
+                    }
+                };
+                let _ = write!(out, "{cell:>w$}");
+            }
+            out.push('\n');
+        }
+        out.push_str("  ns one-way, median per pair; · = same CPU, ? = not measured");
+        if (0..n).any(|i| (0..n).any(|j| smt(i, j))) {
+            out.push_str(", s = SMT siblings");
+        }
+        out.push('\n');
+    } else {
+        // Column header: CPU ids vertically would be tall; print every 10th.
+        let _ = write!(out, "  {:>idw$} ", "");
+        let mut hdr = String::new();
+        let mut j = 0;
+        while j < n {
+            let label = m.cpus[j].to_string();
+            if j % 10 == 0 && j + label.len() <= n {
+                hdr.push_str(&label);
+                j += label.len();
+            } else {
+                hdr.push(' ');
+                j += 1;
+            }
+        }
+        out.push_str(hdr.trim_end());
+        out.push('\n');
+        for i in 0..n {
+            let _ = write!(out, "  {:>idw$} ", m.cpus[i]);
+            for j in 0..n {
+                let ch = if i == j {
+                    ' '
+                } else {
+                    match m.get(i, j) {
+                        Some(v) if smt(i, j) => {
+                            let _ = v;
+                            's'
+                        }
+                        Some(v) => HEAT[bucket(v, lo, hi)],
+                        None => '?',
+                    }
+                };
+                out.push(ch);
+            }
+            out.push('\n');
+        }
+        let step = (hi - lo) / (HEAT.len() - 1) as f64;
+        out.push_str("  heat map, ns one-way:");
+        for (k, g) in HEAT.iter().enumerate() {
+            let _ = write!(out, " {g}≈{:.0}", lo + step * k as f64);
+        }
+        out.push_str("; s = SMT siblings, ? = not measured\n");
+    }
+    out
+}
+
+/// The seed-001 style summary: each latency group, its increment, what it
+/// corresponds to in the declared topology, and the disagreements.
+pub fn render_inference(inf: &Inference, ghz: Option<f64>) -> String {
+    let mut out = String::new();
+    if inf.levels.is_empty() {
+        out.push_str("Latency groups: none (no measured pair)\n");
+    } else {
+        out.push_str("Latency groups (average-linkage clustering of the matrix):\n");
+        let base = inf.levels[0].latency_ns;
+        for l in &inf.levels {
+            let inc = match l.increment_ns {
+                Some(d) if l.level > 2 => format!(
+                    "{d:+.1} ns over group {}, {:+.1} over group 1",
+                    l.level - 1,
+                    l.latency_ns - base
+                ),
+                Some(d) => format!("{d:+.1} ns over group 1"),
+                None => "base".to_string(),
+            };
+            let cyc = ghz
+                .map(|g| format!(" ≈ {:.0} cycles", l.latency_ns * g))
+                .unwrap_or_default();
+            let sizes = l
+                .group_sizes
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join("/");
+            let _ = writeln!(
+                out,
+                "  {}. {:>7.1} ns{cyc} ({inc}; range {:.1}–{:.1}, {} pairs)",
+                l.level, l.latency_ns, l.min_ns, l.max_ns, l.pairs
+            );
+            let _ = writeln!(
+                out,
+                "     {} group(s) of {sizes} CPUs; each CPU reaches {:.1} other CPU(s) first at this level; {}",
+                l.groups.len(),
+                l.cpus_per_cpu,
+                if l.label.is_empty() { "?".to_string() } else if l.matches.is_empty() { l.label.clone() } else { format!("= {}", l.label) }
+            );
+        }
+    }
+    if !inf.relations.is_empty() {
+        out.push_str("By declared relation:\n");
+        for r in &inf.relations {
+            let _ = writeln!(
+                out,
+                "  {:<28} {:>7.1} ns median  ({:.1}–{:.1}, {} pairs)",
+                r.label, r.median_ns, r.min_ns, r.max_ns, r.pairs
+            );
+        }
+    }
+    if inf.findings.is_empty() {
+        out.push_str("Findings: the measured groups agree with the declared topology\n");
+    } else {
+        out.push_str("Findings:\n");
+        for f in &inf.findings {
+            let _ = writeln!(out, "  - {f}");
+        }
+    }
+    for n in &inf.notes {
+        let _ = writeln!(out, "  note: {n}");
+    }
+    out
+}
+
+/// The plan: CPUs, pairs, rounds, batch sizes, estimate.
+pub fn render_plan(plan: &Plan) -> String {
+    let mut out = String::new();
+    let cpus = crate::placement::CpuSet::from_ids(plan.cpus.iter().copied());
+    let _ = writeln!(out, "c2c plan: CPUs {cpus} ({})", plan.cpus.len());
+    let _ = writeln!(
+        out,
+        "  methods {}; {} pairs{} in {} rounds of at most {} pairs in parallel",
+        plan.methods
+            .iter()
+            .map(|m| m.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        plan.pairs.len(),
+        if plan.full_matrix {
+            " (full matrix)"
+        } else {
+            " (sampled)"
+        },
+        plan.rounds.len(),
+        plan.max_round_width()
+    );
+    let _ = writeln!(
+        out,
+        "  per pair: {} pass(es) of {} samples of {} round trips after {} warm-up batches",
+        plan.passes, plan.samples, plan.round_trips, plan.warmup
+    );
+    let _ = writeln!(
+        out,
+        "  estimated {:.1} s (budget {:.0} s; planned with {:.0} ns round trips)",
+        plan.est_secs,
+        plan.budget_secs,
+        crate::experiments::c2c::PLAN_RTT_NS
+    );
+    for n in &plan.notes {
+        let _ = writeln!(out, "  note: {n}");
+    }
+    out
+}
+
+/// One method's matrix, groups and findings.
+pub fn render_matrix_run(
+    run: &MatrixRun,
+    plan: &Plan,
+    decl: &Declared,
+    inf: &Inference,
+    ghz: Option<f64>,
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Core-to-core latency, method {} ({}):",
+        run.method.as_str(),
+        match run.method {
+            Method::Cas => "CAS on one line",
+            Method::LoadStore => "load/store on two lines",
+        }
+    );
+    let _ = writeln!(
+        out,
+        "  one-way = round trip / 2; {} pass(es) × {} samples of {} round trips per pair; {} pairs, {} rounds, {:.1} s",
+        plan.passes,
+        plan.samples,
+        plan.round_trips,
+        run.pairs.len(),
+        run.rounds_done,
+        run.elapsed_s
+    );
+    if let Some(s) = &run.stopped {
+        let _ = writeln!(out, "  stopped: {s}");
+    }
+    for n in &plan.notes {
+        let _ = writeln!(out, "  note: {n}");
+    }
+    out.push_str(&render_matrix(&run.matrix(), decl));
+    let noisy: Vec<&PairStats> = run.pairs.iter().filter(|p| p.iqr_ratio() > 0.10).collect();
+    if !noisy.is_empty() {
+        let _ = writeln!(
+            out,
+            "  {} of {} pairs spread widely (interquartile range above 10% of the median), e.g. {},{}: {:.1}–{:.1} ns",
+            noisy.len(),
+            run.pairs.len(),
+            noisy[0].initiator,
+            noisy[0].responder,
+            noisy[0].p25,
+            noisy[0].p75
+        );
+    }
+    if let Some(n) = crate::experiments::c2c::preemption_note(&run.pairs) {
+        let _ = writeln!(out, "  {n}");
+    }
+    if run.pairs.len() == 1 && run.pairs[0].pass_medians.len() >= 3 {
+        let p = &run.pairs[0];
+        if let Some(s) = crate::harness::Stats::from_samples(&p.pass_medians) {
+            let _ = writeln!(
+                out,
+                "  over {} passes the pair's median ranged {:.1}–{:.1} ns (CV {:.1}%)",
+                p.pass_medians.len(),
+                s.min,
+                s.max,
+                s.cv * 100.0
+            );
+        }
+    }
+    out.push_str(&render_inference(inf, ghz));
+    out.push('\n');
+    out
+}
+
+/// One pair, every method.
+#[allow(clippy::too_many_arguments)]
+pub fn render_pair(
+    a: usize,
+    b: usize,
+    relation: &str,
+    smt: bool,
+    results: &[(Method, PairStats)],
+    plan: &Plan,
+    ghz: Option<f64>,
+    clock_note: &str,
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "CPUs {a} -> {b}: {relation}{}; initiator CPU {a} (first touches the line)",
+        if smt { " (SMT siblings)" } else { "" }
+    );
+    let _ = writeln!(
+        out,
+        "  {} pass(es) of {} samples of {} round trips after {} warm-up batches; one-way = round trip / 2",
+        plan.passes, plan.samples, plan.round_trips, plan.warmup
+    );
+    for (m, p) in results {
+        let cyc = ghz
+            .map(|g| format!(" = {:.0} cycles", p.median() * g))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  {:<10} one-way {:>7.1} ns{cyc}  (quartiles {:.1}–{:.1}, mean {:.1}, min {:.1}, max {:.1}); round trip {:.1} ns",
+            m.as_str(),
+            p.median(),
+            p.p25,
+            p.p75,
+            p.stats.mean,
+            p.stats.min,
+            p.stats.max,
+            p.median() * 2.0
+        );
+        if p.pass_medians.len() >= 3 {
+            if let Some(s) = crate::harness::Stats::from_samples(&p.pass_medians) {
+                let _ = writeln!(
+                    out,
+                    "             over {} passes the median ranged {:.1}–{:.1} ns (CV {:.1}%)",
+                    p.pass_medians.len(),
+                    s.min,
+                    s.max,
+                    s.cv * 100.0
+                );
+            }
+        }
+        if let Some(n) = crate::experiments::c2c::preemption_note(std::slice::from_ref(p)) {
+            let _ = writeln!(out, "             {n}");
+        }
+    }
+    let _ = writeln!(out, "  {clock_note}");
+    out
+}
+
+/// Synchronisation records as a table: figure, value, spread, notes.
+pub fn render_sync(recs: &[ResultRecord]) -> String {
+    let mut out = String::from("Synchronisation costs (median of samples):\n");
+    let w = recs
+        .iter()
+        .map(|r| result_label(r).chars().count())
+        .max()
+        .unwrap_or(10);
+    for r in recs {
+        let label = result_label(r);
+        match r.value {
+            Some(v) => {
+                let spread = r
+                    .stats
+                    .as_ref()
+                    .map(|s| {
+                        format!(
+                            "  (min {}, max {}, CV {:.1}%, n={}){}",
+                            fmt_num(s.min),
+                            fmt_num(s.max),
+                            s.cv * 100.0,
+                            s.n,
+                            if s.is_noisy() { " NOISY" } else { "" }
+                        )
+                    })
+                    .unwrap_or_default();
+                let _ = writeln!(out, "  {label:<w$}  {:>10} {}{spread}", fmt_num(v), r.unit);
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "  {label:<w$}  not available: {}",
+                    r.unavailable_reason
+                        .as_deref()
+                        .unwrap_or("no reason recorded")
+                );
+            }
+        }
+        for n in &r.notes {
+            let _ = writeln!(out, "  {:<w$}    {n}", "");
+        }
+    }
+    out
+}
+
+/// One figure of a record list by metric and params (all given params must match).
+fn find<'a>(
+    rs: &'a [ResultRecord],
+    metric: &str,
+    params: &[(&str, &str)],
+) -> Option<&'a ResultRecord> {
+    rs.iter().find(|r| {
+        r.metric == metric
+            && params.iter().all(|(k, v)| match r.params.get(*k) {
+                Some(serde_json::Value::String(s)) => s == v,
+                Some(o) => o.as_u64().map(|n| n.to_string()).as_deref() == Some(*v),
+                None => false,
+            })
+    })
+}
+
+fn value_text(r: Option<&ResultRecord>) -> String {
+    match r {
+        Some(r) => match r.value {
+            Some(v) => {
+                let noisy = if r.is_noisy() { "*" } else { "" };
+                if r.unit == "ns" && v >= 1_000.0 {
+                    format!("{:.1} µs{noisy}", v / 1000.0)
+                } else {
+                    format!("{} {}{noisy}", fmt_num(v), r.unit)
+                }
+            }
+            None => format!("{} n/a", r.unit),
+        },
+        None => "not run".into(),
+    }
+}
+
+/// The end-of-run summary section for `c2c` and `sync` records (empty when
+/// the run has none): latency groups per method, the synchronisation
+/// figures on a few lines.
+pub fn render_summary(results: &[ResultRecord]) -> String {
+    let mut out = String::new();
+    let mats: Vec<&ResultRecord> = results
+        .iter()
+        .filter(|r| r.experiment == "c2c" && r.metric == "matrix")
+        .collect();
+    if !mats.is_empty() {
+        out.push_str("Core-to-core latency (one-way = round trip / 2, median per pair)\n");
+    }
+    for r in mats {
+        let method = r
+            .params
+            .get("method")
+            .and_then(|v| v.as_str())
+            .unwrap_or("?");
+        let Some(v) = r.value else {
+            let _ = writeln!(
+                out,
+                "  {method}: not available: {}",
+                r.unavailable_reason
+                    .as_deref()
+                    .unwrap_or("no reason recorded")
+            );
+            continue;
+        };
+        let d = r.data.as_ref();
+        let n = d
+            .and_then(|d| d.get("cpus"))
+            .and_then(|c| c.as_array())
+            .map(|a| a.len())
+            .unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "  {method}: {n} CPUs, {} pair(s), median over pairs {} ns",
+            r.repetitions,
+            fmt_num(v)
+        );
+        let levels = d
+            .and_then(|d| d.pointer("/inference/levels"))
+            .and_then(|l| l.as_array())
+            .cloned()
+            .unwrap_or_default();
+        for l in &levels {
+            let num = |k: &str| l.get(k).and_then(|x| x.as_f64());
+            let sizes: Vec<String> = l
+                .get("group_sizes")
+                .and_then(|x| x.as_array())
+                .map(|a| a.iter().map(|x| x.to_string()).collect())
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "    {}. {:>7.1} ns {:<9} groups of {} CPUs  {}",
+                l.get("level").and_then(|x| x.as_u64()).unwrap_or(0),
+                num("latency_ns").unwrap_or(f64::NAN),
+                num("increment_ns")
+                    .map(|x| format!("({x:+.1})"))
+                    .unwrap_or_default(),
+                sizes.join("/"),
+                l.get("label").and_then(|x| x.as_str()).unwrap_or("")
+            );
+        }
+        for f in d
+            .and_then(|d| d.pointer("/inference/findings"))
+            .and_then(|f| f.as_array())
+            .into_iter()
+            .flatten()
+        {
+            let _ = writeln!(out, "    finding: {}", f.as_str().unwrap_or(""));
+        }
+    }
+    let s: Vec<ResultRecord> = results
+        .iter()
+        .filter(|r| r.experiment == "sync")
+        .cloned()
+        .collect();
+    if !s.is_empty() {
+        out.push_str("Synchronisation costs (median; * = noisy)\n");
+        let hints: Vec<String> = s
+            .iter()
+            .filter(|r| r.metric == "spin_hint")
+            .map(|r| {
+                let ins = r
+                    .params
+                    .get("instruction")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("?");
+                let cyc = find(&s, "spin_hint_cycles", &[("instruction", ins)]);
+                format!(
+                    "{} {} ({})",
+                    ins.to_uppercase(),
+                    value_text(Some(r)),
+                    value_text(cyc)
+                )
+            })
+            .collect();
+        if !hints.is_empty() {
+            let _ = writeln!(out, "  spin-wait hint: {}", hints.join(", "));
+        }
+        let alone = find(&s, "atomic_increment", &[("placement", "alone")]);
+        let alone_c = find(&s, "atomic_increment_cycles", &[("placement", "alone")]);
+        let mut contended = Vec::new();
+        for p in ["same_core", "same_l3", "cross_node"] {
+            if let Some(r) = find(&s, "atomic_increment", &[("placement", p)]) {
+                if r.value.is_some() {
+                    contended.push(format!("{p} {}", value_text(Some(r))));
+                }
+            }
+        }
+        let _ = writeln!(
+            out,
+            "  atomic increment: alone {} ({}); two threads on one line: {}",
+            value_text(alone),
+            value_text(alone_c),
+            if contended.is_empty() {
+                "n/a".to_string()
+            } else {
+                contended.join(", ")
+            }
+        );
+        let _ = writeln!(
+            out,
+            "  lock/unlock: alone spin {}, mutex {}; two threads spin {}, mutex {}",
+            value_text(find(&s, "lock", &[("kind", "spin"), ("threads", "1")])),
+            value_text(find(&s, "lock", &[("kind", "mutex"), ("threads", "1")])),
+            value_text(find(&s, "lock", &[("kind", "spin"), ("threads", "2")])),
+            value_text(find(&s, "lock", &[("kind", "mutex"), ("threads", "2")])),
+        );
+        let _ = writeln!(
+            out,
+            "  handoff between two threads: spinning {}, futex sleep/wake {}",
+            value_text(find(&s, "handoff", &[("wait", "spin")])),
+            value_text(find(&s, "handoff", &[("wait", "futex")])),
+        );
+        let fs: Vec<String> = s
+            .iter()
+            .filter(|r| r.metric == "false_sharing_slowdown" && r.value.is_some())
+            .map(|r| {
+                let op = r.params.get("op").and_then(|v| v.as_str()).unwrap_or("?");
+                let t = r
+                    .params
+                    .get("threads")
+                    .map(|v| v.to_string())
+                    .unwrap_or_default();
+                format!("{op} increments, {t} threads: {}", value_text(Some(r)))
+            })
+            .collect();
+        if !fs.is_empty() {
+            let _ = writeln!(
+                out,
+                "  false sharing (one line vs padded): {}",
+                fs.join("; ")
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_has_header_and_blank_diagonal() {
+        let mut m = LatencyMatrix::new(vec![0, 1, 2]);
+        m.set_sym(0, 1, 40.0);
+        m.set_sym(1, 2, 90.5);
+        let s = matrix_csv(&m);
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines[0], "cpu,0,1,2");
+        assert_eq!(lines[1], "0,,40.000,");
+        assert_eq!(lines[2], "1,40.000,,90.500");
+        assert_eq!(lines.len(), 4);
+    }
+
+    #[test]
+    fn heat_buckets_span_the_glyphs() {
+        assert_eq!(bucket(10.0, 10.0, 20.0), 0);
+        assert_eq!(bucket(20.0, 10.0, 20.0), HEAT.len() - 1);
+        assert_eq!(bucket(5.0, 5.0, 5.0), 0);
+    }
+}

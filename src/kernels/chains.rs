@@ -51,158 +51,89 @@ impl Chain {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-fn add_chain(iters: u64, seed: u64) -> u64 {
-    let mut x = seed;
-    let mut n = iters;
-    if n == 0 {
-        return x;
-    }
-    unsafe {
-        core::arch::asm!(
-            "2:",
-            ".rept 256",
-            "add {x}, {k}",
-            ".endr",
-            "dec {n}",
-            "jnz 2b",
-            x = inout(reg) x,
-            n = inout(reg) n,
-            k = in(reg) 1u64,
-            options(nomem, nostack)
-        );
-    }
-    let _ = n;
-    x
+/// One dependent chain: `.rept 256` of `$insn` (on `{x}`, with `{k}` as the
+/// second operand) inside a counted loop; `$init` maps the seed to the start value.
+macro_rules! chain_fn {
+    ($name:ident, $insn:literal, $k:expr, $init:expr, $dec:literal, $jmp:literal) => {
+        fn $name(iters: u64, seed: u64) -> u64 {
+            let init: fn(u64) -> u64 = $init;
+            let mut x = init(seed);
+            let mut n = iters;
+            let k: u64 = $k;
+            if n == 0 {
+                return x;
+            }
+            // SAFETY: register-only arithmetic, no memory or stack access.
+            unsafe {
+                core::arch::asm!(
+                    "2:",
+                    ".rept 256",
+                    $insn,
+                    ".endr",
+                    $dec,
+                    $jmp,
+                    x = inout(reg) x,
+                    n = inout(reg) n,
+                    k = in(reg) k,
+                    options(nomem, nostack)
+                );
+            }
+            let _ = n;
+            x
+        }
+    };
 }
 
+// x86_64: `add reg, reg`, not `add reg, imm` (immediate adds are folded at
+// rename on Golden Cove and later and run faster than one per cycle).
 #[cfg(target_arch = "x86_64")]
-fn xor_chain(iters: u64, seed: u64) -> u64 {
-    let mut x = seed;
-    let mut n = iters;
-    let k: u64 = 0x9e37_79b9_7f4a_7c15;
-    if n == 0 {
-        return x;
-    }
-    unsafe {
-        core::arch::asm!(
-            "2:",
-            ".rept 256",
-            "xor {x}, {k}",
-            ".endr",
-            "dec {n}",
-            "jnz 2b",
-            x = inout(reg) x,
-            n = inout(reg) n,
-            k = in(reg) k,
-            options(nomem, nostack)
-        );
-    }
-    let _ = n;
-    x
-}
-
+chain_fn!(add_chain, "add {x}, {k}", 1, |s| s, "dec {n}", "jnz 2b");
 #[cfg(target_arch = "x86_64")]
-fn mul_chain(iters: u64, seed: u64) -> u64 {
-    let mut x = seed | 1;
-    let mut n = iters;
-    let k: u64 = 3;
-    if n == 0 {
-        return x;
-    }
-    unsafe {
-        core::arch::asm!(
-            "2:",
-            ".rept 256",
-            "imul {x}, {k}",
-            ".endr",
-            "dec {n}",
-            "jnz 2b",
-            x = inout(reg) x,
-            n = inout(reg) n,
-            k = in(reg) k,
-            options(nomem, nostack)
-        );
-    }
-    let _ = n;
-    x
-}
+chain_fn!(
+    xor_chain,
+    "xor {x}, {k}",
+    0x9e37_79b9_7f4a_7c15,
+    |s| s,
+    "dec {n}",
+    "jnz 2b"
+);
+#[cfg(target_arch = "x86_64")]
+chain_fn!(
+    mul_chain,
+    "imul {x}, {k}",
+    3,
+    |s| s | 1,
+    "dec {n}",
+    "jnz 2b"
+);
 
 #[cfg(target_arch = "aarch64")]
-fn add_chain(iters: u64, seed: u64) -> u64 {
-    let mut x = seed;
-    let mut n = iters;
-    if n == 0 {
-        return x;
-    }
-    unsafe {
-        core::arch::asm!(
-            "2:",
-            ".rept 256",
-            "add {x}, {x}, #1",
-            ".endr",
-            "subs {n}, {n}, #1",
-            "b.ne 2b",
-            x = inout(reg) x,
-            n = inout(reg) n,
-            options(nomem, nostack)
-        );
-    }
-    let _ = n;
-    x
-}
-
+chain_fn!(
+    add_chain,
+    "add {x}, {x}, {k}",
+    1,
+    |s| s,
+    "subs {n}, {n}, #1",
+    "b.ne 2b"
+);
 #[cfg(target_arch = "aarch64")]
-fn xor_chain(iters: u64, seed: u64) -> u64 {
-    let mut x = seed;
-    let mut n = iters;
-    let k: u64 = 0x9e37_79b9_7f4a_7c15;
-    if n == 0 {
-        return x;
-    }
-    unsafe {
-        core::arch::asm!(
-            "2:",
-            ".rept 256",
-            "eor {x}, {x}, {k}",
-            ".endr",
-            "subs {n}, {n}, #1",
-            "b.ne 2b",
-            x = inout(reg) x,
-            n = inout(reg) n,
-            k = in(reg) k,
-            options(nomem, nostack)
-        );
-    }
-    let _ = n;
-    x
-}
-
+chain_fn!(
+    xor_chain,
+    "eor {x}, {x}, {k}",
+    0x9e37_79b9_7f4a_7c15,
+    |s| s,
+    "subs {n}, {n}, #1",
+    "b.ne 2b"
+);
 #[cfg(target_arch = "aarch64")]
-fn mul_chain(iters: u64, seed: u64) -> u64 {
-    let mut x = seed | 1;
-    let mut n = iters;
-    let k: u64 = 3;
-    if n == 0 {
-        return x;
-    }
-    unsafe {
-        core::arch::asm!(
-            "2:",
-            ".rept 256",
-            "mul {x}, {x}, {k}",
-            ".endr",
-            "subs {n}, {n}, #1",
-            "b.ne 2b",
-            x = inout(reg) x,
-            n = inout(reg) n,
-            k = in(reg) k,
-            options(nomem, nostack)
-        );
-    }
-    let _ = n;
-    x
-}
+chain_fn!(
+    mul_chain,
+    "mul {x}, {x}, {k}",
+    3,
+    |s| s | 1,
+    "subs {n}, {n}, #1",
+    "b.ne 2b"
+);
 
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 fn add_chain(iters: u64, seed: u64) -> u64 {

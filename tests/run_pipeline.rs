@@ -165,25 +165,30 @@ fn sigint_keeps_what_finished() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the run has stored at least one figure.
+    // Wait until the new run (the one not complete) has stored a figure.
     let t0 = Instant::now();
-    loop {
+    let partial_id = loop {
         std::thread::sleep(Duration::from_millis(200));
         let out = bin()
-            .args(["--store", db, "show", "latest", "--json"])
+            .args(["--store", db, "runs", "--json"])
             .output()
             .unwrap();
         if out.status.success() {
             let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-            if v["status"] != "complete" && v["results"].as_array().is_some_and(|a| !a.is_empty()) {
-                break;
+            let found = v["runs"].as_array().and_then(|runs| {
+                runs.iter()
+                    .find(|r| r["status"] != "complete" && r["results"].as_u64().unwrap_or(0) > 0)
+                    .and_then(|r| r["id"].as_str().map(str::to_string))
+            });
+            if let Some(id) = found {
+                break id;
             }
         }
         assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "run stored nothing in 60 s"
+            t0.elapsed() < Duration::from_secs(120),
+            "run stored nothing in 120 s"
         );
-    }
+    };
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);
     }
@@ -197,7 +202,7 @@ fn sigint_keeps_what_finished() {
         .unwrap()
         .clone();
     assert_eq!(list.len(), 2);
-    let show = run_ok(&["--store", db, "show", "latest", "--json"]);
+    let show = run_ok(&["--store", db, "show", &partial_id, "--json"]);
     let run: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
     assert_eq!(run["status"], "partial");
     assert!(!run["results"].as_array().unwrap().is_empty());

@@ -583,7 +583,10 @@ pub fn with_counters<R>(
     let mut note = if counted.is_empty() {
         "no counter could be read".to_string()
     } else {
-        format!("counted over the whole measurement, warm-up included: {}", counted.join(", "))
+        format!(
+            "counted over the whole measurement, warm-up included: {}",
+            counted.join(", ")
+        )
     };
     if let Some(ipc) = c.metrics.ipc {
         note.push_str(&format!("; IPC {ipc:.2}"));

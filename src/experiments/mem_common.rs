@@ -558,14 +558,48 @@ pub fn reps(profile: Profile) -> usize {
     }
 }
 
-/// Counters hook: the counters room (branch `counters`) is not merged yet.
-/// When it is, this returns the counter readings of `f` (cycles,
-/// instructions, L1/LLC misses, dTLB misses); until then None and why.
-pub fn with_counters<R>(f: impl FnOnce() -> R) -> (R, Option<serde_json::Value>, String) {
-    let r = f();
-    (
-        r,
-        None,
-        "counters not read: the counters module is not merged on this branch yet (and this KVM guest exposes no hardware PMU)".to_string(),
-    )
+/// Counters around a seed loop (the counters room, `harness::counted`):
+/// task-clock, page-faults, cycles, instructions, branches, cache
+/// references/misses of the calling thread while `f` runs. Counting never
+/// fails the measurement: events that cannot be counted carry their state and
+/// reason in the value; the note says what was counted or why nothing was.
+pub fn with_counters<R>(
+    scope: &str,
+    f: impl FnOnce() -> R,
+) -> (R, Option<serde_json::Value>, String) {
+    let (r, c) = crate::harness::counted::on_this_thread(scope, f);
+    let counted: Vec<&str> = c
+        .events
+        .iter()
+        .filter(|e| e.value.is_some())
+        .map(|e| e.name.as_str())
+        .collect();
+    let missing: Vec<String> = c
+        .events
+        .iter()
+        .filter(|e| e.value.is_none())
+        .map(|e| e.why_missing())
+        .collect();
+    let mut note = if counted.is_empty() {
+        "no counter could be read".to_string()
+    } else {
+        format!(
+            "counted over the whole measurement, warm-up included: {}",
+            counted.join(", ")
+        )
+    };
+    if let Some(ipc) = c.metrics.ipc {
+        note.push_str(&format!("; IPC {ipc:.2}"));
+    }
+    if let Some(first) = missing.first() {
+        note.push_str(&format!(
+            "; not available: {first}{}",
+            if missing.len() > 1 {
+                format!(" (and {} more)", missing.len() - 1)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    (r, Some(crate::harness::counted::to_value(&[c])), note)
 }

@@ -70,12 +70,14 @@ pub fn run_cpu(
     let pol = fixed_policy(reps(ctx.profile), 1);
     let mut run = |step: usize| -> Result<(Vec<f64>, Option<serde_json::Value>, String)> {
         let a = buf.as_mut_slice::<i32>();
-        let (m, c, why) =
-            with_counters(|| measure(&pol, ctx.stop, |_| cacheline_loop(a, step) as u64));
+        let (m, c, why) = with_counters(
+            &format!("seed 002 cache-line loop, step {step}, all passes"),
+            || measure(&pol, ctx.stop, |_| cacheline_loop(a, step) as u64),
+        );
         Ok((m?.samples, c, why))
     };
     let (every, c1, why) = run(1)?;
-    let (every16, c16, _) = run(16)?;
+    let (every16, c16, why16) = run(16)?;
     let ms = |v: &[f64]| v.iter().map(|x| x / 1e6).collect::<Vec<f64>>();
     let method = |step: usize| {
         format!(
@@ -92,7 +94,8 @@ pub fn run_cpu(
     }
     let mut r16 = ResultRecord::new(EXP, "cacheline_every16", "ms", false)
         .with_method(&method(16), METHOD_VERSION)
-        .with_samples(ms(&every16));
+        .with_samples(ms(&every16))
+        .with_note(&format!("counters: {why16}"));
     if let Some(c) = c16 {
         r16 = r16.with_counters(c);
     }
@@ -138,8 +141,9 @@ pub fn run_cpu(
     let rec = if clflush_loop(&byte, 1).is_none() {
         ResultRecord::unavailable(EXP, "clflush_load", "ns", "no user-level cache-line flush on this architecture (x86_64 clflush / aarch64 dc civac only)")
     } else {
-        let (m, c, why) =
-            with_counters(|| measure(&p, ctx.stop, |it| clflush_loop(&byte, it).unwrap_or(0)));
+        let (m, c, why) = with_counters("seed 000 clflush loop, all samples", || {
+            measure(&p, ctx.stop, |it| clflush_loop(&byte, it).unwrap_or(0))
+        });
         let m = m?;
         let mut r = ResultRecord::new(EXP, "clflush_load", "ns", false)
             .with_method(

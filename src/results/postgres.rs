@@ -16,7 +16,7 @@ use super::schema::{
     Run, RunStatus,
 };
 use super::sqlite::{MIGRATIONS, STORE_SCHEMA_VERSION};
-use super::store::{RunSummary, Store, Writer};
+use super::store::{RawRun, RunSummary, Store, Writer};
 use anyhow::{anyhow, bail, Context as _, Result};
 use postgres::{Client, NoTls, Row, Transaction};
 use std::cell::RefCell;
@@ -131,28 +131,9 @@ fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
     serde_json::to_string(v).context("cannot serialise to JSON")
 }
 
-/// A runs row before its JSON columns are parsed.
-struct RawRun {
-    id: String,
-    schema: String,
-    tool_version: String,
-    started_at: String,
-    finished_at: Option<String>,
-    status: String,
-    host: String,
-    profile: String,
-    tags: String,
-    machine: String,
-    environment: String,
-    options: String,
-    writer_pid: Option<i64>,
-    writer_start: Option<i64>,
-    writer_boot: Option<String>,
-    writer_host: Option<String>,
-}
-
+/// Reading a runs row (the struct is shared: `store::RawRun`).
 impl RawRun {
-    fn from_row(r: &Row) -> std::result::Result<RawRun, postgres::Error> {
+    fn from_pg_row(r: &Row) -> std::result::Result<RawRun, postgres::Error> {
         Ok(RawRun {
             id: r.try_get(0)?,
             schema: r.try_get(1)?,
@@ -170,16 +151,6 @@ impl RawRun {
             writer_start: r.try_get(13)?,
             writer_boot: r.try_get(14)?,
             writer_host: r.try_get(15)?,
-        })
-    }
-
-    fn writer(&self) -> Option<Writer> {
-        let pid = u32::try_from(self.writer_pid?).ok()?;
-        Some(Writer {
-            pid,
-            start_ticks: self.writer_start.and_then(|t| u64::try_from(t).ok()),
-            boot_id: self.writer_boot.clone(),
-            hostname: self.writer_host.clone(),
         })
     }
 
@@ -572,37 +543,10 @@ impl Store for PgStore {
             .map_err(|e| self.e(e))?;
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
-            let raw = RawRun::from_row(&r).map_err(|e| self.e(e))?;
+            let raw = RawRun::from_pg_row(&r).map_err(|e| self.e(e))?;
             let cpu_model: Option<String> = r.try_get(16).map_err(|e| self.e(e))?;
             let n: i64 = r.try_get(17).map_err(|e| self.e(e))?;
-            let id = raw.id.clone();
-            let writer = raw.writer();
-            let status = RunStatus::parse(&raw.status)
-                .map_err(|e| anyhow!("store '{}': run {id}: {e}", self.shown))?;
-            let tags: Vec<String> = serde_json::from_str(&raw.tags).map_err(|e| {
-                anyhow!(
-                    "store '{}': run {id}: stored tags are damaged: {e}",
-                    self.shown
-                )
-            })?;
-            let interrupted =
-                status == RunStatus::Running && !writer.as_ref().is_some_and(Writer::is_alive);
-            out.push(RunSummary {
-                id,
-                started_at: raw.started_at,
-                finished_at: raw.finished_at,
-                status: if interrupted {
-                    RunStatus::Partial
-                } else {
-                    status
-                },
-                interrupted,
-                host: raw.host,
-                cpu_model,
-                profile: raw.profile,
-                tags,
-                results: usize::try_from(n).unwrap_or(0),
-            });
+            out.push(raw.summary(&self.shown, cpu_model, n)?);
         }
         Ok(out)
     }
@@ -671,7 +615,7 @@ impl Store for PgStore {
         let Some(row) = row else {
             bail!("no run '{id}' in store '{}'", self.shown);
         };
-        let raw = RawRun::from_row(&row).map_err(|e| self.e(e))?;
+        let raw = RawRun::from_pg_row(&row).map_err(|e| self.e(e))?;
         let (mut run, writer) = raw.into_run(&self.shown)?;
         run.results = self.load_results(&id)?;
         effective(&mut run, &writer);
@@ -692,7 +636,7 @@ impl Store for PgStore {
         let Some(row) = row else {
             bail!("no run '{id}' in store '{shown}'");
         };
-        let raw = RawRun::from_row(&row).map_err(|e| pg_err(&shown, e))?;
+        let raw = RawRun::from_pg_row(&row).map_err(|e| pg_err(&shown, e))?;
         if raw.status == "running" {
             if let Some(w) = raw.writer().filter(Writer::is_alive) {
                 bail!(

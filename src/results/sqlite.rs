@@ -7,7 +7,7 @@ use super::schema::{
     cpu_model_of, validate_record, validate_run, validate_run_header, Environment, ResultRecord,
     Run, RunStatus,
 };
-use super::store::{RunSummary, Store, Writer};
+use super::store::{RawRun, RunSummary, Store, Writer};
 use anyhow::{anyhow, bail, Context as _, Result};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 use std::path::{Path, PathBuf};
@@ -232,7 +232,7 @@ impl SqliteStore {
         let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1");
         let raw = self
             .conn
-            .query_row(&sql, [id], RawRun::from_row)
+            .query_row(&sql, [id], RawRun::from_sqlite_row)
             .optional()
             .map_err(|e| self.e(e))?;
         match raw {
@@ -282,28 +282,9 @@ impl SqliteStore {
     }
 }
 
-/// A runs row before its JSON columns are parsed.
-struct RawRun {
-    id: String,
-    schema: String,
-    tool_version: String,
-    started_at: String,
-    finished_at: Option<String>,
-    status: String,
-    host: String,
-    profile: String,
-    tags: String,
-    machine: String,
-    environment: String,
-    options: String,
-    writer_pid: Option<i64>,
-    writer_start: Option<i64>,
-    writer_boot: Option<String>,
-    writer_host: Option<String>,
-}
-
+/// Reading a runs row (the struct is shared: `store::RawRun`).
 impl RawRun {
-    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRun> {
+    fn from_sqlite_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRun> {
         Ok(RawRun {
             id: r.get(0)?,
             schema: r.get(1)?,
@@ -321,16 +302,6 @@ impl RawRun {
             writer_start: r.get(13)?,
             writer_boot: r.get(14)?,
             writer_host: r.get(15)?,
-        })
-    }
-
-    fn writer(&self) -> Option<Writer> {
-        let pid = u32::try_from(self.writer_pid?).ok()?;
-        Some(Writer {
-            pid,
-            start_ticks: self.writer_start.and_then(|t| u64::try_from(t).ok()),
-            boot_id: self.writer_boot.clone(),
-            hostname: self.writer_host.clone(),
         })
     }
 
@@ -606,7 +577,7 @@ impl Store for SqliteStore {
         let rows = st
             .query_map([], |r| {
                 Ok((
-                    RawRun::from_row(r)?,
+                    RawRun::from_sqlite_row(r)?,
                     r.get::<_, Option<String>>(16)?,
                     r.get::<_, i64>(17)?,
                 ))
@@ -615,30 +586,7 @@ impl Store for SqliteStore {
         let mut out = Vec::new();
         for row in rows {
             let (raw, cpu_model, n) = row.map_err(|e| sql_err(&shown, e))?;
-            let id = raw.id.clone();
-            let writer = raw.writer();
-            let status = RunStatus::parse(&raw.status)
-                .map_err(|e| anyhow!("store '{shown}': run {id}: {e}"))?;
-            let tags: Vec<String> = serde_json::from_str(&raw.tags)
-                .map_err(|e| anyhow!("store '{shown}': run {id}: stored tags are damaged: {e}"))?;
-            let interrupted =
-                status == RunStatus::Running && !writer.as_ref().is_some_and(Writer::is_alive);
-            out.push(RunSummary {
-                id,
-                started_at: raw.started_at,
-                finished_at: raw.finished_at,
-                status: if interrupted {
-                    RunStatus::Partial
-                } else {
-                    status
-                },
-                interrupted,
-                host: raw.host,
-                cpu_model,
-                profile: raw.profile,
-                tags,
-                results: usize::try_from(n).unwrap_or(0),
-            });
+            out.push(raw.summary(&shown, cpu_model, n)?);
         }
         Ok(out)
     }
@@ -715,7 +663,7 @@ impl Store for SqliteStore {
             .query_row(
                 &format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"),
                 [&id],
-                RawRun::from_row,
+                RawRun::from_sqlite_row,
             )
             .optional()
             .map_err(|e| sql_err(&shown, e))?;

@@ -1,7 +1,9 @@
 //! Timer and repetition policy. Properties only: no assertion on how fast
 //! anything runs.
 
-use cpuscope::harness::measure::{measure, measure_team, Interrupted, Policy, StopReason, Warmup};
+use cpuscope::harness::measure::{
+    measure, measure_bracketed, measure_team, Interrupted, Policy, StopReason, Warmup,
+};
 use cpuscope::harness::timer::{Tick, Timer, TimerSource};
 use cpuscope::placement::pin::{current_affinity, pin_current_thread};
 use cpuscope::placement::team::Team;
@@ -196,4 +198,57 @@ fn measure_team_records_team_and_thread_times() {
     // Calibrated team measurement also works, and the team is reusable.
     let m = measure_team(&mut team, &Policy::quick(), &stop, |_, iters| kernel(iters)).unwrap();
     assert!(m.iters >= 1 && m.reps >= 3);
+}
+
+#[test]
+fn bracketed_samples_each_have_a_reference_before_and_after() {
+    let stop = AtomicBool::new(false);
+    let p = Policy::quick();
+    let ref_calls = AtomicUsize::new(0);
+    let b = measure_bracketed(
+        &p,
+        &stop,
+        Duration::from_micros(200),
+        |it| {
+            ref_calls.fetch_add(1, Ordering::Relaxed);
+            kernel(it)
+        },
+        kernel,
+    )
+    .unwrap();
+    let n = b.subject.reps;
+    assert!(n >= p.min_reps);
+    assert_eq!(b.ref_before.len(), n);
+    assert_eq!(b.ref_after.len(), n);
+    assert!(b.ref_iters >= 1);
+    assert!(b
+        .ref_before
+        .iter()
+        .chain(&b.ref_after)
+        .all(|x| x.is_finite() && *x > 0.0));
+    // Calibration calls plus exactly two per sample: none during the
+    // subject's calibration or warm-up.
+    let calls = ref_calls.load(Ordering::Relaxed);
+    assert!(
+        calls >= 2 * n + 1,
+        "{calls} reference calls for {n} samples"
+    );
+    assert!(
+        calls <= 2 * n + 64,
+        "{calls} reference calls for {n} samples"
+    );
+}
+
+#[test]
+fn bracketed_stops_on_the_flag_before_sampling() {
+    let stop = AtomicBool::new(true);
+    let e = measure_bracketed(
+        &Policy::quick(),
+        &stop,
+        Duration::from_micros(100),
+        kernel,
+        kernel,
+    )
+    .unwrap_err();
+    assert!(e.downcast_ref::<Interrupted>().is_some());
 }

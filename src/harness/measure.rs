@@ -21,6 +21,8 @@
 //! - [`measure_team`] does the same for a [`Team`]: each sample is one round,
 //!   released by the spin barrier; it records the team time (release to last
 //!   finish) and each thread's own time.
+//! - [`measure_bracketed`] brackets every sample with a short reference call
+//!   before and after it, for per-sample ratios (FLOPs per cycle).
 
 use crate::harness::stats::Stats;
 use crate::harness::timer::{Timer, TimerInfo};
@@ -399,6 +401,126 @@ where
         stop: d.stop,
         timer: timer.info(),
         preempted,
+    })
+}
+
+/// Result of [`measure_bracketed`].
+#[derive(Clone, Debug, Serialize)]
+pub struct Bracketed {
+    /// The subject's measurement (samples: ns per inner iteration).
+    pub subject: Measurement,
+    /// Inner iterations per reference call.
+    pub ref_iters: u64,
+    /// Per subject sample: the reference's ns per inner iteration right
+    /// before it.
+    pub ref_before: Vec<f64>,
+    /// Per subject sample: the reference's ns per inner iteration right
+    /// after it.
+    pub ref_after: Vec<f64>,
+}
+
+/// Calibrate inner iterations so that one call of `f` lasts at least `min`.
+fn calibrate<F>(min: Duration, max_iters: u64, stop: &AtomicBool, mut f: F) -> Result<u64>
+where
+    F: FnMut(u64) -> u64,
+{
+    let timer = Timer::new();
+    let min_ns = min.as_nanos() as f64;
+    let mut iters: u64 = 1;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Err(Interrupted.into());
+        }
+        let t0 = timer.now();
+        black_box(f(black_box(iters)));
+        let t = timer.ns(t0, timer.now());
+        if t >= min_ns || iters >= max_iters {
+            return Ok(iters);
+        }
+        let factor = if t > 0.0 {
+            (min_ns * 1.2 / t).clamp(2.0, 1000.0)
+        } else {
+            1000.0
+        };
+        iters = ((iters as f64 * factor).ceil() as u64).min(max_iters);
+    }
+}
+
+/// [`measure`] with every sample of `f` bracketed by a short call of a
+/// reference kernel right before and right after it (each lasting about
+/// `ref_sample`), so that a per-sample ratio subject/reference is taken
+/// under the same conditions: for example FLOPs per cycle, with a dependent
+/// add chain as the clock, on a host whose clock drifts between samples.
+/// The reference calls sit outside the subject's timed region; their times
+/// go into vectors allocated before sampling.
+pub fn measure_bracketed<R, F>(
+    policy: &Policy,
+    stop: &AtomicBool,
+    ref_sample: Duration,
+    mut reference: R,
+    mut f: F,
+) -> Result<Bracketed>
+where
+    R: FnMut(u64) -> u64,
+    F: FnMut(u64) -> u64,
+{
+    policy.check()?;
+    let ref_iters = calibrate(ref_sample, policy.max_iters, stop, &mut reference)?;
+    let timer = Timer::new();
+    let mut ref_before = Vec::with_capacity(policy.max_reps);
+    let mut ref_after = Vec::with_capacity(policy.max_reps);
+    let time_ref = |reference: &mut R| {
+        let t0 = timer.now();
+        black_box(reference(black_box(ref_iters)));
+        timer.ns(t0, timer.now()) / ref_iters as f64
+    };
+    let mut preempted = Some(0usize);
+    let d = drive(policy, stop, |iters, phase| {
+        let sampling = phase == Phase::Sample;
+        let before_ref = if sampling {
+            time_ref(&mut reference)
+        } else {
+            0.0
+        };
+        let before = if sampling {
+            involuntary_switches()
+        } else {
+            None
+        };
+        let t0 = timer.now();
+        let r = f(black_box(iters));
+        let t1 = timer.now();
+        black_box(r);
+        if sampling {
+            let after_ref = time_ref(&mut reference);
+            ref_before.push(before_ref);
+            ref_after.push(after_ref);
+            match (before, involuntary_switches(), preempted.as_mut()) {
+                (Some(a), Some(b), Some(p)) if b > a => *p += 1,
+                (Some(_), Some(_), _) => {}
+                _ => preempted = None,
+            }
+        }
+        Ok(timer.ns(t0, t1))
+    })?;
+    let stats = Stats::from_samples(&d.samples)
+        .ok_or_else(|| anyhow::anyhow!("the measurement produced non-finite samples"))?;
+    Ok(Bracketed {
+        subject: Measurement {
+            iters: d.iters,
+            reps: d.samples.len(),
+            samples: d.samples,
+            stats,
+            calibration_calls: d.calibration_calls,
+            warmup_calls: d.warmup_calls,
+            total_ns: d.total_ns,
+            stop: d.stop,
+            timer: timer.info(),
+            preempted,
+        },
+        ref_iters,
+        ref_before,
+        ref_after,
     })
 }
 

@@ -7,7 +7,8 @@ pub mod stats;
 pub mod timer;
 
 pub use measure::{
-    measure, measure_team, Interrupted, Measurement, Policy, StopReason, TeamMeasurement, Warmup,
+    measure, measure_bracketed, measure_team, Bracketed, Interrupted, Measurement, Policy,
+    StopReason, TeamMeasurement, Warmup,
 };
 pub use stats::Stats;
 pub use timer::{Tick, Timer, TimerInfo, TimerSource};

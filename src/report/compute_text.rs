@@ -240,7 +240,13 @@ pub fn render_peak(rs: &[ResultRecord]) -> String {
                 theo.map(|x| format!("{x:.0} FLOP/cycle"))
                     .unwrap_or_else(|| "n/a".into()),
                 per.zip(theo)
-                    .map(|(a, b)| format!("{:.1}%", a / b * 100.0))
+                    .map(|(a, b)| {
+                        let best = p
+                            .and_then(|r| data_f64(r, "/best"))
+                            .map(|x| format!(" (peak {:.1}%)", x / b * 100.0))
+                            .unwrap_or_default();
+                        format!("{:.1}%{best}", a / b * 100.0)
+                    })
                     .unwrap_or_else(|| "n/a".into()),
             )
         } else {
@@ -287,7 +293,7 @@ pub fn render_peak(rs: &[ResultRecord]) -> String {
     out.push_str(&columns(&rows, "  "));
     let _ = writeln!(
         out,
-        "  FLOP/cycle: GFLOP/s over the add-chain clock measured on the same CPU just before and after each kernel"
+        "  FLOP/cycle: each sample's GFLOP/s over its own clock (add chain on the same CPU right before and after it); median of samples, peak = best sample"
     );
     if let Some(th) = fl
         .iter()

@@ -93,6 +93,15 @@ fn quick_frequency_run_is_stored_listed_shown_and_round_trips() {
         .expect("xor check");
     let x = xor["value"].as_f64().unwrap();
     assert!(x / ghz > 0.5 && x / ghz < 2.0, "add {ghz} vs xor {x}");
+    // Sample by sample (each xor sample bracketed by add-chain readings) the
+    // two methods measure the same clock: a ratio near 1, unit "ratio".
+    let agree = results
+        .iter()
+        .find(|r| r["metric"] == "xor_vs_add")
+        .expect("xor_vs_add agreement");
+    assert_eq!(agree["unit"], "ratio");
+    let a = agree["value"].as_f64().unwrap();
+    assert!(a > 0.8 && a < 1.25, "xor/add per-sample ratio {a}");
     // Without SMT the SMT figure is not available, with a reason, never 0.
     for r in results {
         if r["value"].is_null() {

@@ -188,7 +188,7 @@ fn charts(run: &Run) -> String {
     let freq: Vec<(String, f64)> = run
         .results
         .iter()
-        .filter(|r| r.experiment == "frequency")
+        .filter(|r| r.experiment == "frequency" && r.unit == "GHz")
         .filter_map(|r| Some((r.metric.clone(), r.value?)))
         .collect();
     if !freq.is_empty() {

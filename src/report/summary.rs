@@ -28,9 +28,10 @@ pub fn render_frequency(rs: &[ResultRecord]) -> String {
             (Some(v), Some(s)) => {
                 let _ = writeln!(
                     out,
-                    "  {:<18} {:>7} GHz   CV {:>5.1}%  n={}{}",
+                    "  {:<18} {:>7} {:<5} CV {:>5.1}%  n={}{}",
                     r.metric,
                     fmt_num(v),
+                    r.unit,
                     s.cv * 100.0,
                     s.n,
                     if s.is_noisy() { "  NOISY" } else { "" }

@@ -7,9 +7,9 @@
 #   scripts/bench-bandwidth-vs-likwid.sh [ARRAY_MiB] [THREAD_LIST] [REPEATS]
 #
 # Defaults: arrays of 4 x the total last-level cache (STREAM's rule), threads
-# 1..all usable CPUs, 3 repeats. Each repeat prints its pairs; the verdict is
-# on the median over the repeats of each tool's figure (a loaded machine
-# moves single pairs by +-15%). Needs likwid (Debian: apt-get install likwid)
+# 1..all usable CPUs, 3 repeats. Each repeat prints its pairs (the tool that
+# goes first alternates); the verdict is on the median over the repeats of the
+# per-pair ratio cpuscope/likwid (the machine drifts by +-15% between pairs). Needs likwid (Debian: apt-get install likwid)
 # and python3. Builds cpuscope in release mode if target/release is missing.
 #
 # Mapping of kernels (both count bytes like STREAM, without write-allocate):
@@ -65,8 +65,13 @@ for rep in $(seq 1 "$REPEATS"); do
     for k in triad copy; do
       case $k in triad) test=stream_$W; arrays=3;; copy) test=copy_$W; arrays=2;; esac
       bytes=$(( ARRAY_MIB * 1048576 * arrays ))
-      l=$(lw "$test" "$t" "$bytes")
-      c=$(cs "$k" "$t")
+      # Alternate which tool goes first, so that a drift within a pair does
+      # not always favour the same one.
+      if [ $(( rep % 2 )) -eq 1 ]; then
+        l=$(lw "$test" "$t" "$bytes"); c=$(cs "$k" "$t")
+      else
+        c=$(cs "$k" "$t"); l=$(lw "$test" "$t" "$bytes")
+      fi
       ratio=$(python3 -c "import sys; l,c=float(sys.argv[1] or 'nan'),float(sys.argv[2]); print('%.3f' % (c/l) if l>0 else 'nan')" "$l" "$c")
       printf '%-7s %-6s %12s %12s %8s\n' "$k" "$t" "$l" "$c" "$ratio"
       echo "$k $t $l $c" >> "$TMP"
@@ -74,7 +79,7 @@ for rep in $(seq 1 "$REPEATS"); do
   done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "summary (median over $REPEATS repeats):"
+echo "summary (median over $REPEATS repeats; ratio = median of the per-pair ratios):"
 python3 - "$TMP" <<'PY'
 import sys, statistics as st
 rows=[l.split() for l in open(sys.argv[1])]
@@ -86,7 +91,9 @@ print('%-7s %-6s %12s %12s %8s' % ('kernel','threads','likwid_MB/s','cpuscope_MB
 for k,t in keys:
     l=st.median(float(r[2]) for r in rows if (r[0],r[1])==(k,t))
     c=st.median(float(r[3]) for r in rows if (r[0],r[1])==(k,t))
-    ratio=c/l
+    # Median of the per-pair ratios: each pair ran back to back, so the
+    # machine's drift between pairs cancels.
+    ratio=st.median(float(r[3])/float(r[2]) for r in rows if (r[0],r[1])==(k,t) and float(r[2])>0)
     flag='' if ratio>=0.95 else '  < 0.95'
     fail|= ratio<0.95
     print('%-7s %-6s %12.0f %12.0f %8.3f%s' % (k,t,l,c,ratio,flag))

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Repeatability of the two headline memory figures: DRAM latency (random
-# chase, 2 MiB pages, 4 x LLC) and all-core triad bandwidth (vector width,
+# Repeatability of the two headline memory figures: DRAM latency (the
+# `latency` experiment's `dram` figure: random chase, 2 MiB pages, the
+# samples of the final plateau's top octave up to 4 x LLC, pooled) and
+# all-core triad bandwidth (vector width,
 # normal stores, arrays 4 x LLC), each measured N times (default 5) as
 # separate `cpuscope` invocations, interleaved. Prints each run and the CV
 # (stddev/mean) across runs of the per-run medians, and of the per-run
@@ -24,11 +26,10 @@ echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)  host: $(hostname)  runs: $RUNS  work
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 TMP=$(mktemp)
 for i in $(seq 1 "$RUNS"); do
-  "$BIN" latency --sizes "$SIZE" --pages 2m --pattern random --profile standard -q --json | python3 -c '
+  "$BIN" latency --pages 2m --pattern random --profile standard -q --json | python3 -c '
 import json,sys
-r=[x for x in json.load(sys.stdin) if x["metric"]=="curve" and x.get("data")]
-p=r[0]["data"]["points"][-1]
-print("lat", p["ns"], p["min"])' >> "$TMP"
+r=[x for x in json.load(sys.stdin) if x["metric"]=="dram" and x.get("value") is not None]
+print("lat", r[0]["value"], r[0]["stats"]["min"])' >> "$TMP"
   "$BIN" bandwidth --threads "$NCPU" --kernels triad --size "$SIZE" --no-levels --reps 10 --profile standard -q --json | python3 -c '
 import json,sys
 r=[x for x in json.load(sys.stdin) if x["metric"]=="triad" and x.get("value") is not None]

@@ -293,10 +293,11 @@ impl StreamArrays {
                 policy: policy.clone(),
                 touch: Touch::No,
             };
-            let b = match Buffer::new(elems * 8, &opts) {
+            let bytes = elems * 8 + ARRAY_STAGGER * 3;
+            let b = match Buffer::new(bytes, &opts) {
                 Ok(b) => b,
                 Err(_) => Buffer::new(
-                    elems * 8,
+                    bytes,
                     &BufferOptions {
                         pages: PageRequest::Base,
                         ..opts
@@ -329,7 +330,8 @@ impl StreamArrays {
             return &mut [];
         }
         let c = self.chunk(n);
-        let base = self.bufs[array].as_ptr() as *mut f64;
+        // Array k starts k x ARRAY_STAGGER bytes into its buffer (see there).
+        let base = self.bufs[array].as_ptr().add(array * ARRAY_STAGGER) as *mut f64;
         std::slice::from_raw_parts_mut(base.add(t * c), c)
     }
 
@@ -423,6 +425,13 @@ impl StreamArrays {
         Ok(())
     }
 }
+
+/// Arrays start this many bytes apart modulo 4 KiB and 2 MiB (array k at
+/// k x ARRAY_STAGGER into its buffer; 17 cache lines, STREAM's OFFSET idea).
+/// Buffers are 2 MiB-aligned, so without it a[i], b[i] and c[i] share their
+/// low 21 address bits: loads then falsely alias earlier stores to the same
+/// 4 KiB offset (4K aliasing) and the streams compete for the same cache sets.
+pub const ARRAY_STAGGER: usize = 17 * 64;
 
 /// One measured point: GB/s per round, counted and bus.
 #[derive(Clone, Debug, Serialize)]

@@ -183,7 +183,9 @@ pub fn estimate(plan: &LatencyPlan) -> f64 {
     let per_point = plan.min_sample.as_secs_f64() * (plan.reps as f64 + 4.0) + 0.004;
     let mut t = 0.0;
     for c in &plan.curves {
-        t += c.sizes.len() as f64 * per_point;
+        for &s in &c.sizes {
+            t += per_point * (point_reps(plan.reps, s) as f64 + 4.0) / (plan.reps as f64 + 4.0);
+        }
         // Building: ~6 ns per slot (Sattolo + link) plus faulting, per size.
         let bytes: usize = c.sizes.iter().sum();
         t += bytes as f64 / plan.stride as f64 * 8e-9
@@ -490,6 +492,22 @@ pub struct CurveResult {
     pub plateaus: Vec<Plateau>,
 }
 
+/// Working sets from this size on get [`BIG_POINT_REPS_FACTOR`] times the
+/// samples: they are the DRAM points (or the far end of a large L3), whose
+/// latency moves most with other traffic on the machine, and their chains
+/// take longer to build than the extra samples take to measure.
+pub const BIG_POINT: usize = 64 * MIB;
+pub const BIG_POINT_REPS_FACTOR: usize = 8;
+
+/// Samples for one point of a curve.
+pub fn point_reps(reps: usize, size: usize) -> usize {
+    if size >= BIG_POINT {
+        reps * BIG_POINT_REPS_FACTOR
+    } else {
+        reps
+    }
+}
+
 fn point_policy(reps: usize, min_sample: Duration) -> Policy {
     Policy {
         warmup: Warmup::Time(Duration::from_millis(2)),
@@ -590,7 +608,7 @@ pub fn measure_curve(
         };
         let size = size.max(2 * stride);
         let chain = PointerChain::build(buf, size, layout, 0x5eed ^ size as u64)?;
-        let samples = chase_samples(&chain, reps, min_sample, stop);
+        let samples = chase_samples(&chain, point_reps(reps, size), min_sample, stop);
         buf = chain.into_buffer();
         let samples = match samples {
             Ok(s) => s,
@@ -655,6 +673,18 @@ fn method(spec: &CurveSpec, stride: usize) -> String {
 }
 
 /// The point at the middle of a plateau (its representative samples).
+/// Indices of the points `first..=last` whose size is at least half the
+/// size at `last` (the top octave of a plateau that ends at `last`); never
+/// empty when `first <= last < sizes.len()`.
+pub fn top_octave(sizes: &[usize], first: usize, last: usize) -> Vec<usize> {
+    let Some(&top) = sizes.get(last) else {
+        return Vec::new();
+    };
+    (first.min(last)..=last)
+        .filter(|&i| sizes[i].saturating_mul(2) >= top)
+        .collect()
+}
+
 fn plateau_point<'a>(c: &'a CurveResult, p: &Plateau) -> &'a Point {
     &c.points[(p.first + p.last) / 2]
 }
@@ -785,32 +815,48 @@ fn emit_curve(
         .iter()
         .enumerate()
         .rfind(|(i, _)| last_level_plateau.is_none_or(|l| *i > l));
-    let (dp, dnote) = match dram_pl {
+    let (pool, dnote): (Vec<&Point>, String) = match dram_pl {
         Some((_, p)) if p.last + 1 == c.points.len() => {
-            // Use the largest size of the final plateau.
+            // The final plateau's top octave (sizes from half the largest on):
+            // its points are all far beyond the caches, and pooling their
+            // samples averages over several chains and more time than one
+            // point, which is what keeps the figure repeatable on a machine
+            // whose memory is shared with other work.
+            let top = c.points[p.last].bytes;
+            let sizes: Vec<usize> = c.points.iter().map(|q| q.bytes).collect();
+            let pool: Vec<&Point> = top_octave(&sizes, p.first, p.last)
+                .into_iter()
+                .map(|i| &c.points[i])
+                .collect();
+            let from = pool.first().map(|q| q.bytes).unwrap_or(top);
             (
-                &c.points[p.last],
-                format!("last plateau from {} on", fmt_bytes(p.from_bytes)),
+                pool,
+                format!(
+                    "last plateau from {} on; samples of its top octave pooled ({} to {})",
+                    fmt_bytes(p.from_bytes),
+                    fmt_bytes(from),
+                    fmt_bytes(top)
+                ),
             )
         }
         _ => (
-            last,
+            vec![last],
             format!(
                 "no flat DRAM plateau: latency still rising at {}, figure taken there",
                 fmt_bytes(last.bytes)
             ),
         ),
     };
+    let dp = *pool.last().unwrap_or(&last);
+    let samples: Vec<f64> = pool.iter().flat_map(|q| q.samples.iter().copied()).collect();
+    let sizes: Vec<usize> = pool.iter().map(|q| q.bytes).collect();
     let mut r = curve_params(ResultRecord::new(EXP, "dram", "ns", false), c, plan)
         .with_method(&meth, METHOD_VERSION)
-        .with_samples(dp.samples.clone())
+        .with_samples(samples.clone())
         .with_note(&format!("working set {}: {dnote}", fmt_bytes(dp.bytes)))
-        .with_data(json!({"working_set_bytes": dp.bytes, "cycles": dp.cycles}));
-    if let Some(g) = ghz {
-        r = r.with_note(&format!(
-            "{:.0} cycles at {g:.2} GHz ({ghz_src})",
-            dp.ns.median * g
-        ));
+        .with_data(json!({"working_set_bytes": dp.bytes, "pooled_sizes": sizes, "cycles": dp.cycles}));
+    if let (Some(g), Some(v)) = (ghz, r.value) {
+        r = r.with_note(&format!("{:.0} cycles at {g:.2} GHz ({ghz_src})", v * g));
     }
     out(r)?;
     if let Some(g) = ghz {
@@ -823,7 +869,7 @@ fn emit_curve(
             &format!("{meth}; cycles = ns × {g:.3} GHz ({ghz_src})"),
             METHOD_VERSION,
         )
-        .with_samples(dp.samples.iter().map(|s| s * g).collect()))?;
+        .with_samples(samples.iter().map(|s| s * g).collect()))?;
     }
     Ok(())
 }

@@ -606,7 +606,15 @@ fn live_latency_steps_match_l1d_and_l2_within_2x() {
 fn dram_figure_pools_the_top_octave_of_the_last_plateau() {
     use cpuscope::experiments::latency::{point_reps, top_octave, BIG_POINT};
     let mib = 1usize << 20;
-    let sizes = [8 * mib, 64 * mib, 128 * mib, 210 * mib, 256 * mib, 300 * mib, 420 * mib];
+    let sizes = [
+        8 * mib,
+        64 * mib,
+        128 * mib,
+        210 * mib,
+        256 * mib,
+        300 * mib,
+        420 * mib,
+    ];
     // Plateau over all of them: 210, 256, 300 and 420 MiB are within 2x of 420.
     assert_eq!(top_octave(&sizes, 0, 6), vec![3, 4, 5, 6]);
     // A plateau starting inside the octave keeps its own start.

@@ -10,7 +10,6 @@
 
 use super::{one_cpu_per_core, smt_groups, ExpCtx, Experiment, Profile};
 use crate::harness::measure::{measure, measure_bracketed, measure_team, Policy};
-use std::time::Duration;
 use crate::harness::timer::Timer;
 use crate::kernels::chains::{Chain, CHAIN_LEN};
 use crate::machine::MachineInfo;
@@ -20,6 +19,7 @@ use crate::placement::CpuSet;
 use crate::results::schema::ResultRecord;
 use anyhow::Result;
 use serde_json::json;
+use std::time::Duration;
 
 pub struct Frequency;
 

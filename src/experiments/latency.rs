@@ -848,13 +848,18 @@ fn emit_curve(
         ),
     };
     let dp = *pool.last().unwrap_or(&last);
-    let samples: Vec<f64> = pool.iter().flat_map(|q| q.samples.iter().copied()).collect();
+    let samples: Vec<f64> = pool
+        .iter()
+        .flat_map(|q| q.samples.iter().copied())
+        .collect();
     let sizes: Vec<usize> = pool.iter().map(|q| q.bytes).collect();
     let mut r = curve_params(ResultRecord::new(EXP, "dram", "ns", false), c, plan)
         .with_method(&meth, METHOD_VERSION)
         .with_samples(samples.clone())
         .with_note(&format!("working set {}: {dnote}", fmt_bytes(dp.bytes)))
-        .with_data(json!({"working_set_bytes": dp.bytes, "pooled_sizes": sizes, "cycles": dp.cycles}));
+        .with_data(
+            json!({"working_set_bytes": dp.bytes, "pooled_sizes": sizes, "cycles": dp.cycles}),
+        );
     if let (Some(g), Some(v)) = (ghz, r.value) {
         r = r.with_note(&format!("{:.0} cycles at {g:.2} GHz ({ghz_src})", v * g));
     }

@@ -176,6 +176,8 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
     );
     store.begin_run(&run)?;
 
+    let sentinel_cpu = cpus.first();
+    let clock_start = sentinel_cpu.and_then(|c| experiments::frequency::sentinel_ghz(c, &stop));
     let progress = Progress::new(args.quiet, total);
     let mut facts = Facts::default();
     let mut done_est = 0.0;
@@ -213,6 +215,14 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
     }
     progress.finish();
     let interrupted = stop.load(Ordering::Relaxed);
+    if !interrupted {
+        if let (Some(cpu), Some(a)) = (sentinel_cpu, clock_start) {
+            if let Some(b) = experiments::frequency::sentinel_ghz(cpu, &stop) {
+                env.notes
+                    .push(experiments::frequency::sentinel_note(cpu, a, b));
+            }
+        }
+    }
     env.load_end = Environment::capture(&sys).load_start;
     env.notes
         .push(format!("measured for {:.1} s", t0.elapsed().as_secs_f64()));

@@ -364,3 +364,58 @@ impl Experiment for Frequency {
         Ok(())
     }
 }
+
+/// A short clock reading for the run's environment: the add chain on `cpu`,
+/// 2 ms samples for about 60 ms, median GHz. Taken at the start and at the
+/// end of `cpuscope run`, it tells whether the host's clock moved while the
+/// run measured (VM hosts drift from minute to minute). None when the CPU
+/// cannot be pinned or the chain has no implementation here.
+pub fn sentinel_ghz(cpu: usize, stop: &std::sync::atomic::AtomicBool) -> Option<f64> {
+    if !Chain::Add.supported() {
+        return None;
+    }
+    let policy = Policy {
+        warmup: crate::harness::measure::Warmup::Time(Duration::from_millis(5)),
+        min_reps: 15,
+        max_reps: 30,
+        time_budget: Duration::from_millis(60),
+        target_cv: None,
+        min_sample: Duration::from_millis(2),
+        iters: None,
+        max_iters: 1 << 40,
+    };
+    let _guard = AffinityGuard::pin(cpu).ok()?;
+    let m = measure(&policy, stop, |iters| Chain::Add.run(iters, 1)).ok()?;
+    Some(ghz_of(m.stats.median, Chain::Add))
+}
+
+/// The environment note for two sentinel readings (GHz at start, at end).
+pub fn sentinel_note(cpu: usize, start: f64, end: f64) -> String {
+    let moved = end / start - 1.0;
+    let mut n = format!(
+        "clock sentinel (add chain on CPU {cpu}, ~60 ms): {start:.2} GHz at the start, {end:.2} GHz at the end ({:+.1}%)",
+        moved * 100.0
+    );
+    if moved.abs() > 0.05 {
+        n.push_str(": the clock moved during the run; compare its figures as ratios taken close together, or repeat the run");
+    }
+    n
+}
+
+#[cfg(test)]
+mod sentinel_tests {
+    use super::sentinel_note;
+
+    #[test]
+    fn a_moving_clock_is_called_out() {
+        let still = sentinel_note(0, 2.40, 2.424);
+        assert!(still.contains("+1.0%"), "{still}");
+        assert!(!still.contains("moved during the run"), "{still}");
+        let moved = sentinel_note(3, 2.60, 2.34);
+        assert!(
+            moved.contains("CPU 3") && moved.contains("-10.0%"),
+            "{moved}"
+        );
+        assert!(moved.contains("moved during the run"), "{moved}");
+    }
+}

@@ -65,10 +65,10 @@ fn single(
     cpu: usize,
     chain: Chain,
     policy: &Policy,
-    ctx: &ExpCtx,
+    stop: &std::sync::atomic::AtomicBool,
 ) -> Result<(Vec<f64>, Option<String>)> {
     let _guard = AffinityGuard::pin(cpu)?;
-    let m = measure(policy, ctx.stop, |iters| chain.run(iters, 1))?;
+    let m = measure(policy, stop, |iters| chain.run(iters, 1))?;
     Ok((
         m.samples.iter().map(|&ns| ghz_of(ns, chain)).collect(),
         m.preemption_note(),
@@ -215,7 +215,7 @@ impl Experiment for Frequency {
         let mut headline: Option<(Vec<f64>, Option<String>)> = None;
         for cpu in sample.iter() {
             (ctx.step)(&format!("single core, CPU {cpu}"));
-            let (ghz, busy) = single(cpu, Chain::Add, &policy, ctx)?;
+            let (ghz, busy) = single(cpu, Chain::Add, &policy, ctx.stop)?;
             let st = crate::harness::Stats::from_samples(&ghz);
             per_cpu.push(json!({"cpu": cpu, "ghz": st.as_ref().map(|s| s.median), "cv": st.as_ref().map(|s| s.cv)}));
             if headline.is_none() {
@@ -297,7 +297,7 @@ impl Experiment for Frequency {
 
         if ctx.profile == Profile::Full {
             (ctx.step)("single core, imul chain (3-cycle check)");
-            let (ms, _) = single(first, Chain::Mul, &policy, ctx)?;
+            let (ms, _) = single(first, Chain::Mul, &policy, ctx.stop)?;
             out(ResultRecord::new(EXP, "single_core_imul", "GHz", true)
                 .with_param("threads", 1)
                 .with_method(&method_text(Chain::Mul), METHOD_VERSION)
@@ -384,9 +384,8 @@ pub fn sentinel_ghz(cpu: usize, stop: &std::sync::atomic::AtomicBool) -> Option<
         iters: None,
         max_iters: 1 << 40,
     };
-    let _guard = AffinityGuard::pin(cpu).ok()?;
-    let m = measure(&policy, stop, |iters| Chain::Add.run(iters, 1)).ok()?;
-    Some(ghz_of(m.stats.median, Chain::Add))
+    let (ghz, _) = single(cpu, Chain::Add, &policy, stop).ok()?;
+    crate::harness::Stats::from_samples(&ghz).map(|s| s.median)
 }
 
 /// The environment note for two sentinel readings (GHz at start, at end).

@@ -183,6 +183,39 @@ fn involuntary_switches() -> Option<i64> {
     (rc == 0).then_some(ru.ru_nivcsw)
 }
 
+/// Next calibration step: aim 20% past `min_ns`, growing `iters` at least
+/// 2x and at most 1000x, never past `max_iters`.
+fn grow_iters(iters: u64, t: f64, min_ns: f64, max_iters: u64) -> u64 {
+    let factor = if t > 0.0 {
+        (min_ns * 1.2 / t).clamp(2.0, 1000.0)
+    } else {
+        1000.0
+    };
+    ((iters as f64 * factor).ceil() as u64).min(max_iters)
+}
+
+/// Counts samples during which the thread was switched out involuntarily;
+/// None once the kernel fails to report it.
+struct Preemptions(Option<usize>);
+
+impl Preemptions {
+    fn new() -> Self {
+        Preemptions(Some(0))
+    }
+    /// Call before a sample: the switch count now.
+    fn before(&self) -> Option<i64> {
+        involuntary_switches()
+    }
+    /// Call after the sample with what [`before`](Self::before) returned.
+    fn after(&mut self, before: Option<i64>) {
+        match (before, involuntary_switches(), self.0.as_mut()) {
+            (Some(a), Some(b), Some(p)) if b > a => *p += 1,
+            (Some(_), Some(_), _) => {}
+            _ => self.0 = None,
+        }
+    }
+}
+
 impl Measurement {
     /// A note for the result when samples were disturbed by preemption.
     pub fn preemption_note(&self) -> Option<String> {
@@ -287,13 +320,7 @@ where
                 if t >= min_ns || iters >= policy.max_iters {
                     break iters;
                 }
-                // Aim 20% past the target, growing at least 2x and at most 1000x.
-                let factor = if t > 0.0 {
-                    (min_ns * 1.2 / t).clamp(2.0, 1000.0)
-                } else {
-                    1000.0
-                };
-                iters = ((iters as f64 * factor).ceil() as u64).min(policy.max_iters);
+                iters = grow_iters(iters, t, min_ns, policy.max_iters);
             }
         }
     };
@@ -363,28 +390,49 @@ where
 /// Measure `f(iters)` on the calling thread (pin it first if it matters).
 /// `f` runs `iters` inner iterations and returns a value derived from its
 /// work (a checksum), which is kept alive with `black_box`.
-pub fn measure<F>(policy: &Policy, stop: &AtomicBool, mut f: F) -> Result<Measurement>
+pub fn measure<F>(policy: &Policy, stop: &AtomicBool, f: F) -> Result<Measurement>
 where
     F: FnMut(u64) -> u64,
 {
+    measure_around(policy, stop, f, |_| {})
+}
+
+/// Where [`measure_around`]'s hook is called: right before or right after a
+/// sample's timed region (never inside it, never around calibration or
+/// warm-up calls).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Edge {
+    Before,
+    After,
+}
+
+/// [`measure`] with `hook` called right before and right after every
+/// sample, outside the timed region.
+fn measure_around<F, H>(
+    policy: &Policy,
+    stop: &AtomicBool,
+    mut f: F,
+    mut hook: H,
+) -> Result<Measurement>
+where
+    F: FnMut(u64) -> u64,
+    H: FnMut(Edge),
+{
     let timer = Timer::new();
-    let mut preempted = Some(0usize);
+    let mut preempted = Preemptions::new();
     let d = drive(policy, stop, |iters, phase| {
-        let before = if phase == Phase::Sample {
-            involuntary_switches()
-        } else {
-            None
-        };
+        let sampling = phase == Phase::Sample;
+        if sampling {
+            hook(Edge::Before);
+        }
+        let before = if sampling { preempted.before() } else { None };
         let t0 = timer.now();
         let r = f(black_box(iters));
         let t1 = timer.now();
         black_box(r);
-        if phase == Phase::Sample {
-            match (before, involuntary_switches(), preempted.as_mut()) {
-                (Some(a), Some(b), Some(p)) if b > a => *p += 1,
-                (Some(_), Some(_), _) => {}
-                _ => preempted = None,
-            }
+        if sampling {
+            preempted.after(before);
+            hook(Edge::After);
         }
         Ok(timer.ns(t0, t1))
     })?;
@@ -400,7 +448,7 @@ where
         total_ns: d.total_ns,
         stop: d.stop,
         timer: timer.info(),
-        preempted,
+        preempted: preempted.0,
     })
 }
 
@@ -437,12 +485,7 @@ where
         if t >= min_ns || iters >= max_iters {
             return Ok(iters);
         }
-        let factor = if t > 0.0 {
-            (min_ns * 1.2 / t).clamp(2.0, 1000.0)
-        } else {
-            1000.0
-        };
-        iters = ((iters as f64 * factor).ceil() as u64).min(max_iters);
+        iters = grow_iters(iters, t, min_ns, max_iters);
     }
 }
 
@@ -458,7 +501,7 @@ pub fn measure_bracketed<R, F>(
     stop: &AtomicBool,
     ref_sample: Duration,
     mut reference: R,
-    mut f: F,
+    f: F,
 ) -> Result<Bracketed>
 where
     R: FnMut(u64) -> u64,
@@ -469,55 +512,17 @@ where
     let timer = Timer::new();
     let mut ref_before = Vec::with_capacity(policy.max_reps);
     let mut ref_after = Vec::with_capacity(policy.max_reps);
-    let time_ref = |reference: &mut R| {
+    let subject = measure_around(policy, stop, f, |edge| {
         let t0 = timer.now();
         black_box(reference(black_box(ref_iters)));
-        timer.ns(t0, timer.now()) / ref_iters as f64
-    };
-    let mut preempted = Some(0usize);
-    let d = drive(policy, stop, |iters, phase| {
-        let sampling = phase == Phase::Sample;
-        let before_ref = if sampling {
-            time_ref(&mut reference)
-        } else {
-            0.0
-        };
-        let before = if sampling {
-            involuntary_switches()
-        } else {
-            None
-        };
-        let t0 = timer.now();
-        let r = f(black_box(iters));
-        let t1 = timer.now();
-        black_box(r);
-        if sampling {
-            let after_ref = time_ref(&mut reference);
-            ref_before.push(before_ref);
-            ref_after.push(after_ref);
-            match (before, involuntary_switches(), preempted.as_mut()) {
-                (Some(a), Some(b), Some(p)) if b > a => *p += 1,
-                (Some(_), Some(_), _) => {}
-                _ => preempted = None,
-            }
+        let ns = timer.ns(t0, timer.now()) / ref_iters as f64;
+        match edge {
+            Edge::Before => ref_before.push(ns),
+            Edge::After => ref_after.push(ns),
         }
-        Ok(timer.ns(t0, t1))
     })?;
-    let stats = Stats::from_samples(&d.samples)
-        .ok_or_else(|| anyhow::anyhow!("the measurement produced non-finite samples"))?;
     Ok(Bracketed {
-        subject: Measurement {
-            iters: d.iters,
-            reps: d.samples.len(),
-            samples: d.samples,
-            stats,
-            calibration_calls: d.calibration_calls,
-            warmup_calls: d.warmup_calls,
-            total_ns: d.total_ns,
-            stop: d.stop,
-            timer: timer.info(),
-            preempted,
-        },
+        subject,
         ref_iters,
         ref_before,
         ref_after,

@@ -65,6 +65,7 @@ fn machine(
             cpus: set(n),
             memory_bytes: Some(1 << 30),
             distances: dist.get(i).map(|d| d.to_vec()).unwrap_or_default(),
+            usable: true,
             ..Default::default()
         })
         .collect();

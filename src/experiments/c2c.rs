@@ -52,6 +52,9 @@ pub const ROUND_OVERHEAD_S: f64 = 0.0005;
 pub const THREAD_START_S: f64 = 0.0002;
 /// Fewest samples per pair the planner goes down to before shortening batches.
 pub const MIN_SAMPLES: usize = 15;
+/// Fewest samples per pair that a slow machine's rounds are cut to.
+pub const MIN_ADAPTED_SAMPLES: usize = 5;
+
 /// Shortest batch (round trips per sample) before sampling pairs.
 pub const MIN_ROUND_TRIPS: u64 = 200;
 
@@ -445,6 +448,10 @@ pub struct MatrixRun {
     pub elapsed_s: f64,
     /// Why the run stopped early, if it did.
     pub stopped: Option<String>,
+    /// What was cut on the way to stay within the budget (fewer samples
+    /// per pair, fewer passes), when rounds ran slower than planned.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub adapted: Vec<String>,
 }
 
 fn ser_method<S: serde::Serializer>(m: &Method, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -562,12 +569,38 @@ pub fn run_matrix(
     let slots: Vec<Slot> = (0..width).map(|_| Slot::default()).collect();
     let timer = Timer::global();
     let rt = plan.round_trips;
-    let (samples, warmup) = (plan.samples, plan.warmup);
-    let total_rt = (samples + warmup) as u64 * rt;
+    let (mut samples, mut warmup) = (plan.samples, plan.warmup);
+    // This method's share of the budget for one pass: past it, later rounds
+    // take fewer samples per pair (never fewer than MIN_ADAPTED_SAMPLES), so
+    // that a machine slower than the estimate (an oversubscribed or emulated
+    // one) still gets every pair measured instead of hitting the deadline.
+    let share = plan.budget_secs / (plan.methods.len().max(1) * plan.passes.max(1)) as f64;
+    let mut adapted = Vec::new();
     let mut out = Vec::with_capacity(plan.pairs.len());
     let mut stopped = None;
     let mut done = 0;
     for (r, round) in plan.rounds.iter().enumerate() {
+        if r > 0 && samples > MIN_ADAPTED_SAMPLES {
+            let spent = t0.elapsed().as_secs_f64();
+            let per_round = spent / r as f64;
+            let left = plan.rounds.len() - r;
+            let room = share - spent;
+            if per_round * left as f64 > room.max(0.0) * 1.25 {
+                let scale = (room.max(0.0) / (per_round * left as f64)).clamp(0.0, 1.0);
+                let s_new = ((samples as f64 * scale).floor() as usize).max(MIN_ADAPTED_SAMPLES);
+                if s_new < samples {
+                    adapted.push(format!(
+                        "samples per pair cut from {samples} to {s_new} after round {r} of {}: rounds took {:.2} s each, the plan assumed {:.2} s (a slower or busier machine than estimated)",
+                        plan.rounds.len(),
+                        per_round,
+                        share / plan.rounds.len().max(1) as f64
+                    ));
+                    samples = s_new;
+                    warmup = warmup.min(samples).max(1);
+                }
+            }
+        }
+        let total_rt = (samples + warmup) as u64 * rt;
         if stop.load(Ordering::Relaxed) {
             stopped = Some(format!(
                 "interrupted after {r} of {} rounds",
@@ -715,6 +748,7 @@ pub fn run_matrix(
         rounds_planned: plan.rounds.len(),
         elapsed_s: t0.elapsed().as_secs_f64(),
         stopped,
+        adapted,
     })
 }
 
@@ -729,7 +763,9 @@ pub fn merge_passes(runs: Vec<MatrixRun>, keep_samples: bool) -> Option<MatrixRu
     let mut order: Vec<(usize, usize)> = Vec::new();
     let (method, cpus) = (first.method, first.cpus.clone());
     let (mut done, mut planned, mut elapsed, mut stopped) = (0, 0, 0.0, None);
+    let mut adapted: Vec<String> = Vec::new();
     for run in std::iter::once(first).chain(it) {
+        adapted.extend(run.adapted.iter().cloned());
         done += run.rounds_done;
         planned += run.rounds_planned;
         elapsed += run.elapsed_s;
@@ -773,6 +809,7 @@ pub fn merge_passes(runs: Vec<MatrixRun>, keep_samples: bool) -> Option<MatrixRu
         rounds_planned: planned,
         elapsed_s: elapsed,
         stopped,
+        adapted,
     })
 }
 
@@ -788,7 +825,19 @@ pub fn run_plan(
     progress: &mut dyn FnMut(Method, usize, usize, usize),
 ) -> Result<Vec<MatrixRun>> {
     let mut per: Vec<Vec<MatrixRun>> = plan.methods.iter().map(|_| Vec::new()).collect();
+    let t0 = Instant::now();
+    let mut skipped_passes = None;
     'passes: for pass in 0..plan.passes.max(1) {
+        // A later pass only repeats pairs already measured: skip it when the
+        // passes so far took more than their share of the budget.
+        let spent = t0.elapsed().as_secs_f64();
+        if pass > 0 && spent > plan.budget_secs * pass as f64 / plan.passes as f64 * 1.25 {
+            skipped_passes = Some(format!(
+                "{} of {} passes run: the first took {:.1} s of a {:.1} s budget",
+                pass, plan.passes, spent, plan.budget_secs
+            ));
+            break;
+        }
         for (mi, &method) in plan.methods.iter().enumerate() {
             let mut prog = |d: usize, t: usize| progress(method, pass, d, t);
             let mut run = run_matrix(plan, method, team, stop, deadline, true, &mut prog)?;
@@ -805,7 +854,10 @@ pub fn run_plan(
     let mut out = Vec::new();
     for (mi, runs) in per.into_iter().enumerate() {
         match merge_passes(runs, keep_samples) {
-            Some(r) => out.push(r),
+            Some(mut r) => {
+                r.adapted.extend(skipped_passes.iter().cloned());
+                out.push(r)
+            }
             None => out.push(MatrixRun {
                 method: plan.methods[mi],
                 cpus: team.cpus().to_vec(),
@@ -814,6 +866,7 @@ pub fn run_plan(
                 rounds_planned: plan.rounds.len() * plan.passes,
                 elapsed_s: 0.0,
                 stopped: Some("not started: an earlier method was stopped".into()),
+                adapted: Vec::new(),
             }),
         }
     }
@@ -1006,6 +1059,9 @@ pub fn records(
     if let Some(s) = &run.stopped {
         mat = mat.with_note(s);
     }
+    for a in &run.adapted {
+        mat = mat.with_note(a);
+    }
     if let Some(n) = preemption_note(&run.pairs) {
         mat = mat.with_note(&n);
     }
@@ -1103,8 +1159,20 @@ pub fn records(
     }
     for rel in ["smt_sibling", c2c_infer::CROSS_PACKAGE] {
         if !by_rel.contains_key(rel) {
-            let why = match rel {
-                "smt_sibling" => "no two measured CPUs are threads of one core (no SMT, or siblings not selected)",
+            // Did the plan hold such a pair? Then it was cut short, and the
+            // reason is the stop, not the machine.
+            let planned = plan.pairs.iter().any(|&(a, b)| match (idx(a), idx(b)) {
+                (Some(i), Some(j)) if rel == "smt_sibling" => decl.smt_siblings(i, j),
+                (Some(i), Some(j)) => decl.relation(i, j) == c2c_infer::CROSS_PACKAGE,
+                _ => false,
+            });
+            let stopped_why;
+            let why = match (rel, planned, run.stopped.as_deref()) {
+                (_, true, Some(s)) => {
+                    stopped_why = format!("not measured: such pairs were planned but {s}");
+                    stopped_why.as_str()
+                }
+                ("smt_sibling", _, _) => "no two measured CPUs are threads of one core (no SMT, or siblings not selected)",
                 _ => "all measured CPUs are in one package (or packages are not declared)",
             };
             recs.push(

@@ -121,6 +121,9 @@ struct View {
     core_cpus: std::collections::BTreeMap<usize, Vec<usize>>,
     /// Node ids in the machine (sorted), with their distance rows.
     nodes: Vec<(usize, Vec<u32>)>,
+    /// Nodes this process may take memory from: with memory (or memory
+    /// unknown) and in its allowed memory nodes.
+    mem_nodes: Vec<usize>,
     l3_known: bool,
     l3_instances: usize,
     packages_known: bool,
@@ -160,6 +163,13 @@ impl View {
             .map(|n| (n.id, n.distances.clone()))
             .collect();
         nodes.sort_by_key(|n| n.0);
+        let mut mem_nodes: Vec<usize> = m
+            .numa_nodes
+            .iter()
+            .filter(|n| n.usable && n.memory_bytes != Some(0))
+            .map(|n| n.id)
+            .collect();
+        mem_nodes.sort_unstable();
         let mut locs = Vec::new();
         let mut core_cpus: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
         for cpu in usable.iter() {
@@ -195,6 +205,7 @@ impl View {
             locs,
             core_cpus,
             nodes,
+            mem_nodes,
             l3_known,
             l3_instances: l3_sets.len(),
             packages_known,
@@ -281,6 +292,25 @@ pub fn plan(m: &MachineInfo, usable: &CpuSet, k: usize) -> Plan {
             "spread sets over two nodes need an even count: using {} of {k} cores there",
             k - 1
         ));
+    }
+    // The spread comparison sets k cores in one node against the same k over
+    // two nodes, two sockets, all nodes: where no node holds k cores (small
+    // nodes, e.g. 2 cores per node), use what the largest node holds so that
+    // every set the machine has is measured (e.g. two sockets of one
+    // two-core node each).
+    let nodes = v.cpu_nodes();
+    let biggest = nodes
+        .iter()
+        .map(|n| v.cores_in_node(*n).len())
+        .max()
+        .unwrap_or(0);
+    // Only where all_nodes still spans every node with the smaller count.
+    if nodes.len() > 1 && biggest >= 2 && biggest < k && nodes.len() <= biggest - biggest % 2 {
+        let fit = biggest - biggest % 2;
+        notes.push(format!(
+            "no NUMA node holds {k} usable cores: spread sets use {fit} cores (the largest node holds {biggest})"
+        ));
+        k = fit;
     }
     let comparisons = vec![smt(m, &v), l3(&v), numa(&v), spread(&v, k)];
     let memory = memory(&v);
@@ -672,23 +702,40 @@ fn memory(v: &View) -> Vec<MemoryPlacement> {
         ("remote_far", "memory on the farthest node"),
         ("interleave", "memory interleaved over all nodes"),
     ];
-    let Some(first) = v.locs.first().copied() else {
+    if v.locs.is_empty() {
         return names
             .iter()
             .map(|(n, w)| na(n, w, "no usable CPU"))
             .collect();
-    };
-    let Some(home) = first.node else {
+    }
+    if v.locs.iter().all(|l| l.node.is_none()) {
         return names
             .iter()
             .map(|(n, w)| na(n, w, "NUMA nodes unknown"))
             .collect();
+    }
+    // The home CPU: the first usable CPU whose node holds memory this
+    // process may use (a CPU-only node, or one outside the cpuset's mems,
+    // has no local memory to bind to).
+    let Some((first, home)) = v
+        .locs
+        .iter()
+        .find_map(|l| l.node.filter(|n| v.mem_nodes.contains(n)).map(|n| (*l, n)))
+    else {
+        let r = format!(
+            "no usable CPU sits on a node whose memory this process may use (memory nodes allowed: {})",
+            v.mem_nodes.iter().copied().collect::<CpuSet>()
+        );
+        return names.iter().map(|(n, w)| na(n, w, &r)).collect();
     };
-    let others: Vec<usize> = v.nodes.iter().map(|n| n.0).filter(|&n| n != home).collect();
-    let mk = |name: &str, what: String, policy: MemPolicy, distance: Option<u32>| MemoryPlacement {
+    let mk = |name: &str,
+              what: String,
+              cpu: usize,
+              policy: MemPolicy,
+              distance: Option<u32>| MemoryPlacement {
         name: name.into(),
         what,
-        cpu: Some(first.cpu),
+        cpu: Some(cpu),
         policy_text: Some(policy.to_string()),
         policy: Some(policy),
         distance,
@@ -697,39 +744,89 @@ fn memory(v: &View) -> Vec<MemoryPlacement> {
     let mut out = vec![mk(
         "local",
         format!("CPU {} with memory bound to its node {home}", first.cpu),
+        first.cpu,
         MemPolicy::Bind(CpuSet::from_ids([home])),
         v.distance(home, home),
     )];
-    if others.is_empty() {
-        let r = "one NUMA node: there is no remote memory";
+    // Remote: the home CPU with memory bound to another allowed memory node;
+    // where there is none, a CPU of another node with memory bound to home.
+    struct Remote {
+        cpu: usize,
+        cpu_node: usize,
+        mem: usize,
+        distance: Option<u32>,
+    }
+    let mut remotes: Vec<Remote> = v
+        .mem_nodes
+        .iter()
+        .filter(|&&n| n != home)
+        .map(|&n| Remote {
+            cpu: first.cpu,
+            cpu_node: home,
+            mem: n,
+            distance: v.distance(home, n),
+        })
+        .collect();
+    if remotes.is_empty() {
+        let mut seen = Vec::new();
+        for l in &v.locs {
+            if let Some(n) = l.node.filter(|&n| n != home && !seen.contains(&n)) {
+                seen.push(n);
+                remotes.push(Remote {
+                    cpu: l.cpu,
+                    cpu_node: n,
+                    mem: home,
+                    distance: v.distance(n, home),
+                });
+            }
+        }
+    }
+    if remotes.is_empty() {
+        let r = if v.nodes.len() <= 1 {
+            "one NUMA node: there is no remote memory".to_string()
+        } else {
+            format!(
+                "one usable NUMA node: no other node with memory this process may use (allowed {}) and no usable CPU on another node",
+                v.mem_nodes.iter().copied().collect::<CpuSet>()
+            )
+        };
         for (n, w) in &names[1..] {
-            out.push(na(n, w, r));
+            out.push(na(n, w, &r));
         }
         return out;
     }
-    let dists: Vec<(usize, Option<u32>)> =
-        others.iter().map(|&n| (n, v.distance(home, n))).collect();
-    let known = dists.iter().all(|d| d.1.is_some());
-    let near = *dists
+    let known = remotes.iter().all(|d| d.distance.is_some());
+    let near = remotes
         .iter()
-        .min_by_key(|d| (d.1.unwrap_or(u32::MAX), d.0))
-        .unwrap_or(&dists[0]);
-    let far = *dists
+        .min_by_key(|d| (d.distance.unwrap_or(u32::MAX), d.mem, d.cpu_node))
+        .unwrap_or(&remotes[0]);
+    let far = remotes
         .iter()
-        .max_by_key(|d| (d.1.unwrap_or(0), std::cmp::Reverse(d.0)))
-        .unwrap_or(&dists[0]);
-    out.push(mk(
-        "remote_near",
+        .max_by_key(|d| {
+            (
+                d.distance.unwrap_or(0),
+                std::cmp::Reverse(d.mem),
+                std::cmp::Reverse(d.cpu_node),
+            )
+        })
+        .unwrap_or(&remotes[0]);
+    let remote_text = |r: &Remote| {
         format!(
-            "CPU {} (node {home}) with memory bound to node {}{}",
-            first.cpu,
-            near.0,
-            near.1
+            "CPU {} (node {}) with memory bound to node {}{}",
+            r.cpu,
+            r.cpu_node,
+            r.mem,
+            r.distance
                 .map(|d| format!(", distance {d}"))
                 .unwrap_or_default()
-        ),
-        MemPolicy::Bind(CpuSet::from_ids([near.0])),
-        near.1,
+        )
+    };
+    out.push(mk(
+        "remote_near",
+        remote_text(near),
+        near.cpu,
+        MemPolicy::Bind(CpuSet::from_ids([near.mem])),
+        near.distance,
     ));
     if !known {
         out.push(na(
@@ -737,7 +834,7 @@ fn memory(v: &View) -> Vec<MemoryPlacement> {
             "memory on the farthest node",
             "node distances unknown",
         ));
-    } else if far.1 == near.1 {
+    } else if far.distance == near.distance {
         out.push(na(
             "remote_far",
             "memory on the farthest node",
@@ -746,22 +843,30 @@ fn memory(v: &View) -> Vec<MemoryPlacement> {
     } else {
         out.push(mk(
             "remote_far",
-            format!(
-                "CPU {} (node {home}) with memory bound to node {}{}",
-                first.cpu,
-                far.0,
-                far.1.map(|d| format!(", distance {d}")).unwrap_or_default()
-            ),
-            MemPolicy::Bind(CpuSet::from_ids([far.0])),
-            far.1,
+            remote_text(far),
+            far.cpu,
+            MemPolicy::Bind(CpuSet::from_ids([far.mem])),
+            far.distance,
         ));
     }
-    let all: CpuSet = v.nodes.iter().map(|n| n.0).collect();
-    out.push(mk(
-        "interleave",
-        format!("CPU {} with memory interleaved over nodes {all}", first.cpu),
-        MemPolicy::Interleave(all),
-        None,
-    ));
+    if v.mem_nodes.len() < 2 {
+        out.push(na(
+            "interleave",
+            "memory interleaved over all nodes",
+            &format!(
+                "one usable memory node ({}): nothing to interleave over",
+                home
+            ),
+        ));
+    } else {
+        let all: CpuSet = v.mem_nodes.iter().copied().collect();
+        out.push(mk(
+            "interleave",
+            format!("CPU {} with memory interleaved over nodes {all}", first.cpu),
+            first.cpu,
+            MemPolicy::Interleave(all),
+            None,
+        ));
+    }
     out
 }

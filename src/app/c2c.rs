@@ -89,7 +89,7 @@ pub(crate) fn usable_cpus(info: &MachineInfo) -> Result<CpuSet> {
 }
 
 /// `--cpus` within the usable CPUs (one-line error otherwise).
-pub(crate) fn choose_cpus(usable: &CpuSet, arg: Option<&str>) -> Result<CpuSet> {
+pub(crate) fn choose_cpus(usable: &CpuSet, pinnable: &CpuSet, arg: Option<&str>) -> Result<CpuSet> {
     let Some(list) = arg else {
         return Ok(usable.clone());
     };
@@ -97,7 +97,7 @@ pub(crate) fn choose_cpus(usable: &CpuSet, arg: Option<&str>) -> Result<CpuSet> 
     if want.is_empty() {
         bail!("--cpus '{list}' names no CPU");
     }
-    let outside = want.difference(usable);
+    let outside = want.difference(&usable.union(pinnable));
     if !outside.is_empty() {
         bail!("--cpus: CPU(s) {outside} are not usable by this process (usable: {usable})");
     }
@@ -183,7 +183,7 @@ pub fn run(ctx: &Context, args: &C2cArgs) -> Result<i32> {
         return run_pair(&info, a, b, &methods, args);
     }
 
-    let cpus = choose_cpus(&usable, args.cpus.as_deref())?;
+    let cpus = choose_cpus(&usable, &info.cpus.pinnable(), args.cpus.as_deref())?;
     let mut req = PlanRequest::for_profile(args.profile, &cpus.to_vec(), &methods);
     if let Some(s) = args.samples {
         req.max_samples = s;

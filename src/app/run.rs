@@ -111,7 +111,7 @@ fn choose_cpus(info: &machine::MachineInfo, arg: Option<&str>) -> Result<CpuSet>
     if want.is_empty() {
         bail!("--cpus '{list}' names no CPU");
     }
-    let outside = want.difference(&usable);
+    let outside = want.difference(&usable.union(&info.cpus.pinnable()));
     if !outside.is_empty() {
         bail!("--cpus: CPU(s) {outside} are not usable by this process (usable: {usable})");
     }

@@ -62,7 +62,7 @@ pub(crate) fn choose_cpus(info: &MachineInfo, arg: Option<&str>) -> Result<CpuSe
     if want.is_empty() {
         bail!("--cpus '{list}' names no CPU");
     }
-    let outside = want.difference(&usable);
+    let outside = want.difference(&usable.union(&info.cpus.pinnable()));
     if !outside.is_empty() {
         bail!("--cpus: CPU(s) {outside} are not usable by this process (usable: {usable})");
     }

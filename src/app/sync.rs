@@ -41,7 +41,7 @@ pub fn run(ctx: &Context, args: &SyncArgs) -> Result<i32> {
     }
     let info = machine::discover(&sys)?;
     let usable = usable_cpus(&info)?;
-    let cpus = choose_cpus(&usable, args.cpus.as_deref())?;
+    let cpus = choose_cpus(&usable, &info.cpus.pinnable(), args.cpus.as_deref())?;
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop))

@@ -47,6 +47,20 @@ pub struct CpuLists {
     pub unavailable: BTreeMap<String, String>,
 }
 
+impl CpuLists {
+    /// CPUs that `--cpus` may name: the usable ones, plus isolated CPUs
+    /// (`isolcpus=`) that are online and inside this process's cgroup
+    /// cpuset. The kernel leaves isolated CPUs out of the default affinity,
+    /// but pinning a benchmark to them is what they are for.
+    pub fn pinnable(&self) -> CpuSet {
+        let mut extra = self.isolated.clone().unwrap_or_default().intersection(&self.online);
+        if let Some(c) = self.cgroup.as_ref().and_then(|c| c.cpus.as_ref()) {
+            extra = extra.intersection(c);
+        }
+        self.usable.union(&extra)
+    }
+}
+
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Package {
     /// `physical_package_id`.

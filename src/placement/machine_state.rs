@@ -497,11 +497,13 @@ fn unregister(i: usize) {
 }
 
 /// Write one entry back with raw open/write/close (async-signal-safe).
+/// O_TRUNC as a shell redirection does: harmless on sysfs, needed on the
+/// regular files of a test tree.
 fn write_back(e: &Entry) -> bool {
     // SAFETY: path is NUL-terminated; value is a valid buffer; the fd is
     // closed before returning.
     unsafe {
-        let fd = libc::open(e.path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        let fd = libc::open(e.path.as_ptr(), libc::O_WRONLY | libc::O_TRUNC | libc::O_CLOEXEC);
         if fd < 0 {
             return false;
         }

@@ -503,7 +503,10 @@ fn write_back(e: &Entry) -> bool {
     // SAFETY: path is NUL-terminated; value is a valid buffer; the fd is
     // closed before returning.
     unsafe {
-        let fd = libc::open(e.path.as_ptr(), libc::O_WRONLY | libc::O_TRUNC | libc::O_CLOEXEC);
+        let fd = libc::open(
+            e.path.as_ptr(),
+            libc::O_WRONLY | libc::O_TRUNC | libc::O_CLOEXEC,
+        );
         if fd < 0 {
             return false;
         }

@@ -124,6 +124,9 @@ fn main() {
             .unwrap_or_else(|| "unknown".into());
         let loc = p.location().map(|l| format!(" at {l}")).unwrap_or_default();
         eprintln!("cpuscope: internal error: {}{loc}", msg.replace('\n', " "));
+        // Put back any machine switch (simd --smt/--turbo) before unwinding,
+        // in case nothing unwinds to the guard that holds it.
+        cpuscope::placement::machine_state::restore_registered();
     }));
     let cli = Cli::parse();
     let ctx = Context {

@@ -12,7 +12,7 @@ use cpuscope::kernels::fma::Width;
 use cpuscope::machine::topology::Core;
 use cpuscope::machine::MachineInfo;
 use cpuscope::placement::CpuSet;
-use cpuscope::report::compute_text::{render_rate, render_simd};
+use cpuscope::report::compute_text::{render_rate, render_simd, render_simd_configurations};
 use cpuscope::results::published;
 use cpuscope::results::schema::ResultRecord;
 use serde_json::json;
@@ -238,6 +238,81 @@ fn simd_table_renders_in_the_seeds_form() {
     assert!(
         !t.contains("neon MB/s"),
         "an unsupported variant gets no column: {t}"
+    );
+}
+
+#[test]
+fn simd_configurations_render_each_and_compare_smt_on_off() {
+    // Unlabelled records (--smt/--turbo as-is): exactly the old rendering.
+    let plain = vec![
+        rec("throughput", "scalar", "1", 948.0),
+        rec("throughput", "scalar", "all", 11491.0),
+    ];
+    assert_eq!(render_simd_configurations(&plain), render_simd(&plain));
+    assert_eq!(plain[0].key, rec("throughput", "scalar", "1", 1.0).key);
+    assert!(!plain[0].key.contains("smt"), "{}", plain[0].key);
+
+    let label = |r: ResultRecord, smt: &str| r.with_param("smt", smt);
+    let rs = vec![
+        label(rec("throughput", "avx2", "1", 1000.0), "on"),
+        label(rec("throughput", "avx2", "per_core", 4000.0), "on"),
+        label(rec("throughput", "avx2", "all", 5200.0), "on"),
+        label(rec("throughput", "avx2", "1", 1010.0), "off"),
+        label(rec("throughput", "avx2", "per_core", 4040.0), "off"),
+    ];
+    // The configuration is part of the key: both are kept side by side.
+    assert_ne!(rs[0].key, rs[3].key);
+    let t = render_simd_configurations(&rs);
+    assert!(t.contains("== configuration: SMT on =="), "{t}");
+    assert!(t.contains("== configuration: SMT off =="), "{t}");
+    assert!(t.contains("SMT on against off"), "{t}");
+    assert!(t.contains("(all)") && t.contains("(per_core)"), "{t}");
+    assert!(t.contains("1.29x"), "{t}");
+}
+
+/// `simd --smt/--turbo` on a machine where the switch cannot change (no
+/// smt/control support, no boost file, or not root): one line, exit 1,
+/// nothing measured. Skipped where the switch could really change.
+#[test]
+fn simd_switch_refusals_are_one_line() {
+    let root = unsafe { libc::geteuid() } == 0;
+    let smt = std::fs::read_to_string("/sys/devices/system/cpu/smt/control")
+        .map(|s| s.trim().to_string())
+        .ok();
+    let smt_fixed = matches!(
+        smt.as_deref(),
+        None | Some("notsupported") | Some("notimplemented") | Some("forceoff")
+    );
+    if smt_fixed || !root {
+        let e = one_line_error(&["simd", "--smt", "both", "--quiet"]);
+        assert!(e.contains("--smt"), "{e}");
+        assert!(
+            e.contains("needs root") || e.contains("cannot be switched") || e.contains("forceoff"),
+            "{e}"
+        );
+    }
+    let boost = [
+        "/sys/devices/system/cpu/intel_pstate/no_turbo",
+        "/sys/devices/system/cpu/cpufreq/boost",
+        "/sys/devices/system/cpu/cpufreq/policy0/boost",
+    ]
+    .iter()
+    .any(|p| std::path::Path::new(p).exists());
+    if !boost || !root {
+        let e = one_line_error(&["simd", "--turbo", "both", "--quiet"]);
+        assert!(e.contains("--turbo"), "{e}");
+        assert!(
+            e.contains("needs root") || e.contains("no boost switch"),
+            "{e}"
+        );
+    }
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/hwloc-linux/16amd64-8n2c"
+    );
+    assert!(
+        one_line_error(&["--sysroot", fixture, "simd", "--smt", "both"])
+            .contains("measures this machine")
     );
 }
 

@@ -1,8 +1,11 @@
 //! Placement primitives: CPU lists, pinning, thread teams, memory policy,
-//! page-aligned buffers. Each module's doc says what it guarantees.
+//! page-aligned buffers, and the machine-wide switches (SMT, turbo) a
+//! measurement may hold for its duration (`machine_state`, restored on drop
+//! and on Ctrl-C). Each module's doc says what it guarantees.
 
 pub mod buffer;
 pub mod cpulist;
+pub mod machine_state;
 pub mod mempolicy;
 pub mod pin;
 pub mod planner;

@@ -96,9 +96,14 @@ pub fn render_simd(rs: &[ResultRecord]) -> String {
     );
     if let Some(best) = of(rs, "simd", "best_throughput").first() {
         if let Some(d) = &best.data {
+            let how = if param(best, "turbo").is_some() {
+                "set with --turbo, restored afterwards"
+            } else {
+                "as found; cpuscope does not change it"
+            };
             let _ = writeln!(
                 out,
-                "  turbo: {} (as found; cpuscope does not change it)  ·  {} cores, {} logical CPUs",
+                "  turbo: {} ({how})  ·  {} cores, {} logical CPUs",
                 d["turbo"].as_str().unwrap_or("unknown"),
                 d["cores"],
                 d["logical"]
@@ -204,6 +209,133 @@ pub fn render_simd(rs: &[ResultRecord]) -> String {
         }
     }
     out
+}
+
+/// The configuration a record was measured under (`simd --smt/--turbo`):
+/// its `smt` and `turbo` params; (None, None) as found.
+fn configuration(r: &ResultRecord) -> (Option<String>, Option<String>) {
+    (param_text(r, "smt"), param_text(r, "turbo"))
+}
+
+/// `render_simd` and `render_peak` once per configuration (`smt=on/off`,
+/// `turbo=on/off`), each under its heading, then SMT on against off per
+/// variant. Records without those params render exactly as before.
+pub fn render_simd_configurations(rs: &[ResultRecord]) -> String {
+    let mut configs: Vec<(Option<String>, Option<String>)> = Vec::new();
+    for r in rs
+        .iter()
+        .filter(|r| r.experiment == "simd" || r.experiment == "peak")
+    {
+        let c = configuration(r);
+        if !configs.contains(&c) {
+            configs.push(c);
+        }
+    }
+    let one = |rs: &[ResultRecord]| {
+        [render_simd(rs), render_peak(rs)]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    if configs.len() <= 1
+        && configs
+            .first()
+            .is_none_or(|c| c.0.is_none() && c.1.is_none())
+    {
+        return one(rs);
+    }
+    let mut parts = Vec::new();
+    for c in &configs {
+        let sub: Vec<ResultRecord> = rs
+            .iter()
+            .filter(|r| configuration(r) == *c)
+            .cloned()
+            .collect();
+        let name = [
+            c.0.as_ref().map(|s| format!("SMT {s}")),
+            c.1.as_ref().map(|t| format!("turbo {t}")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(", ");
+        parts.push(format!("== configuration: {name} ==\n{}", one(&sub)));
+    }
+    let cmp = render_smt_on_off(rs);
+    if !cmp.is_empty() {
+        parts.push(cmp);
+    }
+    parts.join("\n")
+}
+
+/// Best throughput per variant with SMT on and with SMT off (same turbo).
+fn render_smt_on_off(rs: &[ResultRecord]) -> String {
+    let thr: Vec<&ResultRecord> = of(rs, "simd", "throughput")
+        .into_iter()
+        .filter(|r| r.value.is_some())
+        .collect();
+    let mut turbos: Vec<Option<String>> = Vec::new();
+    for r in &thr {
+        let t = param_text(r, "turbo");
+        if !turbos.contains(&t) {
+            turbos.push(t);
+        }
+    }
+    let best = |v: &str, smt: &str, t: &Option<String>| {
+        thr.iter()
+            .filter(|r| {
+                param(r, "variant") == Some(v)
+                    && param(r, "smt") == Some(smt)
+                    && param_text(r, "turbo") == *t
+            })
+            .max_by(|a, b| a.value.unwrap_or(0.0).total_cmp(&b.value.unwrap_or(0.0)))
+            .map(|r| {
+                (
+                    r.value.unwrap_or(0.0),
+                    param(r, "threads").unwrap_or("?").to_string(),
+                )
+            })
+    };
+    let mut rows = vec![vec![
+        "variant".to_string(),
+        "turbo".into(),
+        "SMT on MB/s".into(),
+        "SMT off MB/s".into(),
+        "on/off".into(),
+    ]];
+    for t in &turbos {
+        let mut variants: Vec<&str> = Vec::new();
+        for r in &thr {
+            if let Some(v) = param(r, "variant") {
+                if !variants.contains(&v) {
+                    variants.push(v);
+                }
+            }
+        }
+        for v in variants {
+            if let (Some((on, pon)), Some((off, poff))) = (best(v, "on", t), best(v, "off", t)) {
+                rows.push(vec![
+                    v.to_string(),
+                    t.clone().unwrap_or_else(|| "as found".into()),
+                    format!("{} ({pon})", fmt_num(on)),
+                    format!("{} ({poff})", fmt_num(off)),
+                    if off > 0.0 {
+                        format!("{:.2}x", on / off)
+                    } else {
+                        "-".into()
+                    },
+                ]);
+            }
+        }
+    }
+    if rows.len() == 1 {
+        return String::new();
+    }
+    format!(
+        "SMT on against off: best throughput over the thread points (the point in brackets)\n{}",
+        columns(&rows, "  ")
+    )
 }
 
 /// FLOPs/cycle per width against the theoretical figure; seed 000's formula.
@@ -697,8 +829,7 @@ pub fn render_plan(p: &Plan) -> String {
 /// Every compute section present in `rs`, separated by blank lines.
 pub fn render_compute(rs: &[ResultRecord]) -> String {
     [
-        render_simd(rs),
-        render_peak(rs),
+        render_simd_configurations(rs),
         render_workloads(rs),
         render_rate(rs),
         render_placement(rs),

@@ -457,3 +457,54 @@ fn all_cpus_or_online(m: &MachineInfo) -> CpuSet {
         s
     }
 }
+
+/// The lab's memless topology: node 0 (CPUs 0-3, memory), node 1 (CPUs 4-7,
+/// no memory), node 2 (memory only). Memory is never bound to node 1.
+#[test]
+fn memoryless_node_is_never_a_memory_target() {
+    let cores = (0..8).map(|c| CpuSet::from_ids([c])).collect();
+    let mut m = machine(
+        &["0-3", "4-7", ""],
+        &[0, 1, 1],
+        cores,
+        &["0-3", "4-7"],
+        &[&[10, 21, 17], &[21, 10, 28], &[17, 28, 10]],
+    );
+    m.numa_nodes[1].memory_bytes = Some(0);
+    let p = plan(&m, &all_cpus(&m), 4);
+    assert_eq!(mem(&p, "local").policy, Some(MemPolicy::Bind(set("0"))));
+    assert_eq!(mem(&p, "remote_near").policy, Some(MemPolicy::Bind(set("2"))));
+    assert!(mem(&p, "remote_far").not_applicable.is_some());
+    assert_eq!(
+        mem(&p, "interleave").policy,
+        Some(MemPolicy::Interleave(set("0,2")))
+    );
+}
+
+/// The lab's offline-cgroup topology: CPUs 1-4 allowed, memory node 1 only.
+/// Local memory is CPU 4's node; remote is a CPU of node 0 reading node 1;
+/// nothing to interleave over.
+#[test]
+fn cpuset_with_one_memory_node() {
+    let cores = (0..4).map(|c| CpuSet::from_ids([2 * c, 2 * c + 1])).collect();
+    let mut m = machine(
+        &["0-3", "4-7"],
+        &[0, 1],
+        cores,
+        &["0-3", "4-7"],
+        &[&[10, 21], &[21, 10]],
+    );
+    m.numa_nodes[0].usable = false;
+    let p = plan(&m, &set("1-4"), 4);
+    let local = mem(&p, "local");
+    assert_eq!(local.cpu, Some(4));
+    assert_eq!(local.policy, Some(MemPolicy::Bind(set("1"))));
+    let remote = mem(&p, "remote_near");
+    assert_eq!(remote.cpu, Some(1));
+    assert_eq!(remote.policy, Some(MemPolicy::Bind(set("1"))));
+    assert!(mem(&p, "interleave")
+        .not_applicable
+        .as_deref()
+        .unwrap_or("")
+        .contains("one usable memory node"));
+}

@@ -5,6 +5,9 @@
 // The machine structs gain fields on the topology branch; `..Default::default()`
 // keeps these hand-built machines valid on both sides of that merge.
 #![allow(clippy::needless_update)]
+#[path = "common/hwloc_trees.rs"]
+mod hwloc_trees;
+
 use cpuscope::experiments::c2c::{self, circle_round, schedule, PlanRequest};
 use cpuscope::experiments::c2c_infer::{infer, Declared, LatencyMatrix};
 use cpuscope::experiments::Profile;
@@ -618,13 +621,7 @@ fn bad_input_gives_one_line_errors() {
     assert_one_line_error(&["c2c", "--cpus", "60000"], "not usable");
     assert_one_line_error(&["c2c", "--cpus", "zz"], "--cpus");
     assert_one_line_error(&["sync", "--cpus", "60000"], "not usable");
-    let fixture = "tests/fixtures/hwloc-linux";
-    if let Some(root) = std::fs::read_dir(fixture)
-        .ok()
-        .and_then(|mut d| d.find_map(|e| e.ok().map(|e| e.path())))
-        .filter(|p| p.join("sys/devices/system/cpu").is_dir())
-    {
-        let r = root.to_string_lossy().into_owned();
+    if let Some(r) = hwloc_trees::tree_arg("16amd64-8n2c") {
         assert_one_line_error(&["--sysroot", &r, "c2c"], "only applies to `info`");
         assert_one_line_error(&["--sysroot", &r, "sync"], "only applies to `info`");
     }
@@ -722,12 +719,10 @@ fn matrix_csv_is_square() {
 /// package, one NUMA node for the whole machine.
 #[test]
 fn hwloc_4s2c2t_declared_levels_plan_and_groups() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/hwloc-linux/16em64t-4s2c2t");
-    let Ok(sys) = cpuscope::machine::Sysroot::new(&root) else {
-        eprintln!("skipped: fixture tree not unpacked");
+    let Some(root) = hwloc_trees::tree("16em64t-4s2c2t") else {
         return;
     };
+    let sys = cpuscope::machine::Sysroot::new(&root).unwrap();
     let m = cpuscope::machine::discover(&sys).unwrap();
     let cpus: Vec<usize> = (0..16).collect();
     let d = Declared::from_machine(&m, &cpus);

@@ -4,6 +4,9 @@
 //! asserted.
 #![allow(clippy::needless_update)]
 
+#[path = "common/hwloc_trees.rs"]
+mod hwloc_trees;
+
 use cpuscope::experiments::rate::{parse_workload, RateWorkload};
 use cpuscope::experiments::simd::{ordered_cpus, smt_advice, smt_yield, thread_points};
 use cpuscope::experiments::Profile;
@@ -443,24 +446,20 @@ fn commands_answer_bad_input_in_one_line() {
         one_line_error(&["placement", "--workload", "x"]).contains("unknown placement workload")
     );
     assert!(one_line_error(&["placement", "--k", "1"]).contains("--k"));
-    let fixture = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/hwloc-linux/16amd64-8n2c"
-    );
+    let Some(fixture) = hwloc_trees::tree_arg("16amd64-8n2c") else {
+        return;
+    };
+    let fixture = fixture.as_str();
     assert!(one_line_error(&["--sysroot", fixture, "simd"]).contains("measures this machine"));
     assert!(one_line_error(&["--sysroot", fixture, "placement"]).contains("measures this machine"));
 }
 
 #[test]
 fn placement_plan_on_a_recorded_machine() {
-    let fixture = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/hwloc-linux/16em64t-4s2c2t"
-    );
-    if !std::path::Path::new(fixture).join("sys").is_dir() {
-        eprintln!("fixture tree not unpacked: skipped");
+    let Some(fixture) = hwloc_trees::tree_arg("16em64t-4s2c2t") else {
         return;
-    }
+    };
+    let fixture = fixture.as_str();
     let out = bin()
         .args(["--sysroot", fixture, "placement", "--plan-only", "--json"])
         .output()

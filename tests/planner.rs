@@ -7,6 +7,9 @@
 // be needless.
 #![allow(clippy::needless_update)]
 
+#[path = "common/hwloc_trees.rs"]
+mod hwloc_trees;
+
 use cpuscope::machine::cache::CacheInstance;
 use cpuscope::machine::numa::NumaNode;
 use cpuscope::machine::topology::{Core, Package};
@@ -404,18 +407,13 @@ fn every_planned_set_uses_usable_cpus_and_distinct_cores() {
     }
 }
 
-/// The recorded hwloc machines (sysfs trees under tests/fixtures/hwloc-linux),
-/// read by the topology reader.
+/// The recorded hwloc machines (tarballs under tests/fixtures/hwloc-linux,
+/// unpacked on demand), read by the topology reader. `None` only after a
+/// visible `SKIP:` line (tar/bzip2 missing, outside CI).
 fn recorded(name: &str) -> Option<MachineInfo> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/hwloc-linux")
-        .join(name);
-    if !root.join("sys").is_dir() {
-        eprintln!("{name}: fixture tree not unpacked, skipped");
-        return None;
-    }
-    let sys = cpuscope::machine::Sysroot::new(&root).ok()?;
-    cpuscope::machine::discover(&sys).ok()
+    let root = hwloc_trees::tree(name)?;
+    let sys = cpuscope::machine::Sysroot::new(&root).expect("recorded sysroot");
+    Some(cpuscope::machine::discover(&sys).expect("discover recorded tree"))
 }
 
 #[test]

@@ -65,6 +65,38 @@ pub fn read(
 ) -> (Vec<CacheInstance>, Option<String>) {
     let mut found: BTreeMap<(u32, String, CpuSet), CacheInstance> = BTreeMap::new();
     let mut any_dir = false;
+    // What each CPU's shared_cpu_list and shared_cpu_map say, per (level, type):
+    // both come from one kernel mask, but recorded trees show them disagreeing.
+    let mut views: BTreeMap<(usize, u64, String), [Option<CpuSet>; 2]> = BTreeMap::new();
+    for cpu in online.iter() {
+        let base = format!("/sys/devices/system/cpu/cpu{cpu}/cache");
+        for idx in sys.list_numbered(&base, "index") {
+            let d = format!("{base}/index{idx}");
+            let Some(level) = sys.read_u64(&format!("{d}/level")) else {
+                continue;
+            };
+            let kind = sys
+                .read_string(&format!("{d}/type"))
+                .unwrap_or_else(|| "Unknown".into());
+            views.insert(
+                (cpu, level, kind),
+                [
+                    sys.read_cpulist(&format!("{d}/shared_cpu_list")),
+                    sys.read_cpumask(&format!("{d}/shared_cpu_map")),
+                ],
+            );
+        }
+    }
+    // A sharing set is believable when every other online CPU in it says the same.
+    let agreed = |cpu: usize, level: u64, kind: &str, s: &CpuSet| -> bool {
+        s.iter()
+            .filter(|y| *y != cpu && online.contains(*y))
+            .all(|y| {
+                views
+                    .get(&(y, level, kind.to_string()))
+                    .is_some_and(|v| v.iter().flatten().any(|o| o == s))
+            })
+    };
     for cpu in online.iter() {
         let base = format!("/sys/devices/system/cpu/cpu{cpu}/cache");
         for idx in sys.list_numbered(&base, "index") {
@@ -77,10 +109,31 @@ pub fn read(
                 .read_string(&format!("{d}/type"))
                 .unwrap_or_else(|| "Unknown".into());
             let mut notes = Vec::new();
-            let shared = match sys
-                .read_cpulist(&format!("{d}/shared_cpu_list"))
-                .or_else(|| sys.read_cpumask(&format!("{d}/shared_cpu_map")))
-            {
+            // When shared_cpu_list and shared_cpu_map disagree (an AMD Bulldozer
+            // L2 listed as "0" with map 0x3; an L3 map edited to conflict with
+            // the package), the one the other sharing CPUs confirm is used, the
+            // map when both or neither are confirmed (hwloc reads the map).
+            let [list, map] = views
+                .get(&(cpu, level, kind.clone()))
+                .cloned()
+                .unwrap_or_default();
+            let chosen = match (list, map) {
+                (Some(l), Some(m)) if l != m => {
+                    let (use_list, which) =
+                        if !agreed(cpu, level, &kind, &m) && agreed(cpu, level, &kind, &l) {
+                            (true, "the list, which the other CPUs confirm, is used")
+                        } else {
+                            (false, "the map is used")
+                        };
+                    // Same words for every instance, so reports can group them.
+                    notes.push(format!(
+                        "shared_cpu_list and shared_cpu_map disagree: {which}"
+                    ));
+                    Some(if use_list { l } else { m })
+                }
+                (l, m) => m.or(l),
+            };
+            let shared = match chosen {
                 Some(s) => s,
                 None => {
                     notes.push(

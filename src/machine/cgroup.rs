@@ -142,11 +142,12 @@ pub fn read_cpuset(sys: &Sysroot) -> Result<Option<CgroupCpuset>, String> {
         .read_string("/proc/self/cpuset")
         .filter(|s| s.starts_with('/'));
 
-    // cgroup v1: the `cpuset` controller mounted on its own hierarchy.
-    if let Some(m) = mounts
-        .iter()
-        .find(|m| m.fstype == "cgroup" && m.options.iter().any(|o| o == "cpuset"))
-    {
+    // cgroup v1: the `cpuset` controller mounted on its own hierarchy, or the
+    // cpuset filesystem of kernels before cgroups (`none /dev/cpuset cpuset`),
+    // whose files have the same names without the `cpuset.` prefix.
+    if let Some(m) = mounts.iter().find(|m| {
+        (m.fstype == "cgroup" && m.options.iter().any(|o| o == "cpuset")) || m.fstype == "cpuset"
+    }) {
         let path = v1_path
             .or(cpuset_path)
             .ok_or("cgroup v1 cpuset is mounted but neither /proc/self/cgroup nor /proc/self/cpuset names this process's cpuset")?;
@@ -268,6 +269,28 @@ mod tests {
         assert_eq!(m[0].fstype, "cgroup");
         assert!(m[0].options.iter().any(|o| o == "cpuset"));
         assert_eq!(m[1].mountpoint, "/sys/fs/my cg");
+    }
+
+    #[test]
+    fn old_cpuset_filesystem_is_a_v1_cpuset() {
+        let dir = std::env::temp_dir().join(format!("cpuscope-cpusetfs-{}", std::process::id()));
+        let w = |rel: &str, s: &str| {
+            let p = dir.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, s).unwrap();
+        };
+        w("sys/devices/system/cpu/cpu0/online", "1\n");
+        w("proc/mounts", "none /dev/cpuset cpuset rw 0 0\n");
+        w("proc/self/cpuset", "/dummy\n");
+        w("dev/cpuset/dummy/cpus", "0-6,12-15\n");
+        w("dev/cpuset/dummy/mems", "1-4\n");
+        let sys = Sysroot::new(&dir).unwrap();
+        let cg = read_cpuset(&sys).unwrap().expect("cpuset");
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!((cg.version, cg.path.as_str()), (1, "/dummy"));
+        assert_eq!(cg.cpus_file.as_deref(), Some("/dev/cpuset/dummy/cpus"));
+        assert_eq!(cg.cpus.map(|s| s.to_string()).as_deref(), Some("0-6,12-15"));
+        assert_eq!(cg.mems.map(|s| s.to_string()).as_deref(), Some("1-4"));
     }
 
     #[test]

@@ -62,11 +62,13 @@ impl Sysroot {
         self.path(rel).exists()
     }
 
-    /// File contents, trimmed; None if missing or unreadable.
+    /// File contents, trimmed of whitespace and NUL bytes (some recorded trees
+    /// end sysfs files with `\n\0`); None if missing or unreadable.
     pub fn read_string(&self, rel: &str) -> Option<String> {
-        std::fs::read_to_string(self.path(rel))
-            .ok()
-            .map(|s| s.trim().to_string())
+        std::fs::read_to_string(self.path(rel)).ok().map(|s| {
+            s.trim_matches(|c: char| c.is_whitespace() || c == '\0')
+                .to_string()
+        })
     }
 
     /// File contents as they are (not trimmed).

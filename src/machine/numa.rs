@@ -166,15 +166,32 @@ pub fn read(
                 usable: mems_allowed.is_none_or(|m| m.contains(*id)),
             });
         }
+        // A CPU belongs to one node: node CPU lists that overlap come from fake
+        // NUMA or a firmware bug (hwloc then keeps only one of the nodes). The
+        // nodes are kept as the kernel lists them, and the overlap is said.
+        let mut seen = CpuSet::new();
+        let mut twice = CpuSet::new();
+        for n in &nodes {
+            twice = twice.union(&n.cpus.intersection(&seen));
+            seen = seen.union(&n.cpus);
+        }
+        if !twice.is_empty() {
+            summary.note = Some(format!(
+                "CPUs {twice} are listed in more than one NUMA node (fake NUMA or a firmware bug): \
+                 each such CPU is counted in its first node"
+            ));
+        }
         // Distances must form a square matrix over the listed nodes; otherwise drop them.
         let n = nodes.len();
         if nodes.iter().any(|x| x.distances.len() != n) {
             for x in nodes.iter_mut() {
                 x.distances.clear();
             }
-            summary.note = Some(
-                "node distance rows do not match the node list: distances not reported".into(),
-            );
+            let msg = "node distance rows do not match the node list: distances not reported";
+            summary.note = Some(match summary.note.take() {
+                Some(n) => format!("{n}; {msg}"),
+                None => msg.to_string(),
+            });
         }
     }
     summary.nodes = nodes.iter().map(|n| n.id).collect();

@@ -181,6 +181,8 @@ struct RawCpu {
     die: usize,
     cluster: Option<usize>,
     core_id: usize,
+    /// The kernel gave a real `core_id` (not missing or negative).
+    core_id_known: bool,
     siblings: Option<CpuSet>,
 }
 
@@ -266,6 +268,7 @@ pub fn read(sys: &Sysroot) -> Result<Topology> {
                 .filter(|c| *c >= 0)
                 .map(|c| c as usize)
                 .unwrap_or(cpu),
+            core_id_known: core_id.is_some_and(|c| c >= 0),
             siblings,
         });
     }
@@ -292,18 +295,38 @@ pub fn read(sys: &Sysroot) -> Result<Topology> {
     }
 
     // Group threads into cores: by sibling set when every CPU has one, else by ids.
+    // Threads of one core share its core_id: siblings with different core_ids
+    // are separate cores sharing a module (AMD Bulldozer compute units, whose
+    // old kernels list both cores as thread siblings), so the core_id splits them.
     let all_siblings = raw.iter().all(|r| r.siblings.is_some());
     let mut core_key_of: BTreeMap<usize, String> = BTreeMap::new();
+    let mut module_split = CpuSet::new();
     for r in &raw {
         let key = match (&r.siblings, all_siblings) {
             (Some(s), true) => {
                 let mut s = s.intersection(&online);
                 s.insert(r.cpu);
-                format!("{}/{}/s{}", r.package, r.die, s)
+                let split = r.core_id_known
+                    && s.iter().any(|o| {
+                        raw.iter()
+                            .any(|x| x.cpu == o && x.core_id_known && x.core_id != r.core_id)
+                    });
+                if split {
+                    module_split.insert(r.cpu);
+                    format!("{}/{}/s{}/c{}", r.package, r.die, s, r.core_id)
+                } else {
+                    format!("{}/{}/s{}", r.package, r.die, s)
+                }
             }
             _ => format!("{}/{}/c{}", r.package, r.die, r.core_id),
         };
         core_key_of.insert(r.cpu, key);
+    }
+    if !module_split.is_empty() {
+        notes.push(format!(
+            "CPUs {module_split} are listed as thread siblings of CPUs with another core_id: \
+             taken as separate cores sharing a module (e.g. AMD compute units), not SMT threads"
+        ));
     }
     let mut core_members: BTreeMap<&String, CpuSet> = BTreeMap::new();
     for (cpu, key) in &core_key_of {

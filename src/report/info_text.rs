@@ -468,6 +468,26 @@ fn topology(info: &MachineInfo) -> String {
                         _ => groups.push((c.cluster, vec![c])),
                     }
                 }
+                // Many clusters of the same size (Kunpeng 920: 16 × 4 cores per
+                // package): one line for the clusters, then the cores as a block.
+                let k = groups.first().map_or(0, |g| g.1.len());
+                if groups.len() > 8
+                    && k > 1
+                    && groups.iter().all(|(cl, cs)| cl.is_some() && cs.len() == k)
+                {
+                    let ids: Vec<usize> = groups.iter().filter_map(|g| g.0).collect();
+                    let _ = writeln!(
+                        out,
+                        "{}{} clusters × {} (cluster ids {} … {}):",
+                        " ".repeat(indent),
+                        groups.len(),
+                        plural(k, "core"),
+                        ids[0],
+                        ids[ids.len() - 1]
+                    );
+                    out.push_str(&cores_block(info, &dcores, indent + 2));
+                    continue;
+                }
                 // Runs of one-core clusters are listed together, without cluster ids.
                 let mut singles: Vec<&Core> = Vec::new();
                 let flush = |singles: &mut Vec<&Core>, out: &mut String| {

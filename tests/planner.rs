@@ -506,3 +506,25 @@ fn cpuset_with_one_memory_node() {
         .unwrap_or("")
         .contains("one usable memory node"));
 }
+
+/// The lab's 2s2c2t topology: one two-core node per socket. The spread sets
+/// use 2 cores (what a node holds) so that one_node is measured too.
+#[test]
+fn two_core_nodes_fit_the_spread_sets() {
+    let cores = (0..4).map(|c| CpuSet::from_ids([2 * c, 2 * c + 1])).collect();
+    let m = machine(
+        &["0-3", "4-7"],
+        &[0, 1],
+        cores,
+        &["0-3", "4-7"],
+        &[&[10, 21], &[21, 10]],
+    );
+    let p = plan(&m, &all_cpus(&m), 4);
+    assert_eq!(p.spread_k, 2);
+    assert_eq!(cpus_of(&p, "spread", "one_node"), Some(set("0,2")));
+    assert_eq!(
+        cpus_of(&p, "spread", "two_nodes_cross_socket"),
+        Some(set("0,4"))
+    );
+    assert!(p.notes.iter().any(|n| n.contains("spread sets use 2 cores")));
+}

@@ -147,7 +147,12 @@ where
         results.push(r);
         Ok(())
     };
-    f(&mut ectx, &mut sink)
+    match f(&mut ectx, &mut sink) {
+        // Ctrl-C: what finished is kept and printed, the command exits 130
+        // (as `run` does), not with the experiment's "interrupted" error.
+        Err(_) if st.stop.load(Ordering::Relaxed) => Ok(()),
+        other => other,
+    }
 }
 
 /// Print the results: JSON document or the text rendering.

@@ -557,23 +557,17 @@ fn cpuscope_topo(info: &MachineInfo, case: &Case) -> Topo {
             });
         }
     }
-    for d in &info.dies {
-        let cpus = d.cpus.intersection(&shown);
+    let dies = info.dies.iter().map(|d| ("Die", d.id, &d.cpus));
+    let clusters = info
+        .clusters
+        .iter()
+        .map(|c| ("Group(Cluster)", c.id, &c.cpus));
+    for (ty, id, all_cpus) in dies.chain(clusters) {
+        let cpus = all_cpus.intersection(&shown);
         if !cpus.is_empty() {
             t.objs.push(Obj {
-                ty: "Die".into(),
-                os: Some(d.id),
-                cpus,
-                size: None,
-            });
-        }
-    }
-    for c in &info.clusters {
-        let cpus = c.cpus.intersection(&shown);
-        if !cpus.is_empty() {
-            t.objs.push(Obj {
-                ty: "Group(Cluster)".into(),
-                os: Some(c.id),
+                ty: ty.into(),
+                os: Some(id),
                 cpus,
                 size: None,
             });

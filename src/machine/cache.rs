@@ -68,9 +68,12 @@ pub fn read(
     // What each CPU's shared_cpu_list and shared_cpu_map say, per (level, type):
     // both come from one kernel mask, but recorded trees show them disagreeing.
     let mut views: BTreeMap<(usize, u64, String), [Option<CpuSet>; 2]> = BTreeMap::new();
+    // Every cache index directory of the online CPUs: (cpu, dir, level, type).
+    let mut dirs = Vec::new();
     for cpu in online.iter() {
         let base = format!("/sys/devices/system/cpu/cpu{cpu}/cache");
         for idx in sys.list_numbered(&base, "index") {
+            any_dir = true;
             let d = format!("{base}/index{idx}");
             let Some(level) = sys.read_u64(&format!("{d}/level")) else {
                 continue;
@@ -79,12 +82,13 @@ pub fn read(
                 .read_string(&format!("{d}/type"))
                 .unwrap_or_else(|| "Unknown".into());
             views.insert(
-                (cpu, level, kind),
+                (cpu, level, kind.clone()),
                 [
                     sys.read_cpulist(&format!("{d}/shared_cpu_list")),
                     sys.read_cpumask(&format!("{d}/shared_cpu_map")),
                 ],
             );
+            dirs.push((cpu, d, level, kind));
         }
     }
     // A sharing set is believable when every other online CPU in it says the same.
@@ -97,105 +101,94 @@ pub fn read(
                     .is_some_and(|v| v.iter().flatten().any(|o| o == s))
             })
     };
-    for cpu in online.iter() {
-        let base = format!("/sys/devices/system/cpu/cpu{cpu}/cache");
-        for idx in sys.list_numbered(&base, "index") {
-            any_dir = true;
-            let d = format!("{base}/index{idx}");
-            let Some(level) = sys.read_u64(&format!("{d}/level")) else {
-                continue;
-            };
-            let kind = sys
-                .read_string(&format!("{d}/type"))
-                .unwrap_or_else(|| "Unknown".into());
-            let mut notes = Vec::new();
-            // When shared_cpu_list and shared_cpu_map disagree (an AMD Bulldozer
-            // L2 listed as "0" with map 0x3; an L3 map edited to conflict with
-            // the package), the one the other sharing CPUs confirm is used, the
-            // map when both or neither are confirmed (hwloc reads the map).
-            let [list, map] = views
-                .get(&(cpu, level, kind.clone()))
-                .cloned()
-                .unwrap_or_default();
-            let chosen = match (list, map) {
-                (Some(l), Some(m)) if l != m => {
-                    let (use_list, which) =
-                        if !agreed(cpu, level, &kind, &m) && agreed(cpu, level, &kind, &l) {
-                            (true, "the list, which the other CPUs confirm, is used")
-                        } else {
-                            (false, "the map is used")
-                        };
-                    // Same words for every instance, so reports can group them.
-                    notes.push(format!(
-                        "shared_cpu_list and shared_cpu_map disagree: {which}"
-                    ));
-                    Some(if use_list { l } else { m })
-                }
-                (l, m) => m.or(l),
-            };
-            let shared = match chosen {
-                Some(s) => s,
-                None => {
-                    notes.push(
-                        "shared_cpu_list/shared_cpu_map missing: assumed private to one CPU".into(),
-                    );
-                    CpuSet::from_ids([cpu])
-                }
-            };
-            let mut shared = shared.intersection(online);
-            shared.insert(cpu);
-            let key = (level as u32, kind.clone(), shared.clone());
-            if found.contains_key(&key) {
-                continue;
+    for (cpu, d, level, kind) in dirs {
+        let mut notes = Vec::new();
+        // When shared_cpu_list and shared_cpu_map disagree (an AMD Bulldozer
+        // L2 listed as "0" with map 0x3; an L3 map edited to conflict with
+        // the package), the one the other sharing CPUs confirm is used, the
+        // map when both or neither are confirmed (hwloc reads the map).
+        let [list, map] = views
+            .get(&(cpu, level, kind.clone()))
+            .cloned()
+            .unwrap_or_default();
+        let chosen = match (list, map) {
+            (Some(l), Some(m)) if l != m => {
+                let (use_list, which) =
+                    if !agreed(cpu, level, &kind, &m) && agreed(cpu, level, &kind, &l) {
+                        (true, "the list, which the other CPUs confirm, is used")
+                    } else {
+                        (false, "the map is used")
+                    };
+                // Same words for every instance, so reports can group them.
+                notes.push(format!(
+                    "shared_cpu_list and shared_cpu_map disagree: {which}"
+                ));
+                Some(if use_list { l } else { m })
             }
-            let field = |name: &str, notes: &mut Vec<String>| -> Option<u64> {
-                let v = sys.read_u64(&format!("{d}/{name}"));
+            (l, m) => m.or(l),
+        };
+        let shared = match chosen {
+            Some(s) => s,
+            None => {
+                notes.push(
+                    "shared_cpu_list/shared_cpu_map missing: assumed private to one CPU".into(),
+                );
+                CpuSet::from_ids([cpu])
+            }
+        };
+        let mut shared = shared.intersection(online);
+        shared.insert(cpu);
+        let key = (level as u32, kind.clone(), shared.clone());
+        if found.contains_key(&key) {
+            continue;
+        }
+        let field = |name: &str, notes: &mut Vec<String>| -> Option<u64> {
+            let v = sys.read_u64(&format!("{d}/{name}"));
+            if v.is_none() {
+                notes.push(format!("{name}: not reported by the kernel"));
+            }
+            v
+        };
+        let size_bytes = match sys.read_string(&format!("{d}/size")) {
+            Some(s) => {
+                let v = parse_size(&s);
                 if v.is_none() {
-                    notes.push(format!("{name}: not reported by the kernel"));
+                    notes.push(format!("size: unreadable value '{s}'"));
                 }
                 v
-            };
-            let size_bytes = match sys.read_string(&format!("{d}/size")) {
-                Some(s) => {
-                    let v = parse_size(&s);
-                    if v.is_none() {
-                        notes.push(format!("size: unreadable value '{s}'"));
-                    }
-                    v
-                }
-                None => {
-                    notes.push("size: not reported by the kernel".into());
-                    None
-                }
-            };
-            let line_bytes = field("coherency_line_size", &mut notes);
-            let ways = field("ways_of_associativity", &mut notes);
-            let sets = field("number_of_sets", &mut notes);
-            let physical_line_partition = sys.read_u64(&format!("{d}/physical_line_partition"));
-            let id = sys.read_u64(&format!("{d}/id"));
-            let ncores = cores
-                .iter()
-                .filter(|c| c.cpus.iter().any(|x| shared.contains(x)))
-                .count()
-                .max(1);
-            found.insert(
-                key,
-                CacheInstance {
-                    level: level as u32,
-                    kind,
-                    size_bytes,
-                    line_bytes,
-                    ways,
-                    sets,
-                    physical_line_partition,
-                    id,
-                    shared_cpu_list: shared,
-                    cores: ncores,
-                    per_core_bytes: size_bytes.map(|s| s / ncores as u64),
-                    notes,
-                },
-            );
-        }
+            }
+            None => {
+                notes.push("size: not reported by the kernel".into());
+                None
+            }
+        };
+        let line_bytes = field("coherency_line_size", &mut notes);
+        let ways = field("ways_of_associativity", &mut notes);
+        let sets = field("number_of_sets", &mut notes);
+        let physical_line_partition = sys.read_u64(&format!("{d}/physical_line_partition"));
+        let id = sys.read_u64(&format!("{d}/id"));
+        let ncores = cores
+            .iter()
+            .filter(|c| c.cpus.iter().any(|x| shared.contains(x)))
+            .count()
+            .max(1);
+        found.insert(
+            key,
+            CacheInstance {
+                level: level as u32,
+                kind,
+                size_bytes,
+                line_bytes,
+                ways,
+                sets,
+                physical_line_partition,
+                id,
+                shared_cpu_list: shared,
+                cores: ncores,
+                per_core_bytes: size_bytes.map(|s| s / ncores as u64),
+                notes,
+            },
+        );
     }
     let mut v: Vec<CacheInstance> = found.into_values().collect();
     v.sort_by(|a, b| {

@@ -52,6 +52,10 @@ pub const ROUND_OVERHEAD_S: f64 = 0.0005;
 pub const THREAD_START_S: f64 = 0.0002;
 /// Fewest samples per pair the planner goes down to before shortening batches.
 pub const MIN_SAMPLES: usize = 15;
+/// How many budgets the first pass (every method) may take on a slow machine
+/// before the deadline stops it (later passes keep the caller's deadline).
+pub const FIRST_PASS_SLACK: f64 = 10.0;
+
 /// Fewest samples per pair that a slow machine's rounds are cut to.
 pub const MIN_ADAPTED_SAMPLES: usize = 5;
 
@@ -840,7 +844,19 @@ pub fn run_plan(
         }
         for (mi, &method) in plan.methods.iter().enumerate() {
             let mut prog = |d: usize, t: usize| progress(method, pass, d, t);
-            let mut run = run_matrix(plan, method, team, stop, deadline, true, &mut prog)?;
+            // The first pass gives each method's matrix its every pair: on a
+            // machine slower than planned (samples already cut to the fewest)
+            // it may run to FIRST_PASS_SLACK budgets before the stop.
+            let limit = if pass == 0 {
+                deadline.map(|d| {
+                    d.max(t0 + std::time::Duration::from_secs_f64(
+                        plan.budget_secs * FIRST_PASS_SLACK,
+                    ))
+                })
+            } else {
+                deadline
+            };
+            let mut run = run_matrix(plan, method, team, stop, limit, true, &mut prog)?;
             if let Some(why) = &run.stopped {
                 run.stopped = Some(format!("{why}, in pass {} of {}", pass + 1, plan.passes));
             }

@@ -4,6 +4,7 @@
 //! -> results -> store -> report. See docs/architecture.md.
 
 pub mod app;
+pub mod base;
 pub mod counters;
 pub mod experiments;
 pub mod harness;

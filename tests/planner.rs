@@ -10,11 +10,11 @@
 #[path = "common/hwloc_trees.rs"]
 mod hwloc_trees;
 
+use cpuscope::experiments::placement_plan::{plan, Plan};
 use cpuscope::machine::cache::CacheInstance;
 use cpuscope::machine::numa::NumaNode;
 use cpuscope::machine::topology::{Core, Package};
 use cpuscope::machine::MachineInfo;
-use cpuscope::placement::planner::{plan, Plan};
 use cpuscope::placement::{CpuSet, MemPolicy};
 
 fn set(s: &str) -> CpuSet {
@@ -186,7 +186,7 @@ fn reason_of(p: &Plan, cmp: &str, name: &str) -> String {
         .unwrap_or_default()
 }
 
-fn mem<'a>(p: &'a Plan, name: &str) -> &'a cpuscope::placement::planner::MemoryPlacement {
+fn mem<'a>(p: &'a Plan, name: &str) -> &'a cpuscope::experiments::placement_plan::MemoryPlacement {
     p.memory
         .iter()
         .find(|m| m.name == name)
@@ -471,7 +471,10 @@ fn memoryless_node_is_never_a_memory_target() {
     m.numa_nodes[1].memory_bytes = Some(0);
     let p = plan(&m, &all_cpus(&m), 4);
     assert_eq!(mem(&p, "local").policy, Some(MemPolicy::Bind(set("0"))));
-    assert_eq!(mem(&p, "remote_near").policy, Some(MemPolicy::Bind(set("2"))));
+    assert_eq!(
+        mem(&p, "remote_near").policy,
+        Some(MemPolicy::Bind(set("2")))
+    );
     assert!(mem(&p, "remote_far").not_applicable.is_some());
     assert_eq!(
         mem(&p, "interleave").policy,
@@ -484,7 +487,9 @@ fn memoryless_node_is_never_a_memory_target() {
 /// nothing to interleave over.
 #[test]
 fn cpuset_with_one_memory_node() {
-    let cores = (0..4).map(|c| CpuSet::from_ids([2 * c, 2 * c + 1])).collect();
+    let cores = (0..4)
+        .map(|c| CpuSet::from_ids([2 * c, 2 * c + 1]))
+        .collect();
     let mut m = machine(
         &["0-3", "4-7"],
         &[0, 1],
@@ -511,7 +516,9 @@ fn cpuset_with_one_memory_node() {
 /// use 2 cores (what a node holds) so that one_node is measured too.
 #[test]
 fn two_core_nodes_fit_the_spread_sets() {
-    let cores = (0..4).map(|c| CpuSet::from_ids([2 * c, 2 * c + 1])).collect();
+    let cores = (0..4)
+        .map(|c| CpuSet::from_ids([2 * c, 2 * c + 1]))
+        .collect();
     let m = machine(
         &["0-3", "4-7"],
         &[0, 1],
@@ -526,5 +533,8 @@ fn two_core_nodes_fit_the_spread_sets() {
         cpus_of(&p, "spread", "two_nodes_cross_socket"),
         Some(set("0,4"))
     );
-    assert!(p.notes.iter().any(|n| n.contains("spread sets use 2 cores")));
+    assert!(p
+        .notes
+        .iter()
+        .any(|n| n.contains("spread sets use 2 cores")));
 }

@@ -4,7 +4,7 @@
 
 use super::topology::Core;
 use super::Sysroot;
-use crate::placement::CpuSet;
+use crate::base::CpuSet;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -4,7 +4,7 @@
 //! only way to know which CPUs and memory nodes the recorded process could use.
 
 use super::Sysroot;
-use crate::placement::CpuSet;
+use crate::base::CpuSet;
 use serde::{Deserialize, Serialize};
 
 /// The cpuset of the cgroup this process belongs to.

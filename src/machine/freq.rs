@@ -5,7 +5,7 @@
 
 use super::identity::{unavailable, CpuInfo, Unavailable};
 use super::Sysroot;
-use crate::placement::CpuSet;
+use crate::base::CpuSet;
 use serde::{Deserialize, Serialize};
 
 /// One CPU's cpufreq and cpuinfo facts.

@@ -10,7 +10,7 @@
 //! reuse, so every missing figure carries its reason into the JSON.
 
 use super::Sysroot;
-use crate::placement::CpuSet;
+use crate::base::CpuSet;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -5,7 +5,7 @@
 
 use super::identity::CpuInfo;
 use super::Sysroot;
-use crate::placement::CpuSet;
+use crate::base::CpuSet;
 use serde::{Deserialize, Serialize};
 
 /// One kernel setting.

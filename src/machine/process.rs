@@ -8,7 +8,7 @@
 //! printed). Mappings with no resident page have no counts at all.
 
 use super::Sysroot;
-use crate::placement::CpuSet;
+use crate::base::CpuSet;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

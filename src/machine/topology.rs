@@ -12,7 +12,7 @@
 
 use super::cgroup::{self, CgroupCpuset};
 use super::Sysroot;
-use crate::placement::CpuSet;
+use crate::base::CpuSet;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -53,7 +53,11 @@ impl CpuLists {
     /// cpuset. The kernel leaves isolated CPUs out of the default affinity,
     /// but pinning a benchmark to them is what they are for.
     pub fn pinnable(&self) -> CpuSet {
-        let mut extra = self.isolated.clone().unwrap_or_default().intersection(&self.online);
+        let mut extra = self
+            .isolated
+            .clone()
+            .unwrap_or_default()
+            .intersection(&self.online);
         if let Some(c) = self.cgroup.as_ref().and_then(|c| c.cpus.as_ref()) {
             extra = extra.intersection(c);
         }

@@ -728,18 +728,16 @@ fn memory(v: &View) -> Vec<MemoryPlacement> {
         );
         return names.iter().map(|(n, w)| na(n, w, &r)).collect();
     };
-    let mk = |name: &str,
-              what: String,
-              cpu: usize,
-              policy: MemPolicy,
-              distance: Option<u32>| MemoryPlacement {
-        name: name.into(),
-        what,
-        cpu: Some(cpu),
-        policy_text: Some(policy.to_string()),
-        policy: Some(policy),
-        distance,
-        not_applicable: None,
+    let mk = |name: &str, what: String, cpu: usize, policy: MemPolicy, distance: Option<u32>| {
+        MemoryPlacement {
+            name: name.into(),
+            what,
+            cpu: Some(cpu),
+            policy_text: Some(policy.to_string()),
+            policy: Some(policy),
+            distance,
+            not_applicable: None,
+        }
     };
     let mut out = vec![mk(
         "local",

@@ -26,8 +26,9 @@ import sys
 # Keep in step with docs/architecture.md ("Floors").
 FLOORS = [
     ["base"],  # CpuSet, Stats, Sysroot, Timer, number and byte formatting
-    ["machine"],  # reads what the machine is
-    ["placement", "counters"],  # pinning, teams, memory policy, buffers; perf events
+    # reads what the machine is; pinning, teams, memory policy, buffers,
+    # machine switches; perf events. Side by side: none imports the others.
+    ["machine", "placement", "counters"],
     ["kernels"],  # measured loops (the memory ones run in placement's buffers)
     ["harness"],  # timing, repetitions, counted regions
     ["results"],  # the run document, its records, the stores

@@ -1,7 +1,7 @@
 //! `Sysroot`: a filesystem root holding `sys/` and `proc/` (normally `/`,
 //! or a recorded tree given by `--sysroot`), and typed reads under it.
 
-use crate::base::CpuSet;
+use crate::base::cpuset::CpuSet;
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
 

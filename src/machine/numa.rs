@@ -2,8 +2,8 @@
 //! `/sys/devices/system/node/nodeN`; when that directory is absent (kernel
 //! without NUMA support) the machine is one implicit node, said so in `NumaSummary::note`.
 
-use super::Sysroot;
 use crate::base::CpuSet;
+use crate::base::Sysroot;
 use serde::{Deserialize, Serialize};
 
 const NODE_DIR: &str = "/sys/devices/system/node";

@@ -1,5 +1,5 @@
 //! Placement study (seed 000's "bad core binding costs 25-30%"): the same
-//! workloads pinned to the CPU sets the planner (src/placement/planner.rs)
+//! workloads pinned to the CPU sets the planner (src/experiments/placement_plan.rs)
 //! picks from the topology — SMT siblings vs two cores, same vs different
 //! L3, same node vs cross node vs cross socket, k cores packed vs spread —
 //! and one thread with its memory local / remote / interleaved. Each

@@ -10,11 +10,11 @@
 #[path = "common/hwloc_trees.rs"]
 mod hwloc_trees;
 
+use cpuscope::experiments::placement_plan::{plan, Plan};
 use cpuscope::machine::cache::CacheInstance;
 use cpuscope::machine::numa::NumaNode;
 use cpuscope::machine::topology::{Core, Package};
 use cpuscope::machine::MachineInfo;
-use cpuscope::placement::planner::{plan, Plan};
 use cpuscope::placement::{CpuSet, MemPolicy};
 
 fn set(s: &str) -> CpuSet {
@@ -186,7 +186,7 @@ fn reason_of(p: &Plan, cmp: &str, name: &str) -> String {
         .unwrap_or_default()
 }
 
-fn mem<'a>(p: &'a Plan, name: &str) -> &'a cpuscope::placement::planner::MemoryPlacement {
+fn mem<'a>(p: &'a Plan, name: &str) -> &'a cpuscope::experiments::placement_plan::MemoryPlacement {
     p.memory
         .iter()
         .find(|m| m.name == name)

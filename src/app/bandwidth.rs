@@ -142,8 +142,8 @@ pub fn run(ctx: &Context, args: &BandwidthArgs) -> Result<i32> {
             plan.scope = "array";
             plan.notes.push(format!(
                 "arrays of {} are smaller than 4 × the last-level cache ({}): not a DRAM figure, parts may come from caches (records carry scope=array)",
-                mem_common::fmt_bytes(b),
-                mem_common::fmt_bytes(cf.llc_total)
+                crate::base::fmt::fmt_size(b),
+                crate::base::fmt::fmt_size(cf.llc_total)
             ));
         }
     }

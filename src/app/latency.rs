@@ -180,7 +180,7 @@ pub fn run(ctx: &Context, args: &LatencyArgs) -> Result<i32> {
                 if min < 2 * plan.stride {
                     bail!(
                         "--sizes: {} is smaller than two {}-byte slots",
-                        mem_common::fmt_bytes(min),
+                        crate::base::fmt::fmt_size(min),
                         plan.stride
                     );
                 }

@@ -120,8 +120,8 @@ pub fn run(ctx: &Context, args: &LoadedLatencyArgs) -> Result<i32> {
         if given && b < cf.llc.saturating_mul(4) {
             plan.notes.push(format!(
                 "{what} of {} is below 4 × the last-level cache ({}): parts may come from caches, not memory",
-                crate::experiments::mem_common::fmt_bytes(b),
-                crate::experiments::mem_common::fmt_bytes(cf.llc)
+                crate::base::fmt::fmt_size(b),
+                crate::base::fmt::fmt_size(cf.llc)
             ));
         }
     }

@@ -90,8 +90,8 @@ pub fn run(ctx: &Context, args: &NumaMatrixArgs) -> Result<i32> {
         if b < cf.llc.saturating_mul(4) && (args.size.is_some() || args.latency_size.is_some()) {
             plan.notes.push(format!(
                 "{what} of {} is below 4 × the last-level cache ({}): parts may come from caches, not memory",
-                mem_common::fmt_bytes(b),
-                mem_common::fmt_bytes(cf.llc)
+                crate::base::fmt::fmt_size(b),
+                crate::base::fmt::fmt_size(cf.llc)
             ));
         }
     }

@@ -6,10 +6,10 @@
 
 use super::simd::{choose_cpus, collect, prepare, print};
 use super::Context;
+use crate::experiments::placement_plan::plan;
 use crate::experiments::placement_study::{run_study, workloads, SetWorkload};
 use crate::experiments::Profile;
 use crate::machine;
-use crate::placement::planner::plan;
 use anyhow::{bail, Result};
 
 #[derive(clap::Args, Debug)]

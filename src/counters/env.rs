@@ -5,7 +5,7 @@
 use super::events::Event;
 use super::raw::errno_name;
 use super::sysfs;
-use crate::machine::Sysroot;
+use crate::base::Sysroot;
 use serde::Serialize;
 
 const CAP_SYS_ADMIN: u32 = 21;

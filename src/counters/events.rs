@@ -5,7 +5,7 @@
 
 use super::raw::{PERF_TYPE_HARDWARE, PERF_TYPE_HW_CACHE, PERF_TYPE_RAW, PERF_TYPE_SOFTWARE};
 use super::sysfs;
-use crate::machine::Sysroot;
+use crate::base::Sysroot;
 use anyhow::{bail, Result};
 use serde::Serialize;
 

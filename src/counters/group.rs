@@ -12,7 +12,7 @@ use super::env::{PerfEnv, Reason};
 use super::events::Event;
 use super::raw::{self, PerfEventAttr};
 use super::topdown::TopdownStatus;
-use crate::machine::Sysroot;
+use crate::base::Sysroot;
 use serde::Serialize;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::Instant;

@@ -4,7 +4,7 @@
 //! files holding named encodings (`event=0x3c,umask=0x00,any=1`) with
 //! optional `.scale` and `.unit` companions.
 
-use crate::machine::Sysroot;
+use crate::base::Sysroot;
 use std::collections::BTreeMap;
 
 pub const DEVICES: &str = "/sys/bus/event_source/devices";
@@ -266,7 +266,7 @@ pub fn pmu_event_names(sys: &Sysroot, pmu: &str) -> Vec<String> {
 #[cfg(test)]
 pub(crate) mod testroot {
     //! Build fake sysfs trees for tests.
-    use crate::machine::Sysroot;
+    use crate::base::Sysroot;
     use std::path::Path;
 
     pub struct FakeRoot {

@@ -15,7 +15,7 @@
 use super::events::Event;
 use super::group::Readings;
 use super::sysfs::{self, DEVICES};
-use crate::machine::Sysroot;
+use crate::base::Sysroot;
 use serde::Serialize;
 
 /// How top-down is computed on this machine.

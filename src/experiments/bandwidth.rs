@@ -7,10 +7,9 @@
 //! per element, triad 24 B) and write-allocate adjusted (a normal store also
 //! reads its line first: copy 24 B, triad 32 B; non-temporal stores do not).
 
-use super::mem_common::{
-    self, cpu_order, fixed_policy, fmt_bytes, thread_counts, CacheFacts, Placement, MIB,
-};
+use super::mem_common::{self, cpu_order, fixed_policy, thread_counts, CacheFacts, Placement, MIB};
 use super::{ExpCtx, Experiment, Profile};
+use crate::base::fmt::fmt_size;
 use crate::harness::measure::{measure_team, Policy, Warmup};
 use crate::kernels::memory::{stream_pass, Arrays, BwKernel, StoreKind, Width, BW_ELEMS_ALIGN};
 use crate::machine::MachineInfo;
@@ -108,8 +107,8 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> Bandwidth
     if array > cap {
         notes.push(format!(
             "arrays capped at {} each by available memory (STREAM wants {})",
-            fmt_bytes(cap),
-            fmt_bytes(array)
+            fmt_size(cap),
+            fmt_size(array)
         ));
         array = cap;
     }
@@ -282,7 +281,7 @@ impl StreamArrays {
         if elems == 0 {
             bail!(
                 "arrays of {} are too small for {threads} threads",
-                fmt_bytes(array_bytes)
+                fmt_size(array_bytes)
             );
         }
         let policy = node.map(|n| MemPolicy::Bind(CpuSet::from_ids([n])));
@@ -612,7 +611,7 @@ pub fn run_plan(
                 drop(arrays.take());
                 (ctx.step)(&format!(
                     "first touch of 3 × {} by {n} thread(s)",
-                    fmt_bytes(plan.array_bytes)
+                    fmt_size(plan.array_bytes)
                 ));
                 arrays = Some((
                     n,
@@ -640,7 +639,7 @@ pub fn run_plan(
                 }
                 let mut rec = record(&p, *placement, plan.scope).with_note(&format!(
                     "arrays 3 × {} ({} pages)",
-                    fmt_bytes(arr.elems * 8),
+                    fmt_size(arr.elems * 8),
                     arr.pages
                 ));
                 if n == 1 && *placement == Placement::Compact {
@@ -760,12 +759,12 @@ fn cache_levels(
                 (ctx.step)(&format!(
                     "{} in {name} ({} per thread) × {n}",
                     v.label(),
-                    fmt_bytes(*ws)
+                    fmt_size(*ws)
                 ));
                 let p = measure_variant(&mut team, &arr, v, elems, &pol, ctx.stop)?;
                 out(record(&p, Placement::SpreadCore, name).with_note(&format!(
                     "working set {} per thread (all arrays), inside {name}",
-                    fmt_bytes(p.working_set_bytes / n)
+                    fmt_size(p.working_set_bytes / n)
                 )))?;
             }
         }

@@ -21,8 +21,8 @@
 
 use super::c2c_infer::{self, Declared, LatencyMatrix};
 use super::{ExpCtx, Experiment, Profile};
-use crate::harness::stats::Stats;
-use crate::harness::timer::Timer;
+use crate::base::timer::Timer;
+use crate::base::Stats;
 use crate::kernels::c2c::{self as k, Method};
 use crate::machine::MachineInfo;
 use crate::placement::buffer::{Buffer, BufferOptions, Touch};

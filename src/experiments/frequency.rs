@@ -9,8 +9,8 @@
 //! An `xor reg, reg` chain is the independent second method.
 
 use super::{one_cpu_per_core, smt_groups, ExpCtx, Experiment, Profile};
+use crate::base::timer::Timer;
 use crate::harness::measure::{measure, measure_bracketed, measure_team, Policy};
-use crate::harness::timer::Timer;
 use crate::kernels::chains::{Chain, CHAIN_LEN};
 use crate::machine::MachineInfo;
 use crate::placement::pin::AffinityGuard;
@@ -204,7 +204,7 @@ impl Experiment for Frequency {
         };
         let timer = Timer::new().info();
         let tsc_ghz = match timer.source {
-            crate::harness::timer::TimerSource::Tsc => Some(timer.ticks_per_ns),
+            crate::base::timer::TimerSource::Tsc => Some(timer.ticks_per_ns),
             _ => None,
         };
         let decl = declared(ctx.machine, tsc_ghz);

@@ -5,10 +5,9 @@
 //! The curve's plateaus are detected and matched to the cache sizes that
 //! `info` reports; disagreements are findings.
 
-use super::mem_common::{
-    self, fmt_bytes, huge_buffer, size_range, CacheFacts, HugeOutcome, KIB, MIB,
-};
+use super::mem_common::{self, huge_buffer, size_range, CacheFacts, HugeOutcome, KIB, MIB};
 use super::{ExpCtx, Experiment, Profile};
+use crate::base::fmt::fmt_size;
 use crate::harness::measure::{measure, Policy, Warmup};
 use crate::harness::Stats;
 use crate::kernels::memory::{Layout, PointerChain};
@@ -114,8 +113,8 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> LatencyPl
     if top > cap {
         notes.push(format!(
             "largest working set capped at {} by available memory (wanted {})",
-            fmt_bytes(cap),
-            fmt_bytes(top)
+            fmt_size(cap),
+            fmt_size(top)
         ));
         top = cap;
     }
@@ -430,21 +429,21 @@ pub fn match_levels(
                 let mut note = if agrees {
                     format!(
                         "{name}: step at ~{} agrees with the declared {} (×{ratio:.2})",
-                        fmt_bytes(e),
-                        fmt_bytes(*size)
+                        fmt_size(e),
+                        fmt_size(*size)
                     )
                 } else {
                     format!(
                         "finding: {name}: the curve steps at ~{} but sysfs declares {} (×{ratio:.2}); in a VM or with a shared cache the usable share can be far smaller than declared",
-                        fmt_bytes(e),
-                        fmt_bytes(*size)
+                        fmt_size(e),
+                        fmt_size(*size)
                     )
                 };
                 if plateaus[pi].ramp {
                     note.push_str(&format!(
                         "; no flat plateau: latency ramps from {} to {}, the level's figure is the middle of the ramp",
-                        fmt_bytes(plateaus[pi].from_bytes),
-                        fmt_bytes(plateaus[pi].to_bytes)
+                        fmt_size(plateaus[pi].from_bytes),
+                        fmt_size(plateaus[pi].to_bytes)
                     ));
                 }
                 out.push(LevelMatch {
@@ -468,7 +467,7 @@ pub fn match_levels(
                 plateau: None,
                 note: format!(
                     "finding: {name} (declared {}) shows no step of its own in the curve",
-                    fmt_bytes(*size)
+                    fmt_size(*size)
                 ),
             }),
         }
@@ -595,7 +594,7 @@ pub fn measure_curve(
                 "{} chase, {} pages, {}",
                 spec.pattern.name(),
                 spec.pages.name(),
-                fmt_bytes(size)
+                fmt_size(size)
             ));
         }
         let layout = match spec.pattern {
@@ -621,7 +620,7 @@ pub fn measure_curve(
             Err(e) => return Err(e),
         };
         let Some(st) = Stats::from_samples(&samples) else {
-            bail!("non-finite latency samples at {}", fmt_bytes(size));
+            bail!("non-finite latency samples at {}", fmt_size(size));
         };
         points.push(Point {
             bytes: size,
@@ -724,7 +723,7 @@ fn emit_curve(
         .with_samples(last.samples.clone())
         .with_note(&format!(
             "value: latency at the largest working set ({}); every size in data.points",
-            fmt_bytes(last.bytes)
+            fmt_size(last.bytes)
         ));
     if let Some(o) = &c.pages_obtained {
         rec = rec.with_note(&format!(
@@ -740,7 +739,7 @@ fn emit_curve(
     for u in &unmatched {
         rec = rec.with_note(&format!(
             "step at ~{} matches no declared cache (TLB reach, a partitioned or shared cache, or noise)",
-            fmt_bytes(*u)
+            fmt_size(*u)
         ));
     }
     let points: Vec<serde_json::Value> = c
@@ -769,7 +768,7 @@ fn emit_curve(
         let r = curve_params(ResultRecord::new(EXP, "dram", "ns", false), c, plan)
             .with_method(&meth, METHOD_VERSION)
             .with_samples(last.samples.clone())
-            .with_note(&format!("working set {}", fmt_bytes(last.bytes)));
+            .with_note(&format!("working set {}", fmt_size(last.bytes)));
         out(r)?;
         return Ok(());
     }
@@ -833,9 +832,9 @@ fn emit_curve(
                 pool,
                 format!(
                     "last plateau from {} on; samples of its top octave pooled ({} to {})",
-                    fmt_bytes(p.from_bytes),
-                    fmt_bytes(from),
-                    fmt_bytes(top)
+                    fmt_size(p.from_bytes),
+                    fmt_size(from),
+                    fmt_size(top)
                 ),
             )
         }
@@ -843,7 +842,7 @@ fn emit_curve(
             vec![last],
             format!(
                 "no flat DRAM plateau: latency still rising at {}, figure taken there",
-                fmt_bytes(last.bytes)
+                fmt_size(last.bytes)
             ),
         ),
     };
@@ -856,7 +855,7 @@ fn emit_curve(
     let mut r = curve_params(ResultRecord::new(EXP, "dram", "ns", false), c, plan)
         .with_method(&meth, METHOD_VERSION)
         .with_samples(samples.clone())
-        .with_note(&format!("working set {}: {dnote}", fmt_bytes(dp.bytes)))
+        .with_note(&format!("working set {}: {dnote}", fmt_size(dp.bytes)))
         .with_data(
             json!({"working_set_bytes": dp.bytes, "pooled_sizes": sizes, "cycles": dp.cycles}),
         );
@@ -962,7 +961,7 @@ pub fn run_plan(
                     )
                     .with_note(&format!(
                         "at {}: {:.1} ns on 4 KiB pages, {:.1} ns {what} (derived from two medians)",
-                        fmt_bytes(a.bytes),
+                        fmt_size(a.bytes),
                         a.ns.median,
                         b.ns.median
                     ));
@@ -1012,7 +1011,7 @@ fn per_l3_instances(
     };
     for set in inst {
         let Some(cpu) = set.first() else { continue };
-        (ctx.step)(&format!("L3 instance of CPU {cpu}, {}", fmt_bytes(size)));
+        (ctx.step)(&format!("L3 instance of CPU {cpu}, {}", fmt_size(size)));
         let _pin = AffinityGuard::pin(cpu)?;
         let (buf, _) = curve_buffer(size, c.pages, plan.node)?;
         let chain = PointerChain::build(buf, size, layout, 0x13)?;
@@ -1023,7 +1022,7 @@ fn per_l3_instances(
             .with_method(
                 &format!(
                     "random chase of {} (inside the L3 plateau) from one CPU of each L3 instance",
-                    fmt_bytes(size)
+                    fmt_size(size)
                 ),
                 METHOD_VERSION,
             )

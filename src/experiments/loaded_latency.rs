@@ -5,8 +5,9 @@
 //! cross-vendor; here the load is varied by the number of streams).
 
 use super::bandwidth::{StreamArrays, Variant};
-use super::mem_common::{self, cpu_order, fmt_bytes, huge_buffer, CacheFacts, Placement, MIB};
+use super::mem_common::{self, cpu_order, huge_buffer, CacheFacts, Placement, MIB};
 use super::{ExpCtx, Experiment, Profile};
+use crate::base::fmt::fmt_size;
 use crate::harness::Stats;
 use crate::kernels::memory::{BwKernel, Layout, PointerChain, StoreKind, Width, BW_ELEMS_ALIGN};
 use crate::machine::MachineInfo;
@@ -129,7 +130,7 @@ pub fn run_plan(
     let mut team = Team::new(&cpus)?;
     (ctx.step)(&format!(
         "building a {} chain on CPU {}",
-        fmt_bytes(plan.chain_bytes),
+        fmt_size(plan.chain_bytes),
         plan.chaser
     ));
     // The chain: built by the chaser thread (first touch on its node).
@@ -156,7 +157,7 @@ pub fn run_plan(
         let mut st = Team::new(&plan.streamers[..max_k])?;
         (ctx.step)(&format!(
             "first touch of {} by {max_k} streaming thread(s)",
-            fmt_bytes(plan.array_bytes)
+            fmt_size(plan.array_bytes)
         ));
         Some(StreamArrays::with_count(
             &mut st,
@@ -250,11 +251,11 @@ pub fn run_plan(
     }
     let method = format!(
         "one thread chases a random cycle over {} (2 MiB pages by {mech}) on CPU {} while k threads stream STREAM {} ({}) over their own chunks of {}; per round: ns per load of the chaser, GB/s (counted bytes) of the streams over the same time; median of rounds",
-        fmt_bytes(plan.chain_bytes),
+        fmt_size(plan.chain_bytes),
         plan.chaser,
         v.kernel.name(),
         width.name(),
-        fmt_bytes(plan.array_bytes)
+        fmt_size(plan.array_bytes)
     );
     let base = points
         .first()

@@ -3,6 +3,7 @@
 //! memory limits, page requests, the clock used to turn ns into cycles.
 
 use super::{ExpCtx, Profile};
+use crate::base::fmt::fmt_size;
 use crate::harness::measure::{measure, Policy, Warmup};
 use crate::kernels::chains::{Chain, CHAIN_LEN};
 use crate::machine::MachineInfo;
@@ -181,25 +182,6 @@ pub fn parse_size_list(s: &str, per_octave: usize) -> Result<Vec<usize>> {
     Ok(out)
 }
 
-/// Human size: 48 KiB, 2 MiB, 1.5 GiB.
-pub fn fmt_bytes(b: usize) -> String {
-    let f = b as f64;
-    let (v, u) = if b >= GIB {
-        (f / GIB as f64, "GiB")
-    } else if b >= MIB {
-        (f / MIB as f64, "MiB")
-    } else if b >= KIB {
-        (f / KIB as f64, "KiB")
-    } else {
-        return format!("{b} B");
-    };
-    if (v - v.round()).abs() < 0.05 {
-        format!("{v:.0} {u}")
-    } else {
-        format!("{v:.1} {u}")
-    }
-}
-
 /// `MemAvailable` of /proc/meminfo in bytes.
 pub fn mem_available() -> Option<usize> {
     let s = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -226,9 +208,9 @@ pub fn check_fits(what: &str, bytes: usize) -> Result<()> {
         if bytes > avail / 4 * 3 {
             bail!(
                 "{what}: {} does not fit in memory ({} available; at most {} may be used)",
-                fmt_bytes(bytes),
-                fmt_bytes(avail),
-                fmt_bytes(avail / 4 * 3)
+                fmt_size(bytes),
+                fmt_size(avail),
+                fmt_size(avail / 4 * 3)
             );
         }
     }

@@ -11,6 +11,7 @@ pub mod loaded_latency;
 pub mod mem_common;
 pub mod numa_matrix;
 pub mod peak;
+pub mod placement_plan;
 pub mod placement_study;
 pub mod rate;
 pub mod seed_loops;

@@ -6,9 +6,10 @@
 use super::bandwidth::{measure_variant, StreamArrays, Variant};
 use super::latency::chase_samples;
 use super::mem_common::{
-    self, fixed_policy, fmt_bytes, huge_buffer, memory_nodes, node_cpus, CacheFacts, MIB,
+    self, fixed_policy, huge_buffer, memory_nodes, node_cpus, CacheFacts, MIB,
 };
 use super::{ExpCtx, Experiment, Profile};
+use crate::base::fmt::fmt_size;
 use crate::kernels::memory::{BwKernel, Layout, PointerChain, StoreKind, Width};
 use crate::machine::MachineInfo;
 use crate::placement::mempolicy::{page_nodes, MemPolicy};
@@ -226,7 +227,7 @@ pub fn run_plan(
                 let mut rec = ResultRecord::new(EXP, "latency", "ns", false)
                     .with_param("cpu_node", *node as u64)
                     .with_param("mem", t.label())
-                    .with_method(&format!("random pointer chase over {} bound to the memory target, from CPU {cpu} of the row's node; median of samples", fmt_bytes(plan.latency_bytes)), METHOD_VERSION);
+                    .with_method(&format!("random pointer chase over {} bound to the memory target, from CPU {cpu} of the row's node; median of samples", fmt_size(plan.latency_bytes)), METHOD_VERSION);
                 match r {
                     Ok((s, placed)) => {
                         rec = rec.with_samples(s).with_note(&placed);
@@ -284,7 +285,7 @@ pub fn run_plan(
                 let mut rec = ResultRecord::new(EXP, "bandwidth", "GB/s", true)
                     .with_param("cpu_node", *node as u64)
                     .with_param("mem", t.label())
-                    .with_method(&format!("STREAM read ({}) by every usable CPU of the row's node ({cpus}), array of {} bound to the memory target; median of rounds", width.name(), fmt_bytes(plan.array_bytes)), METHOD_VERSION);
+                    .with_method(&format!("STREAM read ({}) by every usable CPU of the row's node ({cpus}), array of {} bound to the memory target; median of rounds", width.name(), fmt_size(plan.array_bytes)), METHOD_VERSION);
                 match r {
                     Ok(s) => {
                         rec = rec.with_samples(s);
@@ -383,7 +384,7 @@ fn placement_text(buf: &crate::placement::buffer::Buffer, t: &Target) -> String 
             };
             format!(
                 "pages checked (first {}): {}{}",
-                fmt_bytes(len),
+                fmt_size(len),
                 nodes.join(", "),
                 if ok {
                     ""

@@ -1,5 +1,5 @@
 //! Placement study (seed 000's "bad core binding costs 25-30%"): the same
-//! workloads pinned to the CPU sets the planner (src/placement/planner.rs)
+//! workloads pinned to the CPU sets the planner (src/experiments/placement_plan.rs)
 //! picks from the topology — SMT siblings vs two cores, same vs different
 //! L3, same node vs cross node vs cross socket, k cores packed vs spread —
 //! and one thread with its memory local / remote / interleaved. Each
@@ -17,13 +17,13 @@
 
 use super::simd::{compute_policy, secs_per_figure, team_rate};
 use super::{ExpCtx, Experiment, Profile};
+use crate::experiments::placement_plan::{plan, Comparison, Plan};
 use crate::harness::measure::{measure, measure_team};
 use crate::kernels::chacha::{self, Variant, CHUNK_BYTES};
 use crate::kernels::cpu_loops::{build_chase, chase, shared_add, triad, Padded, SHARED_LINES};
 use crate::machine::MachineInfo;
 use crate::placement::buffer::{Buffer, BufferOptions, PageRequest, Touch};
 use crate::placement::pin::AffinityGuard;
-use crate::placement::planner::{plan, Comparison, Plan};
 use crate::placement::team::Team;
 use crate::placement::CpuSet;
 use crate::results::schema::ResultRecord;

@@ -5,8 +5,9 @@
 //! - seed 000's `memory_bound()`: `_mm_clflush(&a); b = a;` in a loop: ns per
 //!   flushed load (a DRAM round trip from one hot line).
 
-use super::mem_common::{self, fixed_policy, fmt_bytes, with_counters, CacheFacts, MIB};
+use super::mem_common::{self, fixed_policy, with_counters, CacheFacts, MIB};
 use super::{ExpCtx, Experiment, Profile};
+use crate::base::fmt::fmt_size;
 use crate::harness::measure::{measure, Policy, Warmup};
 use crate::harness::Stats;
 use crate::kernels::memory::{cacheline_loop, clflush_loop};
@@ -52,7 +53,7 @@ pub fn run_cpu(
     let bytes = array_bytes(ctx.machine);
     let n = bytes / 4;
     // 1. The cache-line loop.
-    (ctx.step)(&format!("cache-line loop over {}", fmt_bytes(bytes)));
+    (ctx.step)(&format!("cache-line loop over {}", fmt_size(bytes)));
     let mut buf = Buffer::new(
         bytes,
         &BufferOptions {
@@ -82,7 +83,7 @@ pub fn run_cpu(
     let method = |step: usize| {
         format!(
             "seed 002: for i in (0..{n}).step_by({step}) {{ arr[i] *= 3 }} over an i32 array of {} (volatile scalar accesses, as the C loop compiles); ms per pass; median of passes",
-            fmt_bytes(bytes)
+            fmt_size(bytes)
         )
     };
     let mut r1 = ResultRecord::new(EXP, "cacheline_every", "ms", false)

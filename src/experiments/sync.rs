@@ -13,8 +13,8 @@
 
 use super::c2c_infer::Declared;
 use super::{one_cpu_per_core, ExpCtx, Experiment, Profile};
+use crate::base::timer::Timer;
 use crate::harness::measure::{measure, measure_team, Policy, Warmup};
-use crate::harness::timer::Timer;
 use crate::kernels::chains::{Chain, CHAIN_LEN};
 use crate::kernels::sync::{self as k, Hint, Protected, SpinLock, Wait};
 use crate::machine::MachineInfo;

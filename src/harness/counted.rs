@@ -9,10 +9,10 @@
 //! counted as `counters: [Counted, ...]` (one per counted run) and, where a
 //! figure exists, IPC / GHz as figures of their own.
 
+use crate::base::Sysroot;
 use crate::counters::group::TargetError;
 use crate::counters::metrics::DerivedMetrics;
 use crate::counters::{events, CounterGroup, Event, EventReading, PerfEnv, Readings, Target};
-use crate::machine::Sysroot;
 use crate::placement::team::Team;
 use serde::Serialize;
 

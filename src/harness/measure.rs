@@ -24,8 +24,8 @@
 //! - [`measure_bracketed`] brackets every sample with a short reference call
 //!   before and after it, for per-sample ratios (FLOPs per cycle).
 
-use crate::harness::stats::Stats;
-use crate::harness::timer::{Timer, TimerInfo};
+use crate::base::timer::{Timer, TimerInfo};
+use crate::base::Stats;
 use crate::placement::team::{Team, ThreadCtx};
 use anyhow::{bail, Result};
 use serde::Serialize;

@@ -3,12 +3,12 @@
 
 pub mod counted;
 pub mod measure;
-pub mod stats;
-pub mod timer;
 
 pub use measure::{
     measure, measure_bracketed, measure_team, Bracketed, Interrupted, Measurement, Policy,
     StopReason, TeamMeasurement, Warmup,
 };
-pub use stats::Stats;
-pub use timer::{Tick, Timer, TimerInfo, TimerSource};
+// The clock and the statistics live on the bottom floor (`base`); these
+// paths stay for callers written against `harness::`.
+pub use crate::base::{stats, timer};
+pub use crate::base::{Stats, Tick, Timer, TimerInfo, TimerSource};

@@ -3,8 +3,8 @@
 //! deduplicated: one instance per (level, type, set of CPUs sharing it).
 
 use super::topology::Core;
-use super::Sysroot;
-use crate::placement::CpuSet;
+use crate::base::CpuSet;
+use crate::base::Sysroot;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -3,8 +3,8 @@
 //! filesystem under a `Sysroot`. Pure reading: on a recorded root this is the
 //! only way to know which CPUs and memory nodes the recorded process could use.
 
-use super::Sysroot;
-use crate::placement::CpuSet;
+use crate::base::CpuSet;
+use crate::base::Sysroot;
 use serde::{Deserialize, Serialize};
 
 /// The cpuset of the cgroup this process belongs to.

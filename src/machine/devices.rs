@@ -4,8 +4,8 @@
 //! warning when a NIC's interrupts are served on another node than its own.
 
 use super::identity::{unavailable, Unavailable};
-use super::Sysroot;
-use crate::placement::CpuSet;
+use crate::base::CpuSet;
+use crate::base::Sysroot;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

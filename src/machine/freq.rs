@@ -4,8 +4,8 @@
 //! frequency experiment.
 
 use super::identity::{unavailable, CpuInfo, Unavailable};
-use super::Sysroot;
-use crate::placement::CpuSet;
+use crate::base::CpuSet;
+use crate::base::Sysroot;
 use serde::{Deserialize, Serialize};
 
 /// One CPU's cpufreq and cpuinfo facts.

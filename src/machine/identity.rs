@@ -9,8 +9,8 @@
 //! [`Unavailable`] map (field -> reason) that the other parts of `machine`
 //! reuse, so every missing figure carries its reason into the JSON.
 
-use super::Sysroot;
-use crate::placement::CpuSet;
+use crate::base::CpuSet;
+use crate::base::Sysroot;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

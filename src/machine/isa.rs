@@ -5,7 +5,7 @@
 //! `/proc/sys/abi/sve_default_vector_length` on the live root.
 
 use super::identity::{unavailable, CpuInfo, Unavailable};
-use super::Sysroot;
+use crate::base::Sysroot;
 use serde::{Deserialize, Serialize};
 
 /// What the CPU can execute, as the kernel reports it.

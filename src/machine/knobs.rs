@@ -4,8 +4,8 @@
 //! present (and why not).
 
 use super::identity::CpuInfo;
-use super::Sysroot;
-use crate::placement::CpuSet;
+use crate::base::CpuSet;
+use crate::base::Sysroot;
 use serde::{Deserialize, Serialize};
 
 /// One kernel setting.

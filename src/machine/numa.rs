@@ -2,8 +2,8 @@
 //! `/sys/devices/system/node/nodeN`; when that directory is absent (kernel
 //! without NUMA support) the machine is one implicit node, said so in `NumaSummary::note`.
 
-use super::Sysroot;
-use crate::placement::CpuSet;
+use crate::base::CpuSet;
+use crate::base::Sysroot;
 use serde::{Deserialize, Serialize};
 
 const NODE_DIR: &str = "/sys/devices/system/node";
@@ -12,7 +12,7 @@ const NODE_DIR: &str = "/sys/devices/system/node";
 pub struct NumaNode {
     pub id: usize,
     /// CPUs of the node as the kernel lists them (may include offline CPUs on old kernels).
-    pub cpus: crate::placement::CpuSet,
+    pub cpus: crate::base::CpuSet,
     /// MemTotal of the node; null when not known (`memory_note` says why).
     pub memory_bytes: Option<u64>,
     /// MemFree of the node; null when not known.

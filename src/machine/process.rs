@@ -7,8 +7,8 @@
 //! inactive, so its absence means every page is active (hugetlb: never
 //! printed). Mappings with no resident page have no counts at all.
 
-use super::Sysroot;
-use crate::placement::CpuSet;
+use crate::base::CpuSet;
+use crate::base::Sysroot;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -11,8 +11,8 @@
 //! - what this process may use is online ∩ its affinity (live) or its recorded cgroup cpuset.
 
 use super::cgroup::{self, CgroupCpuset};
-use super::Sysroot;
-use crate::placement::CpuSet;
+use crate::base::CpuSet;
+use crate::base::Sysroot;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

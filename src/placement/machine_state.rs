@@ -18,7 +18,7 @@
 //! process may change the machine is a [`Privilege`] passed in, not looked
 //! up inside, for the same reason.
 
-use crate::machine::Sysroot;
+use crate::base::Sysroot;
 use anyhow::{bail, Context as _, Result};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;

@@ -17,7 +17,7 @@
 //!   page in and never moves one, so a page not touched yet reads as "not
 //!   present" rather than as the node of the shared zero page.
 
-use crate::placement::cpulist::CpuSet;
+use crate::base::cpuset::CpuSet;
 use crate::placement::pin::{errno_name, last_os_error};
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};

@@ -1,18 +1,18 @@
-//! Placement primitives: CPU lists, pinning, thread teams, memory policy,
+//! Placement primitives: pinning, thread teams, memory policy,
 //! page-aligned buffers, and the machine-wide switches (SMT, turbo) a
 //! measurement may hold for its duration (`machine_state`, restored on drop
 //! and on Ctrl-C). Each module's doc says what it guarantees.
 
 pub mod buffer;
-pub mod cpulist;
 pub mod machine_state;
 pub mod mempolicy;
 pub mod pin;
-pub mod planner;
 pub mod team;
 
 pub use buffer::{Buffer, BufferOptions, PageKind, PageReport, PageRequest, Touch, Unavailable};
-pub use cpulist::CpuSet;
+// `CpuSet` lives on the bottom floor (`base`); these paths stay for callers.
+pub use crate::base::cpuset as cpulist;
+pub use crate::base::CpuSet;
 pub use mempolicy::MemPolicy;
 pub use pin::{current_affinity, current_cpu, pin_current_thread, set_affinity, AffinityGuard};
 pub use team::{Round, SpinBarrier, Team, ThreadCtx};

@@ -12,7 +12,7 @@
 //! - [`AffinityGuard`] restores the previous mask when dropped (best effort:
 //!   a failure to restore on drop is ignored, it cannot be reported).
 
-use crate::placement::cpulist::{CpuSet, MAX_ID};
+use crate::base::cpuset::{CpuSet, MAX_ID};
 use anyhow::{bail, Result};
 use std::io;
 

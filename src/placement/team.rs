@@ -21,7 +21,7 @@
 //! - Two entries of the list may name the same CPU; the barrier then falls back
 //!   from spinning to yielding so the threads sharing a CPU still progress.
 
-use crate::harness::timer::{Tick, Timer};
+use crate::base::timer::{Tick, Timer};
 use crate::placement::pin::pin_current_thread;
 use anyhow::{bail, Result};
 use std::any::Any;

@@ -14,7 +14,7 @@
 //! - `distances-vs-measured`: the firmware's NUMA distances disagree with measured latencies.
 //! - `declared-vs-measured-frequency`: the clock the machine declares is not what it runs at.
 
-use crate::report::run_text::fmt_num;
+use crate::base::fmt::fmt_num;
 use crate::results::schema::{ResultRecord, Run};
 use serde::Serialize;
 use serde_json::Value;

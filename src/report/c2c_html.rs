@@ -211,7 +211,7 @@ pub fn svg_log_bars(title: &str, unit: &str, rows: &[(String, f64)]) -> String {
             l = esc(label),
             bh = row_h - 4.0,
             tx = left + bw + 4.0,
-            val = crate::report::run_text::fmt_num(*v)
+            val = crate::base::fmt::fmt_num(*v)
         );
     }
     s.push_str("</svg>");

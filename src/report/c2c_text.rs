@@ -2,10 +2,11 @@
 //! matrix (numbers, or a heat map on large machines), the latency groups in
 //! the style of seed 001, one pair, the plan, the CSV form. Never measures.
 
+use crate::base::fmt::fmt_num;
 use crate::experiments::c2c::{MatrixRun, PairStats, Plan};
 use crate::experiments::c2c_infer::{Declared, Inference, LatencyMatrix};
 use crate::kernels::c2c::Method;
-use crate::report::run_text::{fmt_num, result_label};
+use crate::report::run_text::result_label;
 use crate::results::schema::ResultRecord;
 use std::fmt::Write as _;
 

@@ -10,8 +10,9 @@
 //! `cpuscope.compare/1`) and renders it as text, CSV and Markdown; the HTML
 //! page is in compare_html.rs. It never measures.
 
+use crate::base::fmt::{fmt_bytes_exact, fmt_num};
 use crate::placement::CpuSet;
-use crate::report::run_text::{fmt_num, result_label};
+use crate::report::run_text::result_label;
 use crate::results::published::{self, Qualifier};
 use crate::results::schema::{ResultRecord, Run};
 use anyhow::{bail, Result};
@@ -240,18 +241,6 @@ fn knob(m: &Value, name: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-fn bytes_text(b: u64) -> String {
-    const M: u64 = 1 << 20;
-    const K: u64 = 1 << 10;
-    if b >= M && b.is_multiple_of(M) {
-        format!("{} MiB", b / M)
-    } else if b >= K && b.is_multiple_of(K) {
-        format!("{} KiB", b / K)
-    } else {
-        format!("{b} B")
-    }
-}
-
 /// The facts compared between runs: (field, value) in a fixed order.
 pub fn facts(run: &Run) -> Vec<(&'static str, Option<String>)> {
     let m = &run.machine;
@@ -284,9 +273,9 @@ pub fn facts(run: &Run) -> Vec<(&'static str, Option<String>)> {
             }
             let total: u64 = sizes.iter().sum();
             Some(if sizes.len() == 1 {
-                bytes_text(total)
+                fmt_bytes_exact(total)
             } else {
-                format!("{} in {} instances", bytes_text(total), sizes.len())
+                format!("{} in {} instances", fmt_bytes_exact(total), sizes.len())
             })
         });
     let vm = match run.environment.is_vm {

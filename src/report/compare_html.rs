@@ -14,7 +14,7 @@
 
 use super::compare::{cell_text, CellState, Comparison, Row};
 use super::html::esc;
-use crate::report::run_text::fmt_num;
+use crate::base::fmt::fmt_num;
 use crate::results::schema::{ResultRecord, Run};
 use serde_json::Value;
 use std::fmt::Write as _;

@@ -2,8 +2,8 @@
 //! placement): seed 004's efficiency table, the published comparisons, the
 //! relative placement tables. Renders stored records; never measures.
 
-use crate::placement::planner::Plan;
-use crate::report::run_text::fmt_num;
+use crate::base::fmt::fmt_num;
+use crate::experiments::placement_plan::Plan;
 use crate::results::schema::ResultRecord;
 use serde_json::Value;
 use std::fmt::Write as _;

@@ -1,6 +1,7 @@
 //! The HTML report: one self-contained file (inline CSS and SVG, no script
 //! from elsewhere, no fonts, no CDN), readable offline.
 
+use crate::base::fmt::fmt_num_fixed;
 use crate::results::schema::{ResultRecord, Run};
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -30,19 +31,6 @@ th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .meta{color:#555}svg text{font-size:11px;fill:#333}.bar{fill:#4a7ab5}.bar2{fill:#d08a3c}
 "#;
 
-fn fmt_num(v: f64) -> String {
-    let a = v.abs();
-    if a >= 1000.0 {
-        format!("{v:.0}")
-    } else if a >= 100.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.3}")
-    } else {
-        format!("{v:.4}")
-    }
-}
-
 /// A horizontal bar chart as inline SVG: (label, value) rows.
 pub fn svg_bars(title: &str, unit: &str, rows: &[(String, f64)]) -> String {
     let max = rows.iter().map(|r| r.1).fold(0.0f64, f64::max);
@@ -69,7 +57,7 @@ pub fn svg_bars(title: &str, unit: &str, rows: &[(String, f64)]) -> String {
             l = esc(label),
             bh = row_h - 4.0,
             tx = left + bw + 4.0,
-            val = fmt_num(*v)
+            val = fmt_num_fixed(*v)
         );
     }
     s.push_str("</svg>");
@@ -139,10 +127,10 @@ fn result_row(r: &ResultRecord) -> String {
             let _ = write!(
                 s,
                 r#"<td class="num">{}</td><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{:.2}%{}</td><td class="num">{}</td>"#,
-                fmt_num(*v),
+                fmt_num_fixed(*v),
                 esc(&r.unit),
-                fmt_num(st.min),
-                fmt_num(st.max),
+                fmt_num_fixed(st.min),
+                fmt_num_fixed(st.max),
                 st.cv * 100.0,
                 noisy,
                 st.n
@@ -152,7 +140,7 @@ fn result_row(r: &ResultRecord) -> String {
             let _ = write!(
                 s,
                 r#"<td class="num">{}</td><td>{}</td><td colspan="4" class="na">derived, no samples</td>"#,
-                fmt_num(*v),
+                fmt_num_fixed(*v),
                 esc(&r.unit)
             );
         }

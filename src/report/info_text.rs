@@ -2,6 +2,7 @@
 //! lscpu, `numactl -H` and lstopo say, organised for a performance engineer and
 //! kept compact on machines with hundreds of CPUs.
 
+use crate::base::fmt::fmt_bytes;
 use crate::machine::cache::CacheInstance;
 use crate::machine::topology::Core;
 use crate::machine::MachineInfo;
@@ -56,33 +57,6 @@ fn plural(n: usize, one: &str) -> String {
     } else {
         format!("{n} {one}s")
     }
-}
-
-/// Bytes in binary units: `48 KiB`, `1.25 MiB`, `7.99 GiB`.
-pub fn fmt_bytes(b: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        return format!("{b} B");
-    }
-    let s = if v < 10.0 {
-        format!("{v:.2}")
-    } else if v < 100.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.0}")
-    };
-    let s = if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    };
-    format!("{s} {}", UNITS[u])
 }
 
 fn opt_bytes(b: Option<u64>) -> String {
@@ -872,15 +846,6 @@ fn notes(info: &MachineInfo) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bytes_format() {
-        assert_eq!(fmt_bytes(48 * 1024), "48 KiB");
-        assert_eq!(fmt_bytes(1280 * 1024), "1.25 MiB");
-        assert_eq!(fmt_bytes(24 << 20), "24 MiB");
-        assert_eq!(fmt_bytes(512), "512 B");
-        assert_eq!(fmt_bytes(8 << 30), "8 GiB");
-    }
 
     #[test]
     fn affine_forms() {

@@ -2,6 +2,7 @@
 //! (log size, log ns, declared cache sizes marked), bandwidth vs threads,
 //! loaded latency (latency vs bandwidth), NUMA matrices. Never measures.
 
+use crate::base::fmt::fmt_bytes_axis;
 use crate::report::html::esc;
 use crate::results::schema::{ResultRecord, Run};
 use serde_json::Value;
@@ -13,18 +14,6 @@ const COLORS: [&str; 8] = [
 
 /// A line series: name and (x, y) points.
 pub type Series = (String, Vec<(f64, f64)>);
-
-fn bytes_label(b: f64) -> String {
-    if b >= (1u64 << 30) as f64 {
-        format!("{:.0}G", b / (1u64 << 30) as f64)
-    } else if b >= (1u64 << 20) as f64 {
-        format!("{:.0}M", b / (1u64 << 20) as f64)
-    } else if b >= 1024.0 {
-        format!("{:.0}K", b / 1024.0)
-    } else {
-        format!("{b:.0}")
-    }
-}
 
 /// An SVG line chart. `logx`/`logy` use log2/log10 axes; `vlines` are
 /// labelled vertical markers at x values; `xfmt` formats x tick labels.
@@ -105,7 +94,7 @@ pub fn svg_lines(
             r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
             l - 4.0,
             py + 4.0,
-            crate::report::run_text::fmt_num(yv)
+            crate::base::fmt::fmt_num(yv)
         );
     }
     for (x, label) in vlines {
@@ -213,7 +202,7 @@ fn latency_chart(recs: &[&ResultRecord]) -> String {
         true,
         true,
         &vlines,
-        &bytes_label,
+        &fmt_bytes_axis,
     )
 }
 
@@ -372,7 +361,7 @@ fn numa_tables(recs: &[&ResultRecord]) -> String {
                                 out,
                                 r#"<td class="num" style="background:rgba(208,138,60,{:.2})">{}</td>"#,
                                 0.1 + 0.6 * f,
-                                crate::report::run_text::fmt_num(v)
+                                crate::base::fmt::fmt_num(v)
                             );
                         }
                         None => out.push_str(r#"<td class="na">n/a</td>"#),

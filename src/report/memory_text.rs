@@ -1,27 +1,10 @@
 //! Text rendering of the memory experiments' records (latency curves,
 //! bandwidth sweeps, NUMA matrices, loaded latency, seed loops). Never measures.
 
-use crate::report::run_text::fmt_num;
+use crate::base::fmt::{fmt_num, fmt_size};
 use crate::results::schema::ResultRecord;
 use serde_json::Value;
 use std::fmt::Write as _;
-
-fn bytes_text(b: f64) -> String {
-    let (v, u) = if b >= (1u64 << 30) as f64 {
-        (b / (1u64 << 30) as f64, "GiB")
-    } else if b >= (1u64 << 20) as f64 {
-        (b / (1u64 << 20) as f64, "MiB")
-    } else if b >= 1024.0 {
-        (b / 1024.0, "KiB")
-    } else {
-        return format!("{b:.0} B");
-    };
-    if (v - v.round()).abs() < 0.05 {
-        format!("{v:.0} {u}")
-    } else {
-        format!("{v:.1} {u}")
-    }
-}
 
 fn params_text(r: &ResultRecord) -> String {
     r.params
@@ -82,7 +65,7 @@ fn latency_curve(r: &ResultRecord, out: &mut String) {
             let _ = writeln!(
                 out,
                 "  {:>10}  {:>9}  {:>8}  {:>9}  {:>9}  {:>6.1}",
-                bytes_text(num(p, "/bytes").unwrap_or(0.0)),
+                fmt_size(num(p, "/bytes").unwrap_or(0.0)),
                 fmt_num(num(p, "/ns").unwrap_or(f64::NAN)),
                 num(p, "/cycles")
                     .map(|c| format!("{c:.1}"))
@@ -108,11 +91,11 @@ fn latency_curve(r: &ResultRecord, out: &mut String) {
             let _ = writeln!(
                 out,
                 "    {:>10} .. {:<10} {:>8} ns{}",
-                bytes_text(num(p, "/from_bytes").unwrap_or(0.0)),
-                bytes_text(num(p, "/to_bytes").unwrap_or(0.0)),
+                fmt_size(num(p, "/from_bytes").unwrap_or(0.0)),
+                fmt_size(num(p, "/to_bytes").unwrap_or(0.0)),
                 fmt_num(num(p, "/level_ns").unwrap_or(f64::NAN)),
                 num(p, "/edge_bytes")
-                    .map(|e| format!("   step at ~{}", bytes_text(e)))
+                    .map(|e| format!("   step at ~{}", fmt_size(e)))
                     .unwrap_or_default()
             );
         }

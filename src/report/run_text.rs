@@ -1,25 +1,10 @@
 //! Text rendering of stored runs: `cpuscope show` (one run, in full) and
 //! `cpuscope runs` (one line per run). Never measures.
 
+use crate::base::fmt::fmt_num;
 use crate::results::schema::{Load, ResultRecord, Run};
 use crate::results::store::RunSummary;
 use std::fmt::Write as _;
-
-/// A number with about four significant digits (no exponent for ordinary magnitudes).
-pub fn fmt_num(v: f64) -> String {
-    if !v.is_finite() {
-        return "n/a".into();
-    }
-    let a = v.abs();
-    if a == 0.0 {
-        return "0".into();
-    }
-    if !(1e-3..1e7).contains(&a) {
-        return format!("{v:.3e}");
-    }
-    let digits = (3 - a.log10().floor() as i32).clamp(0, 6) as usize;
-    format!("{v:.digits$}")
-}
 
 /// Lay out rows as columns separated by two spaces; the last column is not padded.
 fn columns(rows: &[Vec<String>], indent: &str) -> String {

@@ -3,7 +3,7 @@
 //! be measured here grouped by reason, and the advice. `cpuscope show RUN`
 //! prints every figure.
 
-use super::run_text::fmt_num;
+use crate::base::fmt::fmt_num;
 use crate::results::schema::{ResultRecord, Run};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -2,7 +2,7 @@
 //! machine, with every result it produced. This is what the store keeps,
 //! what `export` writes and what `import` reads. See docs/schema-run.md.
 
-use crate::harness::Stats;
+use crate::base::Stats;
 use anyhow::{bail, Context as _, Result};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};

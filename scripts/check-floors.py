@@ -1,0 +1,345 @@
+#!/usr/bin/env python3
+"""Check the import graph of src/ against the floors of docs/architecture.md.
+
+Every `use` path and every inline `crate::…`, `super::…`, `self::…` path (and
+paths through a child module, e.g. `cache::read` in machine/mod.rs) in
+src/**/*.rs is resolved to the file of the deepest module it names. A file
+belongs to a room: its first folder under src/ (src/machine/cache.rs is in
+`machine`), or `lib` / `main` for src/lib.rs and src/main.rs.
+
+Two rules:
+  (a) floors: a room may import only from its own floor or a lower one;
+      rooms on the same floor may not import each other either;
+  (b) no cycle between files of different folders (a strongly connected
+      component of the file graph that spans two or more folders).
+
+Prints each violation and exits 1; otherwise prints a one-line summary and
+exits 0. Python 3 standard library only. Run from anywhere:
+    python3 scripts/check-floors.py [SRC_DIR]
+"""
+
+import os
+import re
+import sys
+
+# The floors, lowest first. A room imports only from floors below its own.
+# Keep in step with docs/architecture.md ("Floors").
+FLOORS = [
+    ["base"],  # CpuSet, Stats, Sysroot, Timer, number and byte formatting
+    # reads what the machine is; pinning, teams, memory policy, buffers,
+    # machine switches; perf events. Side by side: none imports the others.
+    ["machine", "placement", "counters"],
+    ["kernels"],  # measured loops (the memory ones run in placement's buffers)
+    ["harness"],  # timing, repetitions, counted regions
+    ["results"],  # the run document, its records, the stores
+    ["experiments"],  # plan, run through the harness, return records
+    ["report"],  # text, HTML, comparison, advice
+    ["app"],  # one file per subcommand
+    ["lib"],  # src/lib.rs: declares the rooms
+    ["main"],  # src/main.rs: parses arguments, dispatches to app/
+]
+
+# Imports allowed despite the rules, each with its reason: (from_room, to_room, reason).
+# Empty: every violation is fixed in the code.
+EXCEPTIONS = []
+
+FLOOR_OF = {room: i for i, rooms in enumerate(FLOORS) for room in rooms}
+
+
+def strip_comments_and_strings(text):
+    """Blank out comments, string and char literals (keeping newlines)."""
+    out = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i))
+            i = j
+        elif text.startswith("/*", i):
+            depth, j = 1, i + 2
+            while j < n and depth:
+                if text.startswith("/*", j):
+                    depth, j = depth + 1, j + 2
+                elif text.startswith("*/", j):
+                    depth, j = depth - 1, j + 2
+                else:
+                    j += 1
+            out.append(re.sub(r"[^\n]", " ", text[i:j]))
+            i = j
+        elif c == "r" and re.match(r'r#*"', text[i:i + 10]) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            m = re.match(r'r(#*)"', text[i:])
+            end = '"' + m.group(1)
+            j = text.find(end, i + len(m.group(0)))
+            j = n if j < 0 else j + len(end)
+            out.append(re.sub(r"[^\n]", " ", text[i:j]))
+            i = j
+        elif c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            j += 1
+            out.append(re.sub(r"[^\n]", " ", text[i:j]))
+            i = j
+        elif c == "'":
+            # char literal ('a', '\n', '\u{1F}') or a lifetime ('a)
+            m = re.match(r"'(\\u\{[0-9a-fA-F]+\}|\\.|[^\\'])'", text[i:])
+            if m:
+                out.append(" " * len(m.group(0)))
+                i += len(m.group(0))
+            else:
+                out.append(c)
+                i += 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def expand_use_tree(tree):
+    """`a::{b, c::{d, e as f}, self}` -> [[a,b], [a,c,d], [a,c,e], [a]]."""
+    tree = re.sub(r"\s+as\s+\w+", "", tree)
+    tree = re.sub(r"\s+", "", tree)
+    paths = []
+
+    def walk(s, prefix):
+        # split s at top-level commas
+        parts, depth, cur = [], 0, ""
+        for ch in s:
+            if ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+            if ch == "," and depth == 0:
+                parts.append(cur)
+                cur = ""
+            else:
+                cur += ch
+        if cur:
+            parts.append(cur)
+        for part in parts:
+            if not part:
+                continue
+            brace = part.find("{")
+            if brace >= 0:
+                head = part[:brace].rstrip(":")
+                inner = part[brace + 1:part.rfind("}")]
+                segs = [x for x in head.split("::") if x]
+                walk(inner, prefix + segs)
+            else:
+                segs = [x for x in part.split("::") if x]
+                if segs and segs[-1] == "self":
+                    segs = segs[:-1]
+                if segs and segs[-1] == "*":
+                    segs = segs[:-1]
+                paths.append(prefix + segs)
+
+    walk(tree, [])
+    return paths
+
+
+def main():
+    src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
+    src = os.path.normpath(src)
+
+    # module path (tuple) -> file (relative to src)
+    modules = {}
+    files = []
+    for dirpath, _, names in os.walk(src):
+        for name in names:
+            if not name.endswith(".rs"):
+                continue
+            rel = os.path.relpath(os.path.join(dirpath, name), src).replace(os.sep, "/")
+            files.append(rel)
+    files.sort()
+    for rel in files:
+        parts = rel[:-3].split("/")
+        if rel in ("lib.rs", "main.rs"):
+            mod = ()
+        elif parts[-1] == "mod":
+            mod = tuple(parts[:-1])
+        else:
+            mod = tuple(parts)
+        if rel == "main.rs":
+            continue
+        modules[mod] = rel
+    module_of = {v: k for k, v in modules.items()}
+    module_of["main.rs"] = ("<main>",)
+
+    def room(rel):
+        if "/" in rel:
+            return rel.split("/", 1)[0]
+        return rel[:-3]
+
+    def folder(rel):
+        return rel.rsplit("/", 1)[0] if "/" in rel else "."
+
+    def resolve(segs):
+        """Deepest known module named by an absolute path; its file."""
+        segs = list(segs)
+        for k in range(len(segs), -1, -1):
+            if tuple(segs[:k]) in modules:
+                return modules[tuple(segs[:k])]
+        return None
+
+    edges = {}  # file -> {file: first line}
+    for rel in files:
+        with open(os.path.join(src, rel), encoding="utf-8") as f:
+            raw = f.read()
+        text = strip_comments_and_strings(raw)
+        here = module_of[rel]
+        is_main = rel == "main.rs"
+        children = {m[-1] for m in modules if len(m) == len(here) + 1 and m[:len(here)] == here} if not is_main else set()
+
+        # inline `mod name {` blocks: ranges, to resolve `super::` inside them
+        inline = []
+        for m in re.finditer(r"\bmod\s+(\w+)\s*\{", text):
+            depth, j = 0, m.end() - 1
+            while j < len(text):
+                if text[j] == "{":
+                    depth += 1
+                elif text[j] == "}":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j += 1
+            inline.append((m.start(), j, m.group(1)))
+
+        def current_module(pos):
+            mod = list(here)
+            for start, end, name in sorted(inline):
+                if start <= pos <= end:
+                    mod.append(name)
+            return mod
+
+        def absolute(segs, pos):
+            if not segs:
+                return None
+            head = segs[0]
+            if is_main:
+                if head in ("cpuscope", "crate"):
+                    return segs[1:]
+                return None
+            if head == "crate":
+                return segs[1:]
+            if head in ("self", "super"):
+                mod = current_module(pos)
+                rest = list(segs)
+                if rest[0] == "self":
+                    rest = rest[1:]
+                while rest and rest[0] == "super":
+                    if not mod:
+                        return None
+                    mod = mod[:-1]
+                    rest = rest[1:]
+                return mod + rest
+            if head in children and current_module(pos) == list(here):
+                return list(here) + segs
+            return None
+
+        out = edges.setdefault(rel, {})
+
+        def add(segs, pos):
+            target_mod = absolute(segs, pos)
+            if target_mod is None:
+                return
+            target = resolve(target_mod)
+            if target is None or target == rel:
+                return
+            line = text.count("\n", 0, pos) + 1
+            out.setdefault(target, line)
+
+        # use statements (blanked out afterwards so inline scanning skips them)
+        text_wo_use = list(text)
+        for m in re.finditer(r"\buse\s+([^;]+);", text):
+            for segs in expand_use_tree(m.group(1)):
+                add(segs, m.start())
+            for k in range(m.start(), m.end()):
+                if text_wo_use[k] != "\n":
+                    text_wo_use[k] = " "
+        body = "".join(text_wo_use)
+        heads = ["crate", "super", "self"] + (["cpuscope"] if is_main else sorted(children))
+        pat = re.compile(r"(?<![\w:])(" + "|".join(map(re.escape, heads)) + r")((?:\s*::\s*\w+)+)")
+        for m in pat.finditer(body):
+            segs = [m.group(1)] + [s for s in re.split(r"\s*::\s*", m.group(2)) if s]
+            add(segs, m.start())
+
+    violations = []
+
+    # (a) floors
+    allowed = {(a, b) for a, b, _ in EXCEPTIONS}
+    unknown = sorted({room(f) for f in files} - set(FLOOR_OF))
+    for r in unknown:
+        violations.append(f"room '{r}' has no floor: add it to FLOORS in scripts/check-floors.py")
+    for a in sorted(edges):
+        for b, line in sorted(edges[a].items()):
+            ra, rb = room(a), room(b)
+            if ra == rb or ra not in FLOOR_OF or rb not in FLOOR_OF or (ra, rb) in allowed:
+                continue
+            if FLOOR_OF[rb] >= FLOOR_OF[ra]:
+                how = "a higher floor" if FLOOR_OF[rb] > FLOOR_OF[ra] else "the same floor"
+                violations.append(f"floor: src/{a}:{line} ({ra}, floor {FLOOR_OF[ra]}) imports src/{b} ({rb}, {how} {FLOOR_OF[rb]})")
+
+    # (b) cycles spanning folders: Tarjan's strongly connected components
+    index, low, stack, on, sccs = {}, {}, [], set(), []
+    counter = [0]
+
+    def strong(v):
+        # iterative Tarjan
+        work = [(v, iter(sorted(edges.get(v, {}))))]
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        while work:
+            node, it = work[-1]
+            advanced = False
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(edges.get(w, {})))))
+                    advanced = True
+                    break
+                elif w in on:
+                    low[node] = min(low[node], index[w])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == node:
+                        break
+                sccs.append(sorted(comp))
+
+    for v in sorted(edges):
+        if v not in index:
+            strong(v)
+    for comp in sccs:
+        if len({folder(f) for f in comp}) > 1:
+            members = set(comp)
+            cross = [f"src/{a} -> src/{b}" for a in comp for b in sorted(edges.get(a, {})) if b in members and folder(a) != folder(b)]
+            violations.append("cycle across folders: " + ", ".join("src/" + f for f in comp) + " (via " + "; ".join(cross) + ")")
+
+    n_edges = sum(len(v) for v in edges.values())
+    if violations:
+        for v in violations:
+            print(v)
+        print(f"check-floors: {len(violations)} violation(s) in {len(files)} files, {n_edges} imports")
+        return 1
+    order = " < ".join("{" + ", ".join(f) + "}" if len(f) > 1 else f[0] for f in FLOORS)
+    print(f"check-floors: ok: {len(files)} files, {n_edges} imports, no upward import, no cross-folder cycle ({order})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,16 @@
+//! The bottom floor: the shared vocabulary every room may use and that
+//! imports no other room of the crate. CPU sets (`CpuSet`), summary
+//! statistics (`Stats`), the filesystem root facts are read under
+//! (`Sysroot`), the calibrated clock (`Timer`), and the formatting of
+//! numbers and bytes (`fmt`).
+
+pub mod cpuset;
+pub mod fmt;
+pub mod stats;
+pub mod sysroot;
+pub mod timer;
+
+pub use cpuset::CpuSet;
+pub use stats::Stats;
+pub use sysroot::Sysroot;
+pub use timer::{Tick, Timer, TimerInfo, TimerSource};

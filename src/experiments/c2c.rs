@@ -849,9 +849,11 @@ pub fn run_plan(
             // it may run to FIRST_PASS_SLACK budgets before the stop.
             let limit = if pass == 0 {
                 deadline.map(|d| {
-                    d.max(t0 + std::time::Duration::from_secs_f64(
-                        plan.budget_secs * FIRST_PASS_SLACK,
-                    ))
+                    d.max(
+                        t0 + std::time::Duration::from_secs_f64(
+                            plan.budget_secs * FIRST_PASS_SLACK,
+                        ),
+                    )
                 })
             } else {
                 deadline

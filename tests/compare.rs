@@ -189,7 +189,7 @@ fn no_common_result_means_no_geometric_mean() {
     let c = compare::compare(&[a, b], 0, false).unwrap();
     assert_eq!(c.geomean.results_used, 0);
     assert_eq!(c.geomean.per_run, vec![None, None]);
-    let t = compare::render_text(&c);
+    let t = compare::text::render(&c);
     assert!(t.contains("Geometric mean: not available"), "{t}");
     // A zero figure has no ratio and stays out of the mean.
     let a = run("z1", "a", "A", vec![rec("e", "m", "x", true, 0.0)]);
@@ -232,7 +232,7 @@ fn environment_differences_come_first() {
         smt.values[0].as_deref(),
         Some("on (2.000 threads per core)")
     );
-    let t = compare::render_text(&c);
+    let t = compare::text::render(&c);
     let d = t.find("Differences").unwrap();
     let r = t.find("Results").unwrap();
     assert!(d < r, "differences must come before results:\n{t}");
@@ -243,7 +243,7 @@ fn environment_differences_come_first() {
 fn csv_markdown_and_json_forms() {
     let runs = three();
     let c = compare::compare(&runs, 0, false).unwrap();
-    let csv = compare::render_csv(&c);
+    let csv = compare::csv::render(&c);
     let lines: Vec<&str> = csv.lines().collect();
     let ncol = lines[0].split(',').count();
     assert_eq!(ncol, 16);
@@ -255,7 +255,7 @@ fn csv_markdown_and_json_forms() {
     assert!(lines
         .iter()
         .any(|l| l.contains(",B,run-b,b,unavailable,,,") && l.ends_with("one CPU only")));
-    let md = compare::render_markdown(&c);
+    let md = compare::markdown::render(&c);
     assert!(
         md.contains("| **geometric mean** (3 of 6 results) | % | 100% | 158.7% | 79.4% |"),
         "{md}"
@@ -309,7 +309,7 @@ fn published_figures_sit_beside_matching_results() {
     let p = &c.rows[0].published;
     assert!(!p.is_empty());
     close(p[0].relative_pct, 200.0);
-    let t = compare::render_text(&c);
+    let t = compare::text::render(&c);
     assert!(
         t.contains("NOT measured here") && t.contains("004_6f70dba26e99b71d.txt"),
         "{t}"

@@ -6,7 +6,7 @@
 //! target/tmp/. Skips, saying why, when Chromium is not installed (CI
 //! installs it: .ci/run).
 
-use cpuscope::report::{compare, compare_html, html};
+use cpuscope::report::{compare, html};
 use cpuscope::results::schema::{Environment, ResultRecord, Run, RunStatus};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -176,7 +176,7 @@ fn report_and_comparison_render_in_chromium() {
 
     let runs = vec![a, b];
     let c = compare::compare(&runs, 0, true).unwrap();
-    let page = compare_html::render(&c, &runs);
+    let page = compare::html::render(&c, &runs);
     let n = check_in_browser(&bin, "compare", &page, &shots.join("compare.png"));
     // Geometric mean, one relative chart per experiment (2), one overlaid
     // curve (memory latency), published figures beside frequency (2).

@@ -4,7 +4,7 @@
 
 use super::store_cmds::read_run_file;
 use super::Context;
-use crate::report::{compare, compare_html};
+use crate::report::compare;
 use crate::results::published::{self, value_text, PublishedSet};
 use crate::results::schema::{Run, RunStatus};
 use crate::results::store::{open_store, RunSummary, Store};
@@ -205,18 +205,18 @@ pub fn run(ctx: &Context, args: &CompareArgs) -> Result<i32> {
     }
     let cmp = compare::compare(&runs, baseline, args.published)?;
     if let Some(p) = &args.html {
-        let page = compare_html::render(&cmp, &runs);
+        let page = compare::html::render(&cmp, &runs);
         std::fs::write(p, page)
             .with_context(|| format!("cannot write the comparison page '{}'", p.display()))?;
     }
     if args.json {
         super::print_json(&cmp)?;
     } else if args.csv {
-        print!("{}", compare::render_csv(&cmp));
+        print!("{}", compare::csv::render(&cmp));
     } else if args.markdown {
-        print!("{}", compare::render_markdown(&cmp));
+        print!("{}", compare::markdown::render(&cmp));
     } else {
-        print!("{}", compare::render_text(&cmp));
+        print!("{}", compare::text::render(&cmp));
     }
     if let Some(p) = &args.html {
         eprintln!("comparison page: {}", p.display());

@@ -312,7 +312,7 @@ pub fn charts(run: &Run) -> String {
         .iter()
         .filter(|r| r.experiment == "sync" && r.unit == "ns")
         .filter_map(|r| {
-            let label = crate::report::run_text::result_label(r);
+            let label = r.label();
             let label = label.strip_prefix("sync: ").unwrap_or(&label).to_string();
             Some((label, r.value?))
         })

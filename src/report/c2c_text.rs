@@ -6,7 +6,6 @@ use crate::base::fmt::fmt_num;
 use crate::experiments::c2c::{MatrixRun, PairStats, Plan};
 use crate::experiments::c2c_infer::{Declared, Inference, LatencyMatrix};
 use crate::kernels::c2c::Method;
-use crate::report::run_text::result_label;
 use crate::results::schema::ResultRecord;
 use std::fmt::Write as _;
 
@@ -393,11 +392,11 @@ pub fn render_sync(recs: &[ResultRecord]) -> String {
     let mut out = String::from("Synchronisation costs (median of samples):\n");
     let w = recs
         .iter()
-        .map(|r| result_label(r).chars().count())
+        .map(|r| r.label().chars().count())
         .max()
         .unwrap_or(10);
     for r in recs {
-        let label = result_label(r);
+        let label = r.label();
         match r.value {
             Some(v) => {
                 let spread = r

@@ -273,7 +273,48 @@ pub fn render_run(run: &Run) -> String {
     h.push_str("</table>");
     h.push_str("<p class=\"note\">Every figure above was measured on this run; figures that could not be measured say why. CV above 5% is flagged NOISY.</p>");
     h.push_str(&super::advice::render_html(&super::advice::findings(run)));
-    h.push_str(&super::compare_html::published_for_run(run));
+    h.push_str(&published_for_run(run));
     h.push_str("</body></html>\n");
     h
+}
+
+/// For the single-run report: the published figures (seed articles) for
+/// the same workloads as this run's results, beside the run's own figure.
+/// Empty when none matches.
+fn published_for_run(run: &Run) -> String {
+    let mut rows = String::new();
+    for r in &run.results {
+        for m in crate::results::published::matches_for(r) {
+            let rel = match (m.value, r.value, m.figure.qualifier) {
+                (_, _, crate::results::published::Qualifier::AtMost)
+                | (_, _, crate::results::published::Qualifier::AtLeast) => None,
+                (Some(p), Some(v), _) => {
+                    crate::report::compare::relative_pct(p, v, r.higher_is_better)
+                }
+                _ => None,
+            };
+            let _ = write!(
+                rows,
+                "<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{} {}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+                esc(&r.label()),
+                r.value
+                    .map(|v| format!("{} {}", crate::base::fmt::fmt_num(v), esc(&r.unit)))
+                    .unwrap_or_else(|| "n/a".into()),
+                esc(&m.figure.machine),
+                esc(&crate::results::published::value_text(m.value, m.range, m.figure.qualifier)),
+                esc(&r.unit),
+                rel.map(|p| format!("{p:.1}%")).unwrap_or_default(),
+                esc(&m.set.source.cite())
+            );
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<h2>Published figures for the same workloads</h2><p class=\"note\">Copied from the sources named, \
+         NOT measured on this run; \"published vs this run\" is the published machine against this one \
+         (above 100% = better).</p><table><tr><th>result</th><th>this run</th><th>machine (published)</th>\
+         <th>published</th><th>published vs this run</th><th>source</th></tr>{rows}</table>"
+    )
 }

@@ -4,7 +4,6 @@ pub mod advice;
 pub mod c2c_html;
 pub mod c2c_text;
 pub mod compare;
-pub mod compare_html;
 pub mod compute_html;
 pub mod compute_text;
 pub mod html;

@@ -2,7 +2,7 @@
 //! `cpuscope runs` (one line per run). Never measures.
 
 use crate::base::fmt::fmt_num;
-use crate::results::schema::{Load, ResultRecord, Run};
+use crate::results::schema::{Load, Run};
 use crate::results::store::RunSummary;
 use std::fmt::Write as _;
 
@@ -97,27 +97,6 @@ fn load_text(l: &Load) -> String {
         let _ = write!(s, ", {r} runnable of {t} tasks");
     }
     let _ = write!(s, ", at {}", l.at);
-    s
-}
-
-/// Label of a result: `experiment` or `experiment: metric`, then the params.
-pub fn result_label(r: &ResultRecord) -> String {
-    let mut s = if r.metric == r.experiment {
-        r.experiment.clone()
-    } else {
-        format!("{}: {}", r.experiment, r.metric)
-    };
-    if !r.params.is_empty() {
-        let p: Vec<String> = r
-            .params
-            .iter()
-            .map(|(k, v)| match v {
-                serde_json::Value::String(t) => format!("{k}={t}"),
-                other => format!("{k}={other}"),
-            })
-            .collect();
-        let _ = write!(s, " ({})", p.join(", "));
-    }
     s
 }
 
@@ -218,14 +197,14 @@ pub fn render_run(run: &Run) -> String {
     let label_w = run
         .results
         .iter()
-        .map(|r| result_label(r).chars().count())
+        .map(|r| r.label().chars().count())
         .chain(std::iter::once("RESULT".len()))
         .max()
         .unwrap_or(0);
     let mut tails: Vec<Option<String>> = vec![None];
     let mut extra: Vec<Vec<String>> = vec![Vec::new()];
     for r in &run.results {
-        let label = result_label(r);
+        let label = r.label();
         let mut notes = Vec::new();
         match r.value {
             None => {

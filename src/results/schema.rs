@@ -389,6 +389,27 @@ impl ResultRecord {
     pub fn is_noisy(&self) -> bool {
         self.stats.as_ref().is_some_and(Stats::is_noisy)
     }
+
+    /// Label for reports: `experiment` or `experiment: metric`, then the params.
+    pub fn label(&self) -> String {
+        let mut s = if self.metric == self.experiment {
+            self.experiment.clone()
+        } else {
+            format!("{}: {}", self.experiment, self.metric)
+        };
+        if !self.params.is_empty() {
+            let p: Vec<String> = self
+                .params
+                .iter()
+                .map(|(k, v)| match v {
+                    Value::String(t) => format!("{k}={t}"),
+                    other => format!("{k}={other}"),
+                })
+                .collect();
+            s.push_str(&format!(" ({})", p.join(", ")));
+        }
+        s
+    }
 }
 
 /// The stable comparison key of a figure:

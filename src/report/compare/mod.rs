@@ -7,19 +7,23 @@
 //! differences of environment and topology come first: they explain results.
 //!
 //! This module builds the [`Comparison`] (also the `--json` document,
-//! `cpuscope.compare/1`) and renders it as text, CSV and Markdown; the HTML
-//! page is in compare_html.rs. It never measures.
+//! `cpuscope.compare/1`) and the wording of a cell shared by the renderers;
+//! each output form is one file beside it: [`text`], [`csv`], [`markdown`],
+//! [`html`]. It never measures.
+
+pub mod csv;
+pub mod html;
+pub mod markdown;
+pub mod text;
 
 use crate::base::fmt::{fmt_bytes_exact, fmt_num};
 use crate::placement::CpuSet;
-use crate::report::run_text::result_label;
 use crate::results::published::{self, Qualifier};
 use crate::results::schema::{ResultRecord, Run};
 use anyhow::{bail, Result};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 
 /// Name and version of the `--json` document.
 pub const COMPARE_SCHEMA: &str = "cpuscope.compare/1";
@@ -492,7 +496,7 @@ pub fn compare(runs: &[Run], baseline: usize, with_published: bool) -> Result<Co
         };
         rows.push(Row {
             key: key.clone(),
-            label: result_label(proto),
+            label: proto.label(),
             experiment: proto.experiment.clone(),
             metric: proto.metric.clone(),
             unit: proto.unit.clone(),
@@ -570,6 +574,8 @@ pub fn compare(runs: &[Run], baseline: usize, with_published: bool) -> Result<Co
 
 // ---------------------------------------------------------------- text
 
+// ---------------------------------------------------------------- wording shared by the renderers
+
 fn pct_text(p: f64) -> String {
     if (p - 100.0).abs() < 0.05 {
         "100%".into()
@@ -600,454 +606,8 @@ pub fn cell_text(c: &Cell, is_baseline: bool) -> String {
     }
 }
 
-fn columns(rows: &[Vec<String>], indent: &str) -> String {
-    let ncol = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let mut w = vec![0usize; ncol];
-    for r in rows {
-        for (i, c) in r.iter().enumerate() {
-            w[i] = w[i].max(c.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for r in rows {
-        let mut line = String::from(indent);
-        for (i, c) in r.iter().enumerate() {
-            line.push_str(c);
-            if i + 1 < r.len() {
-                line.push_str(&" ".repeat(w[i] - c.chars().count() + 2));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
-
-/// `prefix` then `items` joined by "; ", wrapped between items to lines of
-/// at most `width` characters (an item is never split), each line indented.
-fn wrap_items(prefix: &str, items: &[String], width: usize, indent: &str) -> String {
-    let mut out = String::new();
-    let mut line = prefix.to_string();
-    let mut first = true;
-    for it in items {
-        let add = if first { it.clone() } else { format!("; {it}") };
-        if !first && line.chars().count() + add.chars().count() > width {
-            let _ = writeln!(out, "{indent}{line};");
-            line = format!("  {it}");
-        } else {
-            line.push_str(&add);
-        }
-        first = false;
-    }
-    let _ = writeln!(out, "{indent}{line}");
-    out
-}
-
-fn run_line(h: &RunHead) -> Vec<String> {
-    vec![
-        h.label.clone(),
-        h.id.clone(),
-        h.host.clone(),
-        h.cpu_model
-            .clone()
-            .unwrap_or_else(|| "(CPU not recorded)".into()),
-        h.profile.clone(),
-        h.status.clone(),
-        if h.baseline {
-            "baseline".into()
-        } else {
-            String::new()
-        },
-    ]
-}
-
 fn na(v: &Option<String>) -> String {
     v.clone().unwrap_or_else(|| "(not recorded)".into())
-}
-
-/// The comparison as text (`cpuscope compare`).
-pub fn render_text(c: &Comparison) -> String {
-    let mut out = String::new();
-    let base = &c.runs[c.baseline];
-    let _ = writeln!(
-        out,
-        "Comparing {} run(s); baseline {} ({})",
-        c.runs.len(),
-        base.label,
-        base.id
-    );
-    out.push_str(&columns(
-        &c.runs.iter().map(run_line).collect::<Vec<_>>(),
-        "  ",
-    ));
-
-    let diff: Vec<&Difference> = c.differences.iter().filter(|d| d.differs).collect();
-    if c.runs.len() > 1 {
-        out.push('\n');
-        if diff.is_empty() {
-            out.push_str("Environment and topology: no difference recorded between the runs\n");
-        } else {
-            out.push_str("Differences (environment and topology: they explain results)\n");
-            let mut rows = vec![{
-                let mut h = vec![String::new()];
-                h.extend(c.runs.iter().map(|r| r.label.clone()));
-                h
-            }];
-            for d in &diff {
-                let mut r = vec![d.field.clone()];
-                r.extend(d.values.iter().map(na));
-                rows.push(r);
-            }
-            out.push_str(&columns(&rows, "  "));
-        }
-        let same: Vec<String> = c
-            .differences
-            .iter()
-            .filter(|d| !d.differs)
-            .map(|d| format!("{} {}", d.field, na(&d.values[0])))
-            .collect();
-        if !same.is_empty() {
-            out.push_str(&wrap_items("same on all: ", &same, 100, "  "));
-        }
-    }
-
-    out.push('\n');
-    let _ = writeln!(
-        out,
-        "Results (relative to {}: above 100% = better; lower-is-better figures inverted; ! = noisy, CV > 5%)",
-        base.label
-    );
-    if c.rows.is_empty() {
-        out.push_str("  no results in these runs\n");
-    } else {
-        let mut rows = vec![{
-            let mut h = vec!["result".to_string(), "unit".into()];
-            h.extend(c.runs.iter().map(|r| r.label.clone()));
-            h
-        }];
-        // Reasons for n/a become numbered footnotes, so the table stays narrow.
-        let mut reasons: Vec<String> = Vec::new();
-        for row in &c.rows {
-            let dir = if row.higher_is_better {
-                ""
-            } else {
-                " (lower is better)"
-            };
-            let mut r = vec![format!("{}{dir}", row.label), row.unit.clone()];
-            for (i, cell) in row.cells.iter().enumerate() {
-                r.push(match (&cell.state, &cell.unavailable_reason) {
-                    (CellState::Unavailable, Some(why)) => {
-                        let n = match reasons.iter().position(|x| x == why) {
-                            Some(k) => k + 1,
-                            None => {
-                                reasons.push(why.clone());
-                                reasons.len()
-                            }
-                        };
-                        format!("n/a [{n}]")
-                    }
-                    _ => cell_text(cell, i == c.baseline),
-                });
-            }
-            rows.push(r);
-        }
-        out.push_str(&columns(&rows, "  "));
-        for (k, why) in reasons.iter().enumerate() {
-            let _ = writeln!(out, "  [{}] not available: {why}", k + 1);
-        }
-    }
-
-    let pubs: Vec<&Row> = c.rows.iter().filter(|r| !r.published.is_empty()).collect();
-    if c.with_published {
-        out.push('\n');
-        if pubs.is_empty() {
-            out.push_str(
-                "Published figures: none matches these results (see `cpuscope published`)\n",
-            );
-        } else {
-            out.push_str("Published figures for the same workloads (from the sources named; NOT measured here)\n");
-            for row in pubs {
-                let _ = writeln!(out, "  {} [{}]", row.label, row.unit);
-                let mut t = Vec::new();
-                for p in &row.published {
-                    let rel = p
-                        .relative_pct
-                        .map(|x| format!("{} of {}", pct_text(x), base.label))
-                        .unwrap_or_default();
-                    t.push(vec![
-                        format!("published: {}", p.machine),
-                        p.text.clone(),
-                        rel,
-                        p.source.clone(),
-                    ]);
-                }
-                out.push_str(&columns(&t, "    "));
-            }
-        }
-    }
-
-    out.push('\n');
-    let g = &c.geomean;
-    if g.results_used == 0 {
-        let _ = writeln!(
-            out,
-            "Geometric mean: not available (no result is measured on every run; {} result(s) in all)",
-            g.results_total
-        );
-    } else {
-        let per: Vec<String> = c
-            .runs
-            .iter()
-            .zip(&g.per_run)
-            .map(|(h, p)| {
-                format!(
-                    "{} {}",
-                    h.label,
-                    p.map(pct_text).unwrap_or_else(|| "n/a".into())
-                )
-            })
-            .collect();
-        let _ = writeln!(
-            out,
-            "Geometric mean over the {} of {} results measured on every run: {}",
-            g.results_used,
-            g.results_total,
-            per.join("  ")
-        );
-    }
-    if !g.left_out.is_empty() {
-        let why: Vec<String> = g.left_out.iter().map(|(k, n)| format!("{n} {k}")).collect();
-        let _ = writeln!(out, "  left out: {}", why.join(", "));
-    }
-    for n in &c.notes {
-        let _ = writeln!(out, "note: {n}");
-    }
-    out
-}
-
-// ---------------------------------------------------------------- CSV
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-fn opt_num(v: Option<f64>) -> String {
-    v.map(|x| format!("{x}")).unwrap_or_default()
-}
-
-/// Long-form CSV: one line per (result, run), then the published figures
-/// (run = `published:<set>`), then the geometric mean (key `geomean`).
-pub fn render_csv(c: &Comparison) -> String {
-    let mut out = String::from(
-        "key,experiment,metric,params,unit,higher_is_better,run_label,run_id,host,state,value,relative_pct,cv,noisy,in_geomean,note\n",
-    );
-    let params_text = |p: &BTreeMap<String, Value>| {
-        p.iter()
-            .map(|(k, v)| match v {
-                Value::String(s) => format!("{k}={s}"),
-                o => format!("{k}={o}"),
-            })
-            .collect::<Vec<_>>()
-            .join(";")
-    };
-    for row in &c.rows {
-        let lead = [
-            csv_field(&row.key),
-            csv_field(&row.experiment),
-            csv_field(&row.metric),
-            csv_field(&params_text(&row.params)),
-            csv_field(&row.unit),
-            row.higher_is_better.to_string(),
-        ]
-        .join(",");
-        for (h, cell) in c.runs.iter().zip(&row.cells) {
-            let state = match cell.state {
-                CellState::Measured => "measured",
-                CellState::Unavailable => "unavailable",
-                CellState::Missing => "missing",
-            };
-            let note = cell
-                .unavailable_reason
-                .clone()
-                .or_else(|| cell.relative_note.clone())
-                .unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "{lead},{},{},{},{state},{},{},{},{},{},{}",
-                h.label,
-                csv_field(&h.id),
-                csv_field(&h.host),
-                opt_num(cell.value),
-                opt_num(cell.relative_pct),
-                opt_num(cell.cv),
-                cell.noisy,
-                row.in_geomean,
-                csv_field(&note)
-            );
-        }
-        for p in &row.published {
-            let _ = writeln!(
-                out,
-                "{lead},published:{},,{},published,{},{},,false,false,{}",
-                csv_field(&p.set),
-                csv_field(&p.machine),
-                opt_num(p.value),
-                opt_num(p.relative_pct),
-                csv_field(&format!("{} — {} (not measured here)", p.text, p.source))
-            );
-        }
-    }
-    for (h, g) in c.runs.iter().zip(&c.geomean.per_run) {
-        let _ = writeln!(
-            out,
-            "geomean,,,,%,true,{},{},{},{},{},{},,false,true,{}",
-            h.label,
-            csv_field(&h.id),
-            csv_field(&h.host),
-            if g.is_some() {
-                "measured"
-            } else {
-                "unavailable"
-            },
-            opt_num(*g),
-            opt_num(*g),
-            csv_field(&format!(
-                "over {} of {} results",
-                c.geomean.results_used, c.geomean.results_total
-            ))
-        );
-    }
-    out
-}
-
-// ---------------------------------------------------------------- Markdown
-
-fn md(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
-
-/// The comparison as Markdown tables.
-pub fn render_markdown(c: &Comparison) -> String {
-    let mut out = String::new();
-    let base = &c.runs[c.baseline];
-    out.push_str(
-        "## Runs\n\n| | run | host | CPU | profile | status |\n|---|---|---|---|---|---|\n",
-    );
-    for h in &c.runs {
-        let _ = writeln!(
-            out,
-            "| {}{} | `{}` | {} | {} | {} | {} |",
-            h.label,
-            if h.baseline { " (baseline)" } else { "" },
-            md(&h.id),
-            md(&h.host),
-            md(h.cpu_model.as_deref().unwrap_or("(not recorded)")),
-            md(&h.profile),
-            md(&h.status)
-        );
-    }
-    let diff: Vec<&Difference> = c.differences.iter().filter(|d| d.differs).collect();
-    if c.runs.len() > 1 {
-        out.push_str("\n## Differences\n\n");
-        if diff.is_empty() {
-            out.push_str("No difference of environment or topology recorded.\n");
-        } else {
-            let _ = writeln!(
-                out,
-                "| | {} |\n|---|{}",
-                c.runs
-                    .iter()
-                    .map(|r| r.label.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" | "),
-                "---|".repeat(c.runs.len())
-            );
-            for d in diff {
-                let _ = writeln!(
-                    out,
-                    "| {} | {} |",
-                    md(&d.field),
-                    d.values
-                        .iter()
-                        .map(|v| md(&na(v)))
-                        .collect::<Vec<_>>()
-                        .join(" | ")
-                );
-            }
-        }
-    }
-    let _ = writeln!(
-        out,
-        "\n## Results\n\nRelative to {}: above 100% = better (lower-is-better figures inverted); ! = noisy (CV > 5%).\n",
-        base.label
-    );
-    let _ = writeln!(
-        out,
-        "| result | unit | {} |\n|---|---|{}",
-        c.runs
-            .iter()
-            .map(|r| r.label.as_str())
-            .collect::<Vec<_>>()
-            .join(" | "),
-        "---:|".repeat(c.runs.len())
-    );
-    for row in &c.rows {
-        let _ = writeln!(
-            out,
-            "| {}{} | {} | {} |",
-            md(&row.label),
-            if row.higher_is_better {
-                ""
-            } else {
-                " (lower is better)"
-            },
-            md(&row.unit),
-            row.cells
-                .iter()
-                .enumerate()
-                .map(|(i, cell)| md(&cell_text(cell, i == c.baseline)))
-                .collect::<Vec<_>>()
-                .join(" | ")
-        );
-    }
-    let g = &c.geomean;
-    let _ = writeln!(
-        out,
-        "| **geometric mean** ({} of {} results) | % | {} |",
-        g.results_used,
-        g.results_total,
-        g.per_run
-            .iter()
-            .map(|p| p.map(pct_text).unwrap_or_else(|| "n/a".into()))
-            .collect::<Vec<_>>()
-            .join(" | ")
-    );
-    let pubs: Vec<&Row> = c.rows.iter().filter(|r| !r.published.is_empty()).collect();
-    if !pubs.is_empty() {
-        out.push_str("\n## Published figures (not measured here)\n\n| result | machine | published | vs baseline | source |\n|---|---|---:|---:|---|\n");
-        for row in pubs {
-            for p in &row.published {
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {} {} | {} | {} |",
-                    md(&row.label),
-                    md(&p.machine),
-                    md(&p.text),
-                    md(&row.unit),
-                    p.relative_pct.map(pct_text).unwrap_or_default(),
-                    md(&p.source)
-                );
-            }
-        }
-    }
-    for n in &c.notes {
-        let _ = writeln!(out, "\n_note: {}_", md(n));
-    }
-    out
 }
 
 #[cfg(test)]
@@ -1070,12 +630,5 @@ mod tests {
         let g = geomean_pct(&[200.0, 50.0]).unwrap();
         assert!((g - 100.0).abs() < 1e-9);
         assert!(geomean_pct(&[]).is_none());
-    }
-
-    #[test]
-    fn csv_quotes() {
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
-        assert_eq!(csv_field("plain"), "plain");
     }
 }

@@ -12,9 +12,9 @@
 //! objects: `{"x", "y"}`, or the keys the memory experiments write
 //! (`bytes`/`ns`, `bandwidth_gbs`/`latency_ns`, `threads`/`gbs`...).
 
-use super::compare::{cell_text, CellState, Comparison, Row};
-use super::html::esc;
+use super::{cell_text, CellState, Comparison, Row};
 use crate::base::fmt::fmt_num;
+use crate::report::html::esc;
 use crate::results::schema::{ResultRecord, Run};
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -763,45 +763,6 @@ pub fn render(c: &Comparison, runs: &[Run]) -> String {
     }
     h.push_str("</body></html>\n");
     h
-}
-
-/// For the single-run report: the published figures (seed articles) for
-/// the same workloads as this run's results, beside the run's own figure.
-/// Empty when none matches.
-pub fn published_for_run(run: &Run) -> String {
-    let mut rows = String::new();
-    for r in &run.results {
-        for m in crate::results::published::matches_for(r) {
-            let rel = match (m.value, r.value, m.figure.qualifier) {
-                (_, _, crate::results::published::Qualifier::AtMost)
-                | (_, _, crate::results::published::Qualifier::AtLeast) => None,
-                (Some(p), Some(v), _) => super::compare::relative_pct(p, v, r.higher_is_better),
-                _ => None,
-            };
-            let _ = write!(
-                rows,
-                "<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{} {}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-                esc(&crate::report::run_text::result_label(r)),
-                r.value
-                    .map(|v| format!("{} {}", fmt_num(v), esc(&r.unit)))
-                    .unwrap_or_else(|| "n/a".into()),
-                esc(&m.figure.machine),
-                esc(&crate::results::published::value_text(m.value, m.range, m.figure.qualifier)),
-                esc(&r.unit),
-                rel.map(pct).unwrap_or_default(),
-                esc(&m.set.source.cite())
-            );
-        }
-    }
-    if rows.is_empty() {
-        return String::new();
-    }
-    format!(
-        "<h2>Published figures for the same workloads</h2><p class=\"note\">Copied from the sources named, \
-         NOT measured on this run; \"published vs this run\" is the published machine against this one \
-         (above 100% = better).</p><table><tr><th>result</th><th>this run</th><th>machine (published)</th>\
-         <th>published</th><th>published vs this run</th><th>source</th></tr>{rows}</table>"
-    )
 }
 
 #[cfg(test)]

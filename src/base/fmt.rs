@@ -186,3 +186,68 @@ mod tests {
         assert_eq!(fmt_num_fixed(12.3456), "12.346");
     }
 }
+
+/// Rows laid out as columns separated by two spaces, each line indented and
+/// trimmed at the end; the last cell of a row is never padded.
+pub fn columns(rows: &[Vec<String>], indent: &str) -> String {
+    layout(rows, indent, false)
+}
+
+/// As [`columns`], but the last cell of each row is not counted in the
+/// column widths either, so a long "not available" reason in a short row does
+/// not widen the figures of the others.
+pub fn columns_ragged(rows: &[Vec<String>], indent: &str) -> String {
+    layout(rows, indent, true)
+}
+
+fn layout(rows: &[Vec<String>], indent: &str, ragged: bool) -> String {
+    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut w = vec![0usize; n];
+    for r in rows {
+        let counted = if ragged {
+            r.len().saturating_sub(1)
+        } else {
+            r.len()
+        };
+        for (i, c) in r.iter().enumerate().take(counted) {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in rows {
+        let mut line = String::from(indent);
+        for (i, c) in r.iter().enumerate() {
+            line.push_str(c);
+            if i + 1 < r.len() {
+                line.push_str(&" ".repeat(w[i] - c.chars().count() + 2));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod column_tests {
+    use super::*;
+
+    fn rows(v: &[&[&str]]) -> Vec<Vec<String>> {
+        v.iter()
+            .map(|r| r.iter().map(|s| s.to_string()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn last_cell_counts_or_not() {
+        let r = rows(&[&["a", "a very long reason"], &["bb", "x", "y"]]);
+        assert_eq!(
+            columns(&r, " "),
+            " a   a very long reason\n bb  x                   y\n"
+        );
+        assert_eq!(
+            columns_ragged(&r, " "),
+            " a   a very long reason\n bb  x  y\n"
+        );
+    }
+}

@@ -2,6 +2,7 @@
 //! placement): seed 004's efficiency table, the published comparisons, the
 //! relative placement tables. Renders stored records; never measures.
 
+use crate::base::fmt::columns_ragged;
 use crate::base::fmt::fmt_num;
 use crate::experiments::placement_plan::Plan;
 use crate::results::schema::ResultRecord;
@@ -21,32 +22,6 @@ fn param_text(r: &ResultRecord, k: &str) -> Option<String> {
 
 fn data_f64(r: &ResultRecord, p: &str) -> Option<f64> {
     r.data.as_ref()?.pointer(p)?.as_f64()
-}
-
-/// Columns separated by two spaces. The last cell of each row is neither
-/// padded nor counted in the column widths, so a long "not available"
-/// reason in a short row does not widen the figures of the others.
-fn columns(rows: &[Vec<String>], indent: &str) -> String {
-    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let mut w = vec![0usize; n];
-    for r in rows {
-        for (i, c) in r.iter().enumerate().take(r.len().saturating_sub(1)) {
-            w[i] = w[i].max(c.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for r in rows {
-        let mut line = String::from(indent);
-        for (i, c) in r.iter().enumerate() {
-            line.push_str(c);
-            if i + 1 < r.len() {
-                line.push_str(&" ".repeat(w[i] - c.chars().count() + 2));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
 }
 
 fn of<'a>(rs: &'a [ResultRecord], exp: &str, metric: &str) -> Vec<&'a ResultRecord> {
@@ -164,7 +139,7 @@ pub fn render_simd(rs: &[ResultRecord]) -> String {
         }
         rows.push(row);
     }
-    out.push_str(&columns(&rows, "  "));
+    out.push_str(&columns_ragged(&rows, "  "));
     // Points not measured for every variant (e.g. no SMT).
     let mut said = Vec::new();
     for r in thr.iter().filter(|r| r.value.is_none()) {
@@ -334,7 +309,7 @@ fn render_smt_on_off(rs: &[ResultRecord]) -> String {
     }
     format!(
         "SMT on against off: best throughput over the thread points (the point in brackets)\n{}",
-        columns(&rows, "  ")
+        columns_ragged(&rows, "  ")
     )
 }
 
@@ -422,7 +397,7 @@ pub fn render_peak(rs: &[ResultRecord]) -> String {
             flags.join("; "),
         ]);
     }
-    out.push_str(&columns(&rows, "  "));
+    out.push_str(&columns_ragged(&rows, "  "));
     let _ = writeln!(
         out,
         "  FLOP/cycle: each sample's GFLOP/s over its own clock (add chain on the same CPU right before and after it); median of samples, peak = best sample"
@@ -499,7 +474,7 @@ pub fn render_workloads(rs: &[ResultRecord]) -> String {
             None => rows.push(vec![label, na(r)]),
         }
     }
-    out.push_str(&columns(&rows, "  "));
+    out.push_str(&columns_ragged(&rows, "  "));
     for r in &ws {
         let Some(pubd) = r.data.as_ref().and_then(|d| d.get("published")) else {
             continue;
@@ -554,7 +529,7 @@ pub fn render_workloads(rs: &[ResultRecord]) -> String {
                     ]),
                 }
             }
-            out.push_str(&columns(&t, "    "));
+            out.push_str(&columns_ragged(&t, "    "));
         } else if r.metric == "openssl_aes" {
             let _ = writeln!(
                 out,
@@ -582,7 +557,7 @@ pub fn render_workloads(rs: &[ResultRecord]) -> String {
                     ),
                 ]);
             }
-            out.push_str(&columns(&t, "    "));
+            out.push_str(&columns_ragged(&t, "    "));
         }
     }
     for r in ws
@@ -663,7 +638,7 @@ pub fn render_rate(rs: &[ResultRecord]) -> String {
             None => rows.push(vec![c, na(r)]),
         }
     }
-    out.push_str(&columns(&rows, "  "));
+    out.push_str(&columns_ragged(&rows, "  "));
     out
 }
 
@@ -720,7 +695,7 @@ pub fn render_placement(rs: &[ResultRecord]) -> String {
                 None => rows.push(vec![set, na(r)]),
             }
         }
-        out.push_str(&columns(&rows, "    "));
+        out.push_str(&columns_ragged(&rows, "    "));
     }
     if let Some(s) = t.iter().find(|r| {
         r.data
@@ -748,7 +723,7 @@ pub fn render_placement(rs: &[ResultRecord]) -> String {
                         .unwrap_or_default(),
                 ]);
             }
-            out.push_str(&columns(&tr, "    "));
+            out.push_str(&columns_ragged(&tr, "    "));
         }
     }
     if !m.is_empty() {
@@ -770,7 +745,7 @@ pub fn render_placement(rs: &[ResultRecord]) -> String {
                 None => rows.push(vec![name, na(r)]),
             }
         }
-        out.push_str(&columns(&rows, "    "));
+        out.push_str(&columns_ragged(&rows, "    "));
     }
     out
 }
@@ -801,7 +776,7 @@ pub fn render_plan(p: &Plan) -> String {
                 ]),
             }
         }
-        out.push_str(&columns(&rows, "    "));
+        out.push_str(&columns_ragged(&rows, "    "));
     }
     let _ = writeln!(out, "  memory: one thread, memory placed by policy");
     let mut rows = Vec::new();
@@ -822,7 +797,7 @@ pub fn render_plan(p: &Plan) -> String {
             ]),
         }
     }
-    out.push_str(&columns(&rows, "    "));
+    out.push_str(&columns_ragged(&rows, "    "));
     out
 }
 

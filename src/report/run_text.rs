@@ -1,37 +1,11 @@
 //! Text rendering of stored runs: `cpuscope show` (one run, in full) and
 //! `cpuscope runs` (one line per run). Never measures.
 
+use crate::base::fmt::columns;
 use crate::base::fmt::fmt_num;
 use crate::results::schema::{Load, Run};
 use crate::results::store::RunSummary;
 use std::fmt::Write as _;
-
-/// Lay out rows as columns separated by two spaces; the last column is not padded.
-fn columns(rows: &[Vec<String>], indent: &str) -> String {
-    let ncol = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let mut w = vec![0usize; ncol];
-    for r in rows {
-        for (i, c) in r.iter().enumerate() {
-            w[i] = w[i].max(c.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for r in rows {
-        let mut line = String::from(indent);
-        for (i, c) in r.iter().enumerate() {
-            if i + 1 < r.len() {
-                let pad = w[i] - c.chars().count();
-                line.push_str(c);
-                line.push_str(&" ".repeat(pad + 2));
-            } else {
-                line.push_str(c);
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
 
 /// `cpuscope runs`: a table of runs, oldest first.
 pub fn render_runs(runs: &[RunSummary], location: &str) -> String {

@@ -1,30 +1,8 @@
 //! The comparison as text (`cpuscope compare`).
 
 use super::{cell_text, na, pct_text, CellState, Comparison, Difference, Row, RunHead};
+use crate::base::fmt::columns;
 use std::fmt::Write as _;
-
-fn columns(rows: &[Vec<String>], indent: &str) -> String {
-    let ncol = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let mut w = vec![0usize; ncol];
-    for r in rows {
-        for (i, c) in r.iter().enumerate() {
-            w[i] = w[i].max(c.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for r in rows {
-        let mut line = String::from(indent);
-        for (i, c) in r.iter().enumerate() {
-            line.push_str(c);
-            if i + 1 < r.len() {
-                line.push_str(&" ".repeat(w[i] - c.chars().count() + 2));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
 
 /// `prefix` then `items` joined by "; ", wrapped between items to lines of
 /// at most `width` characters (an item is never split), each line indented.

@@ -15,6 +15,7 @@
 //! - `declared-vs-measured-frequency`: the clock the machine declares is not what it runs at.
 
 use crate::base::fmt::fmt_num;
+use crate::results::schema::machine_knob as knob;
 use crate::results::schema::{ResultRecord, Run};
 use serde::Serialize;
 use serde_json::Value;
@@ -178,16 +179,6 @@ fn param_num(r: &ResultRecord, k: &str) -> Option<f64> {
         Value::String(s) => s.trim().parse().ok(),
         _ => None,
     }
-}
-
-fn knob(m: &Value, name: &str) -> Option<String> {
-    m.pointer("/knobs/knobs")?
-        .as_array()?
-        .iter()
-        .find(|k| k.get("name").and_then(Value::as_str) == Some(name))?
-        .get("value")?
-        .as_str()
-        .map(str::to_string)
 }
 
 /// NUMA node ids of the machine, in the order of the distance rows.

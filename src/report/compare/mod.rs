@@ -19,6 +19,7 @@ pub mod text;
 use crate::base::fmt::{fmt_bytes_exact, fmt_num};
 use crate::placement::CpuSet;
 use crate::results::published::{self, Qualifier};
+use crate::results::schema::machine_knob as knob;
 use crate::results::schema::{ResultRecord, Run};
 use anyhow::{bail, Result};
 use serde::Serialize;
@@ -233,16 +234,6 @@ fn ptr_str(m: &Value, p: &str) -> Option<String> {
 
 fn ptr_len(m: &Value, p: &str) -> Option<usize> {
     m.pointer(p)?.as_array().map(Vec::len).filter(|n| *n > 0)
-}
-
-fn knob(m: &Value, name: &str) -> Option<String> {
-    m.pointer("/knobs/knobs")?
-        .as_array()?
-        .iter()
-        .find(|k| k.get("name").and_then(Value::as_str) == Some(name))?
-        .get("value")?
-        .as_str()
-        .map(str::to_string)
 }
 
 /// The facts compared between runs: (field, value) in a fixed order.

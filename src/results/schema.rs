@@ -633,6 +633,19 @@ pub fn validate_run(run: &Run) -> Result<()> {
     Ok(())
 }
 
+/// A kernel knob's value from a stored run's machine snapshot
+/// (`cpuscope.info/1` JSON, `knobs.knobs[].value`), if recorded.
+pub fn machine_knob(m: &serde_json::Value, name: &str) -> Option<String> {
+    use serde_json::Value;
+    m.pointer("/knobs/knobs")?
+        .as_array()?
+        .iter()
+        .find(|k| k.get("name").and_then(Value::as_str) == Some(name))?
+        .get("value")?
+        .as_str()
+        .map(str::to_string)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -735,17 +748,4 @@ mod tests {
         assert!(validate_run_id("latest").is_err());
         assert!(validate_run_id("a/b").is_err());
     }
-}
-
-/// A kernel knob's value from a stored run's machine snapshot
-/// (`cpuscope.info/1` JSON, `knobs.knobs[].value`), if recorded.
-pub fn machine_knob(m: &serde_json::Value, name: &str) -> Option<String> {
-    use serde_json::Value;
-    m.pointer("/knobs/knobs")?
-        .as_array()?
-        .iter()
-        .find(|k| k.get("name").and_then(Value::as_str) == Some(name))?
-        .get("value")?
-        .as_str()
-        .map(str::to_string)
 }

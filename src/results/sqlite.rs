@@ -192,9 +192,15 @@ fn check_version(shown: &str, v: Option<u32>) -> Result<u32> {
 impl SqliteStore {
     fn migrate(&mut self) -> Result<()> {
         let shown = self.shown();
+        // Read outside a transaction, this can see another process's
+        // migration half-way between its two queries (no schema_migrations
+        // yet, then its tables): only a current or a newer store is decided
+        // here; anything else is decided again under the write lock below.
         let v = Self::schema_version(&self.conn).map_err(|e| self.e(e))?;
-        if check_version(&shown, v)? == STORE_SCHEMA_VERSION {
-            return Ok(());
+        if let Some(v) = v {
+            if check_version(&shown, Some(v))? == STORE_SCHEMA_VERSION {
+                return Ok(());
+            }
         }
         let tx = self
             .conn

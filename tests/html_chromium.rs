@@ -3,8 +3,11 @@
 //! checker script (injected by this test, not part of the pages) verifies
 //! that every chart (`svg.chart`) has marks and a size and no NaN, and that
 //! nothing reached the console; then a screenshot is saved under
-//! target/tmp/. Skips, saying why, when Chromium is not installed (CI
+//! target/tmp/. Without Chromium it fails under CI and prints SKIP elsewhere (tests/common/skip.rs; CI
 //! installs it: .ci/run).
+
+#[path = "common/skip.rs"]
+mod skip;
 
 use cpuscope::report::{compare, html};
 use cpuscope::results::schema::{Environment, ResultRecord, Run, RunStatus};
@@ -161,7 +164,7 @@ fn run(host: &str, ghz: f64, lat_scale: f64) -> Run {
 #[test]
 fn report_and_comparison_render_in_chromium() {
     let Some(bin) = chromium() else {
-        eprintln!("SKIPPED: chromium is not installed (apt-get install chromium)");
+        skip::skip_or_fail("chromium is not installed (apt-get install chromium)");
         return;
     };
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("html_chromium");
@@ -188,7 +191,7 @@ fn report_and_comparison_render_in_chromium() {
 #[test]
 fn the_checker_catches_an_empty_chart_and_console_errors() {
     let Some(bin) = chromium() else {
-        eprintln!("SKIPPED: chromium is not installed (apt-get install chromium)");
+        skip::skip_or_fail("chromium is not installed (apt-get install chromium)");
         return;
     };
     let dir = tempfile::tempdir().unwrap();

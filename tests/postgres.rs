@@ -1,7 +1,10 @@
 //! The PostgreSQL store against a real server: a throwaway one started by
 //! the test (initdb + pg_ctl into a temporary directory, on a free loopback
-//! port), or the server named by CPUSCOPE_TEST_PG_URL. Skips, saying why,
-//! when neither is available. CI installs postgresql (.ci/run).
+//! port), or the server named by CPUSCOPE_TEST_PG_URL. Without either it fails
+//! under CI and prints SKIP elsewhere (tests/common/skip.rs). CI installs postgresql (.ci/run).
+
+#[path = "common/skip.rs"]
+mod skip;
 
 use cpuscope::results::postgres::PgStore;
 use cpuscope::results::schema::{Environment, ResultRecord, Run, RunStatus};
@@ -194,7 +197,7 @@ macro_rules! server_or_skip {
         match server() {
             Ok(s) => s,
             Err(why) => {
-                eprintln!("SKIPPED: no PostgreSQL server: {why}");
+                skip::skip_or_fail(&format!("no PostgreSQL server: {why}"));
                 return;
             }
         }

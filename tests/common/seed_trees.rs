@@ -111,6 +111,7 @@ fn generate() -> Result<PathBuf, String> {
 }
 
 fn ci() -> bool {
+    // The same rule as tests/common/skip.rs (each helper is included alone).
     std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false")
 }
 

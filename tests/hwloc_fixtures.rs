@@ -370,14 +370,18 @@ fn parse_console(text: &str) -> Topo {
         let ids = matrix_ids.iter().map(|l| logical_nodes[l]).collect();
         t.distances = Some((ids, m));
     }
-    // Machine-level "Group" objects are not compared; neither are I/O objects.
+    keep_compared(&mut t);
+    t
+}
+
+/// Machine-level "Group" objects are not compared; neither are I/O objects.
+fn keep_compared(t: &mut Topo) {
     t.objs.retain(|o| {
         matches!(
             o.ty.as_str(),
             "Package" | "Die" | "Group(Cluster)" | "Core" | "PU" | "NUMANode"
         ) || is_cache_type(&o.ty)
     });
-    t
 }
 
 fn is_cache_type(ty: &str) -> bool {
@@ -465,12 +469,7 @@ fn parse_xml(text: &str) -> Topo {
             t.kinds.push(hwloc_mask(&xml_attrs(tag)["cpuset"]));
         }
     }
-    t.objs.retain(|o| {
-        matches!(
-            o.ty.as_str(),
-            "Package" | "Die" | "Group(Cluster)" | "Core" | "PU" | "NUMANode"
-        ) || is_cache_type(&o.ty)
-    });
+    keep_compared(&mut t);
     t
 }
 

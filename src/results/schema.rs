@@ -192,6 +192,18 @@ pub struct Run {
 }
 
 impl Run {
+    /// The records of figure kind `id`, in run order.
+    pub fn records(&self, id: MetricId) -> impl Iterator<Item = &ResultRecord> {
+        self.results.iter().filter(move |r| r.is(id))
+    }
+
+    /// The records of one experiment, in run order.
+    pub fn records_of<'a>(&'a self, experiment: &'a str) -> impl Iterator<Item = &'a ResultRecord> {
+        self.results
+            .iter()
+            .filter(move |r| r.from_experiment(experiment))
+    }
+
     /// A new run, status Running, started now, no results yet.
     pub fn new(
         host: &str,
@@ -247,6 +259,22 @@ pub fn cpu_model_of(machine: &Value) -> Option<String> {
             .filter(|s| !s.is_empty())
             .map(str::to_string)
     })
+}
+
+/// The name of one kind of figure: the experiment that makes it and its
+/// metric. Each experiment declares its own as constants (`latency::CURVE`);
+/// reports and advice find records through them, never through string
+/// literals (scripts/check-names.py checks that).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MetricId {
+    pub experiment: &'static str,
+    pub metric: &'static str,
+}
+
+impl MetricId {
+    pub const fn new(experiment: &'static str, metric: &'static str) -> MetricId {
+        MetricId { experiment, metric }
+    }
 }
 
 /// One figure (or one structured result) of one experiment.
@@ -309,6 +337,21 @@ impl ResultRecord {
         };
         r.rekey();
         r
+    }
+
+    /// A measured figure named by its declared [`MetricId`].
+    pub fn of(id: MetricId, unit: &str, higher_is_better: bool) -> ResultRecord {
+        ResultRecord::new(id.experiment, id.metric, unit, higher_is_better)
+    }
+
+    /// True when this record is a figure of kind `id`.
+    pub fn is(&self, id: MetricId) -> bool {
+        self.experiment == id.experiment && self.metric == id.metric
+    }
+
+    /// True when this record belongs to experiment `experiment`.
+    pub fn from_experiment(&self, experiment: &str) -> bool {
+        self.experiment == experiment
     }
 
     /// A figure that could not be measured on this run, and why.

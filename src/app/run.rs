@@ -164,7 +164,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
         "skip": args.skip,
         "cpus": cpus.to_string(),
     });
-    let mut env = Environment::capture(&sys);
+    let mut env = Environment::from_machine(&info, &sys);
     let machine_json = serde_json::to_value(&info)?;
     let mut run = Run::new(
         &host,
@@ -223,7 +223,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
             }
         }
     }
-    env.load_end = Environment::capture(&sys).load_start;
+    env.load_end = Some(crate::results::schema::Load::read(&sys));
     env.notes
         .push(format!("measured for {:.1} s", t0.elapsed().as_secs_f64()));
     let status = if interrupted {

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// The cpuset of the cgroup this process belongs to.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
 pub struct CgroupCpuset {
     /// 1 (legacy `cpuset` hierarchy) or 2 (unified hierarchy).
     pub version: u8,

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// One interrupt line of a NIC.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct NicIrq {
     pub irq: u32,
     /// The action name in /proc/interrupts (`eth0-TxRx-3`, `virtio2-input.0`).
@@ -28,6 +29,7 @@ pub struct NicIrq {
 
 /// One network interface.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Nic {
     pub name: String,
     /// Software interface (lo excluded): bridge, veth, bond, tun, ifb...
@@ -55,6 +57,7 @@ pub struct Nic {
 
 /// Interrupt totals of one CPU.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct CpuInterrupts {
     pub cpu: usize,
     /// Numbered (device) interrupts.
@@ -65,6 +68,7 @@ pub struct CpuInterrupts {
 
 /// Interrupt totals of one NUMA node.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct NodeInterrupts {
     pub node: usize,
     pub cpus: CpuSet,
@@ -74,6 +78,7 @@ pub struct NodeInterrupts {
 
 /// `/proc/interrupts` summed per CPU and per node.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct InterruptTotals {
     pub per_cpu: Vec<CpuInterrupts>,
     pub per_node: Vec<NodeInterrupts>,
@@ -81,6 +86,7 @@ pub struct InterruptTotals {
 
 /// Network devices and interrupts.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Devices {
     pub nics: Vec<Nic>,
     pub interrupts: Option<InterruptTotals>,

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// One CPU's cpufreq and cpuinfo facts.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct CpuFreq {
     pub cpu: usize,
     /// `scaling_cur_freq`: the kernel's last view of the clock (kHz).
@@ -32,6 +33,7 @@ pub struct CpuFreq {
 
 /// A value shared by a set of CPUs.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Group {
     pub value: String,
     pub cpus: CpuSet,
@@ -39,6 +41,7 @@ pub struct Group {
 
 /// Turbo/boost state.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Boost {
     /// true: boost allowed; false: disabled; null: unknown (see reason).
     pub enabled: Option<bool>,
@@ -49,6 +52,7 @@ pub struct Boost {
 
 /// TSC facts from the x86 flags.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Tsc {
     /// `constant_tsc`: ticks at a fixed rate whatever the core clock.
     pub constant: bool,
@@ -60,6 +64,7 @@ pub struct Tsc {
 
 /// `/proc/cpuinfo` "cpu MHz" over all CPUs.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Declared {
     pub min_mhz: f64,
     pub max_mhz: f64,
@@ -72,6 +77,7 @@ pub struct Declared {
 
 /// Everything the kernel says about frequency.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Frequency {
     /// A cpufreq driver is present for at least one CPU.
     pub cpufreq: bool,

@@ -157,6 +157,7 @@ pub fn parse_num(s: &str) -> Option<u64> {
 
 /// The fields of an ARM Main ID Register (MIDR_EL1).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Midr {
     pub implementer: u32,
     pub variant: u32,
@@ -342,6 +343,7 @@ pub fn arm_part_name(implementer: u32, part: u32) -> Option<&'static str> {
 
 /// One kind of ARM core present (big.LITTLE machines have several).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ArmCore {
     /// The register as read (`0x00000000481fd010`), when read from sysfs.
     pub midr_raw: Option<String>,
@@ -472,6 +474,7 @@ pub fn read_arm_cores(sys: &Sysroot, cpuinfo: Option<&CpuInfo>) -> Vec<ArmCore> 
 
 /// Whether this runs in a virtual machine, and the evidence.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Virtualization {
     /// true: a VM; false: no sign of one where the sign is reliable (x86
     /// hypervisor bit); null: cannot tell (see `reason`).
@@ -656,6 +659,7 @@ fn detect_virtualization(
 
 /// Who the CPU is.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Identity {
     /// `x86_64`, `aarch64`, `arm`, or `unknown`.
     pub architecture: String,

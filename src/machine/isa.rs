@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// What the CPU can execute, as the kernel reports it.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Isa {
     /// `x86` or `arm`, or `unknown` when no flag list was found.
     pub family: String,

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// One kernel setting.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Knob {
     /// Short stable name, e.g. `thp_enabled`.
     pub name: String,
@@ -32,6 +33,7 @@ pub struct Knob {
 
 /// Hardware performance monitoring unit.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Pmu {
     /// A core PMU (`cpu`, `cpu_core`, `cpu_atom`, `armv8_*`...) is registered;
     /// null when a recorded root holds no event_source tree at all.
@@ -48,6 +50,7 @@ pub struct Pmu {
 
 /// One huge page pool.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct HugePagePool {
     pub size_kb: u64,
     pub nr: Option<u64>,
@@ -59,6 +62,7 @@ pub struct HugePagePool {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct NodePool {
     pub node: usize,
     pub nr: Option<u64>,
@@ -67,6 +71,7 @@ pub struct NodePool {
 
 /// All knobs.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Knobs {
     pub knobs: Vec<Knob>,
     pub pmu: Pmu,

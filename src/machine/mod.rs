@@ -21,6 +21,7 @@ pub const INFO_SCHEMA: &str = "cpuscope.info/1";
 
 /// Everything `cpuscope info` knows about a machine.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct MachineInfo {
     pub schema: String,
     /// The root the facts were read from (`/` for this machine).

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 const NODE_DIR: &str = "/sys/devices/system/node";
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct NumaNode {
     pub id: usize,
     /// CPUs of the node as the kernel lists them (may include offline CPUs on old kernels).
@@ -27,6 +28,7 @@ pub struct NumaNode {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
 pub struct HugePages {
     pub page_bytes: u64,
     pub total: Option<u64>,
@@ -35,6 +37,7 @@ pub struct HugePages {
 
 /// Facts about NUMA as a whole.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct NumaSummary {
     /// Node ids in the order of `numa_nodes` and of each node's `distances`.
     pub nodes: CpuSet,

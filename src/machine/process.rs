@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 
 /// One line of /proc/PID/numa_maps.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Mapping {
     /// Start address as printed (hex, no 0x).
     pub address: String,
@@ -53,6 +54,7 @@ impl Mapping {
 
 /// Pages and bytes.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
 pub struct Amount {
     /// Pages as counted in numa_maps (each in its mapping's page size).
     pub pages: u64,
@@ -72,6 +74,7 @@ impl Amount {
 
 /// Memory of one node.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct NodeUsage {
     pub node: usize,
     pub amount: Amount,
@@ -79,6 +82,7 @@ pub struct NodeUsage {
 
 /// Memory under one policy.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct PolicyUsage {
     pub policy: String,
     pub mappings: usize,
@@ -87,6 +91,7 @@ pub struct PolicyUsage {
 
 /// What numa-maps-summary.pl adds up, with correct units.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct NumaSummary {
     pub per_node: Vec<NodeUsage>,
     pub total: Amount,
@@ -112,6 +117,7 @@ pub struct NumaSummary {
 
 /// /proc/PID/status facts.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ProcStatus {
     pub name: Option<String>,
     pub threads: Option<u64>,
@@ -122,6 +128,7 @@ pub struct ProcStatus {
 
 /// NUMA fault statistics of one node from /proc/PID/sched.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct NodeFaults {
     pub node: usize,
     pub task_private: u64,
@@ -132,6 +139,7 @@ pub struct NodeFaults {
 
 /// Automatic NUMA balancing state from /proc/PID/sched (main thread).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SchedNuma {
     pub numa_preferred_nid: Option<i64>,
     pub numa_pages_migrated: Option<u64>,
@@ -144,6 +152,7 @@ pub struct SchedNuma {
 
 /// Where a process's memory lives.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ProcessNuma {
     pub pid: u32,
     pub status: ProcStatus,

@@ -21,6 +21,7 @@ const CPU_DIR: &str = "/sys/devices/system/cpu";
 
 /// The CPU lists of the machine and of this process.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct CpuLists {
     /// CPUs the kernel could ever bring up (`possible`).
     pub possible: CpuSet,
@@ -66,6 +67,7 @@ impl CpuLists {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Package {
     /// `physical_package_id`.
     pub id: usize,
@@ -78,6 +80,7 @@ pub struct Package {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Die {
     pub package: usize,
     /// `die_id` (0 when the kernel does not report dies).
@@ -87,6 +90,7 @@ pub struct Die {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Cluster {
     pub package: usize,
     pub die: usize,
@@ -97,6 +101,7 @@ pub struct Cluster {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Core {
     /// Position in `MachineInfo::cores`.
     pub index: usize,
@@ -112,6 +117,7 @@ pub struct Core {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Thread {
     pub cpu: usize,
     pub package: usize,
@@ -132,6 +138,7 @@ pub struct Thread {
 
 /// Simultaneous multithreading summary.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Smt {
     /// Most hardware threads on one core.
     pub threads_per_core: usize,
@@ -147,6 +154,7 @@ pub struct Smt {
 
 /// A kind of core on a hybrid machine (P/E cores, big.LITTLE).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct CoreKind {
     /// 0 = the most performant kind.
     pub index: usize,

@@ -15,7 +15,7 @@
 //! - `declared-vs-measured-frequency`: the clock the machine declares is not what it runs at.
 
 use crate::base::fmt::fmt_num;
-use crate::results::schema::machine_knob as knob;
+use crate::machine::MachineInfo;
 use crate::results::schema::{ResultRecord, Run};
 use serde::Serialize;
 use serde_json::Value;
@@ -114,19 +114,10 @@ pub fn findings(run: &Run) -> Vec<Finding> {
 /// 1 and more than half the CPUs.
 fn busy(run: &Run) -> Option<(f64, usize)> {
     let load = run.environment.load_start.as_ref()?.loadavg_1?;
-    let m = &run.machine;
-    let cpus = m
-        .pointer("/cpus/online")
-        .and_then(Value::as_str)
-        .and_then(|s| crate::placement::CpuSet::parse(s).ok())
-        .map(|c| c.len())
+    let m = run.machine_info();
+    let cpus = Some(m.cpus.online.len())
         .filter(|n| *n > 0)
-        .or_else(|| {
-            m.pointer("/threads")
-                .and_then(Value::as_array)
-                .map(Vec::len)
-                .filter(|n| *n > 0)
-        })?;
+        .or_else(|| Some(m.threads.len()).filter(|n| *n > 0))?;
     (load >= 1.0 && load > 0.5 * cpus as f64).then_some((load, cpus))
 }
 
@@ -182,46 +173,23 @@ fn param_num(r: &ResultRecord, k: &str) -> Option<f64> {
 }
 
 /// NUMA node ids of the machine, in the order of the distance rows.
-fn node_ids(m: &Value) -> Vec<usize> {
-    m.pointer("/numa_nodes")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|n| n.get("id").and_then(Value::as_u64))
-                .map(|n| n as usize)
-                .collect()
-        })
-        .unwrap_or_default()
+fn node_ids(m: &MachineInfo) -> Vec<usize> {
+    m.numa_nodes.iter().map(|n| n.id).collect()
 }
 
 /// Declared distance (SLIT) from node `a` to node `b`.
-fn distance(m: &Value, a: usize, b: usize) -> Option<u64> {
-    let ids = node_ids(m);
-    let bi = ids.iter().position(|x| *x == b)?;
-    m.pointer("/numa_nodes")?
-        .as_array()?
-        .iter()
-        .find(|n| n.get("id").and_then(Value::as_u64) == Some(a as u64))?
-        .get("distances")?
-        .as_array()?
-        .get(bi)?
-        .as_u64()
+fn distance(m: &MachineInfo, a: usize, b: usize) -> Option<u64> {
+    let bi = node_ids(m).iter().position(|x| *x == b)?;
+    let row = &m.numa_nodes.iter().find(|n| n.id == a)?.distances;
+    row.get(bi).map(|d| u64::from(*d))
 }
 
 /// CPU → NUMA node from the machine's threads.
-fn cpu_nodes(m: &Value) -> BTreeMap<usize, usize> {
-    let mut out = BTreeMap::new();
-    if let Some(ts) = m.pointer("/threads").and_then(Value::as_array) {
-        for t in ts {
-            if let (Some(c), Some(n)) = (
-                t.get("cpu").and_then(Value::as_u64),
-                t.get("node").and_then(Value::as_u64),
-            ) {
-                out.insert(c as usize, n as usize);
-            }
-        }
-    }
-    out
+fn cpu_nodes(m: &MachineInfo) -> BTreeMap<usize, usize> {
+    m.threads
+        .iter()
+        .filter_map(|t| Some((t.cpu, t.node?)))
+        .collect()
 }
 
 const CPU_NODE_PARAMS: &[&str] = &[
@@ -349,7 +317,7 @@ fn node_latency(run: &Run) -> Option<NodeLatency> {
         if d.get("cpus").is_some() {
             // CPU × CPU (core-to-core): average per node pair.
             let cpus = labels_of(d, "cpus", n);
-            let nodes = cpu_nodes(&run.machine);
+            let nodes = cpu_nodes(&run.machine_info());
             let mut acc: BTreeMap<(usize, usize), (f64, usize)> = BTreeMap::new();
             for (i, row) in mx.iter().enumerate() {
                 for (j, v) in row.iter().enumerate() {
@@ -399,55 +367,27 @@ fn node_latency(run: &Run) -> Option<NodeLatency> {
 /// A NIC's interrupts are served on another node than the NIC's own.
 pub fn nic_irq_remote_node(run: &Run) -> Vec<Finding> {
     let mut out = Vec::new();
-    let Some(nics) = run
-        .machine
-        .pointer("/devices/nics")
-        .and_then(Value::as_array)
-    else {
-        return out;
-    };
-    for nic in nics {
-        let name = nic.get("name").and_then(Value::as_str).unwrap_or("?");
-        if nic.get("is_virtual").and_then(Value::as_bool) == Some(true) {
+    let m = run.machine_info();
+    for nic in &m.devices.nics {
+        let name = nic.name.as_str();
+        if nic.is_virtual {
             continue;
         }
-        let Some(node) = nic
-            .get("numa_node")
-            .and_then(Value::as_i64)
-            .filter(|n| *n >= 0)
-        else {
+        let Some(node) = nic.numa_node.filter(|n| *n >= 0) else {
             continue;
         };
-        let irq_nodes: Vec<i64> = nic
-            .get("irq_nodes")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_i64).collect())
-            .unwrap_or_default();
+        let irq_nodes: Vec<i64> = nic.irq_nodes.iter().map(|n| *n as i64).collect();
         let remote: Vec<i64> = irq_nodes.iter().copied().filter(|n| *n != node).collect();
         if remote.is_empty() {
             continue;
         }
-        let served = nic
-            .get("served_cpus")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let nirq = nic
-            .get("irqs")
-            .and_then(Value::as_array)
-            .map(Vec::len)
-            .unwrap_or(0);
-        let node_cpus = run
-            .machine
-            .pointer("/numa_nodes")
-            .and_then(Value::as_array)
-            .and_then(|a| {
-                a.iter()
-                    .find(|n| n.get("id").and_then(Value::as_i64) == Some(node))
-            })
-            .and_then(|n| n.get("cpus"))
-            .and_then(Value::as_str)
-            .map(str::to_string);
+        let served = nic.served_cpus.to_string();
+        let nirq = nic.irqs.len();
+        let node_cpus = m
+            .numa_nodes
+            .iter()
+            .find(|n| n.id as i64 == node)
+            .map(|n| n.cpus.to_string());
         let list = |v: &[i64]| {
             v.iter()
                 .map(|n| n.to_string())
@@ -497,11 +437,11 @@ pub fn nic_irq_remote_node(run: &Run) -> Vec<Finding> {
 
 /// NUMA balancing is on, on a multi-node machine, while work is pinned.
 pub fn numa_balancing_pinned(run: &Run) -> Vec<Finding> {
-    let m = &run.machine;
-    let Some(v) = knob(m, "numa_balancing") else {
+    let m = run.machine_info();
+    let Some(v) = m.knobs.value("numa_balancing").map(str::to_string) else {
         return Vec::new();
     };
-    let nodes = node_ids(m).len();
+    let nodes = node_ids(&m).len();
     if v.trim() == "0" || nodes < 2 {
         return Vec::new();
     }
@@ -624,12 +564,12 @@ pub fn distances_vs_measured(run: &Run) -> Vec<Finding> {
     let Some(nl) = node_latency(run) else {
         return Vec::new();
     };
-    let m = &run.machine;
+    let m = run.machine_info();
     let remote: Vec<((usize, usize), f64, String, u64)> = nl
         .pairs
         .iter()
         .filter(|((a, b), _)| a != b)
-        .filter_map(|(&(a, b), (v, src, _))| Some(((a, b), *v, src.clone(), distance(m, a, b)?)))
+        .filter_map(|(&(a, b), (v, src, _))| Some(((a, b), *v, src.clone(), distance(&m, a, b)?)))
         .collect();
     // Pairs the firmware orders one way and the measurement the other (10% margin),
     // or calls equal while they differ by more than 20%.

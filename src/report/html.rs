@@ -2,7 +2,7 @@
 //! from elsewhere, no fonts, no CDN), readable offline.
 
 use crate::base::fmt::fmt_num_fixed;
-use crate::results::schema::{ResultRecord, Run};
+use crate::results::schema::{Load, ResultRecord, Run};
 use serde_json::Value;
 use std::fmt::Write as _;
 
@@ -64,40 +64,36 @@ pub fn svg_bars(title: &str, unit: &str, rows: &[(String, f64)]) -> String {
     s
 }
 
-fn machine_summary(m: &Value) -> Vec<(String, String)> {
-    let get = |p: &str| m.pointer(p).and_then(|v| v.as_str()).map(|s| s.to_string());
-    let count = |p: &str| m.pointer(p).and_then(|v| v.as_array()).map(|a| a.len());
-    let mut rows = Vec::new();
-    if let Some(v) = get("/identity/model_name") {
-        rows.push(("CPU model".into(), v));
+fn machine_summary(m: &crate::machine::MachineInfo) -> Vec<(String, String)> {
+    let mut rows: Vec<(String, String)> = Vec::new();
+    let id = &m.identity;
+    if let Some(v) = &id.model_name {
+        rows.push(("CPU model".into(), v.clone()));
     }
-    if let Some(v) = get("/identity/architecture") {
-        rows.push(("Architecture".into(), v));
+    if !id.architecture.is_empty() {
+        rows.push(("Architecture".into(), id.architecture.clone()));
     }
-    if let Some(v) = get("/cpus/online") {
-        rows.push(("Online CPUs".into(), v));
+    if !m.cpus.online.is_empty() {
+        rows.push(("Online CPUs".into(), m.cpus.online.to_string()));
     }
-    if let Some(v) = get("/cpus/usable") {
-        rows.push(("Usable CPUs".into(), v));
+    if !m.cpus.usable.is_empty() {
+        rows.push(("Usable CPUs".into(), m.cpus.usable.to_string()));
     }
-    for (label, p) in [
-        ("Packages", "/packages"),
-        ("Cores", "/cores"),
-        ("Hardware threads", "/threads"),
-        ("NUMA nodes", "/numa_nodes"),
+    for (label, n) in [
+        ("Packages", m.packages.len()),
+        ("Cores", m.cores.len()),
+        ("Hardware threads", m.threads.len()),
+        ("NUMA nodes", m.numa_nodes.len()),
     ] {
-        if let Some(n) = count(p) {
+        if n > 0 {
             rows.push((label.into(), n.to_string()));
         }
     }
-    if let Some(v) = m
-        .pointer("/identity/virtualization/hypervisor")
-        .and_then(|v| v.as_str())
-    {
-        rows.push(("Hypervisor".into(), v.to_string()));
+    if let Some(v) = &id.virtualization.hypervisor {
+        rows.push(("Hypervisor".into(), v.clone()));
     }
-    if let Some(v) = get("/identity/kernel_release") {
-        rows.push(("Kernel".into(), v));
+    if let Some(v) = &id.kernel_release {
+        rows.push(("Kernel".into(), v.clone()));
     }
     rows
 }
@@ -215,50 +211,31 @@ pub fn render_run(run: &Run) -> String {
         esc(&run.tool_version)
     );
     h.push_str("<h2>Machine</h2><table>");
-    for (k, v) in machine_summary(&run.machine) {
+    for (k, v) in machine_summary(&run.machine_info()) {
         let _ = write!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
     }
     h.push_str("</table>");
     h.push_str("<h2>Environment</h2><table>");
-    let env = serde_json::to_value(&run.environment).unwrap_or(Value::Null);
-    if let Value::Object(map) = env {
-        for (k, v) in map {
-            let num = |p: &str| v.pointer(p).and_then(|x| x.as_f64());
-            let text = match &v {
-                Value::String(s) => s.clone(),
-                Value::Null => continue,
-                Value::Array(a) => a
-                    .iter()
-                    .map(|x| {
-                        x.as_str()
-                            .map(str::to_string)
-                            .unwrap_or_else(|| x.to_string())
-                    })
-                    .collect::<Vec<_>>()
-                    .join("; "),
-                Value::Object(_) if k.starts_with("load") => format!(
-                    "{} / {} / {} (1/5/15 min), {} runnable of {} tasks, at {}",
-                    num("/loadavg_1")
-                        .map(|x| format!("{x:.2}"))
-                        .unwrap_or_else(|| "?".into()),
-                    num("/loadavg_5")
-                        .map(|x| format!("{x:.2}"))
-                        .unwrap_or_else(|| "?".into()),
-                    num("/loadavg_15")
-                        .map(|x| format!("{x:.2}"))
-                        .unwrap_or_else(|| "?".into()),
-                    num("/procs_running")
-                        .map(|x| x.to_string())
-                        .unwrap_or_else(|| "?".into()),
-                    num("/procs_total")
-                        .map(|x| x.to_string())
-                        .unwrap_or_else(|| "?".into()),
-                    v.pointer("/at").and_then(|x| x.as_str()).unwrap_or("?")
-                ),
-                o => o.to_string(),
-            };
-            let _ = write!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&text));
+    let env = &run.environment;
+    let yes_no = |b: bool| if b { "yes" } else { "no" }.to_string();
+    let rows: [(&str, Option<String>); 5] = [
+        ("load at start", env.load_start.as_ref().map(Load::summary)),
+        ("load at end", env.load_end.as_ref().map(Load::summary)),
+        ("kernel", env.kernel.clone()),
+        ("virtual machine", env.is_vm.map(yes_no)),
+        ("governor", env.governor.clone()),
+    ];
+    for (k, v) in rows {
+        if let Some(v) = v {
+            let _ = write!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
         }
+    }
+    if !env.notes.is_empty() {
+        let _ = write!(
+            h,
+            "<tr><th>notes</th><td>{}</td></tr>",
+            esc(&env.notes.join("; "))
+        );
     }
     h.push_str("</table>");
     let c = charts(run);

@@ -55,25 +55,6 @@ fn duration_text(start: &str, end: &str) -> Option<String> {
     })
 }
 
-fn load_text(l: &Load) -> String {
-    let f = |v: Option<f64>| v.map(|x| format!("{x:.2}")).unwrap_or_else(|| "?".into());
-    let mut s = if l.loadavg_1.is_none() && l.loadavg_5.is_none() && l.loadavg_15.is_none() {
-        "load average not available (/proc/loadavg unreadable)".to_string()
-    } else {
-        format!(
-            "{} / {} / {} (1/5/15 min)",
-            f(l.loadavg_1),
-            f(l.loadavg_5),
-            f(l.loadavg_15)
-        )
-    };
-    if let (Some(r), Some(t)) = (l.procs_running, l.procs_total) {
-        let _ = write!(s, ", {r} runnable of {t} tasks");
-    }
-    let _ = write!(s, ", at {}", l.at);
-    s
-}
-
 /// `cpuscope show`: the run, its environment, then every result.
 pub fn render_run(run: &Run) -> String {
     let mut out = String::new();
@@ -134,14 +115,14 @@ pub fn render_run(run: &Run) -> String {
             "load at start".into(),
             env.load_start
                 .as_ref()
-                .map(load_text)
+                .map(Load::summary)
                 .unwrap_or_else(|| "not recorded".into()),
         ],
         vec![
             "load at end".into(),
             env.load_end
                 .as_ref()
-                .map(load_text)
+                .map(Load::summary)
                 .unwrap_or_else(|| "not recorded (the run did not finish normally)".into()),
         ],
     ];

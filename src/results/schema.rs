@@ -94,6 +94,27 @@ impl Load {
         }
     }
 
+    /// One line: `0.52 / 0.58 / 0.59 (1/5/15 min), 2 runnable of 467 tasks, at …`.
+    pub fn summary(&self) -> String {
+        let f = |v: Option<f64>| v.map(|x| format!("{x:.2}")).unwrap_or_else(|| "?".into());
+        let mut s =
+            if self.loadavg_1.is_none() && self.loadavg_5.is_none() && self.loadavg_15.is_none() {
+                "load average not available (/proc/loadavg unreadable)".to_string()
+            } else {
+                format!(
+                    "{} / {} / {} (1/5/15 min)",
+                    f(self.loadavg_1),
+                    f(self.loadavg_5),
+                    f(self.loadavg_15)
+                )
+            };
+        if let (Some(r), Some(t)) = (self.procs_running, self.procs_total) {
+            s.push_str(&format!(", {r} runnable of {t} tasks"));
+        }
+        s.push_str(&format!(", at {}", self.at));
+        s
+    }
+
     /// Read /proc/loadavg under `sys` now.
     pub fn read(sys: &crate::machine::Sysroot) -> Load {
         let now = now_rfc3339();
@@ -127,38 +148,26 @@ pub struct Environment {
 }
 
 impl Environment {
-    /// The environment of the machine under `sys` now: kernel, VM, governor,
-    /// load at start. The caller may refine `is_vm`/`governor` from the
-    /// machine snapshot and add notes.
-    pub fn capture(sys: &crate::machine::Sysroot) -> Environment {
-        let kernel = sys.read_string("/proc/sys/kernel/osrelease");
-        let is_vm = if sys.exists("/sys/hypervisor/type") {
-            Some(true)
-        } else {
-            sys.read_raw("/proc/cpuinfo").and_then(|ci| {
-                let flags = ci.lines().find(|l| l.starts_with("flags"))?;
-                Some(flags.split_whitespace().any(|f| f == "hypervisor"))
-            })
-        };
-        let mut govs = BTreeSet::new();
-        for cpu in sys.list_numbered("/sys/devices/system/cpu", "cpu") {
-            if let Some(g) = sys.read_string(&format!(
-                "/sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_governor"
-            )) {
-                govs.insert(g);
-            }
-        }
-        let governor = if govs.is_empty() {
-            None
-        } else {
-            Some(govs.into_iter().collect::<Vec<_>>().join(","))
-        };
+    /// The environment a run starts in: kernel, VM and governor as the
+    /// machine snapshot read them (`machine/` is the one reader of those
+    /// files), and the load under `sys` now.
+    pub fn from_machine(
+        m: &crate::machine::MachineInfo,
+        sys: &crate::machine::Sysroot,
+    ) -> Environment {
+        let govs: BTreeSet<&str> = m
+            .frequency
+            .governors
+            .iter()
+            .map(|g| g.value.as_str())
+            .filter(|g| !g.is_empty())
+            .collect();
         Environment {
             load_start: Some(Load::read(sys)),
             load_end: None,
-            kernel,
-            is_vm,
-            governor,
+            kernel: m.identity.kernel_release.clone(),
+            is_vm: m.identity.virtualization.is_virtual,
+            governor: (!govs.is_empty()).then(|| govs.into_iter().collect::<Vec<_>>().join(",")),
             notes: Vec::new(),
         }
     }
@@ -229,6 +238,13 @@ impl Run {
             tags,
             results: Vec::new(),
         }
+    }
+
+    /// The machine snapshot, typed. Fields an older run did not record take
+    /// their defaults (empty lists, `None`); a snapshot that is not a
+    /// `cpuscope.info` document (an import from another tool) reads as empty.
+    pub fn machine_info(&self) -> crate::machine::MachineInfo {
+        serde_json::from_value(self.machine.clone()).unwrap_or_default()
     }
 
     /// CPU model name from the machine snapshot, if it has one.
@@ -694,6 +710,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn machine_snapshot_reads_typed_with_defaults() {
+        let mut run = Run::new(
+            "h",
+            "quick",
+            serde_json::json!({"identity": {"model_name": "X"}, "cpus": {"online": "0-3"},
+                               "numa_nodes": [{"id": 0, "cpus": "0-3", "distances": [10]}]}),
+            Environment::default(),
+            Value::Null,
+            Vec::new(),
+        );
+        let m = run.machine_info();
+        assert_eq!(m.identity.model_name.as_deref(), Some("X"));
+        assert_eq!(m.cpus.online.len(), 4);
+        assert_eq!(m.numa_nodes[0].distances, vec![10]);
+        assert!(m.threads.is_empty());
+        run.machine = serde_json::json!({"model": 3});
+        assert!(run.machine_info().numa_nodes.is_empty());
+    }
+
+    #[test]
     fn key_format() {
         let r = ResultRecord::new("frequency", "frequency", "GHz", true).with_param("threads", 1);
         assert_eq!(r.key, "frequency/threads=1/GHz/v1");
@@ -741,42 +777,30 @@ mod tests {
     }
 
     #[test]
-    fn environment_from_a_recorded_root() {
+    fn environment_from_the_machine_snapshot() {
         let d = tempfile::tempdir().unwrap();
-        let w = |rel: &str, text: &str| {
-            let p = d.path().join(rel);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        };
-        w(
-            "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
-            "performance\n",
-        );
-        w(
-            "sys/devices/system/cpu/cpu1/cpufreq/scaling_governor",
-            "powersave\n",
-        );
-        w("sys/devices/system/cpu/cpu2/online", "1\n");
-        w("proc/loadavg", "1.00 2.00 3.00 4/500 99\n");
-        w("proc/sys/kernel/osrelease", "6.9.0-x\n");
-        w(
-            "proc/cpuinfo",
-            "processor\t: 0\nflags\t\t: fpu sse2 hypervisor avx\n",
-        );
+        std::fs::create_dir_all(d.path().join("proc")).unwrap();
+        std::fs::create_dir_all(d.path().join("sys/devices/system/cpu")).unwrap();
+        std::fs::write(d.path().join("proc/loadavg"), "1.00 2.00 3.00 4/500 99\n").unwrap();
         let sys = crate::machine::Sysroot::new(d.path()).unwrap();
-        let e = Environment::capture(&sys);
+        let mut m = crate::machine::MachineInfo::default();
+        m.identity.kernel_release = Some("6.9.0-x".into());
+        m.identity.virtualization.is_virtual = Some(true);
+        for g in ["powersave", "performance", "powersave"] {
+            m.frequency.governors.push(crate::machine::freq::Group {
+                value: g.into(),
+                cpus: crate::base::CpuSet::default(),
+            });
+        }
+        let e = Environment::from_machine(&m, &sys);
         assert_eq!(e.kernel.as_deref(), Some("6.9.0-x"));
         assert_eq!(e.is_vm, Some(true));
         assert_eq!(e.governor.as_deref(), Some("performance,powersave"));
         let l = e.load_start.unwrap();
         assert_eq!((l.loadavg_5, l.procs_total), (Some(2.0), Some(500)));
         assert_eq!(e.load_end, None);
-        w("proc/cpuinfo", "flags\t\t: fpu sse2\n");
-        std::fs::remove_dir_all(d.path().join("sys/devices/system/cpu/cpu0")).unwrap();
-        std::fs::remove_dir_all(d.path().join("sys/devices/system/cpu/cpu1")).unwrap();
-        let e = Environment::capture(&sys);
-        assert_eq!(e.is_vm, Some(false));
-        assert_eq!(e.governor, None);
+        let e = Environment::from_machine(&crate::machine::MachineInfo::default(), &sys);
+        assert_eq!((e.is_vm, e.governor, e.kernel), (None, None, None));
     }
 
     #[test]

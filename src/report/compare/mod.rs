@@ -17,9 +17,7 @@ pub mod markdown;
 pub mod text;
 
 use crate::base::fmt::{fmt_bytes_exact, fmt_num};
-use crate::placement::CpuSet;
 use crate::results::published::{self, Qualifier};
-use crate::results::schema::machine_knob as knob;
 use crate::results::schema::{ResultRecord, Run};
 use anyhow::{bail, Result};
 use serde::Serialize;
@@ -223,29 +221,20 @@ fn cell_of(rec: Option<&ResultRecord>) -> Cell {
 
 // ---------------------------------------------------------------- facts
 
-fn ptr_str(m: &Value, p: &str) -> Option<String> {
-    match m.pointer(p)? {
-        Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
+fn non_empty(s: &str) -> Option<String> {
+    let s = s.trim();
+    (!s.is_empty()).then(|| s.to_string())
 }
 
-fn ptr_len(m: &Value, p: &str) -> Option<usize> {
-    m.pointer(p)?.as_array().map(Vec::len).filter(|n| *n > 0)
+fn count(n: usize) -> Option<usize> {
+    (n > 0).then_some(n)
 }
 
 /// The facts compared between runs: (field, value) in a fixed order.
 pub fn facts(run: &Run) -> Vec<(&'static str, Option<String>)> {
-    let m = &run.machine;
-    let cores = ptr_len(m, "/cores");
-    let threads = ptr_len(m, "/threads").or_else(|| {
-        ptr_str(m, "/cpus/online")
-            .and_then(|s| CpuSet::parse(&s).ok())
-            .map(|c| c.len())
-            .filter(|n| *n > 0)
-    });
+    let m = run.machine_info();
+    let cores = count(m.cores.len());
+    let threads = count(m.threads.len()).or_else(|| count(m.cpus.online.len()));
     let smt = match (cores, threads) {
         (Some(c), Some(t)) if c > 0 => Some(if t > c {
             format!("on ({} threads per core)", fmt_num(t as f64 / c as f64))
@@ -254,43 +243,44 @@ pub fn facts(run: &Run) -> Vec<(&'static str, Option<String>)> {
         }),
         _ => None,
     };
-    let l3 = m
-        .pointer("/caches")
-        .and_then(Value::as_array)
-        .and_then(|cs| {
-            let sizes: Vec<u64> = cs
-                .iter()
-                .filter(|c| c.get("level").and_then(Value::as_u64) == Some(3))
-                .filter_map(|c| c.get("size_bytes").and_then(Value::as_u64))
-                .collect();
-            if sizes.is_empty() {
-                return None;
-            }
-            let total: u64 = sizes.iter().sum();
-            Some(if sizes.len() == 1 {
-                fmt_bytes_exact(total)
-            } else {
-                format!("{} in {} instances", fmt_bytes_exact(total), sizes.len())
-            })
-        });
+    let l3 = {
+        let sizes: Vec<u64> = m
+            .caches
+            .iter()
+            .filter(|c| c.level == 3)
+            .filter_map(|c| c.size_bytes)
+            .collect();
+        let total: u64 = sizes.iter().sum();
+        match sizes.len() {
+            0 => None,
+            1 => Some(fmt_bytes_exact(total)),
+            n => Some(format!("{} in {n} instances", fmt_bytes_exact(total))),
+        }
+    };
     let vm = match run.environment.is_vm {
-        Some(true) => Some(match ptr_str(m, "/identity/virtualization/hypervisor") {
-            Some(h) => format!("yes ({h})"),
-            None => "yes".to_string(),
-        }),
+        Some(true) => Some(
+            match m
+                .identity
+                .virtualization
+                .hypervisor
+                .as_deref()
+                .and_then(non_empty)
+            {
+                Some(h) => format!("yes ({h})"),
+                None => "yes".to_string(),
+            },
+        ),
         Some(false) => Some("no".into()),
         None => None,
     };
-    let drivers = m
-        .pointer("/frequency/drivers")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|g| g.get("value").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join(",")
-        })
-        .filter(|s| !s.is_empty());
+    let drivers = non_empty(
+        &m.frequency
+            .drivers
+            .iter()
+            .map(|g| g.value.as_str())
+            .collect::<Vec<_>>()
+            .join(","),
+    );
     let opt_list = |k: &str| {
         run.options
             .get(k)
@@ -313,23 +303,26 @@ pub fn facts(run: &Run) -> Vec<(&'static str, Option<String>)> {
     vec![
         ("host", Some(run.host.clone())),
         ("CPU model", run.cpu_model()),
-        ("architecture", ptr_str(m, "/identity/architecture")),
-        ("packages", ptr_len(m, "/packages").map(|n| n.to_string())),
+        ("architecture", non_empty(&m.identity.architecture)),
+        ("packages", count(m.packages.len()).map(|n| n.to_string())),
         ("cores", cores.map(|n| n.to_string())),
         ("logical CPUs", threads.map(|n| n.to_string())),
         ("SMT", smt),
         (
             "NUMA nodes",
-            ptr_len(m, "/numa_nodes").map(|n| n.to_string()),
+            count(m.numa_nodes.len()).map(|n| n.to_string()),
         ),
         ("L3", l3),
         ("virtual machine", vm),
         ("kernel", run.environment.kernel.clone()),
         ("governor", run.environment.governor.clone()),
         ("cpufreq driver", drivers),
-        ("boost", ptr_str(m, "/frequency/boost/enabled")),
-        ("numa_balancing", knob(m, "numa_balancing")),
-        ("THP", knob(m, "thp_enabled")),
+        ("boost", m.frequency.boost.enabled.map(|b| b.to_string())),
+        (
+            "numa_balancing",
+            m.knobs.value("numa_balancing").map(str::to_string),
+        ),
+        ("THP", m.knobs.value("thp_enabled").map(str::to_string)),
         ("profile", Some(run.profile.clone())),
         (
             "CPUs used",

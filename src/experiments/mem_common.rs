@@ -184,18 +184,12 @@ pub fn parse_size_list(s: &str, per_octave: usize) -> Result<Vec<usize>> {
 
 /// `MemAvailable` of /proc/meminfo in bytes.
 pub fn mem_available() -> Option<usize> {
-    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    crate::base::meminfo::live("MemAvailable").map(|b| b as usize)
 }
 
 /// `MemTotal` of /proc/meminfo in bytes.
 pub fn mem_total() -> Option<usize> {
-    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    crate::base::meminfo::live("MemTotal").map(|b| b as usize)
 }
 
 /// Refuse a footprint larger than the memory this process can get.

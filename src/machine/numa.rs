@@ -56,23 +56,6 @@ pub struct NumaSummary {
     pub note: Option<String>,
 }
 
-/// Parse `Node N MemTotal:   8387892 kB` (or `/proc/meminfo`'s `MemTotal:  ... kB`) into bytes.
-fn meminfo_field(text: &str, field: &str) -> Option<u64> {
-    text.lines().find_map(|l| {
-        let (head, rest) = l.split_once(':')?;
-        if head.split_whitespace().last()? != field {
-            return None;
-        }
-        let mut it = rest.split_whitespace();
-        let v: u64 = it.next()?.parse().ok()?;
-        let mult = match it.next() {
-            Some("kB") | Some("KB") | Some("kb") => 1024,
-            _ => 1,
-        };
-        v.checked_mul(mult)
-    })
-}
-
 fn hugepages(sys: &Sysroot, dir: &str) -> Vec<HugePages> {
     let mut v: Vec<HugePages> = sys
         .list_dir(dir)
@@ -113,8 +96,10 @@ pub fn read(
         let meminfo = sys.read_raw("/proc/meminfo");
         let total = meminfo
             .as_deref()
-            .and_then(|t| meminfo_field(t, "MemTotal"));
-        let free = meminfo.as_deref().and_then(|t| meminfo_field(t, "MemFree"));
+            .and_then(|t| crate::base::meminfo::field(t, "MemTotal"));
+        let free = meminfo
+            .as_deref()
+            .and_then(|t| crate::base::meminfo::field(t, "MemFree"));
         summary.implicit = true;
         summary.note = Some(format!(
             "{NODE_DIR} is absent (kernel without NUMA support): the whole machine is taken as one node 0"
@@ -143,8 +128,10 @@ pub fn read(
             let meminfo = sys.read_raw(&format!("{d}/meminfo"));
             let total = meminfo
                 .as_deref()
-                .and_then(|t| meminfo_field(t, "MemTotal"));
-            let free = meminfo.as_deref().and_then(|t| meminfo_field(t, "MemFree"));
+                .and_then(|t| crate::base::meminfo::field(t, "MemTotal"));
+            let free = meminfo
+                .as_deref()
+                .and_then(|t| crate::base::meminfo::field(t, "MemFree"));
             let memory_note = match (&meminfo, total) {
                 (None, _) => Some(format!("not known: {d}/meminfo is missing")),
                 (Some(_), None) => Some(format!("not known: {d}/meminfo has no MemTotal")),
@@ -212,19 +199,3 @@ pub fn read(
     (nodes, summary)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn meminfo_lines_parse() {
-        let t = "Node 0 MemTotal:        8387892 kB\nNode 0 MemFree:  6739740 kB\n";
-        assert_eq!(meminfo_field(t, "MemTotal"), Some(8387892 * 1024));
-        assert_eq!(meminfo_field(t, "MemFree"), Some(6739740 * 1024));
-        assert_eq!(meminfo_field(t, "MemUsed"), None);
-        assert_eq!(
-            meminfo_field("MemTotal:  280840 kB\n", "MemTotal"),
-            Some(280840 * 1024)
-        );
-    }
-}

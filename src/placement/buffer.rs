@@ -166,21 +166,9 @@ pub fn thp_page_bytes() -> Option<usize> {
     s.trim().parse().ok()
 }
 
-/// A field of /proc/meminfo in kB (or a plain count for HugePages_*).
-fn meminfo_field(name: &str) -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = s.lines().find(|l| l.split(':').next() == Some(name))?;
-    line.split(':')
-        .nth(1)?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
-
 /// Default hugetlbfs page size in bytes.
 pub fn hugetlb_page_bytes() -> Option<usize> {
-    meminfo_field("Hugepagesize").map(|kb| kb as usize * 1024)
+    crate::base::meminfo::live("Hugepagesize").map(|b| b as usize)
 }
 
 /// Name the mapping so that smaps never merges it with a neighbour (kernel
@@ -288,8 +276,8 @@ impl Buffer {
                 let p = mmap_anon(mapped, libc::MAP_HUGETLB).map_err(|e| -> anyhow::Error {
                     match e.raw_os_error() {
                         Some(libc::ENOMEM) | Some(libc::EINVAL) | Some(libc::ENOENT) => {
-                            let free = meminfo_field("HugePages_Free");
-                            let total = meminfo_field("HugePages_Total");
+                            let free = crate::base::meminfo::live("HugePages_Free");
+                            let total = crate::base::meminfo::live("HugePages_Total");
                             Unavailable {
                                 what: "hugetlbfs huge pages",
                                 reason: format!(

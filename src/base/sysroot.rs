@@ -43,6 +43,18 @@ impl Sysroot {
         self.root.join(rel.trim_start_matches('/'))
     }
 
+    /// The cheap signs of a virtual machine under this root: the x86
+    /// `hypervisor` flag in /proc/cpuinfo, or a /sys/hypervisor/type file.
+    /// (`machine::identity` adds CPUID and names the hypervisor.)
+    pub fn has_hypervisor_sign(&self) -> bool {
+        let flag = self.read_raw("/proc/cpuinfo").is_some_and(|ci| {
+            ci.lines()
+                .filter(|l| l.starts_with("flags"))
+                .any(|l| l.split_whitespace().any(|w| w == "hypervisor"))
+        });
+        flag || self.exists("/sys/hypervisor/type")
+    }
+
     pub fn exists(&self, rel: &str) -> bool {
         self.path(rel).exists()
     }

@@ -59,14 +59,7 @@ impl PerfEnv {
         let nmi_watchdog = sys
             .read_i64("/proc/sys/kernel/nmi_watchdog")
             .map(|v| v != 0);
-        let hypervisor = sys
-            .read_raw("/proc/cpuinfo")
-            .map(|s| {
-                s.lines()
-                    .filter(|l| l.starts_with("flags"))
-                    .any(|l| l.split_whitespace().any(|w| w == "hypervisor"))
-            })
-            .unwrap_or(false);
+        let hypervisor = sys.has_hypervisor_sign();
         let capeff = if sys.is_live() {
             sys.read_raw("/proc/self/status").and_then(|s| {
                 s.lines()

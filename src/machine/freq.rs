@@ -144,13 +144,6 @@ pub fn nominal_mhz_from_model_name(name: &str) -> Option<f64> {
     }
 }
 
-fn looks_virtual(sys: &Sysroot, ci: Option<&CpuInfo>) -> bool {
-    let flag = ci
-        .and_then(|c| c.first("flags"))
-        .is_some_and(|f| f.split_whitespace().any(|x| x == "hypervisor"));
-    flag || sys.exists("/sys/hypervisor/type")
-}
-
 fn read_boost(sys: &Sysroot) -> Boost {
     let missing = if sys.is_live() {
         "no intel_pstate/no_turbo, cpufreq/boost or policyN/boost file: \
@@ -224,7 +217,7 @@ pub fn read(sys: &Sysroot) -> Frequency {
         .iter()
         .any(|c| c.max_khz.is_some() || c.driver.is_some() || c.cur_khz.is_some());
     if !fr.cpufreq {
-        let why = if looks_virtual(sys, ci) {
+        let why = if sys.has_hypervisor_sign() {
             "no cpufreq driver: typical of VMs, the hypervisor owns the clock"
         } else {
             "no cpufreq driver: no firmware P-state interface or no driver loaded"
@@ -322,7 +315,7 @@ pub fn read(sys: &Sysroot) -> Frequency {
         let min = mhz.iter().cloned().fold(f64::INFINITY, f64::min);
         let max = mhz.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
         let mean = mhz.iter().sum::<f64>() / mhz.len() as f64;
-        let note = if looks_virtual(sys, ci) {
+        let note = if sys.has_hypervisor_sign() {
             Some("in a VM: the TSC rate, not the running clock".to_string())
         } else if !fr.cpufreq {
             Some("without cpufreq: the TSC rate".to_string())

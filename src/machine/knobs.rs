@@ -3,7 +3,6 @@
 //! autogroup, CPU isolation, huge page pools, and whether a hardware PMU is
 //! present (and why not).
 
-use super::identity::CpuInfo;
 use crate::base::CpuSet;
 use crate::base::Sysroot;
 use serde::{Deserialize, Serialize};
@@ -301,13 +300,7 @@ fn read_pmu(sys: &Sysroot) -> Pmu {
             "{dir} is empty or absent: kernel without perf events"
         ))
     } else {
-        let virt = CpuInfo::read(sys)
-            .and_then(|c| {
-                c.first("flags")
-                    .map(|f| f.split_whitespace().any(|x| x == "hypervisor"))
-            })
-            .unwrap_or(false)
-            || sys.exists("/sys/hypervisor/type");
+        let virt = sys.has_hypervisor_sign();
         Some(if virt {
             "no core PMU registered, only software/tracepoint sources: the hypervisor does not \
              expose performance counters to this VM"

@@ -198,4 +198,3 @@ pub fn read(
     summary.usable = nodes.iter().filter(|n| n.usable).map(|n| n.id).collect();
     (nodes, summary)
 }
-

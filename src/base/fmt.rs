@@ -3,8 +3,8 @@
 //! they are two functions, named for where they are used.
 
 /// A number with about four significant digits (no exponent for ordinary
-/// magnitudes): `1234`, `12.34`, `0.1234`; `n/a` when not finite. Text
-/// reports, advice, comparison and chart tooltips.
+/// magnitudes): `1234`, `12.34`, `0.1234`; `n/a` when not finite. Every
+/// figure in text, HTML, advice, comparison and chart labels.
 pub fn fmt_num(v: f64) -> String {
     if !v.is_finite() {
         return "n/a".into();
@@ -18,22 +18,6 @@ pub fn fmt_num(v: f64) -> String {
     }
     let digits = (3 - a.log10().floor() as i32).clamp(0, 6) as usize;
     format!("{v:.digits$}")
-}
-
-/// A number with decimals fixed by magnitude: 0 from 1000, 1 from 100,
-/// 3 from 1, else 4 (`1234`, `123.4`, `12.345`, `0.1234`). The single-run
-/// HTML page's bars and tables.
-pub fn fmt_num_fixed(v: f64) -> String {
-    let a = v.abs();
-    if a >= 1000.0 {
-        format!("{v:.0}")
-    } else if a >= 100.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.3}")
-    } else {
-        format!("{v:.4}")
-    }
 }
 
 /// Bytes in binary units with up to three significant digits, trailing
@@ -183,7 +167,6 @@ mod tests {
         assert_eq!(fmt_num(1234.5678), "1235");
         assert_eq!(fmt_num(0.0), "0");
         assert_eq!(fmt_num(f64::NAN), "n/a");
-        assert_eq!(fmt_num_fixed(12.3456), "12.346");
     }
 }
 

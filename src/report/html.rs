@@ -1,7 +1,7 @@
 //! The HTML report: one self-contained file (inline CSS and SVG, no script
 //! from elsewhere, no fonts, no CDN), readable offline.
 
-use crate::base::fmt::fmt_num_fixed;
+use crate::base::fmt::fmt_num;
 use crate::results::schema::{Load, ResultRecord, Run};
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -57,7 +57,7 @@ pub fn svg_bars(title: &str, unit: &str, rows: &[(String, f64)]) -> String {
             l = esc(label),
             bh = row_h - 4.0,
             tx = left + bw + 4.0,
-            val = fmt_num_fixed(*v)
+            val = fmt_num(*v)
         );
     }
     s.push_str("</svg>");
@@ -123,10 +123,10 @@ fn result_row(r: &ResultRecord) -> String {
             let _ = write!(
                 s,
                 r#"<td class="num">{}</td><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{:.2}%{}</td><td class="num">{}</td>"#,
-                fmt_num_fixed(*v),
+                fmt_num(*v),
                 esc(&r.unit),
-                fmt_num_fixed(st.min),
-                fmt_num_fixed(st.max),
+                fmt_num(st.min),
+                fmt_num(st.max),
                 st.cv * 100.0,
                 noisy,
                 st.n
@@ -136,7 +136,7 @@ fn result_row(r: &ResultRecord) -> String {
             let _ = write!(
                 s,
                 r#"<td class="num">{}</td><td>{}</td><td colspan="4" class="na">derived, no samples</td>"#,
-                fmt_num_fixed(*v),
+                fmt_num(*v),
                 esc(&r.unit)
             );
         }

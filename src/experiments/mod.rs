@@ -14,6 +14,7 @@ pub mod peak;
 pub mod placement_plan;
 pub mod placement_study;
 pub mod rate;
+pub mod render;
 pub mod seed_loops;
 pub mod simd;
 pub mod sync;
@@ -22,7 +23,7 @@ pub mod workloads;
 use crate::harness::measure::{Policy, Warmup};
 use crate::machine::MachineInfo;
 use crate::placement::CpuSet;
-use crate::results::schema::ResultRecord;
+use crate::results::schema::{ResultRecord, Run};
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::AtomicBool;
@@ -114,6 +115,17 @@ pub trait Experiment: Sync {
     fn estimate_secs(&self, machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> f64;
     /// Measure; hand each finished figure to `out` (stored at once).
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()>;
+    /// This experiment's section of the summary `cpuscope run` prints, from
+    /// its records of `run`; empty when it has nothing to show. The default
+    /// prints one line per figure ([`render::generic_text`]).
+    fn summary_text(&self, run: &Run) -> String {
+        render::generic_text(self.name(), run)
+    }
+    /// Its charts and tables in the HTML report (every figure is also in the
+    /// report's results table). Default: none.
+    fn report_html(&self, _run: &Run) -> String {
+        String::new()
+    }
 }
 
 /// Every experiment, in the order `run` performs them (frequency first:

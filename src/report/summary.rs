@@ -4,6 +4,7 @@
 //! prints every figure.
 
 use crate::base::fmt::fmt_num;
+use crate::experiments;
 use crate::results::schema::{ResultRecord, Run};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -91,6 +92,34 @@ pub fn render_unavailable(run: &Run) -> String {
     out
 }
 
+/// Experiments whose summary section the family renderers above print.
+const FAMILY_RENDERED: &[&str] = &[
+    experiments::frequency::EXP,
+    experiments::latency::EXP,
+    experiments::bandwidth::EXP,
+    experiments::numa_matrix::EXP,
+    experiments::loaded_latency::EXP,
+    experiments::seed_loops::EXP,
+    experiments::c2c::EXP,
+    experiments::sync::EXP,
+    experiments::simd::EXP,
+    experiments::peak::EXP,
+    experiments::workloads::EXP,
+    experiments::rate::EXP,
+    experiments::placement_study::EXP,
+];
+
+/// The sections of every other registered experiment, by its own renderer.
+fn registry_sections(run: &Run) -> String {
+    experiments::registry()
+        .into_iter()
+        .filter(|e| !FAMILY_RENDERED.contains(&e.name()))
+        .map(|e| e.summary_text(run))
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The end-of-run summary.
 pub fn render(run: &Run) -> String {
     let mut out = String::new();
@@ -129,6 +158,7 @@ pub fn render(run: &Run) -> String {
             run,
             &["simd", "peak", "workloads", "rate", "placement"],
         )),
+        registry_sections(run),
         render_unavailable(run),
         super::advice::render_text(&super::advice::findings(run)),
     ];

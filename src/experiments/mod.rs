@@ -18,6 +18,7 @@ pub mod render;
 pub mod seed_loops;
 pub mod simd;
 pub mod sync;
+pub mod tlb_reach;
 pub mod workloads;
 
 use crate::harness::measure::{Policy, Warmup};
@@ -134,6 +135,7 @@ pub fn registry() -> Vec<&'static dyn Experiment> {
     vec![
         &frequency::Frequency,
         &latency::Latency,
+        &tlb_reach::TlbReach,
         &bandwidth::Bandwidth,
         &numa_matrix::NumaMatrix,
         &loaded_latency::LoadedLatency,

@@ -2,10 +2,11 @@
 //! imports no other room of the crate. CPU sets (`CpuSet`), summary
 //! statistics (`Stats`), the filesystem root facts are read under
 //! (`Sysroot`), the calibrated clock (`Timer`), and the formatting of
-//! numbers and bytes (`fmt`), the meminfo parser (`meminfo`).
+//! numbers and bytes (`fmt`), HTML escaping and inline SVG charts (`html`), the meminfo parser (`meminfo`).
 
 pub mod cpuset;
 pub mod fmt;
+pub mod html;
 pub mod meminfo;
 pub mod stats;
 pub mod sysroot;

@@ -2,25 +2,10 @@
 //! from elsewhere, no fonts, no CDN), readable offline.
 
 use crate::base::fmt::fmt_num;
+pub use crate::base::html::{esc, svg_bars};
 use crate::results::schema::{Load, ResultRecord, Run};
 use serde_json::Value;
 use std::fmt::Write as _;
-
-/// Escape text for HTML element content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            _ => o.push(c),
-        }
-    }
-    o
-}
 
 const CSS: &str = r#"
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
@@ -30,39 +15,6 @@ th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .noisy{color:#b35900;font-weight:bold}.na{color:#888;font-style:italic}.note{color:#555;font-size:.85em}
 .meta{color:#555}svg text{font-size:11px;fill:#333}.bar{fill:#4a7ab5}.bar2{fill:#d08a3c}
 "#;
-
-/// A horizontal bar chart as inline SVG: (label, value) rows.
-pub fn svg_bars(title: &str, unit: &str, rows: &[(String, f64)]) -> String {
-    let max = rows.iter().map(|r| r.1).fold(0.0f64, f64::max);
-    if rows.is_empty() || max <= 0.0 {
-        return String::new();
-    }
-    let row_h = 20.0;
-    let left = 160.0;
-    let width = 640.0;
-    let h = 30.0 + row_h * rows.len() as f64;
-    let mut s = format!(
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" role="img" aria-label="{t}" class="chart"><text x="0" y="14" font-weight="bold">{t} ({u})</text>"#,
-        w = left + width + 80.0,
-        t = esc(title),
-        u = esc(unit)
-    );
-    for (i, (label, v)) in rows.iter().enumerate() {
-        let y = 24.0 + row_h * i as f64;
-        let bw = (v / max * width).max(1.0);
-        let _ = write!(
-            s,
-            r#"<text x="0" y="{ty}">{l}</text><rect class="bar" x="{left}" y="{y}" width="{bw:.1}" height="{bh}"/><text x="{tx:.1}" y="{ty}">{val}</text>"#,
-            ty = y + 13.0,
-            l = esc(label),
-            bh = row_h - 4.0,
-            tx = left + bw + 4.0,
-            val = fmt_num(*v)
-        );
-    }
-    s.push_str("</svg>");
-    s
-}
 
 fn machine_summary(m: &crate::machine::MachineInfo) -> Vec<(String, String)> {
     let mut rows: Vec<(String, String)> = Vec::new();

@@ -209,8 +209,115 @@ fn nonempty_list(sys: &Sysroot, rel: &str) -> Option<CpuSet> {
 
 pub fn read(sys: &Sysroot) -> Result<Topology> {
     let mut notes = Vec::new();
-    let dirs: CpuSet = sys.list_numbered(CPU_DIR, "cpu").into_iter().collect();
+    let (possible, present, online) = read_cpu_lists(sys, &mut notes)?;
+    let offline = present.difference(&online);
+    let raw = read_raw_cpus(sys, &online, &mut notes);
+    let mut cores = group_cores(&raw, &online, &mut notes);
+    let mut core_of_cpu: BTreeMap<usize, usize> = BTreeMap::new();
+    for c in &cores {
+        for cpu in c.cpus.iter() {
+            core_of_cpu.insert(cpu, c.index);
+        }
+    }
+    // Hybrid core kinds.
+    let (core_kinds, kind_of_cpu) = read_core_kinds(sys, &online, &cores);
+    for c in cores.iter_mut() {
+        c.kind = c.cpus.first().and_then(|f| kind_of_cpu.get(&f).copied());
+    }
 
+    // Who may we run on?
+    let allowed = read_allowed(sys);
+    notes.extend(allowed.notes.iter().cloned());
+    let usable = match &allowed.cpus {
+        Some(a) => online.intersection(a),
+        None => online.clone(),
+    };
+
+    let threads: Vec<Thread> = raw
+        .iter()
+        .map(|r| {
+            let core = core_of_cpu.get(&r.cpu).copied().unwrap_or(0);
+            let smt = cores
+                .get(core)
+                .map(|c| c.cpus.iter().position(|x| x == r.cpu).unwrap_or(0))
+                .unwrap_or(0);
+            Thread {
+                cpu: r.cpu,
+                package: r.package,
+                die: r.die,
+                cluster: r.cluster,
+                core_id: r.core_id,
+                core,
+                smt,
+                node: None,
+                kind: kind_of_cpu.get(&r.cpu).copied(),
+                usable: usable.contains(r.cpu),
+            }
+        })
+        .collect();
+
+    let (packages, dies, clusters) = group_levels(&threads, &cores);
+    let max_t = cores.iter().map(|c| c.cpus.len()).max().unwrap_or(0);
+    let min_t = cores.iter().map(|c| c.cpus.len()).min().unwrap_or(0);
+    let control = sys.read_string(&format!("{CPU_DIR}/smt/control"));
+    let smt = Smt {
+        threads_per_core: max_t,
+        min_threads_per_core: min_t,
+        active: max_t > 1,
+        control_note: control
+            .is_none()
+            .then(|| format!("{CPU_DIR}/smt/control is absent (kernel older than 4.19)")),
+        control,
+    };
+    let isolated = sys.read_cpulist(&format!("{CPU_DIR}/isolated"));
+    let nohz_full = sys.read_cpulist(&format!("{CPU_DIR}/nohz_full"));
+    let mut unavailable = BTreeMap::new();
+    if allowed.cpus.is_none() {
+        unavailable.insert("allowed".to_string(), allowed.cpus_source.clone());
+    }
+    if isolated.is_none() {
+        unavailable.insert(
+            "isolated".to_string(),
+            format!("{CPU_DIR}/isolated is absent (kernel older than 4.2)"),
+        );
+    }
+    if nohz_full.is_none() {
+        unavailable.insert(
+            "nohz_full".to_string(),
+            format!("{CPU_DIR}/nohz_full is absent (kernel built without NO_HZ_FULL)"),
+        );
+    }
+
+    Ok(Topology {
+        cpus: CpuLists {
+            possible,
+            present,
+            online,
+            offline,
+            usable,
+            allowed: allowed.cpus,
+            allowed_source: allowed.cpus_source,
+            cgroup: allowed.cgroup,
+            isolated,
+            nohz_full,
+            unavailable,
+        },
+        packages,
+        dies,
+        clusters,
+        cores,
+        threads,
+        smt,
+        core_kinds,
+        mems_allowed: allowed.mems,
+        mems_allowed_source: allowed.mems_source,
+        notes,
+    })
+}
+
+/// possible, present and online CPUs (online from cpuN/online on old kernels).
+fn read_cpu_lists(sys: &Sysroot, notes: &mut Vec<String>) -> Result<(CpuSet, CpuSet, CpuSet)> {
+    let dirs: CpuSet = sys.list_numbered(CPU_DIR, "cpu").into_iter().collect();
     let possible =
         nonempty_list(sys, &format!("{CPU_DIR}/possible")).unwrap_or_else(|| dirs.clone());
     let present = nonempty_list(sys, &format!("{CPU_DIR}/present")).unwrap_or_else(|| dirs.clone());
@@ -237,7 +344,6 @@ pub fn read(sys: &Sysroot) -> Result<Topology> {
             sys.root().display()
         );
     }
-    let offline = present.difference(&online);
     let not_present = possible.difference(&present);
     if !not_present.is_empty() {
         notes.push(format!(
@@ -245,7 +351,11 @@ pub fn read(sys: &Sysroot) -> Result<Topology> {
         ));
     }
 
-    // Per online CPU topology.
+    Ok((possible, present, online))
+}
+
+/// The ids each online CPU's topology directory gives, with notes on what is missing.
+fn read_raw_cpus(sys: &Sysroot, online: &CpuSet, notes: &mut Vec<String>) -> Vec<RawCpu> {
     let mut raw = Vec::new();
     let mut missing_topo = CpuSet::new();
     let mut negative_pkg = false;
@@ -306,6 +416,11 @@ pub fn read(sys: &Sysroot) -> Result<Topology> {
         );
     }
 
+    raw
+}
+
+/// Group threads into cores, indexed in (package, die, first CPU) order.
+fn group_cores(raw: &[RawCpu], online: &CpuSet, notes: &mut Vec<String>) -> Vec<Core> {
     // Group threads into cores: by sibling set when every CPU has one, else by ids.
     // Threads of one core share its core_id: siblings with different core_ids
     // are separate cores sharing a module (AMD Bulldozer compute units, whose
@@ -313,10 +428,10 @@ pub fn read(sys: &Sysroot) -> Result<Topology> {
     let all_siblings = raw.iter().all(|r| r.siblings.is_some());
     let mut core_key_of: BTreeMap<usize, String> = BTreeMap::new();
     let mut module_split = CpuSet::new();
-    for r in &raw {
+    for r in raw {
         let key = match (&r.siblings, all_siblings) {
             (Some(s), true) => {
-                let mut s = s.intersection(&online);
+                let mut s = s.intersection(online);
                 s.insert(r.cpu);
                 let split = r.core_id_known
                     && s.iter().any(|o| {
@@ -364,55 +479,16 @@ pub fn read(sys: &Sysroot) -> Result<Topology> {
     for (i, c) in cores.iter_mut().enumerate() {
         c.index = i;
     }
-    let mut core_of_cpu: BTreeMap<usize, usize> = BTreeMap::new();
-    for c in &cores {
-        for cpu in c.cpus.iter() {
-            core_of_cpu.insert(cpu, c.index);
-        }
-    }
 
-    // Hybrid core kinds.
-    let (core_kinds, kind_of_cpu) = read_core_kinds(sys, &online, &cores);
-    for c in cores.iter_mut() {
-        c.kind = c.cpus.first().and_then(|f| kind_of_cpu.get(&f).copied());
-    }
+    cores
+}
 
-    // Who may we run on?
-    let allowed = read_allowed(sys);
-    notes.extend(allowed.notes.iter().cloned());
-    let usable = match &allowed.cpus {
-        Some(a) => online.intersection(a),
-        None => online.clone(),
-    };
-
-    let threads: Vec<Thread> = raw
-        .iter()
-        .map(|r| {
-            let core = core_of_cpu.get(&r.cpu).copied().unwrap_or(0);
-            let smt = cores
-                .get(core)
-                .map(|c| c.cpus.iter().position(|x| x == r.cpu).unwrap_or(0))
-                .unwrap_or(0);
-            Thread {
-                cpu: r.cpu,
-                package: r.package,
-                die: r.die,
-                cluster: r.cluster,
-                core_id: r.core_id,
-                core,
-                smt,
-                node: None,
-                kind: kind_of_cpu.get(&r.cpu).copied(),
-                usable: usable.contains(r.cpu),
-            }
-        })
-        .collect();
-
-    // Packages, dies, clusters.
+/// Packages, dies and clusters with their CPUs and core counts.
+fn group_levels(threads: &[Thread], cores: &[Core]) -> (Vec<Package>, Vec<Die>, Vec<Cluster>) {
     let mut packages: BTreeMap<usize, Package> = BTreeMap::new();
     let mut dies: BTreeMap<(usize, usize), Die> = BTreeMap::new();
     let mut clusters: BTreeMap<(usize, usize, usize), Cluster> = BTreeMap::new();
-    for t in &threads {
+    for t in threads {
         let p = packages.entry(t.package).or_insert_with(|| Package {
             id: t.package,
             ..Default::default()
@@ -436,7 +512,7 @@ pub fn read(sys: &Sysroot) -> Result<Topology> {
             c.cpus.insert(t.cpu);
         }
     }
-    for c in &cores {
+    for c in cores {
         if let Some(p) = packages.get_mut(&c.package) {
             p.cores += 1;
         }
@@ -455,62 +531,11 @@ pub fn read(sys: &Sysroot) -> Result<Topology> {
         }
     }
 
-    let max_t = cores.iter().map(|c| c.cpus.len()).max().unwrap_or(0);
-    let min_t = cores.iter().map(|c| c.cpus.len()).min().unwrap_or(0);
-    let control = sys.read_string(&format!("{CPU_DIR}/smt/control"));
-    let smt = Smt {
-        threads_per_core: max_t,
-        min_threads_per_core: min_t,
-        active: max_t > 1,
-        control_note: control
-            .is_none()
-            .then(|| format!("{CPU_DIR}/smt/control is absent (kernel older than 4.19)")),
-        control,
-    };
-    let isolated = sys.read_cpulist(&format!("{CPU_DIR}/isolated"));
-    let nohz_full = sys.read_cpulist(&format!("{CPU_DIR}/nohz_full"));
-    let mut unavailable = BTreeMap::new();
-    if allowed.cpus.is_none() {
-        unavailable.insert("allowed".to_string(), allowed.cpus_source.clone());
-    }
-    if isolated.is_none() {
-        unavailable.insert(
-            "isolated".to_string(),
-            format!("{CPU_DIR}/isolated is absent (kernel older than 4.2)"),
-        );
-    }
-    if nohz_full.is_none() {
-        unavailable.insert(
-            "nohz_full".to_string(),
-            format!("{CPU_DIR}/nohz_full is absent (kernel built without NO_HZ_FULL)"),
-        );
-    }
-
-    Ok(Topology {
-        cpus: CpuLists {
-            possible,
-            present,
-            online,
-            offline,
-            usable,
-            allowed: allowed.cpus,
-            allowed_source: allowed.cpus_source,
-            cgroup: allowed.cgroup,
-            isolated,
-            nohz_full,
-            unavailable,
-        },
-        packages: packages.into_values().collect(),
-        dies: dies.into_values().collect(),
-        clusters: clusters.into_values().collect(),
-        cores,
-        threads,
-        smt,
-        core_kinds,
-        mems_allowed: allowed.mems,
-        mems_allowed_source: allowed.mems_source,
-        notes,
-    })
+    (
+        packages.into_values().collect(),
+        dies.into_values().collect(),
+        clusters.into_values().collect(),
+    )
 }
 
 /// Record which NUMA node holds each thread and each package.

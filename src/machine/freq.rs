@@ -177,10 +177,32 @@ fn read_boost(sys: &Sysroot) -> Boost {
 
 /// Read the frequency facts of the machine under `sys`.
 pub fn read(sys: &Sysroot) -> Frequency {
-    let mut fr = Frequency::default();
     let cpuinfo = CpuInfo::read(sys);
     let ci = cpuinfo.as_ref();
+    let mut fr = Frequency {
+        per_cpu: read_per_cpu(sys, ci),
+        ..Frequency::default()
+    };
+    summarize_cpufreq(&mut fr, sys);
+    fr.pstate_status = sys
+        .read_string("/sys/devices/system/cpu/intel_pstate/status")
+        .map(|s| format!("intel_pstate {s}"))
+        .or_else(|| {
+            sys.read_string("/sys/devices/system/cpu/amd_pstate/status")
+                .map(|s| format!("amd-pstate {s}"))
+        });
 
+    fr.boost = read_boost(sys);
+
+    read_declared(&mut fr, sys, ci);
+    read_tsc(&mut fr, ci);
+    interpret(&mut fr);
+    fr
+}
+
+/// Each CPU's cpufreq files and /proc/cpuinfo `cpu MHz`.
+fn read_per_cpu(sys: &Sysroot, ci: Option<&CpuInfo>) -> Vec<CpuFreq> {
+    let mut out = Vec::new();
     let mut cpus = sys.list_numbered("/sys/devices/system/cpu", "cpu");
     if cpus.is_empty() {
         if let Some(c) = ci {
@@ -209,9 +231,14 @@ pub fn read(sys: &Sysroot) -> Frequency {
                 .and_then(|c| c.get(cpu, "cpu MHz"))
                 .and_then(|v| v.parse().ok()),
         };
-        fr.per_cpu.push(c);
+        out.push(c);
     }
 
+    out
+}
+
+/// Whether cpufreq exists, and its drivers, governors, EPP and limits grouped over CPUs.
+fn summarize_cpufreq(fr: &mut Frequency, sys: &Sysroot) {
     fr.cpufreq = fr
         .per_cpu
         .iter()
@@ -275,17 +302,10 @@ pub fn read(sys: &Sysroot) -> Frequency {
             "no base_frequency file: only intel_pstate and amd-pstate expose it",
         );
     }
+}
 
-    fr.pstate_status = sys
-        .read_string("/sys/devices/system/cpu/intel_pstate/status")
-        .map(|s| format!("intel_pstate {s}"))
-        .or_else(|| {
-            sys.read_string("/sys/devices/system/cpu/amd_pstate/status")
-                .map(|s| format!("amd-pstate {s}"))
-        });
-
-    fr.boost = read_boost(sys);
-
+/// The clock the model name and /proc/cpuinfo declare.
+fn read_declared(fr: &mut Frequency, sys: &Sysroot, ci: Option<&CpuInfo>) {
     // Nominal clock from the model name.
     if let Some(name) = ci.and_then(|c| c.first("model name")) {
         fr.nominal_mhz = nominal_mhz_from_model_name(name);
@@ -331,8 +351,10 @@ pub fn read(sys: &Sysroot) -> Frequency {
             note,
         });
     }
+}
 
-    // TSC.
+/// The x86 TSC flags.
+fn read_tsc(fr: &mut Frequency, ci: Option<&CpuInfo>) {
     if let Some(flags) = ci.and_then(|c| c.first("flags")) {
         let has = |f: &str| flags.split_whitespace().any(|x| x == f);
         fr.tsc = Some(Tsc {
@@ -347,8 +369,10 @@ pub fn read(sys: &Sysroot) -> Frequency {
             "no x86 flags: the TSC is an x86 counter",
         );
     }
+}
 
-    // Interpretations.
+/// Notes on what the declared figures mean (turbo placeholder, caps, hybrid, powersave).
+fn interpret(fr: &mut Frequency) {
     if let (Some(nom), Some(max)) = (fr.nominal_mhz, fr.max_khz) {
         let max_mhz = max as f64 / 1000.0;
         if (max_mhz - nom - 1.0).abs() < 0.5 {
@@ -382,7 +406,6 @@ pub fn read(sys: &Sysroot) -> Frequency {
             "boost/turbo is disabled: single-thread results will be at the base clock".into(),
         );
     }
-    fr
 }
 
 #[cfg(test)]

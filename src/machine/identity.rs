@@ -729,56 +729,7 @@ pub fn read(sys: &Sysroot) -> Identity {
     let mut id = Identity::default();
     let cpuinfo = CpuInfo::read(sys);
     let ci = cpuinfo.as_ref();
-
-    // Architecture.
-    let midr_file = sys.exists("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1");
-    let from_files = if midr_file {
-        Some("aarch64")
-    } else if let Some(c) = ci {
-        if c.looks_x86() {
-            Some("x86_64")
-        } else if c.looks_arm() {
-            let arch = c
-                .first("CPU architecture")
-                .and_then(|a| a.split_whitespace().next())
-                .and_then(parse_num)
-                .unwrap_or(0);
-            Some(if arch >= 8 { "aarch64" } else { "arm" })
-        } else {
-            None
-        }
-    } else {
-        None
-    };
-    let live = if sys.is_live() {
-        live_uname_machine()
-    } else {
-        None
-    };
-    match (&live, from_files) {
-        (Some(m), _) => {
-            id.architecture = m.clone();
-            id.architecture_source = "uname".into();
-        }
-        (None, Some(a)) => {
-            id.architecture = a.to_string();
-            id.architecture_source = if midr_file {
-                "sysfs midr_el1".into()
-            } else {
-                "/proc/cpuinfo shape".into()
-            };
-        }
-        (None, None) => {
-            id.architecture = "unknown".into();
-            id.architecture_source = "none".into();
-            unavailable(
-                &mut id.unavailable,
-                "architecture",
-                "no /proc/cpuinfo and no sysfs MIDR under this root",
-            );
-        }
-    }
-
+    read_architecture(&mut id, sys, ci);
     if ci.is_none() {
         unavailable(
             &mut id.unavailable,
@@ -786,63 +737,10 @@ pub fn read(sys: &Sysroot) -> Identity {
             "/proc/cpuinfo is missing or unreadable",
         );
     }
-
     if id.is_x86() || ci.is_some_and(|c| c.looks_x86()) {
-        if let Some(c) = ci {
-            id.vendor = c.first("vendor_id").map(str::to_string);
-            id.vendor_name = id
-                .vendor
-                .as_deref()
-                .and_then(x86_vendor_name)
-                .map(str::to_string)
-                .or_else(|| id.vendor.clone());
-            id.model_name = c.first("model name").map(str::to_string);
-            if id.model_name.is_some() {
-                id.model_name_source = Some("/proc/cpuinfo model name".into());
-            }
-            id.family = c.first("cpu family").and_then(|v| v.parse().ok());
-            id.model = c.first("model").and_then(|v| v.parse().ok());
-            id.stepping = c.first("stepping").and_then(|v| v.parse().ok());
-            id.microcode = c.first("microcode").map(str::to_string);
-        }
+        read_x86(&mut id, ci);
     } else {
-        id.arm_cores = read_arm_cores(sys, ci);
-        if let Some(core) = id.arm_cores.first() {
-            id.vendor = core.implementer_name.clone();
-            id.vendor_name = core.implementer_name.clone();
-            if id.vendor.is_none() {
-                unavailable(
-                    &mut id.unavailable,
-                    "vendor",
-                    format!("implementer {} is not in the table", core.implementer_hex),
-                );
-            }
-        } else if id.is_arm() {
-            unavailable(
-                &mut id.unavailable,
-                "arm_cores",
-                "no sysfs midr_el1 and no 'CPU implementer' in /proc/cpuinfo",
-            );
-        }
-        // Some ARM kernels print "model name" (ARMv7) or "Processor"; prefer
-        // the MIDR decode, it names the core.
-        let names: Vec<String> = id.arm_cores.iter().map(ArmCore::display_name).collect();
-        if !names.is_empty() {
-            id.model_name = Some(names.join(" + "));
-            id.model_name_source = Some("MIDR part table".into());
-        } else if let Some(c) = ci {
-            if let Some(m) = c.first("model name").or_else(|| c.first("Processor")) {
-                id.model_name = Some(m.to_string());
-                id.model_name_source = Some("/proc/cpuinfo".into());
-            }
-        }
-        if id.is_arm() {
-            unavailable(
-                &mut id.unavailable,
-                "family",
-                "ARM has no family/model/stepping; see arm_cores (MIDR)",
-            );
-        }
+        read_arm(&mut id, sys, ci);
     }
     if id.model_name.is_none() && !id.unavailable.contains_key("model_name") {
         unavailable(
@@ -895,6 +793,119 @@ pub fn read(sys: &Sysroot) -> Identity {
         );
     }
     id
+}
+
+/// The architecture: uname on the live machine, else the shape of the files.
+fn read_architecture(id: &mut Identity, sys: &Sysroot, ci: Option<&CpuInfo>) {
+    let midr_file = sys.exists("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1");
+    let from_files = if midr_file {
+        Some("aarch64")
+    } else if let Some(c) = ci {
+        if c.looks_x86() {
+            Some("x86_64")
+        } else if c.looks_arm() {
+            let arch = c
+                .first("CPU architecture")
+                .and_then(|a| a.split_whitespace().next())
+                .and_then(parse_num)
+                .unwrap_or(0);
+            Some(if arch >= 8 { "aarch64" } else { "arm" })
+        } else {
+            None
+        }
+    } else {
+        None
+    };
+    let live = if sys.is_live() {
+        live_uname_machine()
+    } else {
+        None
+    };
+    match (&live, from_files) {
+        (Some(m), _) => {
+            id.architecture = m.clone();
+            id.architecture_source = "uname".into();
+        }
+        (None, Some(a)) => {
+            id.architecture = a.to_string();
+            id.architecture_source = if midr_file {
+                "sysfs midr_el1".into()
+            } else {
+                "/proc/cpuinfo shape".into()
+            };
+        }
+        (None, None) => {
+            id.architecture = "unknown".into();
+            id.architecture_source = "none".into();
+            unavailable(
+                &mut id.unavailable,
+                "architecture",
+                "no /proc/cpuinfo and no sysfs MIDR under this root",
+            );
+        }
+    }
+}
+
+/// Vendor, model name, family/model/stepping and microcode from an x86 /proc/cpuinfo.
+fn read_x86(id: &mut Identity, ci: Option<&CpuInfo>) {
+    if let Some(c) = ci {
+        id.vendor = c.first("vendor_id").map(str::to_string);
+        id.vendor_name = id
+            .vendor
+            .as_deref()
+            .and_then(x86_vendor_name)
+            .map(str::to_string)
+            .or_else(|| id.vendor.clone());
+        id.model_name = c.first("model name").map(str::to_string);
+        if id.model_name.is_some() {
+            id.model_name_source = Some("/proc/cpuinfo model name".into());
+        }
+        id.family = c.first("cpu family").and_then(|v| v.parse().ok());
+        id.model = c.first("model").and_then(|v| v.parse().ok());
+        id.stepping = c.first("stepping").and_then(|v| v.parse().ok());
+        id.microcode = c.first("microcode").map(str::to_string);
+    }
+}
+
+/// The ARM cores by MIDR, and the vendor and model name they give.
+fn read_arm(id: &mut Identity, sys: &Sysroot, ci: Option<&CpuInfo>) {
+    id.arm_cores = read_arm_cores(sys, ci);
+    if let Some(core) = id.arm_cores.first() {
+        id.vendor = core.implementer_name.clone();
+        id.vendor_name = core.implementer_name.clone();
+        if id.vendor.is_none() {
+            unavailable(
+                &mut id.unavailable,
+                "vendor",
+                format!("implementer {} is not in the table", core.implementer_hex),
+            );
+        }
+    } else if id.is_arm() {
+        unavailable(
+            &mut id.unavailable,
+            "arm_cores",
+            "no sysfs midr_el1 and no 'CPU implementer' in /proc/cpuinfo",
+        );
+    }
+    // Some ARM kernels print "model name" (ARMv7) or "Processor"; prefer
+    // the MIDR decode, it names the core.
+    let names: Vec<String> = id.arm_cores.iter().map(ArmCore::display_name).collect();
+    if !names.is_empty() {
+        id.model_name = Some(names.join(" + "));
+        id.model_name_source = Some("MIDR part table".into());
+    } else if let Some(c) = ci {
+        if let Some(m) = c.first("model name").or_else(|| c.first("Processor")) {
+            id.model_name = Some(m.to_string());
+            id.model_name_source = Some("/proc/cpuinfo".into());
+        }
+    }
+    if id.is_arm() {
+        unavailable(
+            &mut id.unavailable,
+            "family",
+            "ARM has no family/model/stepping; see arm_cores (MIDR)",
+        );
+    }
 }
 
 #[cfg(test)]

@@ -278,12 +278,40 @@ fn read_nic(sys: &Sysroot, name: &str, rows: &[IrqRow], nodes: &[(usize, CpuSet)
         return nic;
     }
 
-    // IRQ numbers: MSI vectors of the device (or its PCI parent), legacy
-    // INTx line, and /proc/interrupts rows naming the interface, its PCI
-    // address or its virtio device.
+    let irqs = irq_numbers(
+        sys,
+        &base,
+        name,
+        pci.as_deref(),
+        nic.pci_address.as_deref(),
+        rows,
+    );
+    read_irqs(&mut nic, sys, irqs, rows);
+    if nic.irqs.is_empty() {
+        unavailable(
+            &mut nic.unavailable,
+            "irqs",
+            "no MSI vectors, no INTx line and no /proc/interrupts row names this interface",
+        );
+    }
+    irq_locality(&mut nic, nodes);
+    nic
+}
+
+/// IRQ numbers of a NIC: MSI vectors of the device (or its PCI parent), the
+/// legacy INTx line, and /proc/interrupts rows naming the interface, its PCI
+/// address or its virtio device.
+fn irq_numbers(
+    sys: &Sysroot,
+    base: &str,
+    name: &str,
+    pci: Option<&std::path::Path>,
+    pci_address: Option<&str>,
+    rows: &[IrqRow],
+) -> Vec<u32> {
     let mut irqs: Vec<u32> = Vec::new();
     let mut msi_dirs = vec![sys.path(&format!("{base}/device/msi_irqs"))];
-    if let Some(p) = &pci {
+    if let Some(p) = pci {
         msi_dirs.push(p.join("msi_irqs"));
     }
     for d in msi_dirs {
@@ -311,7 +339,7 @@ fn read_nic(sys: &Sysroot, name: &str, rows: &[IrqRow], nodes: &[(usize, CpuSet)
         let Some(n) = r.irq() else { continue };
         let d = &r.description;
         if names(d, name)
-            || nic.pci_address.as_deref().is_some_and(|a| d.contains(a))
+            || pci_address.is_some_and(|a| d.contains(a))
             || dev_name.as_deref().is_some_and(|v| names(d, v))
         {
             irqs.push(n);
@@ -320,6 +348,11 @@ fn read_nic(sys: &Sysroot, name: &str, rows: &[IrqRow], nodes: &[(usize, CpuSet)
     irqs.sort_unstable();
     irqs.dedup();
 
+    irqs
+}
+
+/// Each IRQ's affinity and the CPUs that served it, and their unions on the NIC.
+fn read_irqs(nic: &mut Nic, sys: &Sysroot, irqs: Vec<u32>, rows: &[IrqRow]) {
     for n in irqs {
         let row = rows.iter().find(|r| r.irq() == Some(n));
         let mut irq = NicIrq {
@@ -349,13 +382,11 @@ fn read_nic(sys: &Sysroot, name: &str, rows: &[IrqRow], nodes: &[(usize, CpuSet)
         nic.served_cpus = nic.served_cpus.union(&irq.served_cpus);
         nic.irqs.push(irq);
     }
-    if nic.irqs.is_empty() {
-        unavailable(
-            &mut nic.unavailable,
-            "irqs",
-            "no MSI vectors, no INTx line and no /proc/interrupts row names this interface",
-        );
-    }
+}
+
+/// The nodes serving the NIC's IRQs, and a warning when they are not its own.
+fn irq_locality(nic: &mut Nic, nodes: &[(usize, CpuSet)]) {
+    let name = nic.name.clone();
     let basis = if !nic.served_cpus.is_empty() {
         &nic.served_cpus
     } else {
@@ -388,7 +419,6 @@ fn read_nic(sys: &Sysroot, name: &str, rows: &[IrqRow], nodes: &[(usize, CpuSet)
             }
         }
     }
-    nic
 }
 
 /// Read network devices and interrupt totals of the machine under `sys`.

@@ -57,6 +57,22 @@ fn duration_text(start: &str, end: &str) -> Option<String> {
 
 /// `cpuscope show`: the run, its environment, then every result.
 pub fn render_run(run: &Run) -> String {
+    let mut out = header(run);
+    out.push_str(&environment(run));
+    out.push_str(&results(run));
+    if run.results.is_empty() {
+        return out;
+    }
+    let advice = super::advice::render_text(&super::advice::findings(run));
+    if !advice.is_empty() {
+        out.push('\n');
+        out.push_str(&advice);
+    }
+    out
+}
+
+/// The run's identity: status, times, host, CPU, profile, tags, tool.
+fn header(run: &Run) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "Run {}", run.id);
     let mut head: Vec<Vec<String>> = Vec::new();
@@ -88,6 +104,12 @@ pub fn render_run(run: &Run) -> String {
     );
     out.push_str(&columns(&head, "  "));
 
+    out
+}
+
+/// The environment the run was measured in.
+fn environment(run: &Run) -> String {
+    let mut out = String::new();
     let env = &run.environment;
     out.push_str("\nEnvironment\n");
     let rows: Vec<Vec<String>> = vec![
@@ -131,6 +153,12 @@ pub fn render_run(run: &Run) -> String {
         let _ = writeln!(out, "  note: {n}");
     }
 
+    out
+}
+
+/// Every result: figure, spread, repetitions, NOISY flag, notes; reasons for what is not available.
+fn results(run: &Run) -> String {
+    let mut out = String::new();
     let _ = writeln!(out, "\nResults ({})", run.results.len());
     if run.results.is_empty() {
         out.push_str("  none stored\n");
@@ -220,11 +248,6 @@ pub fn render_run(run: &Run) -> String {
         for n in notes {
             let _ = writeln!(out, "      {n}");
         }
-    }
-    let advice = super::advice::render_text(&super::advice::findings(run));
-    if !advice.is_empty() {
-        out.push('\n');
-        out.push_str(&advice);
     }
     out
 }

@@ -1,6 +1,11 @@
 //! Results: the versioned run document (schema.rs) and where runs are kept
-//! (store.rs: the `Store` trait and `open_store`; sqlite.rs: the SQLite backend).
+//! (store.rs: the `Store` trait and `open_store`; backend.rs: the store's
+//! rules over any SQL backend; codec.rs: rows ↔ runs; migrations.rs: the
+//! table layout; sqlite.rs and postgres.rs: the two backends).
 
+pub mod backend;
+pub mod codec;
+pub mod migrations;
 pub mod postgres;
 pub mod published;
 pub mod schema;

@@ -1,6 +1,7 @@
-//! Where runs are kept. [`Store`] is the interface; SQLite (src/results/sqlite.rs)
-//! and PostgreSQL (src/results/postgres.rs) implement it with the same tables
-//! and the same migration list.
+//! Where runs are kept. [`Store`] is the interface; every SQL backend
+//! (src/results/backend.rs) implements it with the same rules, tables and
+//! migration list: SQLite (src/results/sqlite.rs) and PostgreSQL
+//! (src/results/postgres.rs).
 
 use super::schema::{Environment, ResultRecord, Run, RunStatus};
 use anyhow::{bail, Result};
@@ -221,74 +222,6 @@ pub fn process_start_ticks(pid: u32) -> Option<u64> {
 /// This machine's host name (/proc/sys/kernel/hostname).
 pub fn local_hostname() -> Option<String> {
     read_trim("/proc/sys/kernel/hostname")
-}
-
-/// A runs row before its JSON columns are parsed; shared by the SQLite and
-/// PostgreSQL backends (each has its own row reader).
-pub(crate) struct RawRun {
-    pub(crate) id: String,
-    pub(crate) schema: String,
-    pub(crate) tool_version: String,
-    pub(crate) started_at: String,
-    pub(crate) finished_at: Option<String>,
-    pub(crate) status: String,
-    pub(crate) host: String,
-    pub(crate) profile: String,
-    pub(crate) tags: String,
-    pub(crate) machine: String,
-    pub(crate) environment: String,
-    pub(crate) options: String,
-    pub(crate) writer_pid: Option<i64>,
-    pub(crate) writer_start: Option<i64>,
-    pub(crate) writer_boot: Option<String>,
-    pub(crate) writer_host: Option<String>,
-}
-
-impl RawRun {
-    pub(crate) fn writer(&self) -> Option<Writer> {
-        let pid = u32::try_from(self.writer_pid?).ok()?;
-        Some(Writer {
-            pid,
-            start_ticks: self.writer_start.and_then(|t| u64::try_from(t).ok()),
-            boot_id: self.writer_boot.clone(),
-            hostname: self.writer_host.clone(),
-        })
-    }
-
-    /// The `runs` listing line: a `running` run whose writer is gone is
-    /// shown as partial (interrupted).
-    pub(crate) fn summary(
-        self,
-        shown: &str,
-        cpu_model: Option<String>,
-        n: i64,
-    ) -> Result<RunSummary> {
-        let id = self.id.clone();
-        let writer = self.writer();
-        let status = RunStatus::parse(&self.status)
-            .map_err(|e| anyhow::anyhow!("store '{shown}': run {id}: {e}"))?;
-        let tags: Vec<String> = serde_json::from_str(&self.tags).map_err(|e| {
-            anyhow::anyhow!("store '{shown}': run {id}: stored tags are damaged: {e}")
-        })?;
-        let interrupted =
-            status == RunStatus::Running && !writer.as_ref().is_some_and(Writer::is_alive);
-        Ok(RunSummary {
-            id,
-            started_at: self.started_at,
-            finished_at: self.finished_at,
-            status: if interrupted {
-                RunStatus::Partial
-            } else {
-                status
-            },
-            interrupted,
-            host: self.host,
-            cpu_model,
-            profile: self.profile,
-            tags,
-            results: usize::try_from(n).unwrap_or(0),
-        })
-    }
 }
 
 #[cfg(test)]

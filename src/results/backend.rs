@@ -1,0 +1,321 @@
+//! The store's rules, written once over any SQL backend: what a write checks
+//! and inserts, how `which` resolves (full id, unique prefix, `latest`), how a
+//! run is read back and when it may be deleted. A backend (sqlite.rs,
+//! postgres.rs) gives a connection, its transactions and its locking, and
+//! maps its driver's cells to [`Value`]s ([`Backend`], [`Sql`]); every type
+//! that is a `Backend` is a [`Store`].
+//!
+//! The SQL here is what both databases accept, with parameters written
+//! `?1`, `?2`… (the PostgreSQL backend turns them into `$1`, `$2`…).
+
+use super::codec::{self, Cells, RawRun, Value, RUN_COLUMNS};
+use super::schema::{
+    validate_record, validate_run, validate_run_header, Environment, ResultRecord, Run, RunStatus,
+};
+use super::store::{RunSummary, Store, Writer};
+use anyhow::{anyhow, bail, Context as _, Result};
+
+/// Statements on one connection, or inside one transaction. Errors are one
+/// line and name the store.
+pub trait Sql {
+    /// The store's name for messages (a path, a URL without password).
+    fn shown(&self) -> &str;
+
+    /// Statements without parameters, separated by `;`.
+    fn batch(&mut self, sql: &str) -> Result<()>;
+
+    /// One statement; returns the number of rows it changed.
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64>;
+
+    /// One query; every row, each a cell per selected column.
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>>;
+
+    /// What a `SELECT` of one row ends with to keep that row locked until
+    /// the transaction ends: "" outside a transaction, and where the
+    /// transaction already holds a lock that covers it.
+    fn row_lock(&self) -> &'static str;
+}
+
+/// A database that keeps runs: the part that differs between SQLite and
+/// PostgreSQL.
+pub trait Backend: Send {
+    /// Human-readable location (a file path, a URL without password).
+    fn shown(&self) -> String;
+
+    /// Run `f` in one write transaction: committed when `f` succeeds, rolled
+    /// back when it fails.
+    fn write<T>(&mut self, f: impl FnOnce(&mut dyn Sql) -> Result<T>) -> Result<T>;
+
+    /// Run `f`'s statements as reads, each on its own.
+    fn read<T>(&self, f: impl FnOnce(&mut dyn Sql) -> Result<T>) -> Result<T>;
+}
+
+/// True when the query answers at least one row.
+fn any(sql: &mut dyn Sql, query: &str, params: &[Value]) -> Result<bool> {
+    Ok(!sql.query(query, params)?.is_empty())
+}
+
+/// The status text of run `id` (locked until the transaction ends).
+fn run_status(sql: &mut dyn Sql, id: &str) -> Result<Option<String>> {
+    let q = format!("SELECT status FROM runs WHERE id = ?1{}", sql.row_lock());
+    let rows = sql.query(&q, &[Value::text(id)])?;
+    match rows.into_iter().next() {
+        Some(row) => Ok(Some(Cells::new(sql.shown(), row).text()?)),
+        None => Ok(None),
+    }
+}
+
+/// The runs row of `id` (locked, in a write transaction), or why there is none.
+fn load_run(sql: &mut dyn Sql, id: &str) -> Result<RawRun> {
+    let q = format!(
+        "SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1{}",
+        sql.row_lock()
+    );
+    let rows = sql.query(&q, &[Value::text(id)])?;
+    match rows.into_iter().next() {
+        Some(row) => RawRun::read(&mut Cells::new(sql.shown(), row)),
+        None => bail!("no run '{id}' in store '{}'", sql.shown()),
+    }
+}
+
+fn load_results(sql: &mut dyn Sql, id: &str) -> Result<Vec<ResultRecord>> {
+    let rows = sql.query(
+        "SELECT seq, doc FROM results WHERE run_id = ?1 ORDER BY seq",
+        &[Value::text(id)],
+    )?;
+    let shown = sql.shown();
+    rows.into_iter()
+        .map(|row| {
+            let mut c = Cells::new(shown, row);
+            let seq = c.int()?;
+            codec::decode_result(shown, id, seq, &c.text()?)
+        })
+        .collect()
+}
+
+/// Full id of the run `which` names: the id itself, a unique prefix of one,
+/// or `latest` (the run that started last).
+fn resolve(sql: &mut dyn Sql, which: &str) -> Result<String> {
+    if which.is_empty() {
+        bail!("no run given");
+    }
+    let shown = sql.shown().to_string();
+    let ids = |sql: &mut dyn Sql, q: &str, params: &[Value]| -> Result<Vec<String>> {
+        let rows = sql.query(q, params)?;
+        rows.into_iter()
+            .map(|row| Cells::new(&shown, row).text())
+            .collect()
+    };
+    if which == "latest" {
+        let latest = ids(
+            sql,
+            "SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1",
+            &[],
+        )?;
+        return latest
+            .into_iter()
+            .next()
+            .ok_or_else(|| anyhow!("store '{shown}' holds no runs yet"));
+    }
+    let w = [Value::text(which)];
+    if any(sql, "SELECT 1 FROM runs WHERE id = ?1", &w)? {
+        return Ok(which.to_string());
+    }
+    let ids = ids(
+        sql,
+        "SELECT id FROM runs WHERE substr(id, 1, length(CAST(?1 AS TEXT))) = CAST(?1 AS TEXT) \
+         ORDER BY id LIMIT 6",
+        &w,
+    )?;
+    match ids.len() {
+        0 => bail!(
+            "no run '{}' in store '{shown}' (see `cpuscope runs`)",
+            which.escape_debug()
+        ),
+        1 => Ok(ids[0].clone()),
+        n => {
+            let more = if n > 5 { ", ..." } else { "" };
+            bail!(
+                "run '{which}' is ambiguous: it matches {}{more}",
+                ids[..n.min(5)].join(", ")
+            )
+        }
+    }
+}
+
+/// Insert `run` (header and results) with the status, finish time and
+/// writer given; refuses an id already stored.
+fn insert_run(
+    sql: &mut dyn Sql,
+    run: &Run,
+    status: RunStatus,
+    finished_at: Option<&str>,
+    writer: Option<&Writer>,
+) -> Result<()> {
+    if any(
+        sql,
+        "SELECT 1 FROM runs WHERE id = ?1",
+        &[Value::text(&run.id)],
+    )? {
+        bail!("run {} is already in store '{}'", run.id, sql.shown());
+    }
+    let params = codec::run_params(run, status, finished_at, writer)?;
+    sql.execute(codec::INSERT_RUN, &params)?;
+    for rec in &run.results {
+        insert_result(sql, &run.id, rec)?;
+    }
+    Ok(())
+}
+
+/// Append `rec` to run `run_id` as its next result; refuses a key it has.
+fn insert_result(sql: &mut dyn Sql, run_id: &str, rec: &ResultRecord) -> Result<()> {
+    let dup = any(
+        sql,
+        "SELECT 1 FROM results WHERE run_id = ?1 AND key = ?2",
+        &[Value::text(run_id), Value::text(&rec.key)],
+    )?;
+    if dup {
+        bail!("run {run_id} already has a result with key '{}'", rec.key);
+    }
+    let rows = sql.query(
+        "SELECT COALESCE(MAX(seq), 0) + 1 FROM results WHERE run_id = ?1",
+        &[Value::text(run_id)],
+    )?;
+    let seq = Cells::first(sql.shown(), rows).int()?;
+    sql.execute(
+        codec::INSERT_RESULT,
+        &codec::result_params(run_id, seq, rec)?,
+    )?;
+    Ok(())
+}
+
+impl<B: Backend> Store for B {
+    fn location(&self) -> String {
+        self.shown()
+    }
+
+    fn begin_run(&mut self, run: &Run) -> Result<()> {
+        validate_run_header(run)?;
+        for r in &run.results {
+            validate_record(r)?;
+        }
+        let writer = Writer::current();
+        self.write(|sql| insert_run(sql, run, RunStatus::Running, None, Some(&writer)))
+    }
+
+    fn add_result(&mut self, run_id: &str, rec: &ResultRecord) -> Result<()> {
+        validate_record(rec).with_context(|| format!("run {run_id}"))?;
+        self.write(|sql| {
+            match run_status(sql, run_id)?.as_deref() {
+                None => bail!("no run '{run_id}' in store '{}'", sql.shown()),
+                Some("running") => {}
+                Some(s) => {
+                    bail!("run {run_id} is {s}: results can only be added to a running run")
+                }
+            }
+            insert_result(sql, run_id, rec)
+        })
+    }
+
+    fn finish_run(
+        &mut self,
+        run_id: &str,
+        status: RunStatus,
+        finished_at: &str,
+        environment: &Environment,
+    ) -> Result<()> {
+        if status == RunStatus::Running {
+            bail!("run {run_id}: finish_run needs a final status, not running");
+        }
+        codec::check_finished_at(run_id, finished_at)?;
+        let env = codec::to_json(environment)?;
+        self.write(|sql| {
+            match run_status(sql, run_id)?.as_deref() {
+                None => bail!("no run '{run_id}' in store '{}'", sql.shown()),
+                Some("running") => {}
+                Some(s) => bail!("run {run_id} is already {s}"),
+            }
+            sql.execute(
+                "UPDATE runs SET status = ?2, finished_at = ?3, environment = ?4 WHERE id = ?1",
+                &[
+                    Value::text(run_id),
+                    Value::text(status.as_str()),
+                    Value::text(finished_at),
+                    Value::text(env),
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn put_runs(&mut self, runs: &[Run]) -> Result<()> {
+        let mut ids = std::collections::BTreeSet::new();
+        for run in runs {
+            validate_run(run)?;
+            if run.status == RunStatus::Running {
+                bail!(
+                    "run {} is still running; export it again once it has finished",
+                    run.id
+                );
+            }
+            if !ids.insert(run.id.as_str()) {
+                bail!("run {} is given twice", run.id);
+            }
+        }
+        self.write(|sql| {
+            for run in runs {
+                insert_run(sql, run, run.status, run.finished_at.as_deref(), None)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn list_runs(&self) -> Result<Vec<RunSummary>> {
+        self.read(|sql| {
+            let q = format!(
+                "SELECT {RUN_COLUMNS}, cpu_model, \
+                 (SELECT COUNT(*) FROM results WHERE run_id = runs.id) \
+                 FROM runs ORDER BY started_at, id"
+            );
+            let rows = sql.query(&q, &[])?;
+            let shown = sql.shown();
+            rows.into_iter()
+                .map(|row| {
+                    let mut c = Cells::new(shown, row);
+                    let raw = RawRun::read(&mut c)?;
+                    let cpu_model = c.opt_text()?;
+                    let n = c.int()?;
+                    raw.summary(shown, cpu_model, n)
+                })
+                .collect()
+        })
+    }
+
+    fn resolve(&self, which: &str) -> Result<String> {
+        self.read(|sql| resolve(sql, which))
+    }
+
+    fn get_run(&self, which: &str) -> Result<Run> {
+        self.read(|sql| {
+            let id = resolve(sql, which)?;
+            let mut run = load_run(sql, &id)?.into_run(sql.shown())?;
+            run.results = load_results(sql, &id)?;
+            Ok(run)
+        })
+    }
+
+    fn delete_run(&mut self, which: &str) -> Result<String> {
+        let id = self.resolve(which)?;
+        self.write(|sql| {
+            if let Some(Ok(w)) = load_run(sql, &id)?.running_writer() {
+                bail!(
+                    "run {id} is still being written by process {}; wait for it or stop it first",
+                    w.pid
+                );
+            }
+            sql.execute("DELETE FROM runs WHERE id = ?1", &[Value::text(&id)])?;
+            Ok(())
+        })?;
+        Ok(id)
+    }
+}

@@ -395,137 +395,22 @@ pub fn compare(runs: &[Run], baseline: usize, with_published: bool) -> Result<Co
         }
     }
     let mut notes = Vec::new();
-
-    // Keys in order: the baseline's results first, then each other run's new ones.
-    let mut order: Vec<usize> = vec![baseline];
-    order.extend((0..runs.len()).filter(|i| *i != baseline));
-    let mut keys: Vec<(String, usize)> = Vec::new(); // (key, run index owning the first record)
-    let mut known = BTreeSet::new();
-    for &i in &order {
-        for r in &runs[i].results {
-            if known.insert(r.key.clone()) {
-                keys.push((r.key.clone(), i));
-            }
-        }
-    }
+    let mut rows = Vec::new();
     let index: Vec<BTreeMap<&str, &ResultRecord>> = runs
         .iter()
         .map(|r| r.results.iter().map(|x| (x.key.as_str(), x)).collect())
         .collect();
-
-    let mut rows = Vec::new();
-    for (key, owner) in keys {
-        let proto = index[owner][key.as_str()];
-        let hib = index[baseline]
-            .get(key.as_str())
-            .map(|r| r.higher_is_better)
-            .unwrap_or(proto.higher_is_better);
-        if index
-            .iter()
-            .filter_map(|m| m.get(key.as_str()))
-            .any(|r| r.higher_is_better != hib)
-        {
-            notes.push(format!(
-                "{key}: runs disagree on whether higher is better; the baseline's direction is used"
-            ));
-        }
-        let mut cells: Vec<Cell> = index
-            .iter()
-            .map(|m| cell_of(m.get(key.as_str()).copied()))
-            .collect();
-        let base = cells[baseline].value;
-        for (i, c) in cells.iter_mut().enumerate() {
-            let Some(v) = c.value else { continue };
-            match base {
-                None => {
-                    c.relative_note = Some(if i == baseline {
-                        "baseline".into()
-                    } else {
-                        "the baseline has no figure".into()
-                    });
-                }
-                Some(b) => match relative_pct(v, b, hib) {
-                    Some(p) => c.relative_pct = Some(p),
-                    None => c.relative_note = Some("not a positive figure".into()),
-                },
-            }
-        }
-        let published = if with_published {
-            let sets = published::all()?;
-            let rec = index[baseline].get(key.as_str()).copied().unwrap_or(proto);
-            published::matches_in(sets, rec)
-                .into_iter()
-                .map(|m| {
-                    let bound =
-                        matches!(m.figure.qualifier, Qualifier::AtMost | Qualifier::AtLeast);
-                    PublishedCell {
-                        set: m.set.id.clone(),
-                        machine: m.figure.machine.clone(),
-                        source: m.set.source.cite(),
-                        value: m.value,
-                        range: m.range,
-                        qualifier: m.figure.qualifier,
-                        text: published::value_text(m.value, m.range, m.figure.qualifier),
-                        relative_pct: match (m.value, base, bound) {
-                            (Some(v), Some(b), false) => relative_pct(v, b, hib),
-                            _ => None,
-                        },
-                        note: m.figure.note.clone(),
-                        matched_by: m.how.to_string(),
-                    }
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        rows.push(Row {
-            key: key.clone(),
-            label: proto.label(),
-            experiment: proto.experiment.clone(),
-            metric: proto.metric.clone(),
-            unit: proto.unit.clone(),
-            higher_is_better: hib,
-            params: proto.params.clone(),
-            cells,
-            published,
-            in_geomean: false,
-        });
+    for (key, owner) in row_keys(runs, baseline) {
+        rows.push(row(
+            &index,
+            &key,
+            owner,
+            baseline,
+            with_published,
+            &mut notes,
+        )?);
     }
-
-    // Geometric mean over results measured (and positive) on every run.
-    let mut left_out: BTreeMap<String, usize> = BTreeMap::new();
-    let mut per_run_pcts: Vec<Vec<f64>> = vec![Vec::new(); runs.len()];
-    let mut used = 0;
-    for row in rows.iter_mut() {
-        let reason = if row.cells.iter().any(|c| c.state == CellState::Missing) {
-            Some("missing on some run")
-        } else if row.cells.iter().any(|c| c.state == CellState::Unavailable) {
-            Some("not available on some run")
-        } else if row.cells.iter().any(|c| c.relative_pct.is_none()) {
-            Some("not a positive figure")
-        } else {
-            None
-        };
-        match reason {
-            Some(r) => *left_out.entry(r.to_string()).or_default() += 1,
-            None => {
-                used += 1;
-                row.in_geomean = true;
-                for (i, c) in row.cells.iter().enumerate() {
-                    if let Some(p) = c.relative_pct {
-                        per_run_pcts[i].push(p);
-                    }
-                }
-            }
-        }
-    }
-    let geomean = GeoMean {
-        results_used: used,
-        results_total: rows.len(),
-        per_run: per_run_pcts.iter().map(|p| geomean_pct(p)).collect(),
-        left_out,
-    };
-
+    let geomean = geomean_of(&mut rows, runs.len());
     let heads = runs
         .iter()
         .enumerate()
@@ -554,6 +439,143 @@ pub fn compare(runs: &[Run], baseline: usize, with_published: bool) -> Result<Co
         with_published,
         notes,
     })
+}
+
+/// Every key once, with the run that first has it: the baseline's results
+/// first, then each other run's new ones.
+fn row_keys(runs: &[Run], baseline: usize) -> Vec<(String, usize)> {
+    let mut order: Vec<usize> = vec![baseline];
+    order.extend((0..runs.len()).filter(|i| *i != baseline));
+    let mut keys: Vec<(String, usize)> = Vec::new(); // (key, run index owning the first record)
+    let mut known = BTreeSet::new();
+    for &i in &order {
+        for r in &runs[i].results {
+            if known.insert(r.key.clone()) {
+                keys.push((r.key.clone(), i));
+            }
+        }
+    }
+    keys
+}
+
+/// One key's row: a cell per run with its % against the baseline, and the
+/// published figures it matches.
+fn row(
+    index: &[BTreeMap<&str, &ResultRecord>],
+    key: &str,
+    owner: usize,
+    baseline: usize,
+    with_published: bool,
+    notes: &mut Vec<String>,
+) -> Result<Row> {
+    let proto = index[owner][key];
+    let hib = index[baseline]
+        .get(key)
+        .map(|r| r.higher_is_better)
+        .unwrap_or(proto.higher_is_better);
+    if index
+        .iter()
+        .filter_map(|m| m.get(key))
+        .any(|r| r.higher_is_better != hib)
+    {
+        notes.push(format!(
+            "{key}: runs disagree on whether higher is better; the baseline's direction is used"
+        ));
+    }
+    let mut cells: Vec<Cell> = index.iter().map(|m| cell_of(m.get(key).copied())).collect();
+    let base = cells[baseline].value;
+    for (i, c) in cells.iter_mut().enumerate() {
+        let Some(v) = c.value else { continue };
+        match base {
+            None => {
+                c.relative_note = Some(if i == baseline {
+                    "baseline".into()
+                } else {
+                    "the baseline has no figure".into()
+                });
+            }
+            Some(b) => match relative_pct(v, b, hib) {
+                Some(p) => c.relative_pct = Some(p),
+                None => c.relative_note = Some("not a positive figure".into()),
+            },
+        }
+    }
+    let published = if with_published {
+        let sets = published::all()?;
+        let rec = index[baseline].get(key).copied().unwrap_or(proto);
+        published::matches_in(sets, rec)
+            .into_iter()
+            .map(|m| {
+                let bound = matches!(m.figure.qualifier, Qualifier::AtMost | Qualifier::AtLeast);
+                PublishedCell {
+                    set: m.set.id.clone(),
+                    machine: m.figure.machine.clone(),
+                    source: m.set.source.cite(),
+                    value: m.value,
+                    range: m.range,
+                    qualifier: m.figure.qualifier,
+                    text: published::value_text(m.value, m.range, m.figure.qualifier),
+                    relative_pct: match (m.value, base, bound) {
+                        (Some(v), Some(b), false) => relative_pct(v, b, hib),
+                        _ => None,
+                    },
+                    note: m.figure.note.clone(),
+                    matched_by: m.how.to_string(),
+                }
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(Row {
+        key: key.to_string(),
+        label: proto.label(),
+        experiment: proto.experiment.clone(),
+        metric: proto.metric.clone(),
+        unit: proto.unit.clone(),
+        higher_is_better: hib,
+        params: proto.params.clone(),
+        cells,
+        published,
+        in_geomean: false,
+    })
+}
+
+/// The geometric mean of the % against the baseline over the rows measured
+/// (and positive) on every run; marks the rows it uses.
+fn geomean_of(rows: &mut [Row], nruns: usize) -> GeoMean {
+    let mut left_out: BTreeMap<String, usize> = BTreeMap::new();
+    let mut per_run_pcts: Vec<Vec<f64>> = vec![Vec::new(); nruns];
+    let mut used = 0;
+    for row in rows.iter_mut() {
+        let reason = if row.cells.iter().any(|c| c.state == CellState::Missing) {
+            Some("missing on some run")
+        } else if row.cells.iter().any(|c| c.state == CellState::Unavailable) {
+            Some("not available on some run")
+        } else if row.cells.iter().any(|c| c.relative_pct.is_none()) {
+            Some("not a positive figure")
+        } else {
+            None
+        };
+        match reason {
+            Some(r) => *left_out.entry(r.to_string()).or_default() += 1,
+            None => {
+                used += 1;
+                row.in_geomean = true;
+                for (i, c) in row.cells.iter().enumerate() {
+                    if let Some(p) = c.relative_pct {
+                        per_run_pcts[i].push(p);
+                    }
+                }
+            }
+        }
+    }
+    GeoMean {
+        results_used: used,
+        results_total: rows.len(),
+        per_run: per_run_pcts.iter().map(|p| geomean_pct(p)).collect(),
+        left_out,
+    }
 }
 
 // ---------------------------------------------------------------- text

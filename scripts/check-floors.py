@@ -22,6 +22,8 @@ import os
 import re
 import sys
 
+import rust_lex  # scripts/rust_lex.py, beside this script
+
 # The floors, lowest first. A room imports only from floors below its own.
 # Keep in step with docs/architecture.md ("Floors").
 FLOORS = [
@@ -48,53 +50,7 @@ FLOOR_OF = {room: i for i, rooms in enumerate(FLOORS) for room in rooms}
 
 def strip_comments_and_strings(text):
     """Blank out comments, string and char literals (keeping newlines)."""
-    out = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            out.append(" " * (j - i))
-            i = j
-        elif text.startswith("/*", i):
-            depth, j = 1, i + 2
-            while j < n and depth:
-                if text.startswith("/*", j):
-                    depth, j = depth + 1, j + 2
-                elif text.startswith("*/", j):
-                    depth, j = depth - 1, j + 2
-                else:
-                    j += 1
-            out.append(re.sub(r"[^\n]", " ", text[i:j]))
-            i = j
-        elif c == "r" and re.match(r'r#*"', text[i:i + 10]) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
-            m = re.match(r'r(#*)"', text[i:])
-            end = '"' + m.group(1)
-            j = text.find(end, i + len(m.group(0)))
-            j = n if j < 0 else j + len(end)
-            out.append(re.sub(r"[^\n]", " ", text[i:j]))
-            i = j
-        elif c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            j += 1
-            out.append(re.sub(r"[^\n]", " ", text[i:j]))
-            i = j
-        elif c == "'":
-            # char literal ('a', '\n', '\u{1F}') or a lifetime ('a)
-            m = re.match(r"'(\\u\{[0-9a-fA-F]+\}|\\.|[^\\'])'", text[i:])
-            if m:
-                out.append(" " * len(m.group(0)))
-                i += len(m.group(0))
-            else:
-                out.append(c)
-                i += 1
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+    return rust_lex.blank(text)
 
 
 def expand_use_tree(tree):

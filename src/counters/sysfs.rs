@@ -282,7 +282,7 @@ pub(crate) mod testroot {
         pub fn write(&self, rel: &str, content: &str) -> &Self {
             let p = self.dir.path().join(rel.trim_start_matches('/'));
             std::fs::create_dir_all(p.parent().unwrap_or(Path::new("/"))).expect("mkdir");
-            std::fs::write(p, content).expect("write");
+            std::fs::write(p, content).expect("write a fake sysfs file");
             self
         }
         pub fn sys(&self) -> Sysroot {

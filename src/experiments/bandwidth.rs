@@ -7,7 +7,10 @@
 //! per element, triad 24 B) and write-allocate adjusted (a normal store also
 //! reads its line first: copy 24 B, triad 32 B; non-temporal stores do not).
 
-use super::mem_common::{self, cpu_order, fixed_policy, thread_counts, CacheFacts, Placement, MIB};
+use super::mem_common::{
+    self, cpu_order, fixed_policy, thread_counts, CacheFacts, Placement, LEVEL_NAMES, MIB,
+    PLACEMENT_PARAM,
+};
 use super::{ExpCtx, Experiment, Profile};
 use crate::base::fmt::fmt_size;
 use crate::harness::measure::{measure_team, Policy, Warmup};
@@ -17,7 +20,7 @@ use crate::placement::buffer::{Buffer, BufferOptions, PageRequest, Touch};
 use crate::placement::mempolicy::MemPolicy;
 use crate::placement::team::Team;
 use crate::placement::CpuSet;
-use crate::results::schema::ResultRecord;
+use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::{bail, Result};
 use serde::Serialize;
 use serde_json::json;
@@ -27,6 +30,34 @@ pub struct Bandwidth;
 
 pub const EXP: &str = "bandwidth";
 const METHOD_VERSION: u32 = 1;
+
+/// GB/s of one STREAM kernel, named after the kernel (see [`kernel_metric`]).
+pub const READ: MetricId = MetricId::new(EXP, "read");
+pub const WRITE: MetricId = MetricId::new(EXP, "write");
+pub const COPY: MetricId = MetricId::new(EXP, "copy");
+pub const TRIAD: MetricId = MetricId::new(EXP, "triad");
+/// A placement's sweep, when it was not measured (same CPU order as another).
+pub const SWEEP: MetricId = MetricId::new(EXP, "sweep");
+/// The thread count after which the sweep stops growing; the curve in data.
+pub const SATURATION_THREADS: MetricId = MetricId::new(EXP, "saturation_threads");
+/// The best single-thread median over the kernels.
+pub const PER_CORE_CEILING: MetricId = MetricId::new(EXP, "per_core_ceiling");
+/// Per-level bandwidth, when no cache size is known.
+pub const CACHE_LEVEL: MetricId = MetricId::new(EXP, "cache_level");
+
+/// The `scope` param of the sweep's figures when the arrays follow STREAM's
+/// rule (see [`BandwidthPlan::scope`]): a place, not latency's figure.
+pub const DRAM_SCOPE: &str = "dram";
+
+/// The figure of kernel `k`: its GB/s are named after it.
+pub fn kernel_metric(k: BwKernel) -> MetricId {
+    match k {
+        BwKernel::Read => READ,
+        BwKernel::Write => WRITE,
+        BwKernel::Copy => COPY,
+        BwKernel::Triad => TRIAD,
+    }
+}
 
 /// One kernel flavour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -173,7 +204,7 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> Bandwidth
             .first()
             .map(|c| c.shared_cpu_list.len().max(1))
             .unwrap_or(1);
-        let ws = if name.as_str() == "L1d" || sharing == 1 {
+        let ws = if name.as_str() == LEVEL_NAMES[0] || sharing == 1 {
             size / 2
         } else {
             size / sharing / 2
@@ -202,7 +233,7 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> Bandwidth
             Profile::Full => 20,
         },
         node: None,
-        scope: "dram",
+        scope: DRAM_SCOPE,
         notes,
     }
 }
@@ -513,15 +544,15 @@ fn record(p: &BwPoint, placement: Placement, scope: &str) -> ResultRecord {
     let best = p.samples.iter().copied().fold(f64::NAN, f64::max);
     let st = crate::harness::Stats::from_samples(&p.samples);
     let med = st.as_ref().map(|s| s.median);
-    let mut r = ResultRecord::new(EXP, v.kernel.name(), "GB/s", true)
+    let mut r = ResultRecord::of(kernel_metric(v.kernel), "GB/s", true)
         .with_param("threads", p.threads as u64)
         .with_param("width", v.width.name())
         .with_param("store", v.store.name())
         .with_param("scope", scope)
         .with_method(&method(v), METHOD_VERSION)
         .with_samples(p.samples.clone());
-    if scope == "dram" || scope == "array" {
-        r = r.with_param("placement", placement.name());
+    if scope == DRAM_SCOPE || scope == "array" {
+        r = r.with_param(PLACEMENT_PARAM, placement.name());
     }
     if let Some(m) = med {
         if (p.bus_factor - 1.0).abs() > 1e-9 {
@@ -565,8 +596,8 @@ pub fn run_plan(
 ) -> Result<()> {
     if plan.cpus.is_empty() {
         out(ResultRecord::unavailable(
-            EXP,
-            "triad",
+            TRIAD.experiment,
+            TRIAD.metric,
             "GB/s",
             "no usable CPU",
         ))?;
@@ -580,8 +611,8 @@ pub fn run_plan(
     for (placement, order, same) in &orders {
         if let Some(q) = same {
             out(ResultRecord::unavailable(
-                EXP,
-                "sweep",
+                SWEEP.experiment,
+                SWEEP.metric,
                 "GB/s",
                 &format!(
                     "{} places threads exactly like {} on this machine (same CPU order {}): not measured twice",
@@ -590,7 +621,7 @@ pub fn run_plan(
                     CpuSet::from_ids(order.iter().copied())
                 ),
             )
-            .with_param("placement", placement.name()))?;
+            .with_param(PLACEMENT_PARAM, placement.name()))?;
             continue;
         }
         let mut arrays: Option<(usize, StreamArrays)> = None;
@@ -663,11 +694,11 @@ pub fn run_plan(
                 .collect();
             let sat = saturation(&pts);
             let best = pts.iter().map(|p| p.1).fold(f64::NAN, f64::max);
-            let mut r = ResultRecord::new(EXP, "saturation_threads", "threads", false)
+            let mut r = ResultRecord::of(SATURATION_THREADS, "threads", false)
                 .with_param("kernel", v.kernel.name())
                 .with_param("width", v.width.name())
                 .with_param("store", v.store.name())
-                .with_param("placement", placement.name())
+                .with_param(PLACEMENT_PARAM, placement.name())
                 .with_method("smallest thread count after which one more step of the sweep gains 5% or less (derived from the sweep medians)", METHOD_VERSION)
                 .with_data(json!({"curve": pts}));
             match sat {
@@ -695,7 +726,7 @@ pub fn run_plan(
         .filter_map(|p| crate::harness::Stats::from_samples(&p.samples).map(|s| (p, s.median)))
         .max_by(|a, b| a.1.total_cmp(&b.1))
     {
-        let mut r = ResultRecord::new(EXP, "per_core_ceiling", "GB/s", true)
+        let mut r = ResultRecord::of(PER_CORE_CEILING, "GB/s", true)
             .with_method(
                 "highest single-thread median over the measured kernels (counted bytes)",
                 METHOD_VERSION,
@@ -722,8 +753,8 @@ fn cache_levels(
 ) -> Result<()> {
     if plan.levels.is_empty() {
         out(ResultRecord::unavailable(
-            EXP,
-            "cache_level",
+            CACHE_LEVEL.experiment,
+            CACHE_LEVEL.metric,
             "GB/s",
             "no cache sizes known: per-level bandwidth not measured",
         ))?;
@@ -785,5 +816,18 @@ impl Experiment for Bandwidth {
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
         let p = plan(ctx.machine, &ctx.cpus, ctx.profile);
         run_plan(ctx, &p, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kernel_names_its_figure() {
+        for k in BwKernel::ALL {
+            let id = kernel_metric(k);
+            assert_eq!((id.experiment, id.metric), (EXP, k.name()));
+        }
     }
 }

@@ -28,7 +28,7 @@ use crate::machine::MachineInfo;
 use crate::placement::buffer::{Buffer, BufferOptions, Touch};
 use crate::placement::team::Team;
 use crate::placement::CpuSet;
-use crate::results::schema::ResultRecord;
+use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::{bail, Result};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -39,6 +39,10 @@ use std::time::Instant;
 pub struct C2c;
 
 pub const EXP: &str = "c2c";
+/// Core-to-core latency of every measured pair (samples: the pairs' medians).
+pub const MATRIX: MetricId = MetricId::new(EXP, "matrix");
+/// One-way latency per relation of the pair (SMT, same L3, cross package...).
+pub const ONE_WAY_LATENCY: MetricId = MetricId::new(EXP, "one_way_latency");
 pub const METHOD_VERSION: u32 = 1;
 
 /// Cost model of the planner (deliberately pessimistic).
@@ -1055,13 +1059,13 @@ pub fn records(
     let medians: Vec<f64> = run.pairs.iter().map(|p| p.median()).collect();
     let mut mat = if medians.is_empty() {
         ResultRecord::unavailable(
-            EXP,
-            "matrix",
+            MATRIX.experiment,
+            MATRIX.metric,
             "ns",
             run.stopped.as_deref().unwrap_or("no pair was measured"),
         )
     } else {
-        ResultRecord::new(EXP, "matrix", "ns", false).with_samples(medians)
+        ResultRecord::of(MATRIX, "ns", false).with_samples(medians)
     };
     mat = mat
         .with_param("method", method.as_str())
@@ -1146,7 +1150,7 @@ pub fn records(
                 format!("{} pairs: one sample per pair (its median)", ps.len()),
             )
         };
-        let mut r = ResultRecord::new(EXP, "one_way_latency", "ns", false)
+        let mut r = ResultRecord::of(ONE_WAY_LATENCY, "ns", false)
             .with_param("method", method.as_str())
             .with_param("relation", rel.as_str())
             .with_method(&format!("{mtext}; {how}"), METHOD_VERSION)
@@ -1194,9 +1198,14 @@ pub fn records(
                 _ => "all measured CPUs are in one package (or packages are not declared)",
             };
             recs.push(
-                ResultRecord::unavailable(EXP, "one_way_latency", "ns", why)
-                    .with_param("method", method.as_str())
-                    .with_param("relation", rel),
+                ResultRecord::unavailable(
+                    ONE_WAY_LATENCY.experiment,
+                    ONE_WAY_LATENCY.metric,
+                    "ns",
+                    why,
+                )
+                .with_param("method", method.as_str())
+                .with_param("relation", rel),
             );
         }
     }
@@ -1234,8 +1243,8 @@ impl Experiment for C2c {
         if cpus.len() < 2 {
             for m in [Method::Cas, Method::LoadStore] {
                 out(ResultRecord::unavailable(
-                    EXP,
-                    "matrix",
+                    MATRIX.experiment,
+                    MATRIX.metric,
                     "ns",
                     "core-to-core latency needs at least two usable CPUs",
                 )

@@ -16,7 +16,7 @@ use crate::machine::MachineInfo;
 use crate::placement::pin::AffinityGuard;
 use crate::placement::team::Team;
 use crate::placement::CpuSet;
-use crate::results::schema::ResultRecord;
+use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::Result;
 use serde_json::json;
 use std::time::Duration;
@@ -24,6 +24,20 @@ use std::time::Duration;
 pub struct Frequency;
 
 pub const EXP: &str = "frequency";
+/// GHz of one core (add chain), the headline; per-CPU figures in data.
+pub const SINGLE_CORE: MetricId = MetricId::new(EXP, "single_core");
+/// GHz of the same core by the xor chain (the independent check).
+pub const SINGLE_CORE_XOR: MetricId = MetricId::new(EXP, "single_core_xor");
+/// The xor chain's GHz over the add chain's, sample by sample.
+pub const XOR_VS_ADD: MetricId = MetricId::new(EXP, "xor_vs_add");
+/// GHz by a 3-cycle imul chain (full profile).
+pub const SINGLE_CORE_IMUL: MetricId = MetricId::new(EXP, "single_core_imul");
+/// GHz with one thread per physical core at once.
+pub const ALL_CORES: MetricId = MetricId::new(EXP, "all_cores");
+/// GHz with every usable logical CPU at once (with SMT).
+pub const ALL_CPUS: MetricId = MetricId::new(EXP, "all_cpus");
+/// GHz of the hardware threads of one core together.
+pub const SMT_PAIR: MetricId = MetricId::new(EXP, "smt_pair");
 const METHOD_VERSION: u32 = 1;
 
 /// Length of each add-chain reading around an xor sample.
@@ -194,8 +208,8 @@ impl Experiment for Frequency {
             Some(c) => c,
             None => {
                 out(ResultRecord::unavailable(
-                    EXP,
-                    "single_core",
+                    SINGLE_CORE.experiment,
+                    SINGLE_CORE.metric,
                     "GHz",
                     "no usable CPU",
                 ))?;
@@ -223,7 +237,7 @@ impl Experiment for Frequency {
             }
         }
         let (headline, busy) = headline.unwrap_or_default();
-        let mut rec = ResultRecord::new(EXP, "single_core", "GHz", true)
+        let mut rec = ResultRecord::of(SINGLE_CORE, "GHz", true)
             .with_param("threads", 1)
             .with_method(&method_text(Chain::Add), METHOD_VERSION)
             .with_samples(headline)
@@ -267,14 +281,14 @@ impl Experiment for Frequency {
             .zip(b.ref_before.iter().zip(&b.ref_after))
             .map(|(x, (a, c))| x / ((ghz_of(*a, Chain::Add) + ghz_of(*c, Chain::Add)) / 2.0))
             .collect();
-        let mut xr = ResultRecord::new(EXP, "single_core_xor", "GHz", true)
+        let mut xr = ResultRecord::of(SINGLE_CORE_XOR, "GHz", true)
             .with_param("threads", 1)
             .with_method(&method_text(Chain::Xor), METHOD_VERSION)
             .with_samples(xs);
         if let Some(n) = b.subject.preemption_note() {
             xr = xr.with_note(&n);
         }
-        let mut agree = ResultRecord::new(EXP, "xor_vs_add", "ratio", true)
+        let mut agree = ResultRecord::of(XOR_VS_ADD, "ratio", true)
             .with_param("threads", 1)
             .with_method(
                 &format!(
@@ -298,7 +312,7 @@ impl Experiment for Frequency {
         if ctx.profile == Profile::Full {
             (ctx.step)("single core, imul chain (3-cycle check)");
             let (ms, _) = single(first, Chain::Mul, &policy, ctx.stop)?;
-            out(ResultRecord::new(EXP, "single_core_imul", "GHz", true)
+            out(ResultRecord::of(SINGLE_CORE_IMUL, "GHz", true)
                 .with_param("threads", 1)
                 .with_method(&method_text(Chain::Mul), METHOD_VERSION)
                 .with_samples(ms)
@@ -309,7 +323,7 @@ impl Experiment for Frequency {
         let n = per_core.len();
         (ctx.step)(&format!("all cores ({n} threads, one per core)"));
         let (rounds, per_thread) = team(&per_core, Chain::Add, &policy, ctx)?;
-        let mut all = ResultRecord::new(EXP, "all_cores", "GHz", true)
+        let mut all = ResultRecord::of(ALL_CORES, "GHz", true)
             .with_param("threads", "per_core")
             .with_method(
                 &format!("{}; one pinned thread per physical core released by a barrier; sample = mean of the threads' GHz", method_text(Chain::Add)),
@@ -332,8 +346,8 @@ impl Experiment for Frequency {
         let groups = smt_groups(ctx.machine, &ctx.cpus);
         if groups.is_empty() {
             out(ResultRecord::unavailable(
-                EXP,
-                "smt_pair",
+                SMT_PAIR.experiment,
+                SMT_PAIR.metric,
                 "GHz",
                 "no SMT: every usable core runs one hardware thread",
             )
@@ -341,7 +355,7 @@ impl Experiment for Frequency {
         } else {
             (ctx.step)(&format!("all CPUs ({} threads)", ctx.cpus.len()));
             let (rounds, per_thread) = team(&ctx.cpus, Chain::Add, &policy, ctx)?;
-            out(ResultRecord::new(EXP, "all_cpus", "GHz", true)
+            out(ResultRecord::of(ALL_CPUS, "GHz", true)
                 .with_param("threads", "all")
                 .with_method(&method_text(Chain::Add), METHOD_VERSION)
                 .with_samples(rounds)
@@ -349,7 +363,7 @@ impl Experiment for Frequency {
             let pair = &groups[0];
             (ctx.step)(&format!("SMT siblings {pair}"));
             let (rounds, per_thread) = team(pair, Chain::Add, &policy, ctx)?;
-            out(ResultRecord::new(EXP, "smt_pair", "GHz", true)
+            out(ResultRecord::of(SMT_PAIR, "GHz", true)
                 .with_param("threads", "smt_pair")
                 .with_method(
                     &format!(

@@ -16,7 +16,7 @@ use crate::placement::buffer::{Buffer, BufferOptions, PageRequest, Touch};
 use crate::placement::mempolicy::MemPolicy;
 use crate::placement::pin::AffinityGuard;
 use crate::placement::CpuSet;
-use crate::results::schema::ResultRecord;
+use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::{bail, Result};
 use serde::Serialize;
 use serde_json::json;
@@ -27,6 +27,40 @@ pub struct Latency;
 
 pub const EXP: &str = "latency";
 const METHOD_VERSION: u32 = 1;
+
+/// A curve: latency at the largest working set, every size in data.points.
+pub const CURVE: MetricId = MetricId::new(EXP, "curve");
+/// Latency of DRAM (the last plateau), and in cycles.
+pub const DRAM: MetricId = MetricId::new(EXP, "dram");
+pub const DRAM_CYCLES: MetricId = MetricId::new(EXP, "dram_cycles");
+/// Random chase on 4 KiB pages minus 2 MiB pages: the page-walk share.
+pub const TLB_COST: MetricId = MetricId::new(EXP, "tlb_cost");
+/// Latency inside the L3 from one CPU of each L3 instance.
+pub const L3_INSTANCE: MetricId = MetricId::new(EXP, "L3_instance");
+/// The plateau of each cache level, named after the level (see [`level`]),
+/// in ns and in cycles.
+pub const L1D: MetricId = MetricId::new(EXP, "L1d");
+pub const L2: MetricId = MetricId::new(EXP, "L2");
+pub const L3: MetricId = MetricId::new(EXP, "L3");
+pub const L4: MetricId = MetricId::new(EXP, "L4");
+pub const L1D_CYCLES: MetricId = MetricId::new(EXP, "L1d_cycles");
+pub const L2_CYCLES: MetricId = MetricId::new(EXP, "L2_cycles");
+pub const L3_CYCLES: MetricId = MetricId::new(EXP, "L3_cycles");
+pub const L4_CYCLES: MetricId = MetricId::new(EXP, "L4_cycles");
+/// Per cache level (the order of [`mem_common::LEVEL_NAMES`]): its figure
+/// in ns and in cycles.
+pub const LEVELS: [(MetricId, MetricId); 4] = [
+    (L1D, L1D_CYCLES),
+    (L2, L2_CYCLES),
+    (L3, L3_CYCLES),
+    (L4, L4_CYCLES),
+];
+
+/// The figures (ns, cycles) of the cache level named `name` (a name of
+/// [`CacheFacts::levels`]: L1d, L2, L3, L4); None for another name.
+pub fn level(name: &str) -> Option<(MetricId, MetricId)> {
+    LEVELS.iter().copied().find(|(ns, _)| ns.metric == name)
+}
 
 /// Page size of a curve.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -718,7 +752,7 @@ fn emit_curve(
         }
     }
     let meth = method(spec, plan.stride);
-    let mut rec = curve_params(ResultRecord::new(EXP, "curve", "ns", false), c, plan)
+    let mut rec = curve_params(ResultRecord::of(CURVE, "ns", false), c, plan)
         .with_method(&meth, METHOD_VERSION)
         .with_samples(last.samples.clone())
         .with_note(&format!(
@@ -765,7 +799,7 @@ fn emit_curve(
     // Only the random curves define the levels.
     if c.pattern != Pattern::Random {
         // DRAM figure of the variant.
-        let r = curve_params(ResultRecord::new(EXP, "dram", "ns", false), c, plan)
+        let r = curve_params(ResultRecord::of(DRAM, "ns", false), c, plan)
             .with_method(&meth, METHOD_VERSION)
             .with_samples(last.samples.clone())
             .with_note(&format!("working set {}", fmt_size(last.bytes)));
@@ -773,16 +807,20 @@ fn emit_curve(
         return Ok(());
     }
     for lm in &levels {
+        // Every name of CacheFacts::levels has its figures (tested).
+        let Some((ns_id, cycles_id)) = level(&lm.name) else {
+            continue;
+        };
         let Some(pi) = lm.plateau else {
             out(curve_params(
-                ResultRecord::unavailable(EXP, &lm.name, "ns", &lm.note),
+                ResultRecord::unavailable(ns_id.experiment, ns_id.metric, "ns", &lm.note),
                 c,
                 plan,
             ))?;
             continue;
         };
         let p = plateau_point(c, &c.plateaus[pi]);
-        let mut r = curve_params(ResultRecord::new(EXP, &lm.name, "ns", false), c, plan)
+        let mut r = curve_params(ResultRecord::of(ns_id, "ns", false), c, plan)
             .with_method(&meth, METHOD_VERSION)
             .with_samples(p.samples.clone())
             .with_note(&lm.note)
@@ -795,16 +833,14 @@ fn emit_curve(
         }
         out(r)?;
         if let Some(g) = ghz {
-            out(curve_params(
-                ResultRecord::new(EXP, &format!("{}_cycles", lm.name), "cycles", false),
-                c,
-                plan,
-            )
-            .with_method(
-                &format!("{meth}; cycles = ns × {g:.3} GHz ({ghz_src})"),
-                METHOD_VERSION,
-            )
-            .with_samples(p.samples.iter().map(|s| s * g).collect()))?;
+            out(
+                curve_params(ResultRecord::of(cycles_id, "cycles", false), c, plan)
+                    .with_method(
+                        &format!("{meth}; cycles = ns × {g:.3} GHz ({ghz_src})"),
+                        METHOD_VERSION,
+                    )
+                    .with_samples(p.samples.iter().map(|s| s * g).collect()),
+            )?;
         }
     }
     // DRAM: the last plateau after the last matched level, else the largest size.
@@ -852,7 +888,7 @@ fn emit_curve(
         .flat_map(|q| q.samples.iter().copied())
         .collect();
     let sizes: Vec<usize> = pool.iter().map(|q| q.bytes).collect();
-    let mut r = curve_params(ResultRecord::new(EXP, "dram", "ns", false), c, plan)
+    let mut r = curve_params(ResultRecord::of(DRAM, "ns", false), c, plan)
         .with_method(&meth, METHOD_VERSION)
         .with_samples(samples.clone())
         .with_note(&format!("working set {}: {dnote}", fmt_size(dp.bytes)))
@@ -864,16 +900,14 @@ fn emit_curve(
     }
     out(r)?;
     if let Some(g) = ghz {
-        out(curve_params(
-            ResultRecord::new(EXP, "dram_cycles", "cycles", false),
-            c,
-            plan,
-        )
-        .with_method(
-            &format!("{meth}; cycles = ns × {g:.3} GHz ({ghz_src})"),
-            METHOD_VERSION,
-        )
-        .with_samples(samples.iter().map(|s| s * g).collect()))?;
+        out(
+            curve_params(ResultRecord::of(DRAM_CYCLES, "cycles", false), c, plan)
+                .with_method(
+                    &format!("{meth}; cycles = ns × {g:.3} GHz ({ghz_src})"),
+                    METHOD_VERSION,
+                )
+                .with_samples(samples.iter().map(|s| s * g).collect()),
+        )?;
     }
     Ok(())
 }
@@ -909,16 +943,18 @@ pub fn run_plan(
             Ok(r) => r,
             Err(e) => {
                 let msg = format!("{e:#}");
-                out(ResultRecord::unavailable(EXP, "curve", "ns", &msg)
-                    .with_param("pages", spec.pages.name())
-                    .with_param("pattern", spec.pattern.name()))?;
+                out(
+                    ResultRecord::unavailable(CURVE.experiment, CURVE.metric, "ns", &msg)
+                        .with_param("pages", spec.pages.name())
+                        .with_param("pattern", spec.pattern.name()),
+                )?;
                 continue;
             }
         };
         let mut rec_out = |r: ResultRecord| -> Result<()> {
             let mut r = r;
             for n in &plan.notes {
-                if r.metric == "curve" {
+                if r.is(CURVE) {
                     r = r.with_note(n);
                 }
             }
@@ -953,7 +989,7 @@ pub fn run_plan(
             .find(|a| p.points.iter().any(|b| b.bytes == a.bytes));
         if let Some(a) = common {
             if let Some(b) = p.points.iter().find(|b| b.bytes == a.bytes) {
-                let mut rec = ResultRecord::new(EXP, "tlb_cost", "ns", false)
+                let mut rec = ResultRecord::of(TLB_COST, "ns", false)
                     .with_param("pages", "4k")
                     .with_method(
                         &format!("random-cycle latency on 4 KiB pages minus {what}, same working set: the page-walk share of a DRAM access"),
@@ -1016,7 +1052,7 @@ fn per_l3_instances(
         let (buf, _) = curve_buffer(size, c.pages, plan.node)?;
         let chain = PointerChain::build(buf, size, layout, 0x13)?;
         let s = chase_samples(&chain, plan.reps, plan.min_sample, ctx.stop)?;
-        out(ResultRecord::new(EXP, "L3_instance", "ns", false)
+        out(ResultRecord::of(L3_INSTANCE, "ns", false)
             .with_param("cpu", cpu as u64)
             .with_param("pages", c.pages.name())
             .with_method(
@@ -1045,5 +1081,21 @@ impl Experiment for Latency {
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
         let p = plan(ctx.machine, &ctx.cpus, ctx.profile);
         run_plan(ctx, &p, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_planned_cache_level_has_its_figures() {
+        for (name, (ns, cycles)) in mem_common::LEVEL_NAMES.iter().zip(LEVELS) {
+            assert_eq!(level(name), Some((ns, cycles)), "{name}");
+            assert_eq!(ns.metric, *name);
+            assert_eq!(cycles.metric, format!("{name}_cycles"));
+            assert_eq!((ns.experiment, cycles.experiment), (EXP, EXP));
+        }
+        assert_eq!(level("L1i"), None);
     }
 }

@@ -13,7 +13,7 @@ use crate::kernels::memory::{BwKernel, Layout, PointerChain, StoreKind, Width, B
 use crate::machine::MachineInfo;
 use crate::placement::team::Team;
 use crate::placement::CpuSet;
-use crate::results::schema::ResultRecord;
+use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::{bail, Result};
 use serde::Serialize;
 use serde_json::json;
@@ -23,6 +23,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub struct LoadedLatency;
 
 pub const EXP: &str = "loaded_latency";
+/// Chase latency with `streams` streaming threads running.
+pub const LATENCY: MetricId = MetricId::new(EXP, "latency");
+/// Loaded/unloaded latency at the highest load; the curve in data.
+pub const CURVE: MetricId = MetricId::new(EXP, "curve");
 const METHOD_VERSION: u32 = 1;
 
 #[derive(Clone, Debug, Serialize)]
@@ -264,7 +268,7 @@ pub fn run_plan(
     let mut curve = Vec::new();
     for p in &points {
         let bws = Stats::from_samples(&p.bandwidth_gbs);
-        let mut rec = ResultRecord::new(EXP, "latency", "ns", false)
+        let mut rec = ResultRecord::of(LATENCY, "ns", false)
             .with_param("streams", p.streams as u64)
             .with_param("traffic", v.kernel.name())
             .with_method(&method, METHOD_VERSION)
@@ -299,7 +303,7 @@ pub fn run_plan(
         }
         out(rec)?;
     }
-    let mut c = ResultRecord::new(EXP, "curve", "ratio", false)
+    let mut c = ResultRecord::of(CURVE, "ratio", false)
         .with_method("loaded/unloaded latency at the highest load measured (derived); the whole curve in data", METHOD_VERSION)
         .with_data(json!({"points": curve, "chain_bytes": plan.chain_bytes, "array_bytes": plan.array_bytes}));
     let last = points

@@ -18,6 +18,11 @@ pub const KIB: usize = 1 << 10;
 pub const MIB: usize = 1 << 20;
 pub const GIB: usize = 1 << 30;
 
+/// The cache levels the memory experiments plan with, innermost first, by
+/// their `info` names (`machine::cache`); latency names its per-level
+/// figures after them (`latency::LEVELS`, same order).
+pub const LEVEL_NAMES: [&str; 4] = ["L1d", "L2", "L3", "L4"];
+
 /// Cache sizes the memory experiments plan with, from `info` (sysfs), or
 /// fallbacks that are said to be fallbacks.
 #[derive(Clone, Debug, Serialize)]
@@ -47,15 +52,14 @@ impl CacheFacts {
                 .max()
                 .map(|b| b as usize)
         };
-        let l1d = size_of("L1d").or_else(|| size_of("L1u"));
-        let l2 = size_of("L2");
-        let l3 = size_of("L3");
-        let l4 = size_of("L4");
+        let [l1d_name, l2_name, l3_name, l4_name] = LEVEL_NAMES;
+        // A unified L1 stands in for a missing L1d (under the L1d's name).
+        let l1d = size_of(l1d_name).or_else(|| size_of("L1u"));
+        let l2 = size_of(l2_name);
+        let l3 = size_of(l3_name);
+        let l4 = size_of(l4_name);
         let mut levels = Vec::new();
-        if let Some(s) = l1d {
-            levels.push(("L1d".to_string(), s));
-        }
-        for (n, s) in [("L2", l2), ("L3", l3), ("L4", l4)] {
+        for (n, s) in [(l1d_name, l1d), (l2_name, l2), (l3_name, l3), (l4_name, l4)] {
             if let Some(s) = s {
                 levels.push((n.to_string(), s));
             }
@@ -277,6 +281,10 @@ pub fn check_nodes(list: &str, machine: &MachineInfo, opt: &str) -> Result<Vec<u
     }
     Ok(set.to_vec())
 }
+
+/// The params key of a record's thread placement (bandwidth's
+/// [`Placement`] names, sync's placements of its threads).
+pub const PLACEMENT_PARAM: &str = "placement";
 
 /// How threads are placed as their number grows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

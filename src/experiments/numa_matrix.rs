@@ -16,7 +16,7 @@ use crate::placement::mempolicy::{page_nodes, MemPolicy};
 use crate::placement::pin::AffinityGuard;
 use crate::placement::team::Team;
 use crate::placement::CpuSet;
-use crate::results::schema::ResultRecord;
+use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::Result;
 use serde::Serialize;
 use serde_json::json;
@@ -25,6 +25,12 @@ use std::time::Duration;
 pub struct NumaMatrix;
 
 pub const EXP: &str = "numa_matrix";
+/// Latency from a node's CPU to a memory target (params cpu_node, mem).
+pub const LATENCY: MetricId = MetricId::new(EXP, "latency");
+/// Read bandwidth from a node's CPUs to a memory target.
+pub const BANDWIDTH: MetricId = MetricId::new(EXP, "bandwidth");
+/// The largest remote/local latency ratio; both matrices in data.
+pub const MATRIX: MetricId = MetricId::new(EXP, "matrix");
 const METHOD_VERSION: u32 = 1;
 
 /// A memory target: one node, or interleave over several.
@@ -224,7 +230,7 @@ pub fn run_plan(
                     )?;
                     Ok((s, format!("{placed}; 2 MiB pages by {}", outcome.mechanism)))
                 })();
-                let mut rec = ResultRecord::new(EXP, "latency", "ns", false)
+                let mut rec = ResultRecord::of(LATENCY, "ns", false)
                     .with_param("cpu_node", *node as u64)
                     .with_param("mem", t.label())
                     .with_method(&format!("random pointer chase over {} bound to the memory target, from CPU {cpu} of the row's node; median of samples", fmt_size(plan.latency_bytes)), METHOD_VERSION);
@@ -282,7 +288,7 @@ pub fn run_plan(
                     )?;
                     Ok(p.samples)
                 })();
-                let mut rec = ResultRecord::new(EXP, "bandwidth", "GB/s", true)
+                let mut rec = ResultRecord::of(BANDWIDTH, "GB/s", true)
                     .with_param("cpu_node", *node as u64)
                     .with_param("mem", t.label())
                     .with_method(&format!("STREAM read ({}) by every usable CPU of the row's node ({cpus}), array of {} bound to the memory target; median of rounds", width.name(), fmt_size(plan.array_bytes)), METHOD_VERSION);
@@ -336,7 +342,7 @@ pub fn run_plan(
                 .reduce(f64::max)
         })
         .reduce(f64::max);
-    let mut rec = ResultRecord::new(EXP, "matrix", "ratio", false)
+    let mut rec = ResultRecord::of(MATRIX, "ratio", false)
         .with_method("latency and bandwidth matrices; value = largest remote/local latency ratio over the rows; ratio table = (measured latency ratio) / (declared distance ratio)", METHOD_VERSION)
         .with_data(json!({
             "rows": rows,

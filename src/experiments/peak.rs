@@ -24,7 +24,7 @@ use crate::kernels::fma::{self, Width};
 use crate::machine::MachineInfo;
 use crate::placement::pin::AffinityGuard;
 use crate::placement::CpuSet;
-use crate::results::schema::ResultRecord;
+use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::Result;
 use serde::Serialize;
 use serde_json::json;
@@ -33,6 +33,12 @@ use std::time::Duration;
 pub struct Peak;
 
 pub const EXP: &str = "peak";
+/// GFLOP/s of FMA chains at one width (params width, threads).
+pub const FMA_FLOPS: MetricId = MetricId::new(EXP, "fma_flops");
+/// FLOP per cycle of one core at one width, each sample by its own clock.
+pub const FMA_FLOPS_PER_CYCLE: MetricId = MetricId::new(EXP, "fma_flops_per_cycle");
+/// G instructions/s of seed 000's nop loop on every usable CPU.
+pub const INSTRUCTION_RATE: MetricId = MetricId::new(EXP, "instruction_rate");
 const METHOD_VERSION: u32 = 1;
 
 /// What the documentation says about one core.
@@ -436,8 +442,8 @@ impl Experiment for Peak {
         let per_core = one_cpu_per_core(ctx.machine, &ctx.cpus);
         let Some(first) = per_core.first() else {
             out(ResultRecord::unavailable(
-                EXP,
-                "fma_flops",
+                FMA_FLOPS.experiment,
+                FMA_FLOPS.metric,
                 "GFLOP/s",
                 "no usable CPU",
             ))?;
@@ -455,10 +461,15 @@ impl Experiment for Peak {
         // when the host's clock drifts between samples.
         for w in Width::ALL {
             if let Some(r) = w.unsupported_reason() {
-                out(ResultRecord::unavailable(EXP, "fma_flops", "GFLOP/s", &r)
-                    .with_param("width", w.name())
-                    .with_param("threads", "1")
-                    .with_method(&method_fma(w), METHOD_VERSION))?;
+                out(ResultRecord::unavailable(
+                    FMA_FLOPS.experiment,
+                    FMA_FLOPS.metric,
+                    "GFLOP/s",
+                    &r,
+                )
+                .with_param("width", w.name())
+                .with_param("threads", "1")
+                .with_method(&method_fma(w), METHOD_VERSION))?;
                 continue;
             }
             widest = Some(w);
@@ -499,7 +510,7 @@ impl Experiment for Peak {
                 None
             };
             let theo = spec.as_ref().ok().and_then(|s| s.flops_per_cycle(w));
-            let mut rec = ResultRecord::new(EXP, "fma_flops", "GFLOP/s", true)
+            let mut rec = ResultRecord::of(FMA_FLOPS, "GFLOP/s", true)
                 .with_param("width", w.name())
                 .with_param("threads", "1")
                 .with_method(&method_fma(w), METHOD_VERSION)
@@ -523,7 +534,7 @@ impl Experiment for Peak {
             out(rec)?;
             // Per-cycle figure with its own samples.
             let mut per_cycle = match ghz1 {
-                Some(_) => ResultRecord::new(EXP, "fma_flops_per_cycle", "FLOP/cycle", true)
+                Some(_) => ResultRecord::of(FMA_FLOPS_PER_CYCLE, "FLOP/cycle", true)
                     .with_param("width", w.name())
                     .with_param("threads", "1")
                     .with_method(
@@ -532,8 +543,8 @@ impl Experiment for Peak {
                     )
                     .with_samples(paired.per_cycle.clone()),
                 None => ResultRecord::unavailable(
-                    EXP,
-                    "fma_flops_per_cycle",
+                    FMA_FLOPS_PER_CYCLE.experiment,
+                    FMA_FLOPS_PER_CYCLE.metric,
                     "FLOP/cycle",
                     "the clock could not be measured",
                 )
@@ -622,7 +633,7 @@ impl Experiment for Peak {
                     w.flops_per_iter() / 1e9,
                     |_t, it| fma::run(w, it),
                 )?;
-                let mut rec = ResultRecord::new(EXP, "fma_flops", "GFLOP/s", true)
+                let mut rec = ResultRecord::of(FMA_FLOPS, "GFLOP/s", true)
                     .with_param("width", w.name())
                     .with_param("threads", "per_core")
                     .with_method(
@@ -660,7 +671,7 @@ impl Experiment for Peak {
         } else {
             1
         };
-        let mut rec = ResultRecord::new(EXP, "instruction_rate", "G instr/s", true)
+        let mut rec = ResultRecord::of(INSTRUCTION_RATE, "G instr/s", true)
             .with_param("threads", "all")
             .with_method(
                 "seed 000's cpu_bound loop (3 × nop + decrement + branch = 5 instructions per iteration, asm) on every usable CPU at once; G instr/s = threads × 5 × iterations / team time",

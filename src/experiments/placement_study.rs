@@ -26,7 +26,7 @@ use crate::placement::buffer::{Buffer, BufferOptions, PageRequest, Touch};
 use crate::placement::pin::AffinityGuard;
 use crate::placement::team::Team;
 use crate::placement::CpuSet;
-use crate::results::schema::ResultRecord;
+use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::Result;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -35,6 +35,13 @@ use std::sync::Mutex;
 pub struct PlacementStudy;
 
 pub const EXP: &str = "placement";
+/// Throughput of a workload on one CPU set of a comparison (params
+/// comparison, set, workload).
+pub const THROUGHPUT: MetricId = MetricId::new(EXP, "throughput");
+/// Chase latency with the memory placed by a policy (param memory).
+pub const MEMORY_LATENCY: MetricId = MetricId::new(EXP, "memory_latency");
+/// The CPU sets the planner chose (count; the plan in data).
+pub const PLAN: MetricId = MetricId::new(EXP, "plan");
 const METHOD_VERSION: u32 = 1;
 
 /// A workload run on each CPU set.
@@ -222,8 +229,8 @@ fn run_comparison(
         };
         let Some(cpus) = &s.cpus else {
             recs.push(base(ResultRecord::unavailable(
-                EXP,
-                "throughput",
+                THROUGHPUT.experiment,
+                THROUGHPUT.metric,
                 w.unit(),
                 &format!(
                     "not applicable: {}",
@@ -247,7 +254,7 @@ fn run_comparison(
                 (a, p, None)
             }
         };
-        let mut r = base(ResultRecord::new(EXP, "throughput", w.unit(), true))
+        let mut r = base(ResultRecord::of(THROUGHPUT, w.unit(), true))
             .with_method(&w.method(), METHOD_VERSION)
             .with_samples(agg)
             .with_data(json!({"cpus": cpus.to_string(), "what": s.what, "per_thread": per}));
@@ -302,8 +309,8 @@ fn run_memory(
         let base = |r: ResultRecord| r.with_param("memory", m.name.as_str());
         if !any_remote && m.cpu.is_some() {
             recs.push(base(ResultRecord::unavailable(
-                EXP,
-                "memory_latency",
+                MEMORY_LATENCY.experiment,
+                MEMORY_LATENCY.metric,
                 "ns",
                 "not applicable: no remote placement to compare local memory with (one NUMA node); the memory experiment measures local latency",
             )));
@@ -311,8 +318,8 @@ fn run_memory(
         }
         let (Some(cpu), Some(pol)) = (m.cpu, &m.policy) else {
             recs.push(base(ResultRecord::unavailable(
-                EXP,
-                "memory_latency",
+                MEMORY_LATENCY.experiment,
+                MEMORY_LATENCY.metric,
                 "ns",
                 &format!(
                     "not applicable: {}",
@@ -344,7 +351,7 @@ fn run_memory(
         })();
         let rec = match res {
             Ok((samples, pages)) => {
-                let r = base(ResultRecord::new(EXP, "memory_latency", "ns", false))
+                let r = base(ResultRecord::of(MEMORY_LATENCY, "ns", false))
                     .with_method(
                         &format!("dependent loads along a random cycle over a {} MiB buffer (one hop per 64-byte line), thread pinned to CPU {cpu}, pages placed by the policy before first touch (THP requested); ns per load; median", bytes >> 20),
                         METHOD_VERSION,
@@ -357,8 +364,8 @@ fn run_memory(
                 r
             }
             Err(e) => base(ResultRecord::unavailable(
-                EXP,
-                "memory_latency",
+                MEMORY_LATENCY.experiment,
+                MEMORY_LATENCY.metric,
                 "ns",
                 &format!("{e:#}"),
             )),
@@ -391,7 +398,7 @@ pub fn run_study(
     out: &mut dyn FnMut(ResultRecord) -> Result<()>,
 ) -> Result<()> {
     let p = plan(ctx.machine, &ctx.cpus, k);
-    let mut r = ResultRecord::new(EXP, "plan", "sets", true)
+    let mut r = ResultRecord::of(PLAN, "sets", true)
         .with_method("CPU sets chosen by the placement planner from the topology (lowest CPU ids that answer each question)", METHOD_VERSION)
         .with_data(json!(p));
     r.value = Some(

@@ -16,7 +16,7 @@ use crate::kernels::cpu_loops::nop_loop;
 use crate::machine::MachineInfo;
 use crate::placement::team::Team;
 use crate::placement::CpuSet;
-use crate::results::schema::ResultRecord;
+use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::{bail, Result};
 use serde_json::json;
 use std::sync::atomic::AtomicBool;
@@ -25,6 +25,10 @@ use std::time::{Duration, Instant};
 pub struct Rate;
 
 pub const EXP: &str = "rate";
+/// Jobs per hour with N copies at once (params workload, copies).
+pub const JOBS_PER_HOUR: MetricId = MetricId::new(EXP, "jobs_per_hour");
+/// Rate with N copies / (N × rate with 1 copy), in %.
+pub const EFFICIENCY: MetricId = MetricId::new(EXP, "efficiency");
 const METHOD_VERSION: u32 = 1;
 
 /// What each copy runs.
@@ -254,7 +258,7 @@ pub fn rate_records(
         .find(|r| r.1.copies == 1)
         .and_then(|r| crate::harness::Stats::from_samples(&r.1.jobs_per_hour()).map(|s| s.median));
     for (label, r) in runs {
-        let rec = ResultRecord::new(EXP, "jobs_per_hour", "jobs/h", true)
+        let rec = ResultRecord::of(JOBS_PER_HOUR, "jobs/h", true)
             .with_param("workload", w.key())
             .with_param("copies", label.as_str())
             .with_method(
@@ -276,7 +280,7 @@ pub fn rate_records(
         let v = rec.value;
         out.push(rec);
         if r.copies > 1 {
-            let mut e = ResultRecord::new(EXP, "efficiency", "%", true)
+            let mut e = ResultRecord::of(EFFICIENCY, "%", true)
                 .with_param("workload", w.key())
                 .with_param("copies", label.as_str())
                 .with_method(
@@ -290,8 +294,8 @@ pub fn rate_records(
                 }
                 _ => {
                     e = ResultRecord::unavailable(
-                        EXP,
-                        "efficiency",
+                        EFFICIENCY.experiment,
+                        EFFICIENCY.metric,
                         "%",
                         "the 1-copy rate was not measured",
                     )
@@ -361,8 +365,8 @@ impl Experiment for Rate {
         let order = ordered_cpus(ctx.machine, &ctx.cpus);
         if order.is_empty() {
             out(ResultRecord::unavailable(
-                EXP,
-                "jobs_per_hour",
+                JOBS_PER_HOUR.experiment,
+                JOBS_PER_HOUR.metric,
                 "jobs/h",
                 "no usable CPU",
             ))?;
@@ -400,8 +404,8 @@ impl Experiment for Rate {
         }
         if ctx.cpus.len() == per_core {
             out(ResultRecord::unavailable(
-                EXP,
-                "jobs_per_hour",
+                JOBS_PER_HOUR.experiment,
+                JOBS_PER_HOUR.metric,
                 "jobs/h",
                 "no SMT among the usable CPUs: all logical CPUs = one copy per core",
             )
@@ -465,11 +469,11 @@ mod tests {
         );
         let jph: Vec<f64> = recs
             .iter()
-            .filter(|r| r.metric == "jobs_per_hour")
+            .filter(|r| r.is(JOBS_PER_HOUR))
             .filter_map(|r| r.value)
             .collect();
         assert_eq!(jph, [3600.0, 7200.0]);
-        let eff = recs.iter().find(|r| r.metric == "efficiency").unwrap();
+        let eff = recs.iter().find(|r| r.is(EFFICIENCY)).unwrap();
         assert_eq!(eff.value, Some(50.0));
     }
 

@@ -15,7 +15,7 @@ use crate::machine::MachineInfo;
 use crate::placement::buffer::{Buffer, BufferOptions, PageRequest, Touch};
 use crate::placement::pin::AffinityGuard;
 use crate::placement::CpuSet;
-use crate::results::schema::ResultRecord;
+use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::Result;
 use serde_json::json;
 use std::time::Duration;
@@ -23,6 +23,13 @@ use std::time::Duration;
 pub struct SeedLoops;
 
 pub const EXP: &str = "seed_loops";
+/// Seed 002's loop over an i32 array, every element and every 16th (ms per pass).
+pub const CACHELINE_EVERY: MetricId = MetricId::new(EXP, "cacheline_every");
+pub const CACHELINE_EVERY16: MetricId = MetricId::new(EXP, "cacheline_every16");
+/// Time of the every-element loop / the every-16th loop.
+pub const CACHELINE_RATIO: MetricId = MetricId::new(EXP, "cacheline_ratio");
+/// Seed 000's loop: flush a line, load it (ns per iteration).
+pub const CLFLUSH_LOAD: MetricId = MetricId::new(EXP, "clflush_load");
 const METHOD_VERSION: u32 = 1;
 
 /// Bytes of the cache-line loop's array: the seed's 64 Mi ints (256 MiB),
@@ -86,14 +93,14 @@ pub fn run_cpu(
             fmt_size(bytes)
         )
     };
-    let mut r1 = ResultRecord::new(EXP, "cacheline_every", "ms", false)
+    let mut r1 = ResultRecord::of(CACHELINE_EVERY, "ms", false)
         .with_method(&method(1), METHOD_VERSION)
         .with_samples(ms(&every))
         .with_note(&format!("counters: {why}"));
     if let Some(c) = c1 {
         r1 = r1.with_counters(c);
     }
-    let mut r16 = ResultRecord::new(EXP, "cacheline_every16", "ms", false)
+    let mut r16 = ResultRecord::of(CACHELINE_EVERY16, "ms", false)
         .with_method(&method(16), METHOD_VERSION)
         .with_samples(ms(&every16))
         .with_note(&format!("counters: {why16}"));
@@ -103,7 +110,7 @@ pub fn run_cpu(
     let (s1, s16) = (Stats::from_samples(&every), Stats::from_samples(&every16));
     out(r1)?;
     out(r16)?;
-    let mut ratio = ResultRecord::new(EXP, "cacheline_ratio", "ratio", false).with_method(
+    let mut ratio = ResultRecord::of(CACHELINE_RATIO, "ratio", false).with_method(
         "time of the every-element loop / time of the every-16th loop (medians): 16 would mean time follows operations; near 1 means it follows cache lines",
         METHOD_VERSION,
     );
@@ -140,13 +147,13 @@ pub fn run_cpu(
         max_iters: 1 << 30,
     };
     let rec = if clflush_loop(&byte, 1).is_none() {
-        ResultRecord::unavailable(EXP, "clflush_load", "ns", "no user-level cache-line flush on this architecture (x86_64 clflush / aarch64 dc civac only)")
+        ResultRecord::unavailable(CLFLUSH_LOAD.experiment, CLFLUSH_LOAD.metric, "ns", "no user-level cache-line flush on this architecture (x86_64 clflush / aarch64 dc civac only)")
     } else {
         let (m, c, why) = with_counters("seed 000 clflush loop, all samples", || {
             measure(&p, ctx.stop, |it| clflush_loop(&byte, it).unwrap_or(0))
         });
         let m = m?;
-        let mut r = ResultRecord::new(EXP, "clflush_load", "ns", false)
+        let mut r = ResultRecord::of(CLFLUSH_LOAD, "ns", false)
             .with_method(
                 if cfg!(target_arch = "aarch64") {
                     "seed 000 memory_bound(): dc civac on a byte's line, then a volatile load of the byte; ns per iteration; median of samples"
@@ -193,8 +200,8 @@ impl Experiment for SeedLoops {
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
         let Some(cpu) = ctx.cpus.first() else {
             return out(ResultRecord::unavailable(
-                EXP,
-                "cacheline_ratio",
+                CACHELINE_RATIO.experiment,
+                CACHELINE_RATIO.metric,
                 "ratio",
                 "no usable CPU",
             ));

@@ -17,7 +17,7 @@ use crate::machine::MachineInfo;
 use crate::placement::pin::AffinityGuard;
 use crate::placement::team::{Team, ThreadCtx};
 use crate::placement::CpuSet;
-use crate::results::schema::ResultRecord;
+use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::Result;
 use serde_json::{json, Value};
 use std::sync::atomic::AtomicBool;
@@ -26,6 +26,19 @@ use std::time::Duration;
 pub struct Simd;
 
 pub const EXP: &str = "simd";
+/// Every supported ChaCha20 form verified (count; digests in data).
+pub const VERIFIED_VARIANTS: MetricId = MetricId::new(EXP, "verified_variants");
+/// Aggregate MB/s of one variant at one thread point (params variant, threads).
+pub const THROUGHPUT: MetricId = MetricId::new(EXP, "throughput");
+/// Per-thread throughput against one thread (%).
+pub const EFFICIENCY: MetricId = MetricId::new(EXP, "efficiency");
+/// What the second hardware thread adds, as a fraction of a core.
+pub const SMT_YIELD: MetricId = MetricId::new(EXP, "smt_yield");
+/// The best throughput over every variant and thread point.
+pub const BEST_THROUGHPUT: MetricId = MetricId::new(EXP, "best_throughput");
+/// Counted IPC and GHz of the throughput runs (see [`counted_figures`]).
+pub const IPC: MetricId = MetricId::new(EXP, "ipc");
+pub const GHZ: MetricId = MetricId::new(EXP, "ghz");
 const METHOD_VERSION: u32 = 1;
 
 /// Repetition policy for the compute experiments: shorter than the
@@ -343,11 +356,12 @@ pub fn counted_data(windows: &[Counted]) -> Value {
     })
 }
 
-/// IPC and GHz as figures of their own (`<exp>:ipc`, `<exp>:ghz`, with
-/// `params`), one sample per counted window. Without a figure: nothing,
-/// or with `always` a "not available" record carrying the counters' reason.
+/// IPC and GHz as figures of their own (`ipc` and `ghz` of the calling
+/// experiment, e.g. [`IPC`] and [`GHZ`], with `params`), one sample per
+/// counted window. Without a figure: nothing, or with `always` a "not
+/// available" record carrying the counters' reason.
 pub fn counted_figures(
-    exp: &str,
+    (ipc, ghz): (MetricId, MetricId),
     params: &[(&str, Value)],
     windows: &[Counted],
     always: bool,
@@ -357,21 +371,21 @@ pub fn counted_figures(
         .map(|c| c.scope.clone())
         .unwrap_or_else(|| "nothing".into());
     let mut out = Vec::new();
-    for (metric, unit, what) in [
-        ("ipc", "IPC", "instructions / cycles"),
+    for (id, unit, what) in [
+        (ipc, "IPC", "instructions / cycles"),
         (
-            "ghz",
+            ghz,
             "GHz",
             "cycles / task-clock (average clock while running)",
         ),
     ] {
         let figs: Vec<Result<f64, String>> = windows
             .iter()
-            .map(|c| if metric == "ipc" { c.ipc() } else { c.ghz() })
+            .map(|c| if id == ipc { c.ipc() } else { c.ghz() })
             .collect();
         let (ok, why) = counted::median_or_reason(&figs);
         let mut r = match why {
-            None => ResultRecord::new(exp, metric, unit, true)
+            None => ResultRecord::of(id, unit, true)
                 .with_method(
                     &format!(
                         "{what} counted with perf_event_open over {scope}; median of the counted runs"
@@ -379,7 +393,7 @@ pub fn counted_figures(
                     COUNTED_METHOD_VERSION,
                 )
                 .with_samples(ok),
-            Some(w) if always => ResultRecord::unavailable(exp, metric, unit, &w)
+            Some(w) if always => ResultRecord::unavailable(id.experiment, id.metric, unit, &w)
                 .with_method(
                     &format!("{what} counted with perf_event_open over {scope}"),
                     COUNTED_METHOD_VERSION,
@@ -471,7 +485,7 @@ pub fn run_study(
             )
         })
         .collect();
-    let mut vr = ResultRecord::new(EXP, "verified_variants", "variants", true)
+    let mut vr = ResultRecord::of(VERIFIED_VARIANTS, "variants", true)
         .with_method(
             "each supported form checked against RFC 8439 2.3.2 (block at every lane position) and 2.4.2 (encryption), then 35 blocks compared with the scalar form (FNV-1a digest)",
             METHOD_VERSION,
@@ -494,10 +508,15 @@ pub fn run_study(
     for (v, r) in &verified {
         if let Err(e) = r {
             if only.is_empty() || only.contains(v) {
-                out(ResultRecord::unavailable(EXP, "throughput", "MB/s", e)
-                    .with_param("variant", v.name())
-                    .with_param("threads", "1")
-                    .with_method(&method_text(*v), METHOD_VERSION))?;
+                out(ResultRecord::unavailable(
+                    THROUGHPUT.experiment,
+                    THROUGHPUT.metric,
+                    "MB/s",
+                    e,
+                )
+                .with_param("variant", v.name())
+                .with_param("threads", "1")
+                .with_method(&method_text(*v), METHOD_VERSION))?;
             }
         }
     }
@@ -534,7 +553,7 @@ pub fn run_study(
             };
             let windows = [cnt];
             let (ghz, ghz_src) = ghz_at(ctx.facts, &p.label);
-            let mut rec = ResultRecord::new(EXP, "throughput", "MB/s", true)
+            let mut rec = ResultRecord::of(THROUGHPUT, "MB/s", true)
                 .with_param("variant", v.name())
                 .with_param("threads", p.label.as_str())
                 .with_method(&method_text(*v), METHOD_VERSION)
@@ -574,7 +593,7 @@ pub fn run_study(
             out(rec)?;
             if measured {
                 for r in counted_figures(
-                    EXP,
+                    (IPC, GHZ),
                     &[
                         ("variant", json!(v.name())),
                         ("threads", json!(p.label.as_str())),
@@ -587,10 +606,12 @@ pub fn run_study(
             }
         }
         if let Some(r) = &all_reason {
-            out(ResultRecord::unavailable(EXP, "throughput", "MB/s", r)
-                .with_param("variant", v.name())
-                .with_param("threads", "all")
-                .with_method(&method_text(*v), METHOD_VERSION))?;
+            out(
+                ResultRecord::unavailable(THROUGHPUT.experiment, THROUGHPUT.metric, "MB/s", r)
+                    .with_param("variant", v.name())
+                    .with_param("threads", "all")
+                    .with_method(&method_text(*v), METHOD_VERSION),
+            )?;
         }
         table.push((*v, row));
     }
@@ -602,7 +623,7 @@ pub fn run_study(
         };
         for (label, n, t) in row.iter().filter(|r| r.0 != "1") {
             let eff = t / *n as f64 / one * 100.0;
-            let mut r = ResultRecord::new(EXP, "efficiency", "%", true)
+            let mut r = ResultRecord::of(EFFICIENCY, "%", true)
                 .with_param("variant", v.name())
                 .with_param("threads", label.as_str())
                 .with_method(
@@ -641,7 +662,7 @@ pub fn run_study(
                 Some(y) => {
                     let a = smt_advice(v.name(), y);
                     advice.push(a.clone());
-                    let mut r = ResultRecord::new(EXP, "smt_yield", "cores", true)
+                    let mut r = ResultRecord::of(SMT_YIELD, "cores", true)
                         .with_param("variant", v.name())
                         .with_method(
                             "(throughput at all logical CPUs - at one thread per core) / (per-core throughput per core) / extra hardware threads: what each extra hardware thread adds, as a fraction of a core",
@@ -653,8 +674,8 @@ pub fn run_study(
                     r
                 }
                 None => ResultRecord::unavailable(
-                    EXP,
-                    "smt_yield",
+                    SMT_YIELD.experiment,
+                    SMT_YIELD.metric,
                     "cores",
                     "no extra hardware threads among the usable CPUs",
                 )
@@ -664,7 +685,7 @@ pub fn run_study(
                 let reason = all_reason.clone().unwrap_or_else(|| {
                     "the per-core or all-CPU throughput was not measured".into()
                 });
-                ResultRecord::unavailable(EXP, "smt_yield", "cores", &reason)
+                ResultRecord::unavailable(SMT_YIELD.experiment, SMT_YIELD.metric, "cores", &reason)
                     .with_param("variant", v.name())
             }
         };
@@ -677,7 +698,7 @@ pub fn run_study(
         .flat_map(|(v, row)| row.iter().map(move |r| (*v, r.0.clone(), r.1, r.2)))
         .max_by(|a, b| a.3.total_cmp(&b.3));
     if let Some((v, label, n, t)) = best {
-        let mut r = ResultRecord::new(EXP, "best_throughput", "MB/s", true)
+        let mut r = ResultRecord::of(BEST_THROUGHPUT, "MB/s", true)
             .with_method(
                 "the highest median throughput over every measured variant and thread point",
                 METHOD_VERSION,

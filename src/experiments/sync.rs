@@ -12,6 +12,7 @@
 //! as not available.
 
 use super::c2c_infer::Declared;
+use super::mem_common::PLACEMENT_PARAM;
 use super::{one_cpu_per_core, ExpCtx, Experiment, Profile};
 use crate::base::timer::Timer;
 use crate::harness::measure::{measure, measure_team, Policy, Warmup};
@@ -21,7 +22,7 @@ use crate::machine::MachineInfo;
 use crate::placement::pin::AffinityGuard;
 use crate::placement::team::Team;
 use crate::placement::CpuSet;
-use crate::results::schema::ResultRecord;
+use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::Result;
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -31,6 +32,21 @@ use std::time::{Duration, Instant};
 pub struct SyncCosts;
 
 pub const EXP: &str = "sync";
+/// ns (and cycles) per spin-wait hint instruction (param instruction).
+pub const SPIN_HINT: MetricId = MetricId::new(EXP, "spin_hint");
+pub const SPIN_HINT_CYCLES: MetricId = MetricId::new(EXP, "spin_hint_cycles");
+/// ns (and cycles) per locked increment, alone or contended (params threads, placement).
+pub const ATOMIC_INCREMENT: MetricId = MetricId::new(EXP, "atomic_increment");
+pub const ATOMIC_INCREMENT_CYCLES: MetricId = MetricId::new(EXP, "atomic_increment_cycles");
+/// ns (and cycles) per lock acquisition (params kind, threads).
+pub const LOCK: MetricId = MetricId::new(EXP, "lock");
+pub const LOCK_CYCLES: MetricId = MetricId::new(EXP, "lock_cycles");
+/// ns per one-way handoff between two threads (param wait).
+pub const HANDOFF: MetricId = MetricId::new(EXP, "handoff");
+/// ns per increment with counters in one line or padded (param layout).
+pub const FALSE_SHARING: MetricId = MetricId::new(EXP, "false_sharing");
+/// Shared-line time / padded time.
+pub const FALSE_SHARING_SLOWDOWN: MetricId = MetricId::new(EXP, "false_sharing_slowdown");
 pub const METHOD_VERSION: u32 = 1;
 
 /// Repetition policy per profile: shorter than the profile's default so the
@@ -142,22 +158,22 @@ fn preempted_note(preempted: Option<usize>, reps: usize) -> Option<String> {
 
 /// A cycles record from ns samples, or unavailable.
 fn cycles_record(
-    metric: &str,
+    id: MetricId,
     params: &[(&str, serde_json::Value)],
     ns: &[f64],
     ghz: Option<f64>,
     method: &str,
 ) -> ResultRecord {
     let mut r = match ghz {
-        Some(g) => ResultRecord::new(EXP, metric, "cycles", false)
+        Some(g) => ResultRecord::of(id, "cycles", false)
             .with_samples(ns.iter().map(|x| x * g).collect())
             .with_method(
                 &format!("{method}; cycles = ns × {g:.3} GHz (single-core clock measured by the frequency experiment)"),
                 METHOD_VERSION,
             ),
         None => ResultRecord::unavailable(
-            EXP,
-            metric,
+            id.experiment,
+            id.metric,
             "cycles",
             "cycles not available: no measured clock (run the frequency experiment first, or use `cpuscope sync`, which measures it)",
         ),
@@ -170,12 +186,12 @@ fn cycles_record(
 }
 
 fn ns_record(
-    metric: &str,
+    id: MetricId,
     params: &[(&str, serde_json::Value)],
     ns: Vec<f64>,
     method: &str,
 ) -> ResultRecord {
-    let mut r = ResultRecord::new(EXP, metric, "ns", false)
+    let mut r = ResultRecord::of(id, "ns", false)
         .with_method(method, METHOD_VERSION)
         .with_samples(ns);
     for (k, v) in params {
@@ -372,8 +388,8 @@ pub fn run_all(
     let list = cpus.to_vec();
     let Some(&first) = list.first() else {
         out(ResultRecord::unavailable(
-            EXP,
-            "spin_hint",
+            SPIN_HINT.experiment,
+            SPIN_HINT.metric,
             "ns",
             "no usable CPU",
         ))?;
@@ -385,8 +401,8 @@ pub fn run_all(
     let hints = Hint::available();
     if hints.is_empty() {
         out(ResultRecord::unavailable(
-            EXP,
-            "spin_hint",
+            SPIN_HINT.experiment,
+            SPIN_HINT.metric,
             "ns",
             &format!("no spin-wait hint kernel for {}", std::env::consts::ARCH),
         ))?;
@@ -407,18 +423,12 @@ pub fn run_all(
             timer.source.as_str()
         );
         let params = [("instruction", json!(h.name()))];
-        let mut r = ns_record("spin_hint", &params, ns.clone(), &method);
+        let mut r = ns_record(SPIN_HINT, &params, ns.clone(), &method);
         if let Some(n) = preempted_note(m.preempted, m.reps) {
             r = r.with_note(&n);
         }
         out(r)?;
-        out(cycles_record(
-            "spin_hint_cycles",
-            &params,
-            &ns,
-            ghz,
-            &method,
-        ))?;
+        out(cycles_record(SPIN_HINT_CYCLES, &params, &ns, ghz, &method))?;
     }
 
     // 2. Uncontended atomic increment.
@@ -428,14 +438,14 @@ pub fn run_all(
         let c = Box::new(Line(AtomicU64::new(0)));
         let m = measure(&pol, stop, |iters| k::atomic_increments(&c.0, iters))?;
         let method = "locked fetch_add (x86 LOCK XADD, arm LDADD or LDXR/STXR) of a private counter, one pinned thread; ns per increment; median of samples";
-        let params = [("threads", json!(1)), ("placement", json!("alone"))];
-        let mut r = ns_record("atomic_increment", &params, m.samples.clone(), method);
+        let params = [("threads", json!(1)), (PLACEMENT_PARAM, json!("alone"))];
+        let mut r = ns_record(ATOMIC_INCREMENT, &params, m.samples.clone(), method);
         if let Some(n) = preempted_note(m.preempted, m.reps) {
             r = r.with_note(&n);
         }
         out(r)?;
         out(cycles_record(
-            "atomic_increment_cycles",
+            ATOMIC_INCREMENT_CYCLES,
             &params,
             &m.samples,
             ghz,
@@ -452,10 +462,15 @@ pub fn run_all(
         ("same_l3", &pl.same_l3),
         ("cross_node", &pl.cross_node),
     ] {
-        let params = [("threads", json!(2)), ("placement", json!(name))];
+        let params = [("threads", json!(2)), (PLACEMENT_PARAM, json!(name))];
         match p {
             Err(why) => {
-                let mut r = ResultRecord::unavailable(EXP, "atomic_increment", "ns", why);
+                let mut r = ResultRecord::unavailable(
+                    ATOMIC_INCREMENT.experiment,
+                    ATOMIC_INCREMENT.metric,
+                    "ns",
+                    why,
+                );
                 for (k, v) in &params {
                     r = r.with_param(k, v.clone());
                 }
@@ -467,7 +482,7 @@ pub fn run_all(
                 ));
                 let (s, agg) = contended(&[*a, *b], &pol, stop)?;
                 labelled.push(vec![*a, *b]);
-                let r = ns_record("atomic_increment", &params, s, cmethod)
+                let r = ns_record(ATOMIC_INCREMENT, &params, s, cmethod)
                     .with_note(&format!(
                         "CPUs {a},{b}; aggregate {agg:.1} ns per increment (both threads together)"
                     ))
@@ -488,13 +503,13 @@ pub fn run_all(
             x.sort_unstable();
             x == sorted
         });
-        let params = [("threads", json!(t)), ("placement", json!("spread"))];
+        let params = [("threads", json!(t)), (PLACEMENT_PARAM, json!("spread"))];
         let cs = CpuSet::from_ids(set.iter().copied()).to_string();
         step(&format!(
             "contended atomic increment, {t} threads (CPUs {cs})"
         ));
         let (s, agg) = contended(&set, &pol, stop)?;
-        let mut r = ns_record("atomic_increment", &params, s, cmethod)
+        let mut r = ns_record(ATOMIC_INCREMENT, &params, s, cmethod)
             .with_note(&format!(
                 "CPUs {cs} (one per core first); aggregate {agg:.1} ns per increment, {:.1} M increments/s in all",
                 1e3 / agg
@@ -525,15 +540,15 @@ pub fn run_all(
         let (s, _) = lock_cost(&[first], kind == "spin", &pol, stop)?;
         let params = [("kind", json!(kind)), ("threads", json!(1))];
         let m = lmethod(kind, 1);
-        out(ns_record("lock", &params, s.clone(), &m))?;
-        out(cycles_record("lock_cycles", &params, &s, ghz, &m))?;
+        out(ns_record(LOCK, &params, s.clone(), &m))?;
+        out(cycles_record(LOCK_CYCLES, &params, &s, ghz, &m))?;
     }
     match pl.two_cores {
         None => {
             for kind in ["spin", "mutex"] {
                 out(ResultRecord::unavailable(
-                    EXP,
-                    "lock",
+                    LOCK.experiment,
+                    LOCK.metric,
                     "ns",
                     "needs two usable CPUs on different cores",
                 )
@@ -542,8 +557,8 @@ pub fn run_all(
             }
             for w in ["spin", "futex"] {
                 out(ResultRecord::unavailable(
-                    EXP,
-                    "handoff",
+                    HANDOFF.experiment,
+                    HANDOFF.metric,
                     "ns",
                     "needs two usable CPUs on different cores",
                 )
@@ -555,7 +570,7 @@ pub fn run_all(
                 step(&format!("{kind} lock, 2 threads (CPUs {a},{b})"));
                 let (s, frac) = lock_cost(&[a, b], kind == "spin", &pol, stop)?;
                 let r = ns_record(
-                    "lock",
+                    LOCK,
                     &[("kind", json!(kind)), ("threads", json!(2))],
                     s,
                     &lmethod(kind, 2),
@@ -575,7 +590,7 @@ pub fn run_all(
                 } else {
                     "strict alternation of two pinned threads on one turn word; the waiter sleeps in FUTEX_WAIT and is woken by FUTEX_WAKE; ns per one-way handoff (wake-up latency included)"
                 };
-                let r = ns_record("handoff", &[("wait", json!(w))], s, m)
+                let r = ns_record(HANDOFF, &[("wait", json!(w))], s, m)
                     .with_note(&format!("CPUs {a},{b}"));
                 out(cycles_note(r, ghz))?;
             }
@@ -597,8 +612,8 @@ pub fn run_all(
     if fs_counts.is_empty() {
         for layout in ["shared_line", "padded"] {
             out(ResultRecord::unavailable(
-                EXP,
-                "false_sharing",
+                FALSE_SHARING.experiment,
+                FALSE_SHARING.metric,
                 "ns",
                 "needs two usable CPUs on different cores",
             )
@@ -606,8 +621,8 @@ pub fn run_all(
             .with_param("threads", 2))?;
         }
         out(ResultRecord::unavailable(
-            EXP,
-            "false_sharing_slowdown",
+            FALSE_SHARING_SLOWDOWN.experiment,
+            FALSE_SHARING_SLOWDOWN.metric,
             "x",
             "needs two usable CPUs on different cores",
         )
@@ -638,7 +653,7 @@ pub fn run_all(
             );
             for (layout, v) in [("shared_line", s), ("padded", p)] {
                 out(ns_record(
-                    "false_sharing",
+                    FALSE_SHARING,
                     &[
                         ("layout", json!(layout)),
                         ("op", json!(op)),
@@ -649,7 +664,7 @@ pub fn run_all(
                 )
                 .with_note(&format!("CPUs {cs}")))?;
             }
-            let mut r = ResultRecord::new(EXP, "false_sharing_slowdown", "x", false)
+            let mut r = ResultRecord::of(FALSE_SHARING_SLOWDOWN, "x", false)
                 .with_param("op", op)
                 .with_param("threads", t)
                 .with_method(

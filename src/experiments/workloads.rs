@@ -34,7 +34,7 @@ use crate::machine::MachineInfo;
 use crate::placement::pin::AffinityGuard;
 use crate::placement::CpuSet;
 use crate::results::published::{self, Figure, PublishedSet};
-use crate::results::schema::ResultRecord;
+use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::{bail, Context as _, Result};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
@@ -47,6 +47,20 @@ use std::time::{Duration, Instant};
 pub struct Workloads;
 
 pub const EXP: &str = "workloads";
+/// Seconds of `bc` computing 7^N (param exp) and pi (param scale).
+pub const BC_POW: MetricId = MetricId::new(EXP, "bc_pow");
+pub const BC_PI: MetricId = MetricId::new(EXP, "bc_pi");
+/// MB/s of `openssl speed` AES (params alg, copies, bytes).
+pub const OPENSSL_AES: MetricId = MetricId::new(EXP, "openssl_aes");
+/// ns per iteration of seed 000's cpu_bound loop.
+pub const NOP_LOOP: MetricId = MetricId::new(EXP, "nop_loop");
+/// ns per innermost iteration of seed 002's loop nests (param shape), and
+/// the ratio of the two shapes.
+pub const BRANCH_ORDER: MetricId = MetricId::new(EXP, "branch_order");
+pub const BRANCH_ORDER_RATIO: MetricId = MetricId::new(EXP, "branch_order_ratio");
+/// Counted IPC and GHz of each workload (param workload: the figure's metric).
+pub const IPC: MetricId = MetricId::new(EXP, "ipc");
+pub const GHZ: MetricId = MetricId::new(EXP, "ghz");
 const METHOD_VERSION: u32 = 1;
 
 // ---------------------------------------------------------------------------
@@ -691,7 +705,7 @@ type WithFigures = (ResultRecord, Vec<ResultRecord>);
 fn bc_record(
     ctx: &mut ExpCtx,
     bc: &Path,
-    metric: &str,
+    id: MetricId,
     cmd: Cmd,
     param: (&str, u32),
     reps: usize,
@@ -714,7 +728,7 @@ fn bc_record(
     }
     let wall_med = crate::harness::Stats::from_samples(&samples).map(|s| s.median);
     let cpu_med = crate::harness::Stats::from_samples(&cpu_s).map(|s| s.median);
-    let mut rec = ResultRecord::new(EXP, metric, "s", false)
+    let mut rec = ResultRecord::of(id, "s", false)
         .with_param(param.0, param.1)
         .with_method(
             &format!(
@@ -769,8 +783,8 @@ fn bc_record(
         }
     }
     let figures = counted_figures(
-        EXP,
-        &[("workload", json!(metric)), (param.0, json!(param.1))],
+        (IPC, GHZ),
+        &[("workload", json!(id.metric)), (param.0, json!(param.1))],
         &windows,
         true,
     );
@@ -811,11 +825,14 @@ fn run_bc(
 ) -> Result<()> {
     let ((exp, exp_reps), (scale, pi_reps)) = bc_sizes(ctx.profile);
     let Some(bc) = find_in_path("bc") else {
-        for (m, p, v) in [("bc_pow", "exp", exp), ("bc_pi", "scale", scale)] {
-            out(
-                ResultRecord::unavailable(EXP, m, "s", "bc not installed (not found in PATH)")
-                    .with_param(p, v),
-            )?;
+        for (id, p, v) in [(BC_POW, "exp", exp), (BC_PI, "scale", scale)] {
+            out(ResultRecord::unavailable(
+                id.experiment,
+                id.metric,
+                "s",
+                "bc not installed (not found in PATH)",
+            )
+            .with_param(p, v))?;
         }
         return Ok(());
     };
@@ -825,7 +842,7 @@ fn run_bc(
     let rec = bc_record(
         ctx,
         &bc,
-        "bc_pow",
+        BC_POW,
         bc_pow_cmd(&bc, exp),
         ("exp", exp),
         exp_reps,
@@ -833,7 +850,7 @@ fn run_bc(
         pow_note,
     );
     emit(out, rec, |e| {
-        ResultRecord::unavailable(EXP, "bc_pow", "s", &e).with_param("exp", exp)
+        ResultRecord::unavailable(BC_POW.experiment, BC_POW.metric, "s", &e).with_param("exp", exp)
     })?;
     let pi_note = (scale != 5000).then(|| {
         format!("profile {}: scale={scale} instead of the seed's 5000 (not compared with the published figures)", ctx.profile.as_str())
@@ -841,7 +858,7 @@ fn run_bc(
     let rec = bc_record(
         ctx,
         &bc,
-        "bc_pi",
+        BC_PI,
         bc_pi_cmd(&bc, scale),
         ("scale", scale),
         pi_reps,
@@ -849,7 +866,8 @@ fn run_bc(
         pi_note,
     );
     emit(out, rec, |e| {
-        ResultRecord::unavailable(EXP, "bc_pi", "s", &e).with_param("scale", scale)
+        ResultRecord::unavailable(BC_PI.experiment, BC_PI.metric, "s", &e)
+            .with_param("scale", scale)
     })?;
     Ok(())
 }
@@ -984,8 +1002,8 @@ fn openssl_record(
     let Some(b) = bytes_per_s else {
         return (
             with_params(ResultRecord::unavailable(
-                EXP,
-                "openssl_aes",
+                OPENSSL_AES.experiment,
+                OPENSSL_AES.metric,
                 "MB/s",
                 &format!("'{}' printed no +F result line", cmd.display()),
             )),
@@ -993,7 +1011,7 @@ fn openssl_record(
         );
     };
     let mbs = b / 1e6;
-    let mut rec = with_params(ResultRecord::new(EXP, "openssl_aes", "MB/s", true))
+    let mut rec = with_params(ResultRecord::of(OPENSSL_AES, "MB/s", true))
         .with_method(
             &format!(
                 "`{}` (wall-clock divisor, 8192-byte blocks); the CPU set is inherited by its {} process(es), which the kernel places within it",
@@ -1025,9 +1043,9 @@ fn openssl_record(
         }
     }
     data["published"] = c;
-    let mut fparams = vec![("workload", json!("openssl_aes"))];
+    let mut fparams = vec![("workload", json!(OPENSSL_AES.metric))];
     fparams.extend(params.iter().cloned());
-    let figures = counted_figures(EXP, &fparams, &windows, true);
+    let figures = counted_figures((IPC, GHZ), &fparams, &windows, true);
     (
         rec.with_data(data)
             .with_counters(counted::to_value(&windows)),
@@ -1038,8 +1056,8 @@ fn openssl_record(
 fn run_openssl(ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
     let Some(openssl) = find_in_path("openssl") else {
         out(ResultRecord::unavailable(
-            EXP,
-            "openssl_aes",
+            OPENSSL_AES.experiment,
+            OPENSSL_AES.metric,
             "MB/s",
             "openssl not installed (not found in PATH)",
         )
@@ -1061,10 +1079,13 @@ fn run_openssl(ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>
     let (choice, r, c1) = match openssl_first(&openssl, secs, &one, timeout, ctx.stop) {
         Ok(x) => x,
         Err(e) => {
-            out(
-                ResultRecord::unavailable(EXP, "openssl_aes", "MB/s", &format!("{e:#}"))
-                    .with_param("copies", "1"),
-            )?;
+            out(ResultRecord::unavailable(
+                OPENSSL_AES.experiment,
+                OPENSSL_AES.metric,
+                "MB/s",
+                &format!("{e:#}"),
+            )
+            .with_param("copies", "1"))?;
             return Ok(());
         }
     };
@@ -1082,8 +1103,8 @@ fn run_openssl(ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>
         points.push(("all".into(), ctx.cpus.clone()));
     } else {
         out(ResultRecord::unavailable(
-            EXP,
-            "openssl_aes",
+            OPENSSL_AES.experiment,
+            OPENSSL_AES.metric,
             "MB/s",
             "no SMT among the usable CPUs: all logical CPUs = one copy per core",
         )
@@ -1108,7 +1129,7 @@ fn run_openssl(ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>
                 )
             });
         emit(out, rec, |e| {
-            ResultRecord::unavailable(EXP, "openssl_aes", "MB/s", &e)
+            ResultRecord::unavailable(OPENSSL_AES.experiment, OPENSSL_AES.metric, "MB/s", &e)
                 .with_param("alg", choice.algorithm.as_str())
                 .with_param("copies", label.as_str())
                 .with_param("bytes", 8192)
@@ -1133,7 +1154,7 @@ fn run_loops(
     let (s, cnt) = single_rate_counted(cpu, &policy, ctx.stop, 1.0, nop_loop)?;
     let windows = [cnt];
     let ns: Vec<f64> = s.iter().map(|r| 1e9 / r).collect();
-    let mut rec = ResultRecord::new(EXP, "nop_loop", "ns/iteration", false)
+    let mut rec = ResultRecord::of(NOP_LOOP, "ns/iteration", false)
         .with_method(
             "seed 000's cpu_bound loop body in asm: nop; nop; nop; decrement; branch (5 instructions per iteration), pinned, timed by the harness; median",
             METHOD_VERSION,
@@ -1165,7 +1186,8 @@ fn run_loops(
     let measured = rec.value.is_some();
     out(rec)?;
     if measured {
-        for f in counted_figures(EXP, &[("workload", json!("nop_loop"))], &windows, true) {
+        let params = [("workload", json!(NOP_LOOP.metric))];
+        for f in counted_figures((IPC, GHZ), &params, &windows, true) {
             out(f)?;
         }
     }
@@ -1184,7 +1206,7 @@ fn run_loops(
         let windows = [cnt];
         let ns: Vec<f64> = s.iter().map(|r| 1e9 / r).collect();
         let insns = 2.0 + 3.0 / inner as f64 + 3.0 / (inner * mid) as f64;
-        let mut rec = ResultRecord::new(EXP, "branch_order", "ns/inner-iteration", false)
+        let mut rec = ResultRecord::of(BRANCH_ORDER, "ns/inner-iteration", false)
             .with_param("shape", shape)
             .with_method(
                 &format!(
@@ -1222,8 +1244,11 @@ fn run_loops(
         out(rec)?;
         if measured {
             for f in counted_figures(
-                EXP,
-                &[("workload", json!("branch_order")), ("shape", json!(shape))],
+                (IPC, GHZ),
+                &[
+                    ("workload", json!(BRANCH_ORDER.metric)),
+                    ("shape", json!(shape)),
+                ],
                 &windows,
                 true,
             ) {
@@ -1236,7 +1261,7 @@ fn run_loops(
         per_inner.iter().find(|x| x.0 == "inner_many"),
     ) {
         let ratio = a.1 / b.1;
-        let mut r = ResultRecord::new(EXP, "branch_order_ratio", "ratio", false)
+        let mut r = ResultRecord::of(BRANCH_ORDER_RATIO, "ratio", false)
             .with_method(
                 "time per innermost iteration, 100000×1000×100 shape / 100×1000×100000 shape (above 1: the many short inner loops cost more, e.g. a mispredicted exit per inner loop)",
                 METHOD_VERSION,
@@ -1291,8 +1316,8 @@ impl Experiment for Workloads {
         let order = ordered_cpus(ctx.machine, &ctx.cpus);
         let Some(&cpu) = order.first() else {
             out(ResultRecord::unavailable(
-                EXP,
-                "bc_pow",
+                BC_POW.experiment,
+                BC_POW.metric,
                 "s",
                 "no usable CPU",
             ))?;
@@ -1309,8 +1334,8 @@ impl Experiment for Workloads {
 mod tests {
     use super::*;
 
-    fn bc_rec(metric: &str, param: (&str, u32)) -> ResultRecord {
-        ResultRecord::new(EXP, metric, "s", false).with_param(param.0, param.1)
+    fn bc_rec(id: MetricId, param: (&str, u32)) -> ResultRecord {
+        ResultRecord::of(id, "s", false).with_param(param.0, param.1)
     }
 
     #[test]
@@ -1329,7 +1354,7 @@ mod tests {
 
     #[test]
     fn time_comparison_is_relative_speed() {
-        let c = compare_times(&bc_rec("bc_pow", ("exp", 999_999)), 18.603323495).unwrap();
+        let c = compare_times(&bc_rec(BC_POW, ("exp", 999_999)), 18.603323495).unwrap();
         assert_eq!(c["label"], PUBLISHED_LABEL);
         assert_eq!(c["set"], "seed000-bc");
         let rows = c["rows"].as_array().unwrap();
@@ -1342,7 +1367,7 @@ mod tests {
         assert_eq!(intel["published_ipc"], 2.19);
         assert_eq!(intel["published_ghz"], 2.5);
         // FT2500 pi: no time published, said so; its stated clock kept.
-        let p = compare_times(&bc_rec("bc_pi", ("scale", 5000)), 20.0).unwrap();
+        let p = compare_times(&bc_rec(BC_PI, ("scale", 5000)), 20.0).unwrap();
         let ft = p["rows"]
             .as_array()
             .unwrap()
@@ -1359,8 +1384,8 @@ mod tests {
             .iter()
             .any(|r| r["cpu"] == "Intel Xeon Platinum 8163" && r["published_s"] == 22.979));
         // Another size than the seed's: nothing to compare.
-        assert!(compare_times(&bc_rec("bc_pow", ("exp", 99_999)), 1.0).is_none());
-        assert!(compare_times(&bc_rec("bc_pi", ("scale", 1000)), 1.0).is_none());
+        assert!(compare_times(&bc_rec(BC_POW, ("exp", 99_999)), 1.0).is_none());
+        assert!(compare_times(&bc_rec(BC_PI, ("scale", 1000)), 1.0).is_none());
     }
 
     #[test]
@@ -1391,7 +1416,7 @@ mod tests {
         assert_eq!(cbc["label"], "not compared");
         assert!(cbc["rows"].is_null());
         assert!(cbc["reason"].as_str().unwrap().contains("aes-256-ige"));
-        let rec = ResultRecord::new(EXP, "openssl_aes", "MB/s", true)
+        let rec = ResultRecord::of(OPENSSL_AES, "MB/s", true)
             .with_param("alg", "aes-256-cbc")
             .with_param("copies", "1")
             .with_param("bytes", 8192);
@@ -1427,8 +1452,8 @@ mod tests {
         assert_eq!(d["ipc"].is_null(), c.ipc().is_err());
         assert_eq!(d["ipc_reason"].is_string(), c.ipc().is_err());
         let figs = counted_figures(
-            EXP,
-            &[("workload", json!("bc_pow")), ("exp", json!(999_999))],
+            (IPC, GHZ),
+            &[("workload", json!(BC_POW.metric)), ("exp", json!(999_999))],
             std::slice::from_ref(&c),
             true,
         );
@@ -1438,7 +1463,7 @@ mod tests {
             assert_ne!(f.value, Some(0.0));
         }
         // The counted IPC of 7^999999 sits beside seed 000's published IPCs.
-        let ipc = figs.iter().find(|f| f.metric == "ipc").unwrap();
+        let ipc = figs.iter().find(|f| f.is(IPC)).unwrap();
         let m = published::matches_for(ipc);
         assert_eq!(m.len(), 5, "{}", ipc.key);
         assert!(m
@@ -1473,8 +1498,8 @@ mod tests {
         assert_ne!(q, f);
         assert_ne!(qs, fs);
         assert_eq!((f, fs), (999_999, 5000));
-        let a = ResultRecord::new(EXP, "bc_pow", "s", false).with_param("exp", q);
-        let b = ResultRecord::new(EXP, "bc_pow", "s", false).with_param("exp", f);
+        let a = ResultRecord::of(BC_POW, "s", false).with_param("exp", q);
+        let b = ResultRecord::of(BC_POW, "s", false).with_param("exp", f);
         assert_ne!(a.key, b.key);
     }
 

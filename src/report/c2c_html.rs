@@ -2,6 +2,7 @@
 //! map of each c2c matrix, its latency groups and findings, and a bar chart of
 //! the synchronisation figures. Never measures.
 
+use crate::experiments::{c2c, sync};
 use crate::report::html::esc;
 use crate::results::schema::Run;
 use serde_json::Value;
@@ -261,11 +262,7 @@ fn inference_html(inf: &Value) -> String {
 /// Charts for c2c and sync results (called from `report::html::charts`).
 pub fn charts(run: &Run) -> String {
     let mut out = String::new();
-    for r in run
-        .results
-        .iter()
-        .filter(|r| r.experiment == "c2c" && r.metric == "matrix")
-    {
+    for r in run.records(c2c::MATRIX) {
         let Some(d) = &r.data else { continue };
         let cpus: Vec<u64> = d
             .get("cpus")
@@ -307,13 +304,13 @@ pub fn charts(run: &Run) -> String {
         }
         out.push_str("</div>");
     }
+    let prefix = format!("{}: ", sync::EXP);
     let sync: Vec<(String, f64)> = run
-        .results
-        .iter()
-        .filter(|r| r.experiment == "sync" && r.unit == "ns")
+        .records_of(sync::EXP)
+        .filter(|r| r.unit == "ns")
         .filter_map(|r| {
             let label = r.label();
-            let label = label.strip_prefix("sync: ").unwrap_or(&label).to_string();
+            let label = label.strip_prefix(&prefix).unwrap_or(&label).to_string();
             Some((label, r.value?))
         })
         .collect();

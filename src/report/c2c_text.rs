@@ -3,10 +3,12 @@
 //! the style of seed 001, one pair, the plan, the CSV form. Never measures.
 
 use crate::base::fmt::fmt_num;
-use crate::experiments::c2c::{MatrixRun, PairStats, Plan};
+use crate::experiments::c2c::{self, MatrixRun, PairStats, Plan};
 use crate::experiments::c2c_infer::{Declared, Inference, LatencyMatrix};
+use crate::experiments::mem_common::PLACEMENT_PARAM;
+use crate::experiments::sync;
 use crate::kernels::c2c::Method;
-use crate::results::schema::ResultRecord;
+use crate::results::schema::{MetricId, ResultRecord};
 use std::fmt::Write as _;
 
 /// Matrices up to this many CPUs are printed with numbers; larger ones as a heat map.
@@ -435,11 +437,11 @@ pub fn render_sync(recs: &[ResultRecord]) -> String {
 /// One figure of a record list by metric and params (all given params must match).
 fn find<'a>(
     rs: &'a [ResultRecord],
-    metric: &str,
+    id: MetricId,
     params: &[(&str, &str)],
 ) -> Option<&'a ResultRecord> {
     rs.iter().find(|r| {
-        r.metric == metric
+        r.is(id)
             && params.iter().all(|(k, v)| match r.params.get(*k) {
                 Some(serde_json::Value::String(s)) => s == v,
                 Some(o) => o.as_u64().map(|n| n.to_string()).as_deref() == Some(*v),
@@ -470,10 +472,7 @@ fn value_text(r: Option<&ResultRecord>) -> String {
 /// figures on a few lines.
 pub fn render_summary(results: &[ResultRecord]) -> String {
     let mut out = String::new();
-    let mats: Vec<&ResultRecord> = results
-        .iter()
-        .filter(|r| r.experiment == "c2c" && r.metric == "matrix")
-        .collect();
+    let mats: Vec<&ResultRecord> = results.iter().filter(|r| r.is(c2c::MATRIX)).collect();
     if !mats.is_empty() {
         out.push_str("Core-to-core latency (one-way = round trip / 2, median per pair)\n");
     }
@@ -540,21 +539,21 @@ pub fn render_summary(results: &[ResultRecord]) -> String {
     }
     let s: Vec<ResultRecord> = results
         .iter()
-        .filter(|r| r.experiment == "sync")
+        .filter(|r| r.from_experiment(sync::EXP))
         .cloned()
         .collect();
     if !s.is_empty() {
         out.push_str("Synchronisation costs (median; * = noisy)\n");
         let hints: Vec<String> = s
             .iter()
-            .filter(|r| r.metric == "spin_hint")
+            .filter(|r| r.is(sync::SPIN_HINT))
             .map(|r| {
                 let ins = r
                     .params
                     .get("instruction")
                     .and_then(|v| v.as_str())
                     .unwrap_or("?");
-                let cyc = find(&s, "spin_hint_cycles", &[("instruction", ins)]);
+                let cyc = find(&s, sync::SPIN_HINT_CYCLES, &[("instruction", ins)]);
                 format!(
                     "{} {} ({})",
                     ins.to_uppercase(),
@@ -566,11 +565,15 @@ pub fn render_summary(results: &[ResultRecord]) -> String {
         if !hints.is_empty() {
             let _ = writeln!(out, "  spin-wait hint: {}", hints.join(", "));
         }
-        let alone = find(&s, "atomic_increment", &[("placement", "alone")]);
-        let alone_c = find(&s, "atomic_increment_cycles", &[("placement", "alone")]);
+        let alone = find(&s, sync::ATOMIC_INCREMENT, &[(PLACEMENT_PARAM, "alone")]);
+        let alone_c = find(
+            &s,
+            sync::ATOMIC_INCREMENT_CYCLES,
+            &[(PLACEMENT_PARAM, "alone")],
+        );
         let mut contended = Vec::new();
         for p in ["same_core", "same_l3", "cross_node"] {
-            if let Some(r) = find(&s, "atomic_increment", &[("placement", p)]) {
+            if let Some(r) = find(&s, sync::ATOMIC_INCREMENT, &[(PLACEMENT_PARAM, p)]) {
                 if r.value.is_some() {
                     contended.push(format!("{p} {}", value_text(Some(r))));
                 }
@@ -590,20 +593,20 @@ pub fn render_summary(results: &[ResultRecord]) -> String {
         let _ = writeln!(
             out,
             "  lock/unlock: alone spin {}, mutex {}; two threads spin {}, mutex {}",
-            value_text(find(&s, "lock", &[("kind", "spin"), ("threads", "1")])),
-            value_text(find(&s, "lock", &[("kind", "mutex"), ("threads", "1")])),
-            value_text(find(&s, "lock", &[("kind", "spin"), ("threads", "2")])),
-            value_text(find(&s, "lock", &[("kind", "mutex"), ("threads", "2")])),
+            value_text(find(&s, sync::LOCK, &[("kind", "spin"), ("threads", "1")])),
+            value_text(find(&s, sync::LOCK, &[("kind", "mutex"), ("threads", "1")])),
+            value_text(find(&s, sync::LOCK, &[("kind", "spin"), ("threads", "2")])),
+            value_text(find(&s, sync::LOCK, &[("kind", "mutex"), ("threads", "2")])),
         );
         let _ = writeln!(
             out,
             "  handoff between two threads: spinning {}, futex sleep/wake {}",
-            value_text(find(&s, "handoff", &[("wait", "spin")])),
-            value_text(find(&s, "handoff", &[("wait", "futex")])),
+            value_text(find(&s, sync::HANDOFF, &[("wait", "spin")])),
+            value_text(find(&s, sync::HANDOFF, &[("wait", "futex")])),
         );
         let fs: Vec<String> = s
             .iter()
-            .filter(|r| r.metric == "false_sharing_slowdown" && r.value.is_some())
+            .filter(|r| r.is(sync::FALSE_SHARING_SLOWDOWN) && r.value.is_some())
             .map(|r| {
                 let op = r.params.get("op").and_then(|v| v.as_str()).unwrap_or("?");
                 let t = r

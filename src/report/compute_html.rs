@@ -3,23 +3,21 @@
 //! published data), rate and placement charts. Called from
 //! `report::html::charts`; renders stored records only.
 
+use crate::experiments::{peak, placement_study, rate, simd, workloads};
 use crate::report::html::{esc, svg_bars};
-use crate::results::schema::{ResultRecord, Run};
+use crate::results::schema::{MetricId, ResultRecord, Run};
 use std::fmt::Write as _;
 
 fn param<'a>(r: &'a ResultRecord, k: &str) -> Option<&'a str> {
     r.params.get(k).and_then(|v| v.as_str())
 }
 
-fn of<'a>(run: &'a Run, exp: &str, metric: &str) -> Vec<&'a ResultRecord> {
-    run.results
-        .iter()
-        .filter(|r| r.experiment == exp && r.metric == metric)
-        .collect()
+fn of(run: &Run, id: MetricId) -> Vec<&ResultRecord> {
+    run.records(id).collect()
 }
 
 fn simd_table(run: &Run) -> String {
-    let thr = of(run, "simd", "throughput");
+    let thr = of(run, simd::THROUGHPUT);
     let mut variants: Vec<&str> = Vec::new();
     let mut points: Vec<&str> = Vec::new();
     for r in thr.iter().filter(|r| r.value.is_some()) {
@@ -49,7 +47,7 @@ fn simd_table(run: &Run) -> String {
             let t = thr
                 .iter()
                 .find(|r| param(r, "variant") == Some(v) && param(r, "threads") == Some(p));
-            let e = of(run, "simd", "efficiency")
+            let e = of(run, simd::EFFICIENCY)
                 .into_iter()
                 .find(|r| param(r, "variant") == Some(v) && param(r, "threads") == Some(p))
                 .and_then(|r| r.value);
@@ -96,7 +94,7 @@ fn simd_table(run: &Run) -> String {
             said.push(line);
         }
     }
-    for y in of(run, "simd", "smt_yield") {
+    for y in of(run, simd::SMT_YIELD) {
         said.push(match y.value {
             Some(v) => format!(
                 "SMT yield, {}: {v:.2} of a core",
@@ -109,7 +107,7 @@ fn simd_table(run: &Run) -> String {
             ),
         });
     }
-    if let Some(b) = of(run, "simd", "best_throughput").first() {
+    if let Some(b) = of(run, simd::BEST_THROUGHPUT).first() {
         said.extend(b.notes.iter().cloned());
     }
     for s in said {
@@ -125,7 +123,7 @@ fn simd_table(run: &Run) -> String {
 }
 
 fn peak_section(run: &Run) -> String {
-    let pc = of(run, "peak", "fma_flops_per_cycle");
+    let pc = of(run, peak::FMA_FLOPS_PER_CYCLE);
     let mut rows = Vec::new();
     for r in &pc {
         let w = param(r, "width").unwrap_or("?");
@@ -146,7 +144,7 @@ fn peak_section(run: &Run) -> String {
             let _ = write!(h, "<div class=\"note\">{}</div>", esc(n));
         }
     }
-    for r in of(run, "peak", "instruction_rate") {
+    for r in of(run, peak::INSTRUCTION_RATE) {
         for n in &r.notes {
             let _ = write!(h, "<div class=\"note\">nop loop: {}</div>", esc(n));
         }
@@ -159,12 +157,12 @@ fn published_section(run: &Run) -> String {
     for r in run
         .results
         .iter()
-        .filter(|r| r.experiment == "workloads" && r.value.is_some())
+        .filter(|r| r.from_experiment(workloads::EXP) && r.value.is_some())
     {
         let Some(p) = r.data.as_ref().and_then(|d| d.get("published")) else {
             continue;
         };
-        if r.metric == "openssl_aes" && p["label"] == "not compared" {
+        if r.is(workloads::OPENSSL_AES) && p["label"] == "not compared" {
             let _ = write!(
                 h,
                 "<p class=\"note\">openssl {} ({} copies): not compared with the published figures: {}</p>",
@@ -220,7 +218,7 @@ fn published_section(run: &Run) -> String {
                 }
             }
             h.push_str("</table>");
-        } else if r.metric == "openssl_aes" {
+        } else if r.is(workloads::OPENSSL_AES) {
             let _ = write!(
                 h,
                 "<h3>openssl {} ({} copies) vs {}</h3><table><tr><th>CPU (published)</th><th>copies</th><th>published MB/s per copy</th><th>this machine per copy</th></tr>",
@@ -250,7 +248,7 @@ fn published_section(run: &Run) -> String {
 }
 
 fn rate_section(run: &Run) -> String {
-    let rows: Vec<(String, f64)> = of(run, "rate", "jobs_per_hour")
+    let rows: Vec<(String, f64)> = of(run, rate::JOBS_PER_HOUR)
         .iter()
         .filter_map(|r| {
             Some((
@@ -260,7 +258,7 @@ fn rate_section(run: &Run) -> String {
         })
         .collect();
     let mut h = svg_bars("Rate score (copies of one workload)", "jobs/hour", &rows);
-    for e in of(run, "rate", "efficiency") {
+    for e in of(run, rate::EFFICIENCY) {
         if let Some(v) = e.value {
             let _ = write!(
                 h,
@@ -274,7 +272,7 @@ fn rate_section(run: &Run) -> String {
 }
 
 fn placement_section(run: &Run) -> String {
-    let t = of(run, "placement", "throughput");
+    let t = of(run, placement_study::THROUGHPUT);
     let mut groups: Vec<(&str, &str)> = Vec::new();
     for r in &t {
         if let (Some(c), Some(w)) = (param(r, "comparison"), param(r, "workload")) {
@@ -318,7 +316,7 @@ fn placement_section(run: &Run) -> String {
             let _ = write!(h, "<div class=\"note na\">{}</div>", esc(&n));
         }
     }
-    let m: Vec<(String, f64)> = of(run, "placement", "memory_latency")
+    let m: Vec<(String, f64)> = of(run, placement_study::MEMORY_LATENCY)
         .iter()
         .filter_map(|r| Some((param(r, "memory")?.to_string(), r.value?)))
         .collect();

@@ -5,7 +5,8 @@
 use crate::base::fmt::columns_ragged;
 use crate::base::fmt::fmt_num;
 use crate::experiments::placement_plan::Plan;
-use crate::results::schema::ResultRecord;
+use crate::experiments::{peak, placement_study, rate, simd, workloads};
+use crate::results::schema::{MetricId, ResultRecord};
 use serde_json::Value;
 use std::fmt::Write as _;
 
@@ -24,10 +25,8 @@ fn data_f64(r: &ResultRecord, p: &str) -> Option<f64> {
     r.data.as_ref()?.pointer(p)?.as_f64()
 }
 
-fn of<'a>(rs: &'a [ResultRecord], exp: &str, metric: &str) -> Vec<&'a ResultRecord> {
-    rs.iter()
-        .filter(|r| r.experiment == exp && r.metric == metric)
-        .collect()
+fn of(rs: &[ResultRecord], id: MetricId) -> Vec<&ResultRecord> {
+    rs.iter().filter(|r| r.is(id)).collect()
 }
 
 fn na(r: &ResultRecord) -> String {
@@ -44,7 +43,7 @@ fn na(r: &ResultRecord) -> String {
 /// thread point, the clock at each point, SMT yield, recommendations.
 pub fn render_simd(rs: &[ResultRecord]) -> String {
     let mut out = String::new();
-    let thr = of(rs, "simd", "throughput");
+    let thr = of(rs, simd::THROUGHPUT);
     if thr.is_empty() {
         return out;
     }
@@ -69,7 +68,7 @@ pub fn render_simd(rs: &[ResultRecord]) -> String {
         out,
         "ChaCha20 keystream: throughput (MB/s) and per-thread efficiency vs 1 thread (seed 004's table)"
     );
-    if let Some(best) = of(rs, "simd", "best_throughput").first() {
+    if let Some(best) = of(rs, simd::BEST_THROUGHPUT).first() {
         if let Some(d) = &best.data {
             let how = if param(best, "turbo").is_some() {
                 "set with --turbo, restored afterwards"
@@ -85,7 +84,7 @@ pub fn render_simd(rs: &[ResultRecord]) -> String {
             );
         }
     }
-    if let Some(v) = of(rs, "simd", "verified_variants").first() {
+    if let Some(v) = of(rs, simd::VERIFIED_VARIANTS).first() {
         for n in &v.notes {
             let _ = writeln!(out, "  verified: {n}");
         }
@@ -102,7 +101,7 @@ pub fn render_simd(rs: &[ResultRecord]) -> String {
             let t = thr
                 .iter()
                 .find(|r| param(r, "variant") == Some(v) && param(r, "threads") == Some(p));
-            let eff = of(rs, "simd", "efficiency")
+            let eff = of(rs, simd::EFFICIENCY)
                 .into_iter()
                 .find(|r| param(r, "variant") == Some(v) && param(r, "threads") == Some(p));
             match t.and_then(|r| r.value) {
@@ -160,7 +159,7 @@ pub fn render_simd(rs: &[ResultRecord]) -> String {
     if thr.iter().any(|r| r.is_noisy()) {
         let _ = writeln!(out, "  * NOISY: CV above 5%");
     }
-    let ys = of(rs, "simd", "smt_yield");
+    let ys = of(rs, simd::SMT_YIELD);
     let measured: Vec<&&ResultRecord> = ys.iter().filter(|r| r.value.is_some()).collect();
     if !measured.is_empty() {
         let _ = writeln!(
@@ -178,7 +177,7 @@ pub fn render_simd(rs: &[ResultRecord]) -> String {
     } else if let Some(r) = ys.first() {
         let _ = writeln!(out, "  SMT yield: {}", na(r));
     }
-    if let Some(best) = of(rs, "simd", "best_throughput").first() {
+    if let Some(best) = of(rs, simd::BEST_THROUGHPUT).first() {
         for n in &best.notes {
             let _ = writeln!(out, "  {n}");
         }
@@ -199,7 +198,7 @@ pub fn render_simd_configurations(rs: &[ResultRecord]) -> String {
     let mut configs: Vec<(Option<String>, Option<String>)> = Vec::new();
     for r in rs
         .iter()
-        .filter(|r| r.experiment == "simd" || r.experiment == "peak")
+        .filter(|r| r.from_experiment(simd::EXP) || r.from_experiment(peak::EXP))
     {
         let c = configuration(r);
         if !configs.contains(&c) {
@@ -246,7 +245,7 @@ pub fn render_simd_configurations(rs: &[ResultRecord]) -> String {
 
 /// Best throughput per variant with SMT on and with SMT off (same turbo).
 fn render_smt_on_off(rs: &[ResultRecord]) -> String {
-    let thr: Vec<&ResultRecord> = of(rs, "simd", "throughput")
+    let thr: Vec<&ResultRecord> = of(rs, simd::THROUGHPUT)
         .into_iter()
         .filter(|r| r.value.is_some())
         .collect();
@@ -316,8 +315,8 @@ fn render_smt_on_off(rs: &[ResultRecord]) -> String {
 /// FLOPs/cycle per width against the theoretical figure; seed 000's formula.
 pub fn render_peak(rs: &[ResultRecord]) -> String {
     let mut out = String::new();
-    let pc = of(rs, "peak", "fma_flops_per_cycle");
-    let fl = of(rs, "peak", "fma_flops");
+    let pc = of(rs, peak::FMA_FLOPS_PER_CYCLE);
+    let fl = of(rs, peak::FMA_FLOPS);
     if pc.is_empty() && fl.is_empty() {
         return out;
     }
@@ -420,7 +419,7 @@ pub fn render_peak(rs: &[ResultRecord]) -> String {
             _ => {}
         }
     }
-    for r in of(rs, "peak", "instruction_rate") {
+    for r in of(rs, peak::INSTRUCTION_RATE) {
         match r.value {
             Some(v) => {
                 let _ = writeln!(out, "  nop loop on all CPUs: {} G instr/s", fmt_num(v));
@@ -439,7 +438,10 @@ pub fn render_peak(rs: &[ResultRecord]) -> String {
 /// The seed workloads, with the published comparison where it applies.
 pub fn render_workloads(rs: &[ResultRecord]) -> String {
     let mut out = String::new();
-    let ws: Vec<&ResultRecord> = rs.iter().filter(|r| r.experiment == "workloads").collect();
+    let ws: Vec<&ResultRecord> = rs
+        .iter()
+        .filter(|r| r.from_experiment(workloads::EXP))
+        .collect();
     if ws.is_empty() {
         return out;
     }
@@ -482,7 +484,7 @@ pub fn render_workloads(rs: &[ResultRecord]) -> String {
         let Some(lbl) = pubd.get("label").and_then(|x| x.as_str()) else {
             continue;
         };
-        if r.metric == "openssl_aes" && lbl == "not compared" {
+        if r.is(workloads::OPENSSL_AES) && lbl == "not compared" {
             let _ = writeln!(
                 out,
                 "  openssl {} copies={}: not compared with the published figures: {}",
@@ -530,7 +532,7 @@ pub fn render_workloads(rs: &[ResultRecord]) -> String {
                 }
             }
             out.push_str(&columns_ragged(&t, "    "));
-        } else if r.metric == "openssl_aes" {
+        } else if r.is(workloads::OPENSSL_AES) {
             let _ = writeln!(
                 out,
                 "  openssl {} copies={} vs {lbl}:",
@@ -562,7 +564,7 @@ pub fn render_workloads(rs: &[ResultRecord]) -> String {
     }
     for r in ws
         .iter()
-        .filter(|r| r.metric == "openssl_aes" && r.value.is_some())
+        .filter(|r| r.is(workloads::OPENSSL_AES) && r.value.is_some())
         .take(1)
     {
         if let Some(n) = r.notes.first() {
@@ -575,7 +577,7 @@ pub fn render_workloads(rs: &[ResultRecord]) -> String {
 /// Rate: jobs/hour per copy count and the efficiency per copy.
 pub fn render_rate(rs: &[ResultRecord]) -> String {
     let mut out = String::new();
-    let j = of(rs, "rate", "jobs_per_hour");
+    let j = of(rs, rate::JOBS_PER_HOUR);
     if j.is_empty() {
         return out;
     }
@@ -592,7 +594,7 @@ pub fn render_rate(rs: &[ResultRecord]) -> String {
         let c = param(r, "copies").unwrap_or("?").to_string();
         match r.value {
             Some(v) => {
-                let eff = of(rs, "rate", "efficiency")
+                let eff = of(rs, rate::EFFICIENCY)
                     .into_iter()
                     .find(|e| {
                         param(e, "copies") == Some(&c)
@@ -645,8 +647,8 @@ pub fn render_rate(rs: &[ResultRecord]) -> String {
 /// Placement: one relative table per comparison and workload, then memory.
 pub fn render_placement(rs: &[ResultRecord]) -> String {
     let mut out = String::new();
-    let t = of(rs, "placement", "throughput");
-    let m = of(rs, "placement", "memory_latency");
+    let t = of(rs, placement_study::THROUGHPUT);
+    let m = of(rs, placement_study::MEMORY_LATENCY);
     if t.is_empty() && m.is_empty() {
         return out;
     }
@@ -654,7 +656,7 @@ pub fn render_placement(rs: &[ResultRecord]) -> String {
         out,
         "Placement (relative to the best set of each comparison)"
     );
-    if let Some(p) = of(rs, "placement", "plan").first() {
+    if let Some(p) = of(rs, placement_study::PLAN).first() {
         for n in &p.notes {
             let _ = writeln!(out, "  note: {n}");
         }

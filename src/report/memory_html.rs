@@ -3,6 +3,8 @@
 //! loaded latency (latency vs bandwidth), NUMA matrices. Never measures.
 
 use crate::base::fmt::fmt_bytes_axis;
+use crate::experiments::mem_common::PLACEMENT_PARAM;
+use crate::experiments::{bandwidth, latency, loaded_latency, numa_matrix};
 use crate::report::html::esc;
 use crate::results::schema::{ResultRecord, Run};
 use serde_json::Value;
@@ -160,10 +162,7 @@ fn param(r: &ResultRecord, k: &str) -> String {
 fn latency_chart(recs: &[&ResultRecord]) -> String {
     let mut series = Vec::new();
     let mut vlines: Vec<(f64, String)> = Vec::new();
-    for r in recs
-        .iter()
-        .filter(|r| r.experiment == "latency" && r.metric == "curve")
-    {
+    for r in recs.iter().filter(|r| r.is(latency::CURVE)) {
         let Some(d) = &r.data else { continue };
         let pts: Vec<(f64, f64)> = d
             .get("points")
@@ -208,10 +207,7 @@ fn latency_chart(recs: &[&ResultRecord]) -> String {
 
 fn bandwidth_chart(recs: &[&ResultRecord]) -> String {
     let mut series = Vec::new();
-    for r in recs
-        .iter()
-        .filter(|r| r.experiment == "bandwidth" && r.metric == "saturation_threads")
-    {
+    for r in recs.iter().filter(|r| r.is(bandwidth::SATURATION_THREADS)) {
         let Some(d) = &r.data else { continue };
         let pts: Vec<(f64, f64)> = d
             .get("curve")
@@ -228,7 +224,7 @@ fn bandwidth_chart(recs: &[&ResultRecord]) -> String {
                     "{} {} {}",
                     param(r, "kernel"),
                     param(r, "width"),
-                    param(r, "placement")
+                    param(r, PLACEMENT_PARAM)
                 ),
                 pts,
             ));
@@ -254,10 +250,7 @@ fn bandwidth_chart(recs: &[&ResultRecord]) -> String {
 
 fn loaded_chart(recs: &[&ResultRecord]) -> String {
     let mut out = String::new();
-    for r in recs
-        .iter()
-        .filter(|r| r.experiment == "loaded_latency" && r.metric == "curve")
-    {
+    for r in recs.iter().filter(|r| r.is(loaded_latency::CURVE)) {
         let Some(d) = &r.data else { continue };
         let pts: Vec<(f64, f64)> = d
             .get("points")
@@ -277,7 +270,8 @@ fn loaded_chart(recs: &[&ResultRecord]) -> String {
             "Loaded latency: chase latency vs bandwidth drawn by k streaming threads",
             "stream bandwidth (GB/s)",
             "ns",
-            &[("latency".to_string(), pts)],
+            // The points are the loaded_latency:latency figures.
+            &[(loaded_latency::LATENCY.metric.to_string(), pts)],
             false,
             false,
             &[],
@@ -289,10 +283,7 @@ fn loaded_chart(recs: &[&ResultRecord]) -> String {
 
 fn numa_tables(recs: &[&ResultRecord]) -> String {
     let mut out = String::new();
-    for r in recs
-        .iter()
-        .filter(|r| r.experiment == "numa_matrix" && r.metric == "matrix")
-    {
+    for r in recs.iter().filter(|r| r.is(numa_matrix::MATRIX)) {
         let Some(d) = &r.data else { continue };
         let rows = d
             .get("rows")

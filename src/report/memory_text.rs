@@ -2,6 +2,7 @@
 //! bandwidth sweeps, NUMA matrices, loaded latency, seed loops). Never measures.
 
 use crate::base::fmt::{fmt_num, fmt_size};
+use crate::experiments::{bandwidth, latency, loaded_latency, numa_matrix};
 use crate::results::schema::ResultRecord;
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -145,79 +146,76 @@ fn matrix_text(title: &str, rows: &[Value], targets: &[Value], m: Option<&Value>
 fn structured(r: &ResultRecord) -> Option<String> {
     let d = r.data.as_ref()?;
     let mut o = String::new();
-    match (r.experiment.as_str(), r.metric.as_str()) {
-        ("numa_matrix", "matrix") => {
-            let rows = d.get("rows")?.as_array()?;
-            let targets = d.get("targets")?.as_array()?;
-            let _ = writeln!(o, "\nNUMA matrices");
-            o.push_str(&matrix_text(
-                "latency, ns",
-                rows,
-                targets,
-                d.get("latency_ns"),
-            ));
-            o.push_str(&matrix_text(
-                "bandwidth (read), GB/s",
-                rows,
-                targets,
-                d.get("bandwidth_gbs"),
-            ));
-            let nodes: Vec<Value> = targets
-                .iter()
-                .filter(|t| t.as_str() != Some("interleave"))
-                .cloned()
-                .collect();
-            o.push_str(&matrix_text(
-                "declared distance (kernel)",
-                rows,
-                &nodes,
-                d.get("declared_distance"),
-            ));
-            o.push_str(&matrix_text(
-                "measured latency ratio / declared distance ratio (1.00 = the distances tell the truth)",
-                rows,
-                &nodes,
-                d.get("measured_over_declared"),
-            ));
-        }
-        ("loaded_latency", "curve") => {
-            let pts = d.get("points")?.as_array()?;
-            let _ = writeln!(o, "\nLoaded latency (latency vs bandwidth)");
+    if r.is(numa_matrix::MATRIX) {
+        let rows = d.get("rows")?.as_array()?;
+        let targets = d.get("targets")?.as_array()?;
+        let _ = writeln!(o, "\nNUMA matrices");
+        o.push_str(&matrix_text(
+            "latency, ns",
+            rows,
+            targets,
+            d.get("latency_ns"),
+        ));
+        o.push_str(&matrix_text(
+            "bandwidth (read), GB/s",
+            rows,
+            targets,
+            d.get("bandwidth_gbs"),
+        ));
+        let nodes: Vec<Value> = targets
+            .iter()
+            .filter(|t| t.as_str() != Some("interleave"))
+            .cloned()
+            .collect();
+        o.push_str(&matrix_text(
+            "declared distance (kernel)",
+            rows,
+            &nodes,
+            d.get("declared_distance"),
+        ));
+        o.push_str(&matrix_text(
+            "measured latency ratio / declared distance ratio (1.00 = the distances tell the truth)",
+            rows,
+            &nodes,
+            d.get("measured_over_declared"),
+        ));
+    } else if r.is(loaded_latency::CURVE) {
+        let pts = d.get("points")?.as_array()?;
+        let _ = writeln!(o, "\nLoaded latency (latency vs bandwidth)");
+        let _ = writeln!(
+            o,
+            "    {:>7}  {:>10}  {:>12}",
+            "streams", "latency ns", "stream GB/s"
+        );
+        for p in pts {
             let _ = writeln!(
                 o,
                 "    {:>7}  {:>10}  {:>12}",
-                "streams", "latency ns", "stream GB/s"
+                p.get("streams").and_then(Value::as_u64).unwrap_or(0),
+                cell(num(p, "/latency_ns")),
+                cell(num(p, "/bandwidth_gbs"))
             );
-            for p in pts {
-                let _ = writeln!(
-                    o,
-                    "    {:>7}  {:>10}  {:>12}",
-                    p.get("streams").and_then(Value::as_u64).unwrap_or(0),
-                    cell(num(p, "/latency_ns")),
-                    cell(num(p, "/bandwidth_gbs"))
-                );
-            }
         }
-        ("bandwidth", "saturation_threads") => {
-            let pts = d.get("curve")?.as_array()?;
-            if pts.len() < 2 {
-                return None;
-            }
-            let _ = writeln!(o, "\nBandwidth sweep: {}", params_text(r));
-            let _ = writeln!(o, "    {:>7}  {:>9}  {:>8}", "threads", "GB/s", "gain");
-            let mut prev: Option<f64> = None;
-            for p in pts {
-                let n = p.get(0).and_then(Value::as_u64).unwrap_or(0);
-                let g = p.get(1).and_then(Value::as_f64);
-                let gain = match (prev, g) {
-                    (Some(a), Some(b)) if a > 0.0 => format!("{:+.1}%", (b / a - 1.0) * 100.0),
-                    _ => String::new(),
-                };
-                let _ = writeln!(o, "    {:>7}  {:>9}  {:>8}", n, cell(g), gain);
-                prev = g;
-            }
+    } else if r.is(bandwidth::SATURATION_THREADS) {
+        let pts = d.get("curve")?.as_array()?;
+        if pts.len() < 2 {
+            return None;
         }
-        _ => return None,
+        let _ = writeln!(o, "\nBandwidth sweep: {}", params_text(r));
+        let _ = writeln!(o, "    {:>7}  {:>9}  {:>8}", "threads", "GB/s", "gain");
+        let mut prev: Option<f64> = None;
+        for p in pts {
+            let n = p.get(0).and_then(Value::as_u64).unwrap_or(0);
+            let g = p.get(1).and_then(Value::as_f64);
+            let gain = match (prev, g) {
+                (Some(a), Some(b)) if a > 0.0 => format!("{:+.1}%", (b / a - 1.0) * 100.0),
+                _ => String::new(),
+            };
+            let _ = writeln!(o, "    {:>7}  {:>9}  {:>8}", n, cell(g), gain);
+            prev = g;
+        }
+    } else {
+        return None;
     }
     Some(o)
 }
@@ -232,7 +230,7 @@ pub fn render(recs: &[ResultRecord]) -> String {
             exp = &r.experiment;
             let _ = writeln!(out, "\n== {exp}");
         }
-        if r.experiment == "latency" && r.metric == "curve" && r.data.is_some() {
+        if r.is(latency::CURVE) && r.data.is_some() {
             latency_curve(r, &mut out);
             for n in &r.notes {
                 let _ = writeln!(out, "  note: {n}");

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 pub struct Frequency;
 
-const EXP: &str = "frequency";
+pub const EXP: &str = "frequency";
 const METHOD_VERSION: u32 = 1;
 
 /// Length of each add-chain reading around an xor sample.

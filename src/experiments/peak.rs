@@ -32,7 +32,7 @@ use std::time::Duration;
 
 pub struct Peak;
 
-const EXP: &str = "peak";
+pub const EXP: &str = "peak";
 const METHOD_VERSION: u32 = 1;
 
 /// What the documentation says about one core.

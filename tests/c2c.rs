@@ -675,7 +675,11 @@ fn one_pair_json_has_every_field() {
     ]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["schema"], "cpuscope.c2c-pair/1");
+    // The session's document (cpuscope.run/1) with the pair's own keys.
+    assert_eq!(v["schema"], "cpuscope.run/1");
+    assert_eq!(v["options"]["command"], "c2c");
+    assert_eq!(v["initiator"], cpus[0].min(cpus[1]));
+    assert!(v["results"].as_array().is_some_and(|r| !r.is_empty()));
     assert!(v["clock_ghz"].is_null());
     assert!(v["cycles_unavailable_reason"]
         .as_str()

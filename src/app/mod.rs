@@ -12,6 +12,7 @@ pub mod numa_matrix;
 pub mod placement;
 pub mod rate;
 pub mod run;
+pub mod session;
 pub mod simd;
 pub mod stat;
 pub mod store_cmds;

@@ -4,13 +4,12 @@
 //! planner's choice without measuring (and works on a recorded machine
 //! with --sysroot). Stand-alone (not stored).
 
-use super::simd::{choose_cpus, collect, prepare, print};
+use super::session::{self, Session};
 use super::Context;
-use crate::experiments::placement_plan::plan;
-use crate::experiments::placement_study::{run_study, workloads, SetWorkload};
-use crate::experiments::Profile;
+use crate::experiments::{placement_plan, placement_study, Profile};
 use crate::machine;
-use anyhow::{bail, Result};
+use crate::report::compute_text;
+use anyhow::Result;
 
 #[derive(clap::Args, Debug)]
 pub struct PlacementArgs {
@@ -41,47 +40,23 @@ pub struct PlacementArgs {
 }
 
 pub fn run(ctx: &Context, args: &PlacementArgs) -> Result<i32> {
-    if args.k < 2 || args.k > 4096 {
-        bail!("--k must be between 2 and 4096 (got {})", args.k);
-    }
-    let mut wls = Vec::new();
-    for w in args.workload.iter().filter(|s| !s.trim().is_empty()) {
-        match SetWorkload::parse(w) {
-            Some(x) => wls.push(x),
-            None => bail!("unknown placement workload '{w}' (compute, shared, triad)"),
-        }
-    }
-    if wls.is_empty() {
-        wls = workloads(args.profile);
-    }
+    let wls = &args.workload;
+    let mut p = placement_study::Params::new(wls, args.k, !args.no_memory, args.profile)?;
     if args.plan_only {
-        let sys = ctx.sysroot()?;
-        let info = machine::discover(&sys)?;
-        let cpus = choose_cpus(&info, args.cpus.as_deref())?;
-        let p = plan(&info, &cpus, args.k);
+        // Nothing measured: a recorded machine (--sysroot) will do.
+        let machine = machine::discover(&ctx.sysroot()?)?;
+        let cpus = session::choose_cpus(&machine, args.cpus.as_deref())?;
+        let plan = placement_plan::plan(&machine, &cpus, args.k);
         if args.json {
-            super::print_json(&p)?;
+            super::print_json(&plan)?;
         } else {
-            print!("{}", crate::report::compute_text::render_plan(&p));
+            print!("{}", compute_text::render_plan(&plan));
         }
         return Ok(0);
     }
-    let mut st = prepare(ctx, args.cpus.as_deref(), "placement")?;
-    let mut results = Vec::new();
-    let (k, memory) = (args.k, !args.no_memory);
-    collect(
-        &mut st,
-        args.profile,
-        args.quiet,
-        "placement",
-        &mut results,
-        |c, o| run_study(c, &wls, k, memory, o),
-    )?;
-    let text = crate::report::compute_text::render_placement(&results);
-    print(args.json, "placement", args.profile, &st, &results, text)?;
-    Ok(if st.stop.load(std::sync::atomic::Ordering::Relaxed) {
-        130
-    } else {
-        0
-    })
+    let cpus = args.cpus.as_deref();
+    let mut s = Session::open(ctx, "placement", cpus, args.profile, args.quiet)?;
+    s.measure(placement_study::EXP, Some(&mut p))?;
+    let keys = s.command_keys();
+    s.output(args.json, keys, compute_text::render_placement)
 }

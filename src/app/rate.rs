@@ -1,18 +1,11 @@
 //! `cpuscope rate`: N copies of a workload at once (SPEC-rate style):
 //! jobs per hour and the scaling efficiency per copy. Stand-alone (not stored).
 
-use super::simd::{collect, prepare, print};
+use super::session::Session;
 use super::Context;
-use crate::experiments::one_cpu_per_core;
-use crate::experiments::rate::{
-    calibrate_work, measure_rate, parse_workload, rate_records, RateWorkload,
-};
-use crate::experiments::simd::ordered_cpus;
-use crate::experiments::workloads::{find_in_path, Cmd};
-use crate::experiments::Profile;
-use anyhow::{bail, Result};
-use std::path::PathBuf;
-use std::time::Duration;
+use crate::experiments::{rate, Profile};
+use crate::report::compute_text;
+use anyhow::Result;
 
 #[derive(clap::Args, Debug)]
 pub struct RateArgs {
@@ -49,120 +42,13 @@ pub struct RateArgs {
     pub json: bool,
 }
 
-fn workload(args: &RateArgs) -> Result<RateWorkload> {
-    match (&args.workload, args.command.is_empty()) {
-        (Some(_), false) => bail!("give a WORKLOAD name or a command after --, not both"),
-        (None, true) => bail!(
-            "no workload: name one (bc-pow[:EXP], bc-pi[:SCALE], chacha[:VARIANT], nop) or give a command after --"
-        ),
-        (Some(w), true) => parse_workload(w),
-        (None, false) => {
-            let prog = &args.command[0];
-            let path = if prog.contains('/') {
-                let p = PathBuf::from(prog);
-                if !std::fs::metadata(&p).is_ok_and(|m| m.is_file()) {
-                    bail!("cannot start '{prog}': no such file");
-                }
-                p
-            } else {
-                find_in_path(prog)
-                    .ok_or_else(|| anyhow::anyhow!("command '{prog}' not found in PATH"))?
-            };
-            Ok(RateWorkload::Command(Cmd {
-                program: path,
-                args: args.command[1..].to_vec(),
-                stdin: None,
-            }))
-        }
-    }
-}
-
 pub fn run(ctx: &Context, args: &RateArgs) -> Result<i32> {
-    if args.rounds == 0 || args.rounds > 1000 {
-        bail!("--rounds must be between 1 and 1000 (got {})", args.rounds);
-    }
-    if !(args.seconds.is_finite() && args.seconds > 0.0 && args.seconds <= 3600.0) {
-        bail!(
-            "--seconds must be between 0 and 3600 (got {})",
-            args.seconds
-        );
-    }
-    let w = workload(args)?;
-    let mut st = prepare(ctx, args.cpus.as_deref(), "rate")?;
-    let order = ordered_cpus(&st.info, &st.cpus);
-    let per_core = one_cpu_per_core(&st.info, &st.cpus).len();
-    let mut counts: Vec<(String, usize)> = Vec::new();
-    for c in &args.copies {
-        let t = c.trim();
-        let n = match t {
-            "per_core" => per_core,
-            "all" => st.cpus.len(),
-            _ => match t.parse::<usize>() {
-                Ok(n) if n >= 1 => n,
-                _ => bail!("--copies: '{t}' is not a positive count (or per_core, all)"),
-            },
-        };
-        if n > order.len() {
-            bail!(
-                "--copies {n}: only {} usable CPUs (copies are pinned one per CPU)",
-                order.len()
-            );
-        }
-        if !counts.iter().any(|x| x.1 == n) {
-            counts.push((
-                if t == "per_core" || t == "all" {
-                    t.to_string()
-                } else {
-                    n.to_string()
-                },
-                n,
-            ));
-        }
-    }
-    if !args.no_baseline && !counts.iter().any(|c| c.1 == 1) {
-        counts.insert(0, ("1".into(), 1));
-    }
-    let work = match &w {
-        RateWorkload::Chacha(_) | RateWorkload::Nop => Some(calibrate_work(
-            &w,
-            order[0],
-            Duration::from_secs_f64(args.seconds),
-        )?),
-        _ => None,
-    };
-    let mut results = Vec::new();
-    let stop = st.stop.clone();
-    let quiet = args.quiet;
-    collect(
-        &mut st,
-        Profile::Standard,
-        quiet,
-        "rate",
-        &mut results,
-        |c, out| {
-            let mut runs = Vec::new();
-            for (label, n) in &counts {
-                (c.step)(&format!("{} × {n} copies", w.key()));
-                runs.push((
-                    label.clone(),
-                    measure_rate(
-                        &w,
-                        &order,
-                        *n,
-                        args.rounds,
-                        work.unwrap_or(0),
-                        Duration::from_secs(args.timeout),
-                        &stop,
-                    )?,
-                ));
-            }
-            for r in rate_records(&w, &runs, work) {
-                out(r)?;
-            }
-            Ok(())
-        },
-    )?;
-    let text = crate::report::compute_text::render_rate(&results);
-    print(args.json, "rate", Profile::Standard, &st, &results, text)?;
-    Ok(0)
+    let workload = rate::workload_from(args.workload.as_deref(), &args.command)?;
+    let cpus = args.cpus.as_deref();
+    let mut s = Session::open(ctx, "rate", cpus, Profile::Standard, args.quiet)?;
+    let copies = rate::copies_from(&args.copies, &s.machine, &s.cpus, !args.no_baseline)?;
+    let mut p = rate::Params::chosen(workload, copies, args.rounds, args.seconds, args.timeout)?;
+    s.measure(rate::EXP, Some(&mut p))?;
+    let keys = s.command_keys();
+    s.output(args.json, keys, compute_text::render_rate)
 }

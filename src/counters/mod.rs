@@ -9,6 +9,8 @@
 //! - [`env`]: why an event cannot be counted here.
 //! - [`workload`]: start a command stopped, so counts cover only it.
 //! - [`doc`]: the `cpuscope.stat/1` document.
+//! - [`stat`]: the `cpuscope stat` counting loop (command, process or CPUs,
+//!   intervals), which builds that document.
 //!
 //! For the harness: wrap a measured region on the calling thread with
 //! ```no_run
@@ -26,6 +28,7 @@ pub mod events;
 pub mod group;
 pub mod metrics;
 pub mod raw;
+pub mod stat;
 pub mod sysfs;
 pub mod topdown;
 pub mod workload;

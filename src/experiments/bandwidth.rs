@@ -803,6 +803,133 @@ fn cache_levels(
     Ok(())
 }
 
+/// What `cpuscope bandwidth` may change in a profile's plan (`None` or
+/// empty: the profile's choice).
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Thread counts to sweep (`1,2,4`, `1-16`).
+    pub threads: Option<String>,
+    /// Placements (compact, spread_core, spread_node).
+    pub placements: Vec<String>,
+    /// Kernels (read, write, copy, triad).
+    pub kernels: Vec<String>,
+    /// Widths (vector, scalar, avx512, avx, sse2, neon).
+    pub widths: Vec<String>,
+    /// Stores (normal, nt).
+    pub stores: Vec<String>,
+    /// Bytes of each array.
+    pub size: Option<String>,
+    /// Bind the arrays to this NUMA node.
+    pub node: Option<String>,
+    /// Leave out the per-cache-level figures.
+    pub no_levels: bool,
+    /// Rounds per figure.
+    pub reps: Option<usize>,
+}
+
+/// Each value of a comma list option, parsed by `f`.
+fn parse_list<T>(v: &[String], what: &str, f: impl Fn(&str) -> Option<T>) -> Result<Vec<T>> {
+    v.iter()
+        .map(|s| f(s.trim()).ok_or_else(|| anyhow::anyhow!("--{what}: unknown value '{s}'")))
+        .collect()
+}
+
+/// The profile's plan with `o` applied; each error is one line naming the option.
+pub fn plan_with(m: &MachineInfo, cpus: &CpuSet, p: Profile, o: &Options) -> Result<BandwidthPlan> {
+    let mut plan = plan(m, cpus, p);
+    if let Some(t) = &o.threads {
+        let set = mem_common::parse_counts(t, "--threads")?;
+        if set.is_empty() || set.contains(0) {
+            bail!("--threads '{t}': thread counts must be 1 or more");
+        }
+        let max = set.iter().last().unwrap_or(1);
+        if max > cpus.len() {
+            bail!(
+                "--threads: {max} threads but only {} usable CPUs ({cpus}): one pinned thread per CPU",
+                cpus.len()
+            );
+        }
+        plan.threads = set.to_vec();
+    }
+    if !o.placements.is_empty() {
+        plan.placements = parse_list(&o.placements, "placement", Placement::parse)?;
+    }
+    let widths = parse_list(&o.widths, "width", |s| match s {
+        "vector" => Some(vector()),
+        o => Width::parse(o),
+    })?;
+    for w in &widths {
+        if !w.supported() {
+            bail!("--width: {} is not supported by this CPU", w.name());
+        }
+    }
+    let kernels = parse_list(&o.kernels, "kernels", BwKernel::parse)?;
+    let stores = parse_list(&o.stores, "stores", |s| match s {
+        "normal" => Some(StoreKind::Normal),
+        "nt" | "non-temporal" | "nontemporal" => Some(StoreKind::NonTemporal),
+        _ => None,
+    })?;
+    if !kernels.is_empty() || !widths.is_empty() || !stores.is_empty() {
+        fn or<T>(v: Vec<T>, d: T) -> Vec<T> {
+            if v.is_empty() {
+                vec![d]
+            } else {
+                v
+            }
+        }
+        let (ks, ws, ss) = (
+            or(kernels, BwKernel::Triad),
+            or(widths, vector()),
+            or(stores, StoreKind::Normal),
+        );
+        let mut sweep = Vec::new();
+        for &k in &ks {
+            for &w in &ws {
+                for &s in &ss {
+                    let v = Variant::new(k, w, s);
+                    if !sweep.contains(&v) {
+                        sweep.push(v);
+                    }
+                }
+            }
+        }
+        plan.sweep = sweep;
+        plan.ends.clear();
+    }
+    if let Some(s) = &o.size {
+        let b = mem_common::parse_size(s)?;
+        if b == 0 {
+            bail!("--size: size 0 is not a size");
+        }
+        mem_common::check_fits("--size (3 arrays)", b.saturating_mul(3))?;
+        plan.array_bytes = b;
+        plan.notes.clear();
+        let cf = CacheFacts::of(m);
+        if b < cf.llc_total.saturating_mul(4) {
+            plan.scope = "array";
+            plan.notes.push(format!(
+                "arrays of {} are smaller than 4 × the last-level cache ({}): not a DRAM figure, parts may come from caches (records carry scope=array)",
+                fmt_size(b),
+                fmt_size(cf.llc_total)
+            ));
+        }
+    }
+    if let Some(n) = &o.node {
+        plan.node = Some(mem_common::one_node(n, m, "--node")?);
+    }
+    if let Some(r) = o.reps {
+        if r == 0 || r > 1000 {
+            bail!("--reps {r}: must be between 1 and 1000");
+        }
+        plan.reps = r;
+    }
+    if o.no_levels {
+        plan.levels.clear();
+        plan.level_kernels.clear();
+    }
+    Ok(plan)
+}
+
 impl Experiment for Bandwidth {
     fn name(&self) -> &'static str {
         EXP
@@ -813,8 +940,9 @@ impl Experiment for Bandwidth {
     fn estimate_secs(&self, machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> f64 {
         estimate(&plan(machine, cpus, profile), machine)
     }
+    /// Parameters: a [`BandwidthPlan`] (`cpuscope bandwidth`, see [`plan_with`]).
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
-        let p = plan(ctx.machine, &ctx.cpus, ctx.profile);
+        let p = ctx.params_or(plan)?;
         run_plan(ctx, &p, out)
     }
 }

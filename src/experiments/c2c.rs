@@ -485,6 +485,27 @@ impl PairStats {
     pub fn iqr_ratio(&self) -> f64 {
         (self.p75 - self.p25) / self.stats.median
     }
+
+    /// The pair's spread as JSON fields (ns), with `more` fields added.
+    pub fn json_with(&self, more: Value) -> Value {
+        let mut v = json!({
+            "pooled_median_ns": self.stats.median,
+            "p25_ns": self.p25,
+            "p75_ns": self.p75,
+            "mean_ns": self.stats.mean,
+            "min_ns": self.stats.min,
+            "max_ns": self.stats.max,
+            "cv": self.stats.cv,
+            "iqr_over_median": self.iqr_ratio(),
+            "pass_medians_ns": self.pass_medians,
+            "preempted_samples": self.preempted_samples,
+            "responder_switches": self.responder_switches,
+        });
+        if let (Value::Object(a), Value::Object(b)) = (&mut v, more) {
+            a.extend(b);
+        }
+        v
+    }
 }
 
 impl MatrixRun {
@@ -965,22 +986,11 @@ pub fn matrix_data(
         shown.truncate(20);
     }
     for p in shown {
-        cells.push(json!({
+        cells.push(p.json_with(json!({
             "cpus": [p.initiator, p.responder],
             "median_ns": p.median(),
-            "pooled_median_ns": p.stats.median,
-            "p25_ns": p.p25,
-            "p75_ns": p.p75,
-            "mean_ns": p.stats.mean,
-            "min_ns": p.stats.min,
-            "max_ns": p.stats.max,
-            "cv": p.stats.cv,
-            "iqr_over_median": p.iqr_ratio(),
-            "pass_medians_ns": p.pass_medians,
             "samples": p.stats.n,
-            "preempted_samples": p.preempted_samples,
-            "responder_switches": p.responder_switches,
-        }));
+        })));
     }
     let (rel_names, rel_index) = pair_relations(decl, &m.cpus);
     let smt: Vec<[usize; 2]> = (0..n)
@@ -1215,6 +1225,179 @@ pub fn records(
     (recs, inference)
 }
 
+/// What `cpuscope c2c` may change (`None`: the profile's choice).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// One pair `A,B` instead of the matrix.
+    pub pair: Option<String>,
+    pub methods: Vec<Method>,
+    /// Samples per pair (fixed).
+    pub samples: Option<usize>,
+    /// Round trips per sample (fixed).
+    pub round_trips: Option<u64>,
+    /// Measure at most this many pairs (`--sample`).
+    pub max_pairs: Option<usize>,
+    /// One pair at a time.
+    pub serial: bool,
+}
+
+/// The experiment's parameters under `cpuscope c2c`.
+#[derive(Debug)]
+pub struct Params {
+    pub plan: Plan,
+    /// Sizes fixed by the user: no deadline (otherwise the measurement stops
+    /// at twice the budget, keeping what finished).
+    pub fixed: bool,
+    /// Keep every sample of each pair (one pair: `--pair`).
+    pub keep_samples: bool,
+    /// Set by the experiment: each method's measured pairs (for the
+    /// command's matrix text, CSV and one-pair views).
+    pub runs: Vec<MatrixRun>,
+}
+
+impl Params {
+    /// The plan `o` asks for among `cpus` (`--pair`: its two CPUs, which
+    /// must be among them); each error is one line naming the option.
+    pub fn new(
+        machine: &MachineInfo,
+        cpus: &CpuSet,
+        profile: Profile,
+        o: &Options,
+    ) -> Result<Params> {
+        if o.samples == Some(0) || o.round_trips == Some(0) {
+            bail!("--samples and --round-trips must be at least 1");
+        }
+        if o.max_pairs == Some(0) {
+            bail!("--sample must be at least 1 pair");
+        }
+        let list = match &o.pair {
+            Some(p) => {
+                let (a, b) = parse_pair(p, cpus)?;
+                vec![a.min(b), a.max(b)]
+            }
+            None => cpus.to_vec(),
+        };
+        let mut req = PlanRequest::for_profile(profile, &list, &o.methods);
+        if let Some(s) = o.samples {
+            req.max_samples = s;
+            req.fixed = true;
+        }
+        if let Some(r) = o.round_trips {
+            req.round_trips = r;
+            req.fixed = true;
+        }
+        req.max_pairs = o.max_pairs;
+        if o.serial {
+            req.max_parallel = Some(1);
+        }
+        Ok(Params {
+            plan: plan(machine, &req)?,
+            fixed: req.fixed,
+            keep_samples: o.pair.is_some(),
+            runs: Vec::new(),
+        })
+    }
+}
+
+/// Parse `A,B` into two different CPUs of `usable`.
+pub fn parse_pair(s: &str, usable: &CpuSet) -> Result<(usize, usize)> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    if parts.len() != 2 {
+        bail!("--pair '{s}': expected two CPU ids separated by a comma, e.g. --pair 0,17");
+    }
+    let num = |p: &str| -> Result<usize> {
+        p.parse::<usize>()
+            .map_err(|_| anyhow::anyhow!("--pair '{s}': '{p}' is not a CPU id"))
+    };
+    let (a, b) = (num(parts[0])?, num(parts[1])?);
+    if a == b {
+        bail!("--pair '{s}': the two CPUs must differ");
+    }
+    for c in [a, b] {
+        if !usable.contains(c) {
+            bail!("--pair '{s}': CPU {c} is not usable by this process (usable: {usable})");
+        }
+    }
+    Ok((a, b))
+}
+
+/// One pair measured by every method (`cpuscope c2c --pair`).
+pub struct PairView {
+    /// The initiator (lower id) and the responder.
+    pub cpus: (usize, usize),
+    /// Closest shared declared level, and its label.
+    pub relation: String,
+    pub label: String,
+    pub smt: bool,
+    pub results: Vec<(Method, PairStats)>,
+}
+
+impl PairView {
+    /// The pair of `p` (a one-pair plan) as measured; an error when it was not.
+    pub fn of(machine: &MachineInfo, p: &Params) -> Result<PairView> {
+        let (lo, hi) = (p.plan.cpus[0], p.plan.cpus[1]);
+        let decl = Declared::from_machine(machine, &p.plan.cpus);
+        let relation = decl.relation(0, 1);
+        let mut results = Vec::new();
+        for run in &p.runs {
+            match run.pairs.first() {
+                Some(s) => results.push((run.method, s.clone())),
+                None => bail!(
+                    "the pair {lo},{hi} was not measured ({})",
+                    run.stopped.as_deref().unwrap_or("no sample")
+                ),
+            }
+        }
+        if results.is_empty() {
+            bail!("the pair {lo},{hi} was not measured (stopped)");
+        }
+        let label = c2c_infer::LEVEL_NAMES
+            .iter()
+            .find(|(n, _)| *n == relation)
+            .map(|(_, l)| l.to_string())
+            .unwrap_or_else(|| relation.clone());
+        Ok(PairView {
+            cpus: (lo, hi),
+            smt: decl.smt_siblings(0, 1),
+            relation,
+            label,
+            results,
+        })
+    }
+
+    /// The pair's figures as JSON fields (with the clock used for cycles).
+    pub fn json(&self, plan: &Plan, ghz: Option<f64>, clock_note: &str) -> Value {
+        let (lo, hi) = self.cpus;
+        let ms: Vec<Value> = self
+            .results
+            .iter()
+            .map(|(m, p)| {
+                p.json_with(json!({
+                    "method": m.as_str(),
+                    "one_way_ns": p.median(),
+                    "round_trip_ns": p.median() * 2.0,
+                    "passes_cv": Stats::from_samples(&p.pass_medians).map(|s| s.cv),
+                    "one_way_cycles": ghz.map(|g| p.median() * g),
+                    "samples": p.samples,
+                }))
+            })
+            .collect();
+        json!({
+            "cpus": [lo, hi],
+            "initiator": lo,
+            "relation": self.relation,
+            "relation_label": self.label,
+            "smt_siblings": self.smt,
+            "round_trips_per_sample": plan.round_trips,
+            "samples_per_pass": plan.samples,
+            "passes": plan.passes,
+            "warmup_batches": plan.warmup,
+            "cycles_unavailable_reason": if ghz.is_none() { Some(clock_note) } else { None },
+            "methods": ms,
+        })
+    }
+}
+
 /// The CPUs to measure in a run: all usable ones.
 fn run_cpus(cpus: &CpuSet) -> Vec<usize> {
     cpus.to_vec()
@@ -1238,22 +1421,35 @@ impl Experiment for C2c {
         plan(machine, &req).map(|p| p.est_secs).unwrap_or(0.0)
     }
 
+    /// Parameters: [`Params`] (`cpuscope c2c`); it hands back the measured
+    /// runs in `Params::runs`.
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
-        let cpus = run_cpus(&ctx.cpus);
-        if cpus.len() < 2 {
-            for m in [Method::Cas, Method::LoadStore] {
-                out(ResultRecord::unavailable(
-                    MATRIX.experiment,
-                    MATRIX.metric,
-                    "ns",
-                    "core-to-core latency needs at least two usable CPUs",
-                )
-                .with_param("method", m.as_str()))?;
+        let given = ctx
+            .params::<Params>()?
+            .map(|p| (p.plan.clone(), p.fixed, p.keep_samples));
+        let (plan, fixed, keep) = match given {
+            Some(g) => g,
+            None => {
+                let cpus = run_cpus(&ctx.cpus);
+                if cpus.len() < 2 {
+                    for m in [Method::Cas, Method::LoadStore] {
+                        out(ResultRecord::unavailable(
+                            MATRIX.experiment,
+                            MATRIX.metric,
+                            "ns",
+                            "core-to-core latency needs at least two usable CPUs",
+                        )
+                        .with_param("method", m.as_str()))?;
+                    }
+                    return Ok(());
+                }
+                let req =
+                    PlanRequest::for_profile(ctx.profile, &cpus, &[Method::Cas, Method::LoadStore]);
+                let plan = plan(ctx.machine, &req)?;
+                let keep = plan.pairs.len() == 1;
+                (plan, false, keep)
             }
-            return Ok(());
-        }
-        let req = PlanRequest::for_profile(ctx.profile, &cpus, &[Method::Cas, Method::LoadStore]);
-        let plan = plan(ctx.machine, &req)?;
+        };
         let decl = Declared::from_machine(ctx.machine, &plan.cpus);
         (ctx.step)(&format!(
             "{} CPUs, {} pairs in {} rounds (~{:.1} s)",
@@ -1263,9 +1459,12 @@ impl Experiment for C2c {
             plan.est_secs
         ));
         let mut team = Team::new(&plan.cpus)?;
-        // Stop at twice the budget (keeps what finished).
-        let deadline =
-            Instant::now() + std::time::Duration::from_secs_f64(plan.budget_secs * 2.0 + 1.0);
+        // Under heavy load a ping-pong pair runs only while both threads are
+        // on a CPU: stop at twice the budget (keeping what finished) unless
+        // the sizes are fixed.
+        let deadline = (!fixed).then(|| {
+            Instant::now() + std::time::Duration::from_secs_f64(plan.budget_secs * 2.0 + 1.0)
+        });
         let step = &mut ctx.step;
         let mut last = Instant::now();
         let mut prog = |m: Method, pass: usize, d: usize, t: usize| {
@@ -1279,13 +1478,15 @@ impl Experiment for C2c {
                 last = Instant::now();
             }
         };
-        let keep = plan.pairs.len() == 1;
-        let runs = run_plan(&plan, &mut team, ctx.stop, Some(deadline), keep, &mut prog)?;
+        let runs = run_plan(&plan, &mut team, ctx.stop, deadline, keep, &mut prog)?;
         for run in &runs {
             let (recs, _) = records(run, &plan, &decl, ctx.facts.ghz_single);
             for r in recs {
                 out(r)?;
             }
+        }
+        if let Some(p) = ctx.params::<Params>()? {
+            p.runs = runs;
         }
         Ok(())
     }

@@ -1068,6 +1068,108 @@ fn per_l3_instances(
     Ok(())
 }
 
+/// What `cpuscope latency` may change in a profile's plan (`None` or empty:
+/// the profile's choice).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// CPU that chases.
+    pub cpu: Option<usize>,
+    /// Working-set sizes: a list and/or ranges (`4K,64K`, `4K-512M`).
+    pub sizes: Option<String>,
+    /// Points per doubling for ranges in `sizes`.
+    pub per_octave: usize,
+    /// Page sizes (`4k`, `2m`); the two of them: the profile's curves.
+    pub pages: Vec<String>,
+    /// Chase patterns (random, page_local, sequential).
+    pub patterns: Vec<String>,
+    /// Bytes between chased slots.
+    pub stride: usize,
+    /// Bind the chased memory to this NUMA node.
+    pub node: Option<String>,
+}
+
+/// The profile's plan with `o` applied; each error is one line naming the option.
+pub fn plan_with(m: &MachineInfo, cpus: &CpuSet, p: Profile, o: &Options) -> Result<LatencyPlan> {
+    let mut plan = plan(m, cpus, p);
+    if let Some(c) = o.cpu {
+        mem_common::check_cpus(&CpuSet::from_ids([c]), cpus, "--cpu")?;
+        plan.cpu = c;
+    }
+    if o.stride < 8 || !o.stride.is_multiple_of(8) {
+        bail!(
+            "--stride {}: must be a positive multiple of 8 bytes",
+            o.stride
+        );
+    }
+    plan.stride = o.stride;
+    if let Some(n) = &o.node {
+        plan.node = Some(mem_common::one_node(n, m, "--node")?);
+    }
+    let mut pages = Vec::new();
+    for p in &o.pages {
+        pages.push(match p.as_str() {
+            "4k" | "4K" | "small" => Pages::Small,
+            "2m" | "2M" | "huge" => Pages::Huge,
+            o => bail!("--pages: unknown page size '{o}' (expected 4k or 2m)"),
+        });
+    }
+    let mut patterns = Vec::new();
+    for p in &o.patterns {
+        patterns.push(Pattern::parse(p).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--pattern: unknown pattern '{p}' (expected random, page_local or sequential)"
+            )
+        })?);
+    }
+    if o.per_octave == 0 || o.per_octave > 64 {
+        bail!("--per-octave {}: must be between 1 and 64", o.per_octave);
+    }
+    let sizes = match &o.sizes {
+        Some(s) => {
+            let v = mem_common::parse_size_list(s, o.per_octave)?;
+            let max = v.iter().copied().max().unwrap_or(0);
+            mem_common::check_fits("--sizes", max)?;
+            if let Some(&min) = v.iter().min() {
+                if min < 2 * plan.stride {
+                    bail!(
+                        "--sizes: {} is smaller than two {}-byte slots",
+                        fmt_size(min),
+                        plan.stride
+                    );
+                }
+            }
+            Some(v)
+        }
+        None => None,
+    };
+    // Rebuild the curve list when the user chose patterns, pages or sizes.
+    if sizes.is_some() || !patterns.is_empty() || o.pages.len() != 2 {
+        let pats = if patterns.is_empty() {
+            vec![Pattern::Random]
+        } else {
+            patterns
+        };
+        let default_sizes = plan
+            .curves
+            .first()
+            .map(|c| c.sizes.clone())
+            .unwrap_or_default();
+        let sizes = sizes.unwrap_or(default_sizes);
+        let mut curves = Vec::new();
+        for pat in pats {
+            for &pg in &pages {
+                curves.push(CurveSpec {
+                    pattern: pat,
+                    pages: pg,
+                    sizes: sizes.clone(),
+                });
+            }
+        }
+        plan.curves = curves;
+    }
+    Ok(plan)
+}
+
 impl Experiment for Latency {
     fn name(&self) -> &'static str {
         EXP
@@ -1078,8 +1180,9 @@ impl Experiment for Latency {
     fn estimate_secs(&self, machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> f64 {
         estimate(&plan(machine, cpus, profile))
     }
+    /// Parameters: a [`LatencyPlan`] (`cpuscope latency`, see [`plan_with`]).
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
-        let p = plan(ctx.machine, &ctx.cpus, ctx.profile);
+        let p = ctx.params_or(plan)?;
         run_plan(ctx, &p, out)
     }
 }

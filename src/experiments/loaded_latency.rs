@@ -320,6 +320,101 @@ pub fn run_plan(
     out(c)
 }
 
+/// What `cpuscope loaded-latency` may change in a profile's plan (`None`:
+/// the profile's choice).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// CPU that chases.
+    pub chaser: Option<usize>,
+    /// CPUs that stream, in the order they are added (`--cpus`).
+    pub streamers: Option<String>,
+    /// Numbers of streaming threads to measure.
+    pub streams: Option<String>,
+    /// Traffic of the streams: read, write, copy, triad.
+    pub traffic: String,
+    /// Non-temporal stores for the streams.
+    pub nt: bool,
+    /// Working set of the chase.
+    pub chain_size: Option<String>,
+    /// Bytes of the streams' arrays.
+    pub size: Option<String>,
+}
+
+/// The profile's plan with `o` applied; each error is one line naming the option.
+pub fn plan_with(m: &MachineInfo, cpus: &CpuSet, p: Profile, o: &Options) -> Result<LoadedPlan> {
+    let mut plan = plan(m, cpus, p);
+    if let Some(c) = o.chaser {
+        mem_common::check_cpus(&CpuSet::from_ids([c]), cpus, "--cpu")?;
+        plan.chaser = c;
+        plan.streamers.retain(|&x| x != c);
+        if !plan.streamers.is_empty() || cpus.len() > 1 {
+            let others: Vec<usize> = cpus.iter().filter(|&x| x != c).collect();
+            plan.streamers.retain(|x| others.contains(x));
+            for o in others {
+                if !plan.streamers.contains(&o) {
+                    plan.streamers.push(o);
+                }
+            }
+        }
+    }
+    if let Some(l) = &o.streamers {
+        let want = CpuSet::parse(l).map_err(|e| anyhow::anyhow!("--cpus: {e}"))?;
+        mem_common::check_cpus(&want, cpus, "--cpus")?;
+        if want.contains(plan.chaser) {
+            bail!(
+                "--cpus: CPU {} is the chasing CPU; list only the streaming CPUs",
+                plan.chaser
+            );
+        }
+        plan.streamers = want.to_vec();
+    }
+    let n = plan.streamers.len();
+    plan.counts = match &o.streams {
+        Some(s) => {
+            let set = mem_common::parse_counts(s, "--streams")?;
+            if set.is_empty() {
+                bail!("--streams '{s}': names no count");
+            }
+            if let Some(m) = set.iter().last() {
+                if m > n {
+                    bail!("--streams: {m} streams but only {n} streaming CPU(s) available");
+                }
+            }
+            set.to_vec()
+        }
+        None => plan.counts.into_iter().filter(|&k| k <= n).collect(),
+    };
+    plan.traffic = BwKernel::parse(&o.traffic).ok_or_else(|| {
+        anyhow::anyhow!(
+            "--traffic: unknown kernel '{}' (read, write, copy, triad)",
+            o.traffic
+        )
+    })?;
+    if o.nt {
+        plan.store = StoreKind::NonTemporal;
+    }
+    if let Some(s) = &o.chain_size {
+        plan.chain_bytes = mem_common::size_option("--chain-size", s, 1, 4096)?;
+    }
+    if let Some(s) = &o.size {
+        plan.array_bytes = mem_common::size_option("--size", s, 3, 0)?;
+    }
+    let llc = CacheFacts::of(m).llc;
+    for (what, b, given) in [
+        (
+            "chase working set",
+            plan.chain_bytes,
+            o.chain_size.is_some(),
+        ),
+        ("stream array", plan.array_bytes, o.size.is_some()),
+    ] {
+        if let Some(n) = mem_common::below_llc_note(what, b, llc).filter(|_| given) {
+            plan.notes.push(n);
+        }
+    }
+    Ok(plan)
+}
+
 impl Experiment for LoadedLatency {
     fn name(&self) -> &'static str {
         EXP
@@ -330,8 +425,9 @@ impl Experiment for LoadedLatency {
     fn estimate_secs(&self, machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> f64 {
         estimate(&plan(machine, cpus, profile))
     }
+    /// Parameters: a [`LoadedPlan`] (`cpuscope loaded-latency`, see [`plan_with`]).
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
-        let p = plan(ctx.machine, &ctx.cpus, ctx.profile);
+        let p = ctx.params_or(plan)?;
         run_plan(ctx, &p, out)
     }
 }

@@ -215,6 +215,17 @@ pub fn check_fits(what: &str, bytes: usize) -> Result<()> {
     Ok(())
 }
 
+/// A size option `opt`: parsed, fitting in memory `arrays` times over, at
+/// least `min` bytes (0 or 4 KiB).
+pub fn size_option(opt: &str, s: &str, arrays: usize, min: usize) -> Result<usize> {
+    let b = parse_size(s)?;
+    check_fits(opt, b.saturating_mul(arrays))?;
+    if b < min {
+        bail!("{opt}: {b} bytes is too small (at least 4K)");
+    }
+    Ok(b)
+}
+
 /// Largest footprint the profile's automatic plans may take (they shrink
 /// to fit instead of failing, and say so).
 pub fn auto_cap() -> usize {
@@ -285,6 +296,32 @@ pub fn check_nodes(list: &str, machine: &MachineInfo, opt: &str) -> Result<Vec<u
 /// The params key of a record's thread placement (bandwidth's
 /// [`Placement`] names, sync's placements of its threads).
 pub const PLACEMENT_PARAM: &str = "placement";
+
+/// One NUMA node named by `opt` (a list of one).
+pub fn one_node(list: &str, machine: &MachineInfo, opt: &str) -> Result<usize> {
+    let nodes = check_nodes(list, machine, opt)?;
+    if nodes.len() != 1 {
+        bail!("{opt}: give one node (got {list})");
+    }
+    Ok(nodes[0])
+}
+
+/// A list of counts (`0,1,2`, `1-16`) given to `opt`.
+pub fn parse_counts(list: &str, opt: &str) -> Result<CpuSet> {
+    CpuSet::parse(list).map_err(|e| anyhow::anyhow!("{opt}: {}", e.replace("CPU list", "list")))
+}
+
+/// A size the user chose below 4 × the last-level cache `llc`: what the
+/// figure then measures, said as a note.
+pub fn below_llc_note(what: &str, bytes: usize, llc: usize) -> Option<String> {
+    (bytes < llc.saturating_mul(4)).then(|| {
+        format!(
+            "{what} of {} is below 4 × the last-level cache ({}): parts may come from caches, not memory",
+            fmt_size(bytes),
+            fmt_size(llc)
+        )
+    })
+}
 
 /// How threads are placed as their number grows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

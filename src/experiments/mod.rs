@@ -25,8 +25,9 @@ use crate::harness::measure::{Policy, Warmup};
 use crate::machine::MachineInfo;
 use crate::placement::CpuSet;
 use crate::results::schema::{ResultRecord, Run};
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
 use serde::{Deserialize, Serialize};
+use std::any::Any;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -105,6 +106,37 @@ pub struct ExpCtx<'a> {
     pub facts: &'a mut Facts,
     /// Report a sub-step (shown by the progress display).
     pub step: &'a mut dyn FnMut(&str),
+    /// What a stand-alone command asks beyond the profile and the CPUs: the
+    /// experiment's own parameter type (its `Plan` for the memory family,
+    /// `Params` for the others), read with [`ExpCtx::params`]. `None` under
+    /// `run`: the experiment plans its defaults.
+    pub params: Option<&'a mut dyn Any>,
+}
+
+impl ExpCtx<'_> {
+    /// The parameters the caller gave, if any. An error when they are not a
+    /// `T`: parameters meant for another experiment are never ignored.
+    pub fn params<T: Any>(&mut self) -> Result<Option<&mut T>> {
+        match self.params.as_deref_mut() {
+            None => Ok(None),
+            Some(p) => p.downcast_mut::<T>().map(Some).ok_or_else(|| {
+                anyhow!(
+                    "internal: parameters of the wrong type (expected {})",
+                    std::any::type_name::<T>()
+                )
+            }),
+        }
+    }
+
+    /// The parameters the caller gave (a copy), else `default` from the
+    /// machine, the CPUs and the profile (what `run` measures).
+    pub fn params_or<T: Any + Clone>(
+        &mut self,
+        default: impl FnOnce(&MachineInfo, &CpuSet, Profile) -> T,
+    ) -> Result<T> {
+        let given = self.params::<T>()?.cloned();
+        Ok(given.unwrap_or_else(|| default(self.machine, &self.cpus, self.profile)))
+    }
 }
 
 pub trait Experiment: Sync {
@@ -150,15 +182,24 @@ pub fn registry() -> Vec<&'static dyn Experiment> {
     ]
 }
 
-/// The experiments selected by `--only` / `--skip` (comma lists of names).
-pub fn select(only: &[String], skip: &[String]) -> Result<Vec<&'static dyn Experiment>> {
+/// The registered experiment called `name`.
+pub fn by_name(name: &str) -> Result<&'static dyn Experiment> {
     let all = registry();
-    let names: Vec<&str> = all.iter().map(|e| e.name()).collect();
-    for n in only.iter().chain(skip) {
-        if !names.contains(&n.as_str()) {
-            bail!("unknown experiment '{n}' (known: {})", names.join(", "));
+    match all.iter().find(|e| e.name() == name) {
+        Some(e) => Ok(*e),
+        None => {
+            let names: Vec<&str> = all.iter().map(|e| e.name()).collect();
+            bail!("unknown experiment '{name}' (known: {})", names.join(", "))
         }
     }
+}
+
+/// The experiments selected by `--only` / `--skip` (comma lists of names).
+pub fn select(only: &[String], skip: &[String]) -> Result<Vec<&'static dyn Experiment>> {
+    for n in only.iter().chain(skip) {
+        by_name(n)?;
+    }
+    let all = registry();
     Ok(all
         .into_iter()
         .filter(|e| only.is_empty() || only.iter().any(|o| o == e.name()))

@@ -17,7 +17,7 @@ use crate::placement::pin::AffinityGuard;
 use crate::placement::team::Team;
 use crate::placement::CpuSet;
 use crate::results::schema::{MetricId, ResultRecord};
-use anyhow::Result;
+use anyhow::{bail, Result};
 use serde::Serialize;
 use serde_json::json;
 use std::time::Duration;
@@ -403,6 +403,76 @@ fn placement_text(buf: &crate::placement::buffer::Buffer, t: &Target) -> String 
     }
 }
 
+/// What `cpuscope numa-matrix` may change in a profile's plan (`None`: the
+/// profile's choice).
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Rows: nodes whose CPUs run the measurement.
+    pub cpu_nodes: Option<String>,
+    /// Columns: nodes whose memory is read.
+    pub mem_nodes: Option<String>,
+    /// Leave out the interleave column.
+    pub no_interleave: bool,
+    /// Working set of the latency chase.
+    pub latency_size: Option<String>,
+    /// Bytes of the bandwidth array.
+    pub size: Option<String>,
+    /// Measure the latency matrix.
+    pub latency: bool,
+    /// Measure the bandwidth matrix.
+    pub bandwidth: bool,
+}
+
+/// The profile's plan with `o` applied; each error is one line naming the option.
+pub fn plan_with(m: &MachineInfo, cpus: &CpuSet, p: Profile, o: &Options) -> Result<NumaPlan> {
+    let mut plan = plan(m, cpus, p);
+    if let Some(l) = &o.cpu_nodes {
+        let want = mem_common::check_nodes(l, m, "--cpu-nodes")?;
+        let rows: Vec<_> = plan
+            .rows
+            .iter()
+            .filter(|r| want.contains(&r.0))
+            .cloned()
+            .collect();
+        if rows.len() != want.len() {
+            let have: Vec<String> = plan.rows.iter().map(|r| r.0.to_string()).collect();
+            bail!(
+                "--cpu-nodes: some of node(s) {l} have no CPU this process may use (nodes with usable CPUs: {})",
+                have.join(",")
+            );
+        }
+        plan.rows = rows;
+    }
+    if let Some(l) = &o.mem_nodes {
+        let want = mem_common::check_nodes(l, m, "--mem-nodes")?;
+        plan.targets = want.iter().map(|&n| Target::Node(n)).collect();
+        if want.len() > 1 {
+            plan.targets.push(Target::Interleave(want.clone()));
+        }
+    }
+    if o.no_interleave {
+        plan.targets.retain(|t| matches!(t, Target::Node(_)));
+    }
+    if let Some(s) = &o.latency_size {
+        plan.latency_bytes = mem_common::size_option("--latency-size", s, 1, 4096)?;
+    }
+    if let Some(s) = &o.size {
+        plan.array_bytes = mem_common::size_option("--size", s, 1, 0)?;
+    }
+    if o.size.is_some() || o.latency_size.is_some() {
+        let llc = CacheFacts::of(m).llc;
+        for (what, b) in [
+            ("latency working set", plan.latency_bytes),
+            ("bandwidth array", plan.array_bytes),
+        ] {
+            plan.notes.extend(mem_common::below_llc_note(what, b, llc));
+        }
+    }
+    plan.latency = o.latency;
+    plan.bandwidth = o.bandwidth;
+    Ok(plan)
+}
+
 impl Experiment for NumaMatrix {
     fn name(&self) -> &'static str {
         EXP
@@ -413,8 +483,9 @@ impl Experiment for NumaMatrix {
     fn estimate_secs(&self, machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> f64 {
         estimate(&plan(machine, cpus, profile))
     }
+    /// Parameters: a [`NumaPlan`] (`cpuscope numa-matrix`, see [`plan_with`]).
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
-        let p = plan(ctx.machine, &ctx.cpus, ctx.profile);
+        let p = ctx.params_or(plan)?;
         run_plan(ctx, &p, out)
     }
 }

@@ -460,9 +460,50 @@ impl Experiment for PlacementStudy {
             + mem * (secs_per_figure(profile) + 0.5)
     }
 
+    /// Parameters: [`Params`] (`cpuscope placement`).
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
-        let wls = workloads(ctx.profile);
-        run_study(ctx, &wls, spread_k(ctx.profile), true, out)
+        let p = ctx.params_or(|_, _, profile| Params {
+            workloads: workloads(profile),
+            k: spread_k(profile),
+            memory: true,
+        })?;
+        run_study(ctx, &p.workloads, p.k, p.memory, out)
+    }
+}
+
+/// What `cpuscope placement` may change.
+#[derive(Clone, Debug)]
+pub struct Params {
+    /// Workloads on each CPU set.
+    pub workloads: Vec<SetWorkload>,
+    /// Cores per spread set.
+    pub k: usize,
+    /// Compare memory local/remote/interleaved too.
+    pub memory: bool,
+}
+
+impl Params {
+    /// From the command's options: workload names (none: the profile's),
+    /// `k` (2 to 4096), memory comparison or not.
+    pub fn new(names: &[String], k: usize, memory: bool, profile: Profile) -> Result<Params> {
+        if !(2..=4096).contains(&k) {
+            anyhow::bail!("--k must be between 2 and 4096 (got {k})");
+        }
+        let mut workloads = Vec::new();
+        for w in names.iter().filter(|s| !s.trim().is_empty()) {
+            match SetWorkload::parse(w) {
+                Some(x) => workloads.push(x),
+                None => anyhow::bail!("unknown placement workload '{w}' (compute, shared, triad)"),
+            }
+        }
+        if workloads.is_empty() {
+            workloads = self::workloads(profile);
+        }
+        Ok(Params {
+            workloads,
+            k,
+            memory,
+        })
     }
 }
 

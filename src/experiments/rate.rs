@@ -360,8 +360,10 @@ impl Experiment for Rate {
         default_copies(machine, cpus).len() as f64 * rounds(profile) as f64 * per_copy * 1.3
     }
 
+    /// Parameters: [`Params`] (`cpuscope rate`).
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
-        let w = default_workload(ctx.profile);
+        let p = ctx.params_or(Params::defaults)?;
+        let w = &p.workload;
         let order = ordered_cpus(ctx.machine, &ctx.cpus);
         if order.is_empty() {
             out(ResultRecord::unavailable(
@@ -375,34 +377,33 @@ impl Experiment for Rate {
         let work = if w.is_process() {
             None
         } else {
-            Some(calibrate_work(&w, order[0], Duration::from_millis(300))?)
+            Some(calibrate_work(w, order[0], p.calibrate)?)
         };
         let mut runs = Vec::new();
-        for (label, n) in default_copies(ctx.machine, &ctx.cpus) {
+        for (label, n) in &p.copies {
             (ctx.step)(&format!("{} × {n} copies", w.key()));
             let r = measure_rate(
-                &w,
+                w,
                 &order,
-                n,
-                rounds(ctx.profile),
+                *n,
+                p.rounds,
                 work.unwrap_or(0),
-                Duration::from_secs(300),
+                p.timeout,
                 ctx.stop,
             )?;
-            runs.push((label, r));
+            runs.push((label.clone(), r));
         }
         let per_core = one_cpu_per_core(ctx.machine, &ctx.cpus).len();
-        for mut r in rate_records(&w, &runs, work) {
-            if r.params.get("copies").and_then(|v| v.as_str()) == Some("per_core")
-                && ctx.cpus.len() == per_core
-            {
+        let no_smt = p.explain_no_smt && ctx.cpus.len() == per_core;
+        for mut r in rate_records(w, &runs, work) {
+            if no_smt && r.params.get("copies").and_then(|v| v.as_str()) == Some("per_core") {
                 r = r.with_note(
                     "no SMT among the usable CPUs: one copy per core is also every logical CPU",
                 );
             }
             out(r)?;
         }
-        if ctx.cpus.len() == per_core {
+        if no_smt {
             out(ResultRecord::unavailable(
                 JOBS_PER_HOUR.experiment,
                 JOBS_PER_HOUR.metric,
@@ -414,6 +415,134 @@ impl Experiment for Rate {
         }
         Ok(())
     }
+}
+
+/// What the rate experiment runs: `run`'s defaults, or `cpuscope rate`'s options.
+#[derive(Clone, Debug)]
+pub struct Params {
+    pub workload: RateWorkload,
+    /// Copy counts with their labels (`1`, `per_core`, `all`, a number).
+    pub copies: Vec<(String, usize)>,
+    /// Rounds per copy count (the median is reported).
+    pub rounds: usize,
+    /// Work per copy of in-process workloads: about this long on one CPU.
+    pub calibrate: Duration,
+    /// Per-round time limit of process workloads.
+    pub timeout: Duration,
+    /// Say so when one copy per core is every logical CPU (no SMT).
+    pub explain_no_smt: bool,
+}
+
+impl Params {
+    /// What `run` measures: the default workload at 1, one per core and all.
+    pub fn defaults(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> Params {
+        Params {
+            workload: default_workload(profile),
+            copies: default_copies(machine, cpus),
+            rounds: rounds(profile),
+            calibrate: Duration::from_millis(300),
+            timeout: Duration::from_secs(300),
+            explain_no_smt: true,
+        }
+    }
+
+    /// What `cpuscope rate` asks: its workload and copy counts, `rounds`
+    /// (1 to 1000), `seconds` of work per in-process copy (up to an hour),
+    /// a `timeout` per round of process copies.
+    pub fn chosen(
+        workload: RateWorkload,
+        copies: Vec<(String, usize)>,
+        rounds: usize,
+        seconds: f64,
+        timeout: u64,
+    ) -> Result<Params> {
+        if rounds == 0 || rounds > 1000 {
+            bail!("--rounds must be between 1 and 1000 (got {rounds})");
+        }
+        if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
+            bail!("--seconds must be between 0 and 3600 (got {seconds})");
+        }
+        Ok(Params {
+            workload,
+            copies,
+            rounds,
+            calibrate: Duration::from_secs_f64(seconds),
+            timeout: Duration::from_secs(timeout),
+            explain_no_smt: false,
+        })
+    }
+}
+
+/// The workload named (`bc-pow[:EXP]`…) or given as a command after `--`
+/// (found in PATH, or a path to a file); exactly one of the two.
+pub fn workload_from(name: Option<&str>, command: &[String]) -> Result<RateWorkload> {
+    match (name, command.is_empty()) {
+        (Some(_), false) => bail!("give a WORKLOAD name or a command after --, not both"),
+        (None, true) => bail!(
+            "no workload: name one (bc-pow[:EXP], bc-pi[:SCALE], chacha[:VARIANT], nop) or give a command after --"
+        ),
+        (Some(w), true) => parse_workload(w),
+        (None, false) => {
+            let prog = &command[0];
+            let path = if prog.contains('/') {
+                let p = std::path::PathBuf::from(prog);
+                if !std::fs::metadata(&p).is_ok_and(|m| m.is_file()) {
+                    bail!("cannot start '{prog}': no such file");
+                }
+                p
+            } else {
+                find_in_path(prog)
+                    .ok_or_else(|| anyhow::anyhow!("command '{prog}' not found in PATH"))?
+            };
+            Ok(RateWorkload::Command(Cmd {
+                program: path,
+                args: command[1..].to_vec(),
+                stdin: None,
+            }))
+        }
+    }
+}
+
+/// `--copies`: counts, `per_core` (one per core) or `all` (one per logical
+/// CPU), each at most the CPUs there are; the 1-copy baseline first unless
+/// `baseline` is false.
+pub fn copies_from(
+    list: &[String],
+    machine: &MachineInfo,
+    cpus: &CpuSet,
+    baseline: bool,
+) -> Result<Vec<(String, usize)>> {
+    let per_core = one_cpu_per_core(machine, cpus).len();
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for c in list {
+        let t = c.trim();
+        let n = match t {
+            "per_core" => per_core,
+            "all" => cpus.len(),
+            _ => match t.parse::<usize>() {
+                Ok(n) if n >= 1 => n,
+                _ => bail!("--copies: '{t}' is not a positive count (or per_core, all)"),
+            },
+        };
+        if n > cpus.len() {
+            bail!(
+                "--copies {n}: only {} usable CPUs (copies are pinned one per CPU)",
+                cpus.len()
+            );
+        }
+        if !counts.iter().any(|x| x.1 == n) {
+            let label = if t == "per_core" || t == "all" {
+                t.to_string()
+            } else {
+                n.to_string()
+            };
+            counts.push((label, n));
+        }
+    }
+    if baseline && !counts.iter().any(|c| c.1 == 1) {
+        counts.insert(0, ("1".into(), 1));
+    }
+    Ok(counts)
 }
 
 #[cfg(test)]

@@ -738,8 +738,32 @@ impl Experiment for Simd {
         variants as f64 * pts.len() as f64 * secs_per_figure(profile)
     }
 
+    /// Parameters: [`Params`] (`cpuscope simd --variants`).
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
-        run_study(ctx, &[], out)
+        let only = ctx.params::<Params>()?.map(|p| p.variants.clone());
+        run_study(ctx, &only.unwrap_or_default(), out)
+    }
+}
+
+/// What `cpuscope simd` may change: which ChaCha20 forms (empty: every one).
+#[derive(Clone, Debug, Default)]
+pub struct Params {
+    pub variants: Vec<Variant>,
+}
+
+impl Params {
+    /// Parse `--variants` (names; blanks ignored).
+    pub fn parse(list: &[String]) -> Result<Params> {
+        let variants = list
+            .iter()
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| {
+                Variant::parse(s).ok_or_else(|| {
+                    anyhow::anyhow!("unknown SIMD variant '{s}' (scalar, sse2, avx2, avx512, neon)")
+                })
+            })
+            .collect::<Result<_>>()?;
+        Ok(Params { variants })
     }
 }
 

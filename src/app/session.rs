@@ -1,0 +1,563 @@
+//! One session for every measuring command: `run` and the stand-alone
+//! `latency`, `bandwidth`, `numa-matrix`, `loaded-latency`, `c2c`, `sync`,
+//! `simd`, `rate` and `placement`. A session refuses a recorded machine
+//! (`--sysroot`), reads the machine once, chooses the CPUs by one rule for
+//! `--cpus`, installs the Ctrl-C stop flag, holds the facts later
+//! experiments use (the measured clock), shows progress, runs registered
+//! experiments by name (with a command's typed parameters) and keeps every
+//! record they hand back (and stores it at once, for `run`). It ends as one
+//! `cpuscope.run/1` document: `run` stores it, the stand-alone commands
+//! print it with `--json` (plus their own keys) or render its records.
+
+use super::Context;
+use crate::experiments::{self, sync, ExpCtx, Experiment, Facts, Profile};
+use crate::machine::{self, MachineInfo, Sysroot};
+use crate::placement::machine_state::{self, Knob, Privilege, Setting, Want};
+use crate::placement::CpuSet;
+use crate::results::schema::{now_rfc3339, Environment, ResultRecord, Run, RunStatus};
+use crate::results::store::{local_hostname, Store};
+use anyhow::{bail, Context as _, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::{json, Value};
+use std::any::Any;
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The profile and output options of the memory commands.
+#[derive(clap::Args, Debug)]
+pub struct MeasureArgs {
+    /// Repetitions and sample lengths: quick, standard, full.
+    #[arg(long, value_enum, default_value = "standard")]
+    pub profile: Profile,
+    /// Print JSON: the cpuscope.run/1 document of this measurement (docs/schema-run.md).
+    #[arg(long)]
+    pub json: bool,
+    /// No progress lines on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// The whole of a memory command (`latency`, `bandwidth`, `numa-matrix`,
+/// `loaded-latency`): a session on `cpus`, the plan `plan_with` makes from
+/// the machine, the CPUs and the profile (the experiment's parameters), the
+/// registered experiment `exp` run with it, the records as the memory report.
+pub fn memory_command<P: Any>(
+    ctx: &Context,
+    command: &'static str,
+    cpus: Option<&str>,
+    m: &MeasureArgs,
+    exp: &str,
+    plan_with: impl FnOnce(&MachineInfo, &CpuSet, Profile) -> Result<P>,
+) -> Result<i32> {
+    let mut s = Session::open(ctx, command, cpus, m.profile, m.quiet)?;
+    let mut plan = plan_with(&s.machine, &s.cpus, m.profile)?;
+    s.measure(exp, Some(&mut plan))?;
+    s.output(m.json, json!({}), crate::report::memory_text::render)
+}
+
+/// The filesystem root, when it is this machine's: a command that measures
+/// refuses a recorded tree.
+pub fn live_sysroot(ctx: &Context, command: &str) -> Result<Sysroot> {
+    let sys = ctx.sysroot()?;
+    if !sys.is_live() {
+        bail!(
+            "{command} measures this machine: --sysroot only applies to `info` (got '{}')",
+            sys.root().display()
+        );
+    }
+    Ok(sys)
+}
+
+/// The CPUs a command may use, by one rule: every usable CPU (the snapshot's
+/// usable list, else the online one, else this process's affinity), or
+/// `--cpus`, which may name usable CPUs and the isolated ones this process
+/// may pin to (`CpuLists::pinnable`); a one-line error for any other.
+pub fn choose_cpus(machine: &MachineInfo, arg: Option<&str>) -> Result<CpuSet> {
+    let usable = if !machine.cpus.usable.is_empty() {
+        machine.cpus.usable.clone()
+    } else if !machine.cpus.online.is_empty() {
+        machine.cpus.online.clone()
+    } else {
+        crate::placement::current_affinity()?
+    };
+    let Some(list) = arg else {
+        if usable.is_empty() {
+            bail!("no usable CPU found (the topology could not be read)");
+        }
+        return Ok(usable);
+    };
+    let want = CpuSet::parse(list).map_err(|e| anyhow::anyhow!("--cpus: {e}"))?;
+    if want.is_empty() {
+        bail!("--cpus '{list}' names no CPU");
+    }
+    let outside = want.difference(&usable.union(&machine.cpus.pinnable()));
+    if !outside.is_empty() {
+        bail!("--cpus: CPU(s) {outside} are not usable by this process (usable: {usable})");
+    }
+    Ok(want)
+}
+
+/// Progress: a bar on a terminal when the time is known (`run`), plain
+/// lines otherwise, nothing when quiet.
+enum Progress {
+    Bar(ProgressBar),
+    Lines,
+    Quiet,
+}
+
+impl Progress {
+    fn step(&self, who: &str, msg: &str, done_secs: f64) {
+        match self {
+            Progress::Bar(pb) => {
+                pb.set_position((done_secs * 10.0) as u64);
+                pb.set_message(format!("{who}: {msg}"));
+            }
+            Progress::Lines => eprintln!("cpuscope: {who}: {msg}"),
+            Progress::Quiet => {}
+        }
+    }
+
+    fn finish(&self) {
+        if let Progress::Bar(pb) = self {
+            pb.finish_and_clear();
+        }
+    }
+}
+
+/// What one measuring command works with, from start to output.
+pub struct Session {
+    command: &'static str,
+    sys: Sysroot,
+    /// The machine (read again after a machine switch, see [`Session::configurations`]).
+    pub machine: MachineInfo,
+    /// The CPUs the command may use ([`choose_cpus`]).
+    pub cpus: CpuSet,
+    cpus_arg: Option<String>,
+    pub profile: Profile,
+    stop: Arc<AtomicBool>,
+    facts: Facts,
+    progress: Progress,
+    done_secs: f64,
+    /// The document: its results are every record kept so far.
+    run: Run,
+    store: Option<Box<dyn Store>>,
+    /// Parameters added to every record kept (the machine configuration).
+    record_params: Vec<(&'static str, String)>,
+    t0: Instant,
+}
+
+impl Session {
+    /// Open a session for `command` on this machine, with `--cpus` (or
+    /// every usable CPU) and `profile`; `quiet`: no progress lines.
+    pub fn open(
+        ctx: &Context,
+        command: &'static str,
+        cpus: Option<&str>,
+        profile: Profile,
+        quiet: bool,
+    ) -> Result<Session> {
+        let sys = live_sysroot(ctx, command)?;
+        let machine = machine::discover(&sys)?;
+        let chosen = choose_cpus(&machine, cpus)?;
+        // Before the stop flag: a second Ctrl-C exits at once, and machine
+        // switches (simd --smt/--turbo) must be written back before that.
+        machine_state::install_signal_restore()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        // First Ctrl-C: stop between samples and keep what finished. Second: exit now.
+        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop))
+                .context("cannot install the Ctrl-C handler")?;
+            signal_hook::flag::register(sig, Arc::clone(&stop))
+                .context("cannot install the Ctrl-C handler")?;
+        }
+        let host = local_hostname().unwrap_or_else(|| "unknown".into());
+        let options = json!({"profile": profile.as_str(), "cpus": chosen.to_string()});
+        let run = Run::new(
+            &host,
+            profile.as_str(),
+            serde_json::to_value(&machine)?,
+            Environment::from_machine(&machine, &sys),
+            options,
+            Vec::new(),
+        );
+        Ok(Session {
+            command,
+            sys,
+            machine,
+            cpus: chosen,
+            cpus_arg: cpus.map(str::to_string),
+            profile,
+            stop,
+            facts: Facts::default(),
+            progress: if quiet {
+                Progress::Quiet
+            } else {
+                Progress::Lines
+            },
+            done_secs: 0.0,
+            run,
+            store: None,
+            record_params: Vec::new(),
+            t0: Instant::now(),
+        })
+    }
+
+    /// Whether Ctrl-C (or SIGTERM) came.
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// The flag Ctrl-C sets.
+    pub fn stop_flag(&self) -> &AtomicBool {
+        &self.stop
+    }
+
+    /// A progress line of the command.
+    pub fn say(&self, msg: &str) {
+        self.progress.step(self.command, msg, self.done_secs);
+    }
+
+    /// A progress line of one experiment.
+    pub fn step(&self, who: &str, msg: &str) {
+        self.progress.step(who, msg, self.done_secs);
+    }
+
+    /// Show a bar for `total_secs` of estimated work (on a terminal).
+    pub fn show_bar(&mut self, total_secs: f64) {
+        if matches!(self.progress, Progress::Lines) && std::io::stderr().is_terminal() {
+            let pb = ProgressBar::new((total_secs * 10.0).ceil() as u64);
+            pb.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} [{bar:30}] {percent:>3}% ~{eta} left  {msg}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            pb.enable_steady_tick(Duration::from_millis(200));
+            self.progress = Progress::Bar(pb);
+        }
+    }
+
+    /// Count `secs` of estimated work as done.
+    pub fn advance(&mut self, secs: f64) {
+        self.done_secs += secs;
+    }
+
+    /// Add an option to the document's `options`.
+    pub fn set_option(&mut self, key: &str, value: Value) {
+        if let Value::Object(m) = &mut self.run.options {
+            m.insert(key.into(), value);
+        }
+    }
+
+    /// Tag the document (`run --tag`).
+    pub fn set_tags(&mut self, tags: Vec<String>) {
+        self.run.tags = tags;
+    }
+
+    /// Store the document in `store` from now on: begun now, each record
+    /// at once (its own transaction), finished by [`Session::finish`].
+    pub fn store_in(&mut self, mut store: Box<dyn Store>) -> Result<()> {
+        store.begin_run(&self.run)?;
+        self.store = Some(store);
+        Ok(())
+    }
+
+    /// A note on the environment of the document.
+    pub fn note(&mut self, note: String) {
+        self.run.environment.notes.push(note);
+    }
+
+    /// Every record kept so far.
+    pub fn results(&self) -> &[ResultRecord] {
+        &self.run.results
+    }
+
+    /// The single-core clock, GHz, when measured.
+    pub fn ghz(&self) -> Option<f64> {
+        self.facts.ghz_single
+    }
+
+    /// Run the registered experiment `name` with the command's parameters
+    /// (its own type; `None`: its defaults) and keep what it hands back.
+    /// Ctrl-C ends it early without an error: what finished is kept.
+    pub fn measure(&mut self, name: &str, params: Option<&mut dyn Any>) -> Result<()> {
+        let e = experiments::by_name(name)?;
+        self.exec(e, params, true)
+    }
+
+    /// Run the registered experiment `name` for the facts it leaves (the
+    /// frequency experiment's clock), dropping its records.
+    pub fn measure_facts(&mut self, name: &str) -> Result<()> {
+        let e = experiments::by_name(name)?;
+        self.exec(e, None, false)
+    }
+
+    fn exec(&mut self, e: &dyn Experiment, params: Option<&mut dyn Any>, keep: bool) -> Result<()> {
+        let name = e.name();
+        let (progress, done) = (&self.progress, self.done_secs);
+        let mut step = |msg: &str| progress.step(name, msg, done);
+        let mut ectx = ExpCtx {
+            machine: &self.machine,
+            cpus: self.cpus.clone(),
+            profile: self.profile,
+            stop: &self.stop,
+            facts: &mut self.facts,
+            step: &mut step,
+            params,
+        };
+        let (run, store, tags) = (&mut self.run, &mut self.store, &self.record_params);
+        let mut sink = |mut rec: ResultRecord| -> Result<()> {
+            if !keep {
+                return Ok(());
+            }
+            for (k, v) in tags {
+                rec = rec.with_param(k, v.as_str());
+            }
+            if let Some(s) = store.as_mut() {
+                s.add_result(&run.id, &rec)?;
+            }
+            run.results.push(rec);
+            Ok(())
+        };
+        match e.run(&mut ectx, &mut sink) {
+            // Ctrl-C: what finished is kept, the command exits 130.
+            Err(_) if self.stop.load(Ordering::Relaxed) => Ok(()),
+            other => other,
+        }
+    }
+
+    /// Measure the single-core clock now on `cpu` (the add chain, briefly)
+    /// for the experiments that turn ns into cycles, unless `skip`; the
+    /// line that says which clock the cycles use.
+    pub fn clock(&mut self, cpu: usize, skip: bool) -> String {
+        if skip {
+            return "cycles not available: clock not measured (--no-clock)".into();
+        }
+        match sync::measure_clock(cpu, &sync::policy(Profile::Quick), &self.stop) {
+            Ok(g) => {
+                self.facts.ghz_single = Some(g);
+                format!("clock {g:.2} GHz on CPU {cpu} (dependent add chain, measured now)")
+            }
+            Err(e) => format!("cycles not available: clock measurement failed ({e:#})"),
+        }
+    }
+
+    /// Measure under each SMT × turbo configuration asked (SMT outer, turbo
+    /// inner; `as-is` for both: once, as the machine is). Both switches are
+    /// checked before anything changes; before each configuration the
+    /// machine is read again (CPUs come and go with SMT, the clock with
+    /// turbo), the CPUs chosen again (`--cpus` ∩ usable now), the facts
+    /// forgotten, and the records tagged `smt=`/`turbo=`. The state found is
+    /// put back at the end (and on error, Ctrl-C or panic, by the guards).
+    /// Returns the JSON keys `configurations` and `restored`, or `None` when
+    /// nothing was switched.
+    pub fn configurations(
+        &mut self,
+        smt: Want,
+        turbo: Want,
+        mut measure: impl FnMut(&mut Session) -> Result<()>,
+    ) -> Result<Option<Value>> {
+        if smt == Want::AsIs && turbo == Want::AsIs {
+            measure(self)?;
+            return Ok(None);
+        }
+        let privilege = Privilege::current();
+        let mut smt = machine_state::plan(&self.sys, Knob::Smt, smt, privilege)?;
+        let mut turbo = machine_state::plan(&self.sys, Knob::Turbo, turbo, privilege)?;
+        let mut configurations = Vec::new();
+        'outer: for s_smt in smt.settings.clone() {
+            if let (Some(s), Some(sw)) = (s_smt, smt.switch.as_mut()) {
+                if sw.now() != Some(s) {
+                    self.say(&format!("switching SMT {}", s.as_str()));
+                }
+                sw.set(s)?;
+            }
+            for s_turbo in turbo.settings.clone() {
+                if self.stopped() {
+                    break 'outer;
+                }
+                if let (Some(t), Some(sw)) = (s_turbo, turbo.switch.as_mut()) {
+                    if sw.now() != Some(t) {
+                        self.say(&format!("switching turbo {}", t.as_str()));
+                    }
+                    sw.set(t)?;
+                }
+                self.reread()?;
+                self.record_params = configuration_params(s_smt, s_turbo);
+                let name: Vec<String> = self
+                    .record_params
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                self.say(&format!(
+                    "configuration {}: CPUs {}",
+                    name.join(", "),
+                    self.cpus
+                ));
+                measure(self)?;
+                configurations.push(json!({
+                    "smt": s_smt.map(|s| s.as_str()),
+                    "turbo": s_turbo.map(|t| t.as_str()),
+                    "cpus": self.cpus.to_string(),
+                    "cores": experiments::one_cpu_per_core(&self.machine, &self.cpus).len(),
+                    "logical": self.cpus.len(),
+                }));
+            }
+        }
+        self.record_params.clear();
+        // Put the machine back now (Drop would too), so a failure is reported.
+        for sw in [smt.switch.as_mut(), turbo.switch.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            sw.restore()?;
+            self.say(&format!(
+                "{} restored as found ({})",
+                sw.knob().name(),
+                sw.original_text()
+            ));
+        }
+        Ok(Some(json!({
+            "configurations": configurations,
+            // The state each changed switch was put back to.
+            "restored": {
+                "smt": smt.switch.as_ref().and(smt.found).map(|s| s.as_str()),
+                "turbo": turbo.switch.as_ref().and(turbo.found).map(|s| s.as_str()),
+            },
+        })))
+    }
+
+    /// Read the machine again after a switch: the CPUs are `--cpus` ∩ the
+    /// usable ones now (siblings of an SMT-off machine drop out), or every
+    /// usable CPU; the facts measured before no longer hold.
+    fn reread(&mut self) -> Result<()> {
+        self.machine = machine::discover(&self.sys)?;
+        let all = choose_cpus(&self.machine, None)?;
+        self.cpus = match &self.cpus_arg {
+            None => all,
+            Some(list) => {
+                let want = CpuSet::parse(list).map_err(anyhow::Error::msg)?;
+                let left = want.intersection(&all);
+                if left.is_empty() {
+                    bail!("--cpus '{list}': none of these CPUs is online in this configuration (online and usable: {all})");
+                }
+                left
+            }
+        };
+        self.facts = Facts::default();
+        Ok(())
+    }
+
+    /// Close the document: load at the end, time measured, complete or
+    /// partial (Ctrl-C), finished now; the store closes it too.
+    pub fn finish(mut self) -> Result<Finished> {
+        self.progress.finish();
+        let interrupted = self.stopped();
+        let env = &mut self.run.environment;
+        env.load_end = Some(crate::results::schema::Load::read(&self.sys));
+        env.notes.push(format!(
+            "measured for {:.1} s",
+            self.t0.elapsed().as_secs_f64()
+        ));
+        let status = if interrupted {
+            env.notes
+                .push("interrupted (Ctrl-C): kept what finished".into());
+            RunStatus::Partial
+        } else {
+            RunStatus::Complete
+        };
+        let finished = now_rfc3339();
+        if let Some(s) = self.store.as_mut() {
+            s.finish_run(&self.run.id, status, &finished, &self.run.environment)?;
+        }
+        self.run.status = status;
+        self.run.finished_at = Some(finished);
+        Ok(Finished {
+            run: self.run,
+            store: self.store,
+            interrupted,
+        })
+    }
+
+    /// The `command` and `cpus` (chosen at the start) keys that `simd`,
+    /// `rate` and `placement` printed at the top of their JSON.
+    pub fn command_keys(&self) -> Value {
+        json!({"command": self.command, "cpus": self.run.options["cpus"]})
+    }
+
+    /// Finish and print a stand-alone command's result: with `json` the
+    /// `cpuscope.run/1` document (`options.command` names the command) with
+    /// the keys the command printed before at the top (`extra`, an object),
+    /// else `text` of the records (and a line when Ctrl-C cut it short).
+    /// Exit status: 130 after Ctrl-C, else 0.
+    pub fn output(
+        mut self,
+        json: bool,
+        extra: Value,
+        text: impl FnOnce(&[ResultRecord]) -> String,
+    ) -> Result<i32> {
+        self.set_option("command", json!(self.command));
+        let f = self.finish()?;
+        if json {
+            let mut doc = serde_json::to_value(&f.run)?;
+            // The document's own fields come first: `schema` stays cpuscope.run/1.
+            doc = merge(extra, doc);
+            super::print_json(&doc)?;
+        } else {
+            print!("{}", text(&f.run.results));
+            if f.interrupted {
+                println!("interrupted: the figures above are what finished");
+            }
+        }
+        Ok(f.exit_code())
+    }
+}
+
+/// The keys of the objects `a` and `b` in one object (`b`'s win).
+pub fn merge(a: Value, b: Value) -> Value {
+    match (a, b) {
+        (Value::Object(mut a), Value::Object(b)) => {
+            a.extend(b);
+            Value::Object(a)
+        }
+        (a, _) => a,
+    }
+}
+
+/// The record parameters of one machine configuration.
+fn configuration_params(
+    smt: Option<Setting>,
+    turbo: Option<Setting>,
+) -> Vec<(&'static str, String)> {
+    let mut v = Vec::new();
+    if let Some(s) = smt {
+        v.push(("smt", s.as_str().to_string()));
+    }
+    if let Some(t) = turbo {
+        v.push(("turbo", t.as_str().to_string()));
+    }
+    v
+}
+
+/// A closed session.
+pub struct Finished {
+    /// The `cpuscope.run/1` document.
+    pub run: Run,
+    /// Where it was stored (`run`).
+    pub store: Option<Box<dyn Store>>,
+    pub interrupted: bool,
+}
+
+impl Finished {
+    /// 130 after Ctrl-C (what finished was kept), else 0.
+    pub fn exit_code(&self) -> i32 {
+        if self.interrupted {
+            130
+        } else {
+            0
+        }
+    }
+}

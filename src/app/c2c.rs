@@ -8,7 +8,7 @@ use crate::experiments::c2c::{self, PairView};
 use crate::experiments::c2c_infer::{self, Declared};
 use crate::experiments::Profile;
 use crate::kernels::c2c::Method;
-use crate::report::c2c_text;
+use crate::experiments::view::c2c_text;
 use anyhow::{bail, Result};
 use serde_json::json;
 

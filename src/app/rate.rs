@@ -4,7 +4,7 @@
 use super::session::Session;
 use super::Context;
 use crate::experiments::{rate, Profile};
-use crate::report::compute_text;
+use crate::experiments::view::compute_text;
 use anyhow::Result;
 
 #[derive(clap::Args, Debug)]

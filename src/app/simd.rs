@@ -6,7 +6,7 @@ use super::session::{self, Session};
 use super::Context;
 use crate::experiments::{frequency, peak, simd, Profile};
 use crate::placement::machine_state::Want;
-use crate::report::compute_text;
+use crate::experiments::view::compute_text;
 use anyhow::Result;
 use serde_json::json;
 

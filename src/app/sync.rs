@@ -5,7 +5,7 @@
 use super::session::Session;
 use super::Context;
 use crate::experiments::{sync, Profile};
-use crate::report::c2c_text;
+use crate::experiments::view::c2c_text;
 use anyhow::Result;
 use serde_json::json;
 

@@ -19,6 +19,7 @@ pub mod seed_loops;
 pub mod simd;
 pub mod sync;
 pub mod tlb_reach;
+pub mod view;
 pub mod workloads;
 
 use crate::harness::measure::{Policy, Warmup};

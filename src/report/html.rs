@@ -134,9 +134,9 @@ fn charts(run: &Run) -> String {
             &freq,
         ));
     }
-    out.push_str(&crate::report::memory_html::charts(run));
-    out.push_str(&crate::report::compute_html::charts(run));
-    out.push_str(&super::c2c_html::charts(run));
+    out.push_str(&crate::experiments::view::memory_html::charts(run));
+    out.push_str(&crate::experiments::view::compute_html::charts(run));
+    out.push_str(&crate::experiments::view::c2c_html::charts(run));
     for e in crate::experiments::registry() {
         out.push_str(&e.report_html(run));
     }

@@ -143,7 +143,7 @@ pub fn render(run: &Run) -> String {
     );
     let sections = [
         render_frequency(&run.results),
-        super::memory_text::render(&of(
+        crate::experiments::view::memory_text::render(&of(
             run,
             &[
                 "latency",
@@ -153,8 +153,8 @@ pub fn render(run: &Run) -> String {
                 "seed_loops",
             ],
         )),
-        super::c2c_text::render_summary(&run.results),
-        super::compute_text::render_compute(&of(
+        crate::experiments::view::c2c_text::render_summary(&run.results),
+        crate::experiments::view::compute_text::render_compute(&of(
             run,
             &["simd", "peak", "workloads", "rate", "placement"],
         )),

@@ -3,7 +3,7 @@
 //! the synchronisation figures. Never measures.
 
 use crate::experiments::{c2c, sync};
-use crate::report::html::esc;
+use crate::base::html::esc;
 use crate::results::schema::Run;
 use serde_json::Value;
 use std::fmt::Write as _;

@@ -4,7 +4,7 @@
 //! `report::html::charts`; renders stored records only.
 
 use crate::experiments::{peak, placement_study, rate, simd, workloads};
-use crate::report::html::{esc, svg_bars};
+use crate::base::html::{esc, svg_bars};
 use crate::results::schema::{MetricId, ResultRecord, Run};
 use std::fmt::Write as _;
 

@@ -5,7 +5,7 @@
 use crate::base::fmt::fmt_bytes_axis;
 use crate::experiments::mem_common::PLACEMENT_PARAM;
 use crate::experiments::{bandwidth, latency, loaded_latency, numa_matrix};
-use crate::report::html::esc;
+use crate::base::html::esc;
 use crate::results::schema::{ResultRecord, Run};
 use serde_json::Value;
 use std::fmt::Write as _;

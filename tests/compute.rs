@@ -11,13 +11,15 @@ mod seed_trees;
 
 use cpuscope::experiments::rate::{parse_workload, RateWorkload};
 use cpuscope::experiments::simd::{ordered_cpus, smt_advice, smt_yield, thread_points};
+use cpuscope::experiments::view::compute_text::{
+    render_rate, render_simd, render_simd_configurations,
+};
 use cpuscope::experiments::Profile;
 use cpuscope::kernels::chacha::{self, Variant};
 use cpuscope::kernels::fma::Width;
 use cpuscope::machine::topology::Core;
 use cpuscope::machine::MachineInfo;
 use cpuscope::placement::CpuSet;
-use cpuscope::experiments::view::compute_text::{render_rate, render_simd, render_simd_configurations};
 use cpuscope::results::published;
 use cpuscope::results::schema::ResultRecord;
 use serde_json::json;
@@ -512,8 +514,8 @@ fn run_lists_the_compute_experiments() {
 
 #[test]
 fn bc_comparison_renders_as_published_data() {
-    use cpuscope::experiments::workloads::compare_times;
     use cpuscope::experiments::view::compute_text::render_workloads;
+    use cpuscope::experiments::workloads::compare_times;
     let r = ResultRecord::new("workloads", "bc_pow", "s", false)
         .with_param("exp", 999_999)
         .with_samples(vec![26.729972414]);
@@ -536,8 +538,8 @@ fn bc_comparison_renders_as_published_data() {
 
 #[test]
 fn openssl_cbc_renders_as_not_compared() {
-    use cpuscope::experiments::workloads::compare_openssl;
     use cpuscope::experiments::view::compute_text::render_workloads;
+    use cpuscope::experiments::workloads::compare_openssl;
     let r = ResultRecord::new("workloads", "openssl_aes", "MB/s", true)
         .with_param("alg", "aes-256-cbc")
         .with_param("copies", "1")

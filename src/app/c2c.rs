@@ -6,9 +6,9 @@ use super::session::{self, Session};
 use super::Context;
 use crate::experiments::c2c::{self, PairView};
 use crate::experiments::c2c_infer::{self, Declared};
+use crate::experiments::view::c2c_text;
 use crate::experiments::Profile;
 use crate::kernels::c2c::Method;
-use crate::experiments::view::c2c_text;
 use anyhow::{bail, Result};
 use serde_json::json;
 

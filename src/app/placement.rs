@@ -6,9 +6,9 @@
 
 use super::session::{self, Session};
 use super::Context;
+use crate::experiments::view::compute_text;
 use crate::experiments::{placement_plan, placement_study, Profile};
 use crate::machine;
-use crate::experiments::view::compute_text;
 use anyhow::Result;
 
 #[derive(clap::Args, Debug)]

@@ -3,8 +3,8 @@
 
 use super::session::Session;
 use super::Context;
-use crate::experiments::{rate, Profile};
 use crate::experiments::view::compute_text;
+use crate::experiments::{rate, Profile};
 use anyhow::Result;
 
 #[derive(clap::Args, Debug)]

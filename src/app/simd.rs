@@ -4,9 +4,9 @@
 
 use super::session::{self, Session};
 use super::Context;
+use crate::experiments::view::compute_text;
 use crate::experiments::{frequency, peak, simd, Profile};
 use crate::placement::machine_state::Want;
-use crate::experiments::view::compute_text;
 use anyhow::Result;
 use serde_json::json;
 

@@ -9,6 +9,7 @@
 //! An `xor reg, reg` chain is the independent second method.
 
 use super::{one_cpu_per_core, smt_groups, ExpCtx, Experiment, Profile};
+use crate::base::fmt::fmt_num;
 use crate::base::timer::Timer;
 use crate::harness::measure::{measure, measure_bracketed, measure_team, Policy};
 use crate::kernels::chains::{Chain, CHAIN_LEN};
@@ -19,6 +20,7 @@ use crate::placement::CpuSet;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::Result;
 use serde_json::json;
+use std::fmt::Write as _;
 use std::time::Duration;
 
 pub struct Frequency;
@@ -180,7 +182,61 @@ fn disagreements(measured_ghz: f64, decl: &serde_json::Value) -> Vec<String> {
     notes
 }
 
+/// Frequency: one line per placement, measured beside declared.
+fn render_summary(rs: &[ResultRecord]) -> String {
+    let f: Vec<&ResultRecord> = rs.iter().filter(|r| r.from_experiment(EXP)).collect();
+    if f.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("Effective frequency (measured; dependent add chain)\n");
+    for r in &f {
+        match (r.value, &r.stats) {
+            (Some(v), Some(s)) => {
+                let _ = writeln!(
+                    out,
+                    "  {:<18} {:>7} {:<5} CV {:>5.1}%  n={}{}",
+                    r.metric,
+                    fmt_num(v),
+                    r.unit,
+                    s.cv * 100.0,
+                    s.n,
+                    if s.is_noisy() { "  NOISY" } else { "" }
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    out,
+                    "  {:<18} not available: {}",
+                    r.metric,
+                    r.unavailable_reason
+                        .as_deref()
+                        .unwrap_or("no reason recorded")
+                );
+            }
+        }
+    }
+    if let Some(d) = f
+        .iter()
+        .find(|r| r.is(SINGLE_CORE))
+        .and_then(|r| r.notes.iter().find(|n| n.starts_with("declared")))
+    {
+        let _ = writeln!(out, "  {d}");
+    }
+    out
+}
+
 impl Experiment for Frequency {
+    fn summary_text(&self, run: &crate::results::schema::Run) -> String {
+        render_summary(&run.results)
+    }
+    fn report_html(&self, run: &crate::results::schema::Run) -> String {
+        let bars: Vec<(String, f64)> = run
+            .records_of(EXP)
+            .filter(|r| r.unit == "GHz")
+            .filter_map(|r| Some((r.metric.clone(), r.value?)))
+            .collect();
+        crate::base::html::svg_bars("Effective frequency by thread placement", "GHz", &bars)
+    }
     fn name(&self) -> &'static str {
         EXP
     }

@@ -422,6 +422,10 @@ fn method_fma(w: Width) -> String {
 }
 
 impl Experiment for Peak {
+    /// Shown in simd's section (`render_simd_configurations` takes simd and peak together).
+    fn summary_text(&self, _run: &crate::results::schema::Run) -> String {
+        String::new()
+    }
     fn name(&self) -> &'static str {
         EXP
     }

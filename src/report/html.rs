@@ -121,22 +121,6 @@ fn result_row(r: &ResultRecord) -> String {
 /// Charts for the results that carry per-thread or per-CPU data.
 fn charts(run: &Run) -> String {
     let mut out = String::new();
-    let freq: Vec<(String, f64)> = run
-        .results
-        .iter()
-        .filter(|r| r.experiment == "frequency" && r.unit == "GHz")
-        .filter_map(|r| Some((r.metric.clone(), r.value?)))
-        .collect();
-    if !freq.is_empty() {
-        out.push_str(&svg_bars(
-            "Effective frequency by thread placement",
-            "GHz",
-            &freq,
-        ));
-    }
-    out.push_str(&crate::experiments::view::memory_html::charts(run));
-    out.push_str(&crate::experiments::view::compute_html::charts(run));
-    out.push_str(&crate::experiments::view::c2c_html::charts(run));
     for e in crate::experiments::registry() {
         out.push_str(&e.report_html(run));
     }

@@ -2,8 +2,8 @@
 //! map of each c2c matrix, its latency groups and findings, and a bar chart of
 //! the synchronisation figures. Never measures.
 
-use crate::experiments::{c2c, sync};
 use crate::base::html::esc;
+use crate::experiments::{c2c, sync};
 use crate::results::schema::Run;
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -260,7 +260,7 @@ fn inference_html(inf: &Value) -> String {
 }
 
 /// Charts for c2c and sync results (called from `report::html::charts`).
-pub fn charts(run: &Run) -> String {
+pub fn c2c_charts(run: &Run) -> String {
     let mut out = String::new();
     for r in run.records(c2c::MATRIX) {
         let Some(d) = &r.data else { continue };
@@ -304,6 +304,12 @@ pub fn charts(run: &Run) -> String {
         }
         out.push_str("</div>");
     }
+    out
+}
+
+/// The synchronisation costs as log-scale bars (empty without sync records).
+pub fn sync_charts(run: &Run) -> String {
+    let mut out = String::new();
     let prefix = format!("{}: ", sync::EXP);
     let sync: Vec<(String, f64)> = run
         .records_of(sync::EXP)

@@ -537,6 +537,12 @@ pub fn render_summary(results: &[ResultRecord]) -> String {
             let _ = writeln!(out, "    finding: {}", f.as_str().unwrap_or(""));
         }
     }
+    out
+}
+
+/// The end-of-run summary section for `sync` records (empty when the run has none).
+pub fn render_sync_summary(results: &[ResultRecord]) -> String {
+    let mut out = String::new();
     let s: Vec<ResultRecord> = results
         .iter()
         .filter(|r| r.from_experiment(sync::EXP))

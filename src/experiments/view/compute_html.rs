@@ -3,8 +3,8 @@
 //! published data), rate and placement charts. Called from
 //! `report::html::charts`; renders stored records only.
 
-use crate::experiments::{peak, placement_study, rate, simd, workloads};
 use crate::base::html::{esc, svg_bars};
+use crate::experiments::{peak, placement_study, rate, simd, workloads};
 use crate::results::schema::{MetricId, ResultRecord, Run};
 use std::fmt::Write as _;
 
@@ -16,7 +16,7 @@ fn of(run: &Run, id: MetricId) -> Vec<&ResultRecord> {
     run.records(id).collect()
 }
 
-fn simd_table(run: &Run) -> String {
+pub fn simd_table(run: &Run) -> String {
     let thr = of(run, simd::THROUGHPUT);
     let mut variants: Vec<&str> = Vec::new();
     let mut points: Vec<&str> = Vec::new();
@@ -122,7 +122,7 @@ fn simd_table(run: &Run) -> String {
     h
 }
 
-fn peak_section(run: &Run) -> String {
+pub fn peak_section(run: &Run) -> String {
     let pc = of(run, peak::FMA_FLOPS_PER_CYCLE);
     let mut rows = Vec::new();
     for r in &pc {
@@ -152,7 +152,7 @@ fn peak_section(run: &Run) -> String {
     h
 }
 
-fn published_section(run: &Run) -> String {
+pub fn published_section(run: &Run) -> String {
     let mut h = String::new();
     for r in run
         .results
@@ -247,7 +247,7 @@ fn published_section(run: &Run) -> String {
     h
 }
 
-fn rate_section(run: &Run) -> String {
+pub fn rate_section(run: &Run) -> String {
     let rows: Vec<(String, f64)> = of(run, rate::JOBS_PER_HOUR)
         .iter()
         .filter_map(|r| {
@@ -271,7 +271,7 @@ fn rate_section(run: &Run) -> String {
     h
 }
 
-fn placement_section(run: &Run) -> String {
+pub fn placement_section(run: &Run) -> String {
     let t = of(run, placement_study::THROUGHPUT);
     let mut groups: Vec<(&str, &str)> = Vec::new();
     for r in &t {
@@ -326,21 +326,4 @@ fn placement_section(run: &Run) -> String {
         &m,
     ));
     h
-}
-
-/// Every compute section that has results in `run` (empty when none).
-pub fn charts(run: &Run) -> String {
-    let parts = [
-        simd_table(run),
-        peak_section(run),
-        published_section(run),
-        rate_section(run),
-        placement_section(run),
-    ];
-    let body: String = parts.into_iter().filter(|s| !s.is_empty()).collect();
-    if body.is_empty() {
-        body
-    } else {
-        format!("<h2>Compute</h2>{body}")
-    }
 }

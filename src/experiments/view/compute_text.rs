@@ -802,17 +802,3 @@ pub fn render_plan(p: &Plan) -> String {
     out.push_str(&columns_ragged(&rows, "    "));
     out
 }
-
-/// Every compute section present in `rs`, separated by blank lines.
-pub fn render_compute(rs: &[ResultRecord]) -> String {
-    [
-        render_simd_configurations(rs),
-        render_workloads(rs),
-        render_rate(rs),
-        render_placement(rs),
-    ]
-    .into_iter()
-    .filter(|s| !s.is_empty())
-    .collect::<Vec<_>>()
-    .join("\n")
-}

@@ -3,9 +3,9 @@
 //! loaded latency (latency vs bandwidth), NUMA matrices. Never measures.
 
 use crate::base::fmt::fmt_bytes_axis;
+use crate::base::html::esc;
 use crate::experiments::mem_common::PLACEMENT_PARAM;
 use crate::experiments::{bandwidth, latency, loaded_latency, numa_matrix};
-use crate::base::html::esc;
 use crate::results::schema::{ResultRecord, Run};
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -159,7 +159,7 @@ fn param(r: &ResultRecord, k: &str) -> String {
     }
 }
 
-fn latency_chart(recs: &[&ResultRecord]) -> String {
+pub fn latency_chart(recs: &[&ResultRecord]) -> String {
     let mut series = Vec::new();
     let mut vlines: Vec<(f64, String)> = Vec::new();
     for r in recs.iter().filter(|r| r.is(latency::CURVE)) {
@@ -205,7 +205,7 @@ fn latency_chart(recs: &[&ResultRecord]) -> String {
     )
 }
 
-fn bandwidth_chart(recs: &[&ResultRecord]) -> String {
+pub fn bandwidth_chart(recs: &[&ResultRecord]) -> String {
     let mut series = Vec::new();
     for r in recs.iter().filter(|r| r.is(bandwidth::SATURATION_THREADS)) {
         let Some(d) = &r.data else { continue };
@@ -248,7 +248,7 @@ fn bandwidth_chart(recs: &[&ResultRecord]) -> String {
     )
 }
 
-fn loaded_chart(recs: &[&ResultRecord]) -> String {
+pub fn loaded_chart(recs: &[&ResultRecord]) -> String {
     let mut out = String::new();
     for r in recs.iter().filter(|r| r.is(loaded_latency::CURVE)) {
         let Some(d) = &r.data else { continue };
@@ -281,7 +281,7 @@ fn loaded_chart(recs: &[&ResultRecord]) -> String {
     out
 }
 
-fn numa_tables(recs: &[&ResultRecord]) -> String {
+pub fn numa_tables(recs: &[&ResultRecord]) -> String {
     let mut out = String::new();
     for r in recs.iter().filter(|r| r.is(numa_matrix::MATRIX)) {
         let Some(d) = &r.data else { continue };
@@ -369,13 +369,7 @@ fn numa_tables(recs: &[&ResultRecord]) -> String {
     out
 }
 
-/// Every memory chart of a run (empty when the run has no memory results).
-pub fn charts(run: &Run) -> String {
-    let recs: Vec<&ResultRecord> = run.results.iter().collect();
-    let mut out = String::new();
-    out.push_str(&latency_chart(&recs));
-    out.push_str(&bandwidth_chart(&recs));
-    out.push_str(&loaded_chart(&recs));
-    out.push_str(&numa_tables(&recs));
-    out
+/// Every record of `run`, as the chart functions take them.
+pub fn records(run: &Run) -> Vec<&ResultRecord> {
+    run.results.iter().collect()
 }

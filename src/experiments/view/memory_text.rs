@@ -247,3 +247,9 @@ pub fn render(recs: &[ResultRecord]) -> String {
     }
     out
 }
+
+/// The section of one experiment's records of `run` (empty when it has none).
+pub fn section(run: &crate::results::schema::Run, exp: &str) -> String {
+    let recs: Vec<ResultRecord> = run.records_of(exp).cloned().collect();
+    render(&recs).trim_start_matches('\n').to_string()
+}

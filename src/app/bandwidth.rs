@@ -62,7 +62,7 @@ pub fn run(ctx: &Context, args: &BandwidthArgs) -> Result<i32> {
     let o = args.options();
     session::memory_command(
         ctx,
-        "bandwidth",
+        bandwidth::EXP,
         args.cpus.as_deref(),
         &args.measure,
         bandwidth::EXP,

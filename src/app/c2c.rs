@@ -90,7 +90,13 @@ pub fn run(ctx: &Context, args: &C2cArgs) -> Result<i32> {
         bail!("--pair measures one pair: --cpus and --sample do not apply");
     }
     let quiet = args.json || args.csv;
-    let mut s = Session::open(ctx, "c2c", args.cpus.as_deref(), args.profile, quiet)?;
+    let mut s = Session::open(
+        ctx,
+        crate::experiments::c2c::EXP,
+        args.cpus.as_deref(),
+        args.profile,
+        quiet,
+    )?;
     let mut p = c2c::Params::new(&s.machine, &s.cpus, args.profile, &args.options())?;
     if args.plan {
         if args.json {

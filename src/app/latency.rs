@@ -50,7 +50,7 @@ pub fn run(ctx: &Context, args: &LatencyArgs) -> Result<i32> {
     let o = args.options();
     session::memory_command(
         ctx,
-        "latency",
+        latency::EXP,
         None,
         &args.measure,
         latency::EXP,

@@ -18,7 +18,7 @@ pub struct LoadedLatencyArgs {
     #[arg(long, value_name = "LIST")]
     pub streams: Option<String>,
     /// Traffic of the streams: read, write, copy, triad.
-    #[arg(long, default_value = "read")]
+    #[arg(long, default_value = crate::kernels::memory::BwKernel::Read.name())]
     pub traffic: String,
     /// Non-temporal stores for the streams' traffic.
     #[arg(long)]

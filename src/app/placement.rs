@@ -55,7 +55,13 @@ pub fn run(ctx: &Context, args: &PlacementArgs) -> Result<i32> {
         return Ok(0);
     }
     let cpus = args.cpus.as_deref();
-    let mut s = Session::open(ctx, "placement", cpus, args.profile, args.quiet)?;
+    let mut s = Session::open(
+        ctx,
+        crate::experiments::placement_study::EXP,
+        cpus,
+        args.profile,
+        args.quiet,
+    )?;
     s.measure(placement_study::EXP, Some(&mut p))?;
     let keys = s.command_keys();
     s.output(args.json, keys, compute_text::render_placement)

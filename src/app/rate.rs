@@ -45,7 +45,13 @@ pub struct RateArgs {
 pub fn run(ctx: &Context, args: &RateArgs) -> Result<i32> {
     let workload = rate::workload_from(args.workload.as_deref(), &args.command)?;
     let cpus = args.cpus.as_deref();
-    let mut s = Session::open(ctx, "rate", cpus, Profile::Standard, args.quiet)?;
+    let mut s = Session::open(
+        ctx,
+        crate::experiments::rate::EXP,
+        cpus,
+        Profile::Standard,
+        args.quiet,
+    )?;
     let copies = rate::copies_from(&args.copies, &s.machine, &s.cpus, !args.no_baseline)?;
     let mut p = rate::Params::chosen(workload, copies, args.rounds, args.seconds, args.timeout)?;
     s.measure(rate::EXP, Some(&mut p))?;

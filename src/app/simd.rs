@@ -56,7 +56,13 @@ pub struct SimdArgs {
 
 pub fn run(ctx: &Context, args: &SimdArgs) -> Result<i32> {
     let mut params = simd::Params::parse(&args.variants)?;
-    let mut s = Session::open(ctx, "simd", args.cpus.as_deref(), args.profile, args.quiet)?;
+    let mut s = Session::open(
+        ctx,
+        crate::experiments::simd::EXP,
+        args.cpus.as_deref(),
+        args.profile,
+        args.quiet,
+    )?;
     let switched = s.configurations(args.smt, args.turbo, |s| {
         if !args.no_frequency {
             // The clock at 1 thread and one thread per core, for GHz and cycles/byte.

@@ -30,7 +30,13 @@ pub struct SyncArgs {
 
 pub fn run(ctx: &Context, args: &SyncArgs) -> Result<i32> {
     let quiet = args.quiet || args.json;
-    let mut s = Session::open(ctx, "sync", args.cpus.as_deref(), args.profile, quiet)?;
+    let mut s = Session::open(
+        ctx,
+        crate::experiments::sync::EXP,
+        args.cpus.as_deref(),
+        args.profile,
+        quiet,
+    )?;
     let clock = s.clock(s.cpus.first().unwrap_or(0), args.no_clock);
     s.measure(sync::EXP, None)?;
     let extra = json!({

@@ -830,7 +830,7 @@ pub struct Options {
 /// Each value of a comma list option, parsed by `f`.
 fn parse_list<T>(v: &[String], what: &str, f: impl Fn(&str) -> Option<T>) -> Result<Vec<T>> {
     v.iter()
-        .map(|s| f(s.trim()).ok_or_else(|| anyhow::anyhow!("--{what}: unknown value '{s}'")))
+        .map(|s| f(s.trim()).ok_or_else(|| anyhow::anyhow!("{what}: unknown value '{s}'")))
         .collect()
 }
 
@@ -852,9 +852,9 @@ pub fn plan_with(m: &MachineInfo, cpus: &CpuSet, p: Profile, o: &Options) -> Res
         plan.threads = set.to_vec();
     }
     if !o.placements.is_empty() {
-        plan.placements = parse_list(&o.placements, "placement", Placement::parse)?;
+        plan.placements = parse_list(&o.placements, "--placement", Placement::parse)?;
     }
-    let widths = parse_list(&o.widths, "width", |s| match s {
+    let widths = parse_list(&o.widths, "--width", |s| match s {
         "vector" => Some(vector()),
         o => Width::parse(o),
     })?;
@@ -863,8 +863,8 @@ pub fn plan_with(m: &MachineInfo, cpus: &CpuSet, p: Profile, o: &Options) -> Res
             bail!("--width: {} is not supported by this CPU", w.name());
         }
     }
-    let kernels = parse_list(&o.kernels, "kernels", BwKernel::parse)?;
-    let stores = parse_list(&o.stores, "stores", |s| match s {
+    let kernels = parse_list(&o.kernels, "--kernels", BwKernel::parse)?;
+    let stores = parse_list(&o.stores, "--stores", |s| match s {
         "normal" => Some(StoreKind::Normal),
         "nt" | "non-temporal" | "nontemporal" => Some(StoreKind::NonTemporal),
         _ => None,

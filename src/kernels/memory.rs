@@ -301,7 +301,7 @@ impl BwKernel {
         BwKernel::Copy,
         BwKernel::Triad,
     ];
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             BwKernel::Read => "read",
             BwKernel::Write => "write",

@@ -15,8 +15,10 @@
 //! - `declared-vs-measured-frequency`: the clock the machine declares is not what it runs at.
 
 use crate::base::fmt::fmt_num;
+use crate::experiments::mem_common::PLACEMENT_PARAM;
+use crate::experiments::{bandwidth, frequency};
 use crate::machine::MachineInfo;
-use crate::results::schema::{ResultRecord, Run};
+use crate::results::schema::{MetricId, ResultRecord, Run};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -151,10 +153,8 @@ fn noisy_note(recs: &[&ResultRecord]) -> String {
     }
 }
 
-fn measured<'a>(run: &'a Run, experiment: &str, metric: &str) -> Option<&'a ResultRecord> {
-    run.results
-        .iter()
-        .find(|r| r.experiment == experiment && r.metric == metric && r.value.is_some())
+fn measured(run: &Run, id: MetricId) -> Option<&ResultRecord> {
+    run.records(id).find(|r| r.value.is_some())
 }
 
 fn param_str(r: &ResultRecord, k: &str) -> Option<String> {
@@ -645,7 +645,7 @@ pub fn memory_bandwidth_saturation(run: &Run) -> Vec<Finding> {
             continue;
         }
         // Cache-level bandwidth saturates for other reasons: memory only.
-        if param_str(r, "scope").is_some_and(|sc| sc != "dram" && sc != "memory") {
+        if param_str(r, "scope").is_some_and(|sc| sc != bandwidth::DRAM_SCOPE && sc != "memory") {
             continue;
         }
         let Some(v) = r.value else { continue };
@@ -714,7 +714,7 @@ pub fn memory_bandwidth_saturation(run: &Run) -> Vec<Finding> {
         let where_key = format!(
             "{}|{scope}|{}",
             r.experiment,
-            param_str(r, "placement").unwrap_or_default()
+            param_str(r, PLACEMENT_PARAM).unwrap_or_default()
         );
         let f = Finding {
             rule: "memory-bandwidth-saturation",
@@ -874,8 +874,8 @@ fn smt_finding(isa: &str, y: f64, evidence: Vec<Evidence>, recs: &[&ResultRecord
 pub fn all_core_frequency_drop(run: &Run) -> Vec<Finding> {
     const DROP: f64 = 0.05;
     let (Some(s), Some(a)) = (
-        measured(run, "frequency", "single_core"),
-        measured(run, "frequency", "all_cores"),
+        measured(run, frequency::SINGLE_CORE),
+        measured(run, frequency::ALL_CORES),
     ) else {
         return Vec::new();
     };
@@ -928,7 +928,7 @@ pub fn all_core_frequency_drop(run: &Run) -> Vec<Finding> {
 /// The measured clock differs from what the machine declares (> 5%).
 pub fn declared_vs_measured_frequency(run: &Run) -> Vec<Finding> {
     const OFF: f64 = 0.05;
-    let Some(s) = measured(run, "frequency", "single_core") else {
+    let Some(s) = measured(run, frequency::SINGLE_CORE) else {
         return Vec::new();
     };
     let Some(v) = s.value else {

@@ -393,7 +393,7 @@ mod tests {
                 .count()
                 + 1
         );
-        let rec = ResultRecord::new("memory", "bandwidth", "GB/s", true);
+        let rec = ResultRecord::new("memory", "stream", "GB/s", true);
         let p = result_params("r", 1, &rec).unwrap();
         assert_eq!(p.len(), INSERT_RESULT.matches('?').count());
     }

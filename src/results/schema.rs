@@ -731,15 +731,15 @@ mod tests {
 
     #[test]
     fn key_format() {
-        let r = ResultRecord::new("frequency", "frequency", "GHz", true).with_param("threads", 1);
-        assert_eq!(r.key, "frequency/threads=1/GHz/v1");
-        let r = ResultRecord::new("bandwidth", "read", "GB/s", true)
+        let r = ResultRecord::new("clock", "clock", "GHz", true).with_param("threads", 1);
+        assert_eq!(r.key, "clock/threads=1/GHz/v1");
+        let r = ResultRecord::new("stream", "load", "GB/s", true)
             .with_param("size", "1 MiB")
             .with_param("threads", 2)
             .with_method("stream-like", 3);
-        assert_eq!(r.key, "bandwidth:read/size=1 MiB,threads=2/GB%2Fs/v3");
-        let u = ResultRecord::unavailable("c2c", "latency", "ns", "one CPU");
-        assert_eq!(u.key, "c2c:latency/ns/v1");
+        assert_eq!(r.key, "stream:load/size=1 MiB,threads=2/GB%2Fs/v3");
+        let u = ResultRecord::unavailable("pingpong", "delay", "ns", "one CPU");
+        assert_eq!(u.key, "pingpong:delay/ns/v1");
         assert_eq!(u.value, None);
         validate_record(&u).unwrap();
     }

@@ -133,7 +133,7 @@ fn curve_of(v: &Value, unit: &str) -> Option<Curve> {
         name: s("name"),
         x_label: s("x").or_else(|| s("x_label")).unwrap_or_else(|| match xk {
             "bytes" | "size_bytes" | "working_set_bytes" => "working set".to_string(),
-            "bandwidth_gbs" => "bandwidth".to_string(),
+            "bandwidth_gbs" => "memory bandwidth".to_string(),
             other => other.to_string(),
         }),
         x_unit: s("x_unit").unwrap_or_else(|| xu.to_string()),
@@ -768,6 +768,7 @@ pub fn render(c: &Comparison, runs: &[Run]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiments::{bandwidth, latency, loaded_latency};
 
     #[test]
     fn ticks() {
@@ -781,7 +782,7 @@ mod tests {
 
     #[test]
     fn curves_from_data() {
-        let r = ResultRecord::new("memory", "latency", "ns", false).with_data(serde_json::json!({
+        let r = ResultRecord::new("probe", "delay", "ns", false).with_data(serde_json::json!({
             "curve": {"points": [[4096, 1.2], {"x": 8192, "y": 1.3}, [16384, "bad"]], "x": "size", "x_unit": "bytes"}
         }));
         let c = curves_of(&r);
@@ -789,7 +790,7 @@ mod tests {
         assert_eq!(c[0].points, vec![(4096.0, 1.2), (8192.0, 1.3)]);
         assert_eq!(c[0].y_unit, "ns");
         // The memory experiments' shapes.
-        let lat = ResultRecord::new("latency", "curve", "ns", false).with_data(serde_json::json!({
+        let lat = ResultRecord::of(latency::CURVE, "ns", false).with_data(serde_json::json!({
             "points": [{"bytes": 4096, "ns": 1.1, "cv": 0.01}, {"bytes": 1048576, "ns": 9.5, "cv": 0.02}]
         }));
         let c = curves_of(&lat);
@@ -798,16 +799,15 @@ mod tests {
             (c[0].x_unit.as_str(), c[0].y_unit.as_str()),
             ("bytes", "ns")
         );
-        let loaded = ResultRecord::new("loaded_latency", "curve", "ratio", false).with_data(
-            serde_json::json!({
+        let loaded =
+            ResultRecord::of(loaded_latency::CURVE, "ratio", false).with_data(serde_json::json!({
                 "points": [{"streams": 0, "latency_ns": 90.0, "bandwidth_gbs": 1.0},
                            {"streams": 1, "latency_ns": 120.0, "bandwidth_gbs": 9.0}]
-            }),
-        );
+            }));
         let c = curves_of(&loaded);
         assert_eq!(c[0].points, vec![(1.0, 90.0), (9.0, 120.0)]);
         assert_eq!((c[0].x_unit.as_str(), c[0].y_unit.as_str()), ("GB/s", "ns"));
-        let sat = ResultRecord::new("bandwidth", "saturation_threads", "threads", false)
+        let sat = ResultRecord::of(bandwidth::SATURATION_THREADS, "threads", false)
             .with_data(serde_json::json!({"curve": [[1, 10.0], [2, 18.0], [4, 19.0]]}));
         assert_eq!(curves_of(&sat)[0].points.len(), 3);
         let none = ResultRecord::new("x", "y", "ns", false).with_data(serde_json::json!({"a": 1}));

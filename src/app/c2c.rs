@@ -5,7 +5,6 @@
 use super::session::{self, Session};
 use super::Context;
 use crate::experiments::c2c::{self, PairView};
-use crate::experiments::c2c_infer::{self, Declared};
 use crate::experiments::view::c2c_text;
 use crate::experiments::Profile;
 use crate::kernels::c2c::Method;
@@ -133,13 +132,8 @@ pub fn run(ctx: &Context, args: &C2cArgs) -> Result<i32> {
         return Ok(s.finish()?.exit_code());
     }
     let extra = session::merge(extra, json!({"plan": p.plan, "records": s.results()}));
-    let decl = Declared::from_machine(&s.machine, &p.plan.cpus);
-    s.output(args.json, extra, |_| {
-        let mut out = String::new();
-        for run in &p.runs {
-            let inference = c2c_infer::infer(&run.matrix(), &decl);
-            out += &c2c_text::render_matrix_run(run, &p.plan, &decl, &inference, ghz);
-        }
+    s.output(args.json, extra, |recs| {
+        let out = c2c_text::render_matrices(recs, c2c_text::Detail::Full);
         format!("{out}{clock}\n")
     })
 }

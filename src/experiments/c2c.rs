@@ -1034,6 +1034,7 @@ pub fn matrix_data(
             "notes": plan.notes,
             "stopped": run.stopped,
         },
+        "preemption_note": preemption_note(&run.pairs),
     })
 }
 

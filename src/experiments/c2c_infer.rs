@@ -332,7 +332,8 @@ impl LatencyMatrix {
 }
 
 /// One latency level found in the matrix.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct MeasuredLevel {
     /// 1 = fastest.
     pub level: usize,
@@ -361,7 +362,8 @@ pub struct MeasuredLevel {
 }
 
 /// What the matrix says about the machine.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Inference {
     pub levels: Vec<MeasuredLevel>,
     /// Disagreements between measured structure and the declared one.
@@ -374,7 +376,8 @@ pub struct Inference {
     pub partial: bool,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct RelationSummary {
     pub relation: String,
     pub label: String,

@@ -2,10 +2,11 @@
 //! map of each c2c matrix, its latency groups and findings, and a bar chart of
 //! the synchronisation figures. Never measures.
 
+use super::c2c_text::MatrixData;
 use crate::base::html::esc;
+use crate::experiments::c2c_infer::Inference;
 use crate::experiments::{c2c, sync};
 use crate::results::schema::Run;
-use serde_json::Value;
 use std::fmt::Write as _;
 
 /// Matrices up to this many CPUs get one rectangle (with a tooltip) per cell.
@@ -219,42 +220,33 @@ pub fn svg_log_bars(title: &str, unit: &str, rows: &[(String, f64)]) -> String {
     s
 }
 
-fn inference_html(inf: &Value) -> String {
+fn inference_html(inf: &Inference) -> String {
     let mut h = String::new();
-    if let Some(levels) = inf.get("levels").and_then(Value::as_array) {
-        if !levels.is_empty() {
-            h.push_str("<table><tr><th>group</th><th>latency (ns)</th><th>increment</th><th>pairs</th><th>group sizes</th><th>declared</th></tr>");
-            for l in levels {
-                let num = |k: &str| l.get(k).and_then(Value::as_f64);
-                let sizes: Vec<String> = l
-                    .get("group_sizes")
-                    .and_then(Value::as_array)
-                    .map(|a| a.iter().map(|x| x.to_string()).collect())
-                    .unwrap_or_default();
-                let _ = write!(
-                    h,
-                    r#"<tr><td class="num">{}</td><td class="num">{:.1}</td><td class="num">{}</td><td class="num">{}</td><td>{}</td><td>{}</td></tr>"#,
-                    l.get("level").and_then(Value::as_u64).unwrap_or(0),
-                    num("latency_ns").unwrap_or(f64::NAN),
-                    num("increment_ns")
-                        .map(|d| format!("{d:+.1}"))
-                        .unwrap_or_else(|| "base".into()),
-                    l.get("pairs").and_then(Value::as_u64).unwrap_or(0),
-                    esc(&sizes.join("/")),
-                    esc(l.get("label").and_then(Value::as_str).unwrap_or(""))
-                );
-            }
-            h.push_str("</table>");
+    if !inf.levels.is_empty() {
+        h.push_str("<table><tr><th>group</th><th>latency (ns)</th><th>increment</th><th>pairs</th><th>group sizes</th><th>declared</th></tr>");
+        for l in &inf.levels {
+            let sizes: Vec<String> = l.group_sizes.iter().map(|x| x.to_string()).collect();
+            let _ = write!(
+                h,
+                r#"<tr><td class="num">{}</td><td class="num">{:.1}</td><td class="num">{}</td><td class="num">{}</td><td>{}</td><td>{}</td></tr>"#,
+                l.level,
+                l.latency_ns,
+                l.increment_ns
+                    .map(|d| format!("{d:+.1}"))
+                    .unwrap_or_else(|| "base".into()),
+                l.pairs,
+                esc(&sizes.join("/")),
+                esc(&l.label)
+            );
         }
+        h.push_str("</table>");
     }
-    if let Some(f) = inf.get("findings").and_then(Value::as_array) {
-        if !f.is_empty() {
-            h.push_str("<ul>");
-            for x in f {
-                let _ = write!(h, "<li>{}</li>", esc(x.as_str().unwrap_or("")));
-            }
-            h.push_str("</ul>");
+    if !inf.findings.is_empty() {
+        h.push_str("<ul>");
+        for x in &inf.findings {
+            let _ = write!(h, "<li>{}</li>", esc(x));
         }
+        h.push_str("</ul>");
     }
     h
 }
@@ -263,43 +255,21 @@ fn inference_html(inf: &Value) -> String {
 pub fn c2c_charts(run: &Run) -> String {
     let mut out = String::new();
     for r in run.records(c2c::MATRIX) {
-        let Some(d) = &r.data else { continue };
-        let cpus: Vec<u64> = d
-            .get("cpus")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_u64).collect())
-            .unwrap_or_default();
-        let rows: Vec<Vec<Option<f64>>> = d
-            .get("matrix_ns")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .map(|row| {
-                        row.as_array()
-                            .map(|r| r.iter().map(Value::as_f64).collect())
-                            .unwrap_or_default()
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let Some(d) = MatrixData::of(r) else { continue };
+        let cpus: Vec<u64> = d.cpus.iter().map(|c| *c as u64).collect();
         let smt: Vec<(u64, u64)> = d
-            .get("smt_siblings")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|p| Some((p.get(0)?.as_u64()?, p.get(1)?.as_u64()?)))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let method = d.get("method").and_then(Value::as_str).unwrap_or("?");
+            .smt_siblings
+            .iter()
+            .map(|p| (p[0] as u64, p[1] as u64))
+            .collect();
         out.push_str("<div>");
         out.push_str(&svg_heatmap(
-            &format!("Core-to-core latency, one-way ns ({method})"),
+            &format!("Core-to-core latency, one-way ns ({})", d.method),
             &cpus,
-            &rows,
+            &d.matrix_ns,
             &smt,
         ));
-        if let Some(inf) = d.get("inference") {
+        if let Some(inf) = &d.inference {
             out.push_str(&inference_html(inf));
         }
         out.push_str("</div>");

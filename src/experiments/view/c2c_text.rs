@@ -3,12 +3,13 @@
 //! the style of seed 001, one pair, the plan, the CSV form. Never measures.
 
 use crate::base::fmt::fmt_num;
-use crate::experiments::c2c::{self, MatrixRun, PairStats, Plan};
-use crate::experiments::c2c_infer::{Declared, Inference, LatencyMatrix};
+use crate::experiments::c2c::{self, PairStats, Plan};
+use crate::experiments::c2c_infer::{Inference, LatencyMatrix};
 use crate::experiments::mem_common::PLACEMENT_PARAM;
 use crate::experiments::sync;
 use crate::kernels::c2c::Method;
 use crate::results::schema::{MetricId, ResultRecord};
+use serde::Deserialize;
 use std::fmt::Write as _;
 
 /// Matrices up to this many CPUs are printed with numbers; larger ones as a heat map.
@@ -51,7 +52,7 @@ fn bucket(v: f64, lo: f64, hi: f64) -> usize {
 
 /// The matrix: numbers (ns, SMT siblings marked `s`) for small machines, a
 /// one-glyph-per-cell heat map with a legend for large ones.
-pub fn render_matrix(m: &LatencyMatrix, decl: &Declared) -> String {
+pub fn render_matrix(m: &LatencyMatrix, is_smt: &dyn Fn(usize, usize) -> bool) -> String {
     let n = m.n();
     let mut out = String::new();
     let vals: Vec<f64> = m.ns.iter().flatten().copied().collect();
@@ -61,12 +62,7 @@ pub fn render_matrix(m: &LatencyMatrix, decl: &Declared) -> String {
     }
     let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let smt = |i: usize, j: usize| -> bool {
-        match (decl.index_of(m.cpus[i]), decl.index_of(m.cpus[j])) {
-            (Some(a), Some(b)) => decl.smt_siblings(a, b),
-            _ => false,
-        }
-    };
+    let smt = |i: usize, j: usize| is_smt(m.cpus[i], m.cpus[j]);
     let idw = m
         .cpus
         .iter()
@@ -261,72 +257,167 @@ pub fn render_plan(plan: &Plan) -> String {
     out
 }
 
-/// One method's matrix, groups and findings.
-pub fn render_matrix_run(
-    run: &MatrixRun,
-    plan: &Plan,
-    decl: &Declared,
-    inf: &Inference,
-    ghz: Option<f64>,
-) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "Core-to-core latency, method {} ({}):",
-        run.method.as_str(),
-        match run.method {
-            Method::Cas => "CAS on one line",
-            Method::LoadStore => "load/store on two lines",
+/// A c2c matrix record's `data`, typed: what the one c2c renderer reads
+/// (for `cpuscope c2c`, the run summary and the HTML report alike).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct MatrixData {
+    pub method: String,
+    pub cpus: Vec<usize>,
+    pub matrix_ns: Vec<Vec<Option<f64>>>,
+    pub pairs: Vec<PairCell>,
+    pub smt_siblings: Vec<[usize; 2]>,
+    pub inference: Option<Inference>,
+    pub ghz_single: Option<f64>,
+    pub plan: PlanFacts,
+    pub preemption_note: Option<String>,
+}
+
+/// One pair's detail in a matrix record.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct PairCell {
+    pub cpus: [usize; 2],
+    pub p25_ns: f64,
+    pub p75_ns: f64,
+    pub iqr_over_median: f64,
+    pub pass_medians_ns: Vec<f64>,
+}
+
+/// How a matrix was measured, as its record keeps it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct PlanFacts {
+    pub pairs_planned: usize,
+    pub pairs_measured: usize,
+    pub rounds_done: usize,
+    pub round_trips_per_sample: u64,
+    pub samples_per_pair_per_pass: u64,
+    pub passes: u64,
+    pub elapsed_s: f64,
+    pub notes: Vec<String>,
+    pub stopped: Option<String>,
+}
+
+impl MatrixData {
+    /// The data of a c2c matrix record (None for another record or none stored).
+    pub fn of(r: &ResultRecord) -> Option<MatrixData> {
+        if !r.is(c2c::MATRIX) {
+            return None;
         }
-    );
-    let _ = writeln!(
-        out,
-        "  one-way = round trip / 2; {} pass(es) × {} samples of {} round trips per pair; {} pairs, {} rounds, {:.1} s",
-        plan.passes,
-        plan.samples,
-        plan.round_trips,
-        run.pairs.len(),
-        run.rounds_done,
-        run.elapsed_s
-    );
-    if let Some(s) = &run.stopped {
-        let _ = writeln!(out, "  stopped: {s}");
+        serde_json::from_value(r.data.clone()?).ok()
     }
-    for n in &plan.notes {
-        let _ = writeln!(out, "  note: {n}");
+
+    /// The matrix (medians rounded to 0.1 ns, as stored).
+    pub fn matrix(&self) -> LatencyMatrix {
+        let mut m = LatencyMatrix::new(self.cpus.clone());
+        let n = m.n();
+        for (i, row) in self.matrix_ns.iter().enumerate().take(n) {
+            for (j, v) in row.iter().enumerate().take(n) {
+                m.ns[i * n + j] = *v;
+            }
+        }
+        m
     }
-    out.push_str(&render_matrix(&run.matrix(), decl));
-    let noisy: Vec<&PairStats> = run.pairs.iter().filter(|p| p.iqr_ratio() > 0.10).collect();
-    if !noisy.is_empty() {
+
+    fn smt(&self, a: usize, b: usize) -> bool {
+        self.smt_siblings
+            .iter()
+            .any(|p| (p[0] == a && p[1] == b) || (p[0] == b && p[1] == a))
+    }
+}
+
+/// How much of a matrix record to print.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detail {
+    /// The run summary: one line per method, then its latency groups and findings.
+    Summary,
+    /// `cpuscope c2c`: also how it was measured, the matrix and its spread.
+    Full,
+}
+
+/// One method's matrix record: the one c2c renderer.
+pub fn render_matrix_record(r: &ResultRecord, detail: Detail) -> String {
+    let mut out = String::new();
+    let method = r
+        .params
+        .get("method")
+        .and_then(|v| v.as_str())
+        .unwrap_or("?");
+    let Some(v) = r.value else {
         let _ = writeln!(
             out,
-            "  {} of {} pairs spread widely (interquartile range above 10% of the median), e.g. {},{}: {:.1}–{:.1} ns",
-            noisy.len(),
-            run.pairs.len(),
-            noisy[0].initiator,
-            noisy[0].responder,
-            noisy[0].p25,
-            noisy[0].p75
+            "  {method}: not available: {}",
+            r.unavailable_reason
+                .as_deref()
+                .unwrap_or("no reason recorded")
         );
-    }
-    if let Some(n) = crate::experiments::c2c::preemption_note(&run.pairs) {
-        let _ = writeln!(out, "  {n}");
-    }
-    if run.pairs.len() == 1 && run.pairs[0].pass_medians.len() >= 3 {
-        let p = &run.pairs[0];
-        if let Some(s) = crate::harness::Stats::from_samples(&p.pass_medians) {
+        return out;
+    };
+    let d = MatrixData::of(r).unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "  {method}: {} CPUs, {} pair(s), median over pairs {} ns",
+        d.cpus.len(),
+        r.repetitions,
+        fmt_num(v)
+    );
+    if detail == Detail::Full {
+        let p = &d.plan;
+        let _ = writeln!(
+            out,
+            "  one-way = round trip / 2; {} pass(es) × {} samples of {} round trips per pair; {} pairs, {} rounds, {:.1} s",
+            p.passes, p.samples_per_pair_per_pass, p.round_trips_per_sample, p.pairs_measured, p.rounds_done, p.elapsed_s
+        );
+        if let Some(s) = &p.stopped {
+            let _ = writeln!(out, "  stopped: {s}");
+        }
+        for n in &p.notes {
+            let _ = writeln!(out, "  note: {n}");
+        }
+        out.push_str(&render_matrix(&d.matrix(), &|a, b| d.smt(a, b)));
+        let noisy: Vec<&PairCell> = d
+            .pairs
+            .iter()
+            .filter(|c| c.iqr_over_median > 0.10)
+            .collect();
+        if let Some(c) = noisy.first() {
+            let of = if d.pairs.len() == p.pairs_measured {
+                format!("{} pairs", d.pairs.len())
+            } else {
+                format!("the {} widest-spread pairs kept in detail", d.pairs.len())
+            };
             let _ = writeln!(
                 out,
-                "  over {} passes the pair's median ranged {:.1}–{:.1} ns (CV {:.1}%)",
-                p.pass_medians.len(),
-                s.min,
-                s.max,
-                s.cv * 100.0
+                "  {} of {of} spread widely (interquartile range above 10% of the median), e.g. {},{}: {:.1}–{:.1} ns",
+                noisy.len(),
+                c.cpus[0],
+                c.cpus[1],
+                c.p25_ns,
+                c.p75_ns
             );
         }
+        if let Some(n) = &d.preemption_note {
+            let _ = writeln!(out, "  {n}");
+        }
+        if let [c] = d.pairs.as_slice() {
+            if c.pass_medians_ns.len() >= 3 {
+                if let Some(s) = crate::harness::Stats::from_samples(&c.pass_medians_ns) {
+                    let _ = writeln!(
+                        out,
+                        "  over {} passes the pair's median ranged {:.1}–{:.1} ns (CV {:.1}%)",
+                        c.pass_medians_ns.len(),
+                        s.min,
+                        s.max,
+                        s.cv * 100.0
+                    );
+                }
+            }
+        }
     }
-    out.push_str(&render_inference(inf, ghz));
-    out.push('\n');
+    if let Some(inf) = &d.inference {
+        out.push_str(&render_inference(inf, d.ghz_single));
+    }
     out
 }
 
@@ -471,71 +562,19 @@ fn value_text(r: Option<&ResultRecord>) -> String {
 /// the run has none): latency groups per method, the synchronisation
 /// figures on a few lines.
 pub fn render_summary(results: &[ResultRecord]) -> String {
-    let mut out = String::new();
+    render_matrices(results, Detail::Summary)
+}
+
+/// Every c2c matrix record of `results` (one per method), at `detail`.
+pub fn render_matrices(results: &[ResultRecord], detail: Detail) -> String {
     let mats: Vec<&ResultRecord> = results.iter().filter(|r| r.is(c2c::MATRIX)).collect();
-    if !mats.is_empty() {
-        out.push_str("Core-to-core latency (one-way = round trip / 2, median per pair)\n");
+    if mats.is_empty() {
+        return String::new();
     }
+    let mut out =
+        String::from("Core-to-core latency (one-way = round trip / 2, median per pair)\n");
     for r in mats {
-        let method = r
-            .params
-            .get("method")
-            .and_then(|v| v.as_str())
-            .unwrap_or("?");
-        let Some(v) = r.value else {
-            let _ = writeln!(
-                out,
-                "  {method}: not available: {}",
-                r.unavailable_reason
-                    .as_deref()
-                    .unwrap_or("no reason recorded")
-            );
-            continue;
-        };
-        let d = r.data.as_ref();
-        let n = d
-            .and_then(|d| d.get("cpus"))
-            .and_then(|c| c.as_array())
-            .map(|a| a.len())
-            .unwrap_or(0);
-        let _ = writeln!(
-            out,
-            "  {method}: {n} CPUs, {} pair(s), median over pairs {} ns",
-            r.repetitions,
-            fmt_num(v)
-        );
-        let levels = d
-            .and_then(|d| d.pointer("/inference/levels"))
-            .and_then(|l| l.as_array())
-            .cloned()
-            .unwrap_or_default();
-        for l in &levels {
-            let num = |k: &str| l.get(k).and_then(|x| x.as_f64());
-            let sizes: Vec<String> = l
-                .get("group_sizes")
-                .and_then(|x| x.as_array())
-                .map(|a| a.iter().map(|x| x.to_string()).collect())
-                .unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "    {}. {:>7.1} ns {:<9} groups of {} CPUs  {}",
-                l.get("level").and_then(|x| x.as_u64()).unwrap_or(0),
-                num("latency_ns").unwrap_or(f64::NAN),
-                num("increment_ns")
-                    .map(|x| format!("({x:+.1})"))
-                    .unwrap_or_default(),
-                sizes.join("/"),
-                l.get("label").and_then(|x| x.as_str()).unwrap_or("")
-            );
-        }
-        for f in d
-            .and_then(|d| d.pointer("/inference/findings"))
-            .and_then(|f| f.as_array())
-            .into_iter()
-            .flatten()
-        {
-            let _ = writeln!(out, "    finding: {}", f.as_str().unwrap_or(""));
-        }
+        out.push_str(&render_matrix_record(r, detail));
     }
     out
 }

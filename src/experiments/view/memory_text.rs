@@ -2,48 +2,14 @@
 //! bandwidth sweeps, NUMA matrices, loaded latency, seed loops). Never measures.
 
 use crate::base::fmt::{fmt_num, fmt_size};
+use crate::experiments::render::{figure_line, params_text};
 use crate::experiments::{bandwidth, latency, loaded_latency, numa_matrix};
 use crate::results::schema::ResultRecord;
 use serde_json::Value;
 use std::fmt::Write as _;
 
-fn params_text(r: &ResultRecord) -> String {
-    r.params
-        .iter()
-        .map(|(k, v)| match v {
-            Value::String(s) => format!("{k}={s}"),
-            o => format!("{k}={o}"),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 fn num(v: &Value, p: &str) -> Option<f64> {
     v.pointer(p).and_then(Value::as_f64)
-}
-
-/// One line for a figure: `metric [params]  value unit  (cv, n)`.
-fn figure_line(r: &ResultRecord) -> String {
-    let label = format!("{:<14} {}", r.metric, params_text(r));
-    match (r.value, &r.stats) {
-        (Some(v), Some(st)) => format!(
-            "  {label:<48} {:>10} {:<6} median of {}, min {} max {}, CV {:.1}%{}",
-            fmt_num(v),
-            r.unit,
-            st.n,
-            fmt_num(st.min),
-            fmt_num(st.max),
-            st.cv * 100.0,
-            if st.is_noisy() { "  NOISY" } else { "" }
-        ),
-        (Some(v), None) => format!("  {label:<48} {:>10} {:<6} (derived)", fmt_num(v), r.unit),
-        _ => format!(
-            "  {label:<48} not available: {}",
-            r.unavailable_reason
-                .as_deref()
-                .unwrap_or("no reason recorded")
-        ),
-    }
 }
 
 fn latency_curve(r: &ResultRecord, out: &mut String) {

@@ -15,7 +15,8 @@ Two rules:
 
 Prints each violation and exits 1; otherwise prints a one-line summary and
 exits 0. Python 3 standard library only. Run from anywhere:
-    python3 scripts/check-floors.py [SRC_DIR]
+    python3 scripts/check-floors.py [SRC_DIR] [--cycles]
+`--cycles` also lists the import cycles inside one folder (allowed).
 """
 
 import os
@@ -96,7 +97,8 @@ def expand_use_tree(tree):
 
 
 def main():
-    src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
+    args = [a for a in sys.argv[1:] if a != "--cycles"]
+    src = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
     src = os.path.normpath(src)
 
     # module path (tuple) -> file (relative to src)
@@ -287,6 +289,10 @@ def main():
             violations.append("cycle across folders: " + ", ".join("src/" + f for f in comp) + " (via " + "; ".join(cross) + ")")
 
     n_edges = sum(len(v) for v in edges.values())
+    if "--cycles" in sys.argv:
+        for comp in sccs:
+            if len(comp) > 1:
+                print("cycle inside " + folder(comp[0]) + "/: " + ", ".join(comp))
     if violations:
         for v in violations:
             print(v)

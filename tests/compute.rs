@@ -9,11 +9,9 @@ mod hwloc_trees;
 #[path = "common/seed_trees.rs"]
 mod seed_trees;
 
+use cpuscope::experiments::compute_text::{render_rate, render_simd, render_simd_configurations};
 use cpuscope::experiments::rate::{parse_workload, RateWorkload};
 use cpuscope::experiments::simd::{ordered_cpus, smt_advice, smt_yield, thread_points};
-use cpuscope::experiments::view::compute_text::{
-    render_rate, render_simd, render_simd_configurations,
-};
 use cpuscope::experiments::Profile;
 use cpuscope::kernels::chacha::{self, Variant};
 use cpuscope::kernels::fma::Width;
@@ -514,7 +512,7 @@ fn run_lists_the_compute_experiments() {
 
 #[test]
 fn bc_comparison_renders_as_published_data() {
-    use cpuscope::experiments::view::compute_text::render_workloads;
+    use cpuscope::experiments::compute_text::render_workloads;
     use cpuscope::experiments::workloads::compare_times;
     let r = ResultRecord::new("workloads", "bc_pow", "s", false)
         .with_param("exp", 999_999)
@@ -538,7 +536,7 @@ fn bc_comparison_renders_as_published_data() {
 
 #[test]
 fn openssl_cbc_renders_as_not_compared() {
-    use cpuscope::experiments::view::compute_text::render_workloads;
+    use cpuscope::experiments::compute_text::render_workloads;
     use cpuscope::experiments::workloads::compare_openssl;
     let r = ResultRecord::new("workloads", "openssl_aes", "MB/s", true)
         .with_param("alg", "aes-256-cbc")

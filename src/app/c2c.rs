@@ -5,7 +5,7 @@
 use super::session::{self, Session};
 use super::Context;
 use crate::experiments::c2c::{self, PairView};
-use crate::experiments::view::c2c_text;
+use crate::experiments::c2c_text;
 use crate::experiments::Profile;
 use crate::kernels::c2c::Method;
 use anyhow::{bail, Result};

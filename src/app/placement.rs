@@ -6,7 +6,7 @@
 
 use super::session::{self, Session};
 use super::Context;
-use crate::experiments::view::compute_text;
+use crate::experiments::compute_text;
 use crate::experiments::{placement_plan, placement_study, Profile};
 use crate::machine;
 use anyhow::Result;

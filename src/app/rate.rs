@@ -3,7 +3,7 @@
 
 use super::session::Session;
 use super::Context;
-use crate::experiments::view::compute_text;
+use crate::experiments::compute_text;
 use crate::experiments::{rate, Profile};
 use anyhow::Result;
 

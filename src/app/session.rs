@@ -54,11 +54,7 @@ pub fn memory_command<P: Any>(
     let mut s = Session::open(ctx, command, cpus, m.profile, m.quiet)?;
     let mut plan = plan_with(&s.machine, &s.cpus, m.profile)?;
     s.measure(exp, Some(&mut plan))?;
-    s.output(
-        m.json,
-        json!({}),
-        crate::experiments::view::memory_text::render,
-    )
+    s.output(m.json, json!({}), crate::experiments::memory_text::render)
 }
 
 /// The filesystem root, when it is this machine's: a command that measures

@@ -4,7 +4,7 @@
 
 use super::session::{self, Session};
 use super::Context;
-use crate::experiments::view::compute_text;
+use crate::experiments::compute_text;
 use crate::experiments::{frequency, peak, simd, Profile};
 use crate::placement::machine_state::Want;
 use anyhow::Result;

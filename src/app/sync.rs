@@ -4,7 +4,7 @@
 
 use super::session::Session;
 use super::Context;
-use crate::experiments::view::c2c_text;
+use crate::experiments::c2c_text;
 use crate::experiments::{sync, Profile};
 use anyhow::Result;
 use serde_json::json;

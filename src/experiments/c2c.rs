@@ -1406,12 +1406,10 @@ fn run_cpus(cpus: &CpuSet) -> Vec<usize> {
 
 impl Experiment for C2c {
     fn summary_text(&self, run: &crate::results::schema::Run) -> String {
-        use super::view::*;
-        c2c_text::render_summary(&run.results)
+        super::c2c_text::render_summary(&run.results)
     }
     fn report_html(&self, run: &crate::results::schema::Run) -> String {
-        use super::view::*;
-        c2c_html::c2c_charts(run)
+        super::c2c_html::c2c_charts(run)
     }
     fn name(&self) -> &'static str {
         EXP

@@ -417,12 +417,10 @@ pub fn plan_with(m: &MachineInfo, cpus: &CpuSet, p: Profile, o: &Options) -> Res
 
 impl Experiment for LoadedLatency {
     fn summary_text(&self, run: &crate::results::schema::Run) -> String {
-        use super::view::*;
-        memory_text::section(run, EXP)
+        super::memory_text::section(run, EXP)
     }
     fn report_html(&self, run: &crate::results::schema::Run) -> String {
-        use super::view::*;
-        memory_html::loaded_chart(&memory_html::records(run))
+        super::memory_html::loaded_chart(&super::memory_html::records(run))
     }
     fn name(&self) -> &'static str {
         EXP

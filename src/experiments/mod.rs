@@ -4,11 +4,17 @@
 
 pub mod bandwidth;
 pub mod c2c;
+pub mod c2c_html;
 pub mod c2c_infer;
+pub mod c2c_text;
+pub mod compute_html;
+pub mod compute_text;
 pub mod frequency;
 pub mod latency;
 pub mod loaded_latency;
 pub mod mem_common;
+pub mod memory_html;
+pub mod memory_text;
 pub mod numa_matrix;
 pub mod peak;
 pub mod placement_plan;
@@ -19,7 +25,6 @@ pub mod seed_loops;
 pub mod simd;
 pub mod sync;
 pub mod tlb_reach;
-pub mod view;
 pub mod workloads;
 
 use crate::harness::measure::{Policy, Warmup};

@@ -475,12 +475,10 @@ pub fn plan_with(m: &MachineInfo, cpus: &CpuSet, p: Profile, o: &Options) -> Res
 
 impl Experiment for NumaMatrix {
     fn summary_text(&self, run: &crate::results::schema::Run) -> String {
-        use super::view::*;
-        memory_text::section(run, EXP)
+        super::memory_text::section(run, EXP)
     }
     fn report_html(&self, run: &crate::results::schema::Run) -> String {
-        use super::view::*;
-        memory_html::numa_tables(&memory_html::records(run))
+        super::memory_html::numa_tables(&super::memory_html::records(run))
     }
     fn name(&self) -> &'static str {
         EXP

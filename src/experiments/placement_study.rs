@@ -439,12 +439,10 @@ fn distinct_sets(p: &Plan) -> usize {
 
 impl Experiment for PlacementStudy {
     fn summary_text(&self, run: &crate::results::schema::Run) -> String {
-        use super::view::*;
-        compute_text::render_placement(&run.results)
+        super::compute_text::render_placement(&run.results)
     }
     fn report_html(&self, run: &crate::results::schema::Run) -> String {
-        use super::view::*;
-        compute_html::placement_section(run)
+        super::compute_html::placement_section(run)
     }
     fn name(&self) -> &'static str {
         EXP

@@ -344,12 +344,10 @@ fn rounds(profile: Profile) -> usize {
 
 impl Experiment for Rate {
     fn summary_text(&self, run: &crate::results::schema::Run) -> String {
-        use super::view::*;
-        compute_text::render_rate(&run.results)
+        super::compute_text::render_rate(&run.results)
     }
     fn report_html(&self, run: &crate::results::schema::Run) -> String {
-        use super::view::*;
-        compute_html::rate_section(run)
+        super::compute_html::rate_section(run)
     }
     fn name(&self) -> &'static str {
         EXP

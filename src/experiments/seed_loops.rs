@@ -179,8 +179,7 @@ pub fn run_cpu(
 
 impl Experiment for SeedLoops {
     fn summary_text(&self, run: &crate::results::schema::Run) -> String {
-        use super::view::*;
-        memory_text::section(run, EXP)
+        super::memory_text::section(run, EXP)
     }
     fn name(&self) -> &'static str {
         EXP

@@ -725,12 +725,10 @@ pub fn run_study(
 
 impl Experiment for Simd {
     fn summary_text(&self, run: &crate::results::schema::Run) -> String {
-        use super::view::*;
-        compute_text::render_simd_configurations(&run.results)
+        super::compute_text::render_simd_configurations(&run.results)
     }
     fn report_html(&self, run: &crate::results::schema::Run) -> String {
-        use super::view::*;
-        compute_html::simd_table(run) + &compute_html::peak_section(run)
+        super::compute_html::simd_table(run) + &super::compute_html::peak_section(run)
     }
     fn name(&self) -> &'static str {
         EXP

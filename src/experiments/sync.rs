@@ -716,12 +716,10 @@ fn count_measurements(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) ->
 
 impl Experiment for SyncCosts {
     fn summary_text(&self, run: &crate::results::schema::Run) -> String {
-        use super::view::*;
-        c2c_text::render_sync_summary(&run.results)
+        super::c2c_text::render_sync_summary(&run.results)
     }
     fn report_html(&self, run: &crate::results::schema::Run) -> String {
-        use super::view::*;
-        c2c_html::sync_charts(run)
+        super::c2c_html::sync_charts(run)
     }
     fn name(&self) -> &'static str {
         EXP

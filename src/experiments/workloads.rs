@@ -1276,12 +1276,10 @@ fn run_loops(
 
 impl Experiment for Workloads {
     fn summary_text(&self, run: &crate::results::schema::Run) -> String {
-        use super::view::*;
-        compute_text::render_workloads(&run.results)
+        super::compute_text::render_workloads(&run.results)
     }
     fn report_html(&self, run: &crate::results::schema::Run) -> String {
-        use super::view::*;
-        compute_html::published_section(run)
+        super::compute_html::published_section(run)
     }
     fn name(&self) -> &'static str {
         EXP

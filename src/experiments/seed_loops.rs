@@ -12,7 +12,7 @@ use crate::harness::measure::{measure, Policy, Warmup};
 use crate::harness::Stats;
 use crate::kernels::memory::{cacheline_loop, clflush_loop};
 use crate::machine::MachineInfo;
-use crate::placement::buffer::{Buffer, BufferOptions, PageRequest, Touch};
+use crate::placement::buffer::{Buffer, BufferOptions};
 use crate::placement::pin::AffinityGuard;
 use crate::placement::CpuSet;
 use crate::results::schema::{MetricId, ResultRecord};
@@ -63,11 +63,7 @@ pub fn run_cpu(
     (ctx.step)(&format!("cache-line loop over {}", fmt_size(bytes)));
     let mut buf = Buffer::new(
         bytes,
-        &BufferOptions {
-            pages: PageRequest::Base,
-            policy: None,
-            touch: Touch::Here,
-        },
+        &BufferOptions::base_here(),
     )?;
     {
         let a = buf.as_mut_slice::<i32>();

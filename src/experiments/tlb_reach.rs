@@ -14,7 +14,7 @@ use super::{ExpCtx, Experiment, Profile};
 use crate::base::fmt::{fmt_num, fmt_size};
 use crate::kernels::memory::{Layout, PointerChain};
 use crate::machine::MachineInfo;
-use crate::placement::buffer::{Buffer, BufferOptions, PageRequest, Touch};
+use crate::placement::buffer::{Buffer, BufferOptions};
 use crate::placement::mempolicy::page_size;
 use crate::placement::pin::AffinityGuard;
 use crate::placement::CpuSet;
@@ -65,11 +65,7 @@ fn chase(lines: usize, stride: usize, reps: (usize, Duration), ctx: &ExpCtx) -> 
     let bytes = lines * stride;
     let buf = Buffer::new(
         bytes,
-        &BufferOptions {
-            pages: PageRequest::Base,
-            policy: None,
-            touch: Touch::Here,
-        },
+        &BufferOptions::base_here(),
     )?;
     let chain = PointerChain::build(buf, bytes, Layout::Random { stride }, 0x71b ^ lines as u64)?;
     if !chain.verify_single_cycle() {

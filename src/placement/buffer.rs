@@ -113,6 +113,18 @@ pub struct BufferOptions {
     pub touch: Touch,
 }
 
+impl BufferOptions {
+    /// Base pages, no memory policy, touched by the calling thread (so its
+    /// pages land where that thread runs under the default policy).
+    pub fn base_here() -> BufferOptions {
+        BufferOptions {
+            pages: PageRequest::Base,
+            policy: None,
+            touch: Touch::Here,
+        }
+    }
+}
+
 /// Element types a buffer can be viewed as: plain data for which every bit
 /// pattern (including all zeros) is a valid value.
 ///

@@ -155,6 +155,104 @@ pub enum Outcome {
 pub fn count(sys: &Sysroot, req: &Request, watch: &mut dyn Watch) -> Result<Outcome> {
     let o = &req.opts;
     let per_cpu_mode = req.cpus.is_some();
+    check_cpus_online(sys, req)?;
+    let env = PerfEnv::detect(sys);
+
+    // Events and top-down.
+    let (groups, td_status) = event_groups(sys, o, per_cpu_mode)?;
+
+    // Ctrl-C / SIGTERM stop counting -p and --cpus runs.
+    // Ctrl-C reaches the command through the terminal; SIGTERM is forwarded.
+    let signals = Signals::register()?;
+    watch.ready()?;
+
+    // Targets.
+    let mut workload: Option<Workload> = None;
+    if !o.command.is_empty() {
+        match Workload::prepare(&o.command) {
+            Ok(w) => workload = Some(w),
+            Err(e) => return Ok(Outcome::NotStarted(e)),
+        }
+    }
+    let (targets, threads) = targets_of(req, workload.as_ref())?;
+    let mut cg = open_counters(&groups, &targets, &env, req)?;
+    cg.set_topdown(td_status.clone());
+
+    let mut notes: Vec<String> = cg.notes().to_vec();
+    if req.interval.is_some() {
+        watch.started();
+    }
+
+    // Run.
+    let t0 = Instant::now();
+    if workload.is_some() && !per_cpu_mode {
+        cg.mark_started();
+    } else {
+        cg.enable();
+    }
+    if let Some(w) = workload.as_mut() {
+        if let Err(e) = w.start(&o.command[0]) {
+            return Ok(Outcome::NotStarted(e));
+        }
+    }
+    let (exit, pid_exited, intervals) =
+        count_loop(&cg, req, watch, workload.as_mut(), &signals, &mut notes, t0);
+    if workload.is_some() && !per_cpu_mode {
+        cg.mark_stopped();
+    } else {
+        cg.disable();
+    }
+    let elapsed = t0.elapsed().as_secs_f64();
+
+    let mut exited = None;
+    if let (Some(pid), true) = (req.pid, pid_exited) {
+        let msg = match req.duration {
+            Some(d) => format!(
+                "process {pid} exited after {elapsed:.3} s, before the requested {:.3} s",
+                d.as_secs_f64()
+            ),
+            None => format!("process {pid} exited after {elapsed:.3} s"),
+        };
+        notes.push(msg.clone());
+        exited = Some(msg);
+    }
+
+    let snap = cg.snapshot();
+    let readings: Readings = cg.readings_from(&snap);
+    let metrics = readings.metrics();
+    let per_cpu = o.per_cpu.then(|| per_cpu_readings(&cg, &snap));
+    let topdown_method = match &td_status {
+        TopdownStatus::Model(m) => Some(m.describe()),
+        _ => None,
+    };
+    let doc = StatDoc {
+        schema: STAT_SCHEMA.into(),
+        target: stat_target(req, threads),
+        mode: if per_cpu_mode {
+            "per-cpu"
+        } else {
+            "per-thread"
+        }
+        .into(),
+        elapsed_s: elapsed,
+        exit: exit.clone(),
+        events: readings.events,
+        metrics,
+        topdown_method,
+        per_cpu,
+        intervals: req.interval.map(|_| intervals),
+        environment: env,
+        notes,
+    };
+    Ok(Outcome::Counted {
+        doc: Box::new(doc),
+        code: exit.map(|x| x.shell_code()).unwrap_or(0),
+        exited,
+    })
+}
+
+/// Step of `count`: an error unless every CPU of `--cpus` is online.
+fn check_cpus_online(sys: &Sysroot, req: &Request) -> Result<()> {
     if let Some(cpus) = &req.cpus {
         let online = sys
             .read_cpulist("/sys/devices/system/cpu/online")
@@ -163,9 +261,16 @@ pub fn count(sys: &Sysroot, req: &Request, watch: &mut dyn Watch) -> Result<Outc
             bail!("--cpus: CPU {bad} is not online (online: {})", online);
         }
     }
-    let env = PerfEnv::detect(sys);
+    Ok(())
+}
 
-    // Events and top-down.
+/// Step of `count`: the event groups to open, top-down's included, and
+/// top-down's status.
+fn event_groups(
+    sys: &Sysroot,
+    o: &Options,
+    per_cpu_mode: bool,
+) -> Result<(Vec<Vec<events::Event>>, TopdownStatus)> {
     let default_events = o.events.is_empty();
     let mut groups = if default_events {
         events::default_groups(per_cpu_mode)
@@ -185,33 +290,41 @@ pub fn count(sys: &Sysroot, req: &Request, watch: &mut dyn Watch) -> Result<Outc
             Err(e) => TopdownStatus::Unavailable(e),
         };
     }
+    Ok((groups, td_status))
+}
 
-    // Ctrl-C / SIGTERM stop counting -p and --cpus runs.
-    // Ctrl-C reaches the command through the terminal; SIGTERM is forwarded.
-    let stop = Arc::new(AtomicBool::new(false));
-    let term = Arc::new(AtomicBool::new(false));
-    for (sig, flag) in [
-        (libc::SIGINT, &stop),
-        (libc::SIGTERM, &stop),
-        (libc::SIGTERM, &term),
-    ] {
-        signal_hook::flag::register(sig, Arc::clone(flag))
-            .with_context(|| format!("cannot handle signal {sig}"))?;
-    }
-    watch.ready()?;
+/// The flags Ctrl-C and SIGTERM set while `count` runs.
+struct Signals {
+    /// Set by SIGINT and SIGTERM: stop counting a PID or CPUs.
+    stop: Arc<AtomicBool>,
+    /// Set by SIGTERM: forward it to the command.
+    term: Arc<AtomicBool>,
+}
 
-    // Targets.
-    let mut workload: Option<Workload> = None;
-    if !o.command.is_empty() {
-        match Workload::prepare(&o.command) {
-            Ok(w) => workload = Some(w),
-            Err(e) => return Ok(Outcome::NotStarted(e)),
+impl Signals {
+    /// Step of `count`: register the two flags for SIGINT and SIGTERM.
+    fn register() -> Result<Signals> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let term = Arc::new(AtomicBool::new(false));
+        for (sig, flag) in [
+            (libc::SIGINT, &stop),
+            (libc::SIGTERM, &stop),
+            (libc::SIGTERM, &term),
+        ] {
+            signal_hook::flag::register(sig, Arc::clone(flag))
+                .with_context(|| format!("cannot handle signal {sig}"))?;
         }
+        Ok(Signals { stop, term })
     }
+}
+
+/// Step of `count`: what to count (CPUs, the command, or a PID's threads)
+/// and, for a PID, its thread count.
+fn targets_of(req: &Request, workload: Option<&Workload>) -> Result<(Vec<Target>, Option<usize>)> {
     let mut threads = None;
     let targets: Vec<Target> = if let Some(cpus) = &req.cpus {
         cpus.iter().map(|c| Target::Cpu(c as u32)).collect()
-    } else if let Some(w) = &workload {
+    } else if let Some(w) = workload {
         vec![Target::Task {
             tid: w.pid(),
             inherit: true,
@@ -235,7 +348,18 @@ pub fn count(sys: &Sysroot, req: &Request, watch: &mut dyn Watch) -> Result<Outc
             })
             .collect()
     };
-    let mut cg = match CounterGroup::open(&groups, &targets, env.clone()) {
+    Ok((targets, threads))
+}
+
+/// Step of `count`: open the counters on the targets, an error that says why
+/// when the target is gone or counting is not allowed.
+fn open_counters(
+    groups: &[Vec<events::Event>],
+    targets: &[Target],
+    env: &PerfEnv,
+    req: &Request,
+) -> Result<CounterGroup> {
+    Ok(match CounterGroup::open(groups, targets, env.clone()) {
         Ok(g) => g,
         Err(TargetError::Gone) => match req.pid {
             Some(p) => bail!("process {p} exited before counters could be attached"),
@@ -253,28 +377,23 @@ pub fn count(sys: &Sysroot, req: &Request, watch: &mut dyn Watch) -> Result<Outc
             ),
             None => bail!("not allowed to count: {reason}"),
         },
-    };
-    cg.set_topdown(td_status.clone());
+    })
+}
 
+/// Step of `count`: wait for the end (command exit, duration, PID exit,
+/// signal), taking interval readings; the exit, whether the PID exited, the
+/// intervals not handed to `watch`.
+fn count_loop(
+    cg: &CounterGroup,
+    req: &Request,
+    watch: &mut dyn Watch,
+    mut workload: Option<&mut Workload>,
+    signals: &Signals,
+    notes: &mut Vec<String>,
+    t0: Instant,
+) -> (Option<ExitInfo>, bool, Vec<Interval>) {
     let mut intervals: Vec<Interval> = Vec::new();
-    let mut notes: Vec<String> = cg.notes().to_vec();
-    if req.interval.is_some() {
-        watch.started();
-    }
-
-    // Run.
-    let t0 = Instant::now();
     let mut exit: Option<ExitInfo> = None;
-    if workload.is_some() && !per_cpu_mode {
-        cg.mark_started();
-    } else {
-        cg.enable();
-    }
-    if let Some(w) = workload.as_mut() {
-        if let Err(e) = w.start(&o.command[0]) {
-            return Ok(Outcome::NotStarted(e));
-        }
-    }
     let end = req.duration.map(|d| t0 + d);
     let pidfd = req.pid.and_then(workload::pidfd_open);
     let mut prev = Snapshot {
@@ -285,18 +404,18 @@ pub fn count(sys: &Sysroot, req: &Request, watch: &mut dyn Watch) -> Result<Outc
     let mut pid_exited = false;
     loop {
         let deadline = [end, next_tick].into_iter().flatten().min();
-        if let Some(w) = workload.as_mut() {
+        if let Some(w) = workload.as_deref_mut() {
             let step = Instant::now() + Duration::from_millis(200);
             if let Some(x) = w.wait(Some(deadline.map_or(step, |d| d.min(step)))) {
                 exit = Some(x);
                 break;
             }
-            if term.swap(false, Ordering::Relaxed) {
+            if signals.term.swap(false, Ordering::Relaxed) {
                 w.kill(libc::SIGTERM);
                 notes.push("SIGTERM forwarded to the command".into());
             }
         } else {
-            if stop.load(Ordering::Relaxed) {
+            if signals.stop.load(Ordering::Relaxed) {
                 notes.push("interrupted".into());
                 break;
             }
@@ -323,22 +442,10 @@ pub fn count(sys: &Sysroot, req: &Request, watch: &mut dyn Watch) -> Result<Outc
         let now = Instant::now();
         if let (Some(tick), Some(iv)) = (next_tick, req.interval) {
             if now >= tick {
-                let snap = cg.snapshot();
-                let delta = if prev.samples.is_empty() {
-                    snap.clone()
-                } else {
-                    snap.delta(&prev)
-                };
-                let r = cg.readings_from(&delta);
-                let interval = Interval {
-                    t_s: t0.elapsed().as_secs_f64(),
-                    metrics: r.metrics(),
-                    events: r.events,
-                };
+                let interval = interval_reading(cg, &mut prev, t0);
                 if !watch.interval(&interval) {
                     intervals.push(interval);
                 }
-                prev = snap;
                 let mut t = tick + iv;
                 while t <= now {
                     t += iv;
@@ -347,47 +454,47 @@ pub fn count(sys: &Sysroot, req: &Request, watch: &mut dyn Watch) -> Result<Outc
             }
         }
     }
-    if workload.is_some() && !per_cpu_mode {
-        cg.mark_stopped();
-    } else {
-        cg.disable();
-    }
-    let elapsed = t0.elapsed().as_secs_f64();
+    (exit, pid_exited, intervals)
+}
 
-    let mut exited = None;
-    if let (Some(pid), true) = (req.pid, pid_exited) {
-        let msg = match req.duration {
-            Some(d) => format!(
-                "process {pid} exited after {elapsed:.3} s, before the requested {:.3} s",
-                d.as_secs_f64()
-            ),
-            None => format!("process {pid} exited after {elapsed:.3} s"),
-        };
-        notes.push(msg.clone());
-        exited = Some(msg);
-    }
-
+/// Step of `count`: the readings since snapshot `prev` (all of them the
+/// first time), which becomes the snapshot taken now.
+fn interval_reading(cg: &CounterGroup, prev: &mut Snapshot, t0: Instant) -> Interval {
     let snap = cg.snapshot();
-    let readings: Readings = cg.readings_from(&snap);
-    let metrics = readings.metrics();
-    let per_cpu = o.per_cpu.then(|| {
-        cg.readings_per_target(&snap)
-            .into_iter()
-            .filter_map(|(t, r)| match t {
-                Target::Cpu(c) => Some(PerCpu {
-                    cpu: c,
-                    metrics: r.metrics(),
-                    events: r.events,
-                }),
-                _ => None,
-            })
-            .collect()
-    });
-    let topdown_method = match &td_status {
-        TopdownStatus::Model(m) => Some(m.describe()),
-        _ => None,
+    let delta = if prev.samples.is_empty() {
+        snap.clone()
+    } else {
+        snap.delta(prev)
     };
-    let target = StatTarget {
+    let r = cg.readings_from(&delta);
+    let interval = Interval {
+        t_s: t0.elapsed().as_secs_f64(),
+        metrics: r.metrics(),
+        events: r.events,
+    };
+    *prev = snap;
+    interval
+}
+
+/// Step of `count`: the readings of each counted CPU in snapshot `snap`.
+fn per_cpu_readings(cg: &CounterGroup, snap: &Snapshot) -> Vec<PerCpu> {
+    cg.readings_per_target(snap)
+        .into_iter()
+        .filter_map(|(t, r)| match t {
+            Target::Cpu(c) => Some(PerCpu {
+                cpu: c,
+                metrics: r.metrics(),
+                events: r.events,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Step of `count`: what was counted, as the document states it.
+fn stat_target(req: &Request, threads: Option<usize>) -> StatTarget {
+    let o = &req.opts;
+    StatTarget {
         kind: if req.cpus.is_some() {
             "cpus"
         } else if req.pid.is_some() {
@@ -400,31 +507,7 @@ pub fn count(sys: &Sysroot, req: &Request, watch: &mut dyn Watch) -> Result<Outc
         pid: req.pid,
         threads,
         cpus: req.cpus.as_ref().map(|c| c.to_string()),
-    };
-    let doc = StatDoc {
-        schema: STAT_SCHEMA.into(),
-        target,
-        mode: if per_cpu_mode {
-            "per-cpu"
-        } else {
-            "per-thread"
-        }
-        .into(),
-        elapsed_s: elapsed,
-        exit: exit.clone(),
-        events: readings.events,
-        metrics,
-        topdown_method,
-        per_cpu,
-        intervals: req.interval.map(|_| intervals),
-        environment: env,
-        notes,
-    };
-    Ok(Outcome::Counted {
-        doc: Box::new(doc),
-        code: exit.map(|x| x.shell_code()).unwrap_or(0),
-        exited,
-    })
+    }
 }
 
 /// The events this machine knows (`cpuscope stat --list`), as text.

@@ -613,6 +613,9 @@ fn fmt_cpus(v: &[usize]) -> String {
     CpuSet::from_ids(v.iter().copied()).to_string()
 }
 
+/// A declared partition as `infer` matches it: label, level names, group of each CPU.
+type DeclPart<'a> = (String, Vec<String>, &'a [usize]);
+
 /// Cluster the matrix and set it against the declared topology.
 pub fn infer(m: &LatencyMatrix, decl: &Declared) -> Inference {
     let n = m.n();
@@ -626,7 +629,89 @@ pub fn infer(m: &LatencyMatrix, decl: &Declared) -> Inference {
             "partial matrix: {measured} of {total_pairs} pairs measured; groups are inferred from the measured pairs only"
         ));
     }
-    // Relations summary.
+    let relations = relation_summaries(m, decl, &mut findings);
+
+    let merges = average_linkage(m);
+    if merges.is_empty() {
+        if n >= 2 {
+            notes.push("no measured pair: nothing to cluster".into());
+        }
+        return Inference {
+            levels: Vec::new(),
+            findings,
+            notes,
+            relations,
+            partial,
+        };
+    }
+    let cuts = level_cuts(&merges.iter().map(|m| m.height).collect::<Vec<_>>());
+    let parts = partitions_at_cuts(&merges, &cuts, n);
+    let roots = parts.last().map(|p| count_groups(p)).unwrap_or(n);
+    if roots > 1 {
+        notes.push(format!(
+            "the measured pairs leave {roots} separate groups at the top (no measured pair joins them)"
+        ));
+    }
+    // Declared partitions plus the whole machine.
+    let whole = vec![0usize; n];
+    let mut decl_parts: Vec<DeclPart> = decl
+        .levels
+        .iter()
+        .map(|l| (l.label.clone(), l.names.clone(), l.group_of.as_slice()))
+        .collect();
+    if !decl_parts.iter().any(|(_, _, p)| p.iter().all(|&g| g == 0)) {
+        decl_parts.push(("whole machine".into(), vec!["machine".into()], &whole));
+    }
+
+    let mut levels: Vec<MeasuredLevel> = Vec::new();
+    let mut prev_part: Vec<usize> = (0..n).collect();
+    let mut matched_decl: Vec<bool> = vec![false; decl_parts.len()];
+    for (li, part) in parts.iter().enumerate() {
+        let Some(mut level) = level_step(m, part, &prev_part) else {
+            prev_part = part.clone();
+            continue;
+        };
+        match_level(
+            m,
+            li,
+            &mut level,
+            part,
+            &decl_parts,
+            &mut matched_decl,
+            &mut findings,
+        );
+        level.increment_ns = levels
+            .last()
+            .map(|p: &MeasuredLevel| level.latency_ns - p.latency_ns);
+        level.level = levels.len() + 1;
+        levels.push(level);
+        prev_part = part.clone();
+    }
+    closing_findings(
+        m,
+        &decl_parts,
+        &matched_decl,
+        partial,
+        &levels,
+        &mut findings,
+    );
+    Inference {
+        levels,
+        findings,
+        notes,
+        relations,
+        partial,
+    }
+}
+
+/// Step of `infer`: the latency of each declared relation, finest first,
+/// with a finding where a coarser relation is faster.
+fn relation_summaries(
+    m: &LatencyMatrix,
+    decl: &Declared,
+    findings: &mut Vec<String>,
+) -> Vec<RelationSummary> {
+    let n = m.n();
     let mut rel: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for i in 0..n {
         for j in i + 1..n {
@@ -680,206 +765,215 @@ pub fn infer(m: &LatencyMatrix, decl: &Declared) -> Inference {
             ));
         }
     }
+    relations
+}
 
-    let merges = average_linkage(m);
-    if merges.is_empty() {
-        if n >= 2 {
-            notes.push("no measured pair: nothing to cluster".into());
-        }
-        return Inference {
-            levels: Vec::new(),
-            findings,
-            notes,
-            relations,
-            partial,
-        };
-    }
-    let cuts = level_cuts(&merges.iter().map(|m| m.height).collect::<Vec<_>>());
-    // Map merge cluster ids to member CPU lists lazily via DSU replay.
+/// Step of `infer`: the partition of the `n` CPUs at each cut, replaying the
+/// merges by height (DSU).
+fn partitions_at_cuts(merges: &[Merge], cuts: &[f64], n: usize) -> Vec<Vec<usize>> {
     let mut parts: Vec<Vec<usize>> = Vec::new();
-    {
-        // Replay merges sorted by height; after each cut, record the partition.
-        let mut members: Vec<Vec<usize>> = (0..n).map(|i| vec![i]).collect();
-        let mut order: Vec<(f64, usize, usize)> = Vec::new();
-        for mg in &merges {
-            let ma = members[mg.a].clone();
-            let mb = members[mg.b].clone();
-            let mut u = ma.clone();
-            u.extend_from_slice(&mb);
-            order.push((mg.height, ma[0], mb[0]));
-            members.push(u);
+    // Replay merges sorted by height; after each cut, record the partition.
+    let mut members: Vec<Vec<usize>> = (0..n).map(|i| vec![i]).collect();
+    let mut order: Vec<(f64, usize, usize)> = Vec::new();
+    for mg in merges {
+        let ma = members[mg.a].clone();
+        let mb = members[mg.b].clone();
+        let mut u = ma.clone();
+        u.extend_from_slice(&mb);
+        order.push((mg.height, ma[0], mb[0]));
+        members.push(u);
+    }
+    order.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut dsu = Dsu((0..n).collect());
+    let mut k = 0;
+    for &cut in cuts {
+        while k < order.len() && order[k].0 <= cut {
+            dsu.union(order[k].1, order[k].2);
+            k += 1;
         }
-        order.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let mut dsu = Dsu((0..n).collect());
-        let mut k = 0;
-        for &cut in &cuts {
-            while k < order.len() && order[k].0 <= cut {
-                dsu.union(order[k].1, order[k].2);
-                k += 1;
+        parts.push(renumber(&mut dsu, n));
+    }
+    parts
+}
+
+/// Step of `infer`: the level that partition `part` adds over `prev_part`,
+/// its declared match left blank; None when no measured pair joins there.
+fn level_step(m: &LatencyMatrix, part: &[usize], prev_part: &[usize]) -> Option<MeasuredLevel> {
+    let n = m.n();
+    let mut lat = Vec::new();
+    for i in 0..n {
+        for j in i + 1..n {
+            if part[i] == part[j] && prev_part[i] != prev_part[j] {
+                if let Some(d) = m.dist(i, j) {
+                    lat.push(d);
+                }
             }
-            parts.push(renumber(&mut dsu, n));
         }
     }
-    let roots = parts.last().map(|p| count_groups(p)).unwrap_or(n);
-    if roots > 1 {
-        notes.push(format!(
-            "the measured pairs leave {roots} separate groups at the top (no measured pair joins them)"
+    if lat.is_empty() {
+        return None;
+    }
+    let (mn, mx) = lat
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        });
+    let pairs = lat.len();
+    let latency = median(&mut lat);
+    let groups = groups_of(part, &m.cpus);
+    let mut sizes: Vec<usize> = groups.iter().map(Vec::len).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let prev_groups = groups_of(prev_part, &m.cpus);
+    let cpus_per_cpu = {
+        let mut s = 0usize;
+        for i in 0..n {
+            s += groups[part[i]].len() - prev_groups[prev_part[i]].len();
+        }
+        s as f64 / n as f64
+    };
+    Some(MeasuredLevel {
+        level: 0,
+        latency_ns: latency,
+        min_ns: mn,
+        max_ns: mx,
+        pairs,
+        increment_ns: None,
+        groups,
+        group_sizes: sizes,
+        cpus_per_cpu,
+        matches: Vec::new(),
+        label: String::new(),
+        jaccard: 0.0,
+        exceptions: Vec::new(),
+    })
+}
+
+/// Step of `infer`: set `level` (the `li`th cut, partition `part`) against
+/// its best declared match, with findings for partial or hidden levels.
+fn match_level(
+    m: &LatencyMatrix,
+    li: usize,
+    level: &mut MeasuredLevel,
+    part: &[usize],
+    decl_parts: &[DeclPart],
+    matched_decl: &mut [bool],
+    findings: &mut Vec<String>,
+) {
+    let latency = level.latency_ns;
+    // Best declared match.
+    let mut best: Option<(usize, f64)> = None;
+    for (di, (_, _, dp)) in decl_parts.iter().enumerate() {
+        let jv = jaccard(part, dp);
+        if best.is_none_or(|(_, bj)| jv > bj) {
+            best = Some((di, jv));
+        }
+    }
+    let Some((di, jv)) = best else {
+        return;
+    };
+    level.jaccard = jv;
+    let (dl, dn, dp) = &decl_parts[di];
+    if jv >= MATCH_JACCARD {
+        matched_decl[di] = true;
+        level.matches = dn.clone();
+        level.label = dl.clone();
+        if jv < 1.0 {
+            level.exceptions = match_exceptions(m, part, dp);
+            findings.push(format!(
+                "level {} ({:.1} ns) matches '{}' except for some CPU pairs (Jaccard {:.2}): {}",
+                li + 1,
+                latency,
+                dl,
+                jv,
+                level.exceptions.join("; ")
+            ));
+        }
+    } else {
+        level.label = undeclared_label(decl_parts, part);
+        let sizes_txt = level
+            .group_sizes
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join("/");
+        findings.push(format!(
+            "hidden level: {} groups of {} CPUs at {:.1} ns that the kernel does not declare ({}); e.g. group {}",
+            level.groups.len(),
+            sizes_txt,
+            latency,
+            level.label.trim_start_matches("not declared: "),
+            fmt_cpus(&level.groups[0])
         ));
     }
-    // Declared partitions plus the whole machine.
-    let whole = vec![0usize; n];
-    let mut decl_parts: Vec<(String, Vec<String>, &[usize])> = decl
-        .levels
-        .iter()
-        .map(|l| (l.label.clone(), l.names.clone(), l.group_of.as_slice()))
-        .collect();
-    if !decl_parts.iter().any(|(_, _, p)| p.iter().all(|&g| g == 0)) {
-        decl_parts.push(("whole machine".into(), vec!["machine".into()], &whole));
-    }
+}
 
-    let mut levels: Vec<MeasuredLevel> = Vec::new();
-    let mut prev_part: Vec<usize> = (0..n).collect();
-    let mut matched_decl: Vec<bool> = vec![false; decl_parts.len()];
-    for (li, part) in parts.iter().enumerate() {
-        let mut lat = Vec::new();
-        for i in 0..n {
-            for j in i + 1..n {
-                if part[i] == part[j] && prev_part[i] != prev_part[j] {
-                    if let Some(d) = m.dist(i, j) {
-                        lat.push(d);
-                    }
-                }
+/// Step of `infer`: the CPU pairs (up to 5 each way) where measured
+/// partition `part` and declared partition `dp` disagree.
+fn match_exceptions(m: &LatencyMatrix, part: &[usize], dp: &[usize]) -> Vec<String> {
+    let n = m.n();
+    let mut exceptions = Vec::new();
+    let mut ex_m = Vec::new();
+    let mut ex_d = Vec::new();
+    for i in 0..n {
+        for j in i + 1..n {
+            let same_m = part[i] == part[j];
+            let same_d = dp[i] == dp[j];
+            if same_m && !same_d && ex_m.len() < 5 {
+                ex_m.push(format!("{},{}", m.cpus[i], m.cpus[j]));
+            }
+            if !same_m && same_d && ex_d.len() < 5 {
+                ex_d.push(format!("{},{}", m.cpus[i], m.cpus[j]));
             }
         }
-        if lat.is_empty() {
-            prev_part = part.clone();
-            continue;
-        }
-        let (mn, mx) = lat
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
-                (a.min(x), b.max(x))
-            });
-        let pairs = lat.len();
-        let latency = median(&mut lat);
-        let groups = groups_of(part, &m.cpus);
-        let mut sizes: Vec<usize> = groups.iter().map(Vec::len).collect();
-        sizes.sort_unstable();
-        sizes.dedup();
-        let prev_groups = groups_of(&prev_part, &m.cpus);
-        let cpus_per_cpu = {
-            let mut s = 0usize;
-            for i in 0..n {
-                s += groups[part[i]].len() - prev_groups[prev_part[i]].len();
-            }
-            s as f64 / n as f64
-        };
-        // Best declared match.
-        let mut best: Option<(usize, f64)> = None;
-        for (di, (_, _, dp)) in decl_parts.iter().enumerate() {
-            let jv = jaccard(part, dp);
-            if best.is_none_or(|(_, bj)| jv > bj) {
-                best = Some((di, jv));
-            }
-        }
-        let (mut matches, mut label, mut jac, mut exceptions) =
-            (Vec::new(), String::new(), 0.0, Vec::new());
-        if let Some((di, jv)) = best {
-            jac = jv;
-            let (dl, dn, dp) = &decl_parts[di];
-            if jv >= MATCH_JACCARD {
-                matched_decl[di] = true;
-                matches = dn.clone();
-                label = dl.clone();
-                if jv < 1.0 {
-                    let mut ex_m = Vec::new();
-                    let mut ex_d = Vec::new();
-                    for i in 0..n {
-                        for j in i + 1..n {
-                            let same_m = part[i] == part[j];
-                            let same_d = dp[i] == dp[j];
-                            if same_m && !same_d && ex_m.len() < 5 {
-                                ex_m.push(format!("{},{}", m.cpus[i], m.cpus[j]));
-                            }
-                            if !same_m && same_d && ex_d.len() < 5 {
-                                ex_d.push(format!("{},{}", m.cpus[i], m.cpus[j]));
-                            }
-                        }
-                    }
-                    if !ex_m.is_empty() {
-                        exceptions.push(format!(
-                            "measured together but declared apart: {}",
-                            ex_m.join(" ")
-                        ));
-                    }
-                    if !ex_d.is_empty() {
-                        exceptions.push(format!(
-                            "declared together but measured apart: {}",
-                            ex_d.join(" ")
-                        ));
-                    }
-                    findings.push(format!(
-                        "level {} ({:.1} ns) matches '{}' except for some CPU pairs (Jaccard {:.2}): {}",
-                        li + 1,
-                        latency,
-                        dl,
-                        jv,
-                        exceptions.join("; ")
-                    ));
-                }
-            } else {
-                // Where does it sit? Finest declared level it refines, coarsest it is refined by.
-                let below = decl_parts
-                    .iter()
-                    .filter(|(_, _, dp)| refines(dp, part))
-                    .min_by_key(|(_, _, dp)| count_groups(dp))
-                    .map(|(l, _, _)| l.clone());
-                let above = decl_parts
-                    .iter()
-                    .filter(|(_, _, dp)| refines(part, dp))
-                    .max_by_key(|(_, _, dp)| count_groups(dp))
-                    .map(|(l, _, _)| l.clone());
-                label = match (&below, &above) {
-                    (Some(b), Some(a)) => format!("not declared: between '{b}' and '{a}'"),
-                    (None, Some(a)) => format!("not declared: finer than '{a}'"),
-                    (Some(b), None) => format!("not declared: coarser than '{b}'"),
-                    (None, None) => "not declared: cuts across the declared levels".into(),
-                };
-                let sizes_txt = sizes
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect::<Vec<_>>()
-                    .join("/");
-                findings.push(format!(
-                    "hidden level: {} groups of {} CPUs at {:.1} ns that the kernel does not declare ({}); e.g. group {}",
-                    groups.len(),
-                    sizes_txt,
-                    latency,
-                    label.trim_start_matches("not declared: "),
-                    fmt_cpus(&groups[0])
-                ));
-            }
-        }
-        let increment = levels
-            .last()
-            .map(|p: &MeasuredLevel| latency - p.latency_ns);
-        levels.push(MeasuredLevel {
-            level: levels.len() + 1,
-            latency_ns: latency,
-            min_ns: mn,
-            max_ns: mx,
-            pairs,
-            increment_ns: increment,
-            groups,
-            group_sizes: sizes,
-            cpus_per_cpu,
-            matches,
-            label,
-            jaccard: jac,
-            exceptions,
-        });
-        prev_part = part.clone();
     }
+    if !ex_m.is_empty() {
+        exceptions.push(format!(
+            "measured together but declared apart: {}",
+            ex_m.join(" ")
+        ));
+    }
+    if !ex_d.is_empty() {
+        exceptions.push(format!(
+            "declared together but measured apart: {}",
+            ex_d.join(" ")
+        ));
+    }
+    exceptions
+}
+
+/// Step of `infer`: where an undeclared partition `part` sits among the
+/// declared ones (finest it refines, coarsest it is refined by).
+fn undeclared_label(decl_parts: &[DeclPart], part: &[usize]) -> String {
+    let below = decl_parts
+        .iter()
+        .filter(|(_, _, dp)| refines(dp, part))
+        .min_by_key(|(_, _, dp)| count_groups(dp))
+        .map(|(l, _, _)| l.clone());
+    let above = decl_parts
+        .iter()
+        .filter(|(_, _, dp)| refines(part, dp))
+        .max_by_key(|(_, _, dp)| count_groups(dp))
+        .map(|(l, _, _)| l.clone());
+    match (&below, &above) {
+        (Some(b), Some(a)) => format!("not declared: between '{b}' and '{a}'"),
+        (None, Some(a)) => format!("not declared: finer than '{a}'"),
+        (Some(b), None) => format!("not declared: coarser than '{b}'"),
+        (None, None) => "not declared: cuts across the declared levels".into(),
+    }
+}
+
+/// Step of `infer`: findings for declared levels with no latency step of
+/// their own, and for inverted levels.
+fn closing_findings(
+    m: &LatencyMatrix,
+    decl_parts: &[DeclPart],
+    matched_decl: &[bool],
+    partial: bool,
+    levels: &[MeasuredLevel],
+    findings: &mut Vec<String>,
+) {
+    let n = m.n();
     // Declared levels with no latency step of their own.
     for (di, (dl, _, dp)) in decl_parts.iter().enumerate() {
         if matched_decl[di] || count_groups(dp) == n {
@@ -905,13 +999,6 @@ pub fn infer(m: &LatencyMatrix, decl: &Declared) -> Inference {
                 ));
             }
         }
-    }
-    Inference {
-        levels,
-        findings,
-        notes,
-        relations,
-        partial,
     }
 }
 

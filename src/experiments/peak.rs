@@ -477,244 +477,323 @@ impl Experiment for Peak {
                 continue;
             }
             widest = Some(w);
-            (ctx.step)(&format!("FMA {}-bit, one core", w.bits()));
-            // The whole budget, not stopping at a CV target: the peak is the
-            // best sample, and more samples give a fairer chance of one
-            // undisturbed by whatever else shares the core or the host.
-            let fma_policy = Policy {
-                target_cv: None,
-                ..policy.clone()
-            };
-            let b = {
-                let _g = AffinityGuard::pin(first)?;
-                measure_bracketed(
-                    &fma_policy,
-                    ctx.stop,
-                    CLOCK_SAMPLE,
-                    |it| Chain::Add.run(it, 1),
-                    |it| fma::run(w, it),
-                )?
-            };
-            let paired = Paired::of(&b, w.flops_per_iter());
-            let gflops = paired.gflops.clone();
-            let ghz1 = paired.ghz_median();
-            let drift = paired.drift_median();
-            // The clock while FMAs of this width run (power licence).
-            let lic = if fma::probe_supported(w) {
-                (ctx.step)(&format!("clock under {}-bit FMA load", w.bits()));
-                let s = single_rate(
-                    first,
-                    &policy,
-                    ctx.stop,
-                    fma::PROBE_ADDS as f64 / 1e9,
-                    |it| fma::clock_probe(w, it),
-                )?;
-                Stats::from_samples(&s).map(|s| s.median)
-            } else {
-                None
-            };
-            let theo = spec.as_ref().ok().and_then(|s| s.flops_per_cycle(w));
-            let mut rec = ResultRecord::of(FMA_FLOPS, "GFLOP/s", true)
-                .with_param("width", w.name())
-                .with_param("threads", "1")
-                .with_method(&method_fma(w), METHOD_VERSION)
-                .with_samples(gflops.clone());
-            let fpc = ghz1.and_then(|g| rec.value.map(|v| v / g));
-            let fpc_freq = ctx.facts.ghz_single.and_then(|g| rec.value.map(|v| v / g));
-            let fpc_lic = lic.and_then(|g| rec.value.map(|v| v / g));
-            rec = rec.with_data(json!({
-                "cpu": first,
-                "flops_per_cycle": fpc,
-                "ghz": ghz1,
-                "ghz_source": "add chain on the same CPU right before and right after every sample; median over samples of the higher of the two",
-                "ghz_drift": drift,
-                "ghz_under_this_width": lic,
-                "flops_per_cycle_at_that_clock": fpc_lic,
-                "ghz_frequency_experiment": ctx.facts.ghz_single,
-                "flops_per_cycle_vs_frequency_experiment": fpc_freq,
-                "theoretical_flops_per_cycle": theo,
-                "theory": theory_json,
-            }));
-            out(rec)?;
-            // Per-cycle figure with its own samples.
-            let mut per_cycle = match ghz1 {
-                Some(_) => ResultRecord::of(FMA_FLOPS_PER_CYCLE, "FLOP/cycle", true)
-                    .with_param("width", w.name())
-                    .with_param("threads", "1")
-                    .with_method(
-                        &format!("{}; each sample divided by its own clock: a {} ms dependent add chain on the same CPU right before and right after it (the higher of the two: a disturbed reading can only be low); value = median of the per-sample figures, peak = the best sample", method_fma(w), CLOCK_SAMPLE.as_millis()),
-                        METHOD_VERSION,
-                    )
-                    .with_samples(paired.per_cycle.clone()),
-                None => ResultRecord::unavailable(
-                    FMA_FLOPS_PER_CYCLE.experiment,
-                    FMA_FLOPS_PER_CYCLE.metric,
-                    "FLOP/cycle",
-                    "the clock could not be measured",
-                )
-                .with_param("width", w.name())
-                .with_param("threads", "1"),
-            };
-            if let Some(d) = drift.filter(|d| d.abs() > 0.05) {
-                per_cycle = per_cycle.with_note(&format!(
-                    "unreliable: the measured clock moved {:+.0}% (median over samples) between right before and right after the kernel (other load or frequency changes)",
-                    d * 100.0
-                ));
-            } else if paired.moved > 0 {
-                per_cycle = per_cycle.with_note(&format!(
-                    "in {} of {} samples the clock moved more than 5% across the sample",
-                    paired.moved,
-                    paired.per_cycle.len()
-                ));
-            }
-            match (&spec, theo, per_cycle.value) {
-                (Ok(s), Some(t), Some(m)) => {
-                    let best = paired.best();
-                    per_cycle = per_cycle
-                        .with_note(&format!(
-                            "{:.1}% of the theoretical {t:.0} FLOP/cycle (median of {} samples){} ({}; source: {})",
-                            m / t * 100.0,
-                            paired.per_cycle.len(),
-                            best.map(|b| format!("; peak (best sample) {b:.2} FLOP/cycle = {:.1}%", b / t * 100.0)).unwrap_or_default(),
-                            s.core,
-                            s.source
-                        ))
-                        ;
-                    if m > t * 1.02 {
-                        per_cycle = per_cycle.with_note(&format!(
-                            "the median reads {:.1}% of theoretical, more than the core can do: the clock reading is low. A dependent add chain runs slower than one add per cycle when something else competes for the core's ALU ports (on a VM, a host SMT sibling running another tenant), while independent FMAs lose less; FLOP/cycle here is an upper bound, and GFLOP/s is the figure to trust",
-                            m / t * 100.0
-                        ));
-                    }
-                    if let Some(b) = best.filter(|b| *b > t && m <= t * 1.02) {
-                        let cv = per_cycle
-                            .stats
-                            .as_ref()
-                            .map(|s| s.cv * 100.0)
-                            .unwrap_or(f64::NAN);
-                        per_cycle = per_cycle.with_note(&format!(
-                            "the best sample reads {:.1}% of theoretical, above what the core can do: that is the noise of the per-sample clock reading (per-sample CV {:.1}%); the median is the figure to use",
-                            b / t * 100.0,
-                            cv
-                        ));
-                    }
-                    per_cycle = per_cycle
-                        .with_data(json!({"theoretical": t, "ratio": m / t, "best": best, "best_ratio": best.map(|b| b / t), "ghz_reference": ghz1, "ghz_drift": drift, "clock_moved_samples": paired.moved, "ghz_under_this_width": lic}));
-                    if let (Some(l), Some(g)) = (lic, ghz1) {
-                        let at_lic = m * g / l;
-                        per_cycle = per_cycle.with_note(&format!(
-                            "the clock while {}-bit FMAs run is {l:.2} GHz ({:+.1}% against the add-chain clock); at that clock the kernel reaches {at_lic:.2} FLOP/cycle = {:.1}% of theoretical",
-                            w.bits(),
-                            (l / g - 1.0) * 100.0,
-                            at_lic / t * 100.0
-                        ));
-                    }
-                }
-                (Ok(s), None, _) => {
-                    per_cycle = per_cycle.with_note(&format!(
-                        "theoretical figure not available: {} FMA throughput at {} bits is not documented in cpuscope's table",
-                        s.core,
-                        w.bits()
-                    ));
-                }
-                (Err(e), _, _) => {
-                    per_cycle =
-                        per_cycle.with_note(&format!("theoretical figure not available: {e}"));
-                }
-                _ => {}
-            }
-            out(per_cycle)?;
+            fma_one_core(ctx, out, &policy, &spec, &theory_json, first, w)?;
         }
 
         // 2. Widest width, one thread per core.
         if let Some(w) = widest {
             if per_core.len() > 1 {
-                (ctx.step)(&format!("FMA {}-bit, {} cores", w.bits(), per_core.len()));
-                let (agg, per_thread) = team_rate(
-                    &per_core,
-                    &policy,
-                    ctx.stop,
-                    w.flops_per_iter() / 1e9,
-                    |_t, it| fma::run(w, it),
-                )?;
-                let mut rec = ResultRecord::of(FMA_FLOPS, "GFLOP/s", true)
-                    .with_param("width", w.name())
-                    .with_param("threads", "per_core")
-                    .with_method(
-                        &format!("{}; one pinned thread per core, aggregate", method_fma(w)),
-                        METHOD_VERSION,
-                    )
-                    .with_samples(agg);
-                let theo = match (&spec, ctx.facts.ghz_all) {
-                    (Ok(s), Some(g)) => s.flops_per_cycle(w).map(|f| f * g * per_core.len() as f64),
-                    _ => None,
-                };
-                if let (Some(t), Some(m)) = (theo, rec.value) {
-                    rec = rec.with_note(&format!(
-                        "{:.1}% of the theoretical {t:.0} GFLOP/s (measured all-core clock {:.2} GHz × {} cores × {:.0} FLOP/cycle)",
-                        m / t * 100.0,
-                        ctx.facts.ghz_all.unwrap_or(0.0),
-                        per_core.len(),
-                        t / ctx.facts.ghz_all.unwrap_or(1.0) / per_core.len() as f64
-                    ));
-                }
-                rec = rec.with_data(json!({"cpus": per_core.to_string(), "per_thread_gflops": per_thread, "theoretical_gflops": theo, "ghz_all": ctx.facts.ghz_all}));
-                out(rec)?;
+                fma_per_core(ctx, out, &policy, &spec, &per_core, w)?;
             }
         }
 
         // 3. Seed 000's capacity formula vs the nop loop on all logical CPUs.
-        (ctx.step)(&format!("nop loop on {} CPUs", ctx.cpus.len()));
-        let insns = NOP_LOOP_INSNS as f64;
-        let (agg, _) = team_rate(&ctx.cpus, &policy, ctx.stop, insns / 1e9, |_t, it| {
-            nop_loop(it)
-        })?;
-        let cores = per_core.len();
-        let tpc = if cores > 0 {
-            ctx.cpus.len().div_ceil(cores)
-        } else {
-            1
-        };
-        let mut rec = ResultRecord::of(INSTRUCTION_RATE, "G instr/s", true)
-            .with_param("threads", "all")
+        capacity_formula(ctx, out, &policy, &spec, &per_core, theory_json)
+    }
+}
+
+/// The clock readings of one width's FMA samples on one core.
+struct WidthClocks {
+    /// Median add-chain clock around the samples (GHz).
+    ghz1: Option<f64>,
+    /// Median relative clock change across a sample.
+    drift: Option<f64>,
+    /// The clock while FMAs of this width run (GHz).
+    lic: Option<f64>,
+}
+
+/// Step 1 of `Peak::run` at width `w`: FMA GFLOP/s and FLOP/cycle on CPU `first`.
+fn fma_one_core(
+    ctx: &mut ExpCtx,
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    policy: &Policy,
+    spec: &Result<CoreSpec, String>,
+    theory_json: &serde_json::Value,
+    first: usize,
+    w: Width,
+) -> Result<()> {
+    (ctx.step)(&format!("FMA {}-bit, one core", w.bits()));
+    // The whole budget, not stopping at a CV target: the peak is the
+    // best sample, and more samples give a fairer chance of one
+    // undisturbed by whatever else shares the core or the host.
+    let fma_policy = Policy {
+        target_cv: None,
+        ..policy.clone()
+    };
+    let b = {
+        let _g = AffinityGuard::pin(first)?;
+        measure_bracketed(
+            &fma_policy,
+            ctx.stop,
+            CLOCK_SAMPLE,
+            |it| Chain::Add.run(it, 1),
+            |it| fma::run(w, it),
+        )?
+    };
+    let paired = Paired::of(&b, w.flops_per_iter());
+    let gflops = paired.gflops.clone();
+    let ghz1 = paired.ghz_median();
+    let drift = paired.drift_median();
+    // The clock while FMAs of this width run (power licence).
+    let lic = if fma::probe_supported(w) {
+        (ctx.step)(&format!("clock under {}-bit FMA load", w.bits()));
+        let s = single_rate(
+            first,
+            policy,
+            ctx.stop,
+            fma::PROBE_ADDS as f64 / 1e9,
+            |it| fma::clock_probe(w, it),
+        )?;
+        Stats::from_samples(&s).map(|s| s.median)
+    } else {
+        None
+    };
+    let theo = spec.as_ref().ok().and_then(|s| s.flops_per_cycle(w));
+    let mut rec = ResultRecord::of(FMA_FLOPS, "GFLOP/s", true)
+        .with_param("width", w.name())
+        .with_param("threads", "1")
+        .with_method(&method_fma(w), METHOD_VERSION)
+        .with_samples(gflops.clone());
+    let fpc = ghz1.and_then(|g| rec.value.map(|v| v / g));
+    let fpc_freq = ctx.facts.ghz_single.and_then(|g| rec.value.map(|v| v / g));
+    let fpc_lic = lic.and_then(|g| rec.value.map(|v| v / g));
+    rec = rec.with_data(json!({
+        "cpu": first,
+        "flops_per_cycle": fpc,
+        "ghz": ghz1,
+        "ghz_source": "add chain on the same CPU right before and right after every sample; median over samples of the higher of the two",
+        "ghz_drift": drift,
+        "ghz_under_this_width": lic,
+        "flops_per_cycle_at_that_clock": fpc_lic,
+        "ghz_frequency_experiment": ctx.facts.ghz_single,
+        "flops_per_cycle_vs_frequency_experiment": fpc_freq,
+        "theoretical_flops_per_cycle": theo,
+        "theory": theory_json,
+    }));
+    out(rec)?;
+    let clocks = WidthClocks { ghz1, drift, lic };
+    out(per_cycle_record(w, &paired, &clocks, spec, theo))
+}
+
+/// Step 1 of `Peak::run`: the FLOP/cycle record of width `w`, each sample by
+/// its own clock, with its notes against the theoretical figure.
+fn per_cycle_record(
+    w: Width,
+    paired: &Paired,
+    clocks: &WidthClocks,
+    spec: &Result<CoreSpec, String>,
+    theo: Option<f64>,
+) -> ResultRecord {
+    let WidthClocks { ghz1, drift, .. } = *clocks;
+    // Per-cycle figure with its own samples.
+    let mut per_cycle = match ghz1 {
+        Some(_) => ResultRecord::of(FMA_FLOPS_PER_CYCLE, "FLOP/cycle", true)
+            .with_param("width", w.name())
+            .with_param("threads", "1")
             .with_method(
-                "seed 000's cpu_bound loop (3 × nop + decrement + branch = 5 instructions per iteration, asm) on every usable CPU at once; G instr/s = threads × 5 × iterations / team time",
+                &format!("{}; each sample divided by its own clock: a {} ms dependent add chain on the same CPU right before and right after it (the higher of the two: a disturbed reading can only be low); value = median of the per-sample figures, peak = the best sample", method_fma(w), CLOCK_SAMPLE.as_millis()),
                 METHOD_VERSION,
             )
-            .with_samples(agg);
-        let formula = match (&spec, ctx.facts.ghz_all) {
-            (Ok(s), Some(g)) => s
-                .issue_width
-                .map(|iw| g * cores as f64 * iw * smt_factor(tpc)),
-            _ => None,
-        };
-        match (formula, rec.value, &spec) {
-            (Some(f), Some(m), Ok(s)) => {
-                rec = rec.with_note(&format!(
-                    "{:.1}% of seed 000's formula: {:.2} GHz (all-core, measured) × {cores} cores × issue width {} ({}) × SMT factor {} = {f:.1} G instr/s",
-                    m / f * 100.0,
-                    ctx.facts.ghz_all.unwrap_or(0.0),
-                    s.issue_width.unwrap_or(0.0),
-                    s.core,
-                    smt_factor(tpc),
-                ));
-            }
-            (None, _, Err(e)) => {
-                rec = rec.with_note(&format!("seed 000's formula not available: {e}"))
-            }
-            (None, _, Ok(_)) => {
-                rec = rec.with_note(
-                    "seed 000's formula not available: issue width unknown or the all-core clock was not measured",
-                )
-            }
-            _ => {}
-        }
-        rec = rec
-            .with_note("the nop loop takes one taken branch per iteration; most cores run at most one taken branch per cycle, so it cannot exceed 5 instructions per cycle per thread")
-            .with_data(json!({"formula_g_instr_s": formula, "threads_per_core": tpc, "smt_factor": smt_factor(tpc), "cores": cores, "theory": theory_json}));
-        out(rec)?;
-        Ok(())
+            .with_samples(paired.per_cycle.clone()),
+        None => ResultRecord::unavailable(
+            FMA_FLOPS_PER_CYCLE.experiment,
+            FMA_FLOPS_PER_CYCLE.metric,
+            "FLOP/cycle",
+            "the clock could not be measured",
+        )
+        .with_param("width", w.name())
+        .with_param("threads", "1"),
+    };
+    if let Some(d) = drift.filter(|d| d.abs() > 0.05) {
+        per_cycle = per_cycle.with_note(&format!(
+            "unreliable: the measured clock moved {:+.0}% (median over samples) between right before and right after the kernel (other load or frequency changes)",
+            d * 100.0
+        ));
+    } else if paired.moved > 0 {
+        per_cycle = per_cycle.with_note(&format!(
+            "in {} of {} samples the clock moved more than 5% across the sample",
+            paired.moved,
+            paired.per_cycle.len()
+        ));
     }
+    match (spec, theo, per_cycle.value) {
+        (Ok(s), Some(t), Some(m)) => {
+            per_cycle = with_theory_notes(per_cycle, w, paired, clocks, s, t, m);
+        }
+        (Ok(s), None, _) => {
+            per_cycle = per_cycle.with_note(&format!(
+                "theoretical figure not available: {} FMA throughput at {} bits is not documented in cpuscope's table",
+                s.core,
+                w.bits()
+            ));
+        }
+        (Err(e), _, _) => {
+            per_cycle = per_cycle.with_note(&format!("theoretical figure not available: {e}"));
+        }
+        _ => {}
+    }
+    per_cycle
+}
+
+/// Step 1 of `Peak::run`: the notes and data of a FLOP/cycle record whose
+/// median `m` has a theoretical figure `t` from core `s`.
+fn with_theory_notes(
+    mut per_cycle: ResultRecord,
+    w: Width,
+    paired: &Paired,
+    clocks: &WidthClocks,
+    s: &CoreSpec,
+    t: f64,
+    m: f64,
+) -> ResultRecord {
+    let WidthClocks { ghz1, drift, lic } = *clocks;
+    let best = paired.best();
+    per_cycle = per_cycle.with_note(&format!(
+        "{:.1}% of the theoretical {t:.0} FLOP/cycle (median of {} samples){} ({}; source: {})",
+        m / t * 100.0,
+        paired.per_cycle.len(),
+        best.map(|b| format!(
+            "; peak (best sample) {b:.2} FLOP/cycle = {:.1}%",
+            b / t * 100.0
+        ))
+        .unwrap_or_default(),
+        s.core,
+        s.source
+    ));
+    if m > t * 1.02 {
+        per_cycle = per_cycle.with_note(&format!(
+            "the median reads {:.1}% of theoretical, more than the core can do: the clock reading is low. A dependent add chain runs slower than one add per cycle when something else competes for the core's ALU ports (on a VM, a host SMT sibling running another tenant), while independent FMAs lose less; FLOP/cycle here is an upper bound, and GFLOP/s is the figure to trust",
+            m / t * 100.0
+        ));
+    }
+    if let Some(b) = best.filter(|b| *b > t && m <= t * 1.02) {
+        let cv = per_cycle
+            .stats
+            .as_ref()
+            .map(|s| s.cv * 100.0)
+            .unwrap_or(f64::NAN);
+        per_cycle = per_cycle.with_note(&format!(
+            "the best sample reads {:.1}% of theoretical, above what the core can do: that is the noise of the per-sample clock reading (per-sample CV {:.1}%); the median is the figure to use",
+            b / t * 100.0,
+            cv
+        ));
+    }
+    per_cycle = per_cycle
+        .with_data(json!({"theoretical": t, "ratio": m / t, "best": best, "best_ratio": best.map(|b| b / t), "ghz_reference": ghz1, "ghz_drift": drift, "clock_moved_samples": paired.moved, "ghz_under_this_width": lic}));
+    if let (Some(l), Some(g)) = (lic, ghz1) {
+        let at_lic = m * g / l;
+        per_cycle = per_cycle.with_note(&format!(
+            "the clock while {}-bit FMAs run is {l:.2} GHz ({:+.1}% against the add-chain clock); at that clock the kernel reaches {at_lic:.2} FLOP/cycle = {:.1}% of theoretical",
+            w.bits(),
+            (l / g - 1.0) * 100.0,
+            at_lic / t * 100.0
+        ));
+    }
+    per_cycle
+}
+
+/// Step 2 of `Peak::run`: the widest width `w`, one thread per core at once.
+fn fma_per_core(
+    ctx: &mut ExpCtx,
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    policy: &Policy,
+    spec: &Result<CoreSpec, String>,
+    per_core: &CpuSet,
+    w: Width,
+) -> Result<()> {
+    (ctx.step)(&format!("FMA {}-bit, {} cores", w.bits(), per_core.len()));
+    let (agg, per_thread) = team_rate(
+        per_core,
+        policy,
+        ctx.stop,
+        w.flops_per_iter() / 1e9,
+        |_t, it| fma::run(w, it),
+    )?;
+    let mut rec = ResultRecord::of(FMA_FLOPS, "GFLOP/s", true)
+        .with_param("width", w.name())
+        .with_param("threads", "per_core")
+        .with_method(
+            &format!("{}; one pinned thread per core, aggregate", method_fma(w)),
+            METHOD_VERSION,
+        )
+        .with_samples(agg);
+    let theo = match (spec, ctx.facts.ghz_all) {
+        (Ok(s), Some(g)) => s.flops_per_cycle(w).map(|f| f * g * per_core.len() as f64),
+        _ => None,
+    };
+    if let (Some(t), Some(m)) = (theo, rec.value) {
+        rec = rec.with_note(&format!(
+            "{:.1}% of the theoretical {t:.0} GFLOP/s (measured all-core clock {:.2} GHz × {} cores × {:.0} FLOP/cycle)",
+            m / t * 100.0,
+            ctx.facts.ghz_all.unwrap_or(0.0),
+            per_core.len(),
+            t / ctx.facts.ghz_all.unwrap_or(1.0) / per_core.len() as f64
+        ));
+    }
+    rec = rec.with_data(json!({"cpus": per_core.to_string(), "per_thread_gflops": per_thread, "theoretical_gflops": theo, "ghz_all": ctx.facts.ghz_all}));
+    out(rec)
+}
+
+/// Step 3 of `Peak::run`: seed 000's capacity formula against the nop loop
+/// on every usable CPU.
+fn capacity_formula(
+    ctx: &mut ExpCtx,
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    policy: &Policy,
+    spec: &Result<CoreSpec, String>,
+    per_core: &CpuSet,
+    theory_json: serde_json::Value,
+) -> Result<()> {
+    (ctx.step)(&format!("nop loop on {} CPUs", ctx.cpus.len()));
+    let insns = NOP_LOOP_INSNS as f64;
+    let (agg, _) = team_rate(&ctx.cpus, policy, ctx.stop, insns / 1e9, |_t, it| {
+        nop_loop(it)
+    })?;
+    let cores = per_core.len();
+    let tpc = if cores > 0 {
+        ctx.cpus.len().div_ceil(cores)
+    } else {
+        1
+    };
+    let mut rec = ResultRecord::of(INSTRUCTION_RATE, "G instr/s", true)
+        .with_param("threads", "all")
+        .with_method(
+            "seed 000's cpu_bound loop (3 × nop + decrement + branch = 5 instructions per iteration, asm) on every usable CPU at once; G instr/s = threads × 5 × iterations / team time",
+            METHOD_VERSION,
+        )
+        .with_samples(agg);
+    let formula = match (spec, ctx.facts.ghz_all) {
+        (Ok(s), Some(g)) => s
+            .issue_width
+            .map(|iw| g * cores as f64 * iw * smt_factor(tpc)),
+        _ => None,
+    };
+    match (formula, rec.value, spec) {
+        (Some(f), Some(m), Ok(s)) => {
+            rec = rec.with_note(&format!(
+                "{:.1}% of seed 000's formula: {:.2} GHz (all-core, measured) × {cores} cores × issue width {} ({}) × SMT factor {} = {f:.1} G instr/s",
+                m / f * 100.0,
+                ctx.facts.ghz_all.unwrap_or(0.0),
+                s.issue_width.unwrap_or(0.0),
+                s.core,
+                smt_factor(tpc),
+            ));
+        }
+        (None, _, Err(e)) => {
+            rec = rec.with_note(&format!("seed 000's formula not available: {e}"))
+        }
+        (None, _, Ok(_)) => {
+            rec = rec.with_note(
+                "seed 000's formula not available: issue width unknown or the all-core clock was not measured",
+            )
+        }
+        _ => {}
+    }
+    rec = rec
+        .with_note("the nop loop takes one taken branch per iteration; most cores run at most one taken branch per cycle, so it cannot exceed 5 instructions per cycle per thread")
+        .with_data(json!({"formula_g_instr_s": formula, "threads_per_core": tpc, "smt_factor": smt_factor(tpc), "cores": cores, "theory": theory_json}));
+    out(rec)?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -471,6 +471,68 @@ pub fn run_study(
     let (cores, logical) = smt_shape(ctx.machine, &ctx.cpus);
 
     // 1. Verification record.
+    out(verification_record(&verified))?;
+
+    let variants = selected(&verified, only);
+    for (v, r) in &verified {
+        if let Err(e) = r {
+            if only.is_empty() || only.contains(v) {
+                out(ResultRecord::unavailable(
+                    THROUGHPUT.experiment,
+                    THROUGHPUT.metric,
+                    "MB/s",
+                    e,
+                )
+                .with_param("variant", v.name())
+                .with_param("threads", "1")
+                .with_method(&method_text(*v), METHOD_VERSION))?;
+            }
+        }
+    }
+    let (points, all_reason) = thread_points(ctx.machine, &ctx.cpus, ctx.profile);
+
+    // 2. Throughput at every point.
+    // results[variant][point label] = median MB/s
+    let mut table: Vec<(Variant, Vec<PointResult>)> = Vec::new();
+    for v in &variants {
+        let mut row = Vec::new();
+        for p in &points {
+            if let Some(pr) = throughput_point(ctx, out, &policy, *v, p, &turbo_json)? {
+                row.push(pr);
+            }
+        }
+        if let Some(r) = &all_reason {
+            out(
+                ResultRecord::unavailable(THROUGHPUT.experiment, THROUGHPUT.metric, "MB/s", r)
+                    .with_param("variant", v.name())
+                    .with_param("threads", "all")
+                    .with_method(&method_text(*v), METHOD_VERSION),
+            )?;
+        }
+        table.push((*v, row));
+    }
+
+    // 3. Per-thread efficiency vs 1 thread (seed 004's table).
+    efficiency_records(&table, out)?;
+    // 4. Ordering of the variants at 1 thread.
+    let order_notes = ordering_notes(&table);
+    // 5. SMT yield and the recommendation.
+    let advice = smt_records(&table, all_reason.as_deref(), cores, logical, out)?;
+    // 6. Headline: the best throughput and what to do.
+    let notes = HeadlineNotes {
+        order_notes: &order_notes,
+        advice: &advice,
+        all_reason: all_reason.as_deref(),
+    };
+    if let Some(r) = best_record(&table, &notes, &turbo_text, cores, logical) {
+        out(r)?;
+    }
+    Ok(())
+}
+
+/// Step 1 of `run_study`: how many variants passed verification, with each
+/// one's digest or reason.
+fn verification_record(verified: &[(Variant, Result<u64, String>)]) -> ResultRecord {
     let ok: Vec<&(Variant, Result<u64, String>)> =
         verified.iter().filter(|(_, r)| r.is_ok()).collect();
     let digests: serde_json::Map<String, Value> = verified
@@ -502,122 +564,101 @@ pub fn run_study(
                 .join(", ")
         ));
     }
-    out(vr)?;
+    vr
+}
 
-    let variants = selected(&verified, only);
-    for (v, r) in &verified {
-        if let Err(e) = r {
-            if only.is_empty() || only.contains(v) {
-                out(ResultRecord::unavailable(
-                    THROUGHPUT.experiment,
-                    THROUGHPUT.metric,
-                    "MB/s",
-                    e,
-                )
-                .with_param("variant", v.name())
-                .with_param("threads", "1")
-                .with_method(&method_text(*v), METHOD_VERSION))?;
-            }
+/// Step 2 of `run_study`: variant `v` at thread point `p`, its throughput
+/// record and counted figures; the point's median when measured.
+fn throughput_point(
+    ctx: &mut ExpCtx,
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    policy: &Policy,
+    v: Variant,
+    p: &Point,
+    turbo_json: &Value,
+) -> Result<Option<PointResult>> {
+    (ctx.step)(&format!(
+        "{} × {} thread(s) ({})",
+        v.name(),
+        p.cpus.len(),
+        p.label
+    ));
+    let (agg, per_thread, cnt) = if p.cpus.len() == 1 {
+        let cpu = p.cpus.first().unwrap_or(0);
+        let (s, c) = single_rate_counted(cpu, policy, ctx.stop, CHUNK_BYTES as f64 / 1e6, |it| {
+            chacha::run(v, it, 0)
+        })?;
+        (s, Vec::new(), c)
+    } else {
+        team_rate_counted(
+            &p.cpus,
+            policy,
+            ctx.stop,
+            CHUNK_BYTES as f64 / 1e6,
+            |t, it| chacha::run(v, it, t.index as u64 * 1_000_000),
+        )?
+    };
+    let windows = [cnt];
+    let (ghz, ghz_src) = ghz_at(ctx.facts, &p.label);
+    let mut rec = ResultRecord::of(THROUGHPUT, "MB/s", true)
+        .with_param("variant", v.name())
+        .with_param("threads", p.label.as_str())
+        .with_method(&method_text(v), METHOD_VERSION)
+        .with_samples(agg);
+    let n = p.cpus.len();
+    let cpb = match (rec.value, ghz) {
+        (Some(mbs), Some(g)) if mbs > 0.0 => Some(g * 1e9 * n as f64 / (mbs * 1e6)),
+        _ => None,
+    };
+    let mut data = json!({
+        "cpus": p.cpus.to_string(),
+        "threads": n,
+        "per_thread_mb_s": per_thread,
+        "ghz": ghz,
+        "ghz_source": ghz_src,
+        "cycles_per_byte": cpb,
+        "lanes": v.lanes(),
+        "width_bits": v.width_bits(),
+        "turbo": turbo_json,
+    });
+    if let (Some(d), Value::Object(c)) = (data.as_object_mut(), counted_data(&windows)) {
+        d.extend(c);
+    }
+    rec = rec
+        .with_data(data)
+        .with_counters(counted::to_value(&windows));
+    if let Some(c) = cpb {
+        rec = rec.with_note(&format!(
+            "{c:.2} cycles per byte per thread at {:.2} GHz",
+            ghz.unwrap_or(0.0)
+        ));
+    }
+    let point = rec.value.map(|val| (p.label.clone(), n, val));
+    let measured = rec.value.is_some();
+    out(rec)?;
+    if measured {
+        for r in counted_figures(
+            (IPC, GHZ),
+            &[
+                ("variant", json!(v.name())),
+                ("threads", json!(p.label.as_str())),
+            ],
+            &windows,
+            false,
+        ) {
+            out(r)?;
         }
     }
-    let (points, all_reason) = thread_points(ctx.machine, &ctx.cpus, ctx.profile);
+    Ok(point)
+}
 
-    // 2. Throughput at every point.
-    // results[variant][point label] = median MB/s
-    let mut table: Vec<(Variant, Vec<PointResult>)> = Vec::new();
-    for v in &variants {
-        let mut row = Vec::new();
-        for p in &points {
-            (ctx.step)(&format!(
-                "{} × {} thread(s) ({})",
-                v.name(),
-                p.cpus.len(),
-                p.label
-            ));
-            let vv = *v;
-            let (agg, per_thread, cnt) = if p.cpus.len() == 1 {
-                let cpu = p.cpus.first().unwrap_or(0);
-                let (s, c) =
-                    single_rate_counted(cpu, &policy, ctx.stop, CHUNK_BYTES as f64 / 1e6, |it| {
-                        chacha::run(vv, it, 0)
-                    })?;
-                (s, Vec::new(), c)
-            } else {
-                team_rate_counted(
-                    &p.cpus,
-                    &policy,
-                    ctx.stop,
-                    CHUNK_BYTES as f64 / 1e6,
-                    |t, it| chacha::run(vv, it, t.index as u64 * 1_000_000),
-                )?
-            };
-            let windows = [cnt];
-            let (ghz, ghz_src) = ghz_at(ctx.facts, &p.label);
-            let mut rec = ResultRecord::of(THROUGHPUT, "MB/s", true)
-                .with_param("variant", v.name())
-                .with_param("threads", p.label.as_str())
-                .with_method(&method_text(*v), METHOD_VERSION)
-                .with_samples(agg);
-            let n = p.cpus.len();
-            let cpb = match (rec.value, ghz) {
-                (Some(mbs), Some(g)) if mbs > 0.0 => Some(g * 1e9 * n as f64 / (mbs * 1e6)),
-                _ => None,
-            };
-            let mut data = json!({
-                "cpus": p.cpus.to_string(),
-                "threads": n,
-                "per_thread_mb_s": per_thread,
-                "ghz": ghz,
-                "ghz_source": ghz_src,
-                "cycles_per_byte": cpb,
-                "lanes": v.lanes(),
-                "width_bits": v.width_bits(),
-                "turbo": turbo_json,
-            });
-            if let (Some(d), Value::Object(c)) = (data.as_object_mut(), counted_data(&windows)) {
-                d.extend(c);
-            }
-            rec = rec
-                .with_data(data)
-                .with_counters(counted::to_value(&windows));
-            if let Some(c) = cpb {
-                rec = rec.with_note(&format!(
-                    "{c:.2} cycles per byte per thread at {:.2} GHz",
-                    ghz.unwrap_or(0.0)
-                ));
-            }
-            if let Some(val) = rec.value {
-                row.push((p.label.clone(), n, val));
-            }
-            let measured = rec.value.is_some();
-            out(rec)?;
-            if measured {
-                for r in counted_figures(
-                    (IPC, GHZ),
-                    &[
-                        ("variant", json!(v.name())),
-                        ("threads", json!(p.label.as_str())),
-                    ],
-                    &windows,
-                    false,
-                ) {
-                    out(r)?;
-                }
-            }
-        }
-        if let Some(r) = &all_reason {
-            out(
-                ResultRecord::unavailable(THROUGHPUT.experiment, THROUGHPUT.metric, "MB/s", r)
-                    .with_param("variant", v.name())
-                    .with_param("threads", "all")
-                    .with_method(&method_text(*v), METHOD_VERSION),
-            )?;
-        }
-        table.push((*v, row));
-    }
-
-    // 3. Per-thread efficiency vs 1 thread (seed 004's table).
-    for (v, row) in &table {
+/// Step 3 of `run_study`: each variant's per-thread efficiency at each point
+/// against its 1-thread throughput.
+fn efficiency_records(
+    table: &[(Variant, Vec<PointResult>)],
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+) -> Result<()> {
+    for (v, row) in table {
         let Some(one) = row.iter().find(|r| r.0 == "1").map(|r| r.2) else {
             continue;
         };
@@ -635,8 +676,12 @@ pub fn run_study(
             out(r)?;
         }
     }
+    Ok(())
+}
 
-    // 4. Ordering of the variants at 1 thread.
+/// Step 4 of `run_study`: a note for each variant not faster at 1 thread
+/// than the narrower one before it.
+fn ordering_notes(table: &[(Variant, Vec<PointResult>)]) -> Vec<String> {
     let ones: Vec<(Variant, f64)> = table
         .iter()
         .filter_map(|(v, row)| row.iter().find(|r| r.0 == "1").map(|r| (*v, r.2)))
@@ -651,10 +696,19 @@ pub fn run_study(
             ));
         }
     }
+    order_notes
+}
 
-    // 5. SMT yield and the recommendation.
+/// Step 5 of `run_study`: each variant's SMT yield record; the advice given.
+fn smt_records(
+    table: &[(Variant, Vec<PointResult>)],
+    all_reason: Option<&str>,
+    cores: usize,
+    logical: usize,
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+) -> Result<Vec<String>> {
     let mut advice = Vec::new();
-    for (v, row) in &table {
+    for (v, row) in table {
         let pc = row.iter().find(|r| r.0 == "per_core").map(|r| r.2);
         let all = row.iter().find(|r| r.0 == "all").map(|r| r.2);
         let rec = match (pc, all) {
@@ -682,7 +736,7 @@ pub fn run_study(
                 .with_param("variant", v.name()),
             },
             _ => {
-                let reason = all_reason.clone().unwrap_or_else(|| {
+                let reason = all_reason.map(str::to_string).unwrap_or_else(|| {
                     "the per-core or all-CPU throughput was not measured".into()
                 });
                 ResultRecord::unavailable(SMT_YIELD.experiment, SMT_YIELD.metric, "cores", &reason)
@@ -691,36 +745,54 @@ pub fn run_study(
         };
         out(rec)?;
     }
+    Ok(advice)
+}
 
-    // 6. Headline: the best throughput and what to do.
+/// The notes steps 4 and 5 of `run_study` hand to the headline record.
+struct HeadlineNotes<'a> {
+    /// Variants not faster than narrower ones.
+    order_notes: &'a [String],
+    /// SMT advice, one per variant.
+    advice: &'a [String],
+    /// Why the all-CPU point was not measured, if it was not.
+    all_reason: Option<&'a str>,
+}
+
+/// Step 6 of `run_study`: the best throughput over the table, with the
+/// ordering notes and the recommendation; None when nothing was measured.
+fn best_record(
+    table: &[(Variant, Vec<PointResult>)],
+    notes: &HeadlineNotes,
+    turbo_text: &str,
+    cores: usize,
+    logical: usize,
+) -> Option<ResultRecord> {
     let best = table
         .iter()
         .flat_map(|(v, row)| row.iter().map(move |r| (*v, r.0.clone(), r.1, r.2)))
         .max_by(|a, b| a.3.total_cmp(&b.3));
-    if let Some((v, label, n, t)) = best {
-        let mut r = ResultRecord::of(BEST_THROUGHPUT, "MB/s", true)
-            .with_method(
-                "the highest median throughput over every measured variant and thread point",
-                METHOD_VERSION,
-            )
-            .with_data(json!({"variant": v.name(), "threads": label, "n": n, "turbo": turbo_text, "cores": cores, "logical": logical}))
-            .with_note(&format!("best: {} with {n} thread(s) ({label}); turbo {turbo_text}", v.name()));
-        r.value = Some(t);
-        for n in &order_notes {
-            r = r.with_note(n);
-        }
-        if advice.is_empty() {
-            r = r.with_note(&format!(
-                "no SMT result: {}",
-                all_reason.clone().unwrap_or_else(|| "not measured".into())
-            ));
-        }
-        for a in &advice {
-            r = r.with_note(&format!("recommendation: {a}"));
-        }
-        out(r)?;
+    let (v, label, n, t) = best?;
+    let mut r = ResultRecord::of(BEST_THROUGHPUT, "MB/s", true)
+        .with_method(
+            "the highest median throughput over every measured variant and thread point",
+            METHOD_VERSION,
+        )
+        .with_data(json!({"variant": v.name(), "threads": label, "n": n, "turbo": turbo_text, "cores": cores, "logical": logical}))
+        .with_note(&format!("best: {} with {n} thread(s) ({label}); turbo {turbo_text}", v.name()));
+    r.value = Some(t);
+    for n in notes.order_notes {
+        r = r.with_note(n);
     }
-    Ok(())
+    if notes.advice.is_empty() {
+        r = r.with_note(&format!(
+            "no SMT result: {}",
+            notes.all_reason.unwrap_or("not measured")
+        ));
+    }
+    for a in notes.advice {
+        r = r.with_note(&format!("recommendation: {a}"));
+    }
+    Some(r)
 }
 
 impl Experiment for Simd {

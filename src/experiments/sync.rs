@@ -14,7 +14,7 @@
 use super::c2c_infer::Declared;
 use super::mem_common::PLACEMENT_PARAM;
 use super::{one_cpu_per_core, ExpCtx, Experiment, Profile};
-use crate::base::timer::Timer;
+use crate::base::timer::{Timer, TimerInfo};
 use crate::harness::measure::{measure, measure_team, Policy, Warmup};
 use crate::kernels::chains::{Chain, CHAIN_LEN};
 use crate::kernels::sync::{self as k, Hint, Protected, SpinLock, Wait};
@@ -373,6 +373,16 @@ fn lock_cost(
     Ok((per_thread_means(&m.thread_samples), frac))
 }
 
+/// The state every step of one `run_all` pass shares: policy, stop flag,
+/// clock and the two callbacks.
+struct Pass<'a> {
+    pol: Policy,
+    stop: &'a AtomicBool,
+    ghz: Option<f64>,
+    step: &'a mut dyn FnMut(&str),
+    out: &'a mut dyn FnMut(ResultRecord) -> Result<()>,
+}
+
 /// Run every synchronisation measurement on `cpus`, handing records to `out`.
 /// `ghz`: measured single-core clock for cycles. `step`: progress.
 pub fn run_all(
@@ -396,11 +406,35 @@ pub fn run_all(
         return Ok(());
     };
     let timer = Timer::new().info();
+    let mut p = Pass {
+        pol,
+        stop,
+        ghz,
+        step,
+        out,
+    };
 
     // 1. Spin-wait hints.
+    spin_hints(&mut p, first, &timer)?;
+    // 2. Uncontended atomic increment.
+    atomic_alone(&mut p, first)?;
+    // 3. Contended atomic increment.
+    let pl = placements(machine, &list);
+    let spread = one_cpu_per_core(machine, cpus).to_vec();
+    if atomic_contended(&mut p, &pl, &list, &spread, profile)? {
+        return Ok(());
+    }
+    // 4. Locks: uncontended, contended, handoff.
+    locks(&mut p, &pl, first)?;
+    // 5. False sharing.
+    false_sharing_all(&mut p, &pl, &spread, profile)
+}
+
+/// Step 1 of `run_all`: each spin-wait hint instruction, alone on `first`.
+fn spin_hints(p: &mut Pass, first: usize, timer: &TimerInfo) -> Result<()> {
     let hints = Hint::available();
     if hints.is_empty() {
-        out(ResultRecord::unavailable(
+        (p.out)(ResultRecord::unavailable(
             SPIN_HINT.experiment,
             SPIN_HINT.metric,
             "ns",
@@ -408,9 +442,9 @@ pub fn run_all(
         ))?;
     }
     for h in hints {
-        step(&format!("{} instruction on CPU {first}", h.name()));
+        (p.step)(&format!("{} instruction on CPU {first}", h.name()));
         let _g = AffinityGuard::pin(first)?;
-        let m = measure(&pol, stop, |iters| k::hint_loop(h, iters))?;
+        let m = measure(&p.pol, p.stop, |iters| k::hint_loop(h, iters))?;
         let ns: Vec<f64> = m
             .samples
             .iter()
@@ -427,43 +461,58 @@ pub fn run_all(
         if let Some(n) = preempted_note(m.preempted, m.reps) {
             r = r.with_note(&n);
         }
-        out(r)?;
-        out(cycles_record(SPIN_HINT_CYCLES, &params, &ns, ghz, &method))?;
-    }
-
-    // 2. Uncontended atomic increment.
-    step(&format!("atomic increment, alone on CPU {first}"));
-    {
-        let _g = AffinityGuard::pin(first)?;
-        let c = Box::new(Line(AtomicU64::new(0)));
-        let m = measure(&pol, stop, |iters| k::atomic_increments(&c.0, iters))?;
-        let method = "locked fetch_add (x86 LOCK XADD, arm LDADD or LDXR/STXR) of a private counter, one pinned thread; ns per increment; median of samples";
-        let params = [("threads", json!(1)), (PLACEMENT_PARAM, json!("alone"))];
-        let mut r = ns_record(ATOMIC_INCREMENT, &params, m.samples.clone(), method);
-        if let Some(n) = preempted_note(m.preempted, m.reps) {
-            r = r.with_note(&n);
-        }
-        out(r)?;
-        out(cycles_record(
-            ATOMIC_INCREMENT_CYCLES,
+        (p.out)(r)?;
+        (p.out)(cycles_record(
+            SPIN_HINT_CYCLES,
             &params,
-            &m.samples,
-            ghz,
-            method,
+            &ns,
+            p.ghz,
+            &method,
         ))?;
     }
+    Ok(())
+}
 
-    // 3. Contended atomic increment.
-    let pl = placements(machine, &list);
+/// Step 2 of `run_all`: an uncontended atomic increment on `first`.
+fn atomic_alone(p: &mut Pass, first: usize) -> Result<()> {
+    (p.step)(&format!("atomic increment, alone on CPU {first}"));
+    let _g = AffinityGuard::pin(first)?;
+    let c = Box::new(Line(AtomicU64::new(0)));
+    let m = measure(&p.pol, p.stop, |iters| k::atomic_increments(&c.0, iters))?;
+    let method = "locked fetch_add (x86 LOCK XADD, arm LDADD or LDXR/STXR) of a private counter, one pinned thread; ns per increment; median of samples";
+    let params = [("threads", json!(1)), (PLACEMENT_PARAM, json!("alone"))];
+    let mut r = ns_record(ATOMIC_INCREMENT, &params, m.samples.clone(), method);
+    if let Some(n) = preempted_note(m.preempted, m.reps) {
+        r = r.with_note(&n);
+    }
+    (p.out)(r)?;
+    (p.out)(cycles_record(
+        ATOMIC_INCREMENT_CYCLES,
+        &params,
+        &m.samples,
+        p.ghz,
+        method,
+    ))
+}
+
+/// Step 3 of `run_all`: the contended atomic increment, labelled placements
+/// then the thread-count sweep; true when stopped.
+fn atomic_contended(
+    p: &mut Pass,
+    pl: &Placements,
+    list: &[usize],
+    spread: &[usize],
+    profile: Profile,
+) -> Result<bool> {
     let cmethod = "every thread does locked fetch_add on one shared counter (one cache line), pinned threads released together; sample = mean over threads of each thread's ns per increment";
     let mut labelled: Vec<Vec<usize>> = Vec::new();
-    for (name, p) in [
+    for (name, pair) in [
         ("same_core", &pl.same_core),
         ("same_l3", &pl.same_l3),
         ("cross_node", &pl.cross_node),
     ] {
         let params = [("threads", json!(2)), (PLACEMENT_PARAM, json!(name))];
-        match p {
+        match pair {
             Err(why) => {
                 let mut r = ResultRecord::unavailable(
                     ATOMIC_INCREMENT.experiment,
@@ -474,25 +523,24 @@ pub fn run_all(
                 for (k, v) in &params {
                     r = r.with_param(k, v.clone());
                 }
-                out(r)?;
+                (p.out)(r)?;
             }
             Ok((a, b)) => {
-                step(&format!(
+                (p.step)(&format!(
                     "contended atomic increment, {name} (CPUs {a},{b})"
                 ));
-                let (s, agg) = contended(&[*a, *b], &pol, stop)?;
+                let (s, agg) = contended(&[*a, *b], &p.pol, p.stop)?;
                 labelled.push(vec![*a, *b]);
                 let r = ns_record(ATOMIC_INCREMENT, &params, s, cmethod)
                     .with_note(&format!(
                         "CPUs {a},{b}; aggregate {agg:.1} ns per increment (both threads together)"
                     ))
                     .with_data(json!({"cpus": [a, b], "aggregate_ns_per_increment": agg}));
-                out(cycles_note(r, ghz))?;
+                (p.out)(cycles_note(r, p.ghz))?;
             }
         }
     }
-    let spread = one_cpu_per_core(machine, cpus).to_vec();
-    let mut order = spread.clone();
+    let mut order = spread.to_vec();
     order.extend(list.iter().filter(|c| !spread.contains(c)));
     for t in sweep_counts(order.len(), profile) {
         let set: Vec<usize> = order[..t].to_vec();
@@ -505,10 +553,10 @@ pub fn run_all(
         });
         let params = [("threads", json!(t)), (PLACEMENT_PARAM, json!("spread"))];
         let cs = CpuSet::from_ids(set.iter().copied()).to_string();
-        step(&format!(
+        (p.step)(&format!(
             "contended atomic increment, {t} threads (CPUs {cs})"
         ));
-        let (s, agg) = contended(&set, &pol, stop)?;
+        let (s, agg) = contended(&set, &p.pol, p.stop)?;
         let mut r = ns_record(ATOMIC_INCREMENT, &params, s, cmethod)
             .with_note(&format!(
                 "CPUs {cs} (one per core first); aggregate {agg:.1} ns per increment, {:.1} M increments/s in all",
@@ -518,86 +566,113 @@ pub fn run_all(
         if dup {
             r = r.with_note("same CPUs as a labelled placement above");
         }
-        out(cycles_note(r, ghz))?;
-        if stop.load(Ordering::Relaxed) {
-            return Ok(());
+        (p.out)(cycles_note(r, p.ghz))?;
+        if p.stop.load(Ordering::Relaxed) {
+            return Ok(true);
         }
     }
+    Ok(false)
+}
 
-    // 4. Locks: uncontended, contended, handoff.
-    let lmethod = |kind: &str, t: usize| {
-        format!(
-            "{} lock/unlock around a shared counter, {t} pinned thread(s) looping; sample = mean over threads of each thread's ns per acquisition",
-            if kind == "spin" {
-                "test-and-test-and-set spin lock (spin-wait hint while held)"
-            } else {
-                "std::sync::Mutex (futex: CAS when free, brief spin, FUTEX_WAIT when held)"
-            }
-        )
-    };
+/// The method text of a lock record: `kind` "spin" or "mutex", `t` threads.
+fn lock_method(kind: &str, t: usize) -> String {
+    format!(
+        "{} lock/unlock around a shared counter, {t} pinned thread(s) looping; sample = mean over threads of each thread's ns per acquisition",
+        if kind == "spin" {
+            "test-and-test-and-set spin lock (spin-wait hint while held)"
+        } else {
+            "std::sync::Mutex (futex: CAS when free, brief spin, FUTEX_WAIT when held)"
+        }
+    )
+}
+
+/// Step 4 of `run_all`: locks uncontended on `first`, then contended and
+/// handoff on two cores.
+fn locks(p: &mut Pass, pl: &Placements, first: usize) -> Result<()> {
     for kind in ["spin", "mutex"] {
-        step(&format!("{kind} lock, uncontended"));
-        let (s, _) = lock_cost(&[first], kind == "spin", &pol, stop)?;
+        (p.step)(&format!("{kind} lock, uncontended"));
+        let (s, _) = lock_cost(&[first], kind == "spin", &p.pol, p.stop)?;
         let params = [("kind", json!(kind)), ("threads", json!(1))];
-        let m = lmethod(kind, 1);
-        out(ns_record(LOCK, &params, s.clone(), &m))?;
-        out(cycles_record(LOCK_CYCLES, &params, &s, ghz, &m))?;
+        let m = lock_method(kind, 1);
+        (p.out)(ns_record(LOCK, &params, s.clone(), &m))?;
+        (p.out)(cycles_record(LOCK_CYCLES, &params, &s, p.ghz, &m))?;
     }
     match pl.two_cores {
-        None => {
-            for kind in ["spin", "mutex"] {
-                out(ResultRecord::unavailable(
-                    LOCK.experiment,
-                    LOCK.metric,
-                    "ns",
-                    "needs two usable CPUs on different cores",
-                )
-                .with_param("kind", kind)
-                .with_param("threads", 2))?;
-            }
-            for w in ["spin", "futex"] {
-                out(ResultRecord::unavailable(
-                    HANDOFF.experiment,
-                    HANDOFF.metric,
-                    "ns",
-                    "needs two usable CPUs on different cores",
-                )
-                .with_param("wait", w))?;
-            }
-        }
-        Some((a, b)) => {
-            for kind in ["spin", "mutex"] {
-                step(&format!("{kind} lock, 2 threads (CPUs {a},{b})"));
-                let (s, frac) = lock_cost(&[a, b], kind == "spin", &pol, stop)?;
-                let r = ns_record(
-                    LOCK,
-                    &[("kind", json!(kind)), ("threads", json!(2))],
-                    s,
-                    &lmethod(kind, 2),
-                )
-                .with_note(&format!(
-                    "CPUs {a},{b}; {:.0}% of acquisitions took the lock from the other thread (the rest re-took it)",
-                    frac * 100.0
-                ))
-                .with_data(json!({"cpus": [a, b], "handoff_fraction": frac}));
-                out(cycles_note(r, ghz))?;
-            }
-            for (w, wait) in [("spin", Wait::Spin), ("futex", Wait::Futex)] {
-                step(&format!("{w} handoff (CPUs {a},{b})"));
-                let s = handoff((a, b), wait, &pol, stop)?;
-                let m = if wait == Wait::Spin {
-                    "strict alternation of two pinned threads on one turn word; the waiter spins (spin-wait hint) until its turn; ns per one-way handoff = round time / 2 per turn pair"
-                } else {
-                    "strict alternation of two pinned threads on one turn word; the waiter sleeps in FUTEX_WAIT and is woken by FUTEX_WAKE; ns per one-way handoff (wake-up latency included)"
-                };
-                let r = ns_record(HANDOFF, &[("wait", json!(w))], s, m)
-                    .with_note(&format!("CPUs {a},{b}"));
-                out(cycles_note(r, ghz))?;
-            }
-        }
+        None => locks_unavailable(p),
+        Some((a, b)) => locks_two(p, a, b),
     }
+}
 
-    // 5. False sharing.
+/// Step 4 of `run_all` without two cores: the contended lock and handoff
+/// records, unavailable.
+fn locks_unavailable(p: &mut Pass) -> Result<()> {
+    for kind in ["spin", "mutex"] {
+        (p.out)(
+            ResultRecord::unavailable(
+                LOCK.experiment,
+                LOCK.metric,
+                "ns",
+                "needs two usable CPUs on different cores",
+            )
+            .with_param("kind", kind)
+            .with_param("threads", 2),
+        )?;
+    }
+    for w in ["spin", "futex"] {
+        (p.out)(
+            ResultRecord::unavailable(
+                HANDOFF.experiment,
+                HANDOFF.metric,
+                "ns",
+                "needs two usable CPUs on different cores",
+            )
+            .with_param("wait", w),
+        )?;
+    }
+    Ok(())
+}
+
+/// Step 4 of `run_all` on CPUs `a`, `b` of two cores: contended locks, then
+/// spin and futex handoff.
+fn locks_two(p: &mut Pass, a: usize, b: usize) -> Result<()> {
+    for kind in ["spin", "mutex"] {
+        (p.step)(&format!("{kind} lock, 2 threads (CPUs {a},{b})"));
+        let (s, frac) = lock_cost(&[a, b], kind == "spin", &p.pol, p.stop)?;
+        let r = ns_record(
+            LOCK,
+            &[("kind", json!(kind)), ("threads", json!(2))],
+            s,
+            &lock_method(kind, 2),
+        )
+        .with_note(&format!(
+            "CPUs {a},{b}; {:.0}% of acquisitions took the lock from the other thread (the rest re-took it)",
+            frac * 100.0
+        ))
+        .with_data(json!({"cpus": [a, b], "handoff_fraction": frac}));
+        (p.out)(cycles_note(r, p.ghz))?;
+    }
+    for (w, wait) in [("spin", Wait::Spin), ("futex", Wait::Futex)] {
+        (p.step)(&format!("{w} handoff (CPUs {a},{b})"));
+        let s = handoff((a, b), wait, &p.pol, p.stop)?;
+        let m = if wait == Wait::Spin {
+            "strict alternation of two pinned threads on one turn word; the waiter spins (spin-wait hint) until its turn; ns per one-way handoff = round time / 2 per turn pair"
+        } else {
+            "strict alternation of two pinned threads on one turn word; the waiter sleeps in FUTEX_WAIT and is woken by FUTEX_WAKE; ns per one-way handoff (wake-up latency included)"
+        };
+        let r = ns_record(HANDOFF, &[("wait", json!(w))], s, m).with_note(&format!("CPUs {a},{b}"));
+        (p.out)(cycles_note(r, p.ghz))?;
+    }
+    Ok(())
+}
+
+/// Step 5 of `run_all`: false sharing at each thread count (2, and all
+/// cores up to 8 beyond the quick profile).
+fn false_sharing_all(
+    p: &mut Pass,
+    pl: &Placements,
+    spread: &[usize],
+    profile: Profile,
+) -> Result<()> {
     let fs_counts: Vec<usize> = {
         let cores = spread.len().min(8);
         let mut v = Vec::new();
@@ -611,22 +686,26 @@ pub fn run_all(
     };
     if fs_counts.is_empty() {
         for layout in ["shared_line", "padded"] {
-            out(ResultRecord::unavailable(
-                FALSE_SHARING.experiment,
-                FALSE_SHARING.metric,
-                "ns",
+            (p.out)(
+                ResultRecord::unavailable(
+                    FALSE_SHARING.experiment,
+                    FALSE_SHARING.metric,
+                    "ns",
+                    "needs two usable CPUs on different cores",
+                )
+                .with_param("layout", layout)
+                .with_param("threads", 2),
+            )?;
+        }
+        (p.out)(
+            ResultRecord::unavailable(
+                FALSE_SHARING_SLOWDOWN.experiment,
+                FALSE_SHARING_SLOWDOWN.metric,
+                "x",
                 "needs two usable CPUs on different cores",
             )
-            .with_param("layout", layout)
-            .with_param("threads", 2))?;
-        }
-        out(ResultRecord::unavailable(
-            FALSE_SHARING_SLOWDOWN.experiment,
-            FALSE_SHARING_SLOWDOWN.metric,
-            "x",
-            "needs two usable CPUs on different cores",
-        )
-        .with_param("threads", 2))?;
+            .with_param("threads", 2),
+        )?;
     }
     for t in fs_counts {
         let set: Vec<usize> = if t == 2 {
@@ -637,22 +716,33 @@ pub fn run_all(
         } else {
             spread[..t].to_vec()
         };
-        let cs = CpuSet::from_ids(set.iter().copied()).to_string();
-        for (op, atomic) in [("plain", false), ("atomic", true)] {
-            step(&format!(
-                "false sharing, {op} increments, {t} threads (CPUs {cs})"
-            ));
-            let (s, p, ratio) = false_sharing(&set, atomic, &pol, stop)?;
-            let how = if atomic {
-                "locked fetch_add"
-            } else {
-                "plain load/add/store (the `counter++` of ordinary code)"
-            };
-            let base = format!(
-                "each pinned thread increments its own counter with a {how}, counters either packed in one cache line (8 bytes apart) or 128 bytes apart; the two layouts alternate round by round"
-            );
-            for (layout, v) in [("shared_line", s), ("padded", p)] {
-                out(ns_record(
+        if false_sharing_set(p, &set, t)? {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// Step 5 of `run_all` on one CPU `set` of `t` threads: plain then atomic
+/// increments; true when stopped.
+fn false_sharing_set(p: &mut Pass, set: &[usize], t: usize) -> Result<bool> {
+    let cs = CpuSet::from_ids(set.iter().copied()).to_string();
+    for (op, atomic) in [("plain", false), ("atomic", true)] {
+        (p.step)(&format!(
+            "false sharing, {op} increments, {t} threads (CPUs {cs})"
+        ));
+        let (s, pd, ratio) = false_sharing(set, atomic, &p.pol, p.stop)?;
+        let how = if atomic {
+            "locked fetch_add"
+        } else {
+            "plain load/add/store (the `counter++` of ordinary code)"
+        };
+        let base = format!(
+            "each pinned thread increments its own counter with a {how}, counters either packed in one cache line (8 bytes apart) or 128 bytes apart; the two layouts alternate round by round"
+        );
+        for (layout, v) in [("shared_line", s), ("padded", pd)] {
+            (p.out)(
+                ns_record(
                     FALSE_SHARING,
                     &[
                         ("layout", json!(layout)),
@@ -662,32 +752,32 @@ pub fn run_all(
                     v,
                     &format!("{base}; ns per increment per thread"),
                 )
-                .with_note(&format!("CPUs {cs}")))?;
-            }
-            let mut r = ResultRecord::of(FALSE_SHARING_SLOWDOWN, "x", false)
-                .with_param("op", op)
-                .with_param("threads", t)
-                .with_method(
-                    &format!("{base}; sample = shared-line time / padded time of adjacent rounds"),
-                    METHOD_VERSION,
-                )
-                .with_samples(ratio)
-                .with_note(&format!("CPUs {cs}"));
-            r.higher_is_better = false;
-            if let Some(v) = r.value {
-                if v <= 1.05 {
-                    r = r.with_note("no measurable slowdown: the threads may share a core's L1, or the hypervisor runs them on one core");
-                } else if !atomic && v < 2.0 {
-                    r = r.with_note("plain stores wait in the store buffer and commit in bursts while the line is owned, which hides much of the ping-pong; the atomic variant cannot");
-                }
-            }
-            out(r)?;
-            if stop.load(Ordering::Relaxed) {
-                return Ok(());
+                .with_note(&format!("CPUs {cs}")),
+            )?;
+        }
+        let mut r = ResultRecord::of(FALSE_SHARING_SLOWDOWN, "x", false)
+            .with_param("op", op)
+            .with_param("threads", t)
+            .with_method(
+                &format!("{base}; sample = shared-line time / padded time of adjacent rounds"),
+                METHOD_VERSION,
+            )
+            .with_samples(ratio)
+            .with_note(&format!("CPUs {cs}"));
+        r.higher_is_better = false;
+        if let Some(v) = r.value {
+            if v <= 1.05 {
+                r = r.with_note("no measurable slowdown: the threads may share a core's L1, or the hypervisor runs them on one core");
+            } else if !atomic && v < 2.0 {
+                r = r.with_note("plain stores wait in the store buffer and commit in bursts while the line is owned, which hides much of the ping-pong; the atomic variant cannot");
             }
         }
+        (p.out)(r)?;
+        if p.stop.load(Ordering::Relaxed) {
+            return Ok(true);
+        }
     }
-    Ok(())
+    Ok(false)
 }
 
 /// Measurements `run_all` makes (for the time estimate).

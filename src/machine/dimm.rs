@@ -607,7 +607,10 @@ pub fn invented_note(dimms: &[Dimm], vm_sign: bool) -> Option<String> {
     const VIRTUAL: [&str; 6] = ["qemu", "bochs", "vmware", "virtualbox", "xen", "microsoft"];
     let vendor = pop.iter().find_map(|d| {
         let m = d.manufacturer.as_deref()?.to_ascii_lowercase();
-        VIRTUAL.iter().any(|v| m.contains(v)).then(|| d.manufacturer.clone().unwrap_or_default())
+        VIRTUAL
+            .iter()
+            .any(|v| m.contains(v))
+            .then(|| d.manufacturer.clone().unwrap_or_default())
     });
     let no_speed = pop.iter().all(|d| d.effective_speed_mts().is_none());
     let why = match (vendor, no_speed) {
@@ -630,18 +633,18 @@ fn absent_reason(sys: &Sysroot) -> String {
     let recorded = if sys.is_live() {
         ""
     } else {
-        " (or the recorded tree did not copy them)"
+        "; or the recorded tree did not copy them"
     };
     if sys.exists("/sys/firmware/dmi") || sys.exists("/sys/class/dmi/id") {
         format!(
-            "the kernel exposes DMI but not the raw SMBIOS entries ({DMI_ENTRIES} absent: \
-             CONFIG_DMI_SYSFS off or the dmi-sysfs module not loaded){recorded}"
+            "the kernel exposes DMI but not the raw SMBIOS entries: {DMI_ENTRIES} is absent \
+             (CONFIG_DMI_SYSFS off or the dmi-sysfs module not loaded){recorded}"
         )
     } else {
         format!(
-            "no SMBIOS/DMI tables under this root (no /sys/firmware/dmi, no /sys/class/dmi): \
-             the firmware or VM provides none (Firecracker, many ARM boards) or the kernel \
-             lacks CONFIG_DMI{recorded}"
+            "no SMBIOS/DMI tables under this root: neither /sys/firmware/dmi nor \
+             /sys/class/dmi exists; the firmware or VM provides none (e.g. Firecracker, \
+             many ARM boards) or the kernel lacks CONFIG_DMI{recorded}"
         )
     }
 }

@@ -637,11 +637,18 @@ pub fn memory_devices(info: &MachineInfo) -> String {
     } else {
         String::new()
     };
-    kv(&mut out, "total:", format!("{}{unknown}", fmt_bytes(s.total_bytes)));
+    kv(
+        &mut out,
+        "total:",
+        format!("{}{unknown}", fmt_bytes(s.total_bytes)),
+    );
     // One line per kind of populated DIMM: size, type, speed, ranks, maker, part.
     let mut kinds: Vec<(String, usize)> = Vec::new();
     for d in m.dimms.iter().filter(|d| d.populated()) {
-        let mut parts = vec![d.size_bytes.map(fmt_bytes).unwrap_or_else(|| "size ?".into())];
+        let mut parts = vec![d
+            .size_bytes
+            .map(fmt_bytes)
+            .unwrap_or_else(|| "size ?".into())];
         parts.push(d.memory_type.clone().unwrap_or_else(|| "type ?".into()));
         parts.push(match (d.configured_speed_mts, d.speed_mts) {
             (Some(c), Some(r)) if c != r => format!("{c} MT/s (rated {r})"),
@@ -690,7 +697,9 @@ pub fn memory_devices(info: &MachineInfo) -> String {
     kv(
         &mut out,
         "balance:",
-        s.balance_note.as_deref().unwrap_or("all slots populated alike"),
+        s.balance_note
+            .as_deref()
+            .unwrap_or("all slots populated alike"),
     );
     for n in &m.notes {
         kv(&mut out, "note:", n);

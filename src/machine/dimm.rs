@@ -633,7 +633,7 @@ fn absent_reason(sys: &Sysroot) -> String {
     let recorded = if sys.is_live() {
         ""
     } else {
-        "; or the recorded tree did not copy them"
+        "; or not recorded"
     };
     if sys.exists("/sys/firmware/dmi") || sys.exists("/sys/class/dmi/id") {
         format!(
@@ -642,9 +642,8 @@ fn absent_reason(sys: &Sysroot) -> String {
         )
     } else {
         format!(
-            "no SMBIOS/DMI tables under this root: neither /sys/firmware/dmi nor \
-             /sys/class/dmi exists; the firmware or VM provides none (e.g. Firecracker, \
-             many ARM boards) or the kernel lacks CONFIG_DMI{recorded}"
+            "no SMBIOS tables under this root (no /sys/firmware/dmi or /sys/class/dmi): \
+             none from the firmware or VM, or a kernel without CONFIG_DMI{recorded}"
         )
     }
 }

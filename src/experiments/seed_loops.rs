@@ -61,7 +61,10 @@ pub fn run_cpu(
     let n = bytes / 4;
     // 1. The cache-line loop.
     (ctx.step)(&format!("cache-line loop over {}", fmt_size(bytes)));
-    let mut buf = Buffer::new(bytes, &BufferOptions::base_here())?;
+    let mut buf = Buffer::new(
+        bytes,
+        &BufferOptions::base_here(),
+    )?;
     {
         let a = buf.as_mut_slice::<i32>();
         for (i, x) in a.iter_mut().enumerate() {

@@ -63,7 +63,10 @@ fn reps(profile: Profile) -> (usize, Duration) {
 /// One chase of `lines` cache lines, `stride` bytes apart, on base pages: ns per load.
 fn chase(lines: usize, stride: usize, reps: (usize, Duration), ctx: &ExpCtx) -> Result<Vec<f64>> {
     let bytes = lines * stride;
-    let buf = Buffer::new(bytes, &BufferOptions::base_here())?;
+    let buf = Buffer::new(
+        bytes,
+        &BufferOptions::base_here(),
+    )?;
     let chain = PointerChain::build(buf, bytes, Layout::Random { stride }, 0x71b ^ lines as u64)?;
     if !chain.verify_single_cycle() {
         bail!("the {lines}-line chain is not one cycle");

@@ -4,6 +4,7 @@
 pub mod cache;
 pub mod cgroup;
 pub mod devices;
+pub mod dimm;
 pub mod freq;
 pub mod identity;
 pub mod isa;
@@ -47,6 +48,8 @@ pub struct MachineInfo {
     pub frequency: freq::Frequency,
     pub knobs: knobs::Knobs,
     pub devices: devices::Devices,
+    /// DIMMs from SMBIOS type 17, or why they are not known.
+    pub memory_devices: dimm::MemoryDevices,
 }
 
 impl MachineInfo {
@@ -123,5 +126,6 @@ pub fn discover(sys: &Sysroot) -> Result<MachineInfo> {
         frequency: freq::read(sys),
         knobs: knobs::read(sys),
         devices: devices::read(sys),
+        memory_devices: dimm::read(sys),
     })
 }

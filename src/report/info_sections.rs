@@ -1,7 +1,9 @@
-//! Text sections of `cpuscope info` for identity, ISA, frequency, knobs, devices.
+//! Text sections of `cpuscope info` for identity, ISA, frequency, knobs, devices,
+//! memory devices (DIMMs).
 //! Each returns a block of lines starting with its title and ending with a
 //! newline; an unavailable figure is printed as "n/a (reason)".
 
+use crate::base::fmt::{fmt_bytes, fmt_num};
 use crate::machine::MachineInfo;
 use std::fmt::Write as _;
 
@@ -607,6 +609,100 @@ pub fn devices(info: &MachineInfo) -> String {
     }
     for w in &d.warnings {
         kv(&mut out, "warning:", w);
+    }
+    out
+}
+
+/// Memory devices (SMBIOS type 17 DIMMs) section: slots, total, kinds of
+/// DIMM, theoretical bandwidth, balance, or why the DIMMs are not known.
+pub fn memory_devices(info: &MachineInfo) -> String {
+    let m = &info.memory_devices;
+    let mut out = String::from("Memory devices (SMBIOS type 17)\n");
+    if let Some(why) = &m.unavailable {
+        kv(&mut out, "DIMMs:", format!("n/a ({why})"));
+        return out;
+    }
+    if m.dimms.is_empty() {
+        kv(&mut out, "DIMMs:", "n/a (not read)");
+        return out;
+    }
+    let s = &m.summary;
+    kv(
+        &mut out,
+        "slots:",
+        format!("{} ({} populated, {} empty)", s.slots, s.populated, s.empty),
+    );
+    let unknown = if s.unknown_size > 0 {
+        format!(" (+{} of unknown size)", s.unknown_size)
+    } else {
+        String::new()
+    };
+    kv(
+        &mut out,
+        "total:",
+        format!("{}{unknown}", fmt_bytes(s.total_bytes)),
+    );
+    // One line per kind of populated DIMM: size, type, speed, ranks, maker, part.
+    let mut kinds: Vec<(String, usize)> = Vec::new();
+    for d in m.dimms.iter().filter(|d| d.populated()) {
+        let mut parts = vec![d
+            .size_bytes
+            .map(fmt_bytes)
+            .unwrap_or_else(|| "size ?".into())];
+        parts.push(d.memory_type.clone().unwrap_or_else(|| "type ?".into()));
+        parts.push(match (d.configured_speed_mts, d.speed_mts) {
+            (Some(c), Some(r)) if c != r => format!("{c} MT/s (rated {r})"),
+            (Some(c), _) => format!("{c} MT/s"),
+            (None, Some(r)) => format!("{r} MT/s (rated)"),
+            (None, None) => "speed unknown".into(),
+        });
+        if let Some(r) = d.rank {
+            parts.push(format!("{r}R"));
+        }
+        if let (Some(dw), Some(tw)) = (d.data_width_bits, d.total_width_bits) {
+            parts.push(if tw > dw {
+                format!("x{dw} +ECC")
+            } else {
+                format!("x{dw}")
+            });
+        }
+        let maker = [d.manufacturer.as_deref(), d.part_number.as_deref()]
+            .iter()
+            .flatten()
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" ");
+        if !maker.is_empty() {
+            parts.push(maker);
+        }
+        let k = parts.join(", ");
+        match kinds.iter_mut().find(|(x, _)| *x == k) {
+            Some(e) => e.1 += 1,
+            None => kinds.push((k, 1)),
+        }
+    }
+    for (k, n) in &kinds {
+        kv(&mut out, "DIMMs:", format!("{n} × {k}"));
+    }
+    if let Some(b) = &m.theoretical_bandwidth {
+        let bound = if b.upper_bound { "at most " } else { "" };
+        kv(
+            &mut out,
+            "theoretical:",
+            format!("{bound}{} GB/s ({})", fmt_num(b.gbs), b.basis),
+        );
+    } else if s.populated > 0 {
+        kv(&mut out, "theoretical:", "n/a (no DIMM speed known)");
+    }
+    kv(
+        &mut out,
+        "balance:",
+        s.balance_note
+            .as_deref()
+            .unwrap_or("all slots populated alike"),
+    );
+    for n in &m.notes {
+        kv(&mut out, "note:", n);
     }
     out
 }

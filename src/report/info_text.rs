@@ -34,6 +34,7 @@ pub fn render(info: &MachineInfo) -> String {
         topology(info),
         caches(info),
         numa(info),
+        info_sections::memory_devices(info),
         info_sections::isa(info),
         info_sections::frequency(info),
         info_sections::knobs(info),

@@ -452,7 +452,7 @@ fn the_command_line() {
 
 #[test]
 fn fleet_selection_by_host_cpu_and_tag() {
-    use cpuscope::app::compare::select_runs;
+    use cpuscope::results::document::select_runs;
     use cpuscope::results::store::RunSummary;
     let s = |id: &str, host: &str, cpu: &str, tags: &[&str], status: RunStatus| RunSummary {
         id: id.into(),

@@ -468,9 +468,20 @@ fn quick_memory_share_fits_its_budget_here() {
         .iter()
         .map(|e| e.estimate_secs(&m, &cpus, Profile::Quick))
         .sum();
+    // STREAM's rule (each array at least 4x the last-level cache) and the
+    // latency curve's top size grow with the LLC: the 20 s holds up to a
+    // 64 MiB LLC and grows in proportion beyond it (a VM on a host with a
+    // 480 MiB L3 streams 2 GiB arrays; its quick memory share was planned
+    // at 53 s, run in about 35 s).
+    let llc = CacheFacts::of(&m).llc_total;
+    let budget = 20.0 * (llc as f64 / (64 * MIB) as f64).max(1.0);
+    eprintln!(
+        "quick memory share planned at {total:.1} s (budget {budget:.0} s for a {} MiB LLC)",
+        llc / MIB
+    );
     assert!(
-        total <= 20.0,
-        "quick memory share estimated at {total:.1} s"
+        total <= budget,
+        "quick memory share estimated at {total:.1} s, over its {budget:.0} s budget"
     );
 }
 

@@ -112,7 +112,7 @@ pub fn run(ctx: &Context, args: &C2cArgs) -> Result<i32> {
     if args.pair.is_some() {
         let view = PairView::of(&s.machine, &p)?;
         if args.csv {
-            print!("{}", pair_csv(&view));
+            print!("{}", c2c_text::pair_csv(&view));
             return Ok(s.finish()?.exit_code());
         }
         let extra = session::merge(extra, view.json(&p.plan, ghz, &clock));
@@ -138,23 +138,4 @@ pub fn run(ctx: &Context, args: &C2cArgs) -> Result<i32> {
     })
 }
 
-/// One pair per method as CSV.
-fn pair_csv(view: &PairView) -> String {
-    let (lo, hi) = view.cpus;
-    let mut out =
-        String::from("method,cpu_a,cpu_b,one_way_ns,p25_ns,p75_ns,min_ns,max_ns,cv,samples\n");
-    for (m, p) in &view.results {
-        out += &format!(
-            "{},{lo},{hi},{:.3},{:.3},{:.3},{:.3},{:.3},{:.5},{}\n",
-            m.as_str(),
-            p.median(),
-            p.p25,
-            p.p75,
-            p.stats.min,
-            p.stats.max,
-            p.stats.cv,
-            p.stats.n
-        );
-    }
-    out
-}
+//END

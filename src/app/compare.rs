@@ -2,15 +2,15 @@
 //! exported documents) and `cpuscope published` (the reference figures of
 //! the seed articles, embedded in the binary).
 
-use super::store_cmds::read_run_file;
 use super::Context;
 use crate::report::compare;
-use crate::results::published::{self, value_text, PublishedSet};
-use crate::results::schema::{Run, RunStatus};
-use crate::results::store::{open_store, RunSummary, Store};
+use crate::report::published_text;
+use crate::results::document::{select_runs, Loader};
+use crate::results::published::{self, PublishedSet};
+use crate::results::schema::Run;
 use anyhow::{bail, Context as _, Result};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct CompareArgs {
@@ -59,97 +59,9 @@ pub struct PublishedArgs {
     pub json: bool,
 }
 
-/// An argument that names a run document rather than a stored run.
-fn is_file_arg(s: &str) -> bool {
-    s == "-" || s.ends_with(".json") || s.contains('/')
-}
-
-/// Runs picked by --host/--cpu/--tag: each kind must match (AND), any value
-/// of one kind may (OR). Running runs are left out.
-pub fn select_runs(
-    all: &[RunSummary],
-    hosts: &[String],
-    cpus: &[String],
-    tags: &[String],
-    every: bool,
-) -> Vec<RunSummary> {
-    let picked: Vec<&RunSummary> = all
-        .iter()
-        .filter(|s| s.status != RunStatus::Running)
-        .filter(|s| hosts.is_empty() || hosts.iter().any(|h| h == &s.host))
-        .filter(|s| {
-            cpus.is_empty()
-                || s.cpu_model.as_deref().is_some_and(|m| {
-                    let m = m.to_lowercase();
-                    cpus.iter().any(|c| m.contains(&c.to_lowercase()))
-                })
-        })
-        .filter(|s| tags.is_empty() || tags.iter().any(|t| s.tags.contains(t)))
-        .collect();
-    // Order: by the position of the first asked-for host, then tag, that the
-    // run matches (so `--tag before --tag after` puts `before` first, as
-    // the baseline); then as listed (oldest first).
-    let rank = |s: &RunSummary| {
-        (
-            hosts.iter().position(|h| h == &s.host).unwrap_or(0),
-            tags.iter().position(|t| s.tags.contains(t)).unwrap_or(0),
-        )
-    };
-    let mut picked = picked;
-    picked.sort_by_key(|s| rank(s));
-    if every {
-        return picked.into_iter().cloned().collect();
-    }
-    // The latest run of each host and asked-for tag set (`all` is oldest
-    // first), in order of first appearance: `--tag before --tag after` keeps
-    // one run of each tag per host.
-    let group = |s: &RunSummary| {
-        let t: Vec<&String> = tags.iter().filter(|t| s.tags.contains(t)).collect();
-        (s.host.clone(), format!("{t:?}"))
-    };
-    let mut out: Vec<RunSummary> = Vec::new();
-    for s in picked {
-        match out.iter_mut().find(|o| group(o) == group(s)) {
-            Some(o) => *o = s.clone(),
-            None => out.push(s.clone()),
-        }
-    }
-    out
-}
-
-struct Loader {
-    spec: Option<String>,
-    store: Option<Box<dyn Store>>,
-}
-
-impl Loader {
-    fn store(&mut self) -> Result<&dyn Store> {
-        if self.store.is_none() {
-            self.store = Some(open_store(self.spec.as_deref())?);
-        }
-        match &self.store {
-            Some(s) => Ok(s.as_ref()),
-            None => bail!("no store"),
-        }
-    }
-
-    fn load(&mut self, which: &str) -> Result<Run> {
-        if is_file_arg(which) && (which == "-" || Path::new(which).is_file()) {
-            return read_run_file(Path::new(which));
-        }
-        if which.ends_with(".json") {
-            bail!("'{which}': no such run document");
-        }
-        self.store()?.get_run(which)
-    }
-}
-
 /// `cpuscope compare RUN… [--baseline RUN] [--host H] [--cpu M] [--tag T]`
 pub fn run(ctx: &Context, args: &CompareArgs) -> Result<i32> {
-    let mut loader = Loader {
-        spec: ctx.store.clone(),
-        store: None,
-    };
+    let mut loader = Loader::new(ctx.store.clone());
     let mut runs: Vec<Run> = Vec::new();
     let mut ids = BTreeSet::new();
     for w in &args.runs {
@@ -224,101 +136,6 @@ pub fn run(ctx: &Context, args: &CompareArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// Text listing of published sets.
-pub fn render_published(sets: &[&PublishedSet]) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    for s in sets {
-        let _ = writeln!(out, "{}  {}", s.id, s.title);
-        let _ = writeln!(
-            out,
-            "  source: seed {} — {}\n  section: {}",
-            s.source.seed, s.source.document, s.source.section
-        );
-        let _ = writeln!(out, "  workload: {}", s.workload);
-        for n in &s.notes {
-            let _ = writeln!(out, "  note: {n}");
-        }
-        for (m, d) in &s.machines {
-            let _ = writeln!(out, "  machine: {m}: {d}");
-        }
-        for m in &s.mappings {
-            let _ = writeln!(
-                out,
-                "  shown beside: {} {} [{}]{}{}",
-                m.result.experiment,
-                m.result.metric,
-                m.result.unit,
-                if m.result.params.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        " {}",
-                        serde_json::Value::from(
-                            m.result
-                                .params
-                                .clone()
-                                .into_iter()
-                                .collect::<serde_json::Map<_, _>>()
-                        )
-                    )
-                },
-                if m.scale != 1.0 {
-                    format!(" (published × {})", m.scale)
-                } else {
-                    String::new()
-                }
-            );
-        }
-        let mut rows: Vec<Vec<String>> = Vec::new();
-        for f in &s.figures {
-            let params: Vec<String> = f
-                .params
-                .iter()
-                .map(|(k, v)| match v {
-                    serde_json::Value::String(t) => format!("{k}={t}"),
-                    o => format!("{k}={o}"),
-                })
-                .collect();
-            rows.push(vec![
-                f.machine.clone(),
-                f.metric.clone(),
-                params.join(", "),
-                format!("{} {}", value_text(f.value, f.range, f.qualifier), f.unit),
-                if f.higher_is_better {
-                    "higher is better".into()
-                } else {
-                    "lower is better".into()
-                },
-            ]);
-        }
-        let ncol = 5;
-        let mut w = vec![0usize; ncol];
-        for r in &rows {
-            for (i, c) in r.iter().enumerate() {
-                w[i] = w[i].max(c.chars().count());
-            }
-        }
-        for r in &rows {
-            let mut line = String::from("    ");
-            for (i, c) in r.iter().enumerate() {
-                line.push_str(c);
-                if i + 1 < r.len() {
-                    line.push_str(&" ".repeat(w[i] - c.chars().count() + 2));
-                }
-            }
-            let _ = writeln!(out, "{}", line.trim_end());
-        }
-        out.push('\n');
-    }
-    let _ = writeln!(
-        out,
-        "{} set(s). These figures are published by the sources named; cpuscope did not measure them.",
-        sets.len()
-    );
-    out
-}
-
 /// `cpuscope published [ID] [--json]`
 pub fn published(_ctx: &Context, args: &PublishedArgs) -> Result<i32> {
     let sets: Vec<&PublishedSet> = match &args.id {
@@ -328,7 +145,7 @@ pub fn published(_ctx: &Context, args: &PublishedArgs) -> Result<i32> {
     if args.json {
         super::print_json(&sets)?;
     } else {
-        print!("{}", render_published(&sets));
+        print!("{}", published_text::render(&sets));
     }
     Ok(0)
 }

@@ -2,11 +2,12 @@
 
 use super::Context;
 use crate::report::run_text;
-use crate::results::{open_store, parse_run, Run, RunStatus};
-use anyhow::{anyhow, bail, Context as _, Result};
+use crate::results::document::{export_text, read_run_file, write_atomically};
+use crate::results::{open_store, Run};
+use anyhow::{bail, Context as _, Result};
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct RunsArgs {
@@ -82,13 +83,6 @@ pub fn show(ctx: &Context, args: &ShowArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// The exported form of a run: pretty JSON and a final newline.
-pub fn export_text(run: &Run) -> Result<String> {
-    let mut s = serde_json::to_string_pretty(run).context("cannot serialise the run")?;
-    s.push('\n');
-    Ok(s)
-}
-
 /// `cpuscope export RUN [-o FILE]`
 pub fn export(ctx: &Context, args: &ExportArgs) -> Result<i32> {
     let store = open_store(ctx.store.as_deref())?;
@@ -118,60 +112,6 @@ pub fn export(ctx: &Context, args: &ExportArgs) -> Result<i32> {
         }
     }
     Ok(0)
-}
-
-/// Write `bytes` to `path` through a temporary file in the same directory,
-/// so a reader never sees half a document.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let shown = path.display();
-    if path.is_dir() {
-        bail!("cannot write '{shown}': it is a directory");
-    }
-    let name = path
-        .file_name()
-        .ok_or_else(|| anyhow!("cannot write '{shown}': not a file name"))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".tmp-{}", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    let res = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = res {
-        let _ = std::fs::remove_file(&tmp);
-        bail!("cannot write '{shown}': {e}");
-    }
-    Ok(())
-}
-
-/// Read and check one run document; errors name the file.
-pub fn read_run_file(path: &Path) -> Result<Run> {
-    let shown = path.display().to_string();
-    let bytes = if path.as_os_str() == "-" {
-        let mut b = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut b)
-            .map_err(|e| anyhow!("'-': cannot read standard input: {e}"))?;
-        b
-    } else {
-        if path.is_dir() {
-            bail!("'{shown}' is a directory, not a run document");
-        }
-        std::fs::read(path).map_err(|e| anyhow!("'{shown}': cannot read: {e}"))?
-    };
-    let text = String::from_utf8(bytes)
-        .map_err(|_| anyhow!("'{shown}': not a run document (not UTF-8 text)"))?;
-    let run = parse_run(&text).map_err(|e| anyhow!("'{shown}': {e:#}"))?;
-    if run.status == RunStatus::Running {
-        bail!(
-            "'{shown}': run {} is still running; export it again once it has finished",
-            run.id
-        );
-    }
-    Ok(run)
 }
 
 /// `cpuscope import FILE...`: check every file, then store all runs in one

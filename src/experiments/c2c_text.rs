@@ -3,7 +3,7 @@
 //! the style of seed 001, one pair, the plan, the CSV form. Never measures.
 
 use crate::base::fmt::fmt_num;
-use crate::experiments::c2c::{self, PairStats, Plan};
+use crate::experiments::c2c::{self, PairStats, PairView, Plan};
 use crate::experiments::c2c_infer::{Inference, LatencyMatrix};
 use crate::experiments::mem_common::PLACEMENT_PARAM;
 use crate::experiments::sync;
@@ -669,6 +669,27 @@ pub fn render_sync_summary(results: &[ResultRecord]) -> String {
                 fs.join("; ")
             );
         }
+    }
+    out
+}
+
+/// One pair per method as CSV.
+pub fn pair_csv(view: &PairView) -> String {
+    let (lo, hi) = view.cpus;
+    let mut out =
+        String::from("method,cpu_a,cpu_b,one_way_ns,p25_ns,p75_ns,min_ns,max_ns,cv,samples\n");
+    for (m, p) in &view.results {
+        out += &format!(
+            "{},{lo},{hi},{:.3},{:.3},{:.3},{:.3},{:.3},{:.5},{}\n",
+            m.as_str(),
+            p.median(),
+            p.p25,
+            p.p75,
+            p.stats.min,
+            p.stats.max,
+            p.stats.cv,
+            p.stats.n
+        );
     }
     out
 }

@@ -6,6 +6,7 @@ pub mod html;
 pub mod info_sections;
 pub mod info_text;
 pub mod numa_maps;
+pub mod published_text;
 pub mod run_text;
 pub mod stat_text;
 pub mod summary;

@@ -1,10 +1,12 @@
-//! Results: the versioned run document (schema.rs) and where runs are kept
+//! Results: the versioned run document (schema.rs), run documents on disk
+//! and the choice of runs (document.rs), and where runs are kept
 //! (store.rs: the `Store` trait and `open_store`; backend.rs: the store's
 //! rules over any SQL backend; codec.rs: rows ↔ runs; migrations.rs: the
 //! table layout; sqlite.rs and postgres.rs: the two backends).
 
 pub mod backend;
 pub mod codec;
+pub mod document;
 pub mod migrations;
 pub mod postgres;
 pub mod published;

@@ -1,0 +1,83 @@
+//! `cpuscope published`: the seed articles' reference figures as text.
+
+use crate::base::fmt::columns;
+use crate::results::published::{value_text, PublishedSet};
+use std::fmt::Write as _;
+
+/// Text listing of published sets.
+pub fn render(sets: &[&PublishedSet]) -> String {
+    let mut out = String::new();
+    for s in sets {
+        let _ = writeln!(out, "{}  {}", s.id, s.title);
+        let _ = writeln!(
+            out,
+            "  source: seed {} — {}\n  section: {}",
+            s.source.seed, s.source.document, s.source.section
+        );
+        let _ = writeln!(out, "  workload: {}", s.workload);
+        for n in &s.notes {
+            let _ = writeln!(out, "  note: {n}");
+        }
+        for (m, d) in &s.machines {
+            let _ = writeln!(out, "  machine: {m}: {d}");
+        }
+        for m in &s.mappings {
+            let _ = writeln!(
+                out,
+                "  shown beside: {} {} [{}]{}{}",
+                m.result.experiment,
+                m.result.metric,
+                m.result.unit,
+                if m.result.params.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " {}",
+                        serde_json::Value::from(
+                            m.result
+                                .params
+                                .clone()
+                                .into_iter()
+                                .collect::<serde_json::Map<_, _>>()
+                        )
+                    )
+                },
+                if m.scale != 1.0 {
+                    format!(" (published × {})", m.scale)
+                } else {
+                    String::new()
+                }
+            );
+        }
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        for f in &s.figures {
+            let params: Vec<String> = f
+                .params
+                .iter()
+                .map(|(k, v)| match v {
+                    serde_json::Value::String(t) => format!("{k}={t}"),
+                    o => format!("{k}={o}"),
+                })
+                .collect();
+            rows.push(vec![
+                f.machine.clone(),
+                f.metric.clone(),
+                params.join(", "),
+                format!("{} {}", value_text(f.value, f.range, f.qualifier), f.unit),
+                if f.higher_is_better {
+                    "higher is better".into()
+                } else {
+                    "lower is better".into()
+                },
+            ]);
+        }
+        out.push_str(&columns(&rows, "    "));
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "{} set(s). These figures are published by the sources named; cpuscope did not measure them.",
+        sets.len()
+    );
+    out
+}

@@ -1,0 +1,160 @@
+//! Run documents on disk (what `export` writes and `import` and `compare`
+//! read) and the choice of runs by an argument: a stored run's id, prefix or
+//! `latest`, or a document's path; stored runs picked by host, CPU and tag.
+
+use super::schema::{parse_run, Run, RunStatus};
+use super::store::{open_store, RunSummary, Store};
+use anyhow::{anyhow, bail, Context as _, Result};
+use std::io::{Read, Write};
+use std::path::Path;
+
+/// The exported form of a run: pretty JSON and a final newline.
+pub fn export_text(run: &Run) -> Result<String> {
+    let mut s = serde_json::to_string_pretty(run).context("cannot serialise the run")?;
+    s.push('\n');
+    Ok(s)
+}
+
+/// Write `bytes` to `path` through a temporary file in the same directory,
+/// so a reader never sees half a document.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let shown = path.display();
+    if path.is_dir() {
+        bail!("cannot write '{shown}': it is a directory");
+    }
+    let name = path
+        .file_name()
+        .ok_or_else(|| anyhow!("cannot write '{shown}': not a file name"))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".tmp-{}", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let res = (|| -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = res {
+        let _ = std::fs::remove_file(&tmp);
+        bail!("cannot write '{shown}': {e}");
+    }
+    Ok(())
+}
+
+/// Read and check one run document; errors name the file.
+pub fn read_run_file(path: &Path) -> Result<Run> {
+    let shown = path.display().to_string();
+    let bytes = if path.as_os_str() == "-" {
+        let mut b = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut b)
+            .map_err(|e| anyhow!("'-': cannot read standard input: {e}"))?;
+        b
+    } else {
+        if path.is_dir() {
+            bail!("'{shown}' is a directory, not a run document");
+        }
+        std::fs::read(path).map_err(|e| anyhow!("'{shown}': cannot read: {e}"))?
+    };
+    let text = String::from_utf8(bytes)
+        .map_err(|_| anyhow!("'{shown}': not a run document (not UTF-8 text)"))?;
+    let run = parse_run(&text).map_err(|e| anyhow!("'{shown}': {e:#}"))?;
+    if run.status == RunStatus::Running {
+        bail!(
+            "'{shown}': run {} is still running; export it again once it has finished",
+            run.id
+        );
+    }
+    Ok(run)
+}
+
+/// An argument that names a run document rather than a stored run.
+fn is_file_arg(s: &str) -> bool {
+    s == "-" || s.ends_with(".json") || s.contains('/')
+}
+
+/// Runs picked by --host/--cpu/--tag: each kind must match (AND), any value
+/// of one kind may (OR). Running runs are left out.
+pub fn select_runs(
+    all: &[RunSummary],
+    hosts: &[String],
+    cpus: &[String],
+    tags: &[String],
+    every: bool,
+) -> Vec<RunSummary> {
+    let picked: Vec<&RunSummary> = all
+        .iter()
+        .filter(|s| s.status != RunStatus::Running)
+        .filter(|s| hosts.is_empty() || hosts.iter().any(|h| h == &s.host))
+        .filter(|s| {
+            cpus.is_empty()
+                || s.cpu_model.as_deref().is_some_and(|m| {
+                    let m = m.to_lowercase();
+                    cpus.iter().any(|c| m.contains(&c.to_lowercase()))
+                })
+        })
+        .filter(|s| tags.is_empty() || tags.iter().any(|t| s.tags.contains(t)))
+        .collect();
+    // Order: by the position of the first asked-for host, then tag, that the
+    // run matches (so `--tag before --tag after` puts `before` first, as
+    // the baseline); then as listed (oldest first).
+    let rank = |s: &RunSummary| {
+        (
+            hosts.iter().position(|h| h == &s.host).unwrap_or(0),
+            tags.iter().position(|t| s.tags.contains(t)).unwrap_or(0),
+        )
+    };
+    let mut picked = picked;
+    picked.sort_by_key(|s| rank(s));
+    if every {
+        return picked.into_iter().cloned().collect();
+    }
+    // The latest run of each host and asked-for tag set (`all` is oldest
+    // first), in order of first appearance: `--tag before --tag after` keeps
+    // one run of each tag per host.
+    let group = |s: &RunSummary| {
+        let t: Vec<&String> = tags.iter().filter(|t| s.tags.contains(t)).collect();
+        (s.host.clone(), format!("{t:?}"))
+    };
+    let mut out: Vec<RunSummary> = Vec::new();
+    for s in picked {
+        match out.iter_mut().find(|o| group(o) == group(s)) {
+            Some(o) => *o = s.clone(),
+            None => out.push(s.clone()),
+        }
+    }
+    out
+}
+
+pub struct Loader {
+    spec: Option<String>,
+    store: Option<Box<dyn Store>>,
+}
+
+impl Loader {
+    /// Runs from files, or from the store `spec` names (opened on first use).
+    pub fn new(spec: Option<String>) -> Loader {
+        Loader { spec, store: None }
+    }
+
+    pub fn store(&mut self) -> Result<&dyn Store> {
+        if self.store.is_none() {
+            self.store = Some(open_store(self.spec.as_deref())?);
+        }
+        match &self.store {
+            Some(s) => Ok(s.as_ref()),
+            None => bail!("no store"),
+        }
+    }
+
+    pub fn load(&mut self, which: &str) -> Result<Run> {
+        if is_file_arg(which) && (which == "-" || Path::new(which).is_file()) {
+            return read_run_file(Path::new(which));
+        }
+        if which.ends_with(".json") {
+            bail!("'{which}': no such run document");
+        }
+        self.store()?.get_run(which)
+    }
+}

@@ -103,6 +103,10 @@ enum Command {
     ///
     /// Example: cpuscope published seed000-bc
     Published(app::compare::PublishedArgs),
+    /// The core knowledge base: every core microarchitecture cpuscope knows, with its sources.
+    ///
+    /// Example: cpuscope uarch zen5
+    Uarch(app::uarch::UarchArgs),
     /// Delete a stored run and its results.
     ///
     /// Example: cpuscope delete 20261122T010203Z-myhost-1a2b
@@ -154,6 +158,7 @@ fn main() {
         Command::Delete(a) => app::store_cmds::delete(&ctx, a),
         Command::Compare(a) => app::compare::run(&ctx, a),
         Command::Published(a) => app::compare::published(&ctx, a),
+        Command::Uarch(a) => app::uarch::run(&ctx, a),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -12,6 +12,7 @@ pub mod knobs;
 pub mod numa;
 pub mod process;
 pub mod topology;
+pub mod uarch;
 
 pub use crate::base::Sysroot;
 use anyhow::Result;
@@ -50,6 +51,8 @@ pub struct MachineInfo {
     pub devices: devices::Devices,
     /// DIMMs from SMBIOS type 17, or why they are not known.
     pub memory_devices: dimm::MemoryDevices,
+    /// The cores as cpuscope's knowledge base knows them (data/uarch/).
+    pub uarch: uarch::Recognition,
 }
 
 impl MachineInfo {
@@ -105,10 +108,13 @@ pub fn discover(sys: &Sysroot) -> Result<MachineInfo> {
     );
     topology::assign_nodes(&mut topo, &numa_nodes);
     let (caches, caches_unavailable) = cache::read(sys, &topo.cpus.online, &topo.cores);
+    let identity = identity::read(sys);
+    let isa = isa::read(sys);
+    let uarch = uarch::recognise(&identity, &isa, &topo.core_kinds, &topo.cpus.online);
     Ok(MachineInfo {
         schema: INFO_SCHEMA.to_string(),
         sysroot: sys.root().display().to_string(),
-        identity: identity::read(sys),
+        identity,
         cpus: topo.cpus,
         packages: topo.packages,
         dies: topo.dies,
@@ -122,10 +128,11 @@ pub fn discover(sys: &Sysroot) -> Result<MachineInfo> {
         caches,
         caches_unavailable,
         topology_notes: topo.notes,
-        isa: isa::read(sys),
+        isa,
         frequency: freq::read(sys),
         knobs: knobs::read(sys),
         devices: devices::read(sys),
         memory_devices: dimm::read(sys),
+        uarch,
     })
 }

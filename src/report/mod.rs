@@ -10,3 +10,4 @@ pub mod published_text;
 pub mod run_text;
 pub mod stat_text;
 pub mod summary;
+pub mod uarch_text;

@@ -1,0 +1,88 @@
+//! `cpuscope uarch`: the core knowledge base (data/uarch/).
+
+use super::Context;
+use crate::machine::uarch::Base;
+use crate::report::uarch_text;
+use anyhow::{anyhow, bail, Result};
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct UarchArgs {
+    /// Show one entry (its id, e.g. zen5) in full.
+    #[arg(value_name = "ID")]
+    pub id: Option<String>,
+    /// Print JSON (`cpuscope.uarch/1`).
+    #[arg(long, conflicts_with = "markdown")]
+    pub json: bool,
+    /// Print the table of docs/uarch.md.
+    #[arg(long)]
+    pub markdown: bool,
+    /// Read the entries from DIR instead of the embedded ones (checking new entries).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Check that every rule's own examples (each end of its model ranges, each part)
+    /// resolve to its entry and to no other; exit 1 listing the problems.
+    #[arg(long)]
+    pub check: bool,
+}
+
+pub fn run(_ctx: &Context, args: &UarchArgs) -> Result<i32> {
+    let owned;
+    let base: &Base = match &args.dir {
+        Some(d) => {
+            let mut files = Vec::new();
+            let rd = std::fs::read_dir(d).map_err(|e| anyhow!("'{}': {e}", d.display()))?;
+            for e in rd.filter_map(|e| e.ok()) {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.ends_with(".toml") {
+                    let text = std::fs::read_to_string(e.path())
+                        .map_err(|err| anyhow!("'{}': {err}", e.path().display()))?;
+                    files.push((name, text));
+                }
+            }
+            files.sort();
+            let refs: Vec<(&str, &str)> = files
+                .iter()
+                .map(|(n, t)| (n.as_str(), t.as_str()))
+                .collect();
+            owned = Base::parse(&refs).map_err(|e| anyhow!("knowledge base: {e}"))?;
+            &owned
+        }
+        None => Base::embedded_checked().map_err(|e| anyhow!("knowledge base: {e}"))?,
+    };
+    if args.check {
+        let problems = base.self_check();
+        for p in &problems {
+            println!("{p}");
+        }
+        println!(
+            "uarch check: {} entries, {} sources, {} problem(s)",
+            base.entries.len(),
+            base.sources.len(),
+            problems.len()
+        );
+        return Ok(if problems.is_empty() { 0 } else { 1 });
+    }
+    if let Some(id) = &args.id {
+        let Some((_, core, variants)) = base.cores().into_iter().find(|(e, _, _)| &e.id == id)
+        else {
+            bail!("no entry '{id}' in the knowledge base (`cpuscope uarch` lists them)");
+        };
+        if args.json {
+            super::print_json(
+                &serde_json::json!({"schema": uarch_text::SCHEMA, "core": core, "variants": variants}),
+            )?;
+        } else {
+            print!("{}", uarch_text::render_one(base, id, &core, &variants));
+        }
+        return Ok(0);
+    }
+    if args.json {
+        super::print_json(&uarch_text::json(base))?;
+    } else if args.markdown {
+        print!("{}", uarch_text::markdown(base));
+    } else {
+        print!("{}", uarch_text::render(base));
+    }
+    Ok(0)
+}

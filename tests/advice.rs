@@ -91,7 +91,7 @@ fn silent(run: &Run, rule: &str) {
 #[test]
 fn every_rule_is_listed() {
     let ids: Vec<&str> = RULES.iter().map(|r| r.0).collect();
-    assert_eq!(ids.len(), 8);
+    assert_eq!(ids.len(), 10);
     // An empty run advises nothing: no evidence, no advice.
     assert!(advice::findings(&run_with(json!({}), vec![])).is_empty());
 }
@@ -547,4 +547,114 @@ fn a_busy_machine_is_said_and_shown() {
         ..Load::default()
     });
     assert!(!fires(&n, "nic-irq-remote-node").advice.contains("was busy"));
+}
+
+fn dimm(locator: &str, size_gib: u64, mts: u64) -> Value {
+    let ch = cpuscope::machine::dimm::channel_of(Some(locator), None);
+    if size_gib == 0 {
+        return json!({"locator": locator, "empty": true, "channel": ch});
+    }
+    json!({"locator": locator, "empty": false, "size_bytes": size_gib << 30,
+           "configured_speed_mts": mts, "data_width_bits": 64, "memory_type": "DDR4", "channel": ch})
+}
+
+fn memory(dimms: Vec<Value>, notes: Vec<&str>) -> Value {
+    let parsed: Vec<cpuscope::machine::dimm::Dimm> = dimms
+        .iter()
+        .map(|d| serde_json::from_value(d.clone()).unwrap())
+        .collect();
+    json!({"memory_devices": {
+        "dimms": dimms,
+        "notes": notes,
+        "summary": cpuscope::machine::dimm::summarize(&parsed),
+        "theoretical_bandwidth": cpuscope::machine::dimm::theoretical_bandwidth(&parsed),
+    }})
+}
+
+#[test]
+fn unbalanced_dimm_population() {
+    // Eight channels, two of them empty: a warning with the channels named.
+    let mut d: Vec<Value> = "ABCDEF"
+        .chars()
+        .map(|c| dimm(&format!("CPU0_DIMM_{c}1"), 32, 3200))
+        .collect();
+    d.push(dimm("CPU0_DIMM_G1", 0, 0));
+    d.push(dimm("CPU0_DIMM_H1", 0, 0));
+    let run = run_with(memory(d, vec![]), vec![]);
+    let f = fires(&run, "dimm-population");
+    assert!(
+        f.title.contains("2 of 8 memory channels empty"),
+        "{}",
+        f.title
+    );
+    assert!(
+        f.evidence
+            .iter()
+            .any(|e| e.value.contains("socket 0 channel G")),
+        "{f:#?}"
+    );
+    // Balanced: silent. Mixed sizes: advice.
+    let bal: Vec<Value> = "ABCDEFGH"
+        .chars()
+        .map(|c| dimm(&format!("CPU0_DIMM_{c}1"), 32, 3200))
+        .collect();
+    silent(
+        &run_with(memory(bal.clone(), vec![]), vec![]),
+        "dimm-population",
+    );
+    let mut mixed = bal.clone();
+    mixed[0] = dimm("CPU0_DIMM_A1", 16, 3200);
+    let f = fires(&run_with(memory(mixed, vec![]), vec![]), "dimm-population");
+    assert!(f.title.contains("mixed sizes"), "{}", f.title);
+    // A table a hypervisor invented says nothing about the host.
+    let mut d2: Vec<Value> = "ABCDEF"
+        .chars()
+        .map(|c| dimm(&format!("CPU0_DIMM_{c}1"), 32, 3200))
+        .collect();
+    d2.push(dimm("CPU0_DIMM_G1", 0, 0));
+    silent(
+        &run_with(
+            memory(
+                d2,
+                vec!["the DIMM table looks invented by a hypervisor (x)"],
+            ),
+            vec![],
+        ),
+        "dimm-population",
+    );
+}
+
+fn cycles(metric: &str, pages: &str, v: f64, published: f64) -> ResultRecord {
+    let ratio = v / published;
+    fixed("latency", metric, "cycles", false, v)
+        .with_param("pages", pages)
+        .with_param("pattern", "random")
+        .with_data(
+            json!({"published_cycles": published, "published_source": "test guide",
+                          "measured_over_published": ratio, "finding": (ratio - 1.0).abs() > 0.2}),
+        )
+}
+
+#[test]
+fn cache_latency_against_published() {
+    // L2 measured 67 cycles where the core publishes 16: one finding, from the 2 MiB curve.
+    let run = run_with(
+        one_node(),
+        vec![
+            cycles("L2_cycles", "4k", 18.5, 16.0),
+            cycles("L2_cycles", "2m", 66.9, 16.0),
+            cycles("L1d_cycles", "2m", 5.0, 5.0),
+        ],
+    );
+    let f = fires(&run, "cache-latency-vs-published");
+    assert!(
+        f.title.contains("L2 latency measured 66.9") && f.title.contains("published 16"),
+        "{}",
+        f.title
+    );
+    // Within 20%: silent.
+    silent(
+        &run_with(one_node(), vec![cycles("L2_cycles", "2m", 17.5, 16.0)]),
+        "cache-latency-vs-published",
+    );
 }

@@ -574,6 +574,86 @@ fn record(p: &BwPoint, placement: Placement, scope: &str) -> ResultRecord {
     }))
 }
 
+/// The theoretical DRAM bandwidth of the DIMMs behind `cpus` (SMBIOS type
+/// 17, `machine::dimm`), with how it was made; Err: why there is none.
+pub fn dram_theory(machine: &MachineInfo, cpus: &CpuSet) -> Result<(f64, String), String> {
+    let md = &machine.memory_devices;
+    if let Some(why) = &md.unavailable {
+        return Err(format!("the DIMMs are not known ({why})"));
+    }
+    if let Some(n) = md.notes.iter().find(|n| n.contains("invented")) {
+        return Err(n.clone());
+    }
+    let tb = md
+        .theoretical_bandwidth
+        .as_ref()
+        .ok_or("no populated DIMM with a known speed in the SMBIOS table")?;
+    let spanned: Vec<usize> = machine
+        .packages
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.cpus.iter().any(|c| cpus.contains(c)))
+        .map(|(i, _)| i)
+        .collect();
+    let bound = if tb.upper_bound { "at most " } else { "" };
+    if spanned.len() >= machine.packages.len() {
+        return Ok((tb.gbs, format!("{bound}{:.1} GB/s: {}", tb.gbs, tb.basis)));
+    }
+    // A subset of the sockets: their own channels, when the locators name
+    // as many sockets as the machine has (matched in order).
+    if tb.per_socket.len() != machine.packages.len() {
+        return Err(format!(
+            "these CPUs use {} of {} sockets and the DIMM locators do not tell which DIMMs are behind them",
+            spanned.len(),
+            machine.packages.len()
+        ));
+    }
+    let per: Vec<f64> = tb.per_socket.values().copied().collect();
+    let g: f64 = spanned.iter().filter_map(|&i| per.get(i)).sum();
+    Ok((
+        g,
+        format!(
+            "{bound}{g:.1} GB/s: the channels of the {} socket(s) these CPUs are on ({})",
+            spanned.len(),
+            tb.basis
+        ),
+    ))
+}
+
+/// A DRAM-scope bandwidth record with its efficiency against the DIMMs'
+/// theoretical bandwidth, or the reason there is none.
+fn with_dram_theory(r: ResultRecord, theory: &Result<(f64, String), String>) -> ResultRecord {
+    if r.params.get("scope").and_then(|v| v.as_str()) != Some(DRAM_SCOPE) {
+        return r;
+    }
+    let Some(v) = r.value else {
+        return r;
+    };
+    match theory {
+        Ok((g, basis)) => {
+            let bus = r
+                .data
+                .as_ref()
+                .and_then(|d| d.get("bus_gbs_median"))
+                .and_then(|b| b.as_f64())
+                .filter(|b| (b - v).abs() > 1e-9)
+                .map(|b| {
+                    format!(
+                        "; on the bus (write-allocate adjusted) {:.0}%",
+                        b / g * 100.0
+                    )
+                })
+                .unwrap_or_default();
+            r.with_note(&format!(
+                "{:.0}% of the DIMMs' theoretical {g:.1} GB/s{bus} ({basis})",
+                v / g * 100.0
+            ))
+            .add_data(json!({"theoretical_gbs": g, "efficiency": v / g}))
+        }
+        Err(why) => r.with_note(&format!("theoretical DRAM bandwidth not available: {why}")),
+    }
+}
+
 /// Where growth stops: the first thread count after which adding threads
 /// gains 5% or less (None with fewer than two counts).
 pub fn saturation(points: &[(usize, f64)]) -> Option<usize> {
@@ -949,7 +1029,9 @@ impl Experiment for Bandwidth {
     /// Parameters: a [`BandwidthPlan`] (`cpuscope bandwidth`, see [`plan_with`]).
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
         let p = ctx.params_or(plan)?;
-        run_plan(ctx, &p, out)
+        let theory = dram_theory(ctx.machine, &p.cpus);
+        let mut with_theory = |r: ResultRecord| out(with_dram_theory(r, &theory));
+        run_plan(ctx, &p, &mut with_theory)
     }
 }
 

@@ -11,6 +11,7 @@ use crate::base::fmt::fmt_size;
 use crate::harness::measure::{measure, Policy, Warmup};
 use crate::harness::Stats;
 use crate::kernels::memory::{Layout, PointerChain};
+use crate::machine::uarch::Core;
 use crate::machine::MachineInfo;
 use crate::placement::buffer::{Buffer, BufferOptions, PageRequest, Touch};
 use crate::placement::mempolicy::MemPolicy;
@@ -732,16 +733,78 @@ fn curve_params(rec: ResultRecord, c: &CurveResult, plan: &LatencyPlan) -> Resul
     r
 }
 
+/// Measured load-to-use cycles of cache level `level` (`L1d`, `L2`, `L3`)
+/// against the figure the knowledge base publishes for this core: a note
+/// (a finding when they differ by more than 20%) and the record's data.
+pub fn against_published(
+    level: &str,
+    measured: f64,
+    core: Result<&Core, String>,
+) -> (String, serde_json::Value) {
+    let c = match core {
+        Ok(c) => c,
+        Err(e) => {
+            return (
+                format!("published latency not available: {e}"),
+                json!({"published_cycles": null}),
+            )
+        }
+    };
+    let lat = c.latency.clone().unwrap_or_default();
+    let field = level.to_ascii_lowercase();
+    let published = match field.as_str() {
+        "l1d" => lat.l1d,
+        "l2" => lat.l2,
+        "l3" => lat.l3,
+        _ => None,
+    };
+    let Some(p) = published else {
+        return (
+            format!(
+                "published latency not available: {} gives no {level} load-to-use latency",
+                c.name
+            ),
+            json!({"published_cycles": null}),
+        );
+    };
+    let src = c.field_source(&lat.source, &lat.sources, &field);
+    let ratio = measured / p;
+    let mut note = format!(
+        "published {level} load-to-use: {p} cycles ({}; source: {src}); measured/published ×{ratio:.2}",
+        c.name
+    );
+    let finding = (ratio - 1.0).abs() > 0.2;
+    if finding {
+        note.push_str(&format!(
+            "; finding: {:.0}% {} than published — more than 20% off: another tenant sharing the cache (a VM), a plateau that is not this level (TLB misses, a cache shared or partitioned differently than declared), or a clock reading off",
+            (ratio - 1.0).abs() * 100.0,
+            if ratio > 1.0 { "slower" } else { "faster" }
+        ));
+    }
+    (
+        note,
+        json!({"published_cycles": p, "published_source": src, "measured_over_published": ratio, "finding": finding}),
+    )
+}
+
 /// Emit the records of one curve.
+/// What turns a curve's ns into cycles, and the published cycles to set
+/// them against.
+struct CurveClock<'a> {
+    ghz: Option<f64>,
+    source: String,
+    published: Result<&'a Core, String>,
+}
+
 fn emit_curve(
     c: &CurveResult,
     spec: &CurveSpec,
     plan: &LatencyPlan,
     cf: &CacheFacts,
-    ghz: Option<f64>,
-    ghz_src: &str,
+    clock: &CurveClock,
     out: &mut dyn FnMut(ResultRecord) -> Result<()>,
 ) -> Result<()> {
+    let (ghz, ghz_src) = (clock.ghz, clock.source.as_str());
     let Some(last) = c.points.last() else {
         return Ok(());
     };
@@ -833,14 +896,17 @@ fn emit_curve(
         }
         out(r)?;
         if let Some(g) = ghz {
-            out(
-                curve_params(ResultRecord::of(cycles_id, "cycles", false), c, plan)
-                    .with_method(
-                        &format!("{meth}; cycles = ns × {g:.3} GHz ({ghz_src})"),
-                        METHOD_VERSION,
-                    )
-                    .with_samples(p.samples.iter().map(|s| s * g).collect()),
-            )?;
+            let mut r = curve_params(ResultRecord::of(cycles_id, "cycles", false), c, plan)
+                .with_method(
+                    &format!("{meth}; cycles = ns × {g:.3} GHz ({ghz_src})"),
+                    METHOD_VERSION,
+                )
+                .with_samples(p.samples.iter().map(|s| s * g).collect());
+            if let Some(v) = r.value {
+                let (note, data) = against_published(&lm.name, v, clock.published.clone());
+                r = r.with_note(&note).add_data(data);
+            }
+            out(r)?;
         }
     }
     // DRAM: the last plateau after the last matched level, else the largest size.
@@ -960,7 +1026,12 @@ pub fn run_plan(
             }
             out(r)
         };
-        emit_curve(&r, spec, plan, &cf, ghz, &ghz_src, &mut rec_out)?;
+        let clock = CurveClock {
+            ghz,
+            source: ghz_src.clone(),
+            published: ctx.machine.uarch.core_for(plan.cpu),
+        };
+        emit_curve(&r, spec, plan, &cf, &clock, &mut rec_out)?;
         results.push(r);
     }
     // TLB cost: random chase on 4 KiB pages minus the same on 2 MiB pages at

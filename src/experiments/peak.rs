@@ -10,10 +10,11 @@
 //!   (1.3 for 2-way, 1.5 for 4-way SMT), against the instructions per second
 //!   the nop loop (known instruction count) reaches on all logical CPUs.
 //!
-//! Theoretical figures come from [`core_spec`]: a small table of cores whose
-//! FMA throughput and issue width are documented (sources in the table and
-//! in docs/methods-compute.md). A core not in the table gets "not available"
-//! with the reason; measured figures are still reported.
+//! Theoretical figures come from cpuscope's knowledge base (data/uarch/,
+//! `machine::uarch`, each figure with its source). Where the base has no
+//! figure (a core it does not know, a width its sources do not give), the
+//! record says why and the measured FLOP/cycle is read for the FMA units it
+//! implies, labelled inferred ([`infer_fma_units`]).
 
 use super::simd::{compute_policy, secs_per_figure, single_rate, team_rate};
 use super::{one_cpu_per_core, ExpCtx, Experiment, Profile};
@@ -21,12 +22,12 @@ use crate::harness::{measure_bracketed, Bracketed, Policy, Stats};
 use crate::kernels::chains::{Chain, CHAIN_LEN};
 use crate::kernels::cpu_loops::{nop_loop, NOP_LOOP_INSNS};
 use crate::kernels::fma::{self, Width};
+use crate::machine::uarch::{Core, Precision};
 use crate::machine::MachineInfo;
 use crate::placement::pin::AffinityGuard;
 use crate::placement::CpuSet;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::Result;
-use serde::Serialize;
 use serde_json::json;
 use std::time::Duration;
 
@@ -41,310 +42,110 @@ pub const FMA_FLOPS_PER_CYCLE: MetricId = MetricId::new(EXP, "fma_flops_per_cycl
 pub const INSTRUCTION_RATE: MetricId = MetricId::new(EXP, "instruction_rate");
 const METHOD_VERSION: u32 = 1;
 
-/// What the documentation says about one core.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct CoreSpec {
-    /// Core (microarchitecture) name.
-    pub core: String,
-    /// How it was recognised (CPUID family/model, flags, MIDR).
-    pub matched_by: String,
-    /// FP64 FMA instructions per cycle for scalar, 128, 256, 512-bit; None:
-    /// not documented here (or not supported).
-    pub fma_per_cycle: [Option<f64>; 4],
-    /// Instructions the core can take in per cycle (x86: allocation/rename
-    /// width; Arm: decode width), for seed 000's formula; None if unknown.
-    pub issue_width: Option<f64>,
-    pub source: String,
+/// The theoretical side of this run: the knowledge-base entry of the core
+/// that measures (data/uarch/, `machine::uarch`), or why there is none.
+pub type Spec = Result<Core, String>;
+
+/// The entry of the core kind that runs `cpu`, or why there is none.
+pub fn spec_for(machine: &MachineInfo, cpu: usize) -> Spec {
+    machine.uarch.core_for(cpu).cloned()
 }
 
-impl CoreSpec {
-    /// Theoretical FP64 FLOPs per cycle per core for a width.
-    pub fn flops_per_cycle(&self, w: Width) -> Option<f64> {
-        let i = match w {
-            Width::Scalar => 0,
-            Width::V128 => 1,
-            Width::V256 => 2,
-            Width::V512 => 3,
-        };
-        self.fma_per_cycle[i].map(|f| f * w.lanes() as f64 * 2.0)
+/// Theoretical FP64 FLOPs per cycle per core at width `w`, or why not.
+pub fn theoretical_flops_per_cycle(spec: &Spec, w: Width) -> Result<f64, String> {
+    let c = spec.as_ref().map_err(Clone::clone)?;
+    c.fp.flops_per_cycle(w.bits(), Precision::F64)
+        .map_err(|e| format!("{}: {e}", c.name))
+}
+
+/// The citation of the FP figures, "entry name (variant): source".
+fn fp_source(c: &Core) -> String {
+    format!(
+        "{}{}: {}",
+        c.name,
+        c.variant
+            .as_deref()
+            .map(|v| format!(", {v}"))
+            .unwrap_or_default(),
+        c.field_source(&c.fp.source, &c.fp.sources, "fma_units")
+    )
+}
+
+/// The knowledge base's entry as a record's `theory` data.
+fn theory_data(spec: &Spec, machine: &MachineInfo, cpu: usize) -> serde_json::Value {
+    match spec {
+        Ok(c) => json!({
+            "core": c.id,
+            "name": c.name,
+            "variant": c.variant,
+            "matched_by": machine.uarch.for_cpu(cpu).and_then(|r| r.matched_by.clone()),
+            "fp": c.fp,
+            "frontend": c.frontend,
+            "source": fp_source(c),
+        }),
+        Err(e) => json!({"reason": e}),
     }
 }
 
-/// Identity of a core as the table needs it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct CoreId {
-    pub vendor: Option<String>,
-    pub family: Option<u32>,
-    pub model: Option<u32>,
-    pub brand: Option<String>,
-    /// x86 CPUID flags the table looks at: `amx_tile`, `avx512f`.
-    pub amx_tile: bool,
-    pub avx512f: bool,
-    pub arm_implementer: Option<u32>,
-    pub arm_part: Option<u32>,
-}
-
-fn spec(
-    core: &str,
-    matched_by: String,
-    fma: [Option<f64>; 4],
-    issue: Option<f64>,
-    source: &str,
-) -> CoreSpec {
-    CoreSpec {
-        core: core.into(),
-        matched_by,
-        fma_per_cycle: fma,
-        issue_width: issue,
-        source: source.into(),
-    }
-}
-
-const INTEL_OPT: &str = "Intel 64 and IA-32 Architectures Optimization Reference Manual (execution ports and allocation width of the core)";
-const INTEL_ARK: &str = "Intel ARK, 'number of AVX-512 FMA units' of Xeon Scalable SKUs";
-const AMD_SOG: &str = "AMD Software Optimization Guide for the family (FP pipes, dispatch width)";
-const ARM_SOG: &str =
-    "Arm Neoverse Software Optimization Guide of the core (FP/ASIMD pipes, decode width)";
-
-/// The core table: documented FMA throughput and issue width.
-/// Err(reason) when the core is not in it.
-pub fn core_spec(id: &CoreId) -> Result<CoreSpec, String> {
-    let two = Some(2.0);
-    let one = Some(1.0);
-    let vendor = id.vendor.as_deref().unwrap_or("");
-    let fm = format!(
-        "vendor {vendor}, family {}, model {}",
-        id.family.map(|f| format!("{f:#x}")).unwrap_or("?".into()),
-        id.model.map(|m| format!("{m:#x}")).unwrap_or("?".into())
-    );
-    match vendor {
-        "GenuineIntel" if id.family == Some(6) => {
-            let model = id.model.unwrap_or(0);
-            if id.amx_tile {
-                return Ok(spec(
-                    "Golden Cove-class server core (Sapphire Rapids or later Xeon)",
-                    format!("{fm}; AMX-TILE present (only the Xeon server cores since Sapphire Rapids have AMX)"),
-                    [two, two, two, two],
-                    Some(6.0),
-                    &format!("{INTEL_OPT}: Golden Cove, two FMA units on ports 0 and 1 (fused for 512-bit) plus the 512-bit FMA on port 5, i.e. 2 FMA/cycle at every width; 6-wide allocation"),
-                ));
-            }
-            match model {
-                106 | 108 => Ok(spec(
-                    "Sunny Cove server core (Ice Lake-SP)",
-                    fm,
-                    [two, two, two, two],
-                    Some(5.0),
-                    &format!("{INTEL_OPT}: Sunny Cove, 5-wide allocation; {INTEL_ARK}: 2 on 3rd-generation Xeon Scalable"),
-                )),
-                85 => {
-                    let b = id.brand.as_deref().unwrap_or("");
-                    let (avx512, how) = if b.contains("Platinum") || b.contains("Gold 6") {
-                        (two, "Platinum / Gold 6xxx: 2 AVX-512 FMA units")
-                    } else if b.contains("Silver") || b.contains("Bronze") {
-                        (one, "Silver / Bronze: 1 AVX-512 FMA unit")
-                    } else {
-                        (None, "SKU not recognised in the brand string: AVX-512 FMA units (1 or 2) unknown")
-                    };
-                    Ok(spec(
-                        "Skylake-SP / Cascade Lake server core",
-                        format!("{fm}; brand '{b}' ({how})"),
-                        [two, two, two, avx512],
-                        Some(4.0),
-                        &format!("{INTEL_OPT}: Skylake, 4-wide allocation, FMA on ports 0 and 1; {INTEL_ARK}"),
-                    ))
-                }
-                60 | 63 | 69 | 70 | 61 | 71 | 79 | 86 => Ok(spec(
-                    "Haswell / Broadwell core",
-                    fm,
-                    [two, two, two, None],
-                    Some(4.0),
-                    &format!("{INTEL_OPT}: Haswell, FMA on ports 0 and 1, 4-wide allocation"),
-                )),
-                78 | 94 | 142 | 158 | 165 | 166 => Ok(spec(
-                    "Skylake client core (Skylake to Comet Lake)",
-                    fm,
-                    [two, two, two, None],
-                    Some(4.0),
-                    &format!("{INTEL_OPT}: Skylake, FMA on ports 0 and 1, 4-wide allocation"),
-                )),
-                _ => Err(format!("core not in cpuscope's table ({fm})")),
-            }
-        }
-        "AuthenticAMD" | "HygonGenuine" => {
-            let fam = id.family.unwrap_or(0);
-            let model = id.model.unwrap_or(0);
-            let zen1 = (vendor == "HygonGenuine" && fam == 0x18) || (fam == 0x17 && model < 0x30);
-            if zen1 {
-                Ok(spec(
-                    "Zen / Zen+ core (Hygon Dhyana is Zen)",
-                    fm,
-                    [two, two, one, None],
-                    Some(6.0),
-                    &format!("{AMD_SOG} 17h: two 128-bit FMA pipes (256-bit operations take both), dispatch of 6 macro-ops per cycle"),
-                ))
-            } else if fam == 0x17 {
-                Ok(spec(
-                    "Zen 2 core",
-                    fm,
-                    [two, two, two, None],
-                    Some(6.0),
-                    &format!("{AMD_SOG} 17h models 30h+: two 256-bit FMA pipes, dispatch of 6 macro-ops per cycle"),
-                ))
-            } else if fam == 0x19 {
-                let zen4 = matches!(model, 0x10..=0x1f | 0x60..=0x7f | 0xa0..=0xaf);
-                if zen4 {
-                    Ok(spec(
-                        "Zen 4 core",
-                        fm,
-                        [two, two, two, one],
-                        Some(6.0),
-                        &format!("{AMD_SOG} 19h: two 256-bit FMA pipes, 512-bit operations issued as two halves; dispatch 6"),
-                    ))
-                } else {
-                    Ok(spec(
-                        "Zen 3 core",
-                        fm,
-                        [two, two, two, None],
-                        Some(6.0),
-                        &format!("{AMD_SOG} 19h: two 256-bit FMA pipes, dispatch 6"),
-                    ))
-                }
-            } else {
-                Err(format!("core not in cpuscope's table ({fm})"))
-            }
-        }
-        _ => match (id.arm_implementer, id.arm_part) {
-            (Some(0x41), Some(0xd0c)) => Ok(spec(
-                "Arm Neoverse N1",
-                "MIDR implementer 0x41, part 0xd0c".into(),
-                [two, two, None, None],
-                Some(4.0),
-                &format!("{ARM_SOG} N1: two 128-bit FP/ASIMD pipes with FMA, 4-wide decode"),
-            )),
-            (Some(0x41), Some(0xd49)) => Ok(spec(
-                "Arm Neoverse N2",
-                "MIDR implementer 0x41, part 0xd49".into(),
-                [two, two, None, None],
-                Some(5.0),
-                &format!("{ARM_SOG} N2: two 128-bit FP/ASIMD pipes with FMA, 5-wide decode"),
-            )),
-            (Some(0x41), Some(0xd40)) => Ok(spec(
-                "Arm Neoverse V1",
-                "MIDR implementer 0x41, part 0xd40".into(),
-                [Some(4.0), Some(4.0), None, None],
-                Some(5.0),
-                &format!("{ARM_SOG} V1: four 128-bit FP/ASIMD pipes with FMA, 5-wide decode"),
-            )),
-            (Some(0x41), Some(0xd4f)) => Ok(spec(
-                "Arm Neoverse V2",
-                "MIDR implementer 0x41, part 0xd4f".into(),
-                [Some(4.0), Some(4.0), None, None],
-                Some(6.0),
-                &format!("{ARM_SOG} V2: four 128-bit FP/ASIMD pipes with FMA, 6-wide decode"),
-            )),
-            (Some(0x48), Some(0xd01)) => Ok(spec(
-                "HiSilicon TaiShan v110 (Kunpeng 920)",
-                "MIDR implementer 0x48, part 0xd01".into(),
-                [None, None, None, None],
-                Some(4.0),
-                "seed 000 ('TaiShan ARM ... 4 instructions/cycle'); FMA throughput not documented in cpuscope's sources",
-            )),
-            (Some(i), Some(p)) => Err(format!(
-                "core not in cpuscope's table (MIDR implementer {i:#x}, part {p:#x})"
-            )),
-            _ => Err(format!("core not in cpuscope's table ({fm})")),
-        },
-    }
-}
-
-/// The running CPU's identity: the machine snapshot's identity (read as
-/// JSON, so it does not depend on field layout), completed from CPUID on
-/// x86_64 or the MIDR register file on aarch64.
-pub fn this_core(machine: &MachineInfo) -> CoreId {
-    let j = serde_json::to_value(&machine.identity).unwrap_or_default();
-    let s = |p: &str| j.pointer(p).and_then(|v| v.as_str()).map(str::to_string);
-    let n = |p: &str| j.pointer(p).and_then(|v| v.as_u64()).map(|x| x as u32);
-    let mut id = CoreId {
-        vendor: s("/vendor"),
-        family: n("/family"),
-        model: n("/model"),
-        brand: s("/model_name"),
-        arm_implementer: n("/arm_cores/0/implementer"),
-        arm_part: n("/arm_cores/0/part"),
-        ..Default::default()
+/// What a measured FLOP/cycle says about the FMA units when no documented
+/// figure is at hand: the unit count (whole, or half a unit when a wide
+/// instruction is split in two) that explains it, or why none does. The
+/// measurement can be below the hardware's rate (a busy host, a low clock),
+/// hardly above it: a count fits when the measured figure is 80–105% of it.
+pub fn infer_fma_units(bits: u32, fpc: f64) -> Result<(f64, String), String> {
+    let per_insn = (bits.max(64) / 64) as f64 * 2.0;
+    let est = fpc / per_insn;
+    let kind = if bits <= 64 {
+        "scalar".to_string()
+    } else {
+        format!("{bits}-bit")
     };
-    fill_live(&mut id);
-    id
-}
-
-#[cfg(target_arch = "x86_64")]
-fn fill_live(id: &mut CoreId) {
-    use core::arch::x86_64::{__cpuid, __cpuid_count};
-    // CPUID exists on every x86_64 CPU (the intrinsics are safe).
-    {
-        let l0 = __cpuid(0);
-        let mut v = Vec::with_capacity(12);
-        for r in [l0.ebx, l0.edx, l0.ecx] {
-            v.extend_from_slice(&r.to_le_bytes());
-        }
-        if id.vendor.is_none() {
-            id.vendor = Some(String::from_utf8_lossy(&v).into_owned());
-        }
-        let l1 = __cpuid(1);
-        let base_fam = (l1.eax >> 8) & 0xf;
-        let fam = if base_fam == 0xf {
-            base_fam + ((l1.eax >> 20) & 0xff)
+    let words = |u: f64| {
+        if u < 1.0 {
+            format!("one FMA unit at half rate ({kind} FMAs split into two halves)")
+        } else if u == 1.0 {
+            format!("one {kind} FMA unit")
         } else {
-            base_fam
-        };
-        let mut model = (l1.eax >> 4) & 0xf;
-        if base_fam == 0x6 || base_fam == 0xf {
-            model |= ((l1.eax >> 16) & 0xf) << 4;
+            format!(
+                "{} {kind} FMA units",
+                ["two", "three", "four"]
+                    .get(u as usize - 2)
+                    .copied()
+                    .unwrap_or("several")
+            )
         }
-        id.family.get_or_insert(fam);
-        id.model.get_or_insert(model);
-        if l0.eax >= 7 {
-            let l7 = __cpuid_count(7, 0);
-            id.amx_tile = (l7.edx >> 24) & 1 == 1;
-        }
-        id.avx512f = std::arch::is_x86_feature_detected!("avx512f");
-        if id.brand.is_none() && __cpuid(0x8000_0000).eax >= 0x8000_0004 {
-            let mut b = Vec::with_capacity(48);
-            for leaf in 0x8000_0002u32..=0x8000_0004 {
-                let r = __cpuid(leaf);
-                for x in [r.eax, r.ebx, r.ecx, r.edx] {
-                    b.extend_from_slice(&x.to_le_bytes());
-                }
-            }
-            let t = String::from_utf8_lossy(&b)
-                .trim_matches(char::from(0))
-                .trim()
-                .to_string();
-            if !t.is_empty() {
-                id.brand = Some(t);
-            }
-        }
+    };
+    let best = [0.5, 1.0, 2.0, 3.0, 4.0]
+        .into_iter()
+        .min_by(|a, b| (est / a - 1.0).abs().total_cmp(&(est / b - 1.0).abs()))
+        .unwrap_or(1.0);
+    let r = est / best;
+    if (0.8..=1.05).contains(&r) {
+        Ok((
+            best,
+            format!(
+                "measured {fpc:.1} FLOP/cycle at {}: consistent with {} ({:.0}% of {} FLOP/cycle) — inferred from this measurement, not from a table",
+                width_words(bits),
+                words(best),
+                r * 100.0,
+                best * per_insn
+            ),
+        ))
+    } else {
+        Err(format!(
+            "measured {fpc:.1} FLOP/cycle at {} = {est:.2} FMAs per cycle: no whole number of FMA units explains it within 80–105% (a busy or throttled core?) — nothing inferred",
+            width_words(bits)
+        ))
     }
 }
 
-#[cfg(target_arch = "aarch64")]
-fn fill_live(id: &mut CoreId) {
-    if id.arm_implementer.is_some() {
-        return;
-    }
-    let p = "/sys/devices/system/cpu/cpu0/regs/identification/midr_el1";
-    if let Some(m) = std::fs::read_to_string(p)
-        .ok()
-        .and_then(|s| u64::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok())
-    {
-        id.arm_implementer = Some(((m >> 24) & 0xff) as u32);
-        id.arm_part = Some(((m >> 4) & 0xfff) as u32);
+fn width_words(bits: u32) -> String {
+    if bits <= 64 {
+        "scalar FP64".into()
+    } else {
+        format!("{bits}-bit")
     }
 }
-
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-fn fill_live(_id: &mut CoreId) {}
 
 /// SMT factor of seed 000's formula: 1.0 without SMT, 1.3 for 2-way, 1.5 for 4-way.
 pub fn smt_factor(threads_per_core: usize) -> f64 {
@@ -441,8 +242,6 @@ impl Experiment for Peak {
 
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
         let policy = compute_policy(ctx.profile);
-        let id = this_core(ctx.machine);
-        let spec = core_spec(&id);
         let per_core = one_cpu_per_core(ctx.machine, &ctx.cpus);
         let Some(first) = per_core.first() else {
             out(ResultRecord::unavailable(
@@ -453,10 +252,8 @@ impl Experiment for Peak {
             ))?;
             return Ok(());
         };
-        let theory_json = match &spec {
-            Ok(s) => json!(s),
-            Err(e) => json!({"reason": e}),
-        };
+        let spec = spec_for(ctx.machine, first);
+        let theory_json = theory_data(&spec, ctx.machine, first);
         let mut widest: Option<Width> = None;
 
         // 1. One core, every width. Every FMA sample is bracketed by a short
@@ -507,7 +304,7 @@ fn fma_one_core(
     ctx: &mut ExpCtx,
     out: &mut dyn FnMut(ResultRecord) -> Result<()>,
     policy: &Policy,
-    spec: &Result<CoreSpec, String>,
+    spec: &Spec,
     theory_json: &serde_json::Value,
     first: usize,
     w: Width,
@@ -548,7 +345,7 @@ fn fma_one_core(
     } else {
         None
     };
-    let theo = spec.as_ref().ok().and_then(|s| s.flops_per_cycle(w));
+    let theo = theoretical_flops_per_cycle(spec, w).ok();
     let mut rec = ResultRecord::of(FMA_FLOPS, "GFLOP/s", true)
         .with_param("width", w.name())
         .with_param("threads", "1")
@@ -581,7 +378,7 @@ fn per_cycle_record(
     w: Width,
     paired: &Paired,
     clocks: &WidthClocks,
-    spec: &Result<CoreSpec, String>,
+    spec: &Spec,
     theo: Option<f64>,
 ) -> ResultRecord {
     let WidthClocks { ghz1, drift, .. } = *clocks;
@@ -620,15 +417,20 @@ fn per_cycle_record(
         (Ok(s), Some(t), Some(m)) => {
             per_cycle = with_theory_notes(per_cycle, w, paired, clocks, s, t, m);
         }
-        (Ok(s), None, _) => {
-            per_cycle = per_cycle.with_note(&format!(
-                "theoretical figure not available: {} FMA throughput at {} bits is not documented in cpuscope's table",
-                s.core,
-                w.bits()
-            ));
-        }
-        (Err(e), _, _) => {
-            per_cycle = per_cycle.with_note(&format!("theoretical figure not available: {e}"));
+        (_, None, m) => {
+            let why = theoretical_flops_per_cycle(spec, w)
+                .err()
+                .unwrap_or_default();
+            per_cycle = per_cycle.with_note(&format!("theoretical figure not available: {why}"));
+            // Where no documented figure exists, the measurement speaks.
+            if let Some(m) = m {
+                per_cycle = match infer_fma_units(w.bits(), m) {
+                    Ok((units, text)) => per_cycle
+                        .with_note(&text)
+                        .add_data(json!({"inferred_fma_units": units, "inferred": text})),
+                    Err(text) => per_cycle.with_note(&text),
+                };
+            }
         }
         _ => {}
     }
@@ -642,7 +444,7 @@ fn with_theory_notes(
     w: Width,
     paired: &Paired,
     clocks: &WidthClocks,
-    s: &CoreSpec,
+    s: &Core,
     t: f64,
     m: f64,
 ) -> ResultRecord {
@@ -657,8 +459,8 @@ fn with_theory_notes(
             b / t * 100.0
         ))
         .unwrap_or_default(),
-        s.core,
-        s.source
+        s.name,
+        fp_source(s)
     ));
     if m > t * 1.02 {
         per_cycle = per_cycle.with_note(&format!(
@@ -697,7 +499,7 @@ fn fma_per_core(
     ctx: &mut ExpCtx,
     out: &mut dyn FnMut(ResultRecord) -> Result<()>,
     policy: &Policy,
-    spec: &Result<CoreSpec, String>,
+    spec: &Spec,
     per_core: &CpuSet,
     w: Width,
 ) -> Result<()> {
@@ -718,7 +520,9 @@ fn fma_per_core(
         )
         .with_samples(agg);
     let theo = match (spec, ctx.facts.ghz_all) {
-        (Ok(s), Some(g)) => s.flops_per_cycle(w).map(|f| f * g * per_core.len() as f64),
+        (Ok(_), Some(g)) => theoretical_flops_per_cycle(spec, w)
+            .ok()
+            .map(|f| f * g * per_core.len() as f64),
         _ => None,
     };
     if let (Some(t), Some(m)) = (theo, rec.value) {
@@ -734,13 +538,78 @@ fn fma_per_core(
     out(rec)
 }
 
+/// The most instructions per second the nop loop can retire on `cores`
+/// cores at the all-core clock `ghz`.
+pub struct NopBound {
+    pub g_instr_s: f64,
+    /// Instructions per cycle per core.
+    pub per_cycle: f64,
+    pub basis: String,
+}
+
+/// µops the core dispatches per iteration of the nop loop: x86 cores fuse
+/// the decrement with the branch (Intel and AMD optimisation guides), the
+/// Arm cores in the base are counted unfused (the conservative bound).
+fn nop_loop_uops() -> f64 {
+    if cfg!(target_arch = "x86_64") {
+        4.0
+    } else {
+        NOP_LOOP_INSNS as f64
+    }
+}
+
+/// The nop-loop bound: one taken branch per iteration caps a core at
+/// `taken branches/cycle × 5` instructions per cycle, and the dispatch
+/// width at `dispatch × 5 / µops per iteration`; SMT threads share both.
+pub fn nop_bound(spec: &Spec, ghz: Option<f64>, cores: usize) -> Result<NopBound, String> {
+    let c = spec.as_ref().map_err(Clone::clone)?;
+    let fe = c
+        .frontend
+        .as_ref()
+        .ok_or_else(|| format!("{} has no front-end figures in the knowledge base", c.name))?;
+    let insns = NOP_LOOP_INSNS as f64;
+    let mut limits = Vec::new();
+    if let Some(t) = fe.taken_branches_per_cycle {
+        limits.push((
+            t * insns,
+            format!("{t} taken branch(es)/cycle × {insns} instructions per iteration"),
+            "taken_branches_per_cycle",
+        ));
+    }
+    if let Some(d) = fe.dispatch {
+        let u = nop_loop_uops();
+        limits.push((
+            d * insns / u,
+            format!("dispatch {d} µops/cycle × {insns} instructions per {u} µops"),
+            "dispatch",
+        ));
+    }
+    let Some((per_cycle, why, field)) = limits.into_iter().min_by(|a, b| a.0.total_cmp(&b.0))
+    else {
+        return Err(format!(
+            "{}: neither taken branches per cycle nor dispatch width is in the knowledge base",
+            c.name
+        ));
+    };
+    let g = ghz.ok_or("the all-core clock was not measured")?;
+    Ok(NopBound {
+        g_instr_s: per_cycle * g * cores as f64,
+        per_cycle,
+        basis: format!(
+            "{per_cycle:.2} instructions/cycle per core from {why} ({}; source: {}) × {cores} cores × {g:.2} GHz",
+            c.name,
+            c.field_source(&fe.source, &fe.sources, field)
+        ),
+    })
+}
+
 /// Step 3 of `Peak::run`: seed 000's capacity formula against the nop loop
 /// on every usable CPU.
 fn capacity_formula(
     ctx: &mut ExpCtx,
     out: &mut dyn FnMut(ResultRecord) -> Result<()>,
     policy: &Policy,
-    spec: &Result<CoreSpec, String>,
+    spec: &Spec,
     per_core: &CpuSet,
     theory_json: serde_json::Value,
 ) -> Result<()> {
@@ -762,36 +631,59 @@ fn capacity_formula(
             METHOD_VERSION,
         )
         .with_samples(agg);
-    let formula = match (spec, ctx.facts.ghz_all) {
-        (Ok(s), Some(g)) => s
-            .issue_width
-            .map(|iw| g * cores as f64 * iw * smt_factor(tpc)),
+    let ghz = ctx.facts.ghz_all;
+    let dispatch = spec
+        .as_ref()
+        .ok()
+        .and_then(|c| c.frontend.as_ref())
+        .and_then(|f| f.dispatch);
+    let formula = match (dispatch, ghz) {
+        (Some(iw), Some(g)) => Some(g * cores as f64 * iw * smt_factor(tpc)),
         _ => None,
     };
     match (formula, rec.value, spec) {
-        (Some(f), Some(m), Ok(s)) => {
+        (Some(f), Some(m), Ok(c)) => {
+            let fe = c.frontend.clone().unwrap_or_default();
             rec = rec.with_note(&format!(
-                "{:.1}% of seed 000's formula: {:.2} GHz (all-core, measured) × {cores} cores × issue width {} ({}) × SMT factor {} = {f:.1} G instr/s",
+                "{:.1}% of seed 000's formula: {:.2} GHz (all-core, measured) × {cores} cores × issue width {} ({} dispatch width; source: {}) × SMT factor {} = {f:.1} G instr/s",
                 m / f * 100.0,
-                ctx.facts.ghz_all.unwrap_or(0.0),
-                s.issue_width.unwrap_or(0.0),
-                s.core,
+                ghz.unwrap_or(0.0),
+                fe.dispatch.unwrap_or(0.0),
+                c.name,
+                c.field_source(&fe.source, &fe.sources, "dispatch"),
                 smt_factor(tpc),
             ));
         }
-        (None, _, Err(e)) => {
-            rec = rec.with_note(&format!("seed 000's formula not available: {e}"))
-        }
-        (None, _, Ok(_)) => {
-            rec = rec.with_note(
-                "seed 000's formula not available: issue width unknown or the all-core clock was not measured",
-            )
+        (None, _, Err(e)) => rec = rec.with_note(&format!("seed 000's formula not available: {e}")),
+        (None, _, Ok(c)) => {
+            rec = rec.with_note(&format!(
+                "seed 000's formula not available: {}",
+                if dispatch.is_none() {
+                    format!("{}'s dispatch width is not in the knowledge base", c.name)
+                } else {
+                    "the all-core clock was not measured".to_string()
+                }
+            ))
         }
         _ => {}
     }
-    rec = rec
-        .with_note("the nop loop takes one taken branch per iteration; most cores run at most one taken branch per cycle, so it cannot exceed 5 instructions per cycle per thread")
-        .with_data(json!({"formula_g_instr_s": formula, "threads_per_core": tpc, "smt_factor": smt_factor(tpc), "cores": cores, "theory": theory_json}));
+    let bound = nop_bound(spec, ghz, cores);
+    match (&bound, rec.value) {
+        (Ok(b), Some(m)) => {
+            rec = rec.with_note(&format!(
+                "{:.1}% of the nop-loop bound {:.1} G instr/s ({})",
+                m / b.g_instr_s * 100.0,
+                b.g_instr_s,
+                b.basis
+            ))
+        }
+        (Err(e), _) => rec = rec.with_note(&format!("nop-loop bound not available: {e}")),
+        _ => {}
+    }
+    let bound_data = bound.as_ref().ok().map(
+        |b| json!({"g_instr_s": b.g_instr_s, "per_core_per_cycle": b.per_cycle, "basis": b.basis}),
+    );
+    rec = rec.with_data(json!({"formula_g_instr_s": formula, "nop_bound": bound_data, "threads_per_core": tpc, "smt_factor": smt_factor(tpc), "cores": cores, "theory": theory_json}));
     out(rec)?;
     Ok(())
 }
@@ -800,80 +692,29 @@ fn capacity_formula(
 mod tests {
     use super::*;
 
-    fn intel(model: u32, amx: bool, brand: &str) -> CoreId {
-        CoreId {
-            vendor: Some("GenuineIntel".into()),
-            family: Some(6),
-            model: Some(model),
-            brand: Some(brand.into()),
-            amx_tile: amx,
-            avx512f: true,
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn sapphire_rapids_by_amx_even_with_a_masked_model() {
-        // This VM reports model 0xa7 and a generic brand; AMX gives it away.
-        let s = core_spec(&intel(0xa7, true, "Intel(R) Xeon(R) Processor")).unwrap();
-        assert_eq!(s.flops_per_cycle(Width::V512), Some(32.0));
-        assert_eq!(s.flops_per_cycle(Width::V256), Some(16.0));
-        assert_eq!(s.flops_per_cycle(Width::Scalar), Some(4.0));
-        assert_eq!(s.issue_width, Some(6.0));
-    }
-
-    #[test]
-    fn skylake_sp_by_sku() {
-        let gold = core_spec(&intel(
-            85,
-            false,
-            "Intel(R) Xeon(R) Platinum 8269CY CPU @ 2.50GHz",
-        ))
-        .unwrap();
-        assert_eq!(gold.flops_per_cycle(Width::V512), Some(32.0));
-        let silver = core_spec(&intel(85, false, "Intel(R) Xeon(R) Silver 4114 CPU")).unwrap();
-        assert_eq!(silver.flops_per_cycle(Width::V512), Some(16.0));
-        let other = core_spec(&intel(85, false, "Intel Xeon")).unwrap();
-        assert_eq!(other.flops_per_cycle(Width::V512), None);
-        assert_eq!(other.flops_per_cycle(Width::V256), Some(16.0));
-    }
-
-    #[test]
-    fn hygon_is_zen1() {
-        let s = core_spec(&CoreId {
-            vendor: Some("HygonGenuine".into()),
-            family: Some(0x18),
-            model: Some(1),
-            ..Default::default()
-        })
-        .unwrap();
-        assert_eq!(s.flops_per_cycle(Width::V256), Some(8.0));
-        assert_eq!(s.flops_per_cycle(Width::V128), Some(8.0));
-    }
-
-    #[test]
-    fn unknown_cores_say_so() {
-        let e = core_spec(&CoreId {
-            arm_implementer: Some(0x70),
-            arm_part: Some(0x663),
-            ..Default::default()
-        })
-        .unwrap_err();
-        assert!(e.contains("not in cpuscope's table"), "{e}");
-        let kp = core_spec(&CoreId {
-            arm_implementer: Some(0x48),
-            arm_part: Some(0xd01),
-            ..Default::default()
-        })
-        .unwrap();
-        assert_eq!(kp.issue_width, Some(4.0));
-        assert_eq!(kp.flops_per_cycle(Width::V128), None);
-    }
-
     #[test]
     fn seed_smt_factors() {
         assert_eq!(smt_factor(1), 1.0);
         assert_eq!(smt_factor(2), 1.3);
         assert_eq!(smt_factor(4), 1.5);
+    }
+
+    #[test]
+    fn inference_from_measured_flops() {
+        // Two 512-bit FMA units at 98%.
+        let (u, t) = infer_fma_units(512, 31.5).unwrap();
+        assert_eq!(u, 2.0);
+        assert!(
+            t.contains("two 512-bit FMA units") && t.contains("inferred"),
+            "{t}"
+        );
+        // Zen 4: 512-bit split in two halves over two 256-bit units.
+        assert_eq!(infer_fma_units(512, 15.6).unwrap().0, 1.0);
+        assert_eq!(infer_fma_units(256, 7.9).unwrap().0, 1.0);
+        assert_eq!(infer_fma_units(256, 4.0).unwrap().0, 0.5);
+        assert_eq!(infer_fma_units(64, 7.8).unwrap().0, 4.0);
+        // Between two counts: nothing inferred.
+        let e = infer_fma_units(256, 11.0).unwrap_err();
+        assert!(e.contains("nothing inferred"), "{e}");
     }
 }

@@ -135,6 +135,9 @@ pub struct TheoreticalBandwidth {
     pub upper_bound: bool,
     /// How the figure was made, in words (shown with it).
     pub basis: String,
+    /// GB/s per socket named by the locators (`CPU0`, `P1`, `SOCKET 0`),
+    /// keyed by the locators' socket number; empty when they name none.
+    pub per_socket: BTreeMap<u32, f64>,
 }
 
 /// The DIMMs of the machine and why they are missing when they are.
@@ -548,10 +551,21 @@ pub fn theoretical_bandwidth(dimms: &[Dimm]) -> Option<TheoreticalBandwidth> {
         e.0 = e.0.min(mts);
         e.1 = e.1.max(w);
     }
-    let gbs: f64 = channels
-        .values()
-        .map(|&(mts, w)| mts as f64 * (w as f64 / 8.0) / 1000.0)
-        .sum();
+    let gbs_of = |mts: u64, w: u32| mts as f64 * (w as f64 / 8.0) / 1000.0;
+    let gbs: f64 = channels.values().map(|&(mts, w)| gbs_of(mts, w)).sum();
+    let mut per_socket: BTreeMap<u32, f64> = BTreeMap::new();
+    for (k, &(mts, w)) in &channels {
+        if let Some(n) = k
+            .strip_prefix("socket ")
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+        {
+            *per_socket.entry(n).or_default() += gbs_of(mts, w);
+        }
+    }
+    if per_socket.values().sum::<f64>() < gbs * 0.999 {
+        per_socket.clear(); // some channels name no socket: no split
+    }
     let upper_bound = derived < pop.len();
     let mut basis = if derived == pop.len() {
         format!(
@@ -587,6 +601,7 @@ pub fn theoretical_bandwidth(dimms: &[Dimm]) -> Option<TheoreticalBandwidth> {
         channels_from_locators: !upper_bound,
         upper_bound,
         basis,
+        per_socket,
     })
 }
 

@@ -843,6 +843,17 @@ impl Recognition {
             .or_else(|| self.cores.first())
     }
 
+    /// The entry of the core kind that runs `cpu`, or why there is none.
+    pub fn core_for(&self, cpu: usize) -> Result<&Core, String> {
+        match self.for_cpu(cpu) {
+            Some(RecognisedCore { core: Some(c), .. }) => Ok(c),
+            Some(RecognisedCore {
+                unknown: Some(u), ..
+            }) => Err(u.clone()),
+            _ => Err("the core's identity could not be read".into()),
+        }
+    }
+
     /// The first kind's entry, or why there is none.
     pub fn primary(&self) -> Result<&Core, String> {
         match self.cores.first() {

@@ -13,6 +13,9 @@
 //! - `memory-bandwidth-saturation`: memory bandwidth stops growing after k cores.
 //! - `distances-vs-measured`: the firmware's NUMA distances disagree with measured latencies.
 //! - `declared-vs-measured-frequency`: the clock the machine declares is not what it runs at.
+//! - `dimm-population`: memory channels left empty, or DIMMs of mixed sizes or speeds (SMBIOS).
+//! - `cache-latency-vs-published`: a cache level's measured latency is more than 20% off the
+//!   core's published load-to-use latency (cpuscope's knowledge base).
 
 use crate::base::fmt::fmt_num;
 use crate::experiments::mem_common::PLACEMENT_PARAM;
@@ -74,6 +77,8 @@ pub const RULES: &[(&str, Rule)] = &[
         "declared-vs-measured-frequency",
         declared_vs_measured_frequency,
     ),
+    ("dimm-population", dimm_population),
+    ("cache-latency-vs-published", cache_latency_vs_published),
 ];
 
 /// Rules whose findings rest on timed figures (not on configuration read from the machine).
@@ -84,6 +89,7 @@ const MEASURED_RULES: &[&str] = &[
     "smt-yield-wide-simd",
     "all-core-frequency-drop",
     "declared-vs-measured-frequency",
+    "cache-latency-vs-published",
 ];
 
 /// What the run's own figures advise. Findings without evidence are dropped.
@@ -1019,6 +1025,145 @@ pub fn declared_vs_measured_frequency(run: &Run) -> Vec<Finding> {
 }
 
 // ------------------------------------------------------------ rendering
+
+/// Channels empty while others hold DIMMs, or DIMMs of mixed sizes or
+/// speeds: the controller interleaves over fewer or unequal channels, a
+/// common cause of lost bandwidth. Not on a table a hypervisor invented.
+pub fn dimm_population(run: &Run) -> Vec<Finding> {
+    let m = run.machine_info();
+    let md = &m.memory_devices;
+    if md.dimms.is_empty() || md.notes.iter().any(|n| n.contains("invented")) {
+        return Vec::new();
+    }
+    let s = &md.summary;
+    let mut all: Vec<&str> = md
+        .dimms
+        .iter()
+        .filter_map(|d| d.channel.as_deref())
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    let mut used: Vec<&str> = md
+        .dimms
+        .iter()
+        .filter(|d| d.populated())
+        .filter_map(|d| d.channel.as_deref())
+        .collect();
+    used.sort_unstable();
+    used.dedup();
+    let empty_channels: Vec<&str> = all.iter().filter(|c| !used.contains(c)).copied().collect();
+    let mixed = s.sizes.len() > 1 || s.speeds_mts.len() > 1;
+    if empty_channels.is_empty() && !mixed {
+        return Vec::new();
+    }
+    let mut evidence = Vec::new();
+    let mut what = Vec::new();
+    if !empty_channels.is_empty() {
+        what.push(format!(
+            "{} of {} memory channels empty",
+            empty_channels.len(),
+            all.len()
+        ));
+        evidence.push(ev(
+            "channels without a DIMM (from the slot locators)",
+            empty_channels.join(", "),
+            "machine memory_devices.dimms (SMBIOS type 17)",
+        ));
+    }
+    if mixed {
+        what.push(
+            s.balance_note
+                .clone()
+                .unwrap_or_else(|| "mixed DIMMs".into()),
+        );
+        evidence.push(ev(
+            "DIMM sizes and speeds",
+            format!("{} size(s), speeds {:?} MT/s", s.sizes.len(), s.speeds_mts),
+            "machine memory_devices.summary",
+        ));
+    }
+    if let Some(b) = &md.theoretical_bandwidth {
+        evidence.push(ev(
+            "theoretical DRAM bandwidth of the populated channels",
+            format!("{} GB/s", fmt_num(b.gbs)),
+            "machine memory_devices.theoretical_bandwidth",
+        ));
+    }
+    let eff = run
+        .records(bandwidth::TRIAD)
+        .filter(|r| r.value.is_some())
+        .filter_map(|r| Some((r, r.data.as_ref()?.get("efficiency")?.as_f64()?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    if let Some((r, e)) = eff {
+        evidence.push(ev(
+            "best triad against that theoretical bandwidth",
+            format!("{:.0}%", e * 100.0),
+            from_result(r),
+        ));
+    }
+    vec![Finding {
+        rule: "dimm-population",
+        severity: if empty_channels.is_empty() { Severity::Advice } else { Severity::Warning },
+        title: format!("unbalanced memory population: {}", what.join("; ")),
+        advice: "Memory bandwidth scales with the populated channels, and the controller interleaves                  evenly only over channels with the same capacity and speed: populate every channel                  of every socket alike (same size, rank and speed) before comparing this machine's                  bandwidth with its peers."
+            .into(),
+        evidence,
+    }]
+}
+
+/// A cache level's measured load-to-use cycles more than 20% off the
+/// core's published figure (the latency experiment marks them).
+pub fn cache_latency_vs_published(run: &Run) -> Vec<Finding> {
+    use crate::experiments::latency;
+    let mut out = Vec::new();
+    for id in [latency::L1D_CYCLES, latency::L2_CYCLES, latency::L3_CYCLES] {
+        // One finding per level: the 2 MiB-page curve first (no TLB cost).
+        let mut recs: Vec<&ResultRecord> = run
+            .records(id)
+            .filter(|r| r.value.is_some())
+            .filter(|r| {
+                r.data
+                    .as_ref()
+                    .and_then(|d| d.get("finding"))
+                    .and_then(Value::as_bool)
+                    == Some(true)
+            })
+            .collect();
+        recs.sort_by_key(|r| param_str(r, "pages").as_deref() != Some("2m"));
+        let Some(r) = recs.first() else {
+            continue;
+        };
+        let d = r.data.clone().unwrap_or_default();
+        let (Some(m), Some(p)) = (r.value, d.get("published_cycles").and_then(Value::as_f64))
+        else {
+            continue;
+        };
+        let level = id.metric.trim_end_matches("_cycles");
+        out.push(Finding {
+            rule: "cache-latency-vs-published",
+            severity: Severity::Advice,
+            title: format!(
+                "{level} latency measured {} cycles, published {} ({:+.0}%)",
+                fmt_num(m),
+                fmt_num(p),
+                (m / p - 1.0) * 100.0
+            ),
+            advice: format!(
+                "The measured {level} plateau is not what this core's documentation gives. In a VM the                  cache may be shared with other tenants or partitioned by the host; on 4 KiB pages the                  plateau may be TLB misses rather than the cache; a cache the kernel declares with a                  different size moves the step. Check the latency curve (cpuscope show RUN --all) before                  sizing work to this level. Published figure: {}.",
+                d.get("published_source").and_then(Value::as_str).unwrap_or("knowledge base")
+            ),
+            evidence: vec![
+                ev(format!("measured {level} load-to-use"), format!("{} cycles", fmt_num(m)), from_result(r)),
+                ev(
+                    format!("published {level} load-to-use"),
+                    format!("{} cycles", fmt_num(p)),
+                    "machine uarch (data/uarch/)",
+                ),
+            ],
+        });
+    }
+    out
+}
 
 /// Findings as text (for `show` and `run`): empty string when there are none.
 pub fn render_text(findings: &[Finding]) -> String {

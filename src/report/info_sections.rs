@@ -127,6 +127,7 @@ pub fn identity(info: &MachineInfo) -> String {
                 );
             }
         }
+        uarch_lines(&mut out, info);
     }
     let v = &id.virtualization;
     let virt = match v.is_virtual {
@@ -705,4 +706,33 @@ pub fn memory_devices(info: &MachineInfo) -> String {
         kv(&mut out, "note:", n);
     }
     out
+}
+
+/// The knowledge base's view of the cores, one line per core kind for the
+/// identity section: the entry (with its variant), or
+/// why the core is not known. `cpuscope uarch ID` shows the entry's figures
+/// and sources; the JSON carries them in `uarch`.
+fn uarch_lines(out: &mut String, info: &MachineInfo) {
+    for rc in &info.uarch.cores {
+        let key = match &rc.kind {
+            Some(k) => format!("{k}:"),
+            None => "core:".to_string(),
+        };
+        let text = match &rc.core {
+            Some(c) => format!(
+                "{}{} (figures and sources: cpuscope uarch {})",
+                c.name,
+                c.variant
+                    .as_deref()
+                    .map(|v| format!(", {v}"))
+                    .unwrap_or_default(),
+                c.id,
+            ),
+            None => format!(
+                "{}: theoretical figures are inferred from the measurements",
+                rc.unknown.as_deref().unwrap_or("no identity")
+            ),
+        };
+        kv(out, &key, text);
+    }
 }

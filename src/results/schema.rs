@@ -428,6 +428,16 @@ impl ResultRecord {
         self
     }
 
+    /// Add the fields of the object `more` to `data` (an object), keeping
+    /// the fields already there unless `more` names them too.
+    pub fn add_data(mut self, more: Value) -> ResultRecord {
+        match (self.data.as_mut(), more) {
+            (Some(Value::Object(d)), Value::Object(m)) => d.extend(m),
+            (_, m) => self.data = Some(m),
+        }
+        self
+    }
+
     pub fn with_counters(mut self, counters: Value) -> ResultRecord {
         self.counters = Some(counters);
         self

@@ -504,3 +504,51 @@ fn info_text_and_json_carry_the_dimms() {
     let back: dimm::MemoryDevices = serde_json::from_value(m.clone()).unwrap();
     assert_eq!(back.summary.populated, 7);
 }
+
+#[test]
+fn per_socket_bandwidth_and_the_cpus_behind_it() {
+    // Two sockets of four DDR4-3200 channels: 102.4 GB/s each.
+    let m = read(&server_ddr4_8ch());
+    let b = m.theoretical_bandwidth.clone().unwrap();
+    assert_eq!(b.per_socket.len(), 2, "{:?}", b.per_socket);
+    for g in b.per_socket.values() {
+        assert!((g - 102.4).abs() < 1e-9, "{g}");
+    }
+    // A machine of two packages (CPUs 0-3 and 4-7) with these DIMMs.
+    let mut info: cpuscope::machine::MachineInfo = serde_json::from_value(serde_json::json!({
+        "packages": [{"id": 0, "cpus": "0-3"}, {"id": 1, "cpus": "4-7"}]
+    }))
+    .unwrap();
+    info.memory_devices = m;
+    let set = |s: &str| cpuscope::placement::CpuSet::parse(s).unwrap();
+    use cpuscope::experiments::bandwidth::dram_theory;
+    let (all, basis) = dram_theory(&info, &set("0-7")).unwrap();
+    assert!(
+        (all - 204.8).abs() < 1e-9 && basis.contains("8 channel"),
+        "{all} {basis}"
+    );
+    let (one, basis) = dram_theory(&info, &set("0-3")).unwrap();
+    assert!(
+        (one - 102.4).abs() < 1e-9 && basis.contains("1 socket"),
+        "{one} {basis}"
+    );
+    // Locators that name no socket: a subset of the sockets cannot be priced.
+    let mut plain = read(&server_ddr5_12ch());
+    plain
+        .theoretical_bandwidth
+        .as_mut()
+        .unwrap()
+        .per_socket
+        .clear();
+    info.memory_devices = plain;
+    let e = dram_theory(&info, &set("0-3")).unwrap_err();
+    assert!(e.contains("1 of 2 sockets"), "{e}");
+    // No DMI: the reason is kept.
+    info.memory_devices = cpuscope::machine::dimm::MemoryDevices {
+        unavailable: Some("no SMBIOS tables".into()),
+        ..Default::default()
+    };
+    assert!(dram_theory(&info, &set("0-7"))
+        .unwrap_err()
+        .contains("no SMBIOS tables"));
+}

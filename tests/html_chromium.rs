@@ -216,3 +216,39 @@ fn the_checker_catches_an_empty_chart_and_console_errors() {
     let dom = String::from_utf8_lossy(&out.stdout);
     assert!(dom.contains("errors: console.error: x"), "{dom}");
 }
+
+#[test]
+fn a_recorded_two_socket_report_opens_with_the_verdict() {
+    let Some(bin) = chromium() else {
+        skip::skip_or_fail("chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    // A quick run recorded in the QEMU lab's 2-socket SMT guest (samples dropped).
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/runs/lab-2s2c2t-quick.json"
+    );
+    let run: Run = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let page = html::render_run(&run);
+    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("html_chromium");
+    std::fs::create_dir_all(&shots).unwrap();
+    let n = check_in_browser(&bin, "lab-2s", &page, &shots.join("lab-2s.png"));
+    assert!(n >= 3, "{n} charts");
+    // The verdict card comes first, then the table of contents.
+    let v = page.find("class=\"verdict\"").expect("no verdict card");
+    let toc = page.find("class=\"toc\"").expect("no table of contents");
+    let machine = page.find("id=\"machine\"").unwrap();
+    assert!(v < toc && toc < machine);
+    assert!(
+        page.contains("2 sockets") && page.contains("SMT2"),
+        "verdict machine line"
+    );
+    // Every chart in a figure with a caption; hover values on bars, points and cells.
+    assert_eq!(
+        page.matches("<figure").count(),
+        page.matches("<figcaption>").count()
+    );
+    assert!(page.matches("<title>").count() >= 10, "few hover titles");
+    assert!(page.contains("id=\"exp-c2c\"") && page.contains("id=\"exp-numa_matrix\""));
+    assert!(page.contains("@media print"), "no print stylesheet");
+}

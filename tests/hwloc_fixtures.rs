@@ -1563,3 +1563,32 @@ fn core_kinds_from_pmu_devices_and_from_capacity() {
     let info = discover(&Sysroot::new(r).expect("sysroot")).expect("discover");
     assert!(info.core_kinds.is_empty());
 }
+
+#[test]
+fn no_cluster_from_the_kernels_no_cluster_values() {
+    // x86 under QEMU: cluster_id 65535 (and -1, 2^32-1 elsewhere) means "no
+    // cluster", not a cluster numbered 65535.
+    for v in ["65535", "-1", "4294967295"] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let r = dir.path();
+        small_machine(r);
+        for c in 0..4 {
+            write(
+                r,
+                &format!("sys/devices/system/cpu/cpu{c}/topology/cluster_id"),
+                &format!("{v}\n"),
+            );
+        }
+        let info = discover(&Sysroot::new(r).unwrap()).unwrap();
+        assert!(
+            info.clusters.is_empty(),
+            "cluster_id {v}: {:?}",
+            info.clusters
+        );
+        let text = cpuscope::report::info_text::render(&info);
+        assert!(
+            !text.contains("cluster 65535") && !text.contains("4294967295"),
+            "{text}"
+        );
+    }
+}

@@ -53,7 +53,16 @@ fn quick_frequency_run_is_stored_listed_shown_and_round_trips() {
         "--quiet",
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("single_core"), "{text}");
+    // The verdict: one screen, the clock line, no colour when piped.
+    assert!(
+        text.contains("Clock") && text.contains("one core"),
+        "{text}"
+    );
+    assert!(
+        !text.contains('\x1b'),
+        "colour codes in piped output: {text:?}"
+    );
+    assert!(text.lines().count() <= 42, "{text}");
     assert!(text.contains("stored as"), "{text}");
     assert!(text.contains("HTML report:"), "{text}");
     let html_line = text

@@ -78,7 +78,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
         if s.stopped() {
             break;
         }
-        s.step(e.name(), "starting");
+        s.step(e.name(), &format!("starting (estimated {est:.0} s)"));
         if let Err(err) = s.measure(e.name(), None) {
             let msg = format!("{}: {err:#}", e.name()).replace('\n', " ");
             s.note(format!("experiment failed: {msg}"));
@@ -122,11 +122,13 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
     if args.json {
         super::print_json(run)?;
     } else {
-        print!("{}", crate::report::summary::render(run));
+        let html = html_path.as_ref().map(|p| p.display().to_string());
+        let style = crate::report::verdict::Style::for_stdout();
+        print!(
+            "{}",
+            crate::report::verdict::render(run, html.as_deref(), &style)
+        );
         println!("stored as {} in {store}", run.id);
-        if let Some(p) = &html_path {
-            println!("HTML report: {}", p.display());
-        }
         for f in &failed {
             println!("failed: {f}");
         }

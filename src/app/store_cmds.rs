@@ -22,8 +22,14 @@ pub struct ShowArgs {
     #[arg(value_name = "RUN")]
     pub run: String,
     /// Print the run document (as `export` does) instead of text.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["all", "summary"])]
     pub json: bool,
+    /// Every figure with its spread, method and notes (the full text).
+    #[arg(long, conflicts_with = "summary")]
+    pub all: bool,
+    /// One section per experiment with its headline figures, what is not available, the advice.
+    #[arg(long)]
+    pub summary: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -77,8 +83,13 @@ pub fn show(ctx: &Context, args: &ShowArgs) -> Result<i32> {
     let run = store.get_run(&args.run)?;
     if args.json {
         super::print_json(&run)?;
-    } else {
+    } else if args.all {
         print!("{}", run_text::render_run(&run));
+    } else if args.summary {
+        print!("{}", crate::report::summary::render(&run));
+    } else {
+        let style = crate::report::verdict::Style::for_stdout();
+        print!("{}", crate::report::verdict::render(&run, None, &style));
     }
     Ok(0)
 }

@@ -41,12 +41,13 @@ pub fn svg_bars(title: &str, unit: &str, rows: &[(String, f64)]) -> String {
         let bw = (v / max * width).max(1.0);
         let _ = write!(
             s,
-            r#"<text x="0" y="{ty}">{l}</text><rect class="bar" x="{left}" y="{y}" width="{bw:.1}" height="{bh}"/><text x="{tx:.1}" y="{ty}">{val}</text>"#,
+            r#"<text x="0" y="{ty}">{l}</text><rect class="bar" x="{left}" y="{y}" width="{bw:.1}" height="{bh}"><title>{l}: {val} {u}</title></rect><text x="{tx:.1}" y="{ty}">{val}</text>"#,
             ty = y + 13.0,
             l = esc(label),
             bh = row_h - 4.0,
             tx = left + bw + 4.0,
-            val = fmt_num(*v)
+            val = fmt_num(*v),
+            u = esc(unit)
         );
     }
     s.push_str("</svg>");

@@ -648,7 +648,7 @@ fn with_dram_theory(r: ResultRecord, theory: &Result<(f64, String), String>) -> 
                 "{:.0}% of the DIMMs' theoretical {g:.1} GB/s{bus} ({basis})",
                 v / g * 100.0
             ))
-            .add_data(json!({"theoretical_gbs": g, "efficiency": v / g}))
+            .add_data(json!({"theoretical_gbs": g, "dram_efficiency": v / g}))
         }
         Err(why) => r.with_note(&format!("theoretical DRAM bandwidth not available: {why}")),
     }

@@ -68,7 +68,7 @@ pub fn svg_heatmap(
     };
     if n > DETAILED_HEATMAP {
         // Large matrices: colours quantised to 32 steps and runs of equal
-        // colour along a row drawn as one rectangle, no tooltips; SMT
+        // colour along a row drawn as one rectangle with one tooltip; SMT
         // siblings marked by a dot. Keeps a 256-CPU map to a few hundred KB.
         for (i, row) in rows.iter().enumerate() {
             let y = top + cell * i as f64;
@@ -98,11 +98,22 @@ pub fn svg_heatmap(
                     -2 => "#ddd".to_string(),
                     q => colour(lo + (hi - lo) * q as f64 / 31.0, lo, hi),
                 };
+                let (tip, dv) = match k {
+                    -1 => ("same CPU".to_string(), String::new()),
+                    -2 => ("not measured".to_string(), String::new()),
+                    q => {
+                        let v = lo + (hi - lo) * q as f64 / 31.0;
+                        (format!("~{v:.0} ns"), format!(r#" data-v="{v:.3}""#))
+                    }
+                };
                 let _ = write!(
                     s,
-                    r#"<rect x="{:.2}" y="{y:.2}" width="{:.2}" height="{cell:.2}" fill="{fill}"/>"#,
+                    r#"<rect x="{:.2}" y="{y:.2}" width="{:.2}" height="{cell:.2}" fill="{fill}"{dv}><title>CPU {} → CPUs {}–{}: {tip}</title></rect>"#,
                     left + cell * j as f64,
-                    cell * (e - j) as f64
+                    cell * (e - j) as f64,
+                    cpus.get(i).copied().unwrap_or(i as u64),
+                    cpus.get(j).copied().unwrap_or(j as u64),
+                    cpus.get(e - 1).copied().unwrap_or((e - 1) as u64)
                 );
                 j = e;
             }
@@ -145,9 +156,14 @@ pub fn svg_heatmap(
                 } else {
                     ""
                 };
+                // The measured value as data-v (the report's chart check reads it).
+                let dv = match v {
+                    Some(v) if i != j && v.is_finite() => format!(r#" data-v="{v:.3}""#),
+                    _ => String::new(),
+                };
                 let _ = write!(
                     s,
-                    r#"<rect x="{x:.2}" y="{y:.2}" width="{cell:.2}" height="{cell:.2}" fill="{fill}"{stroke}><title>{}</title></rect>"#,
+                    r#"<rect x="{x:.2}" y="{y:.2}" width="{cell:.2}" height="{cell:.2}" fill="{fill}"{stroke}{dv}><title>{}</title></rect>"#,
                     esc(&tip)
                 );
                 if n <= 16 && i != j {
@@ -208,7 +224,8 @@ pub fn svg_log_bars(title: &str, unit: &str, rows: &[(String, f64)]) -> String {
         let bw = ((v / floor).log10() / span * width).max(1.0);
         let _ = write!(
             s,
-            r#"<text x="0" y="{ty}">{l}</text><rect class="bar" x="{left}" y="{y}" width="{bw:.1}" height="{bh}"/><text x="{tx:.1}" y="{ty}">{val}</text>"#,
+            r#"<text x="0" y="{ty}">{l}</text><rect class="bar" x="{left}" y="{y}" width="{bw:.1}" height="{bh}"><title>{l}: {val} {u}</title></rect><text x="{tx:.1}" y="{ty}">{val}</text>"#,
+            u = esc(unit),
             ty = y + 12.0,
             l = esc(label),
             bh = row_h - 4.0,

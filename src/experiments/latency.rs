@@ -390,13 +390,27 @@ pub struct LevelMatch {
     pub detected_bytes: Option<usize>,
     /// detected / declared.
     pub ratio: Option<f64>,
-    /// Within 2× of the declared size.
+    /// Within [`LEVEL_TOLERANCE`] of the declared size (and, on 4 KiB
+    /// pages, not a TLB-miss plateau): only then is the plateau this level.
     pub agrees: bool,
     /// Latency of the plateau this level ends (ns).
     pub level_ns: Option<f64>,
     pub plateau: Option<usize>,
     pub note: String,
 }
+
+/// A step is taken as a declared cache level only between these multiples
+/// of the declared size; outside, the level is not measured (said why). A
+/// random chase sees a cache's step before its full capacity (replacement,
+/// page colouring, what the other levels keep: a 2 MiB L2 steps at ~1 MiB
+/// on a Golden Cove VM, a 32 MiB L3 at ~16 MiB on a Zen 5 VM), never much
+/// beyond it: a step at ×1.57 is something else.
+pub const LEVEL_TOLERANCE: (f64, f64) = (0.4, 1.5);
+
+/// On 4 KiB pages, a level whose plateau is this many times slower than the
+/// same level on 2 MiB pages (or within reach of the 2 MiB-page DRAM
+/// figure) is DRAM plus TLB misses, not the cache.
+pub const TLB_PLATEAU_FACTOR: f64 = 2.0;
 
 /// Cost of leaving a declared level without a step (as bad as a step 128×
 /// away from the declared size).
@@ -409,7 +423,9 @@ const RAMP_COST: f64 = 1.0;
 /// Match the plateau edges to the declared levels, keeping order (level k+1
 /// takes a later edge than level k): the assignment with the smallest total
 /// |log2(edge / declared)|, where leaving a level without an edge costs
-/// [`UNMATCHED_COST`]. Within 2× a level agrees; otherwise it is a finding.
+/// [`UNMATCHED_COST`]. Within [`LEVEL_TOLERANCE`] a level agrees and its
+/// plateau is the level's figure; otherwise the level is a finding without a
+/// figure (the step is reported as unmatched).
 /// Returns the matches and the edges no level took.
 pub fn match_levels(
     plateaus: &[Plateau],
@@ -460,20 +476,33 @@ pub fn match_levels(
             Some(k) => {
                 let (pi, e) = edges[k];
                 let ratio = e as f64 / *size as f64;
-                let agrees = (0.5..=2.0).contains(&ratio);
-                let mut note = if agrees {
-                    format!(
-                        "{name}: step at ~{} agrees with the declared {} (×{ratio:.2})",
-                        fmt_size(e),
-                        fmt_size(*size)
-                    )
-                } else {
-                    format!(
-                        "finding: {name}: the curve steps at ~{} but sysfs declares {} (×{ratio:.2}); in a VM or with a shared cache the usable share can be far smaller than declared",
-                        fmt_size(e),
-                        fmt_size(*size)
-                    )
-                };
+                let (lo, hi) = LEVEL_TOLERANCE;
+                let agrees = (lo..=hi).contains(&ratio);
+                if !agrees {
+                    // Not this cache: the step stays in the curve, unnamed.
+                    used[k] = false;
+                    out.push(LevelMatch {
+                        name: name.clone(),
+                        declared_bytes: *size,
+                        detected_bytes: Some(e),
+                        ratio: Some(ratio),
+                        agrees: false,
+                        level_ns: Some(plateaus[pi].level_ns),
+                        plateau: None,
+                        note: format!(
+                            "finding: {name}: no step within ×{lo}–×{hi} of the declared {}; the nearest, at ~{} (×{ratio:.2}, {:.1} ns), is not taken as {name} (in a VM or with a shared cache the usable share can be far from the declared size; the curve is in the record's data)",
+                            fmt_size(*size),
+                            fmt_size(e),
+                            plateaus[pi].level_ns
+                        ),
+                    });
+                    continue;
+                }
+                let mut note = format!(
+                    "{name}: step at ~{} agrees with the declared {} (×{ratio:.2}, within ×{lo}–×{hi})",
+                    fmt_size(e),
+                    fmt_size(*size)
+                );
                 if plateaus[pi].ramp {
                     note.push_str(&format!(
                         "; no flat plateau: latency ramps from {} to {}, the level's figure is the middle of the ramp",
@@ -514,6 +543,73 @@ pub fn match_levels(
         .map(|(e, _)| e.1)
         .collect();
     (out, unmatched)
+}
+
+/// A cache is markedly faster than memory: a level whose plateau is within
+/// this factor of the curve's last (memory) plateau is not a cache.
+pub const CACHE_VS_MEMORY: f64 = 1.5;
+
+/// Un-name the levels (past L1d) whose plateau is within
+/// [`CACHE_VS_MEMORY`] of the curve's last plateau: memory at another
+/// distance (a VM whose host memory spans nodes, sub-NUMA clustering, a
+/// memory-side cache), not the declared cache.
+pub fn memory_check(levels: &mut [LevelMatch], plateaus: &[Plateau]) {
+    let Some(last) = plateaus.len().checked_sub(1) else {
+        return;
+    };
+    let dram = plateaus[last].level_ns;
+    for l in levels.iter_mut().skip(1) {
+        let (Some(pi), Some(ns)) = (l.plateau, l.level_ns) else {
+            continue;
+        };
+        if pi < last && ns * CACHE_VS_MEMORY > dram {
+            l.note = format!(
+                "finding: {}: the plateau ending at ~{} ({ns:.1} ns) is within ×{CACHE_VS_MEMORY} of the memory plateau ({dram:.1} ns): memory at another distance (a VM whose host memory spans nodes, sub-NUMA clustering), not the declared {}",
+                l.name,
+                fmt_size(l.detected_bytes.unwrap_or(0)),
+                fmt_size(l.declared_bytes)
+            );
+            l.plateau = None;
+            l.agrees = false;
+        }
+    }
+}
+
+/// On 4 KiB pages: un-name the levels whose plateau is DRAM plus TLB misses,
+/// judged against the 2 MiB-page curve of the same run (`huge`: its level
+/// matches; `huge_dram`: its DRAM plateau, ns). A level more than
+/// [`TLB_PLATEAU_FACTOR`]× slower than the same level on 2 MiB pages, or
+/// within that factor of the 2 MiB-page DRAM latency, is not the cache.
+pub fn tlb_check(levels: &mut [LevelMatch], huge: &[LevelMatch], huge_dram: Option<f64>) {
+    for l in levels.iter_mut().filter(|l| l.plateau.is_some()) {
+        let Some(ns) = l.level_ns else {
+            continue;
+        };
+        let same = huge
+            .iter()
+            .find(|h| h.name == l.name && h.plateau.is_some())
+            .and_then(|h| h.level_ns);
+        let why = match (same, huge_dram) {
+            (Some(h), _) if ns > h * TLB_PLATEAU_FACTOR => Some(format!(
+                "×{:.1} the 2 MiB-page {} ({h:.1} ns)",
+                ns / h,
+                l.name
+            )),
+            (_, Some(d)) if ns * TLB_PLATEAU_FACTOR > d && same.is_none_or(|h| ns > h * 1.2) => {
+                Some(format!("close to the 2 MiB-page DRAM latency ({d:.1} ns)"))
+            }
+            _ => None,
+        };
+        if let Some(why) = why {
+            l.note = format!(
+                "finding: {}: on 4 KiB pages the plateau ending at ~{} ({ns:.1} ns) is DRAM plus TLB misses, not the cache: {why}; the 2 MiB-page curve gives the level",
+                l.name,
+                fmt_size(l.detected_bytes.unwrap_or(0))
+            );
+            l.plateau = None;
+            l.agrees = false;
+        }
+    }
 }
 
 /// What one curve produced.
@@ -794,6 +890,9 @@ struct CurveClock<'a> {
     ghz: Option<f64>,
     source: String,
     published: Result<&'a Core, String>,
+    /// The 2 MiB-page random curve's levels and DRAM plateau (ns), the
+    /// reference of the 4 KiB-page curve's TLB check.
+    huge: Option<(Vec<LevelMatch>, Option<f64>)>,
 }
 
 fn emit_curve(
@@ -809,9 +908,19 @@ fn emit_curve(
         return Ok(());
     };
     let (mut levels, unmatched) = match_levels(&c.plateaus, &cf.levels);
+    memory_check(&mut levels, &c.plateaus);
     if c.pages == Pages::Small {
-        for l in levels.iter_mut().filter(|l| !l.agrees) {
-            l.note.push_str(" (4 KiB pages: TLB reach, not the cache, may set this step; see the 2 MiB-page curve)");
+        match &clock.huge {
+            Some((huge, dram)) if c.pattern == Pattern::Random => {
+                tlb_check(&mut levels, huge, *dram)
+            }
+            _ => {
+                for l in levels.iter_mut().filter(|l| l.plateau.is_some()) {
+                    l.note.push_str(
+                        " (4 KiB pages only: beyond the TLB reach the plateau includes TLB misses)",
+                    );
+                }
+            }
         }
     }
     let meth = method(spec, plan.stride);
@@ -1026,10 +1135,19 @@ pub fn run_plan(
             }
             out(r)
         };
+        let huge = results
+            .iter()
+            .find(|h| h.pages == Pages::Huge && h.pattern == Pattern::Random)
+            .map(|h| {
+                let (mut lv, _) = match_levels(&h.plateaus, &cf.levels);
+                memory_check(&mut lv, &h.plateaus);
+                (lv, h.plateaus.last().map(|p| p.level_ns))
+            });
         let clock = CurveClock {
             ghz,
             source: ghz_src.clone(),
             published: ctx.machine.uarch.core_for(plan.cpu),
+            huge,
         };
         emit_curve(&r, spec, plan, &cf, &clock, &mut rec_out)?;
         results.push(r);

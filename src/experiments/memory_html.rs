@@ -118,24 +118,38 @@ pub fn svg_lines(
     }
     for (i, (name, p)) in series.iter().enumerate() {
         let c = COLORS[i % COLORS.len()];
-        let path: Vec<String> = p
+        let shown: Vec<(f64, f64)> = p
             .iter()
+            .copied()
             .filter(|q| {
                 q.0.is_finite() && q.1.is_finite() && (!logx || q.0 > 0.0) && (!logy || q.1 > 0.0)
             })
-            .map(|q| format!("{:.1},{:.1}", sx(q.0), sy(q.1)))
             .collect();
-        if path.is_empty() {
+        if shown.is_empty() {
             continue;
         }
+        let path: Vec<String> = shown
+            .iter()
+            .map(|q| format!("{:.1},{:.1}", sx(q.0), sy(q.1)))
+            .collect();
         let _ = write!(
             s,
             r#"<polyline fill="none" stroke="{c}" stroke-width="1.8" points="{}"/>"#,
             path.join(" ")
         );
-        for q in &path {
-            let (a, b2) = q.split_once(',').unwrap_or(("0", "0"));
-            let _ = write!(s, r#"<circle cx="{a}" cy="{b2}" r="2.2" fill="{c}"/>"#);
+        // Each point carries its values as a hover title.
+        for q in &shown {
+            let _ = write!(
+                s,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="2.6" fill="{c}"><title>{}: {} {} → {} {}</title></circle>"#,
+                sx(q.0),
+                sy(q.1),
+                esc(name),
+                esc(&xfmt(q.0)),
+                esc(xlabel),
+                crate::base::fmt::fmt_num(q.1),
+                esc(ylabel)
+            );
         }
         let ly = t + 12.0 + 16.0 * i as f64;
         let _ = write!(
@@ -348,10 +362,21 @@ pub fn numa_tables(recs: &[&ResultRecord]) -> String {
                     match v {
                         Some(v) => {
                             let f = if hi > lo { (v - lo) / (hi - lo) } else { 0.0 };
+                            let col = cols
+                                .get(ci)
+                                .map(|c| {
+                                    c.as_str()
+                                        .map(String::from)
+                                        .unwrap_or_else(|| c.to_string())
+                                })
+                                .unwrap_or_default();
                             let _ = write!(
                                 out,
-                                r#"<td class="num" style="background:rgba(208,138,60,{:.2})">{}</td>"#,
+                                r#"<td class="num" style="background:rgba(208,138,60,{:.2})" title="{}: CPUs of node {rv}, memory {} → {}">{}</td>"#,
                                 0.1 + 0.6 * f,
+                                esc(title),
+                                esc(&col),
+                                crate::base::fmt::fmt_num(v),
                                 crate::base::fmt::fmt_num(v)
                             );
                         }

@@ -385,7 +385,11 @@ fn read_raw_cpus(sys: &Sysroot, online: &CpuSet, notes: &mut Vec<String>) -> Vec
             cpu,
             package: pkg.filter(|p| *p >= 0).unwrap_or(0) as usize,
             die: die.filter(|d| *d >= 0).unwrap_or(0) as usize,
-            cluster: cluster.filter(|c| *c >= 0).map(|c| c as usize),
+            // -1, and 65535 / 2^32-1 (the kernel's "no cluster" on x86 and
+            // under QEMU), name no cluster.
+            cluster: cluster
+                .filter(|c| *c >= 0 && *c != 0xffff && *c != 0xffff_ffff)
+                .map(|c| c as usize),
             core_id: core_id
                 .filter(|c| *c >= 0)
                 .map(|c| c as usize)

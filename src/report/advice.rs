@@ -1092,7 +1092,7 @@ pub fn dimm_population(run: &Run) -> Vec<Finding> {
     let eff = run
         .records(bandwidth::TRIAD)
         .filter(|r| r.value.is_some())
-        .filter_map(|r| Some((r, r.data.as_ref()?.get("efficiency")?.as_f64()?)))
+        .filter_map(|r| Some((r, r.data.as_ref()?.get("dram_efficiency")?.as_f64()?)))
         .max_by(|a, b| a.1.total_cmp(&b.1));
     if let Some((r, e)) = eff {
         evidence.push(ev(
@@ -1105,7 +1105,7 @@ pub fn dimm_population(run: &Run) -> Vec<Finding> {
         rule: "dimm-population",
         severity: if empty_channels.is_empty() { Severity::Advice } else { Severity::Warning },
         title: format!("unbalanced memory population: {}", what.join("; ")),
-        advice: "Memory bandwidth scales with the populated channels, and the controller interleaves                  evenly only over channels with the same capacity and speed: populate every channel                  of every socket alike (same size, rank and speed) before comparing this machine's                  bandwidth with its peers."
+        advice: "Memory bandwidth scales with the populated channels, and the controller interleaves evenly only over channels with the same capacity and speed: populate every channel of every socket alike (same size, rank and speed) before comparing this machine's bandwidth with its peers."
             .into(),
         evidence,
     }]
@@ -1149,7 +1149,7 @@ pub fn cache_latency_vs_published(run: &Run) -> Vec<Finding> {
                 (m / p - 1.0) * 100.0
             ),
             advice: format!(
-                "The measured {level} plateau is not what this core's documentation gives. In a VM the                  cache may be shared with other tenants or partitioned by the host; on 4 KiB pages the                  plateau may be TLB misses rather than the cache; a cache the kernel declares with a                  different size moves the step. Check the latency curve (cpuscope show RUN --all) before                  sizing work to this level. Published figure: {}.",
+                "The measured {level} plateau is not what this core's documentation gives. In a VM the cache may be shared with other tenants or partitioned by the host; on 4 KiB pages the plateau may be TLB misses rather than the cache; a cache the kernel declares with a different size moves the step. Check the latency curve (cpuscope show RUN --all) before sizing work to this level. Published figure: {}.",
                 d.get("published_source").and_then(Value::as_str).unwrap_or("knowledge base")
             ),
             evidence: vec![

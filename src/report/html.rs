@@ -14,6 +14,13 @@ table{border-collapse:collapse;margin:.5em 0;font-size:.9em}th,td{border:1px sol
 th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .noisy{color:#b35900;font-weight:bold}.na{color:#888;font-style:italic}.note{color:#555;font-size:.85em}
 .meta{color:#555}svg text{font-size:11px;fill:#333}.bar{fill:#4a7ab5}.bar2{fill:#d08a3c}
+.verdict{border:1px solid #bcd;border-radius:6px;background:#f7fbff;padding:.2em 1em 1em;margin:1em 0}
+.verdict h2{border:none;margin-top:.4em}.verdict table{width:100%}.verdict th{width:7em;background:none;border:none;color:#456}
+.verdict td{border:none}.verdict tr.warn td{color:#9a4d00;font-weight:600}.verdict tr.lead td{font-weight:600}
+nav.toc{font-size:.9em;margin:.5em 0 1em}nav.toc a{margin-right:1em}figure{margin:1em 0}figcaption{color:#555;font-size:.85em;max-width:900px}
+svg circle:hover,svg rect:hover{stroke:#000;stroke-width:1}
+@media print{body{max-width:none;margin:0;font-size:10pt}nav.toc{display:none}.verdict{break-inside:avoid}
+h2{break-after:avoid}figure,svg,table{break-inside:avoid}a{color:inherit;text-decoration:none}}
 "#;
 
 fn machine_summary(m: &crate::machine::MachineInfo) -> Vec<(String, String)> {
@@ -118,13 +125,37 @@ fn result_row(r: &ResultRecord) -> String {
     s
 }
 
-/// Charts for the results that carry per-thread or per-CPU data.
-fn charts(run: &Run) -> String {
+/// Charts for the results that carry per-thread or per-CPU data: each
+/// experiment's own renderer, in a figure with a caption saying what it shows
+/// (the experiment's title) and how it was measured (its records' method);
+/// the (anchor, title) of each for the table of contents.
+fn charts(run: &Run) -> (String, Vec<(String, String)>) {
     let mut out = String::new();
+    let mut toc = Vec::new();
     for e in crate::experiments::registry() {
-        out.push_str(&e.report_html(run));
+        let body = e.report_html(run);
+        if body.is_empty() {
+            continue;
+        }
+        let anchor = format!("exp-{}", e.name());
+        let method = run
+            .records_of(e.name())
+            .map(|r| r.method.clone())
+            .find(|m| !m.is_empty())
+            .map(|m| format!(" Measured: {m}."))
+            .unwrap_or_default();
+        let _ = write!(
+            out,
+            "<figure id=\"{}\"><h3>{}</h3>{body}<figcaption>{}: {}.{} Hover a bar, point or cell for its value; every figure is in the results table with its spread.</figcaption></figure>",
+            esc(&anchor),
+            esc(e.name()),
+            esc(e.name()),
+            esc(e.title()),
+            esc(&method)
+        );
+        toc.push((anchor, e.name().to_string()));
     }
-    out
+    (out, toc)
 }
 
 /// Render one run as a complete HTML document.
@@ -149,12 +180,22 @@ pub fn render_run(run: &Run) -> String {
         esc(&run.started_at),
         esc(&run.tool_version)
     );
-    h.push_str("<h2>Machine</h2><table>");
+    h.push_str(&super::verdict::html_card(run));
+    let (chart_html, chart_toc) = charts(run);
+    h.push_str("<nav class=\"toc\"><b>Contents:</b> <a href=\"#verdict\">verdict</a><a href=\"#machine\">machine</a><a href=\"#environment\">environment</a>");
+    if !chart_toc.is_empty() {
+        h.push_str("<a href=\"#charts\">charts</a>");
+        for (a, t) in &chart_toc {
+            let _ = write!(h, "<a href=\"#{}\">{}</a>", esc(a), esc(t));
+        }
+    }
+    h.push_str("<a href=\"#results\">every figure</a><a href=\"#advice\">advice</a><a href=\"#published\">published</a></nav>");
+    h.push_str("<h2 id=\"machine\">Machine</h2><table>");
     for (k, v) in machine_summary(&run.machine_info()) {
         let _ = write!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
     }
     h.push_str("</table>");
-    h.push_str("<h2>Environment</h2><table>");
+    h.push_str("<h2 id=\"environment\">Environment</h2><table>");
     let env = &run.environment;
     let yes_no = |b: bool| if b { "yes" } else { "no" }.to_string();
     let rows: [(&str, Option<String>); 5] = [
@@ -177,19 +218,21 @@ pub fn render_run(run: &Run) -> String {
         );
     }
     h.push_str("</table>");
-    let c = charts(run);
-    if !c.is_empty() {
-        h.push_str("<h2>Charts</h2>");
-        h.push_str(&c);
+    if !chart_html.is_empty() {
+        h.push_str("<h2 id=\"charts\">Charts</h2>");
+        h.push_str(&chart_html);
     }
-    h.push_str("<h2>Results</h2><table><tr><th>experiment</th><th>metric</th><th>parameters</th><th>median</th><th>unit</th><th>min</th><th>max</th><th>CV</th><th>n</th><th>method and notes</th></tr>");
+    h.push_str("<h2 id=\"results\">Results</h2><table><tr><th>experiment</th><th>metric</th><th>parameters</th><th>median</th><th>unit</th><th>min</th><th>max</th><th>CV</th><th>n</th><th>method and notes</th></tr>");
     for r in &run.results {
         h.push_str(&result_row(r));
     }
     h.push_str("</table>");
     h.push_str("<p class=\"note\">Every figure above was measured on this run; figures that could not be measured say why. CV above 5% is flagged NOISY.</p>");
+    h.push_str("<div id=\"advice\">");
     h.push_str(&super::advice::render_html(&super::advice::findings(run)));
+    h.push_str("</div><div id=\"published\">");
     h.push_str(&published_for_run(run));
+    h.push_str("</div>");
     h.push_str("</body></html>\n");
     h
 }

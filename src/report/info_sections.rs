@@ -3,32 +3,13 @@
 //! Each returns a block of lines starting with its title and ending with a
 //! newline; an unavailable figure is printed as "n/a (reason)".
 
-use crate::base::fmt::{fmt_bytes, fmt_num};
+use crate::base::fmt::{fmt_bytes, fmt_num, wrap};
 use crate::machine::MachineInfo;
 use std::fmt::Write as _;
 
 const W: usize = 16;
 /// Longest line aimed for; longer values wrap under their column.
 const WIDTH: usize = 100;
-
-/// Word-wrap `text` to lines of at most `width` characters.
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut cur = String::new();
-    for word in text.split(' ') {
-        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut cur));
-        }
-        if !cur.is_empty() {
-            cur.push(' ');
-        }
-        cur.push_str(word);
-    }
-    if !cur.is_empty() || lines.is_empty() {
-        lines.push(cur);
-    }
-    lines
-}
 
 /// `  key:          value`, the value wrapped under its column.
 fn kv(out: &mut String, k: &str, v: impl std::fmt::Display) {

@@ -11,3 +11,4 @@ pub mod run_text;
 pub mod stat_text;
 pub mod summary;
 pub mod uarch_text;
+pub mod verdict;

@@ -1,0 +1,190 @@
+//! The verdict `run` and `show` end with: one screen (at most 40 lines of at
+//! most 100 columns) for this machine's recorded run and for a recorded
+//! 2-socket run, "not available" reasons grouped by cause, no colour unless
+//! asked for.
+
+use cpuscope::report::verdict::{self, cause, grouped_unavailable, Style, MAX_LINES};
+use cpuscope::results::schema::{Environment, ResultRecord, Run, RunStatus};
+use serde_json::json;
+use std::process::Command;
+
+fn fixture(name: &str) -> Run {
+    let p = format!("{}/tests/fixtures/runs/{name}", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
+}
+
+fn fits(text: &str, width: usize) {
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() <= MAX_LINES, "{} lines:\n{text}", lines.len());
+    for l in &lines {
+        assert!(l.chars().count() <= width, "wider than {width}: {l:?}");
+    }
+    assert!(!text.contains('\x1b'), "colour codes in plain text");
+}
+
+#[test]
+fn this_machines_run_fits_one_screen() {
+    // A quick run of the 2-CPU KVM guest this project is developed on.
+    let run = fixture("vm-2cpu-quick.json");
+    let text = verdict::render(&run, Some("/tmp/r.html"), &Style::plain(100));
+    fits(&text, 100);
+    for key in [
+        "Machine",
+        "Clock",
+        "Latency",
+        "Bandwidth",
+        "Core↔core",
+        "Compute",
+        "SIMD",
+        "Noise",
+        "n/a",
+        "More",
+    ] {
+        assert!(
+            text.lines().any(|l| l.starts_with(key)),
+            "no {key} line:\n{text}"
+        );
+    }
+    assert!(text.contains("HTML report: /tmp/r.html"));
+    assert!(text.contains(&format!("cpuscope show {} --all", run.id)));
+    // Narrow terminals still fit (fewer findings and causes if need be).
+    fits(&verdict::render(&run, None, &Style::plain(60)), 60);
+}
+
+#[test]
+fn a_two_socket_run_fits_one_screen() {
+    // A quick run recorded in the QEMU lab's 2 sockets × 2 cores × 2 threads guest.
+    let run = fixture("lab-2s2c2t-quick.json");
+    let text = verdict::render(&run, None, &Style::plain(100));
+    fits(&text, 100);
+    assert!(
+        text.contains("2 sockets") && text.contains("SMT2") && text.contains("2 NUMA nodes"),
+        "{text}"
+    );
+    assert!(
+        text.contains("NUMA: local") && text.contains("remote up to"),
+        "{text}"
+    );
+    assert!(
+        text.contains("automatic NUMA balancing"),
+        "findings: {text}"
+    );
+}
+
+#[test]
+fn colour_only_when_asked() {
+    let run = fixture("lab-2s2c2t-quick.json");
+    let coloured = verdict::render(
+        &run,
+        None,
+        &Style {
+            width: 100,
+            color: true,
+        },
+    );
+    assert!(coloured.contains("\x1b["), "no colour with color=true");
+    // The binary piped: no colour, even with a terminal-like COLUMNS.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let path = format!(
+        "{}/tests/fixtures/runs/lab-2s2c2t-quick.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let bin = env!("CARGO_BIN_EXE_cpuscope");
+    let o = Command::new(bin)
+        .args(["--store", db.to_str().unwrap(), "import", &path])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for env in [None, Some("1")] {
+        let mut c = Command::new(bin);
+        c.args(["--store", db.to_str().unwrap(), "show", "latest"])
+            .env("COLUMNS", "100");
+        if let Some(v) = env {
+            c.env("NO_COLOR", v);
+        }
+        let o = c.output().unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success());
+        fits(&text, 100);
+    }
+    // show --all keeps the full text, --summary the per-experiment sections.
+    let all = Command::new(bin)
+        .args(["--store", db.to_str().unwrap(), "show", "latest", "--all"])
+        .output()
+        .unwrap();
+    let all = String::from_utf8_lossy(&all.stdout);
+    assert!(
+        all.lines().count() > 80 && all.contains("Results ("),
+        "{}",
+        &all[..all.len().min(400)]
+    );
+    let sum = Command::new(bin)
+        .args([
+            "--store",
+            db.to_str().unwrap(),
+            "show",
+            "latest",
+            "--summary",
+        ])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&sum.stdout).contains("Not available on this machine"));
+}
+
+fn unavailable(exp: &str, metric: &str, reason: &str) -> ResultRecord {
+    ResultRecord::unavailable(exp, metric, "x", reason)
+}
+
+#[test]
+fn not_available_reasons_group_by_cause() {
+    let pmu = "needs cycles: cycles not supported: ENOENT: no hardware PMU is registered (event sources: breakpoint, software); this is a virtual machine whose hypervisor exposes no virtual PMU";
+    let pmu2 = "needs instructions and cycles, both not supported: ENOENT: no hardware PMU is registered (event sources: software); this is a virtual machine whose hypervisor exposes no virtual PMU";
+    let mut results = Vec::new();
+    for _ in 0..6 {
+        results.push(unavailable("workloads", "ipc", pmu2));
+        results.push(unavailable("workloads", "ghz", pmu));
+    }
+    results.push(unavailable(
+        "frequency",
+        "smt_pair",
+        "no SMT: every usable core runs one hardware thread",
+    ));
+    results.push(unavailable(
+        "simd",
+        "smt_yield",
+        "no SMT among the usable CPUs: all logical CPUs = one thread per core",
+    ));
+    results.push(unavailable(
+        "placement",
+        "memory_latency",
+        "not applicable: one NUMA node: there is no remote memory",
+    ));
+    let mut run = Run::new(
+        "h",
+        "quick",
+        json!({}),
+        Environment::default(),
+        json!({}),
+        vec![],
+    );
+    run.status = RunStatus::Complete;
+    run.results = results;
+    let g = grouped_unavailable(&run);
+    assert_eq!(g.len(), 3, "{g:#?}");
+    // The biggest cause first, printed once, with what it covers counted.
+    assert_eq!(g[0].0, "no hardware counters (PMU) in this VM");
+    assert_eq!(g[0].1, "workloads ghz ×6, workloads ipc ×6");
+    assert_eq!(g[1].0, "no SMT");
+    assert!(g[1].1.contains("frequency smt_pair") && g[1].1.contains("simd smt_yield"));
+    assert_eq!(g[2].0, "one NUMA node");
+    assert_eq!(
+        cause("permission denied: perf_event_paranoid is 3"),
+        "not permitted to count (perf_event_paranoid)"
+    );
+    // An unknown reason is its own cause, shortened to its first clause.
+    assert_eq!(
+        cause("the moon is in the way: details"),
+        "the moon is in the way"
+    );
+}

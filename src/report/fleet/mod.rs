@@ -520,10 +520,6 @@ const NOT_LISTED: &[&str] = &[
 /// was busy when the run began.
 pub fn facts(run: &Run) -> Vec<(&'static str, Option<String>)> {
     let m = run.machine_info();
-    let mut out: Vec<(&'static str, Option<String>)> = compare::facts(run)
-        .into_iter()
-        .filter(|(f, _)| !NOT_LISTED.contains(f))
-        .collect();
     let knob = |k: &str| m.knobs.value(k).map(str::to_string);
     let d = &m.memory_devices.summary;
     let dimms = (d.slots > 0).then(|| {
@@ -561,8 +557,8 @@ pub fn facts(run: &Run) -> Vec<(&'static str, Option<String>)> {
                 "idle".to_string()
             }
         });
-    let extra: Vec<(&'static str, Option<String>)> = vec![
-        ("microcode", m.identity.microcode.clone()),
+    let microcode = m.identity.microcode.clone();
+    let mut after_thp: Vec<(&'static str, Option<String>)> = vec![
         ("DIMMs", dimms),
         ("THP defrag", knob("thp_defrag")),
         ("zone_reclaim_mode", knob("zone_reclaim_mode")),
@@ -573,19 +569,20 @@ pub fn facts(run: &Run) -> Vec<(&'static str, Option<String>)> {
         ("machine at start", busy),
     ];
     // Microcode after the kernel, the rest after the THP line.
-    let at = |out: &Vec<(&str, Option<String>)>, f: &str| {
-        out.iter().position(|(x, _)| *x == f).map(|i| i + 1)
-    };
-    let mut extra = extra.into_iter();
-    if let Some(mc) = extra.next() {
-        let i = at(&out, "kernel").unwrap_or(out.len());
-        out.insert(i, mc);
+    let mut out = Vec::new();
+    for (f, v) in compare::facts(run) {
+        if NOT_LISTED.contains(&f) {
+            continue;
+        }
+        out.push((f, v));
+        if f == "kernel" {
+            out.push(("microcode", microcode.clone()));
+        }
+        if f == "THP" {
+            out.append(&mut after_thp);
+        }
     }
-    let mut i = at(&out, "THP").unwrap_or(out.len());
-    for e in extra {
-        out.insert(i, e);
-        i += 1;
-    }
+    out.append(&mut after_thp);
     out
 }
 
@@ -608,7 +605,7 @@ fn spreads(runs: &[&Run], facts_of: &[Vec<(&'static str, Option<String>)>]) -> V
             }
         }
         if values.len() > 1 {
-            values.sort_by(|a, b| b.hosts.len().cmp(&a.hosts.len()));
+            values.sort_by_key(|v| std::cmp::Reverse(v.hosts.len()));
             out.push(FactSpread {
                 field: field.to_string(),
                 values,
@@ -693,7 +690,7 @@ pub fn fleet(runs: &[Run], selection: Selection, rule: Rule) -> Result<Fleet> {
         })
         .collect();
     // Largest groups first.
-    groups.sort_by(|a, b| b.members.len().cmp(&a.members.len()));
+    groups.sort_by_key(|g| std::cmp::Reverse(g.members.len()));
     let enough = groups.iter().any(|g| g.judged);
     let mut notes = Vec::new();
     if !enough {
@@ -723,6 +720,13 @@ pub fn fleet(runs: &[Run], selection: Selection, rule: Rule) -> Result<Fleet> {
     })
 }
 
+/// A figure's identity, its params, and each host's record of it.
+type Slot<'a> = (
+    String,
+    BTreeMap<String, Value>,
+    Vec<Option<&'a ResultRecord>>,
+);
+
 fn group(key: GroupKey, runs: &[&Run], rule: &Rule) -> Group {
     let judged = runs.len() >= rule.min_hosts;
     let facts_of: Vec<Vec<(&'static str, Option<String>)>> =
@@ -732,8 +736,7 @@ fn group(key: GroupKey, runs: &[&Run], rule: &Rule) -> Group {
     let mut within_noise = Vec::new();
     for kf in KEY_FIGURES {
         // identity -> (params, per host record)
-        let mut ids: Vec<(String, BTreeMap<String, Value>, Vec<Option<&ResultRecord>>)> =
-            Vec::new();
+        let mut ids: Vec<Slot> = Vec::new();
         for (h, r) in runs.iter().enumerate() {
             for (id, params, rec) in picks(kf, r) {
                 let slot = match ids.iter().position(|x| x.0 == id) {
@@ -978,7 +981,8 @@ fn finding(
             }
         }
         if let Some((common, _)) = others.iter().max_by_key(|c| c.1) {
-            if *common != v.to_string() {
+            let mine = v.to_string();
+            if *common != mine {
                 evidence.push(format!(
                     "measured with {k}={} (most peers: {k}={})",
                     v.to_string().trim_matches('"'),

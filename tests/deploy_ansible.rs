@@ -238,11 +238,22 @@ fn playbook_runs_every_host_reports_the_failed_one_and_lands_the_rest() {
         &[
             ("cpuscope_store", srv.url.clone()),
             ("cpuscope_batch", "b2".into()),
+            // The string forms of the lists.
+            ("cpuscope_only", "frequency".into()),
+            ("cpuscope_tags", "'extra-1 extra-2'".into()),
         ],
         Some("node-a,node-b,node-c"),
     );
     assert!(o.status.success(), "{}", pg::text(&o));
     let all = pg.list_runs().unwrap();
+    for r in with_tag(&all, "batch=b2") {
+        assert!(r.tags.iter().any(|t| t == "extra-2"), "{:?}", r.tags);
+        let doc = pg.get_run(&r.id).unwrap();
+        assert!(
+            doc.results.iter().all(|x| x.experiment == "frequency"),
+            "--only frequency"
+        );
+    }
     assert_eq!(
         hosts_of(&with_tag(&all, "batch=b2")),
         ["node-a", "node-b", "node-c"]

@@ -99,6 +99,10 @@ enum Command {
     ///
     /// Example: cpuscope compare RUN1 RUN2 --baseline RUN1 --html cmp.html
     Compare(app::compare::CompareArgs),
+    /// Many hosts' latest runs as one fleet: groups, distributions, outliers explained, differences.
+    ///
+    /// Example: cpuscope --store postgres://cpuscope@db/fleet fleet --tag batch=2026-11 --html fleet.html
+    Fleet(app::fleet::FleetArgs),
     /// The published reference figures (seed articles) that cpuscope shows beside its own.
     ///
     /// Example: cpuscope published seed000-bc
@@ -157,6 +161,7 @@ fn main() {
         Command::Import(a) => app::store_cmds::import(&ctx, a),
         Command::Delete(a) => app::store_cmds::delete(&ctx, a),
         Command::Compare(a) => app::compare::run(&ctx, a),
+        Command::Fleet(a) => app::fleet::run(&ctx, a),
         Command::Published(a) => app::compare::published(&ctx, a),
         Command::Uarch(a) => app::uarch::run(&ctx, a),
     };

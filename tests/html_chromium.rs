@@ -8,8 +8,10 @@
 
 #[path = "common/skip.rs"]
 mod skip;
+#[path = "common/synthetic_fleet.rs"]
+mod synthetic_fleet;
 
-use cpuscope::report::{compare, html};
+use cpuscope::report::{compare, fleet, html};
 use cpuscope::results::schema::{Environment, ResultRecord, Run, RunStatus};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -186,6 +188,28 @@ fn report_and_comparison_render_in_chromium() {
     assert!(n >= 6, "only {n} charts on the comparison page");
     assert!(page.contains("<polyline"), "no overlaid curve");
     assert!(page.contains("not measured here"));
+}
+
+#[test]
+fn fleet_page_renders_in_chromium() {
+    let Some(bin) = chromium() else {
+        skip::skip_or_fail("chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("html_chromium");
+    std::fs::create_dir_all(&shots).unwrap();
+    let runs = synthetic_fleet::fleet(1);
+    let view = fleet::fleet(&runs, fleet::Selection::default(), fleet::Rule::default()).unwrap();
+    let page = fleet::html::render(&view);
+    let n = check_in_browser(&bin, "fleet", &page, &shots.join("fleet.png"));
+    // A strip plot per key figure of each group.
+    let figures: usize = view.groups.iter().map(|g| g.figures.len()).sum();
+    assert_eq!(n, figures, "one chart per figure");
+    assert!(n >= 20, "only {n} strip plots");
+    // The three planted outliers are marked and named; the noise-only host is a ring.
+    assert_eq!(page.matches("class=\"dot out\"").count(), 3);
+    assert!(page.matches("class=\"dot noise\"").count() >= 1);
+    assert!(page.contains("numa_balancing=1"));
 }
 
 #[test]

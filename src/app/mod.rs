@@ -4,6 +4,7 @@
 pub mod bandwidth;
 pub mod c2c;
 pub mod compare;
+pub mod fleet;
 pub mod info;
 pub mod latency;
 pub mod loaded_latency;

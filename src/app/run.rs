@@ -26,6 +26,10 @@ pub struct RunArgs {
     /// Tag the stored run (repeatable), e.g. --tag baseline.
     #[arg(long)]
     pub tag: Vec<String>,
+    /// The host name recorded in the run (default: this machine's host name), e.g. an
+    /// inventory name, or one of several labels when one machine stands for several hosts.
+    #[arg(long, value_name = "NAME")]
+    pub host_label: Option<String>,
     /// List the experiments and their estimated time, then exit.
     #[arg(long)]
     pub list: bool,
@@ -67,6 +71,9 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
     s.set_option("only", json!(args.only));
     s.set_option("skip", json!(args.skip));
     s.set_tags(args.tag.clone());
+    if let Some(label) = &args.host_label {
+        s.set_host(label)?;
+    }
     s.store_in(open_store(ctx.store.as_deref())?)?;
 
     let sentinel_cpu = s.cpus.first();

@@ -14,7 +14,7 @@ use crate::experiments::{self, sync, ExpCtx, Experiment, Facts, Profile};
 use crate::machine::{self, MachineInfo, Sysroot};
 use crate::placement::machine_state::{self, Knob, Privilege, Setting, Want};
 use crate::placement::CpuSet;
-use crate::results::schema::{now_rfc3339, Environment, ResultRecord, Run, RunStatus};
+use crate::results::schema::{new_run_id, now_rfc3339, Environment, ResultRecord, Run, RunStatus};
 use crate::results::store::{local_hostname, Store};
 use anyhow::{bail, Context as _, Result};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -250,6 +250,19 @@ impl Session {
         if let Value::Object(m) = &mut self.run.options {
             m.insert(key.into(), value);
         }
+    }
+
+    /// Record the run under the host name `label` (`run --host-label`)
+    /// instead of this machine's; the run id takes it too. Before
+    /// [`Session::store_in`].
+    pub fn set_host(&mut self, label: &str) -> Result<()> {
+        validate_host_label(label)?;
+        if self.store.is_some() {
+            bail!("the host label is set before the run is stored");
+        }
+        self.run.host = label.to_string();
+        self.run.id = new_run_id(chrono::Utc::now(), label);
+        Ok(())
     }
 
     /// Tag the document (`run --tag`).
@@ -514,6 +527,18 @@ impl Session {
         }
         Ok(f.exit_code())
     }
+}
+
+/// A host label (`run --host-label`): 1 to 64 letters, digits, '.', '_' or '-'.
+pub fn validate_host_label(label: &str) -> Result<()> {
+    let ok = |c: char| c.is_ascii_alphanumeric() || ".-_".contains(c);
+    if label.is_empty() || label.len() > 64 || !label.chars().all(ok) {
+        bail!(
+            "--host-label '{}': give 1 to 64 letters, digits, '.', '_' or '-'",
+            label.escape_debug()
+        );
+    }
+    Ok(())
 }
 
 /// The keys of the objects `a` and `b` in one object (`b`'s win).

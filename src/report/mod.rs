@@ -2,6 +2,7 @@
 
 pub mod advice;
 pub mod compare;
+pub mod fleet;
 pub mod html;
 pub mod info_sections;
 pub mod info_text;

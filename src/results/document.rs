@@ -1,10 +1,12 @@
 //! Run documents on disk (what `export` writes and `import` and `compare`
 //! read) and the choice of runs by an argument: a stored run's id, prefix or
-//! `latest`, or a document's path; stored runs picked by host, CPU and tag.
+//! `latest`, or a document's path; stored runs picked by host, CPU and tag
+//! (and, for `fleet`, by start time: the latest run of each host).
 
 use super::schema::{parse_run, Run, RunStatus};
 use super::store::{open_store, RunSummary, Store};
 use anyhow::{anyhow, bail, Context as _, Result};
+use chrono::{DateTime, NaiveDate, Utc};
 use std::io::{Read, Write};
 use std::path::Path;
 
@@ -125,6 +127,78 @@ pub fn select_runs(
         }
     }
     out
+}
+
+/// A `--since` value: an RFC 3339 time (`2026-11-22T01:00:00Z`), a date
+/// (`2026-11-22`, midnight UTC), or an age before `now`: a number and
+/// `m` (minutes), `h`, `d` or `w` (`90m`, `12h`, `7d`, `2w`).
+pub fn parse_since(s: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>> {
+    let t = s.trim();
+    let bad = || {
+        anyhow!(
+            "--since '{}': give an RFC 3339 time, a date (YYYY-MM-DD) or an age such as 12h, 7d, 2w",
+            s.escape_debug()
+        )
+    };
+    if let Ok(d) = DateTime::parse_from_rfc3339(t) {
+        return Ok(d.with_timezone(&Utc));
+    }
+    if let Ok(d) = NaiveDate::parse_from_str(t, "%Y-%m-%d") {
+        return d.and_hms_opt(0, 0, 0).map(|x| x.and_utc()).ok_or_else(bad);
+    }
+    let unit = t.chars().last().ok_or_else(bad)?;
+    let secs_per = match unit {
+        'm' => 60,
+        'h' => 3600,
+        'd' => 86_400,
+        'w' => 7 * 86_400,
+        _ => return Err(bad()),
+    };
+    let n: i64 = t[..t.len() - 1].parse().map_err(|_| bad())?;
+    let secs = n
+        .checked_mul(secs_per)
+        .filter(|x| (0..=100 * 365 * 86_400).contains(x))
+        .ok_or_else(bad)?;
+    Ok(now - chrono::Duration::seconds(secs))
+}
+
+/// The runs a fleet view reads: those `select_runs` picks by host, CPU and
+/// tag (every one, not only the latest), started at or after `since`, then
+/// the latest of each host (by start time), in host order. Also returns how
+/// many matching runs were left out as older runs of the same hosts.
+pub fn latest_per_host(
+    all: &[RunSummary],
+    hosts: &[String],
+    cpus: &[String],
+    tags: &[String],
+    since: Option<DateTime<Utc>>,
+) -> (Vec<RunSummary>, usize) {
+    let started = |s: &RunSummary| {
+        DateTime::parse_from_rfc3339(&s.started_at)
+            .ok()
+            .map(|d| d.with_timezone(&Utc))
+    };
+    let matching: Vec<RunSummary> = select_runs(all, hosts, cpus, tags, true)
+        .into_iter()
+        .filter(|s| match since {
+            None => true,
+            Some(t) => started(s).is_some_and(|d| d >= t),
+        })
+        .collect();
+    let mut out: Vec<RunSummary> = Vec::new();
+    for s in &matching {
+        match out.iter_mut().find(|o| o.host == s.host) {
+            Some(o) => {
+                if (started(s), &s.id) >= (started(o), &o.id) {
+                    *o = s.clone();
+                }
+            }
+            None => out.push(s.clone()),
+        }
+    }
+    out.sort_by(|a, b| a.host.cmp(&b.host));
+    let older = matching.len() - out.len();
+    (out, older)
 }
 
 pub struct Loader {

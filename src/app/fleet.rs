@@ -1,0 +1,105 @@
+//! `cpuscope fleet`: the latest run of each host in a store, read as a
+//! fleet (report/fleet/: groups, distributions, outliers with evidence,
+//! environment differences).
+
+use super::Context;
+use crate::report::fleet::{self, Rule, Selection};
+use crate::results::document::{latest_per_host, parse_since, Loader};
+use anyhow::{bail, Context as _, Result};
+use chrono::SecondsFormat;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct FleetArgs {
+    /// Only this host (exact name; repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub host: Vec<String>,
+    /// Only hosts whose CPU model contains this text (case-insensitive; repeatable).
+    #[arg(long, value_name = "TEXT")]
+    pub cpu: Vec<String>,
+    /// Only runs carrying this tag (see `run --tag`; repeatable: any of them).
+    #[arg(long, value_name = "TAG")]
+    pub tag: Vec<String>,
+    /// Only runs started since then: an RFC 3339 time, a date (YYYY-MM-DD) or an age (12h, 7d, 2w).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Robust standard deviations from the peers' median before a host stands out.
+    #[arg(long, value_name = "Z", default_value_t = 3.5)]
+    pub threshold: f64,
+    /// Smallest difference from the peers' median that counts, in %.
+    #[arg(long, value_name = "PCT", default_value_t = 5.0)]
+    pub min_diff: f64,
+    /// Print the fleet view as JSON (cpuscope.fleet/1).
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the fleet page (one offline HTML file with strip plots) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+/// `cpuscope fleet [--host H] [--cpu M] [--tag T] [--since WHEN]`
+pub fn run(ctx: &Context, args: &FleetArgs) -> Result<i32> {
+    let rule = Rule {
+        threshold: args.threshold,
+        min_diff_pct: args.min_diff,
+        ..Rule::default()
+    };
+    rule.check()?;
+    let since = match &args.since {
+        Some(s) => Some(parse_since(s, chrono::Utc::now())?),
+        None => None,
+    };
+    let mut loader = Loader::new(ctx.store.clone());
+    let store = loader.store()?;
+    let all = store.list_runs()?;
+    let (picked, older) = latest_per_host(&all, &args.host, &args.cpu, &args.tag, since);
+    if picked.is_empty() {
+        let mut what = Vec::new();
+        for (k, v) in [
+            ("--host", &args.host),
+            ("--cpu", &args.cpu),
+            ("--tag", &args.tag),
+        ] {
+            if !v.is_empty() {
+                what.push(format!("{k} {}", v.join(",")));
+            }
+        }
+        if let Some(s) = &args.since {
+            what.push(format!("--since {s}"));
+        }
+        if what.is_empty() {
+            bail!("no finished run in store '{}'", store.location());
+        }
+        bail!(
+            "no finished run in store '{}' matches {}",
+            store.location(),
+            what.join(" ")
+        );
+    }
+    let mut runs = Vec::new();
+    for s in &picked {
+        runs.push(store.get_run(&s.id)?);
+    }
+    let selection = Selection {
+        store: store.location(),
+        host: args.host.clone(),
+        cpu: args.cpu.clone(),
+        tag: args.tag.clone(),
+        since: since.map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true)),
+        older_runs_left_out: older,
+    };
+    let view = fleet::fleet(&runs, selection, rule)?;
+    if let Some(p) = &args.html {
+        std::fs::write(p, fleet::html::render(&view))
+            .with_context(|| format!("cannot write the fleet page '{}'", p.display()))?;
+    }
+    if args.json {
+        super::print_json(&view)?;
+    } else {
+        print!("{}", fleet::text::render(&view));
+    }
+    if let Some(p) = &args.html {
+        eprintln!("fleet page: {}", p.display());
+    }
+    Ok(0)
+}

@@ -156,7 +156,7 @@ fn export_then_import_gives_the_identical_document() {
     assert_eq!(back, original);
 
     // show: environment, figures, the noisy flag, the unavailable reason.
-    let o = cpuscope(&b, &["show", &original.id[..12]]);
+    let o = cpuscope(&b, &["show", &original.id[..12], "--all"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     for want in [

@@ -102,11 +102,7 @@ fn has(r: &ResultRecord, k: &str, v: &str) -> bool {
 }
 
 /// The first measured record of `id` whose params satisfy `f`.
-fn find(
-    run: &Run,
-    id: MetricId,
-    f: impl Fn(&ResultRecord) -> bool,
-) -> Option<&ResultRecord> {
+fn find(run: &Run, id: MetricId, f: impl Fn(&ResultRecord) -> bool) -> Option<&ResultRecord> {
     run.records(id).filter(|r| r.value.is_some()).find(|r| f(r))
 }
 
@@ -138,7 +134,9 @@ fn machine_line(run: &Run) -> Line {
     let m = run.machine_info();
     let mut parts = vec![run.cpu_model().unwrap_or_else(|| "unknown CPU".into())];
     if let Ok(c) = m.uarch.primary() {
-        parts[0].push_str(&format!(" ({})", c.name));
+        // The core's short name: "Intel Golden Cove / Raptor Cove (server: ...)" → before " (".
+        let short_name = c.name.split(" (").next().unwrap_or(&c.name);
+        parts[0].push_str(&format!(" [{short_name}]"));
     }
     if m.identity.virtualization.is_virtual == Some(true) {
         parts.push(match &m.identity.virtualization.hypervisor {
@@ -147,12 +145,16 @@ fn machine_line(run: &Run) -> Line {
         });
     }
     let sockets = m.packages.len().max(1);
-    parts.push(format!(
-        "{sockets} socket{}, {} cores, {} CPUs",
-        if sockets == 1 { "" } else { "s" },
-        m.cores.len(),
-        m.threads.len()
-    ));
+    parts.push(if m.threads.is_empty() {
+        format!("{sockets} socket{}", if sockets == 1 { "" } else { "s" })
+    } else {
+        format!(
+            "{sockets} socket{}, {} cores, {} CPUs",
+            if sockets == 1 { "" } else { "s" },
+            m.cores.len(),
+            m.threads.len()
+        )
+    });
     let tpc = if m.cores.is_empty() {
         1
     } else {
@@ -227,6 +229,12 @@ fn latency_lines(run: &Run) -> Vec<Line> {
             let Some((ns_id, cy_id)) = latency::level(name) else {
                 continue;
             };
+            let declared_but_missing = run
+                .records(ns_id)
+                .any(|r| r.value.is_none() && has(r, "pages", pg) && has(r, "pattern", "random"));
+            if declared_but_missing {
+                parts.push(format!("{name} n/a"));
+            }
             if let Some(ns) = pick(ns_id) {
                 let cy = pick(cy_id)
                     .and_then(|c| c.value)

@@ -651,6 +651,18 @@ fn findings_lines(run: &Run, max: usize) -> Vec<Line> {
         if let Some(e) = x.evidence.first() {
             out.push(line("", format!("  evidence: {} = {}", e.what, e.value)));
         }
+        // What to do: the advice's first sentence.
+        let masked = x
+            .advice
+            .replace("e.g. ", "e.g.\u{a0}")
+            .replace("i.e. ", "i.e.\u{a0}");
+        let first = masked
+            .split(". ")
+            .next()
+            .unwrap_or(&masked)
+            .trim_end_matches('.')
+            .replace('\u{a0}', " ");
+        out.push(line("", format!("  → {}", short(&first, 150))));
     }
     if f.len() > max {
         out.push(line(

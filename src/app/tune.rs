@@ -67,6 +67,9 @@ pub struct TuneArgs {
     /// Time for everything, warm-up included: seconds, or 90s, 5m, 1h.
     #[arg(long, default_value = "300", value_name = "TIME")]
     pub budget: String,
+    /// Kill a run that takes longer than this (and stop its candidate): seconds, or 90s, 5m.
+    #[arg(long, value_name = "TIME")]
+    pub run_timeout: Option<String>,
     /// Seed of the random order of each round.
     #[arg(long, default_value_t = 17)]
     pub seed: u64,
@@ -115,8 +118,8 @@ pub struct TuneArgs {
     pub command: Vec<String>,
 }
 
-/// `300`, `300s`, `5m`, `1h`, `1.5m`.
-pub fn parse_budget(s: &str) -> Result<Duration> {
+/// A time for `option`: `300`, `300s`, `5m`, `1h`, `1.5m`.
+pub fn parse_time(option: &str, s: &str) -> Result<Duration> {
     let t = s.trim();
     let (num, mult) = match t.char_indices().last() {
         Some((i, 's')) => (&t[..i], 1.0),
@@ -128,7 +131,7 @@ pub fn parse_budget(s: &str) -> Result<Duration> {
         Ok(v) if v.is_finite() && v > 0.0 && v * mult <= 1e7 => {
             Ok(Duration::from_secs_f64(v * mult))
         }
-        _ => bail!("bad --budget '{s}': expected seconds or a time like 90s, 5m, 1h"),
+        _ => bail!("bad {option} '{s}': expected seconds or a time like 90s, 5m, 1h"),
     }
 }
 
@@ -224,7 +227,7 @@ fn knob_of(a: &TuneArgs, usable: usize, k: usize) -> Result<Option<ThreadKnob>> 
 
 fn params_of(a: &TuneArgs, m: &machine::MachineInfo, cpus: &CpuSet) -> Result<Params> {
     let score = score_of(a)?;
-    let budget = parse_budget(&a.budget)?;
+    let budget = parse_time("--budget", &a.budget)?;
     let resolution = parse_fraction(&a.resolution)?;
     if a.min_runs < 3 {
         bail!("--min-runs must be at least 3 (got {})", a.min_runs);
@@ -263,6 +266,11 @@ fn params_of(a: &TuneArgs, m: &machine::MachineInfo, cpus: &CpuSet) -> Result<Pa
         counters: !a.no_counters,
         numa_maps: !a.no_numa_maps,
         show_output: a.show_output,
+        run_timeout: a
+            .run_timeout
+            .as_deref()
+            .map(|t| parse_time("--run-timeout", t))
+            .transpose()?,
     })
 }
 

@@ -501,11 +501,16 @@ impl Pattern {
                     cur,
                 );
             }
-            if clist.is_empty() {
-                break;
-            }
             step += 1;
             let next_pos = pos + cur.map_or(1, |c| c.len_utf8());
+            if clist.is_empty() {
+                if matched.is_some() || cur.is_none() {
+                    break;
+                }
+                // Nothing alive here: try the next position.
+                pos = next_pos;
+                continue;
+            }
             let after = if cur.is_some() {
                 text[next_pos.min(bytes.len())..].chars().next()
             } else {
@@ -690,6 +695,8 @@ mod tests {
         assert_eq!(first("(a*)*b", "aaab", 0).as_deref(), Some("aaab"));
         assert_eq!(first("é+", "café", 0).as_deref(), Some("é"));
         assert_eq!(first("q", "abc", 0), None);
+        assert_eq!(first("^b", "a\nab\nba", 0).as_deref(), Some("b"));
+        assert_eq!(first("c$", "ca\nbc", 0).as_deref(), Some("c"));
     }
 
     #[test]

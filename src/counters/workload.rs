@@ -536,6 +536,40 @@ mod tests {
     }
 
     #[test]
+    fn launch_options_env_group_and_step_before_exec() {
+        let argv: Vec<String> = [
+            "sh",
+            "-c",
+            "test \"$CPUSCOPE_T\" = 7 && test \"$(cut -d' ' -f5 /proc/$$/stat)\" = \"$$\"",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let opts = LaunchOptions {
+            env: vec![("CPUSCOPE_T".into(), "7".into())],
+            own_group: true,
+            before_exec: None,
+        };
+        let mut w = Workload::prepare_opts(&argv, ChildStdio::default(), &opts).unwrap();
+        w.start("sh").unwrap();
+        assert_eq!(w.wait(None).unwrap().code, Some(0));
+        // A failing step before exec is reported, not run.
+        let fail = || libc::EPERM;
+        let opts = LaunchOptions {
+            before_exec: Some(&fail),
+            ..LaunchOptions::default()
+        };
+        let mut w = Workload::prepare_opts(&argv, ChildStdio::default(), &opts).unwrap();
+        let e = w.start("sh").unwrap_err();
+        assert_eq!(e.exit_code, 126);
+        assert!(
+            e.message.contains("step before exec failed"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
     fn killed_by_signal_is_128_plus() {
         let x = ExitInfo {
             code: None,

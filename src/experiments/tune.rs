@@ -430,6 +430,8 @@ pub struct Params {
     pub numa_maps: bool,
     /// Pass the command's output through instead of keeping it.
     pub show_output: bool,
+    /// Kill a run (and stop its candidate) past this.
+    pub run_timeout: Option<Duration>,
 }
 
 impl Params {
@@ -815,6 +817,7 @@ fn run_tune(
                 capture: !p.show_output,
                 counters: p.counters,
                 cpu_nodes: nodes.as_ref(),
+                timeout: p.run_timeout,
             };
             let stamp = p.score.file_stamp();
             let run = run_once(&spec, ctx.stop);
@@ -950,6 +953,8 @@ fn run_tune(
             .with_data(serde_json::to_value(&data)?);
         out(rec)?;
     }
+    // Rounds in which something was measured.
+    let rounds = rounds.min(st.iter().map(|s| s.samples.len()).max().unwrap_or(0));
     out(verdict_record(p, cands, &st, &a, rounds, stopped, &method)?)?;
     Ok(())
 }

@@ -169,6 +169,9 @@ pub fn render(run: &Run) -> String {
             "1 (baseline)".to_string()
         } else {
             match &d.vs_baseline {
+                Some(e) if !e.bounded() => {
+                    format!("{} [too few runs]", fmt_ratio(e.ratio))
+                }
                 Some(e) => format!(
                     "{} [{}, {}]{}",
                     fmt_ratio(e.ratio),
@@ -223,11 +226,17 @@ pub fn render(run: &Run) -> String {
             remote,
         ]);
     }
+    let marked = rows
+        .iter()
+        .skip(1)
+        .any(|r| r[6].ends_with('!') || r[7].ends_with('*'));
     o.push_str(&columns(&rows, ""));
-    let _ = writeln!(
-        o,
-        "  * the interval excludes 1: different from no binding beyond noise; ! CV above 5%"
-    );
+    if marked {
+        let _ = writeln!(
+            o,
+            "  * the interval excludes 1: different from no binding beyond noise; ! CV above 5%"
+        );
+    }
     if let Some(d) = vd {
         let _ = writeln!(o, "\nverdict: {}", d.text);
         if let Some(w) = &d.winner {

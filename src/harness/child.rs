@@ -5,8 +5,9 @@
 //! exec to exit; counted (task clock, context switches, migrations, page
 //! faults, cycles, instructions) where perf_event allows; its pages sampled
 //! per node from /proc/PID/numa_maps of every process of its group while it
-//! runs. Ctrl-C (the stop flag) kills the whole group and reports the run as
-//! interrupted. Processes the command leaves behind in its group are killed
+//! runs. Ctrl-C (the stop flag) kills the whole group (SIGTERM, SIGKILL a
+//! second later) and reports the run as interrupted; so does a run past its
+//! time limit, reported as timed out. Processes the command leaves behind in its group are killed
 //! when it exits, so they cannot disturb the next run.
 //!
 //! Also the order of interleaved runs: [`round_order`].
@@ -38,6 +39,8 @@ pub struct ChildSpec<'a> {
     pub counters: bool,
     /// Sample numa_maps, with the node of each CPU (None: do not sample).
     pub cpu_nodes: Option<&'a BTreeMap<usize, usize>>,
+    /// Kill the command's group when it runs longer than this.
+    pub timeout: Option<Duration>,
 }
 
 /// The names of the [`Counts`] figures, as their `missing` map keys them:
@@ -91,6 +94,8 @@ pub struct ChildRun {
     pub exit: Option<ExitInfo>,
     /// Ctrl-C came: the group was killed, the run does not count.
     pub interrupted: bool,
+    /// It ran past [`ChildSpec::timeout`] and its group was killed.
+    pub timed_out: bool,
     /// Why it could not be started.
     pub launch_error: Option<String>,
     /// The end of its standard output and error (at most [`TAIL_BYTES`] each), when captured.
@@ -115,6 +120,12 @@ impl ChildRun {
         }
         if self.interrupted {
             return Some("interrupted (Ctrl-C)".into());
+        }
+        if self.timed_out {
+            return Some(format!(
+                "ran longer than the limit (--run-timeout): killed after {:.1} s",
+                self.wall_s
+            ));
         }
         let x = self.exit.as_ref()?;
         let how = match (x.code, x.signal) {
@@ -283,9 +294,11 @@ pub fn run_once(spec: &ChildSpec, stop: &AtomicBool) -> ChildRun {
             run.exit = Some(x);
             break;
         }
-        if stop.load(Ordering::Relaxed) {
+        let late = spec.timeout.is_some_and(|t| t0.elapsed() > t);
+        if stop.load(Ordering::Relaxed) || late {
             run.wall_s = t0.elapsed().as_secs_f64();
-            run.interrupted = true;
+            run.interrupted = !late;
+            run.timed_out = late;
             w.kill_group(libc::SIGTERM);
             if w.wait(Some(Instant::now() + Duration::from_secs(1)))
                 .is_none()

@@ -136,7 +136,7 @@ fn chart(v: &TuneView) -> String {
         .unwrap_or_default();
     let mut s = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{height}" role="img" aria-label="score relative to no binding" class="chart"><text x="0" y="14" font-weight="bold">score relative to no binding, 95% intervals: {u}</text>"#,
-        w = left + width + 60.0,
+        w = left + width + 200.0,
         u = esc(&unit)
     );
     let x1 = x(1.0);

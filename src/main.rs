@@ -79,6 +79,10 @@ enum Command {
     ///
     /// Example: cpuscope stat -- bc -l <<< '7^99999'
     Stat(app::stat::StatArgs),
+    /// Your command under each placement the topology offers, interleaved, ranked with intervals.
+    ///
+    /// Example: cpuscope tune -- bash -c 'echo "7^99999" | bc'
+    Tune(app::tune::TuneArgs),
     /// List the stored runs.
     ///
     /// Example: cpuscope runs --json
@@ -155,6 +159,7 @@ fn main() {
         Command::Bandwidth(a) => app::bandwidth::run(&ctx, a),
         Command::NumaMatrix(a) => app::numa_matrix::run(&ctx, a),
         Command::LoadedLatency(a) => app::loaded_latency::run(&ctx, a),
+        Command::Tune(a) => app::tune::run(&ctx, a),
         Command::Runs(a) => app::store_cmds::runs(&ctx, a),
         Command::Show(a) => app::store_cmds::show(&ctx, a),
         Command::Export(a) => app::store_cmds::export(&ctx, a),

@@ -18,6 +18,7 @@ pub mod simd;
 pub mod stat;
 pub mod store_cmds;
 pub mod sync;
+pub mod tune;
 pub mod uarch;
 
 use crate::machine::Sysroot;

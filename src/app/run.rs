@@ -144,7 +144,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
 }
 
 /// Reports go in a `reports/` folder beside the SQLite store.
-fn report_dir(ctx: &Context) -> Result<PathBuf> {
+pub(super) fn report_dir(ctx: &Context) -> Result<PathBuf> {
     let db = match ctx.store.as_deref() {
         Some(s) if !crate::results::postgres::is_postgres_url(s) => {
             crate::results::store::store_path_of(s)?

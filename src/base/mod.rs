@@ -2,12 +2,16 @@
 //! imports no other room of the crate. CPU sets (`CpuSet`), summary
 //! statistics (`Stats`), the filesystem root facts are read under
 //! (`Sysroot`), the calibrated clock (`Timer`), and the formatting of
-//! numbers and bytes (`fmt`), HTML escaping and inline SVG charts (`html`), the meminfo parser (`meminfo`).
+//! numbers and bytes (`fmt`), HTML escaping and inline SVG charts (`html`), the meminfo parser (`meminfo`),
+//! rank statistics for comparing two sample sets (`mann_whitney`) and a small
+//! regular-expression engine (`pattern`).
 
 pub mod cpuset;
 pub mod fmt;
 pub mod html;
+pub mod mann_whitney;
 pub mod meminfo;
+pub mod pattern;
 pub mod stats;
 pub mod sysroot;
 pub mod timer;

@@ -151,6 +151,21 @@ pub struct ChildStdio {
     pub stderr: Option<OwnedFd>,
 }
 
+/// How to start a child beyond its standard streams.
+#[derive(Default)]
+pub struct LaunchOptions<'a> {
+    /// Environment variables set (or replaced) for the child.
+    pub env: Vec<(String, String)>,
+    /// Start the child in a process group of its own (its pid), so that a
+    /// signal to the group ([`Workload::kill_group`]) reaches every process
+    /// the command starts, and the terminal's Ctrl-C reaches only cpuscope.
+    pub own_group: bool,
+    /// Called in the child after fork, before exec: 0, or an errno (the
+    /// child then exits 126 and [`Workload::start`] reports it). Must be
+    /// async-signal-safe (raw syscalls on data prepared before fork).
+    pub before_exec: Option<&'a (dyn Fn() -> i32 + Sync)>,
+}
+
 /// A forked child waiting to exec its command.
 pub struct Workload {
     pid: i32,
@@ -158,6 +173,8 @@ pub struct Workload {
     status: Option<OwnedFd>,
     reaped: Option<ExitInfo>,
     pidfd: Option<OwnedFd>,
+    /// Started in a process group of its own.
+    group: bool,
 }
 
 impl Workload {
@@ -169,6 +186,16 @@ impl Workload {
     /// [`Workload::prepare`] with the child's standard streams redirected.
     /// The child inherits the calling thread's CPU affinity.
     pub fn prepare_with(argv: &[String], stdio: ChildStdio) -> Result<Workload, LaunchError> {
+        Workload::prepare_opts(argv, stdio, &LaunchOptions::default())
+    }
+
+    /// [`Workload::prepare_with`] with an environment, a process group of
+    /// its own and a step before exec ([`LaunchOptions`]).
+    pub fn prepare_opts(
+        argv: &[String],
+        stdio: ChildStdio,
+        opts: &LaunchOptions,
+    ) -> Result<Workload, LaunchError> {
         let Some(first) = argv.first() else {
             return Err(LaunchError::not_found("no command given".into()));
         };
@@ -178,7 +205,8 @@ impl Workload {
             .iter()
             .map(|a| cstr(OsStr::new(a)))
             .collect::<Result<_, _>>()?;
-        let cenv: Vec<CString> = std::env::vars_os()
+        let mut cenv: Vec<CString> = std::env::vars_os()
+            .filter(|(k, _)| !opts.env.iter().any(|(n, _)| OsStr::new(n) == k))
             .filter_map(|(k, v)| {
                 let mut b = k.as_bytes().to_vec();
                 b.push(b'=');
@@ -186,6 +214,11 @@ impl Workload {
                 CString::new(b).ok()
             })
             .collect();
+        for (k, v) in &opts.env {
+            cenv.push(cstr(OsStr::new(&format!("{k}={v}")))?);
+        }
+        let own_group = opts.own_group;
+        let before_exec = opts.before_exec;
         let mut argp: Vec<*const libc::c_char> = cargs.iter().map(|c| c.as_ptr()).collect();
         argp.push(std::ptr::null());
         let mut envp: Vec<*const libc::c_char> = cenv.iter().map(|c| c.as_ptr()).collect();
@@ -210,6 +243,9 @@ impl Workload {
             unsafe {
                 libc::close(go_w.as_raw_fd());
                 libc::close(st_r.as_raw_fd());
+                if own_group {
+                    libc::setpgid(0, 0);
+                }
                 for (fd, to) in [(&stdio.stdin, 0), (&stdio.stdout, 1), (&stdio.stderr, 2)] {
                     if let Some(fd) = fd {
                         // dup2 clears close-on-exec on the copy; the original closes at exec.
@@ -230,12 +266,26 @@ impl Workload {
                     // Parent gave up before starting us.
                     libc::_exit(1);
                 }
+                if let Some(f) = before_exec {
+                    let e = f();
+                    if e != 0 {
+                        // Negative: the step before exec failed, not exec.
+                        let bytes = (-e).to_ne_bytes();
+                        libc::write(st_w.as_raw_fd(), bytes.as_ptr() as *const libc::c_void, 4);
+                        libc::_exit(126);
+                    }
+                }
                 libc::execve(cpath.as_ptr(), argp.as_ptr(), envp.as_ptr());
                 let e: i32 = *libc::__errno_location();
                 let bytes = e.to_ne_bytes();
                 libc::write(st_w.as_raw_fd(), bytes.as_ptr() as *const libc::c_void, 4);
                 libc::_exit(if e == libc::ENOENT { 127 } else { 126 });
             }
+        }
+        if own_group {
+            // Also here, so the group exists before anyone signals it.
+            // SAFETY: setpgid on our own child, which has not exec'd yet.
+            unsafe { libc::setpgid(pid, pid) };
         }
         drop(go_r);
         drop(st_w);
@@ -246,6 +296,7 @@ impl Workload {
             status: Some(st_r),
             reaped: None,
             pidfd: pidfd_open(pid),
+            group: own_group,
         })
     }
 
@@ -278,6 +329,12 @@ impl Workload {
         if n == 4 {
             let e = i32::from_ne_bytes(buf);
             let _ = self.wait(None);
+            if e < 0 {
+                let msg = std::io::Error::from_raw_os_error(-e).to_string();
+                return Err(LaunchError::not_exec(format!(
+                    "cannot start '{name}': the step before exec failed: {msg}"
+                )));
+            }
             let msg = std::io::Error::from_raw_os_error(e).to_string();
             let err = if e == libc::ENOENT {
                 LaunchError::not_found(format!("cannot run '{name}': {msg}"))
@@ -353,6 +410,19 @@ impl Workload {
             return Some(ExitInfo::default());
         }
         None
+    }
+
+    /// Send a signal to the child's process group (children it started
+    /// included), when it was started with [`LaunchOptions::own_group`].
+    /// Also after the child itself ended: processes it left running in its
+    /// group keep the group (and its id) alive, so the id names them only.
+    pub fn kill_group(&self, sig: i32) {
+        if self.group {
+            // SAFETY: signalling the process group our child created.
+            unsafe { libc::killpg(self.pid, sig) };
+        } else {
+            self.kill(sig);
+        }
     }
 
     /// Send a signal to the child (if it still runs).
@@ -463,6 +533,40 @@ mod tests {
         let x = w.wait(None).unwrap();
         assert_eq!(x.code, Some(7));
         assert_eq!(x.shell_code(), 7);
+    }
+
+    #[test]
+    fn launch_options_env_group_and_step_before_exec() {
+        let argv: Vec<String> = [
+            "sh",
+            "-c",
+            "test \"$CPUSCOPE_T\" = 7 && test \"$(cut -d' ' -f5 /proc/$$/stat)\" = \"$$\"",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let opts = LaunchOptions {
+            env: vec![("CPUSCOPE_T".into(), "7".into())],
+            own_group: true,
+            before_exec: None,
+        };
+        let mut w = Workload::prepare_opts(&argv, ChildStdio::default(), &opts).unwrap();
+        w.start("sh").unwrap();
+        assert_eq!(w.wait(None).unwrap().code, Some(0));
+        // A failing step before exec is reported, not run.
+        let fail = || libc::EPERM;
+        let opts = LaunchOptions {
+            before_exec: Some(&fail),
+            ..LaunchOptions::default()
+        };
+        let mut w = Workload::prepare_opts(&argv, ChildStdio::default(), &opts).unwrap();
+        let e = w.start("sh").unwrap_err();
+        assert_eq!(e.exit_code, 126);
+        assert!(
+            e.message.contains("step before exec failed"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

@@ -25,6 +25,9 @@ pub mod seed_loops;
 pub mod simd;
 pub mod sync;
 pub mod tlb_reach;
+pub mod tune;
+pub mod tune_html;
+pub mod tune_text;
 pub mod workloads;
 
 use crate::harness::measure::{Policy, Warmup};
@@ -165,10 +168,18 @@ pub trait Experiment: Sync {
     fn report_html(&self, _run: &Run) -> String {
         String::new()
     }
+    /// Whether `cpuscope run` runs it. False for an experiment that needs
+    /// what only its own command gives (`tune` needs the user's command):
+    /// it is still registered, so its records are stored, shown, compared
+    /// and rendered like any other.
+    fn in_run(&self) -> bool {
+        true
+    }
 }
 
 /// Every experiment, in the order `run` performs them (frequency first:
-/// later experiments turn nanoseconds into cycles with its figure).
+/// later experiments turn nanoseconds into cycles with its figure); last
+/// the ones `run` leaves to their own command (`tune`).
 pub fn registry() -> Vec<&'static dyn Experiment> {
     vec![
         &frequency::Frequency,
@@ -185,6 +196,7 @@ pub fn registry() -> Vec<&'static dyn Experiment> {
         &workloads::Workloads,
         &rate::Rate,
         &placement_study::PlacementStudy,
+        &tune::Tune,
     ]
 }
 
@@ -200,14 +212,19 @@ pub fn by_name(name: &str) -> Result<&'static dyn Experiment> {
     }
 }
 
-/// The experiments selected by `--only` / `--skip` (comma lists of names).
+/// The experiments `cpuscope run` selects by `--only` / `--skip` (comma
+/// lists of names), among those it runs ([`Experiment::in_run`]).
 pub fn select(only: &[String], skip: &[String]) -> Result<Vec<&'static dyn Experiment>> {
     for n in only.iter().chain(skip) {
-        by_name(n)?;
+        let e = by_name(n)?;
+        if !e.in_run() && only.contains(n) {
+            bail!("'{n}' is not part of `run`: it has its own command (cpuscope {n} --help)");
+        }
     }
     let all = registry();
     Ok(all
         .into_iter()
+        .filter(|e| e.in_run())
         .filter(|e| only.is_empty() || only.iter().any(|o| o == e.name()))
         .filter(|e| !skip.iter().any(|s| s == e.name()))
         .collect())

@@ -868,3 +868,275 @@ fn memory(v: &View) -> Vec<MemoryPlacement> {
     }
     out
 }
+
+/// The CPU sets a command that needs `k` CPUs can be bound to, and what the
+/// planner had to assume.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SizedPlan {
+    /// CPUs per set after capping to the machine (see [`plan`]).
+    pub k: usize,
+    pub sets: Vec<PlacementSet>,
+    pub notes: Vec<String>,
+}
+
+impl SizedPlan {
+    /// The set called `name`.
+    pub fn set(&self, name: &str) -> Option<&PlacementSet> {
+        self.sets.iter().find(|s| s.name == name)
+    }
+}
+
+/// The sets for a command that needs `k` CPUs (`cpuscope tune
+/// --cpus-needed`): the spread comparison's sets for `k` (one node, two
+/// nodes of one socket, two nodes on two sockets, all nodes, packed on SMT
+/// siblings), and two nodes on two sockets at the largest node distance
+/// (`two_nodes_cross_socket_far`) where cross-socket node pairs differ in
+/// distance: seed 000 measured both 24,25,72,73 and 0,1,72,73 on its
+/// Kunpeng 920. With `k = 1`: one CPU of one node, and the sets that need
+/// two CPUs are not applicable.
+pub fn sized_sets(m: &MachineInfo, usable: &CpuSet, k: usize) -> SizedPlan {
+    let p = plan(m, usable, k.max(2));
+    let mut notes = p.notes.clone();
+    let mut sets: Vec<PlacementSet> = p
+        .comparison("spread")
+        .map(|c| c.sets.clone())
+        .unwrap_or_default();
+    if k <= 1 {
+        for s in sets.iter_mut() {
+            if s.name == "one_node" {
+                if let Some(first) = s.cpus.as_ref().and_then(|c| c.first()) {
+                    s.cpus = Some(CpuSet::from_ids([first]));
+                    s.what = format!("1 CPU ({first}) of one NUMA node");
+                }
+            } else {
+                *s = PlacementSet::na(
+                    &s.name,
+                    &s.what,
+                    "the command needs 1 CPU (--cpus-needed 1)",
+                );
+            }
+        }
+        let at = sets
+            .iter()
+            .position(|s| s.name == "two_nodes_cross_socket")
+            .map(|i| i + 1)
+            .unwrap_or(sets.len());
+        sets.insert(
+            at,
+            PlacementSet::na(
+                "two_nodes_cross_socket_far",
+                "two NUMA nodes of two sockets farthest apart",
+                "the command needs 1 CPU (--cpus-needed 1)",
+            ),
+        );
+        notes.retain(|n| !n.contains("spread sets"));
+        return SizedPlan { k: 1, sets, notes };
+    }
+    let k = p.spread_k;
+    let half = k / 2;
+    let mut scratch = Vec::new();
+    let v = View::new(m, usable, &mut scratch);
+    let nodes = v.cpu_nodes();
+    // Cross-socket node pairs that hold `half` usable cores each.
+    let mut pairs: Vec<(Option<usize>, Option<usize>, Option<u32>)> = Vec::new();
+    for (i, a) in nodes.iter().enumerate() {
+        for b in &nodes[i + 1..] {
+            let differ = v.package_of_node(*a) != v.package_of_node(*b);
+            if differ
+                && half > 0
+                && v.cores_in_node(*a).len() >= half
+                && v.cores_in_node(*b).len() >= half
+            {
+                let d = match (a, b) {
+                    (Some(x), Some(y)) => v.distance(*x, *y),
+                    _ => None,
+                };
+                pairs.push((*a, *b, d));
+            }
+        }
+    }
+    let name = "two_nodes_cross_socket_far";
+    let what = format!("{half} + {half} cores in the two NUMA nodes of two sockets farthest apart");
+    let far = match pairs.first() {
+        None => PlacementSet::na(
+            name,
+            &what,
+            "no two NUMA nodes on different sockets (see two_nodes_cross_socket)",
+        ),
+        Some(_) if pairs.iter().any(|p| p.2.is_none()) => {
+            PlacementSet::na(name, &what, "node distances unknown")
+        }
+        Some(near) => {
+            let far = pairs
+                .iter()
+                .max_by_key(|p| (p.2, std::cmp::Reverse(p.0), std::cmp::Reverse(p.1)))
+                .unwrap_or(near);
+            if far.2 == near.2 {
+                PlacementSet::na(
+                    name,
+                    &what,
+                    "every pair of nodes on two sockets is at the same distance",
+                )
+            } else {
+                let mut all = v.cores_in_node(far.0)[..half].to_vec();
+                all.extend(v.cores_in_node(far.1)[..half].iter().copied());
+                PlacementSet::ok(
+                    name,
+                    format!(
+                        "{half} cores in {} + {half} in {}, distance {} (the nearest pair on two sockets: {})",
+                        node_text(far.0),
+                        node_text(far.1),
+                        far.2.unwrap_or(0),
+                        near.2.unwrap_or(0)
+                    ),
+                    set_of(&all),
+                )
+            }
+        }
+    };
+    let at = sets
+        .iter()
+        .position(|s| s.name == "two_nodes_cross_socket")
+        .map(|i| i + 1)
+        .unwrap_or(sets.len());
+    sets.insert(at, far);
+    SizedPlan { k, sets, notes }
+}
+
+/// Memory policies for a command bound to `set` (a subset of `usable`):
+/// `local` (bound to the set's own nodes), `preferred` (the node of the
+/// set's first CPU, falling back elsewhere when full), `interleave` (over
+/// every node this process may take memory from) and `remote` (bound to the
+/// nearest node outside the set). `cpu` is the set's first CPU; a policy
+/// the machine cannot offer comes with its reason.
+pub fn memory_for_set(m: &MachineInfo, usable: &CpuSet, set: &CpuSet) -> Vec<MemoryPlacement> {
+    let mut scratch = Vec::new();
+    let v = View::new(m, usable, &mut scratch);
+    let names = [
+        ("local", "memory on the set's own nodes"),
+        ("preferred", "memory preferred on the set's first node"),
+        ("interleave", "memory interleaved over all nodes"),
+        ("remote", "memory on the nearest node outside the set"),
+    ];
+    let na = |name: &str, what: &str, r: &str| MemoryPlacement {
+        name: name.into(),
+        what: what.into(),
+        cpu: set.first(),
+        policy_text: None,
+        policy: None,
+        distance: None,
+        not_applicable: Some(r.into()),
+    };
+    let mut set_nodes: Vec<usize> = v
+        .locs
+        .iter()
+        .filter(|l| set.contains(l.cpu))
+        .filter_map(|l| l.node)
+        .collect();
+    set_nodes.sort_unstable();
+    set_nodes.dedup();
+    if set_nodes.is_empty() {
+        return names
+            .iter()
+            .map(|(n, w)| na(n, w, "NUMA nodes unknown"))
+            .collect();
+    }
+    let local: CpuSet = set_nodes
+        .iter()
+        .copied()
+        .filter(|n| v.mem_nodes.contains(n))
+        .collect();
+    let first_node = v
+        .locs
+        .iter()
+        .find(|l| set.contains(l.cpu))
+        .and_then(|l| l.node);
+    let home = first_node
+        .filter(|n| v.mem_nodes.contains(n))
+        .or_else(|| local.first());
+    let mk = |name: &str, what: String, policy: MemPolicy, distance: Option<u32>| MemoryPlacement {
+        name: name.into(),
+        what,
+        cpu: set.first(),
+        policy_text: Some(policy.to_string()),
+        policy: Some(policy),
+        distance,
+        not_applicable: None,
+    };
+    let mut out = Vec::new();
+    match home {
+        None => {
+            let r = "the set's nodes hold no memory this process may use";
+            out.push(na("local", names[0].1, r));
+            out.push(na("preferred", names[1].1, r));
+        }
+        Some(home) => {
+            out.push(mk(
+                "local",
+                format!("memory bound to the set's node(s) {local}"),
+                MemPolicy::Bind(local.clone()),
+                v.distance(home, home),
+            ));
+            if v.mem_nodes.len() < 2 {
+                out.push(na(
+                    "preferred",
+                    names[1].1,
+                    "one memory node: preferred is the same as local",
+                ));
+            } else {
+                out.push(mk(
+                    "preferred",
+                    format!("memory preferred on node {home}, elsewhere when it is full"),
+                    MemPolicy::Preferred(home),
+                    v.distance(home, home),
+                ));
+            }
+        }
+    }
+    if v.mem_nodes.len() < 2 {
+        out.push(na(
+            "interleave",
+            names[2].1,
+            "one memory node: nothing to interleave over",
+        ));
+    } else {
+        let all: CpuSet = v.mem_nodes.iter().copied().collect();
+        out.push(mk(
+            "interleave",
+            format!("memory interleaved over nodes {all}"),
+            MemPolicy::Interleave(all),
+            None,
+        ));
+    }
+    let from = home.or(first_node);
+    let remote = v
+        .mem_nodes
+        .iter()
+        .copied()
+        .filter(|n| !set_nodes.contains(n))
+        .min_by_key(|n| (from.and_then(|f| v.distance(f, *n)).unwrap_or(u32::MAX), *n));
+    match remote {
+        Some(r) => {
+            let d = from.and_then(|f| v.distance(f, r));
+            out.push(mk(
+                "remote",
+                format!(
+                    "memory bound to node {r}, outside the set{}",
+                    d.map(|d| format!(" (distance {d})")).unwrap_or_default()
+                ),
+                MemPolicy::Bind(CpuSet::from_ids([r])),
+                d,
+            ));
+        }
+        None => out.push(na(
+            "remote",
+            names[3].1,
+            if v.nodes.len() <= 1 {
+                "one NUMA node: there is no remote memory"
+            } else {
+                "the set spans every node this process may take memory from"
+            },
+        )),
+    }
+    out
+}

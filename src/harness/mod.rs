@@ -1,6 +1,8 @@
 //! Timing, warm-up, repetitions, statistics, thread teams with barriers,
+//! a user's command run once as a measured child (`child`),
 //! and counters around measured regions (`counted`).
 
+pub mod child;
 pub mod counted;
 pub mod measure;
 

@@ -109,7 +109,7 @@ impl MemPolicy {
         }
     }
 
-    fn mode(&self) -> libc::c_int {
+    pub(crate) fn mode(&self) -> libc::c_int {
         match self {
             MemPolicy::Default => libc::MPOL_DEFAULT,
             MemPolicy::Bind(_) => libc::MPOL_BIND,
@@ -153,13 +153,13 @@ impl<'de> Deserialize<'de> for MemPolicy {
 }
 
 /// A node mask in the kernel's layout, with the `maxnode` to pass along.
-struct NodeMask {
-    words: Vec<libc::c_ulong>,
-    maxnode: libc::c_ulong,
+pub(crate) struct NodeMask {
+    pub(crate) words: Vec<libc::c_ulong>,
+    pub(crate) maxnode: libc::c_ulong,
 }
 
 impl NodeMask {
-    fn from_set(set: &CpuSet) -> NodeMask {
+    pub(crate) fn from_set(set: &CpuSet) -> NodeMask {
         let max = set.iter().last().unwrap_or(0);
         let n = max / WORD_BITS + 1;
         let mut words = vec![0 as libc::c_ulong; n + 1];
@@ -245,7 +245,7 @@ pub fn allowed_nodes() -> Option<CpuSet> {
 }
 
 /// Check the nodes of a policy against what exists before asking the kernel.
-fn check_nodes(policy: &MemPolicy) -> Result<()> {
+pub(crate) fn check_nodes(policy: &MemPolicy) -> Result<()> {
     let nodes = policy.nodes();
     match policy {
         MemPolicy::Default | MemPolicy::Local => return Ok(()),

@@ -3,6 +3,7 @@
 //! measurement may hold for its duration (`machine_state`, restored on drop
 //! and on Ctrl-C). Each module's doc says what it guarantees.
 
+pub mod binding;
 pub mod buffer;
 pub mod machine_state;
 pub mod mempolicy;

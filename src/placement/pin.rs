@@ -16,7 +16,7 @@ use crate::base::cpuset::{CpuSet, MAX_ID};
 use anyhow::{bail, Result};
 use std::io;
 
-const WORD_BITS: usize = 8 * std::mem::size_of::<libc::c_ulong>();
+pub(crate) const WORD_BITS: usize = 8 * std::mem::size_of::<libc::c_ulong>();
 
 /// errno of the last failed call, as an `io::Error` (name and number).
 pub(crate) fn last_os_error() -> io::Error {
@@ -53,7 +53,7 @@ fn strip_os_suffix(e: &io::Error) -> String {
     }
 }
 
-fn mask_from_set(set: &CpuSet, words: usize) -> Vec<libc::c_ulong> {
+pub(crate) fn mask_from_set(set: &CpuSet, words: usize) -> Vec<libc::c_ulong> {
     let mut mask = vec![0 as libc::c_ulong; words];
     for cpu in set.iter() {
         mask[cpu / WORD_BITS] |= 1 << (cpu % WORD_BITS);

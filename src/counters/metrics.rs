@@ -36,6 +36,9 @@ pub struct DerivedMetrics {
     pub frontend_stall_pct: Option<f64>,
     /// stalled-cycles-backend / cycles.
     pub backend_stall_pct: Option<f64>,
+    /// max(stalled-cycles-frontend, stalled-cycles-backend) / instructions:
+    /// perf's "stalled cycles per insn" (with one of the two counted, that one).
+    pub stalled_cycles_per_insn: Option<f64>,
     /// Top-down level 1, when the PMU offers it.
     pub topdown: Option<TopDown>,
     /// Why each absent metric is absent (metric name -> reason).
@@ -100,6 +103,36 @@ pub fn ratio(r: &Readings, num: &str, den: &str, factor: f64) -> Result<f64, Str
     }
 }
 
+/// perf's "stalled cycles per insn": the larger of the frontend and backend
+/// stalled cycles over the instructions (perf's stat-shadow takes the max
+/// of the two); with only one of the two counted, that one, said in the
+/// error of neither.
+pub fn stalled_per_insn(r: &Readings) -> Result<f64, String> {
+    let fe = r.value("stalled-cycles-frontend");
+    let be = r.value("stalled-cycles-backend");
+    let stalled = match (&fe, &be) {
+        (Ok(a), Ok(b)) => a.max(*b),
+        (Ok(a), Err(_)) => *a,
+        (Err(_), Ok(b)) => *b,
+        (Err(_), Err(_)) => {
+            let (wf, wb) = (
+                r.why("stalled-cycles-frontend"),
+                r.why("stalled-cycles-backend"),
+            );
+            return Err(if wf == wb {
+                format!("needs stalled-cycles-frontend or stalled-cycles-backend, both {wf}")
+            } else {
+                format!("needs stalled-cycles-frontend ({wf}) or stalled-cycles-backend ({wb})")
+            });
+        }
+    };
+    match r.value("instructions") {
+        Ok(i) if i > 0.0 => Ok(stalled / i),
+        Ok(_) => Err("instructions counted 0: ratio undefined".into()),
+        Err(e) => Err(format!("needs {e}")),
+    }
+}
+
 /// The task (or CPU) time in ns the counts cover: task-clock, else
 /// cpu-clock, else the enabled time of the cycles group (for per-thread
 /// counters that is the time the thread ran).
@@ -139,6 +172,12 @@ pub fn compute(r: &Readings) -> DerivedMetrics {
             Err(e) => {
                 m.missing.insert(field.to_string(), e);
             }
+        }
+    }
+    match stalled_per_insn(r) {
+        Ok(v) => m.stalled_cycles_per_insn = Some(v),
+        Err(e) => {
+            m.missing.insert("stalled_cycles_per_insn".into(), e);
         }
     }
     match (r.value("cycles"), task_time_ns(r)) {

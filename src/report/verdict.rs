@@ -102,11 +102,7 @@ fn has(r: &ResultRecord, k: &str, v: &str) -> bool {
 }
 
 /// The first measured record of `id` whose params satisfy `f`.
-fn find(
-    run: &Run,
-    id: MetricId,
-    f: impl Fn(&ResultRecord) -> bool,
-) -> Option<&ResultRecord> {
+fn find(run: &Run, id: MetricId, f: impl Fn(&ResultRecord) -> bool) -> Option<&ResultRecord> {
     run.records(id).filter(|r| r.value.is_some()).find(|r| f(r))
 }
 

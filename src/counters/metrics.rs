@@ -282,6 +282,56 @@ mod tests {
     }
 
     #[test]
+    fn stalled_cycles_per_insn_as_perf_prints_it() {
+        // Seed 000's Kunpeng 920 (DRDS, cross-NUMA binding): 229,958,980,614
+        // instructions, 146,201,062,116 backend and 301,814,831,043 frontend
+        // stalled cycles: perf printed "# 1.31 stalled cycles per insn".
+        let r = readings(
+            &[
+                "instructions",
+                "stalled-cycles-backend",
+                "stalled-cycles-frontend",
+            ],
+            vec![
+                c(229_958_980_614, 1, 1),
+                c(146_201_062_116, 1, 1),
+                c(301_814_831_043, 1, 1),
+            ],
+            vec![None; 3],
+        );
+        let v = r.metrics().stalled_cycles_per_insn.unwrap();
+        assert!((v - 1.31).abs() < 0.005, "{v}");
+        // Seed 000's Yitian 710 bc run: 4,913,750,141 backend, 4,255,139,235
+        // frontend, 114,779,081,188 instructions: "# 0.04 stalled cycles per insn".
+        let r = readings(
+            &[
+                "instructions",
+                "stalled-cycles-backend",
+                "stalled-cycles-frontend",
+            ],
+            vec![
+                c(114_779_081_188, 1, 1),
+                c(4_913_750_141, 1, 1),
+                c(4_255_139_235, 1, 1),
+            ],
+            vec![None; 3],
+        );
+        let v = r.metrics().stalled_cycles_per_insn.unwrap();
+        assert!((v - 0.04).abs() < 0.005, "{v}");
+        // One stall event alone still gives the figure; none gives the reason.
+        let r = readings(
+            &["instructions", "stalled-cycles-backend"],
+            vec![c(100, 1, 1), c(25, 1, 1)],
+            vec![None; 2],
+        );
+        assert_eq!(r.metrics().stalled_cycles_per_insn, Some(0.25));
+        let r = readings(&["instructions"], vec![c(100, 1, 1)], vec![None]);
+        let m = r.metrics();
+        assert_eq!(m.stalled_cycles_per_insn, None);
+        assert!(m.missing["stalled_cycles_per_insn"].contains("stalled-cycles-frontend"));
+    }
+
+    #[test]
     fn multiplexed_inputs_scale_before_ratio() {
         // cycles ran 50% of the time in one group, instructions 25% in another.
         let r = readings(

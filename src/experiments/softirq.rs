@@ -417,31 +417,21 @@ mod tests {
 
     #[test]
     fn deltas_shares_and_idle_kinds() {
-        let mut m = MachineInfo::default();
-        m.numa_nodes = vec![
-            crate::machine::numa::NumaNode {
-                id: 0,
-                cpus: CpuSet::from_ids([0]),
-                ..Default::default()
-            },
-            crate::machine::numa::NumaNode {
-                id: 1,
-                cpus: CpuSet::from_ids([1]),
-                ..Default::default()
-            },
-        ];
-        m.threads = vec![
-            crate::machine::topology::Thread {
-                cpu: 0,
-                node: Some(0),
-                ..Default::default()
-            },
-            crate::machine::topology::Thread {
-                cpu: 1,
-                node: Some(1),
-                ..Default::default()
-            },
-        ];
+        let node = |id: usize| crate::machine::numa::NumaNode {
+            id,
+            cpus: CpuSet::from_ids([id]),
+            ..Default::default()
+        };
+        let thread = |cpu: usize| crate::machine::topology::Thread {
+            cpu,
+            node: Some(cpu),
+            ..Default::default()
+        };
+        let m = MachineInfo {
+            numa_nodes: vec![node(0), node(1)],
+            threads: vec![thread(0), thread(1)],
+            ..MachineInfo::default()
+        };
         let a = reading([100, 100], [10, 0], [1000, 1000]);
         let b = reading([400, 200], [30, 0], [1100, 1100]);
         let r = records(&m, &CpuSet::from_ids([0, 1]), &a, &b, 1.0);

@@ -523,8 +523,9 @@ pub fn devices(info: &MachineInfo) -> String {
         } else {
             let ids: crate::placement::CpuSet = nic.irqs.iter().map(|i| i.irq as usize).collect();
             let counted = nic.irqs.iter().any(|i| i.total.is_some());
+            // Not counted: the IRQ totals line below says why.
             let served = if !counted {
-                "n/a (no /proc/interrupts row)".to_string()
+                "n/a".to_string()
             } else if nic.served_cpus.is_empty() {
                 "none yet".to_string()
             } else {

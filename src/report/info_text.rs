@@ -925,14 +925,15 @@ fn numa_memory(info: &MachineInfo) -> String {
         let range = |f: &dyn Fn(&crate::machine::numa_memory::NodeMemory) -> Option<u64>| {
             let v: Vec<u64> = rest.iter().filter_map(|n| f(n)).collect();
             match (v.iter().min(), v.iter().max()) {
-                (Some(a), Some(b)) => format!("{}-{}", fmt_bytes(*a), fmt_bytes(*b)),
+                (Some(a), Some(b)) if a == b => fmt_bytes(*a),
+                (Some(a), Some(b)) => format!("{}..{}", fmt_bytes(*a), fmt_bytes(*b)),
                 _ => "n/a".into(),
             }
         };
         let ids: CpuSet = rest.iter().map(|n| n.node).collect();
         let _ = writeln!(
             out,
-            "  {} more nodes ({ids}): free {}, page cache {}, anon {} (each in --json)",
+            "  {} more ({ids}): free {}, cache {}, anon {}",
             rest.len(),
             range(&|n| n.free_bytes),
             range(&|n| n.file_bytes),

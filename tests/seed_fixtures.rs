@@ -397,7 +397,9 @@ fn seed_json_and_nothing_unrecorded_is_invented() {
         assert!(out.status.success(), "{name}");
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(v["schema"], "cpuscope.info/1");
-        // The seeds record no host, kernel, knobs or NICs: null + reason.
+        // The seeds record no host, kernel, knobs, vm reclaim knobs or
+        // zoneinfo: null + reason. NICs only where seed 002 describes them
+        // (the FT2500's two ConnectX-4 Lx ports).
         assert!(v["identity"]["hostname"].is_null());
         assert!(v["identity"]["unavailable"]["hostname"].is_string());
         assert!(v["knobs"]["pmu"]["present"].is_null(), "{name}");
@@ -405,8 +407,22 @@ fn seed_json_and_nothing_unrecorded_is_invented() {
             assert!(k["value"].is_null(), "{name}: {k}");
             assert_eq!(k["reason"], "not recorded under this root");
         }
-        assert!(v["devices"]["nics"].as_array().unwrap().is_empty());
-        assert!(v["devices"]["unavailable"]["nics"].is_string());
+        let mm = &v["numa_memory"];
+        assert!(mm["zone_reclaim_mode"].is_null(), "{name}");
+        assert!(mm["unavailable"]["zone_reclaim_mode"]
+            .as_str()
+            .unwrap()
+            .starts_with("not recorded"));
+        assert!(mm["unavailable"]["zoneinfo"].is_string(), "{name}");
+        let nics = v["devices"]["nics"].as_array().unwrap();
+        if name == "phytium-ft2500" {
+            assert_eq!(nics.len(), 2, "{name}");
+            // Its node is not in the seed: unknown, not -1 and not 0.
+            assert!(nics.iter().all(|n| n["numa_node"].is_null()));
+        } else {
+            assert!(nics.is_empty(), "{name}");
+            assert!(v["devices"]["unavailable"]["nics"].is_string());
+        }
     }
 }
 

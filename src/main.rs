@@ -75,6 +75,10 @@ enum Command {
     ///
     /// Example: cpuscope sync --json
     Sync(app::sync::SyncArgs),
+    /// Network softirqs (NET_RX/NET_TX) and softirq CPU time per node and CPU over a short sample.
+    ///
+    /// Example: cpuscope softirq --seconds 2
+    Softirq(app::softirq::SoftirqArgs),
     /// Count hardware and software events of a command or process (like perf stat).
     ///
     /// Example: cpuscope stat -- bc -l <<< '7^99999'
@@ -154,6 +158,7 @@ fn main() {
         Command::Placement(a) => app::placement::run(&ctx, a),
         Command::C2c(a) => app::c2c::run(&ctx, a),
         Command::Sync(a) => app::sync::run(&ctx, a),
+        Command::Softirq(a) => app::softirq::run(&ctx, a),
         Command::Stat(a) => app::stat::run(&ctx, a),
         Command::Latency(a) => app::latency::run(&ctx, a),
         Command::Bandwidth(a) => app::bandwidth::run(&ctx, a),

@@ -334,6 +334,100 @@ fn rate_table_and_workload_names() {
     );
 }
 
+/// `rate --mem`: seed 003's memory placements, one command each. On this
+/// machine's memory nodes: every copy's pages are where the placement puts
+/// them, each placement is set against interleave, and on one node the
+/// output says interleave (and node:N) equal local.
+#[test]
+fn rate_memory_placements() {
+    let out = bin()
+        .args([
+            "rate",
+            "--copies",
+            "1",
+            "--mem",
+            "local,interleave,node:0",
+            "--rounds",
+            "1",
+            "--seconds",
+            "0.05",
+            "--json",
+            "-q",
+            "mem:4",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let d: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let recs = d["results"].as_array().unwrap();
+    let jph: Vec<&serde_json::Value> = recs
+        .iter()
+        .filter(|r| r["metric"] == "jobs_per_hour")
+        .collect();
+    let mems: Vec<&str> = jph
+        .iter()
+        .filter_map(|r| r["params"]["mem"].as_str())
+        .collect();
+    assert_eq!(mems, ["local", "interleave", "node:0"]);
+    for r in &jph {
+        assert!(r["value"].as_f64().unwrap() > 0.0, "{r}");
+        let pages = r["data"]["pages_per_node"]
+            .as_object()
+            .expect("pages checked");
+        assert!(!pages.is_empty(), "{r}");
+        if r["params"]["mem"] == "node:0" {
+            assert_eq!(pages.keys().collect::<Vec<_>>(), ["0"], "{r}");
+        }
+    }
+    let change: Vec<&serde_json::Value> = recs
+        .iter()
+        .filter(|r| r["metric"] == "mem_change")
+        .collect();
+    assert_eq!(change.len(), 2, "local and node:0 against interleave");
+    let machine = &d["machine"];
+    let mem_nodes = machine["numa_nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["memory_bytes"] != 0)
+        .count();
+    let text = bin()
+        .args([
+            "rate",
+            "--copies",
+            "1",
+            "--mem",
+            "interleave",
+            "--rounds",
+            "1",
+            "--seconds",
+            "0.05",
+            "-q",
+            "mem:4",
+        ])
+        .output()
+        .unwrap();
+    assert!(text.status.success());
+    let t = String::from_utf8_lossy(&text.stdout);
+    assert!(t.contains("interleave"), "{t}");
+    if mem_nodes == 1 {
+        assert!(t.contains("interleave equals local"), "{t}");
+    }
+    // A node that does not exist: one line.
+    let bad = bin()
+        .args(["rate", "--copies", "1", "--mem", "node:999", "nop"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    let e = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.contains("NUMA node 999 does not exist"), "{e}");
+}
+
 #[test]
 fn every_published_file_is_compiled_in_and_names_its_seed() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/published");
@@ -439,6 +533,13 @@ fn commands_answer_bad_input_in_one_line() {
     assert!(one_line_error(&["rate", "--copies", "1", "spec2000"]).contains("unknown workload"));
     assert!(one_line_error(&["rate", "--copies", "1", "bc-pow:-3"]).contains("positive integer"));
     assert!(
+        one_line_error(&["rate", "--copies", "1", "--mem", "far", "nop"]).contains("bad --mem")
+    );
+    assert!(
+        one_line_error(&["rate", "--copies", "1", "--mem", "node:x", "nop"])
+            .contains("not a node number")
+    );
+    assert!(
         one_line_error(&["rate", "--copies", "1", "--", "/nonexistent/prog"])
             .contains("cannot start")
     );
@@ -543,7 +644,7 @@ fn openssl_cbc_renders_as_not_compared() {
         .with_param("copies", "1")
         .with_param("bytes", 8192)
         .with_samples(vec![900.0])
-        .with_data(json!({ "published": compare_openssl("aes-256-cbc", 1, 900.0) }));
+        .with_data(json!({ "published": compare_openssl("aes-256-cbc", 1, 8192, 900.0) }));
     let text = render_workloads(&[r]);
     assert!(!text.contains("per copy"), "{text}");
     assert!(text.contains("not compared"), "{text}");

@@ -224,6 +224,61 @@ fn bad_input_gives_one_line_errors() {
     assert_one_line_error(&o, "either -p PID or a command");
 }
 
+/// Seed 000's perf event lists, verbatim: the Kunpeng 920 list of its
+/// tpmC and bc runs, and the Yitian 710 list with perf's software
+/// pseudo-events `bpf-output` and `dummy`.
+const SEED000_KUNPENG_EVENTS: &str = "branch-misses,bus-cycles,cache-misses,cache-references,cpu-cycles,instructions,stalled-cycles-backend,stalled-cycles-frontend,L1-dcache-load-misses,L1-dcache-loads,L1-dcache-store-misses,L1-dcache-stores,L1-icache-load-misses,L1-icache-loads,branch-load-misses,branch-loads,dTLB-load-misses,dTLB-loads,iTLB-load-misses,iTLB-loads,cpu-migrations";
+const SEED000_710_EVENTS: &str = "branch-misses,bus-cycles,cache-misses,cache-references,cpu-cycles,instructions,stalled-cycles-backend,stalled-cycles-frontend,alignment-faults,bpf-output,context-switches,cpu-clock,cpu-migrations,dummy,emulation-faults,major-faults,minor-faults,page-faults,task-clock,L1-dcache-load-misses,L1-dcache-loads,L1-icache-load-misses,L1-icache-loads,LLC-load-misses,LLC-loads,branch-load-misses,branch-loads,dTLB-load-misses,dTLB-loads,iTLB-load-misses,iTLB-loads";
+
+#[test]
+fn the_seeds_full_event_lists_are_accepted() {
+    for list in [SEED000_KUNPENG_EVENTS, SEED000_710_EVENTS] {
+        let (o, d) = stat_json(&["-e", list, "--", "true"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let n = list.split(',').count();
+        assert_eq!(d["events"].as_array().unwrap().len(), n, "{list}");
+        // Every hardware event has a value or a reason; stalled cycles per
+        // insn has a value or says why.
+        for e in d["events"].as_array().unwrap() {
+            assert!(!e["value"].is_null() || !e["reason"].is_null(), "{e}");
+        }
+        let m = &d["metrics"];
+        assert!(
+            !m["stalled_cycles_per_insn"].is_null()
+                || m["missing"]["stalled_cycles_per_insn"].is_string(),
+            "{m}"
+        );
+    }
+    // The pseudo-events count nothing, by definition, and a note says so once each.
+    let (_, d) = stat_json(&["-e", SEED000_710_EVENTS, "--", "true"]);
+    for k in ["dummy", "bpf-output"] {
+        let e = event(&d, k);
+        assert_eq!(e["value"], 0.0, "{e}");
+    }
+    let notes: Vec<&str> = d["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .collect();
+    assert_eq!(
+        notes
+            .iter()
+            .filter(|n| n.contains("counts nothing"))
+            .count(),
+        2,
+        "{notes:?}"
+    );
+    // In text: the note, and the derived-metrics line or its reason.
+    let o = stat(&["-e", SEED000_710_EVENTS, "--", "true"]);
+    let t = String::from_utf8_lossy(&o.stderr).to_string() + &String::from_utf8_lossy(&o.stdout);
+    assert!(
+        t.contains("bpf-output") && t.contains("counts nothing"),
+        "{t}"
+    );
+    assert!(t.contains("stalled cycles per insn"), "{t}");
+}
+
 #[test]
 fn json_document_for_a_cpu_bound_command() {
     // A short CPU-bound shell loop (~0.1 s of CPU).

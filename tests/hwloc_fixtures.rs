@@ -1104,9 +1104,12 @@ fn text_report_renders_every_fixture_compactly() {
         assert!(text.contains("Summary: "), "{name}");
         assert!(text.contains("Caches"), "{name}");
         assert!(text.contains("NUMA"), "{name}");
-        // 8 NUMA nodes with a cgroup restriction and a distance matrix take ~86.
+        // 8 NUMA nodes with a cgroup restriction and a distance matrix take
+        // ~86; the NUMA memory section adds at most 3 + 4 lines (title, n/a
+        // line, header, four nodes: beyond four it folds) and the NIC lines
+        // their queues: the largest trees take 106.
         assert!(
-            text.lines().count() < 100,
+            text.lines().count() < 110,
             "{name}: {} lines",
             text.lines().count()
         );
@@ -1240,6 +1243,60 @@ fn fake_machine(root: &Path, packages: usize, cores: usize, threads: usize, node
             &format!("{}\n", dist.join(" ")),
         );
     }
+}
+
+/// The NUMA memory section on a recorded 8-node tree (hwloc's
+/// 48amd64-4d2n6c-sparse has nodeN/meminfo with FilePages and nodeN/numastat,
+/// no zoneinfo and no vm knobs), and NIC queues on one with PCI NICs.
+#[test]
+fn numa_memory_and_nic_queues_on_recorded_trees() {
+    let Some(info) = load("48amd64-4pa2n6c-sparse") else {
+        return;
+    };
+    let mm = &info.numa_memory;
+    assert_eq!(mm.nodes.len(), 8);
+    let n0 = &mm.nodes[0];
+    // node0/meminfo: "Node 0 FilePages: 22860 kB", "Node 0 AnonPages: 1656 kB";
+    // node0/numastat: "numa_hit 376346", "other_node 1298".
+    assert_eq!(n0.file_bytes, Some(22_860 * 1024));
+    assert_eq!(n0.anon_bytes, Some(1_656 * 1024));
+    let st = n0.numastat.as_ref().unwrap();
+    assert_eq!((st.numa_hit, st.other_node), (Some(376_346), Some(1_298)));
+    assert!(n0.zones.is_empty());
+    assert!(mm.unavailable["zoneinfo"].starts_with("not recorded"));
+    let text = cpuscope::report::info_text::render(&info);
+    let sec: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("NUMA memory"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    // Folded: four rows at most (the three nodes with the least free
+    // memory, then one line for the rest), plus title, header and the n/a line.
+    assert!(sec.len() <= 7, "{sec:#?}");
+    assert!(
+        sec.iter()
+            .any(|l| l.contains("5 more (1,33,45,72-73): free")),
+        "{sec:#?}"
+    );
+    assert!(
+        sec.iter()
+            .any(|l| l.contains("n/a: vm reclaim knobs, /proc/zoneinfo")),
+        "{sec:#?}"
+    );
+    assert!(sec.iter().all(|l| l.chars().count() <= 100), "{sec:#?}");
+
+    let Some(info) = load("32em64t-2n8c+dax+nvme+mic+dimms") else {
+        return;
+    };
+    let eth0 = info.devices.nics.iter().find(|n| n.name == "eth0").unwrap();
+    assert_eq!((eth0.rx_queues, eth0.tx_queues), (Some(8), Some(8)));
+    assert_eq!(eth0.numa_node, Some(0));
+    let ib0 = info.devices.nics.iter().find(|n| n.name == "ib0").unwrap();
+    assert_eq!((ib0.rx_queues, ib0.tx_queues), (Some(1), Some(1)));
+    let text = cpuscope::report::info_text::render(&info);
+    assert!(text.contains("queues 8 rx, 8 tx"), "{text}");
+    // No /proc/interrupts in this tree: which CPUs served the IRQs is not known.
+    assert!(text.contains("served on CPUs n/a"), "{text}");
 }
 
 #[test]

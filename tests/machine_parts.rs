@@ -688,3 +688,90 @@ fn info_sections_render_live() {
     assert!(s::knobs(&info).contains("thp_enabled"));
     assert!(s::devices(&info).starts_with("Network devices"));
 }
+
+/// The NUMA memory section of this machine: node meminfo, /proc/zoneinfo
+/// watermarks, the vm reclaim knobs decoded, numastat; one line per node.
+#[test]
+fn numa_memory_live() {
+    let sys = Sysroot::new("/").unwrap();
+    if !sys.exists("/sys/devices/system/node/node0") {
+        return; // a kernel without NUMA: nothing to read (the section is absent)
+    }
+    let info = cpuscope::machine::discover(&sys).unwrap();
+    let mm = &info.numa_memory;
+    assert_eq!(mm.nodes.len(), info.numa_nodes.len());
+    let z = mm.zone_reclaim_mode.as_ref().expect("zone_reclaim_mode");
+    assert!(!z.meaning.is_empty());
+    assert!(mm.min_free_kbytes.is_some());
+    assert!(mm.page_bytes.is_some());
+    for n in &mm.nodes {
+        assert!(n.total_bytes.is_some() && n.free_bytes.is_some());
+        if n.total_bytes != Some(0) {
+            assert!(
+                !n.zones.is_empty(),
+                "node {}: zones from /proc/zoneinfo",
+                n.node
+            );
+            assert!(n.watermark_pages("high").is_some());
+        }
+        assert!(n.numastat.is_some(), "node {}", n.node);
+    }
+    let out = bin().arg("info").output().unwrap();
+    let t = String::from_utf8_lossy(&out.stdout);
+    let sec: Vec<&str> = t
+        .lines()
+        .skip_while(|l| !l.starts_with("NUMA memory"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert!(sec.iter().any(|l| l.contains("zone_reclaim_mode")), "{t}");
+    assert!(sec.iter().any(|l| l.contains("min/low/high")), "{t}");
+    assert!(sec.len() <= 4 + info.numa_nodes.len().min(4) + 4, "{t}");
+    let j = bin().args(["info", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
+    assert!(v["numa_memory"]["nodes"][0]["numastat"]["numa_hit"].is_u64());
+    assert!(v["numa_memory"]["zone_reclaim_mode"]["bits"].is_array());
+}
+
+/// `numa-maps PID` shows the process's numastat per node (numastat -p).
+#[test]
+fn numa_maps_numastat_of_this_process() {
+    let pid = std::process::id().to_string();
+    let out = bin().args(["numa-maps", &pid]).output().unwrap();
+    if !out.status.success() {
+        // A kernel without NUMA: one line saying so.
+        assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+        return;
+    }
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(t.contains("numastat -p (MiB)"), "{t}");
+    for k in ["Huge", "Heap", "Stack", "Private"] {
+        assert!(t.lines().any(|l| l.trim_start().starts_with(k)), "{k}: {t}");
+    }
+    let j = bin().args(["numa-maps", &pid, "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
+    let per = v["numastat"].as_array().unwrap();
+    assert!(!per.is_empty());
+    let total: u64 = per.iter().map(|n| n["total_bytes"].as_u64().unwrap()).sum();
+    assert_eq!(total, v["summary"]["total"]["bytes"].as_u64().unwrap());
+}
+
+#[test]
+fn numastat_p_by_kind() {
+    let maps = process::parse_numa_maps(
+        "00400000 default file=/bin/x mapped=2 N0=2 kernelpagesize_kB=4\n\
+         01000000 default heap anon=3 dirty=3 N0=1 N1=2 kernelpagesize_kB=4\n\
+         7ffd0000 default stack anon=1 dirty=1 N1=1 kernelpagesize_kB=4\n\
+         7f000000 default file=/dev/hugepages/x huge dirty=1 N1=1 kernelpagesize_kB=2048\n",
+    );
+    let s = process::numastat_of(&maps);
+    assert_eq!(s.len(), 2);
+    assert_eq!(
+        (s[0].node, s[0].private_bytes, s[0].heap_bytes),
+        (0, 8192, 4096)
+    );
+    assert_eq!(
+        (s[1].heap_bytes, s[1].stack_bytes, s[1].huge_bytes),
+        (8192, 4096, 2 << 20)
+    );
+    assert_eq!(s[1].total_bytes, 8192 + 4096 + (2 << 20));
+}

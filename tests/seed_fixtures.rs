@@ -397,7 +397,9 @@ fn seed_json_and_nothing_unrecorded_is_invented() {
         assert!(out.status.success(), "{name}");
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(v["schema"], "cpuscope.info/1");
-        // The seeds record no host, kernel, knobs or NICs: null + reason.
+        // The seeds record no host, kernel, knobs, vm reclaim knobs or
+        // zoneinfo: null + reason. NICs only where seed 002 describes them
+        // (the FT2500's two ConnectX-4 Lx ports).
         assert!(v["identity"]["hostname"].is_null());
         assert!(v["identity"]["unavailable"]["hostname"].is_string());
         assert!(v["knobs"]["pmu"]["present"].is_null(), "{name}");
@@ -405,7 +407,132 @@ fn seed_json_and_nothing_unrecorded_is_invented() {
             assert!(k["value"].is_null(), "{name}: {k}");
             assert_eq!(k["reason"], "not recorded under this root");
         }
-        assert!(v["devices"]["nics"].as_array().unwrap().is_empty());
-        assert!(v["devices"]["unavailable"]["nics"].is_string());
+        let mm = &v["numa_memory"];
+        assert!(mm["zone_reclaim_mode"].is_null(), "{name}");
+        assert!(mm["unavailable"]["zone_reclaim_mode"]
+            .as_str()
+            .unwrap()
+            .starts_with("not recorded"));
+        assert!(mm["unavailable"]["zoneinfo"].is_string(), "{name}");
+        let nics = v["devices"]["nics"].as_array().unwrap();
+        if name == "phytium-ft2500" {
+            assert_eq!(nics.len(), 2, "{name}");
+            // Its node is not in the seed: unknown, not -1 and not 0.
+            assert!(nics.iter().all(|n| n["numa_node"].is_null()));
+        } else {
+            assert!(nics.is_empty(), "{name}");
+            assert!(v["devices"]["unavailable"]["nics"].is_string());
+        }
     }
+}
+
+// ------------------------------------------------- NUMA memory and NICs
+
+/// Seed 002's numastat of the Xeon E5-2682 v4 ("#numastat ... numa_hit
+/// 129600200 60501102 ... other_node 23652 106041", lines 801-808) in the
+/// NUMA memory section, per node, and what the tree does not record said so.
+#[test]
+fn xeon_e5_numa_memory_from_seed_002_numastat() {
+    let Some(info) = load("xeon-e5-2682v4") else {
+        return;
+    };
+    let mm = &info.numa_memory;
+    assert_eq!(mm.nodes.len(), 2);
+    let s0 = mm.nodes[0].numastat.as_ref().expect("node 0 numastat");
+    let s1 = mm.nodes[1].numastat.as_ref().expect("node 1 numastat");
+    assert_eq!(
+        (s0.numa_hit, s0.interleave_hit, s0.local_node, s0.other_node),
+        (
+            Some(129_600_200),
+            Some(108_648),
+            Some(129_576_548),
+            Some(23_652)
+        )
+    );
+    assert_eq!(
+        (s1.numa_hit, s1.numa_miss, s1.numa_foreign, s1.other_node),
+        (Some(60_501_102), Some(0), Some(0), Some(106_041))
+    );
+    // numactl -H "node 0 free: 240846 MB"; no FilePages, no zoneinfo, no
+    // vm knobs recorded: not available, never 0.
+    assert_eq!(mm.nodes[0].free_bytes, Some(240_846 * MIB));
+    assert_eq!(mm.nodes[0].file_bytes, None);
+    assert!(mm.nodes[0].unavailable.contains_key("file_bytes"));
+    assert!(mm.zone_reclaim_mode.is_none());
+    assert!(mm.unavailable["zone_reclaim_mode"].starts_with("not recorded"));
+    let t = info_text("xeon-e5-2682v4");
+    let sec: Vec<&str> = t
+        .lines()
+        .skip_while(|l| !l.starts_with("NUMA memory"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert!(sec.len() <= 5, "one line per node: {sec:#?}");
+    assert!(
+        sec.iter()
+            .any(|l| l.starts_with("  0 ") && l.contains("129.6M") && l.contains("23.7k")),
+        "{sec:#?}"
+    );
+    assert!(
+        sec.iter()
+            .any(|l| l.starts_with("  1 ") && l.contains("60.5M") && l.contains("106.0k")),
+        "{sec:#?}"
+    );
+    assert!(
+        sec.iter()
+            .any(|l| l.contains("n/a: vm reclaim knobs, /proc/zoneinfo, FilePages not recorded")),
+        "{sec:#?}"
+    );
+}
+
+/// Seed 002's FT2500 NICs: two ConnectX-4 Lx ports ("MT27710 Family
+/// [ConnectX-4 Lx]"), 60 queues each ("默认网卡队列是60，基本都跑在前面60个core上"),
+/// their IRQs on CPUs 0-59 (nodes 0-7, the first socket); the advice says the
+/// queues outnumber any node's 8 CPUs and the IRQs load one socket.
+#[test]
+fn ft2500_nics_queues_against_its_nodes() {
+    let Some(info) = load("phytium-ft2500") else {
+        return;
+    };
+    let nics: Vec<&cpuscope::machine::devices::Nic> =
+        info.devices.nics.iter().filter(|n| !n.is_virtual).collect();
+    assert_eq!(nics.len(), 2);
+    for n in &nics {
+        assert_eq!(
+            (n.rx_queues, n.tx_queues),
+            (Some(60), Some(60)),
+            "{}",
+            n.name
+        );
+        assert_eq!(n.irqs.len(), 60);
+        assert_eq!(n.affinity_cpus.to_string(), "0-59");
+        assert_eq!(n.numa_node, None, "the seed does not say the NIC's node");
+        let per: Vec<(usize, usize)> = n.irqs_per_node.iter().map(|x| (x.node, x.irqs)).collect();
+        assert_eq!(
+            per,
+            [
+                (0, 8),
+                (1, 8),
+                (2, 8),
+                (3, 8),
+                (4, 8),
+                (5, 8),
+                (6, 8),
+                (7, 4)
+            ]
+        );
+    }
+    let adv = &info.devices.advice;
+    assert!(
+        adv.iter()
+            .any(|a| a.starts_with("eth0, eth1: 60 queues, more than the 8 CPUs of any one node")),
+        "{adv:?}"
+    );
+    assert!(
+        adv.iter().any(|a| a.contains("sit on nodes 0-7 only")),
+        "{adv:?}"
+    );
+    let t = info_text("phytium-ft2500");
+    assert!(t.contains("queues 60 rx, 60 tx"), "{t}");
+    assert!(t.contains("routed to CPUs 0-59 (node 0-7)"), "{t}");
+    assert!(t.contains("served on CPUs n/a"), "{t}");
 }

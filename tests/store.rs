@@ -155,7 +155,8 @@ fn export_then_import_gives_the_identical_document() {
     let back: Run = serde_json::from_str(&exported).unwrap();
     assert_eq!(back, original);
 
-    // show: environment, figures, the noisy flag, the unavailable reason.
+    // show --all (plain `show` prints the verdict screen since the verdict
+    // change): environment, figures, the noisy flag, the unavailable reason.
     let o = cpuscope(&b, &["show", &original.id[..12], "--all"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);

@@ -15,6 +15,7 @@ pub mod rate;
 pub mod run;
 pub mod session;
 pub mod simd;
+pub mod softirq;
 pub mod stat;
 pub mod store_cmds;
 pub mod sync;

@@ -13,9 +13,17 @@ pub struct RateArgs {
     /// `per_core` and `all` name one copy per core and one per logical CPU.
     #[arg(long, value_delimiter = ',', required = true)]
     pub copies: Vec<String>,
-    /// bc-pow[:EXP] (echo "7^EXP" | bc), bc-pi[:SCALE], chacha[:VARIANT], nop.
+    /// bc-pow[:EXP] (echo "7^EXP" | bc), bc-pi[:SCALE], chacha[:VARIANT], nop,
+    /// mem[:MIB] (seed 002's arr[i] *= 3 over a private array per copy).
     #[arg(value_name = "WORKLOAD")]
     pub workload: Option<String>,
+    /// Where the copies' memory goes (seed 003's variable): local,
+    /// interleave (over every node with memory), node:N (all on node N:
+    /// seed 003's "4+0"), preferred:N; a comma list runs each, and the
+    /// change of each against interleave is reported.
+    /// Example: --mem local,interleave,node:0
+    #[arg(long, value_delimiter = ',', value_name = "PLACEMENT")]
+    pub mem: Vec<String>,
     /// Or any command, after `--` (one process per copy).
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -53,7 +61,15 @@ pub fn run(ctx: &Context, args: &RateArgs) -> Result<i32> {
         args.quiet,
     )?;
     let copies = rate::copies_from(&args.copies, &s.machine, &s.cpus, !args.no_baseline)?;
-    let mut p = rate::Params::chosen(workload, copies, args.rounds, args.seconds, args.timeout)?;
+    let mem = rate::mem_from(&args.mem, &s.machine)?;
+    let mut p = rate::Params::chosen(
+        workload,
+        copies,
+        args.rounds,
+        args.seconds,
+        args.timeout,
+        mem,
+    )?;
     s.measure(rate::EXP, Some(&mut p))?;
     let keys = s.command_keys();
     s.output(args.json, keys, compute_text::render_rate)

@@ -74,7 +74,26 @@ const SOFTWARE: &[(&str, &[&str], u64, Option<&str>)] = &[
     ("major-faults", &[], 6, None),
     ("alignment-faults", &[], 7, None),
     ("emulation-faults", &[], 8, None),
+    // perf's pseudo-events: they exist to carry something else (a sideband
+    // record, BPF output) and count nothing; accepted so perf command lines
+    // work unchanged (seed 000 lists both), with a note (`pseudo_event_note`).
+    ("dummy", &[], 9, None),
+    ("bpf-output", &[], 10, None),
 ];
+
+/// Why a software pseudo-event counts nothing, for the events perf lists
+/// that never count (`dummy`, `bpf-output`); None for every other event.
+pub fn pseudo_event_note(key: &str) -> Option<&'static str> {
+    match key {
+        "dummy" => Some(
+            "dummy is perf's placeholder software event (PERF_COUNT_SW_DUMMY): it carries sideband records and counts nothing, so it reads 0 by definition",
+        ),
+        "bpf-output" => Some(
+            "bpf-output is the channel a BPF program writes samples to (PERF_COUNT_SW_BPF_OUTPUT): without such a program it counts nothing, so it reads 0 by definition",
+        ),
+        _ => None,
+    }
+}
 
 /// Hardware cache ids (`PERF_COUNT_HW_CACHE_*`).
 const CACHES: &[(&str, u64)] = &[
@@ -160,7 +179,7 @@ impl Event {
 
     /// Like [`Event::builtin`] for names known to exist; for code that builds
     /// fixed event lists. Unknown names give a software `dummy` event that
-    /// counts nothing rather than a panic.
+    /// counts nothing rather than a panic (keyed `unknown:NAME`).
     pub fn named(name: &str) -> Event {
         Event::builtin(name).unwrap_or_else(|| {
             let mut e = Event::base(name, PERF_TYPE_SOFTWARE, 9, EventClass::Software);

@@ -36,6 +36,9 @@ pub struct DerivedMetrics {
     pub frontend_stall_pct: Option<f64>,
     /// stalled-cycles-backend / cycles.
     pub backend_stall_pct: Option<f64>,
+    /// max(stalled-cycles-frontend, stalled-cycles-backend) / instructions:
+    /// perf's "stalled cycles per insn" (with one of the two counted, that one).
+    pub stalled_cycles_per_insn: Option<f64>,
     /// Top-down level 1, when the PMU offers it.
     pub topdown: Option<TopDown>,
     /// Why each absent metric is absent (metric name -> reason).
@@ -100,6 +103,36 @@ pub fn ratio(r: &Readings, num: &str, den: &str, factor: f64) -> Result<f64, Str
     }
 }
 
+/// perf's "stalled cycles per insn": the larger of the frontend and backend
+/// stalled cycles over the instructions (perf's stat-shadow takes the max
+/// of the two); with only one of the two counted, that one, said in the
+/// error of neither.
+pub fn stalled_per_insn(r: &Readings) -> Result<f64, String> {
+    let fe = r.value("stalled-cycles-frontend");
+    let be = r.value("stalled-cycles-backend");
+    let stalled = match (&fe, &be) {
+        (Ok(a), Ok(b)) => a.max(*b),
+        (Ok(a), Err(_)) => *a,
+        (Err(_), Ok(b)) => *b,
+        (Err(_), Err(_)) => {
+            let (wf, wb) = (
+                r.why("stalled-cycles-frontend"),
+                r.why("stalled-cycles-backend"),
+            );
+            return Err(if wf == wb {
+                format!("needs stalled-cycles-frontend or stalled-cycles-backend, both {wf}")
+            } else {
+                format!("needs stalled-cycles-frontend ({wf}) or stalled-cycles-backend ({wb})")
+            });
+        }
+    };
+    match r.value("instructions") {
+        Ok(i) if i > 0.0 => Ok(stalled / i),
+        Ok(_) => Err("instructions counted 0: ratio undefined".into()),
+        Err(e) => Err(format!("needs {e}")),
+    }
+}
+
 /// The task (or CPU) time in ns the counts cover: task-clock, else
 /// cpu-clock, else the enabled time of the cycles group (for per-thread
 /// counters that is the time the thread ran).
@@ -139,6 +172,12 @@ pub fn compute(r: &Readings) -> DerivedMetrics {
             Err(e) => {
                 m.missing.insert(field.to_string(), e);
             }
+        }
+    }
+    match stalled_per_insn(r) {
+        Ok(v) => m.stalled_cycles_per_insn = Some(v),
+        Err(e) => {
+            m.missing.insert("stalled_cycles_per_insn".into(), e);
         }
     }
     match (r.value("cycles"), task_time_ns(r)) {
@@ -240,6 +279,56 @@ mod tests {
         assert!((m.cpus_utilized.unwrap() - 0.5).abs() < 1e-12);
         assert!(m.cache_miss_pct.is_none());
         assert!(m.missing["cache_miss_pct"].contains("not measured"));
+    }
+
+    #[test]
+    fn stalled_cycles_per_insn_as_perf_prints_it() {
+        // Seed 000's Kunpeng 920 (DRDS, cross-NUMA binding): 229,958,980,614
+        // instructions, 146,201,062,116 backend and 301,814,831,043 frontend
+        // stalled cycles: perf printed "# 1.31 stalled cycles per insn".
+        let r = readings(
+            &[
+                "instructions",
+                "stalled-cycles-backend",
+                "stalled-cycles-frontend",
+            ],
+            vec![
+                c(229_958_980_614, 1, 1),
+                c(146_201_062_116, 1, 1),
+                c(301_814_831_043, 1, 1),
+            ],
+            vec![None; 3],
+        );
+        let v = r.metrics().stalled_cycles_per_insn.unwrap();
+        assert!((v - 1.31).abs() < 0.005, "{v}");
+        // Seed 000's Yitian 710 bc run: 4,913,750,141 backend, 4,255,139,235
+        // frontend, 114,779,081,188 instructions: "# 0.04 stalled cycles per insn".
+        let r = readings(
+            &[
+                "instructions",
+                "stalled-cycles-backend",
+                "stalled-cycles-frontend",
+            ],
+            vec![
+                c(114_779_081_188, 1, 1),
+                c(4_913_750_141, 1, 1),
+                c(4_255_139_235, 1, 1),
+            ],
+            vec![None; 3],
+        );
+        let v = r.metrics().stalled_cycles_per_insn.unwrap();
+        assert!((v - 0.04).abs() < 0.005, "{v}");
+        // One stall event alone still gives the figure; none gives the reason.
+        let r = readings(
+            &["instructions", "stalled-cycles-backend"],
+            vec![c(100, 1, 1), c(25, 1, 1)],
+            vec![None; 2],
+        );
+        assert_eq!(r.metrics().stalled_cycles_per_insn, Some(0.25));
+        let r = readings(&["instructions"], vec![c(100, 1, 1)], vec![None]);
+        let m = r.metrics();
+        assert_eq!(m.stalled_cycles_per_insn, None);
+        assert!(m.missing["stalled_cycles_per_insn"].contains("stalled-cycles-frontend"));
     }
 
     #[test]

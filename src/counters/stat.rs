@@ -179,6 +179,13 @@ pub fn count(sys: &Sysroot, req: &Request, watch: &mut dyn Watch) -> Result<Outc
     cg.set_topdown(td_status.clone());
 
     let mut notes: Vec<String> = cg.notes().to_vec();
+    for e in groups.iter().flatten() {
+        if let Some(n) = events::pseudo_event_note(&e.key) {
+            if !notes.iter().any(|x| x == n) {
+                notes.push(n.to_string());
+            }
+        }
+    }
     if req.interval.is_some() {
         watch.started();
     }

@@ -477,6 +477,13 @@ pub fn render_workloads(rs: &[ResultRecord]) -> String {
         }
     }
     out.push_str(&columns_ragged(&rows, "  "));
+    let mut said_not_compared: Vec<String> = Vec::new();
+    // A missing aes-256-ige record already says that nothing is compared.
+    if ws.iter().any(|r| {
+        r.is(workloads::OPENSSL_AES) && r.value.is_none() && param(r, "alg") == Some("aes-256-ige")
+    }) {
+        said_not_compared.push("aes-256-cbc".into());
+    }
     for r in &ws {
         let Some(pubd) = r.data.as_ref().and_then(|d| d.get("published")) else {
             continue;
@@ -485,13 +492,24 @@ pub fn render_workloads(rs: &[ResultRecord]) -> String {
             continue;
         };
         if r.is(workloads::OPENSSL_AES) && lbl == "not compared" {
-            let _ = writeln!(
-                out,
-                "  openssl {} copies={}: not compared with the published figures: {}",
-                param(r, "alg").unwrap_or("?"),
-                param(r, "copies").unwrap_or("?"),
-                pubd["reason"].as_str().unwrap_or("no reason recorded")
-            );
+            // Once per algorithm, not once per record.
+            let alg = param(r, "alg").unwrap_or("?").to_string();
+            if !said_not_compared.contains(&alg) {
+                let _ = writeln!(
+                    out,
+                    "  openssl {alg}: not compared with the published figures: {}",
+                    pubd["reason"].as_str().unwrap_or("no reason recorded")
+                );
+                said_not_compared.push(alg);
+            }
+            continue;
+        }
+        // The comparison tables at the seed's main block size (the JSON
+        // carries every size's).
+        if r.is(workloads::OPENSSL_AES)
+            && r.params.get("bytes").and_then(|b| b.as_u64())
+                != Some(u64::from(workloads::MAIN_BLOCK_BYTES))
+        {
             continue;
         }
         let Some(prow) = pubd.get("rows").and_then(|x| x.as_array()) else {
@@ -562,12 +580,18 @@ pub fn render_workloads(rs: &[ResultRecord]) -> String {
             out.push_str(&columns_ragged(&t, "    "));
         }
     }
+    // How the algorithm was chosen (e.g. through OpenSSL 3's legacy
+    // provider), once; a missing IGE is its own "not available" row above.
     for r in ws
         .iter()
         .filter(|r| r.is(workloads::OPENSSL_AES) && r.value.is_some())
         .take(1)
     {
-        if let Some(n) = r.notes.first() {
+        if let Some(n) = r
+            .notes
+            .first()
+            .filter(|_| param(r, "alg") == Some("aes-256-ige"))
+        {
             let _ = writeln!(out, "  openssl: {n}");
         }
     }
@@ -581,66 +605,150 @@ pub fn render_rate(rs: &[ResultRecord]) -> String {
     if j.is_empty() {
         return out;
     }
-    let wl = j.first().and_then(|r| param(r, "workload")).unwrap_or("?");
-    let _ = writeln!(out, "Rate (SPEC-rate style): {wl}");
-    let mut rows = vec![vec![
-        "copies".to_string(),
-        "CPUs".into(),
-        "jobs/hour".into(),
-        "slowest copy".into(),
-        "efficiency per copy".into(),
-    ]];
+    let mut workloads: Vec<&str> = Vec::new();
     for r in &j {
-        let c = param(r, "copies").unwrap_or("?").to_string();
-        match r.value {
-            Some(v) => {
-                let eff = of(rs, rate::EFFICIENCY)
-                    .into_iter()
-                    .find(|e| {
-                        param(e, "copies") == Some(&c)
-                            && param(e, "workload") == param(r, "workload")
-                    })
-                    .and_then(|e| e.value)
-                    .map(|e| format!("{e:.1}%"))
-                    .unwrap_or_else(|| {
-                        if c == "1" {
-                            "100% (baseline)".into()
-                        } else {
-                            "-".into()
-                        }
-                    });
-                let slow = r
-                    .data
-                    .as_ref()
-                    .and_then(|d| d["makespan_s"].as_array().cloned())
-                    .and_then(|a| {
-                        let v: Vec<f64> = a.iter().filter_map(|x| x.as_f64()).collect();
-                        crate::harness::Stats::from_samples(&v).map(|s| s.median)
-                    })
-                    .map(|s| format!("{s:.3} s"))
-                    .unwrap_or_default();
-                rows.push(vec![
-                    format!(
-                        "{c}{}",
-                        data_f64(r, "/copies")
-                            .filter(|_| c.parse::<usize>().is_err())
-                            .map(|n| format!(" ({n:.0})"))
-                            .unwrap_or_default()
-                    ),
-                    r.data
-                        .as_ref()
-                        .and_then(|d| d["cpus"].as_str())
-                        .unwrap_or("")
-                        .to_string(),
-                    format!("{}{}", fmt_num(v), if r.is_noisy() { " NOISY" } else { "" }),
-                    slow,
-                    eff,
-                ]);
-            }
-            None => rows.push(vec![c, na(r)]),
+        let w = param(r, "workload").unwrap_or("?");
+        if !workloads.contains(&w) {
+            workloads.push(w);
         }
     }
-    out.push_str(&columns_ragged(&rows, "  "));
+    for wl in workloads {
+        let recs: Vec<&&ResultRecord> = j
+            .iter()
+            .filter(|r| param(r, "workload").unwrap_or("?") == wl)
+            .collect();
+        let with_mem = recs.iter().any(|r| param(r, "mem").is_some());
+        let _ = writeln!(
+            out,
+            "Rate (SPEC-rate style): {wl}{}",
+            if with_mem {
+                " by memory placement (seed 003)"
+            } else {
+                ""
+            }
+        );
+        let mut head = vec!["copies".to_string()];
+        if with_mem {
+            head.push("memory".into());
+        }
+        head.extend([
+            "CPUs".to_string(),
+            "jobs/hour".into(),
+            "slowest copy".into(),
+            "efficiency per copy".into(),
+        ]);
+        if with_mem {
+            head.push("vs interleave".into());
+            head.push("pages (move_pages)".into());
+        }
+        let mut rows = vec![head];
+        let mut notes: Vec<String> = Vec::new();
+        for r in recs {
+            let c = param(r, "copies").unwrap_or("?").to_string();
+            let mem = param(r, "mem");
+            let same = |e: &ResultRecord| {
+                param(e, "copies") == Some(&c)
+                    && param(e, "workload") == param(r, "workload")
+                    && param(e, "mem") == mem
+            };
+            let mut row = vec![format!(
+                "{c}{}",
+                data_f64(r, "/copies")
+                    .filter(|_| c.parse::<usize>().is_err())
+                    .map(|n| format!(" ({n:.0})"))
+                    .unwrap_or_default()
+            )];
+            if with_mem {
+                row.push(mem.unwrap_or("default").to_string());
+            }
+            match r.value {
+                Some(v) => {
+                    let eff = of(rs, rate::EFFICIENCY)
+                        .into_iter()
+                        .find(|e| same(e))
+                        .map(|e| match e.value {
+                            Some(x) => format!("{x:.1}%"),
+                            None => "-".into(),
+                        })
+                        .unwrap_or_else(|| {
+                            if c == "1" {
+                                "100% (baseline)".into()
+                            } else {
+                                "-".into()
+                            }
+                        });
+                    let slow = r
+                        .data
+                        .as_ref()
+                        .and_then(|d| d["makespan_s"].as_array().cloned())
+                        .and_then(|a| {
+                            let v: Vec<f64> = a.iter().filter_map(|x| x.as_f64()).collect();
+                            crate::harness::Stats::from_samples(&v).map(|s| s.median)
+                        })
+                        .map(|s| format!("{s:.3} s"))
+                        .unwrap_or_default();
+                    row.extend([
+                        r.data
+                            .as_ref()
+                            .and_then(|d| d["cpus"].as_str())
+                            .unwrap_or("")
+                            .to_string(),
+                        format!("{}{}", fmt_num(v), if r.is_noisy() { " NOISY" } else { "" }),
+                        slow,
+                        eff,
+                    ]);
+                    if with_mem {
+                        let change = of(rs, rate::MEM_CHANGE)
+                            .into_iter()
+                            .find(|e| same(e))
+                            .map(|e| match e.value {
+                                Some(x) => format!("{x:+.1}%"),
+                                None => "-".into(),
+                            })
+                            .unwrap_or_else(|| {
+                                if mem == Some("interleave") {
+                                    "(reference)".into()
+                                } else {
+                                    "-".into()
+                                }
+                            });
+                        row.push(change);
+                        let pages = r
+                            .data
+                            .as_ref()
+                            .and_then(|d| d.get("pages_per_node"))
+                            .and_then(|p| p.as_object())
+                            .map(|o| {
+                                let total: f64 = o.values().filter_map(|v| v.as_f64()).sum();
+                                o.iter()
+                                    .filter_map(|(k, v)| {
+                                        let v = v.as_f64()?;
+                                        (total > 0.0)
+                                            .then(|| format!("N{k} {:.0}%", v / total * 100.0))
+                                    })
+                                    .collect::<Vec<_>>()
+                                    .join(" ")
+                            })
+                            .unwrap_or_default();
+                        row.push(pages);
+                    }
+                    for n in &r.notes {
+                        if (n.starts_with("one NUMA node") || n.contains("touches little memory"))
+                            && !notes.contains(n)
+                        {
+                            notes.push(n.clone());
+                        }
+                    }
+                }
+                None => row.push(na(r)),
+            }
+            rows.push(row);
+        }
+        out.push_str(&columns_ragged(&rows, "  "));
+        for n in notes {
+            let _ = writeln!(out, "  note: {n}");
+        }
+    }
     out
 }
 

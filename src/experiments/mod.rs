@@ -23,6 +23,7 @@ pub mod rate;
 pub mod render;
 pub mod seed_loops;
 pub mod simd;
+pub mod softirq;
 pub mod sync;
 pub mod tlb_reach;
 pub mod tune;
@@ -183,6 +184,7 @@ pub trait Experiment: Sync {
 pub fn registry() -> Vec<&'static dyn Experiment> {
     vec![
         &frequency::Frequency,
+        &softirq::Softirq,
         &latency::Latency,
         &tlb_reach::TlbReach,
         &bandwidth::Bandwidth,

@@ -156,6 +156,13 @@ pub fn smt_factor(threads_per_core: usize) -> f64 {
     }
 }
 
+/// Seed 000's capacity formula ("CPU性能验证公式：频率 x 核数 x 发射数/周期 x
+/// 1.3/1.5(smt2/smt4)"): G instructions per second from the clock (GHz), the
+/// cores, the issue width and the threads per core.
+pub fn capacity(ghz: f64, cores: usize, issue_width: f64, threads_per_core: usize) -> f64 {
+    ghz * cores as f64 * issue_width * smt_factor(threads_per_core)
+}
+
 /// Length of each add-chain clock reading around an FMA sample.
 const CLOCK_SAMPLE: Duration = Duration::from_millis(1);
 
@@ -632,27 +639,40 @@ fn capacity_formula(
         )
         .with_samples(agg);
     let ghz = ctx.facts.ghz_all;
-    let dispatch = spec
-        .as_ref()
-        .ok()
-        .and_then(|c| c.frontend.as_ref())
-        .and_then(|f| f.dispatch);
-    let formula = match (dispatch, ghz) {
-        (Some(iw), Some(g)) => Some(g * cores as f64 * iw * smt_factor(tpc)),
+    let fe = spec.as_ref().ok().and_then(|c| c.frontend.clone());
+    let dispatch = fe.as_ref().and_then(|f| f.dispatch);
+    let seed_width = fe.as_ref().and_then(|f| f.seed_stated_issue_width);
+    let f_of = |w: Option<f64>| match (w, ghz) {
+        (Some(iw), Some(g)) => Some(capacity(g, cores, iw, tpc)),
         _ => None,
     };
+    let formula = f_of(dispatch);
+    let formula_seed = f_of(seed_width);
     match (formula, rec.value, spec) {
         (Some(f), Some(m), Ok(c)) => {
             let fe = c.frontend.clone().unwrap_or_default();
+            let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_else(|| "-".into());
             rec = rec.with_note(&format!(
-                "{:.1}% of seed 000's formula: {:.2} GHz (all-core, measured) × {cores} cores × issue width {} ({} dispatch width; source: {}) × SMT factor {} = {f:.1} G instr/s",
+                "{:.1}% of seed 000's formula with the documented width: {:.2} GHz (all-core, measured) × {cores} cores × issue width {} (documented dispatch/rename width of {}; source: {}) × SMT factor {} = {f:.1} G instr/s; documented widths: decode {}, µop cache {}, dispatch {}",
                 m / f * 100.0,
                 ghz.unwrap_or(0.0),
                 fe.dispatch.unwrap_or(0.0),
                 c.name,
                 c.field_source(&fe.source, &fe.sources, "dispatch"),
                 smt_factor(tpc),
+                opt(fe.decode),
+                opt(fe.uop_cache),
+                opt(fe.dispatch),
             ));
+            if let (Some(fs), Some(w)) = (formula_seed, fe.seed_stated_issue_width) {
+                rec = rec.with_note(&format!(
+                    "{:.1}% of seed 000's formula with the seed's own stated issue width {w} (stated by the seed for this core, not a documented width; source: {}): {:.2} GHz × {cores} cores × {w} × SMT factor {} = {fs:.1} G instr/s",
+                    m / fs * 100.0,
+                    c.field_source(&fe.source, &fe.sources, "seed_stated_issue_width"),
+                    ghz.unwrap_or(0.0),
+                    smt_factor(tpc),
+                ));
+            }
         }
         (None, _, Err(e)) => rec = rec.with_note(&format!("seed 000's formula not available: {e}")),
         (None, _, Ok(c)) => {
@@ -683,7 +703,10 @@ fn capacity_formula(
     let bound_data = bound.as_ref().ok().map(
         |b| json!({"g_instr_s": b.g_instr_s, "per_core_per_cycle": b.per_cycle, "basis": b.basis}),
     );
-    rec = rec.with_data(json!({"formula_g_instr_s": formula, "nop_bound": bound_data, "threads_per_core": tpc, "smt_factor": smt_factor(tpc), "cores": cores, "theory": theory_json}));
+    let widths = fe.as_ref().map(|f| {
+        json!({"decode": f.decode, "uop_cache": f.uop_cache, "dispatch": f.dispatch, "seed_stated_issue_width": f.seed_stated_issue_width})
+    });
+    rec = rec.with_data(json!({"formula_g_instr_s": formula, "formula_seed_stated_g_instr_s": formula_seed, "issue_widths": widths, "nop_bound": bound_data, "threads_per_core": tpc, "smt_factor": smt_factor(tpc), "cores": cores, "theory": theory_json}));
     out(rec)?;
     Ok(())
 }

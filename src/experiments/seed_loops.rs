@@ -15,6 +15,7 @@ use crate::machine::MachineInfo;
 use crate::placement::buffer::{Buffer, BufferOptions};
 use crate::placement::pin::AffinityGuard;
 use crate::placement::CpuSet;
+use crate::results::published;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::Result;
 use serde_json::json;
@@ -112,8 +113,9 @@ pub fn run_cpu(
             ratio.value = Some(a.median / b.median);
             ratio = ratio
                 .with_note(&format!(
-                    "16× fewer multiplications, {:.1}× less time: the every-16th loop still loads every 64-byte line (16 ints), so memory traffic, not work, sets its time (seed 002 saw 2790 ms / 730 ms = 3.8× on a 2.6 GHz Xeon, 1770 / 370 = 4.8× on a Platinum 8260)",
-                    a.median / b.median
+                    "16× fewer multiplications, {:.1}× less time: the every-16th loop still loads every 64-byte line (16 ints), so memory traffic, not work, sets its time ({})",
+                    a.median / b.median,
+                    published_ratios()
                 ))
                 .with_data(json!({"ns_per_element_every": a.median / n as f64, "ns_per_element_every16": b.median / (n / 16) as f64, "elements": n}));
         }
@@ -168,6 +170,50 @@ pub fn run_cpu(
         r
     };
     out(rec)
+}
+
+/// Seed 002's published cache-line loop set (data/published/seed002-cacheline.json).
+pub const CACHELINE_SET: &str = "seed002-cacheline";
+
+/// "seed 002 saw 2790 ms / 730 ms = 3.8× on the Kunpeng 920 (attributed), …",
+/// from the published set: the ratio of its two loops on each machine.
+pub fn published_ratios() -> String {
+    let Ok(set) = published::by_id(CACHELINE_SET) else {
+        return "seed 002's published times are not available".into();
+    };
+    let time = |machine: &str, loop_: &str| {
+        set.figures
+            .iter()
+            .find(|f| {
+                f.machine == machine
+                    && f.metric == "time"
+                    && f.params.get("loop").and_then(|v| v.as_str()) == Some(loop_)
+            })
+            .and_then(|f| f.value)
+    };
+    let mut parts = Vec::new();
+    for machine in set.machines.keys() {
+        if let (Some(a), Some(b)) = (
+            time(machine, "every element"),
+            time(machine, "every 16th element"),
+        ) {
+            if b > 0.0 {
+                parts.push(format!(
+                    "{} ms / {} ms = {:.1}× on the {machine}",
+                    published::fmt_published(a),
+                    published::fmt_published(b),
+                    a / b
+                ));
+            }
+        }
+    }
+    if parts.is_empty() {
+        return "seed 002's published times are not available".into();
+    }
+    format!(
+        "seed 002 published {} (10 passes each; published data, not measured on this run)",
+        parts.join(", ")
+    )
 }
 
 impl Experiment for SeedLoops {

@@ -31,6 +31,7 @@ use crate::counters::{events, CounterGroup, Target};
 use crate::harness::counted::{self, Counted};
 use crate::kernels::cpu_loops::{loop_nest, nop_loop, NOP_LOOP_INSNS};
 use crate::machine::MachineInfo;
+use crate::placement::mempolicy::{MemPolicy, PolicyGuard};
 use crate::placement::pin::AffinityGuard;
 use crate::placement::CpuSet;
 use crate::results::published::{self, Figure, PublishedSet};
@@ -155,12 +156,12 @@ pub fn compare_times(rec: &ResultRecord, measured_s: f64) -> Option<Value> {
         .and_then(|sets| compare_times_in(sets, rec, measured_s))
 }
 
-/// This machine's openssl figure at 8192-byte blocks against seed 000's
-/// figures of the same algorithm, per copy (every published process count:
-/// 1, 32, every logical CPU). Only the same algorithm is compared: an
-/// aes-256-cbc figure (AES-NI path) is never set beside the seed's
-/// aes-256-ige (no AES-NI path); it gets `label: "not compared"` and why.
-pub fn compare_openssl(alg: &str, copies: usize, measured_mb_s: f64) -> Value {
+/// This machine's openssl figure at one block size against seed 000's
+/// figures of the same algorithm and block size, per copy (every published
+/// process count: 1, 32, every logical CPU). Only the same algorithm is
+/// compared: an aes-256-cbc figure (AES-NI path) is never set beside the
+/// seed's aes-256-ige (no AES-NI path); it gets `label: "not compared"` and why.
+pub fn compare_openssl(alg: &str, copies: usize, bytes: u32, measured_mb_s: f64) -> Value {
     let set = match published::by_id(OPENSSL_SET) {
         Ok(s) => s,
         Err(e) => return json!({"label": "not compared", "reason": format!("{e:#}")}),
@@ -169,7 +170,9 @@ pub fn compare_openssl(alg: &str, copies: usize, measured_mb_s: f64) -> Value {
         .figures
         .iter()
         .filter(|f| {
-            f.metric == alg && f.unit == "kB/s" && f.params.get("block_bytes") == Some(&json!(8192))
+            f.metric == alg
+                && f.unit == "kB/s"
+                && f.params.get("block_bytes") == Some(&json!(bytes))
         })
         .collect();
     if figs.is_empty() {
@@ -205,7 +208,8 @@ pub fn compare_openssl(alg: &str, copies: usize, measured_mb_s: f64) -> Value {
         })
         .collect();
     json!({
-        "label": format!("{PUBLISHED_LABEL}, 8192-byte blocks, per copy"),
+        "label": format!("{PUBLISHED_LABEL}, {bytes}-byte blocks, per copy"),
+        "bytes": bytes,
         "set": set.id,
         "source": set.source.cite(),
         "rows": rows,
@@ -346,10 +350,19 @@ struct Running {
     err: Option<std::thread::JoinHandle<String>>,
 }
 
-fn spawn(cmd: &Cmd, cpus: Option<&CpuSet>, capture: bool) -> Result<Running> {
-    // The child inherits the spawning thread's affinity.
+fn spawn(
+    cmd: &Cmd,
+    cpus: Option<&CpuSet>,
+    capture: bool,
+    policy: Option<&MemPolicy>,
+) -> Result<Running> {
+    // The child inherits the spawning thread's affinity and memory policy.
     let _g = match cpus {
         Some(s) => Some(AffinityGuard::set(s)?),
+        None => None,
+    };
+    let _m = match policy {
+        Some(p) => Some(PolicyGuard::set(p)?),
         None => None,
     };
     let mut c = Command::new(&cmd.program);
@@ -429,9 +442,21 @@ pub fn run_all(
     timeout: Duration,
     stop: &AtomicBool,
 ) -> Result<Vec<ProcRun>> {
+    run_all_placed(cmds, capture, timeout, stop, None)
+}
+
+/// [`run_all`], each child started under the memory policy `policy` (it
+/// inherits it at fork and allocates by it from its first page).
+pub fn run_all_placed(
+    cmds: &[(Cmd, Option<CpuSet>)],
+    capture: bool,
+    timeout: Duration,
+    stop: &AtomicBool,
+    policy: Option<&MemPolicy>,
+) -> Result<Vec<ProcRun>> {
     let mut running = Vec::with_capacity(cmds.len());
     for (c, cpus) in cmds {
-        match spawn(c, cpus.as_ref(), capture) {
+        match spawn(c, cpus.as_ref(), capture, policy) {
             Ok(r) => running.push(r),
             Err(e) => {
                 for r in &mut running {
@@ -667,7 +692,7 @@ fn check_exit(cmd: &Cmd, r: &ProcRun) -> Result<()> {
 pub fn bc_sizes(profile: Profile) -> ((u32, usize), (u32, usize)) {
     match profile {
         Profile::Quick => ((99_999, 1), (1_000, 1)),
-        Profile::Standard => ((999_999, 1), (2_000, 1)),
+        Profile::Standard => ((999_999, 1), (5_000, 1)),
         Profile::Full => ((999_999, 3), (5_000, 1)),
     }
 }
@@ -884,11 +909,19 @@ pub struct AesChoice {
     pub provider_args: Vec<String>,
     /// How it was chosen, for the record.
     pub note: String,
+    /// Why the seed's aes-256-ige could not be run (said once, in its own
+    /// "not available" record); None when it runs.
+    pub ige_missing: Option<String>,
 }
 
 impl AesChoice {
     pub fn is_ige(&self) -> bool {
         self.algorithm == "aes-256-ige"
+    }
+
+    fn with_missing(mut self, why: String) -> AesChoice {
+        self.ige_missing = Some(why);
+        self
     }
 }
 
@@ -902,14 +935,35 @@ pub fn parse_speed_mr(stdout: &str) -> Option<f64> {
         .next_back()
 }
 
-fn openssl_cmd(openssl: &Path, choice: &AesChoice, secs: u32, multi: Option<usize>) -> Cmd {
+/// Seed 000's block sizes: the five columns of its `openssl speed` tables
+/// (OpenSSL 1.0's sizes: 16, 64, 256, 1024, 8192 bytes).
+pub const SEED_BLOCK_BYTES: [u32; 5] = [16, 64, 256, 1024, 8192];
+/// The block size the seed's other figures and cpuscope's counters use.
+pub const MAIN_BLOCK_BYTES: u32 = 8192;
+/// Seed 000's middle process count ("测试32个线程并行": 32 processes).
+pub const SEED_PROCESSES: usize = 32;
+
+/// The block sizes a profile measures: quick only the 8192-byte column
+/// (its time budget), standard and full the seed's five.
+pub fn openssl_block_sizes(profile: Profile) -> &'static [u32] {
+    match profile {
+        Profile::Quick => &SEED_BLOCK_BYTES[4..],
+        _ => &SEED_BLOCK_BYTES,
+    }
+}
+
+fn openssl_cmd(
+    openssl: &Path,
+    choice: &AesChoice,
+    secs: u32,
+    multi: Option<usize>,
+    bytes: u32,
+) -> Cmd {
     let mut args = vec!["speed".to_string()];
     args.extend(choice.provider_args.iter().cloned());
-    args.extend(
-        ["-elapsed", "-mr", "-bytes", "8192", "-seconds"]
-            .iter()
-            .map(|s| s.to_string()),
-    );
+    args.extend(["-elapsed", "-mr", "-bytes"].iter().map(|s| s.to_string()));
+    args.push(bytes.to_string());
+    args.push("-seconds".into());
     args.push(secs.to_string());
     if let Some(n) = multi {
         args.push("-multi".into());
@@ -938,6 +992,7 @@ fn openssl_first(
             algorithm: "aes-256-ige".into(),
             provider_args: vec![],
             note: "aes-256-ige, as in seed 000".into(),
+            ige_missing: None,
         },
         AesChoice {
             algorithm: "aes-256-ige".into(),
@@ -946,11 +1001,12 @@ fn openssl_first(
                 .map(|s| s.to_string())
                 .collect(),
             note: "aes-256-ige through OpenSSL 3's legacy provider, as in seed 000".into(),
+            ige_missing: None,
         },
     ];
     let mut why = Vec::new();
     for t in tries {
-        let cmd = openssl_cmd(openssl, &t, secs, None);
+        let cmd = openssl_cmd(openssl, &t, secs, None, MAIN_BLOCK_BYTES);
         let (r, c) = run_counted(&cmd, Some(cpu), true, timeout, stop)?;
         if r.code == Some(0) && parse_speed_mr(&r.stdout).is_some() {
             return Ok((t, r, c));
@@ -968,30 +1024,34 @@ fn openssl_first(
     let cbc = AesChoice {
         algorithm: "aes-256-cbc".into(),
         provider_args: vec![],
-        note: format!(
-            "aes-256-ige is not available in this OpenSSL ({}); measured aes-256-cbc instead: OpenSSL's EVP path (AES-NI / Armv8 AES where present), a different mode and code path from the seed's IGE figures, which it is never compared with",
-            why.join("; ")
-        ),
+        note: "aes-256-cbc instead of the seed's aes-256-ige (not in this OpenSSL: see the aes-256-ige record): OpenSSL's EVP path (AES-NI / Armv8 AES where present), another mode and code path, never compared with the seed's figures".into(),
+        ige_missing: None,
     };
-    let cmd = openssl_cmd(openssl, &cbc, secs, None);
+    let missing = format!(
+        "aes-256-ige, the seed's algorithm, is not in this OpenSSL ({}): nothing is compared with the seed's figures; aes-256-cbc is measured instead (another mode and code path: OpenSSL's EVP path with AES-NI / Armv8 AES where present)",
+        why.join("; ")
+    );
+    let cmd = openssl_cmd(openssl, &cbc, secs, None, MAIN_BLOCK_BYTES);
     let (r, c) = run_counted(&cmd, Some(cpu), true, timeout, stop)?;
     check_exit(&cmd, &r)?;
-    Ok((cbc, r, c))
+    Ok((cbc.with_missing(missing), r, c))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn openssl_record(
     choice: &AesChoice,
     cmd: &Cmd,
     copies: usize,
     label: &str,
     cpus: &CpuSet,
+    bytes: u32,
     bytes_per_s: Option<f64>,
     counted: Counted,
 ) -> WithFigures {
     let params = [
         ("alg", json!(choice.algorithm.as_str())),
         ("copies", json!(label)),
-        ("bytes", json!(8192)),
+        ("bytes", json!(bytes)),
     ];
     let with_params = |mut r: ResultRecord| {
         for (k, v) in &params {
@@ -1014,7 +1074,7 @@ fn openssl_record(
     let mut rec = with_params(ResultRecord::of(OPENSSL_AES, "MB/s", true))
         .with_method(
             &format!(
-                "`{}` (wall-clock divisor, 8192-byte blocks); the CPU set is inherited by its {} process(es), which the kernel places within it",
+                "`{}` (wall-clock divisor, {bytes}-byte blocks); the CPU set is inherited by its {} process(es), which the kernel places within it",
                 cmd.display(),
                 copies
             ),
@@ -1030,8 +1090,8 @@ fn openssl_record(
     });
     merge(&mut data, counted_data(&windows));
     // Only the same algorithm is compared: CBC (AES-NI) never beside IGE.
-    let c = compare_openssl(&choice.algorithm, copies, mbs);
-    if copies == 1 {
+    let c = compare_openssl(&choice.algorithm, copies, bytes, mbs);
+    if copies == 1 && bytes == MAIN_BLOCK_BYTES {
         for row in c["rows"].as_array().cloned().unwrap_or_default() {
             if let (Some(cpu), Some(p), Some(1)) = (
                 row["cpu"].as_str(),
@@ -1043,9 +1103,15 @@ fn openssl_record(
         }
     }
     data["published"] = c;
-    let mut fparams = vec![("workload", json!(OPENSSL_AES.metric))];
-    fparams.extend(params.iter().cloned());
-    let figures = counted_figures((IPC, GHZ), &fparams, &windows, true);
+    // IPC and GHz per process count at the seed's main block size: the
+    // IPC-versus-processes curve of seed 000's openssl charts.
+    let figures = if bytes == MAIN_BLOCK_BYTES {
+        let mut fparams = vec![("workload", json!(OPENSSL_AES.metric))];
+        fparams.extend(params.iter().cloned());
+        counted_figures((IPC, GHZ), &fparams, &windows, true)
+    } else {
+        Vec::new()
+    };
     (
         rec.with_data(data)
             .with_counters(counted::to_value(&windows)),
@@ -1064,11 +1130,8 @@ fn run_openssl(ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>
         .with_param("copies", "1"))?;
         return Ok(());
     };
-    let secs = match ctx.profile {
-        Profile::Quick => 1,
-        Profile::Standard => 2,
-        Profile::Full => 3,
-    };
+    let secs = openssl_seconds(ctx.profile);
+    let sizes = openssl_block_sizes(ctx.profile);
     let timeout = Duration::from_secs(secs as u64 * 10 + 30);
     let per_core = one_cpu_per_core(ctx.machine, &ctx.cpus);
     let Some(first) = per_core.first() else {
@@ -1089,13 +1152,61 @@ fn run_openssl(ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>
             return Ok(());
         }
     };
-    let cmd1 = openssl_cmd(&openssl, &choice, secs, None);
-    let (rec, figs) = openssl_record(&choice, &cmd1, 1, "1", &one, parse_speed_mr(&r.stdout), c1);
+    // The seed's algorithm missing: said once, in its own record.
+    if let Some(why) = &choice.ige_missing {
+        out(
+            ResultRecord::unavailable(OPENSSL_AES.experiment, OPENSSL_AES.metric, "MB/s", why)
+                .with_param("alg", "aes-256-ige")
+                .with_param("copies", "1")
+                .with_param("bytes", MAIN_BLOCK_BYTES),
+        )?;
+    }
+    let size_note = (sizes.len() < SEED_BLOCK_BYTES.len()).then(|| {
+        format!(
+            "profile {}: {MAIN_BLOCK_BYTES}-byte blocks only (the seed's five sizes 16, 64, 256, 1024, 8192 run in standard and full)",
+            ctx.profile.as_str()
+        )
+    });
+    let cmd1 = openssl_cmd(&openssl, &choice, secs, None, MAIN_BLOCK_BYTES);
+    let (mut rec, figs) = openssl_record(
+        &choice,
+        &cmd1,
+        1,
+        "1",
+        &one,
+        MAIN_BLOCK_BYTES,
+        parse_speed_mr(&r.stdout),
+        c1,
+    );
+    if let Some(n) = &size_note {
+        rec = rec.with_note(n);
+    }
     out(rec)?;
     for f in figs {
         out(f)?;
     }
-    let mut points: Vec<(String, CpuSet)> = Vec::new();
+    let mut points: Vec<(String, CpuSet)> = vec![("1".into(), one.clone())];
+    // The seed's 32 processes, where the machine has 32 usable CPUs.
+    let order = ordered_cpus(ctx.machine, &ctx.cpus);
+    if order.len() >= SEED_PROCESSES {
+        points.push((
+            SEED_PROCESSES.to_string(),
+            order[..SEED_PROCESSES].iter().copied().collect(),
+        ));
+    } else {
+        out(ResultRecord::unavailable(
+            OPENSSL_AES.experiment,
+            OPENSSL_AES.metric,
+            "MB/s",
+            &format!(
+                "the seed's {SEED_PROCESSES} processes need {SEED_PROCESSES} usable CPUs; {} are usable here",
+                order.len()
+            ),
+        )
+        .with_param("alg", choice.algorithm.as_str())
+        .with_param("copies", SEED_PROCESSES.to_string())
+        .with_param("bytes", MAIN_BLOCK_BYTES))?;
+    }
     if per_core.len() > 1 {
         points.push(("per_core".into(), per_core.clone()));
     }
@@ -1110,32 +1221,54 @@ fn run_openssl(ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>
         )
         .with_param("alg", choice.algorithm.as_str())
         .with_param("copies", "all")
-        .with_param("bytes", 8192))?;
+        .with_param("bytes", MAIN_BLOCK_BYTES))?;
     }
     for (label, cpus) in points {
-        (ctx.step)(&format!("openssl speed -multi {}", cpus.len()));
-        let cmd = openssl_cmd(&openssl, &choice, secs, Some(cpus.len()));
-        let rec = run_counted(&cmd, Some(&cpus), true, timeout, ctx.stop)
-            .and_then(|(r, c)| check_exit(&cmd, &r).map(|_| (r, c)))
-            .map(|(r, c)| {
-                openssl_record(
-                    &choice,
-                    &cmd,
-                    cpus.len(),
-                    &label,
-                    &cpus,
-                    parse_speed_mr(&r.stdout),
-                    c,
-                )
-            });
-        emit(out, rec, |e| {
-            ResultRecord::unavailable(OPENSSL_AES.experiment, OPENSSL_AES.metric, "MB/s", &e)
-                .with_param("alg", choice.algorithm.as_str())
-                .with_param("copies", label.as_str())
-                .with_param("bytes", 8192)
-        })?;
+        for &bytes in sizes {
+            if label == "1" && bytes == MAIN_BLOCK_BYTES {
+                continue; // measured first, above
+            }
+            let multi = (label != "1").then_some(cpus.len());
+            (ctx.step)(&format!(
+                "openssl speed{} -bytes {bytes}",
+                multi.map(|n| format!(" -multi {n}")).unwrap_or_default()
+            ));
+            let cmd = openssl_cmd(&openssl, &choice, secs, multi, bytes);
+            let rec = run_counted(&cmd, Some(&cpus), true, timeout, ctx.stop)
+                .and_then(|(r, c)| check_exit(&cmd, &r).map(|_| (r, c)))
+                .map(|(r, c)| {
+                    let (mut rec, figs) = openssl_record(
+                        &choice,
+                        &cmd,
+                        cpus.len(),
+                        &label,
+                        &cpus,
+                        bytes,
+                        parse_speed_mr(&r.stdout),
+                        c,
+                    );
+                    if let Some(n) = size_note.as_ref().filter(|_| bytes == MAIN_BLOCK_BYTES) {
+                        rec = rec.with_note(n);
+                    }
+                    (rec, figs)
+                });
+            emit(out, rec, |e| {
+                ResultRecord::unavailable(OPENSSL_AES.experiment, OPENSSL_AES.metric, "MB/s", &e)
+                    .with_param("alg", choice.algorithm.as_str())
+                    .with_param("copies", label.as_str())
+                    .with_param("bytes", bytes)
+            })?;
+        }
     }
     Ok(())
+}
+
+/// Seconds `openssl speed` runs each block size.
+fn openssl_seconds(profile: Profile) -> u32 {
+    match profile {
+        Profile::Quick | Profile::Standard => 1,
+        Profile::Full => 3,
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -1290,28 +1423,29 @@ impl Experiment for Workloads {
     }
 
     fn estimate_secs(&self, machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> f64 {
-        // bc on this machine's class: 7^99999 ≈ 0.8 s, 7^999999 ≈ 14 s,
-        // pi scale 1000 ≈ 0.5 s, 2000 ≈ 3 s, 5000 ≈ 40 s.
+        // bc on this machine's class (a 2.6 GHz Sapphire Rapids VM core):
+        // 7^99999 ≈ 0.3 s, 7^999999 ≈ 14 s, pi scale 1000 ≈ 0.2 s,
+        // 5000 ≈ 14 s (seed 000's machines took 15.6-31 s for it).
         let bc = if find_in_path("bc").is_some() {
             match profile {
                 Profile::Quick => 1.4,
-                Profile::Standard => 17.0,
-                Profile::Full => 3.0 * 14.0 + 40.0,
+                Profile::Standard => 14.0 + 14.0,
+                Profile::Full => 3.0 * 14.0 + 14.0,
             }
         } else {
             0.0
         };
         let per_core = one_cpu_per_core(machine, cpus).len();
-        let ossl_runs = 1.0
-            + if per_core > 1 { 1.0 } else { 0.0 }
-            + if cpus.len() > per_core { 1.0 } else { 0.0 };
-        let secs = match profile {
-            Profile::Quick => 1.0,
-            Profile::Standard => 2.0,
-            Profile::Full => 3.0,
-        };
+        let ossl_points =
+            1.0 + if cpus.len() >= SEED_PROCESSES {
+                1.0
+            } else {
+                0.0
+            } + if per_core > 1 { 1.0 } else { 0.0 }
+                + if cpus.len() > per_core { 1.0 } else { 0.0 };
+        let ossl_runs = ossl_points * openssl_block_sizes(profile).len() as f64;
         let ossl = if find_in_path("openssl").is_some() {
-            ossl_runs * (secs + 0.3)
+            ossl_runs * (openssl_seconds(profile) as f64 + 0.3)
         } else {
             0.0
         };
@@ -1397,7 +1531,7 @@ mod tests {
     #[test]
     fn openssl_comparison_per_copy_and_never_cbc_with_ige() {
         // Kunpeng single copy: 143196.16 kB/s = 143.19616 MB/s.
-        let c = compare_openssl("aes-256-ige", 1, 143.19616);
+        let c = compare_openssl("aes-256-ige", 1, 8192, 143.19616);
         assert!(c["label"].as_str().unwrap().starts_with(PUBLISHED_LABEL));
         let rows = c["rows"].as_array().unwrap();
         assert_eq!(rows.len(), 9, "3 machines × 1, 32, all processes");
@@ -1418,7 +1552,7 @@ mod tests {
             .unwrap();
         assert_eq!(all["published_copies"], 96);
         // CBC is never set beside the seed's IGE.
-        let cbc = compare_openssl("aes-256-cbc", 1, 1000.0);
+        let cbc = compare_openssl("aes-256-cbc", 1, 8192, 1000.0);
         assert_eq!(cbc["label"], "not compared");
         assert!(cbc["rows"].is_null());
         assert!(cbc["reason"].as_str().unwrap().contains("aes-256-ige"));
@@ -1429,6 +1563,37 @@ mod tests {
         assert!(published::matches_for(&rec).is_empty());
         let ige = rec.clone().with_param("alg", "aes-256-ige");
         assert_eq!(published::matches_for(&ige).len(), 3);
+        // Every one of the seed's five block sizes and its 32 processes map.
+        for bytes in SEED_BLOCK_BYTES {
+            for copies in ["1", "32", "all"] {
+                let r = ige
+                    .clone()
+                    .with_param("bytes", bytes)
+                    .with_param("copies", copies);
+                assert_eq!(published::matches_for(&r).len(), 3, "{bytes} B, {copies}");
+            }
+            // Kunpeng, 16-byte blocks, 1 process: 133174.89 kB/s.
+            let c = compare_openssl("aes-256-ige", 1, bytes, 1.0);
+            assert_eq!(c["rows"].as_array().unwrap().len(), 9, "{bytes}");
+        }
+        let c16 = compare_openssl("aes-256-ige", 1, 16, 133.17489);
+        let k16 = c16["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| {
+                r["cpu"].as_str().unwrap().starts_with("Kunpeng") && r["published_copies"] == 1
+            })
+            .unwrap()
+            .clone();
+        assert!((k16["this_machine_per_copy_pct"].as_f64().unwrap() - 100.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn openssl_sizes_per_profile() {
+        assert_eq!(openssl_block_sizes(Profile::Quick), &[8192]);
+        assert_eq!(openssl_block_sizes(Profile::Standard), &SEED_BLOCK_BYTES);
+        assert_eq!(openssl_block_sizes(Profile::Full), &SEED_BLOCK_BYTES);
     }
 
     #[test]
@@ -1504,6 +1669,8 @@ mod tests {
         assert_ne!(q, f);
         assert_ne!(qs, fs);
         assert_eq!((f, fs), (999_999, 5000));
+        // The standard profile runs the seed's pi too (scale=5000).
+        assert_eq!(bc_sizes(Profile::Standard).1 .0, 5000);
         let a = ResultRecord::of(BC_POW, "s", false).with_param("exp", q);
         let b = ResultRecord::of(BC_POW, "s", false).with_param("exp", f);
         assert_ne!(a.key, b.key);

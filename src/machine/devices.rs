@@ -51,8 +51,25 @@ pub struct Nic {
     pub served_cpus: CpuSet,
     /// NUMA nodes of `served_cpus` (else of `affinity_cpus`).
     pub irq_nodes: Vec<usize>,
+    /// Receive and transmit queues (`queues/rx-N`, `queues/tx-N`).
+    pub rx_queues: Option<usize>,
+    pub tx_queues: Option<usize>,
+    /// IRQs per NUMA node, by where each is routed (effective affinity,
+    /// else the configured one); an IRQ routed to CPUs of several nodes
+    /// counts on each.
+    pub irqs_per_node: Vec<NodeIrqs>,
     pub warning: Option<String>,
+    /// Queues against the cores of the NIC's node, IRQs on remote nodes.
+    pub queue_advice: Vec<String>,
     pub unavailable: Unavailable,
+}
+
+/// IRQs of a NIC routed to one node.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct NodeIrqs {
+    pub node: usize,
+    pub irqs: usize,
 }
 
 /// Interrupt totals of one CPU.
@@ -91,6 +108,8 @@ pub struct Devices {
     pub nics: Vec<Nic>,
     pub interrupts: Option<InterruptTotals>,
     pub warnings: Vec<String>,
+    /// The NICs' queue advice, together.
+    pub advice: Vec<String>,
     pub unavailable: Unavailable,
 }
 
@@ -295,7 +314,167 @@ fn read_nic(sys: &Sysroot, name: &str, rows: &[IrqRow], nodes: &[(usize, CpuSet)
         );
     }
     irq_locality(&mut nic, nodes);
+    read_queues(&mut nic, sys, &base);
+    queue_advice(&mut nic, nodes);
     nic
+}
+
+/// Count the interface's rx and tx queues.
+fn read_queues(nic: &mut Nic, sys: &Sysroot, base: &str) {
+    let dir = format!("{base}/queues");
+    if !sys.exists(&dir) {
+        unavailable(
+            &mut nic.unavailable,
+            "queues",
+            format!("no {dir} directory under this root"),
+        );
+        return;
+    }
+    let names = sys.list_dir(&dir);
+    let count = |p: &str| names.iter().filter(|n| n.starts_with(p)).count();
+    nic.rx_queues = Some(count("rx-"));
+    nic.tx_queues = Some(count("tx-"));
+}
+
+/// IRQs per node, and advice when the queues outnumber the CPUs of the
+/// NIC's node or its IRQs sit on other nodes (seed 002: 60 queues on the
+/// first 60 cores of a 128-core machine, one socket doing all the
+/// networking; 60 → 6 queues gained about 10%).
+fn queue_advice(nic: &mut Nic, nodes: &[(usize, CpuSet)]) {
+    let name = nic.name.clone();
+    for (n, cpus) in nodes {
+        let k = nic
+            .irqs
+            .iter()
+            .filter(|i| {
+                i.effective_affinity_list
+                    .as_ref()
+                    .or(i.smp_affinity_list.as_ref())
+                    .is_some_and(|a| !a.intersection(cpus).is_empty())
+            })
+            .count();
+        if k > 0 {
+            nic.irqs_per_node.push(NodeIrqs { node: *n, irqs: k });
+        }
+    }
+    let queues = nic.rx_queues.unwrap_or(0).max(nic.tx_queues.unwrap_or(0));
+    let own = nic
+        .numa_node
+        .filter(|n| *n >= 0)
+        .map(|n| n as usize)
+        .and_then(|n| nodes.iter().find(|(id, _)| *id == n).cloned());
+    if let Some((node, cpus)) = &own {
+        if queues > cpus.len() && nodes.len() > 1 {
+            nic.queue_advice.push(format!(
+                "{name}: {queues} queues for the {} CPUs of its node {node}: at least {} queues are served by CPUs of other nodes (remote) or share CPUs — seed 002 cut 60 queues to 6 and gained about 10%",
+                cpus.len(),
+                queues - cpus.len()
+            ));
+        }
+        let remote: usize = nic
+            .irqs_per_node
+            .iter()
+            .filter(|x| x.node != *node)
+            .map(|x| x.irqs)
+            .sum();
+        if remote > 0 {
+            nic.queue_advice.push(format!(
+                "{name}: {remote} of its {} IRQs are routed to CPUs off its node {node}: their packets are processed across the interconnect (set their smp_affinity to node {node}'s CPUs {cpus})",
+                nic.irqs.len()
+            ));
+        }
+    } else if nodes.len() > 1 {
+        let most = nodes.iter().map(|(_, c)| c.len()).max().unwrap_or(0);
+        if queues > most && most > 0 {
+            nic.queue_advice.push(format!(
+                "{name}: {queues} queues, more than the {most} CPUs of any one node: wherever it sits (its node is not known), at least {} queues are served by other nodes' CPUs — seed 002 cut 60 queues to 6 and gained about 10%",
+                queues - most
+            ));
+        }
+        let on: Vec<usize> = nic.irqs_per_node.iter().map(|x| x.node).collect();
+        if !on.is_empty() && on.len() < nodes.len() {
+            let set: CpuSet = on.iter().copied().collect();
+            nic.queue_advice.push(format!(
+                "{name}: its {} IRQs sit on nodes {set} only: their softirqs load those CPUs and services bound there compete with packet processing — seed 002: the other socket was 25-30% faster until the softirqs moved",
+                nic.irqs.len()
+            ));
+        }
+    }
+}
+
+/// Softirq counts of one kind per CPU (`/proc/softirqs`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct SoftirqRow {
+    /// `NET_RX`, `NET_TX`, `TIMER`...
+    pub kind: String,
+    /// (cpu, count since boot).
+    pub per_cpu: Vec<(usize, u64)>,
+}
+
+/// Parse `/proc/softirqs`: a `CPUn` header, then one row per kind.
+pub fn parse_softirqs(text: &str) -> Vec<SoftirqRow> {
+    parse_interrupts(text)
+        .into_iter()
+        .map(|r| SoftirqRow {
+            kind: r.label,
+            per_cpu: r.counts,
+        })
+        .collect()
+}
+
+/// One CPU's time in /proc/stat (USER_HZ ticks since boot).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct CpuTicks {
+    pub cpu: usize,
+    /// Every column summed (user … steal).
+    pub total: u64,
+    /// The `softirq` column.
+    pub softirq: u64,
+}
+
+/// Parse the `cpuN` lines of /proc/stat.
+pub fn parse_stat_cpus(text: &str) -> Vec<CpuTicks> {
+    text.lines()
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            let cpu: usize = it.next()?.strip_prefix("cpu")?.parse().ok()?;
+            let v: Vec<u64> = it.filter_map(|x| x.parse().ok()).collect();
+            // user nice system idle iowait irq softirq steal (guest columns
+            // are already inside user/nice).
+            let softirq = *v.get(6)?;
+            let total = v.iter().take(8).sum();
+            Some(CpuTicks {
+                cpu,
+                total,
+                softirq,
+            })
+        })
+        .collect()
+}
+
+/// One reading of the softirq counters and CPU times (for a measured sample:
+/// two readings and the time between them make the rate; reading them is
+/// all this room does).
+#[derive(Clone, Debug, Default)]
+pub struct SoftirqReading {
+    pub rows: Vec<SoftirqRow>,
+    pub ticks: Vec<CpuTicks>,
+}
+
+/// Read /proc/softirqs and /proc/stat under `sys` now.
+pub fn read_softirqs(sys: &Sysroot) -> Result<SoftirqReading, String> {
+    let s = sys
+        .read_raw("/proc/softirqs")
+        .ok_or("/proc/softirqs is not readable")?;
+    let t = sys
+        .read_raw("/proc/stat")
+        .ok_or("/proc/stat is not readable")?;
+    Ok(SoftirqReading {
+        rows: parse_softirqs(&s),
+        ticks: parse_stat_cpus(&t),
+    })
 }
 
 /// IRQ numbers of a NIC: MSI vectors of the device (or its PCI parent), the
@@ -489,6 +668,21 @@ pub fn read(sys: &Sysroot) -> Devices {
         if let Some(w) = &nic.warning {
             dv.warnings.push(w.clone());
         }
+        // NICs with the same advice (the ports of one card) share one line.
+        for a in &nic.queue_advice {
+            let rest = a.strip_prefix(&format!("{name}: ")).unwrap_or(a);
+            match dv
+                .advice
+                .iter_mut()
+                .find(|x| x.split_once(": ").is_some_and(|(_, r)| r == rest))
+            {
+                Some(x) => {
+                    let (names, r) = x.split_once(": ").unwrap_or((x.as_str(), ""));
+                    *x = format!("{names}, {name}: {r}");
+                }
+                None => dv.advice.push(a.clone()),
+            }
+        }
         dv.nics.push(nic);
     }
     dv
@@ -509,6 +703,18 @@ mod tests {
         assert!(rows[0].description.ends_with("virtio2-input.0"));
         assert_eq!(rows[1].total(), 46245 + 41054);
         assert_eq!(rows[2].counts, vec![(0, 0)]);
+    }
+
+    #[test]
+    fn softirqs_and_stat() {
+        let s = "                    CPU0       CPU1\n          HI:          1          0\n      NET_TX:         10          2\n      NET_RX:       1500        300\n";
+        let rows = parse_softirqs(s);
+        let rx = rows.iter().find(|r| r.kind == "NET_RX").unwrap();
+        assert_eq!(rx.per_cpu, vec![(0, 1500), (1, 300)]);
+        let t = "cpu  10 0 5 100 0 0 3 0 0 0\ncpu0 5 0 2 50 0 0 2 0 0 0\ncpu1 5 0 3 50 0 0 1 0 0 0\nintr 1\n";
+        let c = parse_stat_cpus(t);
+        assert_eq!(c.len(), 2);
+        assert_eq!((c[0].cpu, c[0].softirq, c[0].total), (0, 2, 59));
     }
 
     #[test]

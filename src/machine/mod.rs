@@ -10,6 +10,7 @@ pub mod identity;
 pub mod isa;
 pub mod knobs;
 pub mod numa;
+pub mod numa_memory;
 pub mod process;
 pub mod topology;
 pub mod uarch;
@@ -40,6 +41,9 @@ pub struct MachineInfo {
     pub core_kinds: Vec<topology::CoreKind>,
     pub numa_nodes: Vec<numa::NumaNode>,
     pub numa: numa::NumaSummary,
+    /// Memory per node as the kernel accounts it: free, page cache, anon,
+    /// zone watermarks, reclaim knobs, numastat counters, advice.
+    pub numa_memory: numa_memory::NumaMemory,
     pub caches: Vec<cache::CacheInstance>,
     /// Why `caches` is empty; null when caches were read.
     pub caches_unavailable: Option<String>,
@@ -107,6 +111,12 @@ pub fn discover(sys: &Sysroot) -> Result<MachineInfo> {
         &topo.mems_allowed_source,
     );
     topology::assign_nodes(&mut topo, &numa_nodes);
+    let numa_memory = if numa.implicit {
+        numa_memory::NumaMemory::default()
+    } else {
+        let ids: Vec<usize> = numa_nodes.iter().map(|n| n.id).collect();
+        numa_memory::read(sys, &ids)
+    };
     let (caches, caches_unavailable) = cache::read(sys, &topo.cpus.online, &topo.cores);
     let identity = identity::read(sys);
     let isa = isa::read(sys);
@@ -125,6 +135,7 @@ pub fn discover(sys: &Sysroot) -> Result<MachineInfo> {
         core_kinds: topo.core_kinds,
         numa_nodes,
         numa,
+        numa_memory,
         caches,
         caches_unavailable,
         topology_notes: topo.notes,

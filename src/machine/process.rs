@@ -162,7 +162,64 @@ pub struct ProcessNuma {
     pub sched: Option<SchedNuma>,
     /// System-wide `numa_*` counters of /proc/vmstat.
     pub vmstat_numa: BTreeMap<String, u64>,
+    /// The process's memory per node by kind, as `numastat -p PID` prints it
+    /// (Huge, Heap, Stack, Private), from its numa_maps.
+    pub numastat: Vec<ProcNodeStat>,
+    /// The allocation counters (since boot, all processes) of the nodes
+    /// holding this process's memory (`nodeN/numastat`).
+    pub node_counters: Vec<NodeCounters>,
     pub unavailable: BTreeMap<String, String>,
+}
+
+/// One node's share of a process, by kind (`numastat -p`'s columns).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct ProcNodeStat {
+    pub node: usize,
+    /// hugetlbfs mappings.
+    pub huge_bytes: u64,
+    /// The `[heap]` mapping.
+    pub heap_bytes: u64,
+    /// `[stack]` mappings.
+    pub stack_bytes: u64,
+    /// Everything else (anonymous and file mappings).
+    pub private_bytes: u64,
+    pub total_bytes: u64,
+}
+
+/// A node's numastat counters.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NodeCounters {
+    pub node: usize,
+    pub counters: super::numa_memory::NumaStat,
+}
+
+/// `numastat -p` from mappings: per node, bytes of huge, heap, stack and
+/// the rest ("Private"), each page at its mapping's page size.
+pub fn numastat_of(maps: &[Mapping]) -> Vec<ProcNodeStat> {
+    let mut per: BTreeMap<usize, ProcNodeStat> = BTreeMap::new();
+    for m in maps {
+        let pb = m.page_bytes();
+        for (n, pages) in &m.per_node {
+            let e = per.entry(*n).or_insert_with(|| ProcNodeStat {
+                node: *n,
+                ..ProcNodeStat::default()
+            });
+            let b = pages * pb;
+            if m.huge {
+                e.huge_bytes += b;
+            } else if m.kind == "heap" {
+                e.heap_bytes += b;
+            } else if m.kind == "stack" {
+                e.stack_bytes += b;
+            } else {
+                e.private_bytes += b;
+            }
+            e.total_bytes += b;
+        }
+    }
+    per.into_values().collect()
 }
 
 /// Check a PID argument: a positive decimal integer.
@@ -481,9 +538,23 @@ pub fn read(sys: &Sysroot, pid: u32) -> Result<ProcessNuma> {
     let mut out = ProcessNuma {
         pid,
         summary: summarize(&mappings),
+        numastat: numastat_of(&mappings),
         mappings,
         ..ProcessNuma::default()
     };
+    for n in out.numastat.iter().map(|n| n.node) {
+        let f = format!("/sys/devices/system/node/node{n}/numastat");
+        match sys.read_raw(&f) {
+            Some(t) => out.node_counters.push(NodeCounters {
+                node: n,
+                counters: super::numa_memory::NumaStat::parse(&t),
+            }),
+            None => {
+                out.unavailable
+                    .insert(format!("node{n}_numastat"), format!("{f} is not readable"));
+            }
+        }
+    }
     if out.summary.mappings == 0 {
         out.unavailable.insert(
             "mappings".into(),

@@ -69,8 +69,14 @@ pub struct Frontend {
     pub decode: Option<f64>,
     /// µops per cycle from the µop cache (x86).
     pub uop_cache: Option<f64>,
-    /// Rename/allocation/dispatch width (seed 000's "issue width").
+    /// Rename/allocation/dispatch width: the vendor-documented (or measured)
+    /// width cpuscope uses as seed 000's "issue width" (发射数/周期).
     pub dispatch: Option<f64>,
+    /// The issue width a seed article states for this core in its own
+    /// formula (seed 000: "6指令/周期" for the Xeon 8163, "4指令/周期" for the
+    /// TaiShan core), kept beside the documented widths and labelled as the
+    /// seed's, never used as the documented figure.
+    pub seed_stated_issue_width: Option<f64>,
     pub taken_branches_per_cycle: Option<f64>,
     pub notes: Vec<String>,
     pub sources: BTreeMap<String, String>,

@@ -334,6 +334,28 @@ pub fn set_thread_policy(policy: &MemPolicy) -> Result<()> {
     raw_set_mempolicy(policy).map_err(|e| anyhow::anyhow!(explain("set_mempolicy", policy, &e)))
 }
 
+/// Sets the calling thread's memory policy and puts the previous one back on
+/// drop: children forked while it lives inherit the policy (as they inherit
+/// the thread's CPU affinity), so a process started under the guard
+/// allocates by it from its first page.
+pub struct PolicyGuard {
+    previous: MemPolicy,
+}
+
+impl PolicyGuard {
+    pub fn set(policy: &MemPolicy) -> Result<PolicyGuard> {
+        let previous = thread_policy()?;
+        set_thread_policy(policy)?;
+        Ok(PolicyGuard { previous })
+    }
+}
+
+impl Drop for PolicyGuard {
+    fn drop(&mut self) {
+        let _ = raw_set_mempolicy(&self.previous);
+    }
+}
+
 /// The calling thread's memory policy.
 pub fn thread_policy() -> Result<MemPolicy> {
     let mut mode: libc::c_int = 0;

@@ -514,11 +514,19 @@ pub fn devices(info: &MachineInfo) -> String {
             nic_line(
                 &mut out,
                 "",
-                &format!("IRQs: {}", na(&nic.unavailable, "irqs")),
+                &format!(
+                    "IRQs: {}; {}",
+                    na(&nic.unavailable, "irqs"),
+                    queues_text(nic)
+                ),
             );
         } else {
             let ids: crate::placement::CpuSet = nic.irqs.iter().map(|i| i.irq as usize).collect();
-            let served = if nic.served_cpus.is_empty() {
+            let counted = nic.irqs.iter().any(|i| i.total.is_some());
+            // Not counted: the IRQ totals line below says why.
+            let served = if !counted {
+                "n/a".to_string()
+            } else if nic.served_cpus.is_empty() {
                 "none yet".to_string()
             } else {
                 nic.served_cpus.to_string()
@@ -526,26 +534,39 @@ pub fn devices(info: &MachineInfo) -> String {
             let nodes = if nic.irq_nodes.is_empty() {
                 String::new()
             } else {
-                format!(
-                    " (node {})",
-                    nic.irq_nodes
-                        .iter()
-                        .map(|n| n.to_string())
-                        .collect::<Vec<_>>()
-                        .join(",")
-                )
+                let set: crate::placement::CpuSet = nic.irq_nodes.iter().copied().collect();
+                format!(" (node {set})")
             };
             let routed = if nic.affinity_cpus.is_empty() {
                 "?".to_string()
             } else {
                 nic.affinity_cpus.to_string()
             };
+            let by_node = if nic.irqs_per_node.len() > 1 {
+                format!(
+                    "; IRQs by node {}",
+                    nic.irqs_per_node
+                        .iter()
+                        .map(|x| format!("{}:{}", x.node, x.irqs))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                )
+            } else {
+                String::new()
+            };
+            // irq_nodes are the served CPUs' nodes, else the routed ones'.
+            let (routed_nodes, served_nodes) = if nic.served_cpus.is_empty() {
+                (nodes, String::new())
+            } else {
+                (String::new(), nodes)
+            };
             nic_line(
                 &mut out,
                 "",
                 &format!(
-                    "{} IRQs ({ids}); routed to CPUs {routed}, served on CPUs {served}{nodes}",
-                    nic.irqs.len()
+                    "{} IRQs ({ids}); routed to CPUs {routed}{routed_nodes}, served on CPUs {served}{served_nodes}{by_node}; {}",
+                    nic.irqs.len(),
+                    queues_text(nic)
                 ),
             );
         }
@@ -592,7 +613,18 @@ pub fn devices(info: &MachineInfo) -> String {
     for w in &d.warnings {
         kv(&mut out, "warning:", w);
     }
+    for a in &d.advice {
+        kv(&mut out, "advice:", a);
+    }
     out
+}
+
+/// "queues 8 rx, 8 tx" or why not known.
+fn queues_text(nic: &crate::machine::devices::Nic) -> String {
+    match (nic.rx_queues, nic.tx_queues) {
+        (Some(r), Some(t)) => format!("queues {r} rx, {t} tx"),
+        _ => format!("queues {}", na(&nic.unavailable, "queues")),
+    }
 }
 
 /// Memory devices (SMBIOS type 17 DIMMs) section: slots, total, kinds of

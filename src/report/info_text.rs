@@ -34,6 +34,7 @@ pub fn render(info: &MachineInfo) -> String {
         topology(info),
         caches(info),
         numa(info),
+        numa_memory(info),
         info_sections::memory_devices(info),
         info_sections::isa(info),
         info_sections::frequency(info),
@@ -779,6 +780,200 @@ fn numa(info: &MachineInfo) -> String {
         }
     } else {
         let _ = writeln!(out, "  distances: not available (the kernel reports none)");
+    }
+    out
+}
+
+/// A count as perf and numastat readers want it short: 129.6M, 23.7k, 812.
+fn short_count(v: u64) -> String {
+    let f = v as f64;
+    if v >= 1_000_000_000 {
+        format!("{:.1}G", f / 1e9)
+    } else if v >= 1_000_000 {
+        format!("{:.1}M", f / 1e6)
+    } else if v >= 10_000 {
+        format!("{:.1}k", f / 1e3)
+    } else {
+        v.to_string()
+    }
+}
+
+/// Nodes shown one per line; beyond that the nodes with the least free
+/// memory are shown and the rest folded into one line.
+const NUMA_MEMORY_ROWS: usize = 4;
+
+/// The NUMA memory section: the reclaim knobs decoded, one line per node
+/// (free, page cache, anon, zone watermarks, numastat counters since boot),
+/// folded beyond eight nodes to the ones with the least free memory, and the
+/// advice. Nothing when none of it is known (recorded trees without these
+/// files; the JSON says why).
+fn numa_memory(info: &MachineInfo) -> String {
+    let mm = &info.numa_memory;
+    if mm.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "NUMA memory (nodeN/meminfo; zone watermarks, /proc/zoneinfo; nodeN/numastat, pages since boot)\n",
+    );
+    let na = |k: &str| {
+        mm.unavailable
+            .get(k)
+            .map(|r| format!("n/a ({r})"))
+            .unwrap_or_else(|| "n/a".into())
+    };
+    let zr = match &mm.zone_reclaim_mode {
+        Some(z) => format!("zone_reclaim_mode {} = {}", z.value, z.meaning),
+        None => format!("zone_reclaim_mode {}", na("zone_reclaim_mode")),
+    };
+    let knob = |v: Option<u64>, k: &str, unit: &str| match v {
+        Some(x) => format!("{k} {x}{unit}"),
+        None if mm
+            .unavailable
+            .get(k)
+            .is_some_and(|r| r.starts_with("not recorded")) =>
+        {
+            format!("{k} n/a")
+        }
+        None => format!("{k} {}", na(k)),
+    };
+    let unrecorded = |k: &str| {
+        mm.unavailable
+            .get(k)
+            .is_some_and(|r| r.starts_with("not recorded"))
+    };
+    let knobs_unrecorded = ["zone_reclaim_mode", "min_free_kbytes", "min_unmapped_ratio"]
+        .iter()
+        .all(|k| unrecorded(k));
+    let mut missing: Vec<&str> = Vec::new();
+    if knobs_unrecorded {
+        missing.push("vm reclaim knobs");
+    } else {
+        let line = format!(
+            "{zr}; {}; {}",
+            knob(mm.min_free_kbytes, "min_free_kbytes", " kB"),
+            knob(mm.min_unmapped_ratio_pct, "min_unmapped_ratio", "%")
+        );
+        for (i, l) in crate::base::fmt::wrap(&line, WIDTH - 12).iter().enumerate() {
+            let _ = writeln!(out, "  {:<10}{l}", if i == 0 { "reclaim" } else { "" });
+        }
+    }
+    let wm = |n: &crate::machine::numa_memory::NodeMemory| match (
+        n.watermark_pages("min"),
+        n.watermark_pages("low"),
+        n.watermark_pages("high"),
+    ) {
+        (Some(a), Some(b), Some(c)) => match mm.page_bytes {
+            Some(pb) => {
+                let mib = |p: u64| {
+                    let m = p as f64 * pb as f64 / (1u64 << 20) as f64;
+                    if m >= 10.0 {
+                        format!("{m:.0}")
+                    } else {
+                        format!("{m:.1}")
+                    }
+                };
+                format!("{}/{}/{} MiB", mib(a), mib(b), mib(c))
+            }
+            None => format!("{a}/{b}/{c} pages"),
+        },
+        _ => "n/a".into(),
+    };
+    let stat = |n: &crate::machine::numa_memory::NodeMemory, i: usize| {
+        n.numastat
+            .as_ref()
+            .and_then(|s| s.fields()[i].1)
+            .map(short_count)
+            .unwrap_or_else(|| "n/a".into())
+    };
+    let mut rows = vec![vec![
+        "node".to_string(),
+        "free".into(),
+        "cache".into(),
+        "anon".into(),
+        "min/low/high".into(),
+        "hit".into(),
+        "miss".into(),
+        "foreign".into(),
+        "intlv".into(),
+        "local".into(),
+        "other".into(),
+    ]];
+    let mut order: Vec<&crate::machine::numa_memory::NodeMemory> = mm.nodes.iter().collect();
+    let folded = order.len() > NUMA_MEMORY_ROWS;
+    if folded {
+        // The nodes with the least free memory first: where trouble starts.
+        order.sort_by_key(|n| (n.free_bytes.unwrap_or(u64::MAX), n.node));
+    }
+    for n in order.iter().take(if folded {
+        NUMA_MEMORY_ROWS - 1
+    } else {
+        usize::MAX
+    }) {
+        let mut r = vec![
+            n.node.to_string(),
+            opt_bytes(n.free_bytes),
+            opt_bytes(n.file_bytes),
+            opt_bytes(n.anon_bytes),
+            wm(n),
+        ];
+        r.extend((0..6).map(|i| stat(n, i)));
+        rows.push(r);
+    }
+    out.push_str(&table(&rows, 2));
+    if folded {
+        let rest = &order[NUMA_MEMORY_ROWS - 1..];
+        let range = |f: &dyn Fn(&crate::machine::numa_memory::NodeMemory) -> Option<u64>| {
+            let v: Vec<u64> = rest.iter().filter_map(|n| f(n)).collect();
+            match (v.iter().min(), v.iter().max()) {
+                (Some(a), Some(b)) if a == b => fmt_bytes(*a),
+                (Some(a), Some(b)) => format!("{}..{}", fmt_bytes(*a), fmt_bytes(*b)),
+                _ => "n/a".into(),
+            }
+        };
+        let ids: CpuSet = rest.iter().map(|n| n.node).collect();
+        let _ = writeln!(
+            out,
+            "  {} more ({ids}): free {}, cache {}, anon {}",
+            rest.len(),
+            range(&|n| n.free_bytes),
+            range(&|n| n.file_bytes),
+            range(&|n| n.anon_bytes),
+        );
+    }
+    missing.extend(
+        [
+            ("numastat", mm.nodes.iter().all(|n| n.numastat.is_none())),
+            (
+                "/proc/zoneinfo",
+                mm.nodes.iter().all(|n| n.zones.is_empty()),
+            ),
+            ("FilePages", mm.nodes.iter().all(|n| n.file_bytes.is_none())),
+        ]
+        .into_iter()
+        .filter(|x| x.1)
+        .map(|x| x.0),
+    );
+    if !missing.is_empty() {
+        let why = if info.sysroot.is_empty() || info.sysroot == "/" {
+            "not readable here"
+        } else {
+            "not recorded under this root"
+        };
+        let _ = writeln!(out, "  n/a: {} {why}", missing.join(", "));
+    }
+    const ADVICE_LINES: usize = 3;
+    for a in mm.advice.iter().take(ADVICE_LINES) {
+        for (i, l) in crate::base::fmt::wrap(a, WIDTH - 12).iter().enumerate() {
+            let _ = writeln!(out, "  {:<10}{l}", if i == 0 { "advice" } else { "" });
+        }
+    }
+    if mm.advice.len() > ADVICE_LINES {
+        let _ = writeln!(
+            out,
+            "  {:<10}{} more in --json (numa_memory.advice)",
+            "",
+            mm.advice.len() - ADVICE_LINES
+        );
     }
     out
 }

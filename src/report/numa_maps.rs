@@ -148,6 +148,53 @@ pub fn render(p: &ProcessNuma) -> String {
             let _ = writeln!(out, "NUMA balancing: not available: {}", na("sched"));
         }
     }
+    if !p.numastat.is_empty() {
+        // numastat -p PID: the process's memory per node by kind, MiB.
+        let mib = |b: u64| format!("{:.2}", b as f64 / (1u64 << 20) as f64);
+        let mut rows: Vec<Vec<String>> = vec![std::iter::once("numastat -p (MiB)".to_string())
+            .chain(p.numastat.iter().map(|n| format!("Node {}", n.node)))
+            .chain(std::iter::once("Total".to_string()))
+            .collect()];
+        type Pick = fn(&crate::machine::process::ProcNodeStat) -> u64;
+        let kinds: [(&str, Pick); 5] = [
+            ("Huge", |n| n.huge_bytes),
+            ("Heap", |n| n.heap_bytes),
+            ("Stack", |n| n.stack_bytes),
+            ("Private", |n| n.private_bytes),
+            ("Total", |n| n.total_bytes),
+        ];
+        for (label, f) in kinds {
+            let total: u64 = p.numastat.iter().map(f).sum();
+            rows.push(
+                std::iter::once(label.to_string())
+                    .chain(p.numastat.iter().map(|n| mib(f(n))))
+                    .chain(std::iter::once(mib(total)))
+                    .collect(),
+            );
+        }
+        let _ = writeln!(out);
+        out.push_str(&crate::base::fmt::columns(&rows, "  "));
+    }
+    if !p.node_counters.is_empty() {
+        let _ = writeln!(
+            out,
+            "node counters of those nodes (nodeN/numastat, all processes, pages since boot):"
+        );
+        for n in &p.node_counters {
+            let parts: Vec<String> = n
+                .counters
+                .fields()
+                .iter()
+                .map(|(k, v)| {
+                    format!(
+                        "{k} {}",
+                        v.map(|x| x.to_string()).unwrap_or_else(|| "n/a".into())
+                    )
+                })
+                .collect();
+            let _ = writeln!(out, "  node {}: {}", n.node, parts.join(", "));
+        }
+    }
     if !p.vmstat_numa.is_empty() {
         let g = |k: &str| p.vmstat_numa.get(k).copied().unwrap_or(0);
         let _ = writeln!(

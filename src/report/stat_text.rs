@@ -69,7 +69,13 @@ fn annotation(r: &EventReading, m: &DerivedMetrics, task_s: Option<f64>) -> Opti
     match r.key.as_str() {
         "task-clock" | "cpu-clock" => m.cpus_utilized.map(|v| format!("{v:8.3} CPUs utilized")),
         "cycles" => m.ghz.map(|v| format!("{v:8.3} GHz")),
-        "instructions" => m.ipc.map(|v| format!("{v:8.2}  insn per cycle")),
+        "instructions" => m.ipc.map(|v| {
+            let mut a = format!("{v:8.2}  insn per cycle");
+            if let Some(s) = m.stalled_cycles_per_insn {
+                let _ = write!(a, ", {s:.2} stalled cycles per insn");
+            }
+            a
+        }),
         "branch-misses" => pct(m.branch_miss_pct, "of all branches"),
         "cache-misses" => pct(m.cache_miss_pct, "of all cache refs"),
         "L1-dcache-load-misses" => pct(m.l1d_miss_pct, "of all L1-dcache accesses"),
@@ -135,6 +141,7 @@ const METRIC_LABELS: &[(&str, &str, &str)] = &[
     ("itlb_miss_pct", "iTLB load misses", "%"),
     ("frontend_stall_pct", "frontend stalled cycles", "%"),
     ("backend_stall_pct", "backend stalled cycles", "%"),
+    ("stalled_cycles_per_insn", "stalled cycles per insn", ""),
 ];
 
 /// Value of a metric field by name.
@@ -153,6 +160,7 @@ pub fn metric_value(m: &DerivedMetrics, name: &str) -> Option<f64> {
         "itlb_miss_pct" => m.itlb_miss_pct,
         "frontend_stall_pct" => m.frontend_stall_pct,
         "backend_stall_pct" => m.backend_stall_pct,
+        "stalled_cycles_per_insn" => m.stalled_cycles_per_insn,
         _ => None,
     }
 }
@@ -166,6 +174,21 @@ fn short_missing(name: &str, m: &DerivedMetrics, events: &[EventReading]) -> Opt
     let inputs: Vec<&str> = match RATIOS.iter().find(|(f, ..)| *f == name) {
         Some((_, a, b, _)) => vec![a, b],
         None if name == "ghz" => vec!["cycles"],
+        None if name == "stalled_cycles_per_insn" => {
+            // Shown when either stall event was asked for (perf shows it
+            // with either); its inputs are the stall events and instructions.
+            if !has("stalled-cycles-frontend") && !has("stalled-cycles-backend") {
+                return None;
+            }
+            [
+                "stalled-cycles-frontend",
+                "stalled-cycles-backend",
+                "instructions",
+            ]
+            .into_iter()
+            .filter(|k| has(k))
+            .collect()
+        }
         None if name == "cpus_utilized" => {
             if !has("task-clock") && !has("cpu-clock") {
                 return None;

@@ -158,6 +158,14 @@ pub fn render_one(base: &Base, id: &str, c: &Core, variants: &[Core]) -> String 
             opt(f.dispatch),
             opt(f.taken_branches_per_cycle)
         );
+        if let Some(w) = f.seed_stated_issue_width {
+            let _ = writeln!(
+                out,
+                "              issue width stated by a seed for its formula: {} ({}; not a documented width)",
+                num(w),
+                c.field_source(&f.source, &f.sources, "seed_stated_issue_width")
+            );
+        }
         let _ = writeln!(
             out,
             "              source: {}",

@@ -31,6 +31,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../data/published/seed000-openssl.json"),
     ),
     (
+        "seed000-capacity.json",
+        include_str!("../../data/published/seed000-capacity.json"),
+    ),
+    (
         "seed000-cpu-bound.json",
         include_str!("../../data/published/seed000-cpu-bound.json"),
     ),
@@ -45,6 +49,10 @@ pub const FILES: &[(&str, &str)] = &[
     (
         "seed001-epyc7742.json",
         include_str!("../../data/published/seed001-epyc7742.json"),
+    ),
+    (
+        "seed002-cacheline.json",
+        include_str!("../../data/published/seed002-cacheline.json"),
     ),
     (
         "seed002-branch-order.json",

@@ -1,0 +1,47 @@
+//! `cpuscope softirq`: network softirqs (NET_RX/NET_TX) and softirq CPU time
+//! per node and CPU over a short sample of /proc/softirqs and /proc/stat,
+//! beside where the NICs and their queues sit (`cpuscope info`).
+
+use super::session::Session;
+use super::Context;
+use crate::experiments::{softirq, Profile};
+use anyhow::{bail, Result};
+use std::time::Duration;
+
+#[derive(clap::Args, Debug)]
+pub struct SoftirqArgs {
+    /// Length of the sample in seconds.
+    #[arg(long, default_value_t = 1.0)]
+    pub seconds: f64,
+    /// Count only these CPUs (e.g. 0-7).
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Print JSON (the cpuscope.run/1 document) instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress lines.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+pub fn run(ctx: &Context, args: &SoftirqArgs) -> Result<i32> {
+    if !(args.seconds.is_finite() && args.seconds > 0.0 && args.seconds <= 3600.0) {
+        bail!(
+            "--seconds must be between 0 and 3600 (got {})",
+            args.seconds
+        );
+    }
+    let mut s = Session::open(
+        ctx,
+        softirq::EXP,
+        args.cpus.as_deref(),
+        Profile::Standard,
+        args.quiet || args.json,
+    )?;
+    let mut p = softirq::Params {
+        seconds: Duration::from_secs_f64(args.seconds),
+    };
+    s.measure(softirq::EXP, Some(&mut p))?;
+    let keys = s.command_keys();
+    s.output(args.json, keys, softirq::render)
+}

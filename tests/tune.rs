@@ -717,6 +717,9 @@ fn stored_shown_compared_and_rendered() {
         .any(|r| r["metric"] == "score" && r["params"]["set"] == "none"));
     let show = run(&["--store", db, "show", "latest"]);
     let s = String::from_utf8_lossy(&show.stdout);
+    assert!(show.status.success() && s.contains("Tune "), "{s}");
+    let show = run(&["--store", db, "show", "latest", "--all"]);
+    let s = String::from_utf8_lossy(&show.stdout);
     assert!(show.status.success() && s.contains("tune: score"), "{s}");
     let runs = run(&["--store", db, "runs", "--json"]);
     let list: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();

@@ -10,7 +10,7 @@
 use super::advice::{self, Severity};
 use crate::base::fmt::{fmt_num, wrap};
 use crate::experiments::mem_common::{LEVEL_NAMES, PLACEMENT_PARAM};
-use crate::experiments::{bandwidth, c2c, frequency, latency, numa_matrix, peak, simd};
+use crate::experiments::{bandwidth, c2c, frequency, latency, numa_matrix, peak, simd, tune};
 use crate::results::published;
 use crate::results::schema::{MetricId, ResultRecord, Run};
 use serde_json::Value;
@@ -710,6 +710,19 @@ fn layout(lines: &[Line], style: &Style) -> Vec<String> {
     out
 }
 
+/// A tune run's own verdict sentence, with the command it measured.
+fn tune_line(run: &Run) -> Option<Line> {
+    let view = tune::TuneView::of(run)?;
+    let text = match &view.verdict {
+        Some((_, d)) => format!("{}: {}", short(&d.command.join(" "), 40), d.text),
+        None => format!(
+            "{} candidates measured, no verdict (the run stopped before one)",
+            view.candidates.len()
+        ),
+    };
+    Some(line("Tune", text))
+}
+
 /// Every line of the verdict before layout, with at most `nf` findings and
 /// `nu` causes of "not available"; `html`: the report's path, if written.
 fn assemble(run: &Run, html: Option<&str>, nf: usize, nu: usize) -> Vec<Line> {
@@ -735,6 +748,7 @@ fn assemble(run: &Run, html: Option<&str>, nf: usize, nu: usize) -> Vec<Line> {
     all.extend(peak_line(run));
     all.extend(simd_line(run));
     all.extend(seeds_line(run));
+    all.extend(tune_line(run));
     let f = findings_lines(run, nf);
     if !f.is_empty() {
         all.push(line("Findings", ""));

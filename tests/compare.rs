@@ -10,6 +10,9 @@ use serde_json::{json, Value};
 use std::path::Path;
 use std::process::{Command, Output};
 
+#[path = "common/cli.rs"]
+mod cli;
+
 fn machine(cpu: &str, cores: usize) -> Value {
     json!({
         "identity": {"model_name": cpu, "architecture": "x86_64"},
@@ -350,13 +353,8 @@ fn cpuscope(store: &Path, args: &[&str]) -> Output {
 }
 
 fn one_line_error(o: &Output, must: &str) {
-    let e = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success(), "expected failure: {e}");
-    assert_eq!(e.lines().count(), 1, "{e:?}");
-    assert!(
-        e.starts_with("cpuscope: error: ") && e.contains(must),
-        "{e:?} lacks {must:?}"
-    );
+    let e = cli::one_line_error(o);
+    assert!(e.contains(must), "{e:?} lacks {must:?}");
 }
 
 #[test]

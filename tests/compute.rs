@@ -4,6 +4,8 @@
 //! asserted.
 #![allow(clippy::needless_update)]
 
+#[path = "common/cli.rs"]
+mod cli;
 #[path = "common/hwloc_trees.rs"]
 mod hwloc_trees;
 #[path = "common/seed_trees.rs"]
@@ -513,13 +515,7 @@ fn every_published_file_is_compiled_in_and_names_its_seed() {
 
 fn one_line_error(args: &[&str]) -> String {
     let out = bin().args(args).output().unwrap();
-    assert!(!out.status.success(), "{args:?} succeeded");
-    let err = String::from_utf8_lossy(&out.stderr);
-    let lines: Vec<&str> = err.lines().collect();
-    assert_eq!(lines.len(), 1, "{args:?}: {err}");
-    assert!(lines[0].starts_with("cpuscope: error: "), "{args:?}: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-    lines[0].to_string()
+    cli::one_line_error(&out).trim_end().to_string()
 }
 
 #[test]

@@ -4,6 +4,8 @@
 //! a real two-run store (two short `cpuscope run`s) is too little to compare;
 //! bad input gets one line and a non-zero exit.
 
+#[path = "common/cli.rs"]
+mod cli;
 #[path = "common/synthetic_fleet.rs"]
 mod synthetic_fleet;
 
@@ -153,10 +155,8 @@ fn text(o: &Output) -> String {
 }
 
 fn one_line_error(o: &Output, what: &str) {
-    let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{what}: {}", text(o));
-    assert_eq!(err.lines().count(), 1, "{what}: {err}");
-    assert!(err.starts_with("cpuscope: error: "), "{what}: {err}");
+    cli::one_line_error(o);
 }
 
 #[test]

@@ -4,6 +4,8 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "common/cli.rs"]
+mod cli;
 /// Tests that measure run one at a time: two measurements pinned to the same
 /// CPU would halve each other's clock.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -26,15 +28,7 @@ fn run_ok(args: &[&str]) -> Output {
     out
 }
 
-fn one_line_error(out: &Output) -> String {
-    assert!(!out.status.success(), "expected failure");
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "expected one line, got: {err}");
-    assert!(lines[0].starts_with("cpuscope: error:"), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
+use cli::one_line_error;
 
 #[test]
 fn quick_frequency_run_is_stored_listed_shown_and_round_trips() {

@@ -4,6 +4,8 @@
 //! No timing is asserted: the commands run are trivial (`true`, `sh -c`).
 #![allow(clippy::needless_update)]
 
+#[path = "common/cli.rs"]
+mod cli;
 #[path = "common/seed_trees.rs"]
 mod seed_trees;
 #[path = "common/skip.rs"]
@@ -39,15 +41,7 @@ fn run(args: &[&str]) -> Output {
         .expect("spawn cpuscope")
 }
 
-fn one_line_error(out: &Output) -> String {
-    assert!(!out.status.success(), "expected failure");
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "expected one line, got: {err}");
-    assert!(lines[0].starts_with("cpuscope: error:"), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
+use cli::one_line_error;
 
 fn tree(name: &str) -> Option<MachineInfo> {
     let root = seed_trees::tree(name)?;

@@ -2,6 +2,7 @@
 //! exported documents) and `cpuscope published` (the reference figures of
 //! the seed articles, embedded in the binary).
 
+use super::run_filter::RunFilter;
 use super::Context;
 use crate::report::compare;
 use crate::report::published_text;
@@ -20,15 +21,9 @@ pub struct CompareArgs {
     /// The run the others are set against (default: the first). Added if not among RUNs.
     #[arg(long, value_name = "RUN")]
     pub baseline: Option<String>,
-    /// Add the stored runs of this host (exact name; repeatable).
-    #[arg(long, value_name = "NAME")]
-    pub host: Vec<String>,
-    /// Add the stored runs whose CPU model contains this text (case-insensitive; repeatable).
-    #[arg(long, value_name = "TEXT")]
-    pub cpu: Vec<String>,
-    /// Add the stored runs carrying this tag (see `run --tag`; repeatable).
-    #[arg(long, value_name = "TAG")]
-    pub tag: Vec<String>,
+    /// Add the stored runs these pick (the latest of each host and tag unless --every).
+    #[command(flatten)]
+    pub filter: RunFilter,
     /// With --host/--cpu/--tag: keep every matching run, not only the latest of each host (and tag).
     #[arg(long)]
     pub every: bool,
@@ -71,25 +66,15 @@ pub fn run(ctx: &Context, args: &CompareArgs) -> Result<i32> {
         }
         runs.push(r);
     }
-    let filtered = !(args.host.is_empty() && args.cpu.is_empty() && args.tag.is_empty());
-    if filtered {
+    if !args.filter.is_empty() {
         let all = loader.store()?.list_runs()?;
-        let picked = select_runs(&all, &args.host, &args.cpu, &args.tag, args.every);
+        let f = &args.filter;
+        let picked = select_runs(&all, &f.host, &f.cpu, &f.tag, args.every);
         if picked.is_empty() {
-            let mut what = Vec::new();
-            for (k, v) in [
-                ("--host", &args.host),
-                ("--cpu", &args.cpu),
-                ("--tag", &args.tag),
-            ] {
-                if !v.is_empty() {
-                    what.push(format!("{k} {}", v.join(",")));
-                }
-            }
             bail!(
                 "no finished run in store '{}' matches {}",
                 loader.store()?.location(),
-                what.join(" ")
+                f.describe().join(" ")
             );
         }
         for s in picked {

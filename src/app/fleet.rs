@@ -2,6 +2,7 @@
 //! fleet (report/fleet/: groups, distributions, outliers with evidence,
 //! environment differences).
 
+use super::run_filter::RunFilter;
 use super::Context;
 use crate::report::fleet::{self, Rule, Selection};
 use crate::results::document::{latest_per_host, parse_since, Loader};
@@ -11,15 +12,9 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct FleetArgs {
-    /// Only this host (exact name; repeatable).
-    #[arg(long, value_name = "NAME")]
-    pub host: Vec<String>,
-    /// Only hosts whose CPU model contains this text (case-insensitive; repeatable).
-    #[arg(long, value_name = "TEXT")]
-    pub cpu: Vec<String>,
-    /// Only runs carrying this tag (see `run --tag`; repeatable: any of them).
-    #[arg(long, value_name = "TAG")]
-    pub tag: Vec<String>,
+    /// Only the runs these pick.
+    #[command(flatten)]
+    pub filter: RunFilter,
     /// Only runs started since then: an RFC 3339 time, a date (YYYY-MM-DD) or an age (12h, 7d, 2w).
     #[arg(long, value_name = "WHEN")]
     pub since: Option<String>,
@@ -52,18 +47,10 @@ pub fn run(ctx: &Context, args: &FleetArgs) -> Result<i32> {
     let mut loader = Loader::new(ctx.store.clone());
     let store = loader.store()?;
     let all = store.list_runs()?;
-    let (picked, older) = latest_per_host(&all, &args.host, &args.cpu, &args.tag, since);
+    let f = &args.filter;
+    let (picked, older) = latest_per_host(&all, &f.host, &f.cpu, &f.tag, since);
     if picked.is_empty() {
-        let mut what = Vec::new();
-        for (k, v) in [
-            ("--host", &args.host),
-            ("--cpu", &args.cpu),
-            ("--tag", &args.tag),
-        ] {
-            if !v.is_empty() {
-                what.push(format!("{k} {}", v.join(",")));
-            }
-        }
+        let mut what = f.describe();
         if let Some(s) = &args.since {
             what.push(format!("--since {s}"));
         }
@@ -82,9 +69,9 @@ pub fn run(ctx: &Context, args: &FleetArgs) -> Result<i32> {
     }
     let selection = Selection {
         store: store.location(),
-        host: args.host.clone(),
-        cpu: args.cpu.clone(),
-        tag: args.tag.clone(),
+        host: f.host.clone(),
+        cpu: f.cpu.clone(),
+        tag: f.tag.clone(),
         since: since.map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true)),
         older_runs_left_out: older,
     };

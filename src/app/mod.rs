@@ -13,6 +13,7 @@ pub mod numa_matrix;
 pub mod placement;
 pub mod rate;
 pub mod run;
+pub mod run_filter;
 pub mod session;
 pub mod simd;
 pub mod softirq;

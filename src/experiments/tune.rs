@@ -656,6 +656,29 @@ pub struct CandidateData {
     pub numa: NumaShare,
 }
 
+impl CandidateData {
+    /// Its ratio to the baseline as printed: "1 (baseline)", "0.98 [0.95,
+    /// 1.01]" (with " *" when `mark` and the interval excludes 1), "1.02
+    /// [too few runs]"; None when it has none.
+    pub fn vs_baseline_text(&self, mark: bool) -> Option<String> {
+        if self.baseline {
+            return Some("1 (baseline)".into());
+        }
+        let e = self.vs_baseline.as_ref()?;
+        Some(if !e.bounded() {
+            format!("{} [too few runs]", fmt_ratio(e.ratio))
+        } else {
+            format!(
+                "{} [{}, {}]{}",
+                fmt_ratio(e.ratio),
+                fmt_ratio(e.low),
+                fmt_ratio(e.high),
+                if mark && e.excludes_one() { " *" } else { "" }
+            )
+        })
+    }
+}
+
 /// The verdict record's data.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]

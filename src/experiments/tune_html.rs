@@ -55,21 +55,7 @@ pub fn render(run: &Run) -> String {
                 }
             })
             .unwrap_or_default();
-        let vs = if d.baseline {
-            "1 (baseline)".to_string()
-        } else {
-            d.vs_baseline
-                .as_ref()
-                .map(|e| {
-                    format!(
-                        "{} [{}, {}]",
-                        fmt_ratio(e.ratio),
-                        fmt_ratio(e.low),
-                        fmt_ratio(e.high)
-                    )
-                })
-                .unwrap_or_default()
-        };
+        let vs = d.vs_baseline_text(false).unwrap_or_default();
         let opt = |x: Option<f64>, f: &dyn Fn(f64) -> String| x.map(f).unwrap_or_else(|| na("n/a"));
         let _ = write!(
             h,

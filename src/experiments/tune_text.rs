@@ -3,7 +3,7 @@
 //! curve, what failed and what this machine cannot offer. Renders stored
 //! records only (the run summary and `tune` itself print the same).
 
-use super::tune::{fmt_ratio, Params, TuneView, NO_BINDING};
+use super::tune::{Params, TuneView, NO_BINDING};
 use crate::base::fmt::{columns, fmt_num};
 use crate::harness::child::COUNT_KEYS;
 use crate::placement::binding::shell_quote;
@@ -165,23 +165,7 @@ pub fn render(run: &Run) -> String {
             ),
             _ => ("failed".into(), "-".into()),
         };
-        let vs = if d.baseline {
-            "1 (baseline)".to_string()
-        } else {
-            match &d.vs_baseline {
-                Some(e) if !e.bounded() => {
-                    format!("{} [too few runs]", fmt_ratio(e.ratio))
-                }
-                Some(e) => format!(
-                    "{} [{}, {}]{}",
-                    fmt_ratio(e.ratio),
-                    fmt_ratio(e.low),
-                    fmt_ratio(e.high),
-                    if e.excludes_one() { " *" } else { "" }
-                ),
-                None => "-".into(),
-            }
-        };
+        let vs = d.vs_baseline_text(true).unwrap_or_else(|| "-".into());
         let c = &d.counters;
         let num = |x: Option<f64>, key: &str, f: &dyn Fn(f64) -> String| match x {
             Some(v) => f(v),
@@ -275,21 +259,7 @@ pub fn render(run: &Run) -> String {
                 r.value
                     .map(|m| format!("{} {}", fmt_num(m), r.unit))
                     .unwrap_or_else(|| "failed".into()),
-                if d.baseline {
-                    "1 (baseline)".into()
-                } else {
-                    d.vs_baseline
-                        .as_ref()
-                        .map(|e| {
-                            format!(
-                                "{} [{}, {}]",
-                                fmt_ratio(e.ratio),
-                                fmt_ratio(e.low),
-                                fmt_ratio(e.high)
-                            )
-                        })
-                        .unwrap_or_else(|| "-".into())
-                },
+                d.vs_baseline_text(false).unwrap_or_else(|| "-".into()),
                 bar,
             ]);
         }

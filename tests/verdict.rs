@@ -188,3 +188,24 @@ fn not_available_reasons_group_by_cause() {
         "the moon is in the way"
     );
 }
+
+#[test]
+fn a_missing_cache_level_says_why_on_the_latency_line() {
+    // This machine's standard run: the 2 MiB-page L3 plateau sat at memory
+    // latency (a VM whose host memory spans nodes), so L3 is not available.
+    let mut run = fixture("vm-2cpu-quick.json");
+    let reason = "finding: L3: the plateau ending at ~624.9 MiB (156.8 ns) is within ×1.5 of the memory plateau (219.0 ns): memory at another distance, not the declared 480 MiB";
+    let mut found = false;
+    for r in run.results.iter_mut() {
+        let two_m = r.params.get("pages").and_then(|v| v.as_str()) == Some("2m")
+            && r.params.get("pattern").and_then(|v| v.as_str()) == Some("random");
+        if r.experiment == "latency" && r.metric.starts_with("L3") && two_m {
+            r.value = None;
+            r.unavailable_reason = Some(reason.into());
+            found = true;
+        }
+    }
+    assert!(found, "the fixture has a 2 MiB-page L3 record");
+    let text = verdict::render(&run, None, &Style::plain(100));
+    assert!(text.contains("L3 n/a (plateau at memory latency"), "{text}");
+}

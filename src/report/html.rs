@@ -17,7 +17,7 @@ th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .verdict{border:1px solid #bcd;border-radius:6px;background:#f7fbff;padding:.2em 1em 1em;margin:1em 0}
 .verdict h2{border:none;margin-top:.4em}.verdict table{width:100%}.verdict th{width:7em;background:none;border:none;color:#456}
 .verdict td{border:none}.verdict tr.warn td{color:#9a4d00;font-weight:600}.verdict tr.lead td{font-weight:600}
-nav.toc{font-size:.9em;margin:.5em 0 1em}nav.toc a{margin-right:1em}figure{margin:1em 0}figcaption{color:#555;font-size:.85em;max-width:900px}
+nav.toc{font-size:.9em;margin:.5em 0 1em;display:flex;flex-wrap:wrap;gap:.2em 1em}nav.toc a{white-space:nowrap}figure{margin:1em 0}figcaption{color:#555;font-size:.85em;max-width:900px}
 svg circle:hover,svg rect:hover{stroke:#000;stroke-width:1}
 @media print{body{max-width:none;margin:0;font-size:10pt}nav.toc{display:none}.verdict{break-inside:avoid}
 h2{break-after:avoid}figure,svg,table{break-inside:avoid}a{color:inherit;text-decoration:none}}

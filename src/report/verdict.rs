@@ -229,11 +229,16 @@ fn latency_lines(run: &Run) -> Vec<Line> {
             let Some((ns_id, cy_id)) = latency::level(name) else {
                 continue;
             };
-            let declared_but_missing = run
+            let missing = run
                 .records(ns_id)
-                .any(|r| r.value.is_none() && has(r, "pages", pg) && has(r, "pattern", "random"));
-            if declared_but_missing {
-                parts.push(format!("{name} n/a"));
+                .find(|r| r.value.is_none() && has(r, "pages", pg) && has(r, "pattern", "random"));
+            if let Some(r) = missing {
+                let why = r
+                    .unavailable_reason
+                    .as_deref()
+                    .map(cause)
+                    .unwrap_or_default();
+                parts.push(format!("{name} n/a ({})", short(&why, 40)));
             }
             if let Some(ns) = pick(ns_id) {
                 let cy = pick(cy_id)

@@ -1,6 +1,6 @@
 //! cpuscope command line: parses arguments and dispatches to `cpuscope::app`.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use cpuscope::app::{self, Context};
 use std::path::PathBuf;
 
@@ -125,6 +125,47 @@ enum Command {
     Delete(app::store_cmds::DeleteArgs),
 }
 
+/// A bad command line as one line on stderr (clap's message, its tips, and
+/// where the help is), exit 2; `--help` and `--version` print as usual.
+fn usage_error(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let mut parts: Vec<String> = Vec::new();
+    for l in text.lines() {
+        let l = l.trim();
+        if l.starts_with("Usage:") || l.starts_with("For more information") {
+            break;
+        }
+        if l.is_empty() {
+            continue;
+        }
+        let l = l.strip_prefix("error: ").unwrap_or(l);
+        if l.starts_with("tip:") {
+            parts.push(format!("({l})"));
+        } else {
+            parts.push(l.to_string());
+        }
+    }
+    let cmd = Cli::command();
+    let sub = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-') && cmd.find_subcommand(a).is_some());
+    let help = match sub {
+        Some(s) => format!("cpuscope {s} --help"),
+        None => "cpuscope --help".into(),
+    };
+    eprintln!("cpuscope: error: {} (see {help})", parts.join(" "));
+    std::process::exit(2);
+}
+
 fn main() {
     // Die quietly on a closed pipe (`cpuscope info | head`), like other Unix tools.
     // SAFETY: resetting a signal disposition to its default before any thread starts.
@@ -144,7 +185,10 @@ fn main() {
         // in case nothing unwinds to the guard that holds it.
         cpuscope::placement::machine_state::restore_registered();
     }));
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => usage_error(e),
+    };
     let ctx = Context {
         sysroot: cli.sysroot,
         store: cli.store,

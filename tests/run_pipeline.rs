@@ -282,3 +282,31 @@ fn list_shows_experiments_and_estimates() {
     assert!(text.contains("frequency"));
     assert!(text.contains("total"));
 }
+
+#[test]
+fn a_bad_command_line_is_one_line_too() {
+    // clap's own errors (unknown flag, missing argument, unknown command):
+    // one line, exit 2, with where the help is.
+    for (args, must) in [
+        (&["rate", "--bogus"][..], "see cpuscope rate --help"),
+        (&["rate", "--rounds", "1"][..], "--copies"),
+        (&["frobnicate"][..], "see cpuscope --help"),
+        (
+            &["--store", "/nonexistent/x.db", "latency", "--pages"][..],
+            "--pages",
+        ),
+    ] {
+        let out = bin().args(args).output().expect("spawn cpuscope");
+        let err = one_line_error(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(must), "{args:?}: {err}");
+        assert!(!err.contains("Usage:"), "{err}");
+    }
+    // Help is still help.
+    let out = bin()
+        .args(["rate", "--help"])
+        .output()
+        .expect("spawn cpuscope");
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Usage:"));
+}

@@ -458,7 +458,7 @@ fn with_theory_notes(
     let WidthClocks { ghz1, drift, lic } = *clocks;
     let best = paired.best();
     per_cycle = per_cycle.with_note(&format!(
-        "{:.1}% of the theoretical {t:.0} FLOP/cycle (median of {} samples){} ({}; source: {})",
+        "{:.1}% of the theoretical {t:.0} FLOP/cycle (median of {} samples){} (source: {})",
         m / t * 100.0,
         paired.per_cycle.len(),
         best.map(|b| format!(
@@ -466,7 +466,6 @@ fn with_theory_notes(
             b / t * 100.0
         ))
         .unwrap_or_default(),
-        s.name,
         fp_source(s)
     ));
     if m > t * 1.02 {

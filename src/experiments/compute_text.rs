@@ -639,7 +639,7 @@ pub fn render_rate(rs: &[ResultRecord]) -> String {
         ]);
         if with_mem {
             head.push("vs interleave".into());
-            head.push("pages (move_pages)".into());
+            head.push("pages (mem:N only, move_pages)".into());
         }
         let mut rows = vec![head];
         let mut notes: Vec<String> = Vec::new();
@@ -713,10 +713,18 @@ pub fn render_rate(rs: &[ResultRecord]) -> String {
                                 }
                             });
                         row.push(change);
-                        let pages = r
-                            .data
-                            .as_ref()
-                            .and_then(|d| d.get("pages_per_node"))
+                        let pp = r.data.as_ref().and_then(|d| d.get("pages_per_node"));
+                        let why = pp
+                            .and_then(|p| p.get("not_available"))
+                            .and_then(|e| e.as_str());
+                        if let Some(e) = why {
+                            let n = format!("pages not counted: {e}");
+                            if !notes.contains(&n) {
+                                notes.push(n);
+                            }
+                        }
+                        let pages = pp
+                            .filter(|_| why.is_none())
                             .and_then(|p| p.as_object())
                             .map(|o| {
                                 let total: f64 = o.values().filter_map(|v| v.as_f64()).sum();
@@ -729,7 +737,7 @@ pub fn render_rate(rs: &[ResultRecord]) -> String {
                                     .collect::<Vec<_>>()
                                     .join(" ")
                             })
-                            .unwrap_or_default();
+                            .unwrap_or_else(|| if why.is_some() { "n/a" } else { "-" }.into());
                         row.push(pages);
                     }
                     for n in &r.notes {

@@ -15,6 +15,7 @@ mkdir -p /out /root
 export HOME=/root XDG_DATA_HOME=/root/.local/share TERM=dumb NO_COLOR=1
 cd /root
 echo "lab: guest up, $(nproc) CPUs online, kernel $(uname -r)" > /out/guest.log
+echo "lab-progress: [init] $(cut -d' ' -f1 /proc/uptime) s: guest up, $(nproc) CPUs online" > /dev/ttyS0
 sh /lab/guest.sh >> /out/guest.log 2>&1
 echo "guest.sh exit $?" >> /out/guest.log
 {

@@ -661,16 +661,18 @@ pub fn render_rate(rs: &[ResultRecord]) -> String {
             if with_mem {
                 row.push(mem.unwrap_or("default").to_string());
             }
+            // The matching record of `id` as text: Some("-") when it has no
+            // value, None when there is none.
+            let cell = |id, f: &dyn Fn(f64) -> String| {
+                of(rs, id)
+                    .into_iter()
+                    .find(|e| same(e))
+                    .map(|e| e.value.map(f).unwrap_or_else(|| "-".into()))
+            };
             match r.value {
                 Some(v) => {
-                    let eff = of(rs, rate::EFFICIENCY)
-                        .into_iter()
-                        .find(|e| same(e))
-                        .map(|e| match e.value {
-                            Some(x) => format!("{x:.1}%"),
-                            None => "-".into(),
-                        })
-                        .unwrap_or_else(|| {
+                    let eff =
+                        cell(rate::EFFICIENCY, &|x| format!("{x:.1}%")).unwrap_or_else(|| {
                             if c == "1" {
                                 "100% (baseline)".into()
                             } else {
@@ -698,13 +700,7 @@ pub fn render_rate(rs: &[ResultRecord]) -> String {
                         eff,
                     ]);
                     if with_mem {
-                        let change = of(rs, rate::MEM_CHANGE)
-                            .into_iter()
-                            .find(|e| same(e))
-                            .map(|e| match e.value {
-                                Some(x) => format!("{x:+.1}%"),
-                                None => "-".into(),
-                            })
+                        let change = cell(rate::MEM_CHANGE, &|x| format!("{x:+.1}%"))
                             .unwrap_or_else(|| {
                                 if mem == Some("interleave") {
                                     "(reference)".into()

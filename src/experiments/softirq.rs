@@ -15,7 +15,7 @@ use crate::machine::MachineInfo;
 use crate::placement::CpuSet;
 use crate::results::schema::{MetricId, ResultRecord, Run};
 use anyhow::Result;
-use serde_json::json;
+use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -127,27 +127,20 @@ pub fn records(
                 .filter(|(c, _)| node_of(**c) == Some(n))
                 .map(|(_, v)| *v)
                 .sum();
-            let mut s = ResultRecord::of(NODE_SHARE, "%", false)
+            let s = ResultRecord::of(NODE_SHARE, "%", false)
                 .with_param("kind", kind)
                 .with_param("node", n)
                 .with_method(
                     &format!("{kind} softirqs on node {n}'s CPUs / all {kind} softirqs over the sample, in %"),
                     METHOD_VERSION,
                 );
-            if total > 0 {
-                s.value = Some(on as f64 / total as f64 * 100.0);
-                s = s.with_data(json!({"count": on, "total": total, "seconds": secs}));
-            } else {
-                s = ResultRecord::unavailable(
-                    NODE_SHARE.experiment,
-                    NODE_SHARE.metric,
-                    "%",
-                    &format!("no {kind} softirq during the {secs:.1} s sample: no share to divide"),
-                )
-                .with_param("kind", kind)
-                .with_param("node", n);
-            }
-            out.push(s);
+            out.push(percent(
+                s,
+                on,
+                total,
+                json!({"count": on, "total": total, "seconds": secs}),
+                &format!("no {kind} softirq during the {secs:.1} s sample: no share to divide"),
+            ));
         }
     }
     // CPU time in softirq (all kinds), from /proc/stat.
@@ -159,22 +152,16 @@ pub fn records(
             .iter()
             .filter(|(c, _)| node_of(**c) == Some(n))
             .fold((0u64, 0u64), |(a, b), (_, (s, x))| (a + s, b + x));
-        let mut r = ResultRecord::of(NODE_TIME, "%", false)
+        let r = ResultRecord::of(NODE_TIME, "%", false)
             .with_param("node", n)
             .with_method(tick_method, METHOD_VERSION);
-        if all > 0 {
-            r.value = Some(s as f64 / all as f64 * 100.0);
-            r = r.with_data(json!({"softirq_ticks": s, "ticks": all, "seconds": secs}));
-        } else {
-            r = ResultRecord::unavailable(
-                NODE_TIME.experiment,
-                NODE_TIME.metric,
-                "%",
-                "no tick of these CPUs elapsed in /proc/stat during the sample",
-            )
-            .with_param("node", n);
-        }
-        out.push(r);
+        out.push(percent(
+            r,
+            s,
+            all,
+            json!({"softirq_ticks": s, "ticks": all, "seconds": secs}),
+            "no tick of these CPUs elapsed in /proc/stat during the sample",
+        ));
     }
     let busiest = t.iter().filter(|(_, (_, all))| *all > 0).max_by(|x, y| {
         let f = |(s, a): (u64, u64)| s as f64 / a as f64;
@@ -392,6 +379,18 @@ pub fn render(rs: &[ResultRecord]) -> String {
         }
     }
     out
+}
+
+/// `part / whole` in % as `rec`'s one sample (with `data`), or not
+/// available with `why` when `whole` is 0.
+fn percent(rec: ResultRecord, part: u64, whole: u64, data: Value, why: &str) -> ResultRecord {
+    if whole == 0 {
+        let mut r = rec;
+        r.unavailable_reason = Some(why.to_string());
+        return r;
+    }
+    rec.with_samples(vec![part as f64 / whole as f64 * 100.0])
+        .with_data(data)
 }
 
 #[cfg(test)]

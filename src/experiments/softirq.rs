@@ -170,13 +170,12 @@ pub fn records(
     let mut r = ResultRecord::of(BUSIEST_CPU, "%", false).with_method(tick_method, METHOD_VERSION);
     match busiest {
         Some((_, (0, _))) => {
-            r.value = Some(0.0);
-            r = r.with_note(
+            r = r.with_samples(vec![0.0]).with_note(
                 "no CPU spent a /proc/stat tick in softirq during the sample (USER_HZ resolution)",
             );
         }
         Some((cpu, (s, all))) => {
-            r.value = Some(*s as f64 / *all as f64 * 100.0);
+            r = r.with_samples(vec![*s as f64 / *all as f64 * 100.0]);
             let per: BTreeMap<usize, f64> = t
                 .iter()
                 .filter(|(_, (_, a))| *a > 0)

@@ -11,6 +11,8 @@ mod hwloc_trees;
 #[path = "common/seed_trees.rs"]
 mod seed_trees;
 
+#[path = "common/emulator.rs"]
+mod emulator;
 use cpuscope::experiments::compute_text::{render_rate, render_simd, render_simd_configurations};
 use cpuscope::experiments::rate::{parse_workload, RateWorkload};
 use cpuscope::experiments::simd::{ordered_cpus, smt_advice, smt_yield, thread_points};
@@ -81,12 +83,11 @@ fn rfc8439_vectors_hold_for_every_supported_variant() {
 
 #[test]
 fn fma_widths_follow_the_cpu() {
-    if cfg!(target_arch = "x86_64") {
-        assert_eq!(
-            Width::V512.supported(),
-            std::arch::is_x86_feature_detected!("avx512f")
-        );
-    }
+    #[cfg(target_arch = "x86_64")]
+    assert_eq!(
+        Width::V512.supported(),
+        std::arch::is_x86_feature_detected!("avx512f")
+    );
     for w in Width::ALL.into_iter().filter(|w| !w.supported()) {
         assert_eq!(
             cpuscope::kernels::fma::run(w, 10),
@@ -342,6 +343,9 @@ fn rate_table_and_workload_names() {
 /// output says interleave (and node:N) equal local.
 #[test]
 fn rate_memory_placements() {
+    if emulator::lacks(emulator::Needs::MemPolicy, "rate_memory_placements") {
+        return;
+    }
     let out = bin()
         .args([
             "rate",

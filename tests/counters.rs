@@ -5,6 +5,8 @@
 //! down kernel) every hardware event must be "not supported" or "not
 //! counted" WITH a reason, and no metric over them may have a value.
 
+#[path = "common/emulator.rs"]
+mod emulator;
 use cpuscope::counters::{events, probe_hardware, CounterGroup, Event, EventState};
 use serde_json::Value;
 use std::process::{Command, Output};
@@ -65,6 +67,9 @@ fn busy_loop(n: u64) -> u64 {
 
 #[test]
 fn open_self_never_fails_and_states_are_explained() {
+    if emulator::lacks(emulator::Needs::PerfEvents, "open_self_never_fails_and_states_are_explained") {
+        return;
+    }
     let mut g = CounterGroup::open_self(&events::harness_default());
     g.enable();
     std::hint::black_box(busy_loop(2_000_000));
@@ -127,6 +132,9 @@ fn probe_reports_state_with_reason() {
 
 #[test]
 fn hardware_reasons_name_the_cause_on_a_machine_without_pmu() {
+    if emulator::lacks(emulator::Needs::PerfEvents, "hardware_reasons_name_the_cause_on_a_machine_without_pmu") {
+        return;
+    }
     let has_core_pmu = std::fs::read_dir("/sys/bus/event_source/devices")
         .map(|rd| {
             rd.filter_map(|e| e.ok())
@@ -232,6 +240,9 @@ const SEED000_710_EVENTS: &str = "branch-misses,bus-cycles,cache-misses,cache-re
 
 #[test]
 fn the_seeds_full_event_lists_are_accepted() {
+    if emulator::lacks(emulator::Needs::PerfEvents, "the_seeds_full_event_lists_are_accepted") {
+        return;
+    }
     for list in [SEED000_KUNPENG_EVENTS, SEED000_710_EVENTS] {
         let (o, d) = stat_json(&["-e", list, "--", "true"]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -281,6 +292,9 @@ fn the_seeds_full_event_lists_are_accepted() {
 
 #[test]
 fn json_document_for_a_cpu_bound_command() {
+    if emulator::lacks(emulator::Needs::PerfEvents, "json_document_for_a_cpu_bound_command") {
+        return;
+    }
     // A short CPU-bound shell loop (~0.1 s of CPU).
     let (o, d) = stat_json(&[
         "--",
@@ -345,6 +359,9 @@ fn json_document_for_a_cpu_bound_command() {
 
 #[test]
 fn page_faults_for_a_command_touching_memory() {
+    if emulator::lacks(emulator::Needs::PerfEvents, "page_faults_for_a_command_touching_memory") {
+        return;
+    }
     let (_, d) = stat_json(&[
         "-e",
         "page-faults,task-clock",
@@ -359,6 +376,9 @@ fn page_faults_for_a_command_touching_memory() {
 
 #[test]
 fn csv_rows() {
+    if emulator::lacks(emulator::Needs::PerfEvents, "csv_rows") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.csv");
     let o = stat(&[
@@ -397,6 +417,9 @@ fn csv_rows() {
 
 #[test]
 fn attach_to_pid_for_a_duration() {
+    if emulator::lacks(emulator::Needs::PerfEvents, "attach_to_pid_for_a_duration") {
+        return;
+    }
     let mut child = Command::new("sleep").arg("5").spawn().unwrap();
     let pid = child.id().to_string();
     let (o, d) = stat_json(&[
@@ -464,6 +487,9 @@ fn interval_mode_json() {
 
 #[test]
 fn per_cpu_mode() {
+    if emulator::lacks(emulator::Needs::PerfEvents, "per_cpu_mode") {
+        return;
+    }
     let (o, d) = stat_json(&[
         "--cpus",
         "0",

@@ -11,6 +11,8 @@ mod seed_trees;
 #[path = "common/skip.rs"]
 mod skip;
 
+#[path = "common/emulator.rs"]
+mod emulator;
 use cpuscope::base::mann_whitney::ratio_estimate;
 use cpuscope::base::pattern::Pattern;
 use cpuscope::experiments::placement_plan::{memory_for_set, sized_sets};
@@ -337,6 +339,9 @@ fn every_round_runs_each_candidate_once_in_a_shuffled_order() {
 
 #[test]
 fn the_command_runs_interleaved_round_by_round() {
+    if emulator::lacks(emulator::Needs::MemPolicy, "the_command_runs_interleaved_round_by_round") {
+        return;
+    }
     let n = std::thread::available_parallelism().map_or(1, |n| n.get());
     if n < 2 {
         skip::skip_or_fail(
@@ -611,6 +616,9 @@ fn tune(store: Option<&str>, extra: &[&str], cmd: &[&str]) -> Output {
 
 #[test]
 fn a_failing_candidate_stops_only_itself() {
+    if emulator::lacks(emulator::Needs::MemPolicy, "a_failing_candidate_stops_only_itself") {
+        return;
+    }
     let n = std::thread::available_parallelism().map_or(1, |n| n.get());
     if n < 2 {
         skip::skip_or_fail("needs two CPUs: the bound candidate must differ from no binding");

@@ -15,7 +15,7 @@ pub struct SimdArgs {
     /// How long to spend: quick, standard, full (full adds a thread-count sweep).
     #[arg(long, value_enum, default_value = "standard")]
     pub profile: Profile,
-    /// Only these ChaCha20 forms (comma list: scalar, sse2, avx2, avx512, neon).
+    /// Only these ChaCha20 forms (comma list: scalar, sse2, avx2, avx512, neon, sve).
     #[arg(long, value_delimiter = ',')]
     pub variants: Vec<String>,
     /// Restrict to these CPUs (e.g. 0-3,8); must be usable by this process.

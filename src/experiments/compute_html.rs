@@ -5,6 +5,7 @@
 
 use crate::base::html::{esc, svg_bars};
 use crate::experiments::{peak, placement_study, rate, simd, workloads};
+use crate::kernels::fma::Width;
 use crate::results::schema::{MetricId, ResultRecord, Run};
 use std::fmt::Write as _;
 
@@ -126,12 +127,18 @@ pub fn peak_section(run: &Run) -> String {
     let pc = of(run, peak::FMA_FLOPS_PER_CYCLE);
     let mut rows = Vec::new();
     for r in &pc {
-        let w = param(r, "width").unwrap_or("?");
+        let w = Width::label(
+            param(r, "width").unwrap_or("?"),
+            r.data
+                .as_ref()
+                .and_then(|d| d["vector_bits"].as_u64())
+                .map(|b| b as u32),
+        );
         if let Some(v) = r.value {
-            rows.push((format!("{w}-bit measured"), v));
+            rows.push((format!("{w} measured"), v));
         }
         if let Some(t) = r.data.as_ref().and_then(|d| d["theoretical"].as_f64()) {
-            rows.push((format!("{w}-bit theoretical"), t));
+            rows.push((format!("{w} theoretical"), t));
         }
     }
     if rows.is_empty() {

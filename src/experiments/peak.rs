@@ -363,6 +363,7 @@ fn fma_one_core(
     let fpc_lic = lic.and_then(|g| rec.value.map(|v| v / g));
     rec = rec.with_data(json!({
         "cpu": first,
+        "vector_bits": w.bits(),
         "flops_per_cycle": fpc,
         "ghz": ghz1,
         "ghz_source": "add chain on the same CPU right before and right after every sample; median over samples of the higher of the two",
@@ -441,7 +442,7 @@ fn per_cycle_record(
         }
         _ => {}
     }
-    per_cycle
+    per_cycle.add_data(json!({"vector_bits": w.bits()}))
 }
 
 /// Step 1 of `Peak::run`: the notes and data of a FLOP/cycle record whose
@@ -540,7 +541,7 @@ fn fma_per_core(
             t / ctx.facts.ghz_all.unwrap_or(1.0) / per_core.len() as f64
         ));
     }
-    rec = rec.with_data(json!({"cpus": per_core.to_string(), "per_thread_gflops": per_thread, "theoretical_gflops": theo, "ghz_all": ctx.facts.ghz_all}));
+    rec = rec.with_data(json!({"cpus": per_core.to_string(), "vector_bits": w.bits(), "per_thread_gflops": per_thread, "theoretical_gflops": theo, "ghz_all": ctx.facts.ghz_all}));
     out(rec)
 }
 

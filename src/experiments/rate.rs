@@ -131,7 +131,7 @@ pub fn parse_workload(s: &str) -> Result<RateWorkload> {
                 None => Variant::Scalar,
                 Some(a) => Variant::parse(a).ok_or_else(|| {
                     anyhow::anyhow!(
-                        "bad workload '{s}': unknown variant '{a}' (scalar, sse2, avx2, avx512, neon)"
+                        "bad workload '{s}': unknown variant '{a}' (scalar, sse2, avx2, avx512, neon, sve)"
                     )
                 })?,
             };

@@ -807,7 +807,7 @@ impl Experiment for Simd {
     }
 
     fn title(&self) -> &'static str {
-        "ChaCha20 scalar/SSE2/AVX2/AVX-512/NEON × 1 thread, per core, all CPUs: efficiency, SMT yield"
+        "ChaCha20 scalar/SSE2/AVX2/AVX-512/NEON/SVE × 1 thread, per core, all CPUs: efficiency, SMT yield"
     }
 
     fn estimate_secs(&self, machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> f64 {
@@ -837,7 +837,7 @@ impl Params {
             .filter(|s| !s.trim().is_empty())
             .map(|s| {
                 Variant::parse(s).ok_or_else(|| {
-                    anyhow::anyhow!("unknown SIMD variant '{s}' (scalar, sse2, avx2, avx512, neon)")
+                    anyhow::anyhow!("unknown SIMD variant '{s}' (scalar, sse2, avx2, avx512, neon, sve)")
                 })
             })
             .collect::<Result<_>>()?;

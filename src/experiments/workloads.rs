@@ -365,6 +365,17 @@ fn spawn(
         Some(p) => Some(PolicyGuard::set(p)?),
         None => None,
     };
+    // Checked here, not only by exec: the error then names the cause, and it
+    // holds where the exec failure of a vfork'd child is lost (qemu-user
+    // emulates vfork as fork, and the child just exits 127).
+    let prog = cmd.program.as_path();
+    let has_dir = prog.as_os_str().as_encoded_bytes().contains(&b'/');
+    if has_dir && !is_executable(prog) {
+        bail!("cannot start '{}': no such executable file", prog.display());
+    }
+    if !has_dir && find_in_path(&prog.to_string_lossy()).is_none() {
+        bail!("cannot start '{}': not found in PATH", prog.display());
+    }
     let mut c = Command::new(&cmd.program);
     c.args(&cmd.args)
         .stdin(if cmd.stdin.is_some() {

@@ -9,6 +9,11 @@
 //!   `Neon` (4 blocks) on aarch64: the "vertical" layout, where vector
 //!   register `i` holds state word `i` of several blocks (block counters
 //!   `n, n+1, ...`), then a transpose writes whole blocks in order.
+//! - `Sve` on aarch64 with SVE: the same vertical layout at the CPU's own
+//!   vector length (VL/32 blocks: 4 at 128 bits, 16 at 512), written in
+//!   vector-length-agnostic inline assembly (SVE intrinsics are not stable in
+//!   Rust); rotations by 16 are `revh`, the others shift-shift-or, and each
+//!   state word is written to its blocks with one scatter store.
 //!
 //! Every form writes exactly the same bytes for the same key, nonce and
 //! counter; [`keystream`] checks that the form is supported by the running
@@ -31,16 +36,18 @@ pub enum Variant {
     Avx2,
     Avx512,
     Neon,
+    Sve,
 }
 
 impl Variant {
     /// Every variant, narrowest first.
-    pub const ALL: [Variant; 5] = [
+    pub const ALL: [Variant; 6] = [
         Variant::Scalar,
         Variant::Sse2,
         Variant::Avx2,
         Variant::Avx512,
         Variant::Neon,
+        Variant::Sve,
     ];
 
     pub fn name(self) -> &'static str {
@@ -50,6 +57,7 @@ impl Variant {
             Variant::Avx2 => "avx2",
             Variant::Avx512 => "avx512",
             Variant::Neon => "neon",
+            Variant::Sve => "sve",
         }
     }
 
@@ -61,23 +69,27 @@ impl Variant {
             .find(|v| v.name() == t || (t == "avx-512" && *v == Variant::Avx512))
     }
 
-    /// Blocks computed together.
+    /// Blocks computed together (SVE: the running CPU's vector length / 32;
+    /// 0 where there is no SVE).
     pub fn lanes(self) -> usize {
         match self {
             Variant::Scalar => 1,
             Variant::Sse2 | Variant::Neon => 4,
             Variant::Avx2 => 8,
             Variant::Avx512 => 16,
+            Variant::Sve => self.width_bits() as usize / 32,
         }
     }
 
-    /// Register width used, in bits (32 for the scalar form: 32-bit words).
+    /// Register width used, in bits (32 for the scalar form: 32-bit words;
+    /// SVE: the running CPU's vector length, 0 where there is no SVE).
     pub fn width_bits(self) -> u32 {
         match self {
             Variant::Scalar => 32,
             Variant::Sse2 | Variant::Neon => 128,
             Variant::Avx2 => 256,
             Variant::Avx512 => 512,
+            Variant::Sve => super::sve_vector_bits().unwrap_or(0),
         }
     }
 
@@ -88,6 +100,7 @@ impl Variant {
             Variant::Scalar => None,
             Variant::Sse2 | Variant::Avx2 | Variant::Avx512 => x86_reason(self),
             Variant::Neon => neon_reason(),
+            Variant::Sve => super::sve_unsupported_reason(),
         }
     }
 
@@ -209,6 +222,8 @@ unsafe fn fill(variant: Variant, st: &[u32; 16], out: &mut [u8]) {
             Variant::Avx512 => x86::blocks_avx512(&s, dst),
             #[cfg(target_arch = "aarch64")]
             Variant::Neon => arm::blocks_neon(&s, dst),
+            #[cfg(target_arch = "aarch64")]
+            Variant::Sve => arm::blocks_sve(&s, dst),
             _ => break,
         }
         s[12] = s[12].wrapping_add(lanes as u32);
@@ -227,11 +242,25 @@ unsafe fn fill(variant: Variant, st: &[u32; 16], out: &mut [u8]) {
 /// compiler from merging the scalar quarter rounds into vector code.
 #[inline(always)]
 fn gpr_barrier(a: &mut u32, b: &mut u32, c: &mut u32, d: &mut u32) {
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    // SAFETY: the template is empty; it only pins the operands to registers.
+    // The operand modifiers name the 32-bit form of each register (`e` on
+    // x86_64: eax; `w` on aarch64: w0), so the comment reads true.
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the template is a comment; it only pins the operands to registers.
     unsafe {
         core::arch::asm!(
             "/* {0:e} {1:e} {2:e} {3:e} */",
+            inout(reg) * a,
+            inout(reg) * b,
+            inout(reg) * c,
+            inout(reg) * d,
+            options(pure, nomem, nostack, preserves_flags)
+        );
+    }
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: the template is a comment; it only pins the operands to registers.
+    unsafe {
+        core::arch::asm!(
+            "/* {0:w} {1:w} {2:w} {3:w} */",
             inout(reg) * a,
             inout(reg) * b,
             inout(reg) * c,
@@ -597,6 +626,112 @@ mod arm {
             }
         }
     }
+
+    /// VL/32 blocks (counters st[12], st[12]+1, ...) to `out` (2 × VL bytes),
+    /// SVE at the CPU's vector length. z0..z15 hold the state words (lane k
+    /// = block k), z16..z19 the rotations' temporaries, z20 the lane index
+    /// 0, 1, 2, ..., z22 the byte offset of each lane's block (64 × k).
+    #[target_feature(enable = "sve")]
+    pub(super) unsafe fn blocks_sve(st: &[u32; 16], out: *mut u8) {
+        core::arch::asm!(
+            "ptrue p0.s",
+            "ld1rw {{z0.s}}, p0/z, [{st}, #0]", "ld1rw {{z1.s}}, p0/z, [{st}, #4]", "ld1rw {{z2.s}}, p0/z, [{st}, #8]", "ld1rw {{z3.s}}, p0/z, [{st}, #12]",
+            "ld1rw {{z4.s}}, p0/z, [{st}, #16]", "ld1rw {{z5.s}}, p0/z, [{st}, #20]", "ld1rw {{z6.s}}, p0/z, [{st}, #24]", "ld1rw {{z7.s}}, p0/z, [{st}, #28]",
+            "ld1rw {{z8.s}}, p0/z, [{st}, #32]", "ld1rw {{z9.s}}, p0/z, [{st}, #36]", "ld1rw {{z10.s}}, p0/z, [{st}, #40]", "ld1rw {{z11.s}}, p0/z, [{st}, #44]",
+            "ld1rw {{z12.s}}, p0/z, [{st}, #48]", "ld1rw {{z13.s}}, p0/z, [{st}, #52]", "ld1rw {{z14.s}}, p0/z, [{st}, #56]", "ld1rw {{z15.s}}, p0/z, [{st}, #60]",
+            "index z20.s, #0, #1",
+            "add z12.s, z12.s, z20.s",
+            "mov {n}, #10",
+            "2:",
+            // Column round.
+            "add z0.s, z0.s, z4.s", "add z1.s, z1.s, z5.s", "add z2.s, z2.s, z6.s", "add z3.s, z3.s, z7.s",
+            "eor z12.d, z12.d, z0.d", "eor z13.d, z13.d, z1.d", "eor z14.d, z14.d, z2.d", "eor z15.d, z15.d, z3.d",
+            "revh z12.s, p0/m, z12.s", "revh z13.s, p0/m, z13.s", "revh z14.s, p0/m, z14.s", "revh z15.s, p0/m, z15.s",
+            "add z8.s, z8.s, z12.s", "add z9.s, z9.s, z13.s", "add z10.s, z10.s, z14.s", "add z11.s, z11.s, z15.s",
+            "eor z4.d, z4.d, z8.d", "eor z5.d, z5.d, z9.d", "eor z6.d, z6.d, z10.d", "eor z7.d, z7.d, z11.d",
+            "lsl z16.s, z4.s, #12", "lsl z17.s, z5.s, #12", "lsl z18.s, z6.s, #12", "lsl z19.s, z7.s, #12",
+            "lsr z4.s, z4.s, #20", "lsr z5.s, z5.s, #20", "lsr z6.s, z6.s, #20", "lsr z7.s, z7.s, #20",
+            "orr z4.d, z4.d, z16.d", "orr z5.d, z5.d, z17.d", "orr z6.d, z6.d, z18.d", "orr z7.d, z7.d, z19.d",
+            "add z0.s, z0.s, z4.s", "add z1.s, z1.s, z5.s", "add z2.s, z2.s, z6.s", "add z3.s, z3.s, z7.s",
+            "eor z12.d, z12.d, z0.d", "eor z13.d, z13.d, z1.d", "eor z14.d, z14.d, z2.d", "eor z15.d, z15.d, z3.d",
+            "lsl z16.s, z12.s, #8", "lsl z17.s, z13.s, #8", "lsl z18.s, z14.s, #8", "lsl z19.s, z15.s, #8",
+            "lsr z12.s, z12.s, #24", "lsr z13.s, z13.s, #24", "lsr z14.s, z14.s, #24", "lsr z15.s, z15.s, #24",
+            "orr z12.d, z12.d, z16.d", "orr z13.d, z13.d, z17.d", "orr z14.d, z14.d, z18.d", "orr z15.d, z15.d, z19.d",
+            "add z8.s, z8.s, z12.s", "add z9.s, z9.s, z13.s", "add z10.s, z10.s, z14.s", "add z11.s, z11.s, z15.s",
+            "eor z4.d, z4.d, z8.d", "eor z5.d, z5.d, z9.d", "eor z6.d, z6.d, z10.d", "eor z7.d, z7.d, z11.d",
+            "lsl z16.s, z4.s, #7", "lsl z17.s, z5.s, #7", "lsl z18.s, z6.s, #7", "lsl z19.s, z7.s, #7",
+            "lsr z4.s, z4.s, #25", "lsr z5.s, z5.s, #25", "lsr z6.s, z6.s, #25", "lsr z7.s, z7.s, #25",
+            "orr z4.d, z4.d, z16.d", "orr z5.d, z5.d, z17.d", "orr z6.d, z6.d, z18.d", "orr z7.d, z7.d, z19.d",
+            // Diagonal round.
+            "add z0.s, z0.s, z5.s", "add z1.s, z1.s, z6.s", "add z2.s, z2.s, z7.s", "add z3.s, z3.s, z4.s",
+            "eor z15.d, z15.d, z0.d", "eor z12.d, z12.d, z1.d", "eor z13.d, z13.d, z2.d", "eor z14.d, z14.d, z3.d",
+            "revh z15.s, p0/m, z15.s", "revh z12.s, p0/m, z12.s", "revh z13.s, p0/m, z13.s", "revh z14.s, p0/m, z14.s",
+            "add z10.s, z10.s, z15.s", "add z11.s, z11.s, z12.s", "add z8.s, z8.s, z13.s", "add z9.s, z9.s, z14.s",
+            "eor z5.d, z5.d, z10.d", "eor z6.d, z6.d, z11.d", "eor z7.d, z7.d, z8.d", "eor z4.d, z4.d, z9.d",
+            "lsl z16.s, z5.s, #12", "lsl z17.s, z6.s, #12", "lsl z18.s, z7.s, #12", "lsl z19.s, z4.s, #12",
+            "lsr z5.s, z5.s, #20", "lsr z6.s, z6.s, #20", "lsr z7.s, z7.s, #20", "lsr z4.s, z4.s, #20",
+            "orr z5.d, z5.d, z16.d", "orr z6.d, z6.d, z17.d", "orr z7.d, z7.d, z18.d", "orr z4.d, z4.d, z19.d",
+            "add z0.s, z0.s, z5.s", "add z1.s, z1.s, z6.s", "add z2.s, z2.s, z7.s", "add z3.s, z3.s, z4.s",
+            "eor z15.d, z15.d, z0.d", "eor z12.d, z12.d, z1.d", "eor z13.d, z13.d, z2.d", "eor z14.d, z14.d, z3.d",
+            "lsl z16.s, z15.s, #8", "lsl z17.s, z12.s, #8", "lsl z18.s, z13.s, #8", "lsl z19.s, z14.s, #8",
+            "lsr z15.s, z15.s, #24", "lsr z12.s, z12.s, #24", "lsr z13.s, z13.s, #24", "lsr z14.s, z14.s, #24",
+            "orr z15.d, z15.d, z16.d", "orr z12.d, z12.d, z17.d", "orr z13.d, z13.d, z18.d", "orr z14.d, z14.d, z19.d",
+            "add z10.s, z10.s, z15.s", "add z11.s, z11.s, z12.s", "add z8.s, z8.s, z13.s", "add z9.s, z9.s, z14.s",
+            "eor z5.d, z5.d, z10.d", "eor z6.d, z6.d, z11.d", "eor z7.d, z7.d, z8.d", "eor z4.d, z4.d, z9.d",
+            "lsl z16.s, z5.s, #7", "lsl z17.s, z6.s, #7", "lsl z18.s, z7.s, #7", "lsl z19.s, z4.s, #7",
+            "lsr z5.s, z5.s, #25", "lsr z6.s, z6.s, #25", "lsr z7.s, z7.s, #25", "lsr z4.s, z4.s, #25",
+            "orr z5.d, z5.d, z16.d", "orr z6.d, z6.d, z17.d", "orr z7.d, z7.d, z18.d", "orr z4.d, z4.d, z19.d",
+            "subs {n}, {n}, #1",
+            "b.ne 2b",
+            // Add the input state (word 12: each lane its own counter).
+            "ld1rw {{z21.s}}, p0/z, [{st}, #0]", "add z0.s, z0.s, z21.s",
+            "ld1rw {{z21.s}}, p0/z, [{st}, #4]", "add z1.s, z1.s, z21.s",
+            "ld1rw {{z21.s}}, p0/z, [{st}, #8]", "add z2.s, z2.s, z21.s",
+            "ld1rw {{z21.s}}, p0/z, [{st}, #12]", "add z3.s, z3.s, z21.s",
+            "ld1rw {{z21.s}}, p0/z, [{st}, #16]", "add z4.s, z4.s, z21.s",
+            "ld1rw {{z21.s}}, p0/z, [{st}, #20]", "add z5.s, z5.s, z21.s",
+            "ld1rw {{z21.s}}, p0/z, [{st}, #24]", "add z6.s, z6.s, z21.s",
+            "ld1rw {{z21.s}}, p0/z, [{st}, #28]", "add z7.s, z7.s, z21.s",
+            "ld1rw {{z21.s}}, p0/z, [{st}, #32]", "add z8.s, z8.s, z21.s",
+            "ld1rw {{z21.s}}, p0/z, [{st}, #36]", "add z9.s, z9.s, z21.s",
+            "ld1rw {{z21.s}}, p0/z, [{st}, #40]", "add z10.s, z10.s, z21.s",
+            "ld1rw {{z21.s}}, p0/z, [{st}, #44]", "add z11.s, z11.s, z21.s",
+            "ld1rw {{z21.s}}, p0/z, [{st}, #48]", "add z12.s, z12.s, z21.s",
+            "ld1rw {{z21.s}}, p0/z, [{st}, #52]", "add z13.s, z13.s, z21.s",
+            "ld1rw {{z21.s}}, p0/z, [{st}, #56]", "add z14.s, z14.s, z21.s",
+            "ld1rw {{z21.s}}, p0/z, [{st}, #60]", "add z15.s, z15.s, z21.s",
+            "add z12.s, z12.s, z20.s",
+            // Lane k is block k: word j goes to out + 64k + 4j (scatter, 32-bit offsets).
+            "mov {t:w}, #64",
+            "index z22.s, #0, {t:w}",
+            "st1w {{z0.s}}, p0, [{out}, z22.s, uxtw]", "add {out}, {out}, #4",
+            "st1w {{z1.s}}, p0, [{out}, z22.s, uxtw]", "add {out}, {out}, #4",
+            "st1w {{z2.s}}, p0, [{out}, z22.s, uxtw]", "add {out}, {out}, #4",
+            "st1w {{z3.s}}, p0, [{out}, z22.s, uxtw]", "add {out}, {out}, #4",
+            "st1w {{z4.s}}, p0, [{out}, z22.s, uxtw]", "add {out}, {out}, #4",
+            "st1w {{z5.s}}, p0, [{out}, z22.s, uxtw]", "add {out}, {out}, #4",
+            "st1w {{z6.s}}, p0, [{out}, z22.s, uxtw]", "add {out}, {out}, #4",
+            "st1w {{z7.s}}, p0, [{out}, z22.s, uxtw]", "add {out}, {out}, #4",
+            "st1w {{z8.s}}, p0, [{out}, z22.s, uxtw]", "add {out}, {out}, #4",
+            "st1w {{z9.s}}, p0, [{out}, z22.s, uxtw]", "add {out}, {out}, #4",
+            "st1w {{z10.s}}, p0, [{out}, z22.s, uxtw]", "add {out}, {out}, #4",
+            "st1w {{z11.s}}, p0, [{out}, z22.s, uxtw]", "add {out}, {out}, #4",
+            "st1w {{z12.s}}, p0, [{out}, z22.s, uxtw]", "add {out}, {out}, #4",
+            "st1w {{z13.s}}, p0, [{out}, z22.s, uxtw]", "add {out}, {out}, #4",
+            "st1w {{z14.s}}, p0, [{out}, z22.s, uxtw]", "add {out}, {out}, #4",
+            "st1w {{z15.s}}, p0, [{out}, z22.s, uxtw]", "add {out}, {out}, #4",
+            st = in(reg) st.as_ptr(),
+            out = inout(reg) out => _,
+            n = out(reg) _,
+            t = out(reg) _,
+            out("v0") _, out("v1") _, out("v2") _, out("v3") _, out("v4") _, out("v5") _,
+            out("v6") _, out("v7") _, out("v8") _, out("v9") _, out("v10") _, out("v11") _,
+            out("v12") _, out("v13") _, out("v14") _, out("v15") _, out("v16") _, out("v17") _,
+            out("v18") _, out("v19") _, out("v20") _, out("v21") _, out("v22") _,
+            out("p0") _,
+            options(nostack)
+        );
+    }
 }
 
 #[repr(C, align(64))]
@@ -688,7 +823,8 @@ pub const RFC_CIPHERTEXT_242: [u8; 114] = [
 pub fn check_rfc8439(variant: Variant) -> Result<(), String> {
     let lanes = variant.lanes();
     // 2.3.2: block with counter 1, at lane position p (stream starts at 1 - p).
-    let mut buf = [0u8; 32 * BLOCK_BYTES];
+    // 128 blocks: two vector steps even at SVE's longest length (64 lanes).
+    let mut buf = [0u8; 128 * BLOCK_BYTES];
     for p in 0..lanes {
         let start = 1u32.wrapping_sub(p as u32);
         keystream(variant, &RFC_KEY, &RFC_NONCE_232, start, &mut buf)?;

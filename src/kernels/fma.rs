@@ -3,6 +3,10 @@
 //! FMA latency times the number of FMA units (latency 4 × 2 units = 8 on
 //! current x86 and Arm server cores; the kernels use 12 or 24).
 //!
+//! On aarch64 the widths are scalar (`fmadd d`), NEON 128-bit (`fmla v.2d`)
+//! and SVE at the CPU's own vector length (`fmla z.d`, predicated, all lanes
+//! active), in inline assembly: SVE intrinsics are not stable in Rust.
+//!
 //! Each iteration of a kernel issues `accumulators` FMAs on `lanes` FP64
 //! lanes: FLOPs per iteration = 2 × lanes × accumulators. The instructions
 //! are written in `asm!` so the compiler can neither fuse, reorder nor drop
@@ -20,10 +24,19 @@ pub enum Width {
     V256,
     /// 512-bit vectors (`vfmadd231pd zmm`, AVX-512F).
     V512,
+    /// SVE at the running CPU's vector length (`fmla z.d`, predicated;
+    /// 128 to 2048 bits: [`crate::kernels::sve_vector_bits`]).
+    Sve,
 }
 
 impl Width {
-    pub const ALL: [Width; 4] = [Width::Scalar, Width::V128, Width::V256, Width::V512];
+    pub const ALL: [Width; 5] = [
+        Width::Scalar,
+        Width::V128,
+        Width::V256,
+        Width::V512,
+        Width::Sve,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -31,6 +44,7 @@ impl Width {
             Width::V128 => "128",
             Width::V256 => "256",
             Width::V512 => "512",
+            Width::Sve => "sve",
         }
     }
 
@@ -38,12 +52,27 @@ impl Width {
         Width::ALL.into_iter().find(|w| w.name() == s.trim())
     }
 
+    /// Register width in bits (SVE: the running CPU's vector length, 0
+    /// where there is no SVE).
     pub fn bits(self) -> u32 {
         match self {
             Width::Scalar => 64,
             Width::V128 => 128,
             Width::V256 => 256,
             Width::V512 => 512,
+            Width::Sve => super::sve_vector_bits().unwrap_or(0),
+        }
+    }
+
+    /// How a width is shown: "512-bit", "scalar", "SVE 256-bit";
+    /// `name` as stored in a record's `width` parameter and `bits` its
+    /// recorded register width (an SVE record's `vector_bits`).
+    pub fn label(name: &str, bits: Option<u32>) -> String {
+        match (name, bits) {
+            ("scalar", _) => "scalar".into(),
+            ("sve", Some(b)) => format!("SVE {b}-bit"),
+            ("sve", None) => "SVE".into(),
+            (n, _) => format!("{n}-bit"),
         }
     }
 
@@ -71,6 +100,7 @@ impl Width {
         if cfg!(target_arch = "aarch64") {
             match self {
                 Width::Scalar => "fmadd d",
+                Width::Sve => "fmla z.d, p/m",
                 _ => "fmla v.2d",
             }
         } else {
@@ -79,6 +109,7 @@ impl Width {
                 Width::V128 => "vfmadd231pd xmm",
                 Width::V256 => "vfmadd231pd ymm",
                 Width::V512 => "vfmadd231pd zmm",
+                Width::Sve => "fmla z.d, p/m (aarch64)",
             }
         }
     }
@@ -97,6 +128,7 @@ impl Width {
 fn reason(w: Width) -> Option<String> {
     let fma = is_x86_feature_detected!("fma") && is_x86_feature_detected!("avx");
     match w {
+        Width::Sve => super::sve_unsupported_reason(),
         Width::Scalar | Width::V128 | Width::V256 if !fma => {
             Some("the CPU does not support FMA3/AVX (VEX-encoded FMA)".into())
         }
@@ -112,8 +144,9 @@ fn reason(w: Width) -> Option<String> {
 fn reason(w: Width) -> Option<String> {
     match w {
         Width::Scalar | Width::V128 => None,
+        Width::Sve => super::sve_unsupported_reason(),
         _ => Some(format!(
-            "{}-bit FMA: NEON is 128-bit; SVE kernels are not written (SVE intrinsics are not stable in Rust)",
+            "{}-bit FMA: NEON is 128-bit; wider vectors on aarch64 are SVE, measured as width=sve at the CPU's own vector length",
             w.bits()
         )),
     }
@@ -181,6 +214,8 @@ unsafe fn dispatch(w: Width, iters: u64) -> u64 {
         Width::V128 => x86::fma_xmm(iters),
         Width::V256 => x86::fma_ymm(iters),
         Width::V512 => x86::fma_zmm(iters),
+        // Unsupported here (an aarch64 instruction set): never reached.
+        Width::Sve => 0,
     }
 }
 
@@ -188,6 +223,7 @@ unsafe fn dispatch(w: Width, iters: u64) -> u64 {
 unsafe fn dispatch(w: Width, iters: u64) -> u64 {
     match w {
         Width::Scalar => arm::fma_d(iters),
+        Width::Sve => arm::fma_sve(iters),
         _ => arm::fma_v2d(iters),
     }
 }
@@ -514,6 +550,49 @@ mod arm {
             out("v12") _, out("v13") _, out("v14") _, out("v15") _, out("v16") _, out("v17") _,
             out("v18") _, out("v19") _, out("v20") _, out("v21") _, out("v22") _, out("v23") _,
             out("v30") _, out("v31") _,
+            options(nostack, nomem)
+        );
+        let _ = n;
+        out
+    }
+
+    /// 24 SVE accumulators z0..z23 (VL/64 × FP64 each), all lanes active;
+    /// z30 = 1.0, z31 = 0.125.
+    #[target_feature(enable = "sve")]
+    pub(super) unsafe fn fma_sve(iters: u64) -> u64 {
+        let mut n = iters;
+        let out: u64;
+        asm!(
+            "ptrue p0.d",
+            "dup z0.d, #0", "dup z1.d, #0", "dup z2.d, #0", "dup z3.d, #0",
+            "dup z4.d, #0", "dup z5.d, #0", "dup z6.d, #0", "dup z7.d, #0",
+            "dup z8.d, #0", "dup z9.d, #0", "dup z10.d, #0", "dup z11.d, #0",
+            "dup z12.d, #0", "dup z13.d, #0", "dup z14.d, #0", "dup z15.d, #0",
+            "dup z16.d, #0", "dup z17.d, #0", "dup z18.d, #0", "dup z19.d, #0",
+            "dup z20.d, #0", "dup z21.d, #0", "dup z22.d, #0", "dup z23.d, #0",
+            "fmov z30.d, #1.0",
+            "fmov z31.d, #0.125",
+            "2:",
+            "fmla z0.d, p0/m, z30.d, z31.d", "fmla z1.d, p0/m, z30.d, z31.d", "fmla z2.d, p0/m, z30.d, z31.d",
+            "fmla z3.d, p0/m, z30.d, z31.d", "fmla z4.d, p0/m, z30.d, z31.d", "fmla z5.d, p0/m, z30.d, z31.d",
+            "fmla z6.d, p0/m, z30.d, z31.d", "fmla z7.d, p0/m, z30.d, z31.d", "fmla z8.d, p0/m, z30.d, z31.d",
+            "fmla z9.d, p0/m, z30.d, z31.d", "fmla z10.d, p0/m, z30.d, z31.d", "fmla z11.d, p0/m, z30.d, z31.d",
+            "fmla z12.d, p0/m, z30.d, z31.d", "fmla z13.d, p0/m, z30.d, z31.d", "fmla z14.d, p0/m, z30.d, z31.d",
+            "fmla z15.d, p0/m, z30.d, z31.d", "fmla z16.d, p0/m, z30.d, z31.d", "fmla z17.d, p0/m, z30.d, z31.d",
+            "fmla z18.d, p0/m, z30.d, z31.d", "fmla z19.d, p0/m, z30.d, z31.d", "fmla z20.d, p0/m, z30.d, z31.d",
+            "fmla z21.d, p0/m, z30.d, z31.d", "fmla z22.d, p0/m, z30.d, z31.d", "fmla z23.d, p0/m, z30.d, z31.d",
+            "subs {n}, {n}, #1",
+            "b.ne 2b",
+            "fadd z0.d, z0.d, z23.d",
+            "fmov {out}, d0",
+            n = inout(reg) n,
+            out = lateout(reg) out,
+            out("v0") _, out("v1") _, out("v2") _, out("v3") _, out("v4") _, out("v5") _,
+            out("v6") _, out("v7") _, out("v8") _, out("v9") _, out("v10") _, out("v11") _,
+            out("v12") _, out("v13") _, out("v14") _, out("v15") _, out("v16") _, out("v17") _,
+            out("v18") _, out("v19") _, out("v20") _, out("v21") _, out("v22") _, out("v23") _,
+            out("v30") _, out("v31") _,
+            out("p0") _,
             options(nostack, nomem)
         );
         let _ = n;

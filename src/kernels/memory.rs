@@ -726,15 +726,12 @@ mod arm {
                 let mut s = [vdupq_n_f64(0.0); U];
                 let mut i = 0;
                 while i < n {
-                    for u in 0..U {
-                        s[u] = vaddq_f64(s[u], vld1q_f64(a.add(i + u * L)));
+                    for (u, acc) in s.iter_mut().enumerate() {
+                        *acc = vaddq_f64(*acc, vld1q_f64(a.add(i + u * L)));
                     }
                     i += U * L;
                 }
-                let mut t = vdupq_n_f64(0.0);
-                for u in 0..U {
-                    t = vaddq_f64(t, s[u]);
-                }
+                let t = s.iter().fold(vdupq_n_f64(0.0), |t, v| vaddq_f64(t, *v));
                 vaddvq_f64(t)
             }
             BwKernel::Write => {
@@ -946,8 +943,8 @@ mod scalar {
             BwKernel::Read => {
                 let mut s = [0u64; 4];
                 for i in (0..n).step_by(4) {
-                    for k in 0..4 {
-                        s[k] = s[k].wrapping_add((a.add(i + k) as *const u64).read_volatile());
+                    for (k, acc) in s.iter_mut().enumerate() {
+                        *acc = acc.wrapping_add((a.add(i + k) as *const u64).read_volatile());
                     }
                 }
                 s.iter().fold(0u64, |x, y| x.wrapping_add(*y)) as f64

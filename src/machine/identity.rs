@@ -704,13 +704,9 @@ fn live_uname_machine() -> Option<String> {
     if unsafe { libc::uname(&mut u) } != 0 {
         return None;
     }
-    let bytes: Vec<u8> = u
-        .machine
-        .iter()
-        .take_while(|c| **c != 0)
-        .map(|c| *c as u8)
-        .collect();
-    String::from_utf8(bytes).ok().filter(|s| !s.is_empty())
+    // SAFETY: uname(2) NUL-terminates every field it fills.
+    let machine = unsafe { std::ffi::CStr::from_ptr(u.machine.as_ptr()) };
+    machine.to_str().ok().map(str::to_owned).filter(|s| !s.is_empty())
 }
 
 fn x86_vendor_name(v: &str) -> Option<&'static str> {

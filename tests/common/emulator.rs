@@ -1,0 +1,56 @@
+//! Tests run on the machine's own CPU, or as aarch64 code under qemu-user
+//! (`scripts/cargo-aarch64.sh test`), which declares itself with
+//! `CPUSCOPE_TEST_EMULATOR=qemu-user`. qemu-user hands most syscalls to the
+//! host kernel but implements neither `perf_event_open` nor the NUMA
+//! memory-policy calls (`get_mempolicy`, `set_mempolicy`, `mbind`,
+//! `move_pages`): they answer ENOSYS. A test of what needs them prints a
+//! `SKIP (qemu-user ...)` line and returns there, CI or not (no package adds
+//! a syscall to the emulator), but only when the emulator is declared AND the
+//! syscall really answers ENOSYS; anywhere else the test runs. The ARM
+//! topology lab (`lab/run`, a real arm64 kernel under qemu-system-aarch64)
+//! runs those paths on aarch64.
+
+use std::io::Write as _;
+
+/// The declared emulator, if any.
+pub fn declared() -> Option<String> {
+    std::env::var("CPUSCOPE_TEST_EMULATOR")
+        .ok()
+        .filter(|v| !v.is_empty())
+}
+
+/// A syscall a test needs.
+#[derive(Clone, Copy, Debug)]
+pub enum Needs {
+    /// `perf_event_open` (every counter, hardware or software).
+    PerfEvents,
+    /// The NUMA memory-policy calls.
+    MemPolicy,
+}
+
+fn enosys(n: Needs) -> bool {
+    let nr = match n {
+        Needs::PerfEvents => libc::SYS_perf_event_open,
+        Needs::MemPolicy => libc::SYS_get_mempolicy,
+    };
+    // SAFETY: all-NULL/zero arguments: a real kernel answers EFAULT, EINVAL
+    // or 0 without touching memory; an emulator that lacks the call, ENOSYS.
+    let r = unsafe { libc::syscall(nr, 0usize, 0usize, 0usize, 0usize, 0usize) };
+    r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS)
+}
+
+/// True (after printing why) when the declared emulator lacks what `what`
+/// needs: the caller returns.
+pub fn lacks(n: Needs, what: &str) -> bool {
+    let Some(emu) = declared() else {
+        return false;
+    };
+    if !enosys(n) {
+        return false;
+    }
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIP ({emu} answers ENOSYS for {n:?}; the ARM lab covers it on a real kernel): {what}"
+    );
+    true
+}

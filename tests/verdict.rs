@@ -182,6 +182,32 @@ fn not_available_reasons_group_by_cause() {
         cause("permission denied: perf_event_paranoid is 3"),
         "not permitted to count (perf_event_paranoid)"
     );
+    // A 2-node machine whose packages hold one node each: not "one NUMA
+    // node" (the lab's ARM guest was filed so by a substring match).
+    for (reason, want) in [
+        (
+            "not applicable: no package holds two NUMA nodes",
+            "one NUMA node per socket",
+        ),
+        (
+            "not applicable: no socket holds two NUMA nodes with 2 usable cores each",
+            "one NUMA node per socket",
+        ),
+        (
+            "not applicable: every other node is at the same distance as the nearest",
+            "one remote distance (no farther node)",
+        ),
+        (
+            "not applicable: no NUMA node holds 4 usable cores",
+            "NUMA nodes smaller than the placement set",
+        ),
+        (
+            "remote pages not available: numa_maps unreadable",
+            "remote pages not available",
+        ),
+    ] {
+        assert_eq!(cause(reason), want, "{reason}");
+    }
     // An unknown reason is its own cause, shortened to its first clause.
     assert_eq!(
         cause("the moon is in the way: details"),

@@ -261,7 +261,7 @@ impl Experiment for Peak {
         };
         let spec = spec_for(ctx.machine, first);
         let theory_json = theory_data(&spec, ctx.machine, first);
-        let mut widest: Option<Width> = None;
+        let mut widest: Option<(Width, Option<f64>)> = None;
 
         // 1. One core, every width. Every FMA sample is bracketed by a short
         // add-chain clock reading right before and right after it (same CPU,
@@ -280,14 +280,14 @@ impl Experiment for Peak {
                 .with_method(&method_fma(w), METHOD_VERSION))?;
                 continue;
             }
-            widest = Some(w);
-            fma_one_core(ctx, out, &policy, &spec, &theory_json, first, w)?;
+            let one = fma_one_core(ctx, out, &policy, &spec, &theory_json, first, w)?;
+            widest = Some((w, one));
         }
 
         // 2. Widest width, one thread per core.
-        if let Some(w) = widest {
+        if let Some((w, one)) = widest {
             if per_core.len() > 1 {
-                fma_per_core(ctx, out, &policy, &spec, &per_core, w)?;
+                fma_per_core(ctx, out, &policy, &spec, &per_core, (w, one))?;
             }
         }
 
@@ -306,7 +306,8 @@ struct WidthClocks {
     lic: Option<f64>,
 }
 
-/// Step 1 of `Peak::run` at width `w`: FMA GFLOP/s and FLOP/cycle on CPU `first`.
+/// Step 1 of `Peak::run` at width `w`: FMA GFLOP/s and FLOP/cycle on CPU
+/// `first`; returns the GFLOP/s figure.
 fn fma_one_core(
     ctx: &mut ExpCtx,
     out: &mut dyn FnMut(ResultRecord) -> Result<()>,
@@ -315,7 +316,7 @@ fn fma_one_core(
     theory_json: &serde_json::Value,
     first: usize,
     w: Width,
-) -> Result<()> {
+) -> Result<Option<f64>> {
     (ctx.step)(&format!("FMA {}-bit, one core", w.bits()));
     // The whole budget, not stopping at a CV target: the peak is the
     // best sample, and more samples give a fairer chance of one
@@ -375,9 +376,11 @@ fn fma_one_core(
         "theoretical_flops_per_cycle": theo,
         "theory": theory_json,
     }));
+    let one_core = rec.value;
     out(rec)?;
     let clocks = WidthClocks { ghz1, drift, lic };
-    out(per_cycle_record(w, &paired, &clocks, spec, theo))
+    out(per_cycle_record(w, &paired, &clocks, spec, theo))?;
+    Ok(one_core)
 }
 
 /// Step 1 of `Peak::run`: the FLOP/cycle record of width `w`, each sample by
@@ -508,7 +511,7 @@ fn fma_per_core(
     policy: &Policy,
     spec: &Spec,
     per_core: &CpuSet,
-    w: Width,
+    (w, one_core): (Width, Option<f64>),
 ) -> Result<()> {
     (ctx.step)(&format!("FMA {}-bit, {} cores", w.bits(), per_core.len()));
     let (agg, per_thread) = team_rate(
@@ -541,8 +544,28 @@ fn fma_per_core(
             t / ctx.facts.ghz_all.unwrap_or(1.0) / per_core.len() as f64
         ));
     }
+    if let Some(why) = all_cores_implausible(rec.value, one_core, per_core.len()) {
+        rec = rec.with_suspect(&why);
+    }
     rec = rec.with_data(json!({"cpus": per_core.to_string(), "vector_bits": w.bits(), "per_thread_gflops": per_thread, "theoretical_gflops": theo, "ghz_all": ctx.facts.ghz_all}));
     out(rec)
+}
+
+/// Why an all-cores figure cannot be what the cores do together: `n` cores
+/// measured below half of what one core alone did (`one`) a moment before.
+/// Each core runs its own independent FMA chains, so together they can lose
+/// to shared clocks and power, never fall under one core: such a figure says
+/// the threads did not run at the same time (vCPUs the host descheduled, a
+/// fresh guest's vCPUs waking up, CPUs busy with other work).
+pub fn all_cores_implausible(all: Option<f64>, one: Option<f64>, n: usize) -> Option<String> {
+    let (all, one) = (all?, one?);
+    (n > 1 && all < 0.5 * one).then(|| {
+        format!(
+            "{n} cores together measured {} GFLOP/s, under half of one core alone ({} GFLOP/s): the threads did not run at the same time (vCPUs descheduled by the host, or CPUs busy with other work); not a figure of the hardware",
+            crate::base::fmt::fmt_num(all),
+            crate::base::fmt::fmt_num(one)
+        )
+    })
 }
 
 /// The most instructions per second the nop loop can retire on `cores`

@@ -146,14 +146,14 @@ fn from_result(r: &ResultRecord) -> String {
 fn noisy_note(recs: &[&ResultRecord]) -> String {
     let noisy: Vec<&str> = recs
         .iter()
-        .filter(|r| r.is_noisy())
+        .filter(|r| r.is_flagged())
         .map(|r| r.key.as_str())
         .collect();
     if noisy.is_empty() {
         String::new()
     } else {
         format!(
-            " (caution: {} noisy, CV above 5%; repeat the run to confirm).",
+            " (caution: {} noisy (CV above 5%) or implausible; repeat the run to confirm).",
             noisy.join(", ")
         )
     }
@@ -190,14 +190,6 @@ fn distance(m: &MachineInfo, a: usize, b: usize) -> Option<u64> {
     row.get(bi).map(|d| u64::from(*d))
 }
 
-/// CPU → NUMA node from the machine's threads.
-fn cpu_nodes(m: &MachineInfo) -> BTreeMap<usize, usize> {
-    m.threads
-        .iter()
-        .filter_map(|t| Some((t.cpu, t.node?)))
-        .collect()
-}
-
 const CPU_NODE_PARAMS: &[&str] = &[
     "cpu_node",
     "from_node",
@@ -216,8 +208,8 @@ const MEM_NODE_PARAMS: &[&str] = &[
 
 /// Measured latency from CPU node to memory node, with the evidence source
 /// of each entry: from per-pair records (params cpu_node/mem_node...) or a
-/// record whose data holds a node × node `matrix` (or a CPU × CPU one,
-/// averaged per node pair).
+/// record whose data holds a node × node `matrix`. A core-to-core (CPU × CPU)
+/// matrix is not memory latency and is not read here.
 struct NodeLatency {
     /// (cpu node, memory node) → (ns, source, noisy)
     pairs: BTreeMap<(usize, usize), (f64, String, bool)>,
@@ -320,50 +312,25 @@ fn node_latency(run: &Run) -> Option<NodeLatency> {
             "matrix_ns"
         };
         let src = format!("result {} (data.{field})", r.key);
+        // Memory latency only: a CPU × CPU matrix (core-to-core, data.cpus)
+        // is the cost of moving a cache line between cores, not of reaching
+        // another node's memory, and is never read as one.
         if d.get("cpus").is_some() {
-            // CPU × CPU (core-to-core): average per node pair.
-            let cpus = labels_of(d, "cpus", n);
-            let nodes = cpu_nodes(&run.machine_info());
-            let mut acc: BTreeMap<(usize, usize), (f64, usize)> = BTreeMap::new();
-            for (i, row) in mx.iter().enumerate() {
-                for (j, v) in row.iter().enumerate() {
-                    let (Some(v), Some(a), Some(b)) = (v, nodes.get(&cpus[i]), nodes.get(&cpus[j]))
-                    else {
-                        continue;
-                    };
-                    if i == j {
-                        continue;
-                    }
-                    let e = acc.entry((*a, *b)).or_insert((0.0, 0));
-                    e.0 += v;
-                    e.1 += 1;
-                }
-            }
-            let pairs: BTreeMap<_, _> = acc
-                .into_iter()
-                .map(|(k, (s, c))| (k, (s / c as f64, src.clone(), r.is_noisy())))
-                .collect();
-            if pairs.keys().any(|(a, b)| a != b) && pairs.keys().any(|(a, b)| a == b) {
-                return Some(NodeLatency {
-                    what: format!("{}: {} (mean per node pair)", r.experiment, r.metric),
-                    pairs,
-                });
-            }
-        } else {
-            let nodes = labels_of(d, "nodes", n);
-            let mut pairs = BTreeMap::new();
-            for (i, row) in mx.iter().enumerate() {
-                for (j, v) in row.iter().enumerate() {
-                    if let Some(v) = v {
-                        pairs.insert((nodes[i], nodes[j]), (*v, src.clone(), r.is_noisy()));
-                    }
-                }
-            }
-            return Some(NodeLatency {
-                what: format!("{}: {}", r.experiment, r.metric),
-                pairs,
-            });
+            continue;
         }
+        let nodes = labels_of(d, "nodes", n);
+        let mut pairs = BTreeMap::new();
+        for (i, row) in mx.iter().enumerate() {
+            for (j, v) in row.iter().enumerate() {
+                if let Some(v) = v {
+                    pairs.insert((nodes[i], nodes[j]), (*v, src.clone(), r.is_noisy()));
+                }
+            }
+        }
+        return Some(NodeLatency {
+            what: format!("{}: {}", r.experiment, r.metric),
+            pairs,
+        });
     }
     None
 }

@@ -208,7 +208,13 @@ fn results(run: &Run) -> String {
                     ),
                     None => ("-".into(), "-".into(), "-".into(), "-".into()),
                 };
-                let flag = if r.is_noisy() { "NOISY" } else { "" };
+                let flag = if r.is_suspect() {
+                    "SUSPECT"
+                } else if r.is_noisy() {
+                    "NOISY"
+                } else {
+                    ""
+                };
                 rows.push(vec![
                     label,
                     format!("{} {}", fmt_num(v), r.unit),

@@ -108,7 +108,9 @@ fn find(run: &Run, id: MetricId, f: impl Fn(&ResultRecord) -> bool) -> Option<&R
 }
 
 fn noisy_mark(r: &ResultRecord) -> &'static str {
-    if r.is_noisy() {
+    if r.is_suspect() {
+        " ?"
+    } else if r.is_noisy() {
         " !"
     } else {
         ""
@@ -613,7 +615,23 @@ pub fn cause(reason: &str) -> String {
     if has("smt") || has("threads of one core") || has("hardware thread") {
         return "no SMT".into();
     }
-    if has("numa node") || has("remote") {
+    // NUMA: what the reason says of the nodes, most specific first (a
+    // 2-node machine whose sockets hold one node each is not "one node").
+    if has("holds two numa nodes") || has("no two numa nodes on different sockets") {
+        return "one NUMA node per socket".into();
+    }
+    if has("no numa node holds") {
+        return "NUMA nodes smaller than the placement set".into();
+    }
+    if has("same distance as the nearest") {
+        return "one remote distance (no farther node)".into();
+    }
+    if has("one numa node")
+        || has("one usable numa node")
+        || has("no remote memory")
+        || has("there is no remote")
+        || has("numa nodes unknown")
+    {
         return "one NUMA node".into();
     }
     if has("package") || has("socket") || has("one l3") {
@@ -737,6 +755,7 @@ fn tune_line(run: &Run) -> Option<Line> {
 fn assemble(run: &Run, html: Option<&str>, nf: usize, nu: usize) -> Vec<Line> {
     let measured = run.results.iter().filter(|r| r.value.is_some()).count();
     let noisy = run.results.iter().filter(|r| r.is_noisy()).count();
+    let suspect = run.results.iter().filter(|r| r.is_suspect()).count();
     let mut all = vec![
         Line {
             key: FULL,
@@ -766,11 +785,16 @@ fn assemble(run: &Run, html: Option<&str>, nf: usize, nu: usize) -> Vec<Line> {
     all.push(line(
         "Noise",
         format!(
-            "{noisy} of {measured} figures with CV > 5%{}",
+            "{noisy} of {measured} figures with CV > 5%{}{}",
             if noisy > 0 {
                 " (marked ! above and in show --all)"
             } else {
                 ""
+            },
+            if suspect > 0 {
+                format!("; {suspect} implausible (marked ?, why in show --all)")
+            } else {
+                String::new()
             }
         ),
     ));

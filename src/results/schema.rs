@@ -293,6 +293,10 @@ impl MetricId {
     }
 }
 
+/// The start of a note that flags a figure as implausible
+/// ([`ResultRecord::with_suspect`]).
+pub const SUSPECT: &str = "suspect: ";
+
 /// One figure (or one structured result) of one experiment.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -457,6 +461,23 @@ impl ResultRecord {
     /// True when the spread of the samples is above 5% CV.
     pub fn is_noisy(&self) -> bool {
         self.stats.as_ref().is_some_and(Stats::is_noisy)
+    }
+
+    /// Flag the figure as implausible, with why (a note that starts with
+    /// [`SUSPECT`]): it stays, measured, but every reader marks it like a
+    /// noisy one and no advice rests on it.
+    pub fn with_suspect(self, why: &str) -> ResultRecord {
+        self.with_note(&format!("{SUSPECT}{why}"))
+    }
+
+    /// True when a check of the experiment found the figure implausible.
+    pub fn is_suspect(&self) -> bool {
+        self.notes.iter().any(|n| n.starts_with(SUSPECT))
+    }
+
+    /// Noisy (CV > 5%) or suspect: not a figure to rest advice on.
+    pub fn is_flagged(&self) -> bool {
+        self.is_noisy() || self.is_suspect()
     }
 
     /// Label for reports: `experiment` or `experiment: metric`, then the params.

@@ -272,7 +272,10 @@ fn declared_distances_against_measured() {
         .collect();
     let c2c = fixed("c2c", "latency", "ns", false, 100.0)
         .with_data(json!({"cpus": [0, 1, 2, 3, 4, 5], "matrix": matrix}));
-    silent(&run_with(m.clone(), vec![c2c.clone()]), "distances-vs-measured");
+    silent(
+        &run_with(m.clone(), vec![c2c.clone()]),
+        "distances-vs-measured",
+    );
     silent(&run_with(m, vec![c2c]), "remote-local-latency");
 }
 
@@ -311,6 +314,40 @@ fn bandwidth_saturates_before_all_cores() {
         &run_with(two_nodes(json!({})), vec![bw(1, 10.0), bw(2, 10.0)]),
         "memory-bandwidth-saturation",
     );
+    // Two placements that both saturate: two findings, each saying which
+    // placement it is (the ARM lab printed the same sentence twice).
+    let placed = |p: &str, t: u64, v: f64| {
+        fixed("bandwidth", "bandwidth", "GB/s", true, v)
+            .with_param("threads", t)
+            .with_param("placement", p)
+    };
+    let r = run_with(
+        two_nodes(json!({})),
+        vec![
+            placed("compact", 1, 5.0),
+            placed("compact", 2, 9.0),
+            placed("compact", 4, 9.5),
+            placed("spread_core", 1, 5.0),
+            placed("spread_core", 2, 9.8),
+            placed("spread_core", 4, 10.0),
+        ],
+    );
+    let all = advice::findings(&r);
+    let titles: Vec<&str> = all
+        .iter()
+        .filter(|f| f.rule == "memory-bandwidth-saturation")
+        .map(|f| f.title.as_str())
+        .collect();
+    assert_eq!(titles.len(), 2, "{titles:?}");
+    assert!(
+        titles.iter().any(|t| t.contains("placed compactly")),
+        "{titles:?}"
+    );
+    assert!(
+        titles.iter().any(|t| t.contains("spread one per core")),
+        "{titles:?}"
+    );
+    assert_ne!(titles[0], titles[1]);
 }
 
 fn tput(isa: &str, threads: &str, v: f64) -> ResultRecord {

@@ -67,7 +67,10 @@ fn busy_loop(n: u64) -> u64 {
 
 #[test]
 fn open_self_never_fails_and_states_are_explained() {
-    if emulator::lacks(emulator::Needs::PerfEvents, "open_self_never_fails_and_states_are_explained") {
+    if emulator::lacks(
+        emulator::Needs::PerfEvents,
+        "open_self_never_fails_and_states_are_explained",
+    ) {
         return;
     }
     let mut g = CounterGroup::open_self(&events::harness_default());
@@ -132,7 +135,10 @@ fn probe_reports_state_with_reason() {
 
 #[test]
 fn hardware_reasons_name_the_cause_on_a_machine_without_pmu() {
-    if emulator::lacks(emulator::Needs::PerfEvents, "hardware_reasons_name_the_cause_on_a_machine_without_pmu") {
+    if emulator::lacks(
+        emulator::Needs::PerfEvents,
+        "hardware_reasons_name_the_cause_on_a_machine_without_pmu",
+    ) {
         return;
     }
     let has_core_pmu = std::fs::read_dir("/sys/bus/event_source/devices")
@@ -240,7 +246,10 @@ const SEED000_710_EVENTS: &str = "branch-misses,bus-cycles,cache-misses,cache-re
 
 #[test]
 fn the_seeds_full_event_lists_are_accepted() {
-    if emulator::lacks(emulator::Needs::PerfEvents, "the_seeds_full_event_lists_are_accepted") {
+    if emulator::lacks(
+        emulator::Needs::PerfEvents,
+        "the_seeds_full_event_lists_are_accepted",
+    ) {
         return;
     }
     for list in [SEED000_KUNPENG_EVENTS, SEED000_710_EVENTS] {
@@ -292,7 +301,10 @@ fn the_seeds_full_event_lists_are_accepted() {
 
 #[test]
 fn json_document_for_a_cpu_bound_command() {
-    if emulator::lacks(emulator::Needs::PerfEvents, "json_document_for_a_cpu_bound_command") {
+    if emulator::lacks(
+        emulator::Needs::PerfEvents,
+        "json_document_for_a_cpu_bound_command",
+    ) {
         return;
     }
     // A short CPU-bound shell loop (~0.1 s of CPU).
@@ -359,7 +371,10 @@ fn json_document_for_a_cpu_bound_command() {
 
 #[test]
 fn page_faults_for_a_command_touching_memory() {
-    if emulator::lacks(emulator::Needs::PerfEvents, "page_faults_for_a_command_touching_memory") {
+    if emulator::lacks(
+        emulator::Needs::PerfEvents,
+        "page_faults_for_a_command_touching_memory",
+    ) {
         return;
     }
     let (_, d) = stat_json(&[

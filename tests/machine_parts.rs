@@ -63,6 +63,12 @@ fn identity_arm_big_little_from_sysfs_midr() {
     // ARM without DMI: cannot tell whether virtual.
     assert_eq!(id.virtualization.is_virtual, None);
     assert!(id.virtualization.reason.is_some());
+    // QEMU's virt board (the ARM lab's guests, and KVM guests on it) says so
+    // in the device tree's root compatible.
+    write(r, "proc/device-tree/compatible", "linux,dummy-virt\0");
+    let id = identity::read(&sys);
+    assert_eq!(id.virtualization.is_virtual, Some(true));
+    assert!(id.virtualization.hypervisor.unwrap().contains("QEMU virt"));
 }
 
 #[test]
@@ -774,4 +780,118 @@ fn numastat_p_by_kind() {
         (8192, 4096, 2 << 20)
     );
     assert_eq!(s[1].total_bytes, 8192 + 4096 + (2 << 20));
+}
+
+// ---------------------------------------------------------------- caches
+
+/// An arm64 kernel booted with a device tree that describes no caches (QEMU
+/// virt, the ARM lab's guests): cpuN/cache lists L1d and L1i with a level, a
+/// type and a sharing list, no size. The core's knowledge-base entry (Neoverse
+/// N1: 64 KiB L1d/L1i, 1 MiB L2 per core) fills the sizes and adds the private
+/// L2, each labelled with its entry and source; nothing is invented where the
+/// entry is silent.
+#[test]
+fn caches_a_device_tree_leaves_out_come_from_the_knowledge_base() {
+    let d = fake_root();
+    let r = d.path();
+    write(r, "sys/devices/system/cpu/online", "0-3\n");
+    write(r, "sys/devices/system/cpu/possible", "0-3\n");
+    write(r, "sys/devices/system/cpu/present", "0-3\n");
+    for cpu in 0..4 {
+        let c = format!("sys/devices/system/cpu/cpu{cpu}");
+        write(
+            r,
+            &format!("{c}/regs/identification/midr_el1"),
+            "0x00000000414fd0c1\n",
+        );
+        write(
+            r,
+            &format!("{c}/topology/physical_package_id"),
+            &format!("{}\n", cpu / 2),
+        );
+        write(
+            r,
+            &format!("{c}/topology/cluster_id"),
+            &format!("{}\n", cpu / 2),
+        );
+        write(
+            r,
+            &format!("{c}/topology/core_id"),
+            &format!("{}\n", cpu % 2),
+        );
+        write(
+            r,
+            &format!("{c}/topology/thread_siblings_list"),
+            &format!("{cpu}\n"),
+        );
+        write(
+            r,
+            &format!("{c}/topology/core_siblings_list"),
+            &format!("{}-{}\n", cpu / 2 * 2, cpu / 2 * 2 + 1),
+        );
+        for (i, kind) in [(0, "Data"), (1, "Instruction")] {
+            write(r, &format!("{c}/cache/index{i}/level"), "1\n");
+            write(r, &format!("{c}/cache/index{i}/type"), &format!("{kind}\n"));
+            write(
+                r,
+                &format!("{c}/cache/index{i}/shared_cpu_list"),
+                &format!("{cpu}\n"),
+            );
+            write(
+                r,
+                &format!("{c}/cache/index{i}/shared_cpu_map"),
+                &format!("{:x}\n", 1u32 << cpu),
+            );
+        }
+    }
+    let sys = Sysroot::new(r).unwrap();
+    let info = cpuscope::machine::discover(&sys).unwrap();
+    assert_eq!(info.uarch.primary().unwrap().id, "neoverse-n1");
+    let named = |n: &str| info.caches_named(n);
+    for n in ["L1d", "L1i"] {
+        let v = named(n);
+        assert_eq!(v.len(), 4, "{n}");
+        for c in v {
+            assert_eq!(c.size_bytes, Some(64 << 10), "{n}");
+            assert!(!c.documented_only);
+            let src = c.size_source.as_deref().unwrap();
+            assert!(
+                src.contains("Neoverse N1") && src.contains("not reported by the kernel"),
+                "{src}"
+            );
+        }
+    }
+    let l2 = named("L2");
+    assert_eq!(l2.len(), 4, "one documented private L2 per core");
+    for c in &l2 {
+        assert!(c.documented_only);
+        assert_eq!(c.size_bytes, Some(1 << 20));
+        assert_eq!(c.shared_cpu_list.len(), 1);
+    }
+    // No L3 figure in the entry: no L3 invented.
+    assert!(named("L3").is_empty());
+    // info shows the sizes marked and their source.
+    let out = bin()
+        .args(["info", "--sysroot", r.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("64 KiB*"), "{text}");
+    assert!(
+        text.contains("* L1d, L1i: documented, not reported by the kernel: Arm Neoverse N1")
+            && text.contains("* L2: documented, not reported by the kernel: Arm Neoverse N1"),
+        "{text}"
+    );
+    // Sizes the kernel does report are never replaced.
+    let kb = info.caches_named("L1d")[0].size_bytes;
+    write(r, "sys/devices/system/cpu/cpu0/cache/index0/size", "32K\n");
+    let info = cpuscope::machine::discover(&sys).unwrap();
+    let l1d0 = info
+        .caches_named("L1d")
+        .into_iter()
+        .find(|c| c.shared_cpu_list.contains(0))
+        .unwrap();
+    assert_eq!(l1d0.size_bytes, Some(32 << 10));
+    assert!(l1d0.size_source.is_none());
+    assert_eq!(kb, Some(64 << 10));
 }

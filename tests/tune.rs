@@ -339,7 +339,10 @@ fn every_round_runs_each_candidate_once_in_a_shuffled_order() {
 
 #[test]
 fn the_command_runs_interleaved_round_by_round() {
-    if emulator::lacks(emulator::Needs::MemPolicy, "the_command_runs_interleaved_round_by_round") {
+    if emulator::lacks(
+        emulator::Needs::MemPolicy,
+        "the_command_runs_interleaved_round_by_round",
+    ) {
         return;
     }
     let n = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -616,7 +619,10 @@ fn tune(store: Option<&str>, extra: &[&str], cmd: &[&str]) -> Output {
 
 #[test]
 fn a_failing_candidate_stops_only_itself() {
-    if emulator::lacks(emulator::Needs::MemPolicy, "a_failing_candidate_stops_only_itself") {
+    if emulator::lacks(
+        emulator::Needs::MemPolicy,
+        "a_failing_candidate_stops_only_itself",
+    ) {
         return;
     }
     let n = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -344,6 +344,14 @@ impl Placement {
             Placement::SpreadNode => "spread_node",
         }
     }
+    /// How threads are added, in words ("threads placed compactly: ...").
+    pub fn words(self) -> &'static str {
+        match self {
+            Placement::Compact => "placed compactly (a node's cores first)",
+            Placement::SpreadCore => "spread one per core over the packages",
+            Placement::SpreadNode => "spread round-robin over the NUMA nodes",
+        }
+    }
     pub fn parse(s: &str) -> Option<Placement> {
         match s {
             "compact" => Some(Placement::Compact),

@@ -837,7 +837,9 @@ impl Params {
             .filter(|s| !s.trim().is_empty())
             .map(|s| {
                 Variant::parse(s).ok_or_else(|| {
-                    anyhow::anyhow!("unknown SIMD variant '{s}' (scalar, sse2, avx2, avx512, neon, sve)")
+                    anyhow::anyhow!(
+                        "unknown SIMD variant '{s}' (scalar, sse2, avx2, avx512, neon, sve)"
+                    )
                 })
             })
             .collect::<Result<_>>()?;

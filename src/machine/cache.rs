@@ -3,6 +3,7 @@
 //! deduplicated: one instance per (level, type, set of CPUs sharing it).
 
 use super::topology::Core;
+use super::uarch;
 use crate::base::CpuSet;
 use crate::base::Sysroot;
 use serde::{Deserialize, Serialize};
@@ -30,6 +31,13 @@ pub struct CacheInstance {
     pub per_core_bytes: Option<u64>,
     /// Fields the kernel did not report, and other oddities.
     pub notes: Vec<String>,
+    /// Where `size_bytes` comes from when not from the kernel: the core's
+    /// knowledge-base entry and its source ([`fill_documented`]); None when
+    /// the kernel reported it.
+    pub size_source: Option<String>,
+    /// True for a level the kernel does not list at all, added from the
+    /// core's knowledge-base entry (a private per-core level only).
+    pub documented_only: bool,
 }
 
 impl CacheInstance {
@@ -188,6 +196,8 @@ pub fn read(
                 cores: ncores,
                 per_core_bytes: size_bytes.map(|s| s / ncores as u64),
                 notes,
+                size_source: None,
+                documented_only: false,
             },
         );
     }
@@ -210,6 +220,117 @@ pub fn read(
         None
     };
     (v, reason)
+}
+
+/// A level's documented size (KiB), ways and sharing from a knowledge-base
+/// entry: (level, type) → (KiB, ways, scope, field name).
+fn documented(
+    c: &uarch::Core,
+    level: u32,
+    kind: &str,
+) -> Option<(u64, Option<u32>, Option<String>, &'static str)> {
+    let k = c.cache.as_ref()?;
+    match (level, kind) {
+        (1, "Data") => Some((k.l1d_kib?, k.l1d_ways, None, "l1d_kib")),
+        (1, "Instruction") => Some((k.l1i_kib?, None, None, "l1i_kib")),
+        (2, "Unified") => Some((k.l2_kib?, k.l2_ways, k.l2_scope.clone(), "l2_kib")),
+        (3, "Unified") => Some((k.l3_kib?, k.l3_ways, k.l3_scope.clone(), "l3_kib")),
+        _ => None,
+    }
+}
+
+/// Fill what the kernel leaves out from the knowledge-base entry of the core
+/// that owns each cache (`core_of(cpu)`): the size (and ways) of a level the
+/// kernel lists without them (an arm64 kernel booted with a device tree that
+/// describes no caches lists L1 with no size), and a private per-core level
+/// the entry documents that the kernel does not list at all (one instance
+/// per core, sharing = the core's CPUs). A shared level the kernel does not
+/// list is not added (which CPUs share it is not known): the returned notes
+/// say so. Every filled figure names its entry and source in `size_source`.
+pub fn fill_documented<'a>(
+    caches: &mut Vec<CacheInstance>,
+    cores: &[Core],
+    online: &CpuSet,
+    core_of: impl Fn(usize) -> Option<&'a uarch::Core>,
+) -> Vec<String> {
+    let source = |c: &uarch::Core, field: &str| {
+        c.cache
+            .as_ref()
+            .map(|k| c.field_source(&k.source, &k.sources, field))
+            .unwrap_or_default()
+    };
+    let cite = |c: &uarch::Core, field: &str| {
+        format!(
+            "documented, not reported by the kernel: {} ({})",
+            c.name,
+            source(c, field)
+        )
+    };
+    let mut notes = Vec::new();
+    for inst in caches.iter_mut().filter(|i| i.size_bytes.is_none()) {
+        let Some(c) = inst.shared_cpu_list.first().and_then(&core_of) else {
+            continue;
+        };
+        let Some((kib, ways, _, field)) = documented(c, inst.level, &inst.kind) else {
+            continue;
+        };
+        inst.size_bytes = Some(kib << 10);
+        inst.per_core_bytes = Some((kib << 10) / inst.cores.max(1) as u64);
+        if inst.ways.is_none() {
+            inst.ways = ways.map(u64::from);
+        }
+        inst.size_source = Some(cite(c, field));
+    }
+    // Levels the entry documents and the kernel does not list.
+    let listed = |level: u32| caches.iter().any(|i| i.level == level);
+    let mut added = Vec::new();
+    for level in [2u32, 3] {
+        if listed(level) {
+            continue;
+        }
+        let mut shared_note = None;
+        for core in cores {
+            let cpus = core.cpus.intersection(online);
+            let Some(first) = cpus.first() else { continue };
+            let Some(c) = core_of(first) else { continue };
+            let Some((kib, ways, scope, field)) = documented(c, level, "Unified") else {
+                continue;
+            };
+            if scope.as_deref() != Some("per core") {
+                shared_note = Some(format!(
+                    "L{level}: {} documents {} KiB per instance ({}; {}), but the kernel lists no L{level} and which CPUs share it is not known: not used",
+                    c.name,
+                    kib,
+                    scope.as_deref().unwrap_or("sharing not stated"),
+                    source(c, field)
+                ));
+                continue;
+            }
+            added.push(CacheInstance {
+                level,
+                kind: "Unified".into(),
+                size_bytes: Some(kib << 10),
+                ways: ways.map(u64::from),
+                shared_cpu_list: cpus,
+                cores: 1,
+                per_core_bytes: Some(kib << 10),
+                notes: vec!["not listed by the kernel (cpuN/cache has no such index)".into()],
+                size_source: Some(cite(c, field)),
+                documented_only: true,
+                ..Default::default()
+            });
+        }
+        notes.extend(shared_note);
+    }
+    caches.extend(added);
+    caches.sort_by(|a, b| {
+        (a.level, kind_order(&a.kind), a.shared_cpu_list.first()).cmp(&(
+            b.level,
+            kind_order(&b.kind),
+            b.shared_cpu_list.first(),
+        ))
+    });
+    notes
 }
 
 fn kind_order(k: &str) -> u8 {

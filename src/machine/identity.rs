@@ -619,6 +619,20 @@ fn detect_virtualization(
             }
         }
     }
+    // QEMU's `virt` board names itself in the device tree's root
+    // compatible ("linux,dummy-virt"), under KVM and under emulation (TCG)
+    // alike; no physical board uses that string.
+    if let Some(c) = sys.read_string("/proc/device-tree/compatible") {
+        let c = c.replace('\0', " ").trim().to_string();
+        if c.split_whitespace().any(|x| x == "linux,dummy-virt") {
+            v.evidence
+                .push(format!("device-tree root compatible '{c}'"));
+            positive = true;
+            if name.is_none() {
+                name = Some("QEMU virt board (KVM or emulated)".into());
+            }
+        }
+    }
     let dmi_vendor = sys.read_string("/sys/class/dmi/id/sys_vendor");
     let dmi_product = sys.read_string("/sys/class/dmi/id/product_name");
     if dmi_vendor.is_some() || dmi_product.is_some() {
@@ -706,7 +720,11 @@ fn live_uname_machine() -> Option<String> {
     }
     // SAFETY: uname(2) NUL-terminates every field it fills.
     let machine = unsafe { std::ffi::CStr::from_ptr(u.machine.as_ptr()) };
-    machine.to_str().ok().map(str::to_owned).filter(|s| !s.is_empty())
+    machine
+        .to_str()
+        .ok()
+        .map(str::to_owned)
+        .filter(|s| !s.is_empty())
 }
 
 fn x86_vendor_name(v: &str) -> Option<&'static str> {

@@ -47,6 +47,9 @@ pub struct MachineInfo {
     pub caches: Vec<cache::CacheInstance>,
     /// Why `caches` is empty; null when caches were read.
     pub caches_unavailable: Option<String>,
+    /// Documented levels the kernel does not list and cpuscope could not
+    /// place (a shared level whose sharing is unknown), each with its source.
+    pub caches_documented_notes: Vec<String>,
     /// Things missing or odd in the topology files (old kernels, unknown ids).
     pub topology_notes: Vec<String>,
     pub isa: isa::Isa,
@@ -117,10 +120,18 @@ pub fn discover(sys: &Sysroot) -> Result<MachineInfo> {
         let ids: Vec<usize> = numa_nodes.iter().map(|n| n.id).collect();
         numa_memory::read(sys, &ids)
     };
-    let (caches, caches_unavailable) = cache::read(sys, &topo.cpus.online, &topo.cores);
+    let (mut caches, caches_unavailable) = cache::read(sys, &topo.cpus.online, &topo.cores);
     let identity = identity::read(sys);
     let isa = isa::read(sys);
     let uarch = uarch::recognise(&identity, &isa, &topo.core_kinds, &topo.cpus.online);
+    // Sizes the kernel leaves out, from the core's entry (labelled as such).
+    let caches_documented_notes = if caches_unavailable.is_none() {
+        cache::fill_documented(&mut caches, &topo.cores, &topo.cpus.online, |cpu| {
+            uarch.core_for(cpu).ok()
+        })
+    } else {
+        Vec::new()
+    };
     Ok(MachineInfo {
         schema: INFO_SCHEMA.to_string(),
         sysroot: sys.root().display().to_string(),
@@ -138,6 +149,7 @@ pub fn discover(sys: &Sysroot) -> Result<MachineInfo> {
         numa_memory,
         caches,
         caches_unavailable,
+        caches_documented_notes,
         topology_notes: topo.notes,
         isa,
         frequency: freq::read(sys),

@@ -18,7 +18,7 @@
 //!   core's published load-to-use latency (cpuscope's knowledge base).
 
 use crate::base::fmt::fmt_num;
-use crate::experiments::mem_common::PLACEMENT_PARAM;
+use crate::experiments::mem_common::{Placement, PLACEMENT_PARAM};
 use crate::experiments::{bandwidth, frequency};
 use crate::machine::MachineInfo;
 use crate::results::schema::{MetricId, ResultRecord, Run};
@@ -689,11 +689,18 @@ pub fn memory_bandwidth_saturation(run: &Run) -> Vec<Finding> {
             r.experiment,
             param_str(r, PLACEMENT_PARAM).unwrap_or_default()
         );
+        // Each placement is its own curve: say which one this is.
+        let placed = param_str(r, PLACEMENT_PARAM)
+            .map(|p| {
+                let words = Placement::parse(&p).map(Placement::words).unwrap_or(&p);
+                format!(" with threads {words}")
+            })
+            .unwrap_or_default();
         let f = Finding {
             rule: "memory-bandwidth-saturation",
             severity: Severity::Advice,
             title: format!(
-                "memory bandwidth of {scope} saturates at {} thread(s): {} of {} {} peak ({} threads measured)",
+                "memory bandwidth of {scope} saturates at {} thread(s){placed}: {} of {} {} peak ({} threads measured)",
                 sat.0,
                 fmt_num(sat.1),
                 fmt_num(max),

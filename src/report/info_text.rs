@@ -608,7 +608,12 @@ fn caches(info: &MachineInfo) -> String {
         let opt = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "n/a".into());
         rows.push([
             c.name(),
-            opt_bytes(c.size_bytes),
+            // * : a size from the knowledge base (said below the table).
+            format!(
+                "{}{}",
+                opt_bytes(c.size_bytes),
+                if c.size_source.is_some() { "*" } else { "" }
+            ),
             c.line_bytes
                 .map(|l| format!("{l} B"))
                 .unwrap_or_else(|| "n/a".into()),
@@ -643,6 +648,22 @@ fn caches(info: &MachineInfo) -> String {
         }
         out.push_str(line.trim_end());
         out.push('\n');
+    }
+    // Sizes from the knowledge base, once per source.
+    let mut documented: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for c in &info.caches {
+        if let Some(src) = &c.size_source {
+            let names = documented.entry(src.as_str()).or_default();
+            if !names.contains(&c.name()) {
+                names.push(c.name());
+            }
+        }
+    }
+    for (src, names) in documented {
+        let _ = writeln!(out, "  * {}: {src}", names.join(", "));
+    }
+    for n in &info.caches_documented_notes {
+        let _ = writeln!(out, "  note: {n}");
     }
     // Oddities, once per cache name and note.
     let mut odd: BTreeMap<(String, String), usize> = BTreeMap::new();

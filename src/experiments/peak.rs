@@ -739,6 +739,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn all_cores_under_one_core_is_implausible() {
+        // The ARM lab's first all-cores 128-bit figure after boot: 0.0011
+        // GFLOP/s on 8 vCPUs against 0.33 on one.
+        let why = all_cores_implausible(Some(0.0011), Some(0.33), 8).unwrap();
+        assert!(why.contains("under half of one core alone"), "{why}");
+        // Shared clocks and power may cost, never this much.
+        assert!(all_cores_implausible(Some(0.9), Some(0.33), 8).is_none());
+        assert!(all_cores_implausible(Some(0.2), Some(0.33), 8).is_none());
+        assert!(all_cores_implausible(Some(0.1), Some(0.33), 1).is_none());
+        assert!(all_cores_implausible(None, Some(0.33), 8).is_none());
+        // Flagged: marked in the verdict and kept out of advice.
+        let r = ResultRecord::of(FMA_FLOPS, "GFLOP/s", true)
+            .with_samples(vec![0.0011])
+            .with_suspect(&why);
+        assert!(r.is_suspect() && r.is_flagged() && !r.is_noisy());
+    }
+
+    #[test]
     fn seed_smt_factors() {
         assert_eq!(smt_factor(1), 1.0);
         assert_eq!(smt_factor(2), 1.3);

@@ -400,12 +400,28 @@ pub fn counted_figures(
                 ),
             Some(_) => continue,
         };
+        if id == ghz {
+            if let Some(note) = fixed_gigahertz_note(&figs) {
+                r = r.with_note(note);
+            }
+        }
         for (k, v) in params {
             r = r.with_param(k, v.clone());
         }
         out.push(r);
     }
     out
+}
+
+/// A cycle counter that ticks at exactly 1 GHz in every counted window is
+/// what an emulator's PMU does (QEMU's counts nanoseconds, TCG and its
+/// virtual PMU alike): say so beside the figure. A real core clocked at
+/// exactly 1 GHz reads the same, so the figure is labelled, not dropped.
+fn fixed_gigahertz_note(figs: &[Result<f64, String>]) -> Option<&'static str> {
+    let ok: Vec<f64> = figs.iter().filter_map(|f| f.as_ref().ok().copied()).collect();
+    (ok.len() >= 2 && ok.iter().all(|g| (g - 1.0).abs() < 0.005)).then_some(
+        "cycles ticked at exactly 1 GHz in every counted run: an emulated PMU (QEMU counts nanoseconds as cycles) gives exactly this, and then this GHz and the IPC describe the emulator, not the core",
+    )
 }
 
 fn method_text(v: Variant) -> String {
@@ -850,6 +866,18 @@ impl Params {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cycle_counter_at_exactly_one_gigahertz_is_labelled() {
+        // What the ARM lab's TCG guests count (QEMU's PMU ticks in ns).
+        let tcg = [Ok(0.9996), Ok(1.0021), Ok(0.9984)];
+        assert!(fixed_gigahertz_note(&tcg).unwrap().contains("emulated PMU"));
+        // A real clock, or one window off exact: no label.
+        assert!(fixed_gigahertz_note(&[Ok(2.6), Ok(2.61)]).is_none());
+        assert!(fixed_gigahertz_note(&[Ok(1.0), Ok(1.08)]).is_none());
+        assert!(fixed_gigahertz_note(&[Ok(1.0)]).is_none());
+        assert!(fixed_gigahertz_note(&[Err("no PMU".into()), Ok(1.0)]).is_none());
+    }
 
     #[test]
     fn yield_formula() {

@@ -235,3 +235,38 @@ fn a_missing_cache_level_says_why_on_the_latency_line() {
     let text = verdict::render(&run, None, &Style::plain(100));
     assert!(text.contains("L3 n/a (plateau at memory latency"), "{text}");
 }
+
+/// A figure a check found implausible (the ARM lab's all-cores FMA figure
+/// under one core's) is marked `?` where the verdict shows it and counted
+/// on the Noise line; an SVE peak is named by its recorded vector length.
+#[test]
+fn an_implausible_figure_is_marked_and_counted() {
+    let mut run = fixture("vm-2cpu-quick.json");
+    run.results.retain(|r| r.experiment != "peak");
+    let rec = |threads: &str, v: f64| {
+        ResultRecord::new("peak", "fma_flops", "GFLOP/s", true)
+            .with_param("width", "sve")
+            .with_param("threads", threads)
+            .with_samples(vec![v, v, v])
+            .with_data(json!({"vector_bits": 512}))
+    };
+    run.results.push(rec("1", 0.33));
+    run.results
+        .push(rec("per_core", 0.0011).with_suspect("8 cores together measured under one core"));
+    let text = verdict::render(&run, None, &Style::plain(100));
+    let compute = text.lines().find(|l| l.starts_with("Compute")).unwrap();
+    assert!(
+        compute.contains("FP64 FMA SVE 512-bit, one core"),
+        "{compute}"
+    );
+    assert!(
+        compute.contains("all cores 0.001100 GFLOP/s ?"),
+        "{compute}"
+    );
+    // The Noise line (it may wrap).
+    let noise = &text[text.find("\nNoise").unwrap()..];
+    assert!(
+        noise.replace('\n', " ").contains("1 implausible (marked"),
+        "{noise}"
+    );
+}

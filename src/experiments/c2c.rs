@@ -34,7 +34,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub struct C2c;
 
@@ -576,12 +576,16 @@ struct Slot {
 
 const FAILED: u64 = 1;
 
-/// (pair index, samples, preempted samples of the initiator)
-type PairOutcome = std::result::Result<Option<(usize, Vec<f64>, Option<usize>)>, String>;
+/// (pair index, samples, preempted samples of the initiator, cut short)
+type PairOutcome = std::result::Result<Option<(usize, Vec<f64>, Option<usize>, bool)>, String>;
 
 /// Measure `method` over the plan's rounds on a team pinned to the plan's
 /// CPUs. Stops between rounds on `stop` or past `deadline`, keeping what
-/// finished. `progress(done, total)` is called after each round.
+/// finished, and inside a round too: each pair stops after the sample
+/// under way (a pair keeps the samples it took, at least one), so a machine
+/// far slower than planned (emulated, oversubscribed) still stops near its
+/// deadline and Ctrl-C within one sample. `progress(done, total)` is called
+/// after each round.
 pub fn run_matrix(
     plan: &Plan,
     method: Method,
@@ -697,7 +701,13 @@ pub fn run_matrix(
                     seq = k::ping(method, a, b, seq, rt);
                 }
                 let mut preempted = Some(0usize);
-                for _ in 0..samples {
+                let mut cut = false;
+                for i in 0..samples {
+                    let late = deadline.is_some_and(|d| Instant::now() > d);
+                    if i > 0 && (late || stop.load(Ordering::Relaxed)) {
+                        cut = true;
+                        break;
+                    }
                     let before = involuntary_switches();
                     let t0 = timer.now();
                     seq = k::ping(method, a, b, seq, rt);
@@ -709,21 +719,30 @@ pub fn run_matrix(
                         _ => preempted = None,
                     }
                 }
-                k::wait_nonzero(&slot.done);
+                // The protocol's check: the line(s) hold what the round trips
+                // made. A pair cut short first waits for the responder's last
+                // answer, then writes ABORT for it (`k::abort`).
                 let want = k::expected_line_value(method, seq);
-                let got_a = a.load(Ordering::Acquire);
-                let ok = match method {
-                    Method::Cas => got_a == want,
-                    Method::LoadStore => got_a == want && b.load(Ordering::Acquire) == want,
+                let ran = (warmup + v.len()) as u64 * rt;
+                let got_a = if cut {
+                    let held = k::abort(method, a, seq, Duration::from_secs(10));
+                    k::wait_nonzero(&slot.done);
+                    held
+                } else {
+                    k::wait_nonzero(&slot.done);
+                    a.load(Ordering::Acquire)
                 };
+                let ok = got_a == want
+                    && seq == 2 * ran
+                    && (method == Method::Cas || b.load(Ordering::Acquire) == want);
                 drop(buf);
-                if !ok || seq != 2 * total_rt {
+                if !ok {
                     return Err(format!(
                         "ping-pong check failed on CPUs {},{}: line holds {got_a}, expected {want}",
                         plan.pairs[p].0, plan.pairs[p].1
                     ));
                 }
-                Ok(Some((p, v, preempted)))
+                Ok(Some((p, v, preempted, cut)))
             } else {
                 let addr = k::wait_nonzero(&slot.line);
                 if addr == FAILED {
@@ -748,9 +767,11 @@ pub fn run_matrix(
                 Ok(None)
             }
         })?;
+        let mut cut = false;
         for r in res.results {
             match r {
-                Ok(Some((p, v, pre))) => {
+                Ok(Some((p, v, pre, c))) => {
+                    cut |= c;
                     let (a, b) = plan.pairs[p];
                     let slot = round.iter().position(|&q| q == p).map(|s| &slots[s]);
                     if let Some(mut ps) = pair_stats(a, b, v, keep_samples) {
@@ -768,6 +789,19 @@ pub fn run_matrix(
         }
         done = r + 1;
         progress(done, plan.rounds.len());
+        if cut {
+            stopped = Some(format!(
+                "{} in round {done} of {} ({:.1} s): its pairs kept the samples they had",
+                if stop.load(Ordering::Relaxed) {
+                    "interrupted"
+                } else {
+                    "stopped at the time limit"
+                },
+                plan.rounds.len(),
+                t0.elapsed().as_secs_f64()
+            ));
+            break;
+        }
     }
     Ok(MatrixRun {
         method,

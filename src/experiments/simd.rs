@@ -418,7 +418,10 @@ pub fn counted_figures(
 /// virtual PMU alike): say so beside the figure. A real core clocked at
 /// exactly 1 GHz reads the same, so the figure is labelled, not dropped.
 fn fixed_gigahertz_note(figs: &[Result<f64, String>]) -> Option<&'static str> {
-    let ok: Vec<f64> = figs.iter().filter_map(|f| f.as_ref().ok().copied()).collect();
+    let ok: Vec<f64> = figs
+        .iter()
+        .filter_map(|f| f.as_ref().ok().copied())
+        .collect();
     (ok.len() >= 2 && ok.iter().all(|g| (g - 1.0).abs() < 0.005)).then_some(
         "cycles ticked at exactly 1 GHz in every counted run: an emulated PMU (QEMU counts nanoseconds as cycles) gives exactly this, and then this GHz and the IPC describe the emulator, not the core",
     )

@@ -97,10 +97,14 @@ fn cas_ping(line: &AtomicU64, seq: u64, n: u64) -> u64 {
 fn cas_pong(line: &AtomicU64, seq: u64, n: u64) -> u64 {
     let mut s = seq;
     for _ in 0..n {
-        while line
-            .compare_exchange(s + 1, s + 2, Ordering::Relaxed, Ordering::Relaxed)
-            .is_err()
-        {}
+        loop {
+            match line.compare_exchange(s + 1, s + 2, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => break,
+                // The initiator stopped early (see [`ABORT`]).
+                Err(ABORT) => return s,
+                Err(_) => {}
+            }
+        }
         s += 2;
     }
     s
@@ -124,10 +128,42 @@ fn ls_pong(theirs: &AtomicU64, mine: &AtomicU64, seq: u64, n: u64) -> u64 {
     let mut v = seq / 2;
     for _ in 0..n {
         v += 1;
-        while theirs.load(Ordering::Acquire) != v {}
+        loop {
+            match theirs.load(Ordering::Acquire) {
+                x if x == v => break,
+                // The initiator stopped early (see [`ABORT`]).
+                ABORT => return (v - 1) * 2,
+                _ => {}
+            }
+        }
         mine.store(v, Ordering::Release);
     }
     v * 2
+}
+
+/// Written by the initiator into the first line to stop a responder before
+/// its `n` round trips (a deadline or Ctrl-C between two timed batches): the
+/// responder's spin sees it on its next turn and returns. Only the waiting
+/// side compares against it, never the timed one, so the figures do not
+/// change. The sequence never gets near it.
+pub const ABORT: u64 = u64::MAX;
+
+/// Stop a responder that waits in [`pong`] on the line(s) at `a`, once it
+/// has answered the last round trip of `ping` (which ended at `seq`): a CAS
+/// initiator returns before the responder's last answer, so this first waits
+/// (at most `timeout`) for the line to read `expected_line_value(method,
+/// seq)`; `ls_ping` returns only after reading the answer. Returns what the
+/// line held: the expected value, unless the answer never came.
+pub fn abort(method: Method, a: &AtomicU64, seq: u64, timeout: std::time::Duration) -> u64 {
+    let want = expected_line_value(method, seq);
+    let t0 = std::time::Instant::now();
+    let mut seen = a.load(Ordering::Acquire);
+    while method == Method::Cas && seen != want && t0.elapsed() < timeout {
+        spin_loop();
+        seen = a.load(Ordering::Acquire);
+    }
+    a.store(ABORT, Ordering::Release);
+    seen
 }
 
 /// The value the shared line(s) must hold after a completed run that ended at
@@ -190,6 +226,24 @@ mod tests {
                     assert_eq!(b.load(Ordering::Relaxed), expected_line_value(m, s));
                 }
             }
+        }
+    }
+
+    #[test]
+    fn an_aborted_responder_returns() {
+        // A responder waiting for round trips that never come stops when
+        // the initiator writes ABORT, in both protocols.
+        for m in [Method::Cas, Method::LoadStore] {
+            let a = AtomicU64::new(0);
+            let b = AtomicU64::new(0);
+            std::thread::scope(|sc| {
+                let h = sc.spawn(|| pong(m, &a, &b, 0, 1_000_000));
+                let s = ping(m, &a, &b, 0, 3);
+                assert_eq!(s, 6);
+                let held = abort(m, &a, s, std::time::Duration::from_secs(10));
+                assert_eq!(held, expected_line_value(m, s));
+                assert_eq!(h.join().unwrap(), 6, "{m:?}");
+            });
         }
     }
 

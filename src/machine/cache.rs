@@ -209,6 +209,27 @@ pub fn read(
             b.shared_cpu_list.first(),
         ))
     });
+    // arm64 kernels booted with a device tree that gives no line sizes: the
+    // running CPU's CTR_EL0 says the smallest line (this machine only).
+    if sys.is_live() && v.iter().any(|c| c.line_bytes.is_none()) {
+        if let Some((dmin, imin)) = live_ctr_el0_lines() {
+            for c in v.iter_mut().filter(|c| c.line_bytes.is_none()) {
+                let (line, which) = if c.kind == "Instruction" {
+                    (imin, "IminLine: the smallest instruction-cache line")
+                } else {
+                    (
+                        dmin,
+                        "DminLine: the smallest line of the data and unified caches",
+                    )
+                };
+                c.line_bytes = Some(line);
+                c.notes.retain(|n| !n.starts_with("coherency_line_size:"));
+                c.notes.push(format!(
+                    "line size from CTR_EL0 {which} (the kernel reports none)"
+                ));
+            }
+        }
+    }
     let reason = if v.is_empty() {
         Some(if any_dir {
             "cpuN/cache/indexM directories hold no readable level".to_string()
@@ -331,6 +352,25 @@ pub fn fill_documented<'a>(
         ))
     });
     notes
+}
+
+/// The smallest data and instruction cache lines in bytes from the running
+/// CPU's Cache Type Register (CTR_EL0: DminLine bits 19:16, IminLine bits
+/// 3:0, each log2 of 4-byte words). Linux lets user space read it (it traps
+/// and emulates the read where the hardware would not).
+#[cfg(target_arch = "aarch64")]
+fn live_ctr_el0_lines() -> Option<(u64, u64)> {
+    let ctr: u64;
+    // SAFETY: reads a system register EL0 may read; no memory, no flags.
+    unsafe {
+        core::arch::asm!("mrs {0}, ctr_el0", out(reg) ctr, options(nomem, nostack, preserves_flags));
+    }
+    Some((4u64 << ((ctr >> 16) & 0xf), 4u64 << (ctr & 0xf)))
+}
+
+#[cfg(not(target_arch = "aarch64"))]
+fn live_ctr_el0_lines() -> Option<(u64, u64)> {
+    None
 }
 
 fn kind_order(k: &str) -> u8 {

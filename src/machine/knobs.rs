@@ -241,7 +241,7 @@ fn note_for(name: &str, v: &str) -> Option<String> {
         ("smt_control", "off") | ("smt_control", "forceoff") => n("sibling threads are disabled"),
         ("perf_event_paranoid", x) => match x.parse::<i32>() {
             Ok(p) if p >= 2 => {
-                n("unprivileged users: own user-space counts only (run as root or lower it)")
+                n("unprivileged users: own user-space counts only (root is not limited; lower it to let users count more)")
             }
             Ok(1) => n("unprivileged users: own process incl. kernel, no CPU-wide counting"),
             Ok(p) if p <= 0 => n("CPU-wide counting allowed for all users"),

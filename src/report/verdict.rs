@@ -792,7 +792,7 @@ fn assemble(run: &Run, html: Option<&str>, nf: usize, nu: usize) -> Vec<Line> {
                 ""
             },
             if suspect > 0 {
-                format!("; {suspect} implausible (marked ?, why in show --all)")
+                format!("; {suspect} implausible (marked ?)")
             } else {
                 String::new()
             }

@@ -10,6 +10,9 @@
 //! topology lab (`lab/run`, a real arm64 kernel under qemu-system-aarch64)
 //! runs those paths on aarch64.
 
+// Each test file uses the needs it has.
+#![allow(dead_code)]
+
 use std::io::Write as _;
 
 /// The declared emulator, if any.

@@ -197,6 +197,8 @@ impl Midr {
 /// Name of an ARM implementer code (MIDR bits 31:24).
 pub fn arm_implementer_name(id: u32) -> Option<&'static str> {
     Some(match id {
+        // Reserved for software use (Arm ARM, MIDR_EL1): QEMU's `max` CPU.
+        0x00 => "software-defined",
         0x41 => "ARM",
         0x42 => "Broadcom",
         0x43 => "Cavium (Marvell)",
@@ -224,6 +226,10 @@ pub fn arm_implementer_name(id: u32) -> Option<&'static str> {
 /// Sources consulted: the Linux kernel's arch/arm64/include/asm/cputype.h,
 /// util-linux lscpu-arm.c, Phytium's kernel drivers (FTC66x core names).
 const ARM_PARTS: &[(u32, u32, &str)] = &[
+    // Implementer 0 is reserved for software: QEMU's `-cpu max` sets part
+    // 'Q' (0x51) there (target/arm/cpu64.c, aarch64_max_initfn), an emulated
+    // CPU with every feature QEMU implements, not a product.
+    (0x00, 0x051, "QEMU max (emulated)"),
     // ARM Ltd
     (0x41, 0xc05, "Cortex-A5"),
     (0x41, 0xc07, "Cortex-A7"),
@@ -394,6 +400,8 @@ impl ArmCore {
             .clone()
             .unwrap_or_else(|| format!("implementer {}", self.implementer_hex));
         match &self.part_name {
+            // Implementer 0 is no vendor: the part names itself.
+            Some(p) if self.implementer == 0 => p.clone(),
             Some(p) => format!("{vendor} {p}"),
             None => format!("{vendor} part {} (not in the part table)", self.part_hex),
         }
@@ -935,6 +943,15 @@ mod tests {
         assert_eq!(m.revision, 0);
         assert_eq!(m.raw(), 0x481fd010);
         assert!(arm_part_name(0x48, 0xd01).unwrap().contains("Kunpeng 920"));
+    }
+
+    #[test]
+    fn midr_qemu_max() {
+        // QEMU's -cpu max (the ARM lab's SVE guest): implementer 0 is
+        // reserved for software, part 'Q'.
+        let m = Midr::decode(0x000f0510);
+        assert_eq!((m.implementer, m.part), (0, 0x051));
+        assert_eq!(arm_part_name(0, 0x051), Some("QEMU max (emulated)"));
     }
 
     #[test]

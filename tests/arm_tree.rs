@@ -51,13 +51,7 @@ fn packages_clusters_cores_and_nodes_as_booted() {
     let nodes: Vec<(usize, String, Vec<u32>)> = m
         .numa_nodes
         .iter()
-        .map(|n| {
-            (
-                n.id,
-                n.cpus.to_string(),
-                n.distances.iter().map(|d| *d as u32).collect(),
-            )
-        })
+        .map(|n| (n.id, n.cpus.to_string(), n.distances.clone()))
         .collect();
     assert_eq!(
         nodes,

@@ -800,3 +800,45 @@ fn hwloc_4s2c2t_declared_levels_plan_and_groups() {
     assert!(inf.levels[2].matches.contains(&"same_node".to_string()));
     assert!(inf.findings.is_empty(), "{:?}", inf.findings);
 }
+
+/// Ctrl-C stops c2c within one sample, not at the end of a round: a round
+/// whose samples take minutes (here 1000 samples of 4 million round trips,
+/// minutes on any machine; the ARM lab's TCG guests took up to 111 s per
+/// round against a 4 s budget) ends soon after SIGINT, keeping what it
+/// measured.
+#[test]
+fn ctrl_c_stops_inside_a_round() {
+    let usable = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if usable < 2 {
+        eprintln!("SKIP: c2c needs two usable CPUs, this process has {usable}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("runs.db");
+    let child = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
+        .args([
+            "c2c",
+            "--cpus",
+            "0-1",
+            "--method",
+            "cas",
+            "--round-trips",
+            "4000000",
+        ])
+        .args(["--samples", "1000", "--store", store.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t0 = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let waited = t0.elapsed().as_secs_f64();
+    let text = String::from_utf8_lossy(&out.stdout);
+    // One sample of 4 million round trips is a few seconds at most (about
+    // 1 s at 120 ns per one-way trip); the round alone would be 1000 of them.
+    assert!(waited < 30.0, "{waited:.1} s after SIGINT:\n{text}");
+    assert!(text.contains("interrupted"), "{text}");
+}

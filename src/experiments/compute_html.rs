@@ -5,7 +5,6 @@
 
 use crate::base::html::{esc, svg_bars};
 use crate::experiments::{peak, placement_study, rate, simd, workloads};
-use crate::kernels::fma::Width;
 use crate::results::schema::{MetricId, ResultRecord, Run};
 use std::fmt::Write as _;
 
@@ -127,13 +126,7 @@ pub fn peak_section(run: &Run) -> String {
     let pc = of(run, peak::FMA_FLOPS_PER_CYCLE);
     let mut rows = Vec::new();
     for r in &pc {
-        let w = Width::label(
-            param(r, "width").unwrap_or("?"),
-            r.data
-                .as_ref()
-                .and_then(|d| d["vector_bits"].as_u64())
-                .map(|b| b as u32),
-        );
+        let w = peak::record_width_label(r);
         if let Some(v) = r.value {
             rows.push((format!("{w} measured"), v));
         }

@@ -6,7 +6,6 @@ use crate::base::fmt::columns_ragged;
 use crate::base::fmt::fmt_num;
 use crate::experiments::placement_plan::Plan;
 use crate::experiments::{peak, placement_study, rate, simd, workloads};
-use crate::kernels::fma::Width;
 use crate::results::schema::{MetricId, ResultRecord};
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -333,7 +332,7 @@ pub fn render_peak(rs: &[ResultRecord]) -> String {
     for f in &fl {
         let w = param(f, "width").unwrap_or("?");
         let t = param(f, "threads").unwrap_or("?");
-        let shown = Width::label(w, data_f64(f, "/vector_bits").map(|b| b as u32));
+        let shown = peak::record_width_label(f);
         let Some(v) = f.value else {
             rows.push(vec![shown, t.into(), na(f)]);
             continue;

@@ -551,6 +551,29 @@ fn fma_per_core(
     out(rec)
 }
 
+/// The register width of an FMA record in bits: the number its `width`
+/// parameter names, or SVE's recorded `vector_bits`.
+pub fn record_bits(r: &ResultRecord) -> Option<u32> {
+    let w = r.params.get("width").and_then(|v| v.as_str())?;
+    w.parse().ok().or_else(|| {
+        r.data
+            .as_ref()?
+            .get("vector_bits")?
+            .as_u64()
+            .map(|b| b as u32)
+    })
+}
+
+/// How an FMA record's width is shown: "512-bit", "scalar", "SVE 256-bit".
+pub fn record_width_label(r: &ResultRecord) -> String {
+    let w = r
+        .params
+        .get("width")
+        .and_then(|v| v.as_str())
+        .unwrap_or("?");
+    Width::label(w, record_bits(r))
+}
+
 /// Why an all-cores figure cannot be what the cores do together: `n` cores
 /// measured below half of what one core alone did (`one`) a moment before.
 /// Each core runs its own independent FMA chains, so together they can lose

@@ -237,30 +237,41 @@ unsafe fn fill(variant: Variant, st: &[u32; 16], out: &mut [u8]) {
     }
 }
 
+/// The operand modifier that names a register's 32-bit form (`eax`, `w0`),
+/// so the barrier's comment reads true on both architectures.
+#[cfg(target_arch = "x86_64")]
+macro_rules! reg32 {
+    () => {
+        "e"
+    };
+}
+#[cfg(target_arch = "aarch64")]
+macro_rules! reg32 {
+    () => {
+        "w"
+    };
+}
+
 /// Keep four words in general-purpose registers at this point: an empty
 /// `asm!` with register operands emits no instruction but stops the
 /// compiler from merging the scalar quarter rounds into vector code.
 #[inline(always)]
 fn gpr_barrier(a: &mut u32, b: &mut u32, c: &mut u32, d: &mut u32) {
-    // The operand modifiers name the 32-bit form of each register (`e` on
-    // x86_64: eax; `w` on aarch64: w0), so the comment reads true.
-    #[cfg(target_arch = "x86_64")]
     // SAFETY: the template is a comment; it only pins the operands to registers.
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     unsafe {
         core::arch::asm!(
-            "/* {0:e} {1:e} {2:e} {3:e} */",
-            inout(reg) * a,
-            inout(reg) * b,
-            inout(reg) * c,
-            inout(reg) * d,
-            options(pure, nomem, nostack, preserves_flags)
-        );
-    }
-    #[cfg(target_arch = "aarch64")]
-    // SAFETY: the template is a comment; it only pins the operands to registers.
-    unsafe {
-        core::arch::asm!(
-            "/* {0:w} {1:w} {2:w} {3:w} */",
+            concat!(
+                "/* {0:",
+                reg32!(),
+                "} {1:",
+                reg32!(),
+                "} {2:",
+                reg32!(),
+                "} {3:",
+                reg32!(),
+                "} */"
+            ),
             inout(reg) * a,
             inout(reg) * b,
             inout(reg) * c,

@@ -202,13 +202,7 @@ pub fn read(
         );
     }
     let mut v: Vec<CacheInstance> = found.into_values().collect();
-    v.sort_by(|a, b| {
-        (a.level, kind_order(&a.kind), a.shared_cpu_list.first()).cmp(&(
-            b.level,
-            kind_order(&b.kind),
-            b.shared_cpu_list.first(),
-        ))
-    });
+    sort(&mut v);
     // arm64 kernels booted with a device tree that gives no line sizes: the
     // running CPU's CTR_EL0 says the smallest line (this machine only).
     if sys.is_live() && v.iter().any(|c| c.line_bytes.is_none()) {
@@ -344,14 +338,13 @@ pub fn fill_documented<'a>(
         notes.extend(shared_note);
     }
     caches.extend(added);
-    caches.sort_by(|a, b| {
-        (a.level, kind_order(&a.kind), a.shared_cpu_list.first()).cmp(&(
-            b.level,
-            kind_order(&b.kind),
-            b.shared_cpu_list.first(),
-        ))
-    });
+    sort(caches);
     notes
+}
+
+/// By level, then data/instruction/unified, then first CPU.
+fn sort(v: &mut [CacheInstance]) {
+    v.sort_by_key(|c| (c.level, kind_order(&c.kind), c.shared_cpu_list.first()));
 }
 
 /// The smallest data and instruction cache lines in bytes from the running

@@ -11,7 +11,6 @@ use super::advice::{self, Severity};
 use crate::base::fmt::{fmt_num, wrap};
 use crate::experiments::mem_common::{LEVEL_NAMES, PLACEMENT_PARAM};
 use crate::experiments::{bandwidth, c2c, frequency, latency, numa_matrix, peak, simd, tune};
-use crate::kernels::fma::Width;
 use crate::results::published;
 use crate::results::schema::{MetricId, ResultRecord, Run};
 use serde_json::Value;
@@ -433,15 +432,11 @@ fn peak_line(run: &Run) -> Option<Line> {
         .filter(|r| r.value.is_some() && has(r, "threads", "1"))
         .collect();
     // A numbered width, or SVE at its recorded vector length.
-    let bits = |r: &ResultRecord| {
-        param(r, "width")
-            .and_then(|w| w.parse::<u32>().ok())
-            .or_else(|| data_f64(r, "vector_bits").map(|b| b as u32))
-            .unwrap_or(64)
-    };
-    let widest = recs.iter().max_by_key(|r| bits(r))?;
+    let widest = recs
+        .iter()
+        .max_by_key(|r| peak::record_bits(r).unwrap_or(64))?;
     let w = param(widest, "width").unwrap_or_default();
-    let label = Width::label(&w, Some(bits(widest)));
+    let label = peak::record_width_label(widest);
     let mut t = format!("FP64 FMA {label}, one core {}", fig(widest));
     if let Some(pc) = find(run, peak::FMA_FLOPS_PER_CYCLE, |r| {
         has(r, "threads", "1") && has(r, "width", &w)

@@ -79,6 +79,20 @@ fn median(v: &[f64]) -> f64 {
 
 /// The last page count of `extra` (pages, extra ns) before the extra cost
 /// passes `limit`, or why there is none.
+/// The last level's reach, or why there is none: a curve with one step
+/// has only the first level's reach (said so, never skipped).
+fn last_level(
+    first: &std::result::Result<usize, String>,
+    last: std::result::Result<usize, String>,
+) -> std::result::Result<usize, String> {
+    match (first, last) {
+        (Ok(p), Ok(q)) if *p == q => Err(format!(
+            "the curve has one step (after {p} pages, the first level's reach): no second TLB level seen within the sweep"
+        )),
+        (_, l) => l,
+    }
+}
+
 fn reach_of(extra: &[(usize, f64)], limit: f64) -> std::result::Result<usize, String> {
     let top = extra.last().map_or(0, |p| p.0);
     match extra.iter().position(|(_, e)| *e > limit) {
@@ -175,9 +189,11 @@ impl Experiment for TlbReach {
             ("first", 2.0, first.clone()),
             ("last", (walk / 4.0).max(2.0), last.clone()),
         ] {
-            if level == "last" && first.is_ok() && first == last {
-                continue;
-            }
+            let found = if level == "last" {
+                last_level(&first, found)
+            } else {
+                found
+            };
             let rec = match found {
                 Ok(pages) => {
                     let mut r = ResultRecord::of(REACH, "pages", true)
@@ -233,6 +249,19 @@ impl Experiment for TlbReach {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_step_leaves_the_last_level_not_available_with_why() {
+        // The ARM lab's TCG guest once measured one step: the last level is
+        // said to be unseen, not dropped (it used to be skipped silently).
+        let why = last_level(&Ok(512), Ok(512)).unwrap_err();
+        assert!(
+            why.contains("one step") && why.contains("512 pages"),
+            "{why}"
+        );
+        assert_eq!(last_level(&Ok(512), Ok(4096)), Ok(4096));
+        assert_eq!(last_level(&Err("x".into()), Ok(4096)), Ok(4096));
+    }
 
     #[test]
     fn reach_is_the_last_count_before_each_step() {

@@ -221,11 +221,16 @@ fn bracketed_samples_each_have_a_reference_before_and_after() {
     assert_eq!(b.ref_before.len(), n);
     assert_eq!(b.ref_after.len(), n);
     assert!(b.ref_iters >= 1);
-    assert!(b
-        .ref_before
-        .iter()
-        .chain(&b.ref_after)
-        .all(|x| x.is_finite() && *x > 0.0));
+    assert!(
+        b.ref_before
+            .iter()
+            .chain(&b.ref_after)
+            .all(|x| x.is_finite() && *x > 0.0),
+        "reference samples {:?} / {:?} ({} iterations each)",
+        b.ref_before,
+        b.ref_after,
+        b.ref_iters
+    );
     // Calibration calls plus exactly two per sample: none during the
     // subject's calibration or warm-up.
     let calls = ref_calls.load(Ordering::Relaxed);

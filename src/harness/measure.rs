@@ -309,20 +309,10 @@ where
     let mut calibration_calls = 0;
     let iters = match policy.iters {
         Some(n) => n,
-        None => {
-            let mut iters: u64 = 1;
-            loop {
-                if interrupted() {
-                    return Err(Interrupted.into());
-                }
-                let t = sample(iters, Phase::Calibrate)?;
-                calibration_calls += 1;
-                if t >= min_ns || iters >= policy.max_iters {
-                    break iters;
-                }
-                iters = grow_iters(iters, t, min_ns, policy.max_iters);
-            }
-        }
+        None => find_iters(min_ns, policy.max_iters, stop, |iters| {
+            calibration_calls += 1;
+            sample(iters, Phase::Calibrate)
+        })?,
     };
 
     // Warm up.
@@ -473,17 +463,37 @@ where
     F: FnMut(u64) -> u64,
 {
     let timer = Timer::new();
-    let min_ns = min.as_nanos() as f64;
+    find_iters(min.as_nanos() as f64, max_iters, stop, |iters| {
+        let t0 = timer.now();
+        black_box(f(black_box(iters)));
+        Ok(timer.ns(t0, timer.now()))
+    })
+}
+
+/// The smallest inner-iteration count (growing from 1) for which `time`
+/// reports at least `min_ns`, or `max_iters`. A first call pays for cold
+/// code, page faults and (under an emulator) translation, so a count is
+/// accepted only when a second call at it lasts as long: otherwise one slow
+/// first call of a 10 ns kernel picks 1 iteration and every sample reads a
+/// timer tick or less.
+fn find_iters<T>(min_ns: f64, max_iters: u64, stop: &AtomicBool, mut time: T) -> Result<u64>
+where
+    T: FnMut(u64) -> Result<f64>,
+{
     let mut iters: u64 = 1;
     loop {
         if stop.load(Ordering::Relaxed) {
             return Err(Interrupted.into());
         }
-        let t0 = timer.now();
-        black_box(f(black_box(iters)));
-        let t = timer.ns(t0, timer.now());
-        if t >= min_ns || iters >= max_iters {
+        let mut t = time(iters)?;
+        if iters >= max_iters {
             return Ok(iters);
+        }
+        if t >= min_ns {
+            t = time(iters)?;
+            if t >= min_ns {
+                return Ok(iters);
+            }
         }
         iters = grow_iters(iters, t, min_ns, max_iters);
     }

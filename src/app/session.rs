@@ -16,7 +16,7 @@ use crate::placement::machine_state::{self, Knob, Privilege, Setting, Want};
 use crate::placement::CpuSet;
 use crate::results::schema::{new_run_id, now_rfc3339, Environment, ResultRecord, Run, RunStatus};
 use crate::results::store::{local_hostname, Store};
-use anyhow::{bail, Context as _, Result};
+use anyhow::{bail, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
 use std::any::Any;
@@ -164,14 +164,8 @@ impl Session {
         // Before the stop flag: a second Ctrl-C exits at once, and machine
         // switches (simd --smt/--turbo) must be written back before that.
         machine_state::install_signal_restore()?;
-        let stop = Arc::new(AtomicBool::new(false));
         // First Ctrl-C: stop between samples and keep what finished. Second: exit now.
-        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-            signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop))
-                .context("cannot install the Ctrl-C handler")?;
-            signal_hook::flag::register(sig, Arc::clone(&stop))
-                .context("cannot install the Ctrl-C handler")?;
-        }
+        let stop = crate::base::stop::install()?;
         let host = local_hostname().unwrap_or_else(|| "unknown".into());
         let options = json!({"profile": profile.as_str(), "cpus": chosen.to_string()});
         let run = Run::new(

@@ -3,8 +3,9 @@
 //! statistics (`Stats`), the filesystem root facts are read under
 //! (`Sysroot`), the calibrated clock (`Timer`), and the formatting of
 //! numbers and bytes (`fmt`), HTML escaping and inline SVG charts (`html`), the meminfo parser (`meminfo`),
-//! rank statistics for comparing two sample sets (`mann_whitney`) and a small
-//! regular-expression engine (`pattern`).
+//! rank statistics for comparing two sample sets (`mann_whitney`), a small
+//! regular-expression engine (`pattern`) and the process's stop request
+//! (`stop`).
 
 pub mod cpuset;
 pub mod fmt;
@@ -13,6 +14,7 @@ pub mod mann_whitney;
 pub mod meminfo;
 pub mod pattern;
 pub mod stats;
+pub mod stop;
 pub mod sysroot;
 pub mod timer;
 

@@ -12,26 +12,65 @@
 //! not migrate twice; a write locks the run row it reads (`FOR UPDATE`) so
 //! that the sequence numbers of one run never collide. Connections are plain
 //! TCP or a Unix socket (no TLS in this build).
+//!
+//! Every wait on the server is bounded and hears a stop request
+//! (docs/reliability.md): the store drives tokio-postgres on its own
+//! current-thread runtime, and each wait ([`Waiter::wait`]) races the
+//! driver's future against a deadline and a 100 ms poll of the process's
+//! stop flag (src/base/stop.rs). Connecting (TCP, startup and
+//! authentication together) is bounded by the URL's `connect_timeout`
+//! (libpq: seconds, per host; 0 or absent: 10 s); each statement by the
+//! `statement_timeout` of the URL's `options` (`-c statement_timeout=30s`),
+//! else 10 s, measured here, since a server that stopped answering cannot
+//! enforce its own. After a stop request the waits still running, or still
+//! to come, get [`STOP_GRACE`] more: enough for a live server to take what
+//! a stopped run writes last (its partial status), short enough that the
+//! command ends within a second when the server is gone. A wait given up
+//! closes the connection (after a cancel request, so that a live server
+//! drops the statement and its locks); the server rolls the open
+//! transaction back, and the store's later calls fail at once.
 
 use super::backend::{Backend, Sql};
 use super::codec::{Cells, Value};
 use super::migrations::{self, STORE_SCHEMA_VERSION};
+use crate::base::stop;
 use anyhow::{anyhow, Result};
-use postgres::types::{ToSql, Type};
-use postgres::{Client, GenericClient, NoTls, Row};
-use std::cell::RefCell;
-use std::time::Duration;
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::pin;
+use std::task::Poll;
+use std::time::{Duration, Instant};
+use tokio::runtime::Runtime;
+use tokio::task::JoinHandle;
+use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::{Client, Config, NoTls, Row};
 
 /// Advisory lock key taken while migrating ("CPUS").
 const MIGRATION_LOCK: i64 = 0x4350_5553;
 
-/// How long to wait for the server to accept a connection, unless the URL says.
+/// How long to wait for a connection (TCP, startup, authentication), per
+/// host, unless the URL's `connect_timeout` says.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long to wait for the answer to one statement, unless the URL's
+/// `options` set `statement_timeout`.
+const STATEMENT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How often a wait looks at the stop flag.
+const STOP_POLL: Duration = Duration::from_millis(100);
+
+/// How long waits go on after a stop request was first seen.
+const STOP_GRACE: Duration = Duration::from_millis(500);
+
+/// How long a cancel request may take after a wait was given up.
+const CANCEL_WAIT: Duration = Duration::from_millis(300);
+
+/// How long closing a healthy connection (Terminate) may take.
+const CLOSE_WAIT: Duration = Duration::from_millis(200);
+
 pub struct PgStore {
-    client: RefCell<Client>,
-    /// The URL without its password.
-    shown: String,
+    w: Waiter,
+    conn: RefCell<Conn>,
 }
 
 /// True when a `--store` value names a PostgreSQL database.
@@ -99,7 +138,7 @@ pub fn pg_dialect(sql: &str) -> String {
 }
 
 /// One line from a PostgreSQL error.
-fn pg_err(shown: &str, e: postgres::Error) -> anyhow::Error {
+fn pg_err(shown: &str, e: tokio_postgres::Error) -> anyhow::Error {
     if let Some(db) = e.as_db_error() {
         let mut s = db.message().to_string();
         if let Some(d) = db.detail() {
@@ -143,7 +182,7 @@ fn bind(v: &Value) -> &(dyn ToSql + Sync) {
 /// Cell `i` of a row, by its column's type: integers and booleans as
 /// integers, floats as reals, anything else read as text (a type without a
 /// text reading fails with the driver's message).
-fn cell(r: &Row, i: usize) -> Result<Value, postgres::Error> {
+fn cell(r: &Row, i: usize) -> Result<Value, tokio_postgres::Error> {
     let ty = r.columns()[i].type_();
     Ok(if *ty == Type::INT8 {
         Value::Int(r.try_get(i)?)
@@ -162,43 +201,290 @@ fn cell(r: &Row, i: usize) -> Result<Value, postgres::Error> {
     })
 }
 
-/// Statements on the connection or on its open transaction.
-struct Pg<'a, C: GenericClient> {
-    client: &'a mut C,
-    shown: &'a str,
+/// A duration as messages write it: `10 s`, `2.5 s`.
+fn secs(d: Duration) -> String {
+    format!("{} s", d.as_secs_f64())
+}
+
+/// A PostgreSQL time setting (`30s`, `1500`, `2min`; no unit: ms).
+fn pg_duration(v: &str) -> Option<Duration> {
+    let v = v.trim().trim_matches(|c| c == '\'' || c == '"');
+    let split = v
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(v.len());
+    let (num, unit) = v.split_at(split);
+    let n: f64 = num.parse().ok()?;
+    let ms = match unit.trim() {
+        "" | "ms" => 1.0,
+        "us" => 0.001,
+        "s" => 1e3,
+        "min" => 60e3,
+        "h" => 3600e3,
+        "d" => 86400e3,
+        _ => return None,
+    };
+    Duration::try_from_secs_f64(n * ms / 1e3).ok()
+}
+
+/// The `statement_timeout` that libpq `options` set (`-c statement_timeout=30s`,
+/// `-cstatement_timeout=30s`, `--statement-timeout=30s`), when over zero.
+fn statement_timeout_in(options: &str) -> Option<Duration> {
+    let mut words = options.split_whitespace();
+    let mut found = None;
+    while let Some(w) = words.next() {
+        let setting = if w == "-c" {
+            words.next().unwrap_or("")
+        } else if let Some(s) = w.strip_prefix("--") {
+            s
+        } else if let Some(s) = w.strip_prefix("-c") {
+            s
+        } else {
+            continue;
+        };
+        if let Some((k, v)) = setting.split_once('=') {
+            if k.replace('-', "_")
+                .eq_ignore_ascii_case("statement_timeout")
+            {
+                found = pg_duration(v); // the last one wins, as on the server
+            }
+        }
+    }
+    found.filter(|d| !d.is_zero())
+}
+
+/// The time limits of a connection: (connect, statement). Connecting is
+/// bounded by `connect_timeout` per host (libpq), all hosts together here.
+fn limits(cfg: &Config) -> (Duration, Duration) {
+    let per_host = cfg
+        .get_connect_timeout()
+        .copied()
+        .unwrap_or(CONNECT_TIMEOUT);
+    let hosts = cfg.get_hosts().len().max(cfg.get_hostaddrs().len()).max(1);
+    let connect = per_host.saturating_mul(u32::try_from(hosts).unwrap_or(u32::MAX));
+    let statement = cfg
+        .get_options()
+        .and_then(statement_timeout_in)
+        .unwrap_or(STATEMENT_TIMEOUT);
+    (connect, statement)
+}
+
+/// What a wait is waiting for (for its message).
+#[derive(Clone, Copy)]
+enum Phase {
+    Connecting,
+    Answer,
+}
+
+/// Why a wait ended without the server's answer.
+enum GaveUp {
+    Timeout(Duration),
+    Stopped,
+}
+
+impl GaveUp {
+    /// The reason, after `store '…': `.
+    fn reason(&self, phase: Phase) -> String {
+        match (self, phase) {
+            (GaveUp::Timeout(d), Phase::Connecting) => format!(
+                "no answer from the server within {} while connecting (connect_timeout)",
+                secs(*d)
+            ),
+            (GaveUp::Timeout(d), Phase::Answer) => format!(
+                "no answer from the server within {} while waiting for an answer \
+                 (statement timeout)",
+                secs(*d)
+            ),
+            (GaveUp::Stopped, Phase::Connecting) => {
+                "interrupted while connecting to the server".into()
+            }
+            (GaveUp::Stopped, Phase::Answer) => "interrupted while waiting for the server".into(),
+        }
+    }
+}
+
+/// The runtime that drives the connection, and the rules of every wait.
+struct Waiter {
+    /// Current-thread: the connection makes progress only while a wait runs.
+    rt: Option<Runtime>,
+    /// The URL without its password.
+    shown: String,
+    statement: Duration,
+    /// When this store first saw the stop flag set.
+    stop_seen: Cell<Option<Instant>>,
+}
+
+impl Drop for Waiter {
+    fn drop(&mut self) {
+        // Never wait for a blocking task (a host name lookup) at the end.
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+impl Waiter {
+    /// Run `fut` to its end on the runtime (the callers bound it).
+    fn run<F: Future>(&self, fut: F) -> F::Output {
+        match &self.rt {
+            Some(rt) => rt.block_on(fut),
+            None => unreachable!("the runtime lives as long as the store"),
+        }
+    }
+
+    /// Drive `fut` (the connection) whenever a wait runs.
+    fn spawn<F: Future<Output = ()> + Send + 'static>(&self, fut: F) -> JoinHandle<()> {
+        match &self.rt {
+            Some(rt) => rt.spawn(fut),
+            None => unreachable!("the runtime lives as long as the store"),
+        }
+    }
+
+    /// `fut`'s output, unless `limit` passes first, or a stop request
+    /// (polled every [`STOP_POLL`]) is [`STOP_GRACE`] old.
+    fn wait<F: Future>(&self, limit: Duration, fut: F) -> Result<F::Output, GaveUp> {
+        let start = Instant::now();
+        let deadline = start
+            .checked_add(limit)
+            .unwrap_or(start + Duration::from_secs(365 * 86400));
+        let stop_seen = &self.stop_seen;
+        self.run(async {
+            let mut fut = pin!(fut);
+            let mut tick = pin!(tokio::time::sleep(Duration::ZERO));
+            std::future::poll_fn(|cx| {
+                if let Poll::Ready(out) = fut.as_mut().poll(cx) {
+                    return Poll::Ready(Ok(out));
+                }
+                loop {
+                    let now = Instant::now();
+                    if stop_seen.get().is_none() && stop::requested() {
+                        stop_seen.set(Some(now));
+                    }
+                    let (until, why) = match stop_seen.get().map(|t| t + STOP_GRACE) {
+                        Some(t) if t < deadline => (t, GaveUp::Stopped),
+                        _ => (deadline, GaveUp::Timeout(limit)),
+                    };
+                    if now >= until {
+                        return Poll::Ready(Err(why));
+                    }
+                    let next = (now + STOP_POLL).min(until);
+                    tick.as_mut().reset(tokio::time::Instant::from_std(next));
+                    if tick.as_mut().poll(cx).is_pending() {
+                        return Poll::Pending;
+                    }
+                }
+            })
+            .await
+        })
+    }
+
+    /// Run `fut` for at most `limit`, stop request or not (cleanup).
+    fn briefly<F: Future>(&self, limit: Duration, fut: F) -> Option<F::Output> {
+        self.run(async { tokio::time::timeout(limit, fut).await.ok() })
+    }
+}
+
+/// The connection, or why it was closed.
+struct Conn {
+    client: Option<Client>,
+    /// The task that drives the connection's socket.
+    task: Option<JoinHandle<()>>,
+    /// Why the connection was closed (a wait given up).
+    lost: Option<String>,
+}
+
+impl Conn {
+    fn client(&self, shown: &str) -> Result<&Client> {
+        self.client.as_ref().ok_or_else(|| {
+            anyhow!(
+                "store '{shown}': the connection was closed after an earlier error ({})",
+                self.lost.as_deref().unwrap_or("closed")
+            )
+        })
+    }
+
+    /// Close after a wait given up: ask the server to cancel what it may
+    /// still run (so that it lets go of its locks), then drop the socket;
+    /// the server rolls back an open transaction.
+    fn close(&mut self, w: &Waiter, why: String) {
+        if let Some(client) = self.client.take() {
+            let token = client.cancel_token();
+            drop(client);
+            w.briefly(CANCEL_WAIT, token.cancel_query(NoTls));
+        }
+        if let Some(task) = self.task.take() {
+            task.abort();
+            w.briefly(CLOSE_WAIT, task);
+        }
+        self.lost = Some(why);
+    }
+}
+
+/// Statements on the connection, in a transaction or not.
+struct Pg<'a> {
+    w: &'a Waiter,
+    conn: &'a mut Conn,
     /// In a write transaction (rows read for update are locked).
     in_tx: bool,
 }
 
-impl<C: GenericClient> Sql for Pg<'_, C> {
+impl Pg<'_> {
+    /// The answer of a wait, or its one-line error; a wait given up closes
+    /// the connection.
+    fn settle<T>(&mut self, r: Result<Result<T, tokio_postgres::Error>, GaveUp>) -> Result<T> {
+        match r {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(pg_err(&self.w.shown, e)),
+            Err(why) => {
+                let reason = why.reason(Phase::Answer);
+                self.conn.close(self.w, reason.clone());
+                Err(anyhow!("store '{}': {reason}", self.w.shown))
+            }
+        }
+    }
+
+    /// End the transaction after an error: roll back (errors ignored: the
+    /// one that made us roll back is the one to report). A closed
+    /// connection has nothing to roll back here; the server does it.
+    fn rollback(&mut self) {
+        if self.conn.client.is_some() {
+            let _ = self.batch("ROLLBACK");
+        }
+    }
+}
+
+impl Sql for Pg<'_> {
     fn shown(&self) -> &str {
-        self.shown
+        &self.w.shown
     }
 
     fn batch(&mut self, sql: &str) -> Result<()> {
-        self.client
-            .batch_execute(sql)
-            .map_err(|e| pg_err(self.shown, e))
+        let client = self.conn.client(&self.w.shown)?;
+        let r = self.w.wait(self.w.statement, client.batch_execute(sql));
+        self.settle(r)
     }
 
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
         let params: Vec<_> = params.iter().map(bind).collect();
-        self.client
-            .execute(pg_params(sql).as_str(), &params)
-            .map_err(|e| pg_err(self.shown, e))
+        let sql = pg_params(sql);
+        let client = self.conn.client(&self.w.shown)?;
+        let r = self
+            .w
+            .wait(self.w.statement, client.execute(sql.as_str(), &params));
+        self.settle(r)
     }
 
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>> {
-        let e = |e: postgres::Error| pg_err(self.shown, e);
         let params: Vec<_> = params.iter().map(bind).collect();
-        let rows = self
-            .client
-            .query(pg_params(sql).as_str(), &params)
-            .map_err(e)?;
+        let sql = pg_params(sql);
+        let client = self.conn.client(&self.w.shown)?;
+        let r = self
+            .w
+            .wait(self.w.statement, client.query(sql.as_str(), &params));
+        let rows = self.settle(r)?;
         rows.iter()
             .map(|r| (0..r.len()).map(|i| cell(r, i)).collect())
             .collect::<Result<_, _>>()
-            .map_err(e)
+            .map_err(|e| pg_err(&self.w.shown, e))
     }
 
     fn row_lock(&self) -> &'static str {
@@ -215,20 +501,53 @@ impl PgStore {
     /// tables up to date. Errors are one line and never show the password.
     pub fn open(url: &str) -> Result<PgStore> {
         let shown = redact_url(url.trim());
-        let mut cfg: postgres::Config = url
+        let mut cfg: Config = url
             .trim()
             .parse()
             .map_err(|e| anyhow!("store '{shown}' is not a valid PostgreSQL URL: {e}"))?;
+        let (connect, statement) = limits(&cfg);
+        // Per address, for the TCP connect alone (the driver's own bound);
+        // `connect` bounds the whole of it below.
         if cfg.get_connect_timeout().is_none() {
             cfg.connect_timeout(CONNECT_TIMEOUT);
         }
         if cfg.get_application_name().is_none() {
             cfg.application_name("cpuscope");
         }
-        let client = cfg.connect(NoTls).map_err(|e| pg_err(&shown, e))?;
-        let mut s = PgStore {
-            client: RefCell::new(client),
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| anyhow!("store '{shown}': cannot start the client runtime: {e}"))?;
+        let w = Waiter {
+            rt: Some(rt),
             shown,
+            statement,
+            stop_seen: Cell::new(None),
+        };
+        let start = Instant::now();
+        let (client, connection) = match w.wait(connect, cfg.connect(NoTls)) {
+            Ok(Ok(c)) => c,
+            // The driver's per-address timer may ring with ours.
+            Ok(Err(_)) if start.elapsed() >= connect => {
+                let why = GaveUp::Timeout(connect).reason(Phase::Connecting);
+                return Err(anyhow!("store '{}': {why}", w.shown));
+            }
+            Ok(Err(e)) => return Err(pg_err(&w.shown, e)),
+            Err(why) => {
+                let why = why.reason(Phase::Connecting);
+                return Err(anyhow!("store '{}': {why}", w.shown));
+            }
+        };
+        let task = w.spawn(async move {
+            let _ = connection.await;
+        });
+        let mut s = PgStore {
+            w,
+            conn: RefCell::new(Conn {
+                client: Some(client),
+                task: Some(task),
+                lost: None,
+            }),
         };
         s.migrate()?;
         Ok(s)
@@ -251,7 +570,7 @@ impl PgStore {
     }
 
     fn migrate(&mut self) -> Result<()> {
-        let shown = self.shown.clone();
+        let shown = self.w.shown.clone();
         self.write(|sql| {
             sql.execute(
                 "SELECT pg_advisory_xact_lock(?1)",
@@ -271,29 +590,46 @@ impl PgStore {
     }
 }
 
+impl Drop for PgStore {
+    /// Close a healthy connection politely (Terminate), briefly.
+    fn drop(&mut self) {
+        let conn = self.conn.get_mut();
+        if let (Some(client), Some(task)) = (conn.client.take(), conn.task.take()) {
+            drop(client);
+            self.w.briefly(CLOSE_WAIT, task);
+        }
+    }
+}
+
 impl Backend for PgStore {
     fn shown(&self) -> String {
-        self.shown.clone()
+        self.w.shown.clone()
     }
 
     fn write<T>(&mut self, f: impl FnOnce(&mut dyn Sql) -> Result<T>) -> Result<T> {
-        let shown = self.shown.as_str();
-        let client = self.client.get_mut();
-        let mut tx = client.transaction().map_err(|e| pg_err(shown, e))?;
-        let out = f(&mut Pg {
-            client: &mut tx,
-            shown,
+        let mut sql = Pg {
+            w: &self.w,
+            conn: self.conn.get_mut(),
             in_tx: true,
-        })?;
-        tx.commit().map_err(|e| pg_err(shown, e))?;
-        Ok(out)
+        };
+        sql.batch("BEGIN")?;
+        match f(&mut sql) {
+            Ok(out) => {
+                sql.batch("COMMIT")?;
+                Ok(out)
+            }
+            Err(e) => {
+                sql.rollback();
+                Err(e)
+            }
+        }
     }
 
     fn read<T>(&self, f: impl FnOnce(&mut dyn Sql) -> Result<T>) -> Result<T> {
-        let mut client = self.client.borrow_mut();
+        let mut conn = self.conn.borrow_mut();
         f(&mut Pg {
-            client: &mut *client,
-            shown: &self.shown,
+            w: &self.w,
+            conn: &mut conn,
             in_tx: false,
         })
     }
@@ -337,6 +673,67 @@ mod tests {
         assert_eq!(
             redact_url("postgresql://u:p@%2Ftmp:5/db"),
             "postgresql://u@%2Ftmp:5/db"
+        );
+    }
+
+    #[test]
+    fn time_settings_read_as_postgresql_does() {
+        let ms = |v: &str| pg_duration(v).map(|d| d.as_millis());
+        assert_eq!(ms("1500"), Some(1500));
+        assert_eq!(ms("30s"), Some(30_000));
+        assert_eq!(ms("2min"), Some(120_000));
+        assert_eq!(ms("'250ms'"), Some(250));
+        assert_eq!(ms("1.5h"), Some(5_400_000));
+        assert_eq!(ms("3 weeks"), None);
+        assert_eq!(ms(""), None);
+        let st = |o: &str| statement_timeout_in(o).map(|d| d.as_millis());
+        assert_eq!(st("-c statement_timeout=30s"), Some(30_000));
+        assert_eq!(st("-cstatement_timeout=5000 -c work_mem=4MB"), Some(5000));
+        assert_eq!(st("--statement-timeout=2s"), Some(2000));
+        assert_eq!(
+            st("-c statement_timeout=1s -c statement_timeout=3s"),
+            Some(3000)
+        );
+        assert_eq!(st("-c statement_timeout=0"), None, "0: the default bound");
+        assert_eq!(st("-c lock_timeout=1s"), None);
+    }
+
+    #[test]
+    fn limits_come_from_the_url() {
+        let l = |u: &str| {
+            let (c, s) = limits(&u.parse().unwrap());
+            (c.as_secs_f64(), s.as_secs_f64())
+        };
+        assert_eq!(l("postgres://u@h/db"), (10.0, 10.0));
+        assert_eq!(l("postgres://u@h/db?connect_timeout=2"), (2.0, 10.0));
+        assert_eq!(l("postgres://u@h/db?connect_timeout=0"), (10.0, 10.0));
+        assert_eq!(l("host=h user=u connect_timeout=3"), (3.0, 10.0));
+        assert_eq!(l("postgres://u@h1,h2/db?connect_timeout=3"), (6.0, 10.0));
+        assert_eq!(
+            l("postgres://u@h/db?options=-c%20statement_timeout%3D2500"),
+            (10.0, 2.5)
+        );
+        assert_eq!(
+            l("host=h options='-c statement_timeout=20s' connect_timeout=4"),
+            (4.0, 20.0)
+        );
+    }
+
+    #[test]
+    fn give_up_messages_name_phase_and_limit() {
+        let t = GaveUp::Timeout(Duration::from_secs(10));
+        assert_eq!(
+            t.reason(Phase::Connecting),
+            "no answer from the server within 10 s while connecting (connect_timeout)"
+        );
+        assert_eq!(
+            GaveUp::Timeout(Duration::from_millis(2500)).reason(Phase::Answer),
+            "no answer from the server within 2.5 s while waiting for an answer \
+             (statement timeout)"
+        );
+        assert_eq!(
+            GaveUp::Stopped.reason(Phase::Answer),
+            "interrupted while waiting for the server"
         );
     }
 

@@ -20,7 +20,7 @@ struct Cli {
     sysroot: PathBuf,
     /// Store: a SQLite file path (default: $XDG_DATA_HOME/cpuscope/runs.db) or a postgres://user@host/db URL.
     #[arg(long, global = true, value_name = "PATH|URL")]
-    store: Option<String>,
+    store: Option<std::ffi::OsString>,
     #[command(subcommand)]
     command: Command,
 }
@@ -162,16 +162,18 @@ fn usage_error(e: clap::Error) -> ! {
         Some(s) => format!("cpuscope {s} --help"),
         None => "cpuscope --help".into(),
     };
-    eprintln!("cpuscope: error: {} (see {help})", parts.join(" "));
+    cpuscope::base::output::err_line(&format!(
+        "cpuscope: error: {} (see {help})",
+        parts.join(" ")
+    ));
     std::process::exit(2);
 }
 
 fn main() {
-    // Die quietly on a closed pipe (`cpuscope info | head`), like other Unix tools.
-    // SAFETY: resetting a signal disposition to its default before any thread starts.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    // SIGPIPE stays ignored (Rust's default): a measuring command whose
+    // output pipe closes finishes and stores its run; the closed pipe then
+    // ends the command quietly (below), as SIGPIPE ends other Unix tools.
+    // Children get the default disposition back (std::process::Command).
     std::panic::set_hook(Box::new(|p| {
         let msg = p
             .payload()
@@ -180,7 +182,10 @@ fn main() {
             .or_else(|| p.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown".into());
         let loc = p.location().map(|l| format!(" at {l}")).unwrap_or_default();
-        eprintln!("cpuscope: internal error: {}{loc}", msg.replace('\n', " "));
+        cpuscope::base::output::err_line(&format!(
+            "cpuscope: internal error: {}{loc}",
+            msg.replace('\n', " ")
+        ));
         // Put back any machine switch (simd --smt/--turbo) before unwinding,
         // in case nothing unwinds to the guard that holds it.
         cpuscope::placement::machine_state::restore_registered();
@@ -189,9 +194,22 @@ fn main() {
         Ok(c) => c,
         Err(e) => usage_error(e),
     };
+    // cpuscope keeps store paths as text: a name that is not UTF-8 is a
+    // usage error of one line, not a panic.
+    let store = match cli.store.map(std::ffi::OsString::into_string) {
+        None => None,
+        Some(Ok(s)) => Some(s),
+        Some(Err(s)) => {
+            cpuscope::base::output::err_line(&format!(
+                "cpuscope: error: --store {s:?} is not valid UTF-8; give a UTF-8 path \
+                 (a link with a UTF-8 name to the store will do)"
+            ));
+            std::process::exit(2);
+        }
+    };
     let ctx = Context {
         sysroot: cli.sysroot,
-        store: cli.store,
+        store,
     };
     let result = match &cli.command {
         Command::Info(a) => app::info::run(&ctx, a),
@@ -221,9 +239,13 @@ fn main() {
     };
     match result {
         Ok(code) => std::process::exit(code),
+        Err(e) if e.is::<cpuscope::base::output::ClosedPipe>() => {
+            // 128 + SIGPIPE, what a shell reports for a tool SIGPIPE ended.
+            std::process::exit(141);
+        }
         Err(e) => {
             let msg = format!("{e:#}").replace('\n', " ");
-            eprintln!("cpuscope: error: {msg}");
+            cpuscope::base::output::err_line(&format!("cpuscope: error: {msg}"));
             std::process::exit(1);
         }
     }

@@ -36,7 +36,7 @@ pub struct BandwidthArgs {
     #[arg(long)]
     pub no_levels: bool,
     /// Repetitions: N rounds per figure (default: the profile's).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000))]
     pub reps: Option<usize>,
     #[command(flatten)]
     pub measure: MeasureArgs,

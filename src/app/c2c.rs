@@ -46,13 +46,13 @@ pub struct C2cArgs {
     #[arg(long, value_enum, default_value = "standard")]
     pub profile: Profile,
     /// Measure at most N pairs: every pair of a subset of CPUs spread over the NUMA nodes.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     pub sample: Option<usize>,
     /// Samples per pair (fixed; default from the profile, reduced to fit the budget).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
     pub samples: Option<usize>,
     /// Round trips per sample (fixed; default from the profile).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub round_trips: Option<u64>,
     /// One pair at a time instead of disjoint pairs in parallel.
     #[arg(long)]
@@ -101,7 +101,7 @@ pub fn run(ctx: &Context, args: &C2cArgs) -> Result<i32> {
         if args.json {
             super::print_json(&json!({"schema": "cpuscope.c2c-plan/1", "plan": p.plan}))?;
         } else {
-            print!("{}", c2c_text::render_plan(&p.plan));
+            out!("{}", c2c_text::render_plan(&p.plan));
         }
         return Ok(0);
     }
@@ -112,7 +112,7 @@ pub fn run(ctx: &Context, args: &C2cArgs) -> Result<i32> {
     if args.pair.is_some() {
         let view = PairView::of(&s.machine, &p)?;
         if args.csv {
-            print!("{}", c2c_text::pair_csv(&view));
+            out!("{}", c2c_text::pair_csv(&view));
             return Ok(s.finish()?.exit_code());
         }
         let extra = session::merge(extra, view.json(&p.plan, ghz, &clock));
@@ -125,9 +125,9 @@ pub fn run(ctx: &Context, args: &C2cArgs) -> Result<i32> {
     if args.csv {
         for run in &p.runs {
             if p.runs.len() > 1 {
-                println!("# method {}", run.method.as_str());
+                outln!("# method {}", run.method.as_str());
             }
-            print!("{}", c2c_text::matrix_csv(&run.matrix()));
+            out!("{}", c2c_text::matrix_csv(&run.matrix()));
         }
         return Ok(s.finish()?.exit_code());
     }

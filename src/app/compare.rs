@@ -9,7 +9,7 @@ use crate::report::published_text;
 use crate::results::document::{select_runs, Loader};
 use crate::results::published::{self, PublishedSet};
 use crate::results::schema::Run;
-use anyhow::{bail, Context as _, Result};
+use anyhow::{bail, Result};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
@@ -56,6 +56,7 @@ pub struct PublishedArgs {
 
 /// `cpuscope compare RUN… [--baseline RUN] [--host H] [--cpu M] [--tag T]`
 pub fn run(ctx: &Context, args: &CompareArgs) -> Result<i32> {
+    let html = args.html.as_deref().map(|p| ctx.output(p)).transpose()?;
     let mut loader = Loader::new(ctx.store.clone());
     let mut runs: Vec<Run> = Vec::new();
     let mut ids = BTreeSet::new();
@@ -101,22 +102,22 @@ pub fn run(ctx: &Context, args: &CompareArgs) -> Result<i32> {
         );
     }
     let cmp = compare::compare(&runs, baseline, args.published)?;
-    if let Some(p) = &args.html {
+    if let Some(out) = &html {
         let page = compare::html::render(&cmp, &runs);
-        std::fs::write(p, page)
-            .with_context(|| format!("cannot write the comparison page '{}'", p.display()))?;
+        ctx.write_output(out, page.as_bytes())
+            .map_err(|e| anyhow::anyhow!("the comparison page was not written: {e:#}"))?;
     }
     if args.json {
         super::print_json(&cmp)?;
     } else if args.csv {
-        print!("{}", compare::csv::render(&cmp));
+        out!("{}", compare::csv::render(&cmp));
     } else if args.markdown {
-        print!("{}", compare::markdown::render(&cmp));
+        out!("{}", compare::markdown::render(&cmp));
     } else {
-        print!("{}", compare::text::render(&cmp));
+        out!("{}", compare::text::render(&cmp));
     }
-    if let Some(p) = &args.html {
-        eprintln!("comparison page: {}", p.display());
+    if let Some(out) = &html {
+        errln!("comparison page: {}", out.shown());
     }
     Ok(0)
 }
@@ -130,7 +131,7 @@ pub fn published(_ctx: &Context, args: &PublishedArgs) -> Result<i32> {
     if args.json {
         super::print_json(&sets)?;
     } else {
-        print!("{}", published_text::render(&sets));
+        out!("{}", published_text::render(&sets));
     }
     Ok(0)
 }

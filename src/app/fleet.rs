@@ -6,7 +6,7 @@ use super::run_filter::RunFilter;
 use super::Context;
 use crate::report::fleet::{self, Rule, Selection};
 use crate::results::document::{latest_per_host, parse_since, Loader};
-use anyhow::{bail, Context as _, Result};
+use anyhow::{bail, Result};
 use chrono::SecondsFormat;
 use std::path::PathBuf;
 
@@ -40,6 +40,7 @@ pub fn run(ctx: &Context, args: &FleetArgs) -> Result<i32> {
         ..Rule::default()
     };
     rule.check()?;
+    let html = args.html.as_deref().map(|p| ctx.output(p)).transpose()?;
     let since = match &args.since {
         Some(s) => Some(parse_since(s, chrono::Utc::now())?),
         None => None,
@@ -76,17 +77,17 @@ pub fn run(ctx: &Context, args: &FleetArgs) -> Result<i32> {
         older_runs_left_out: older,
     };
     let view = fleet::fleet(&runs, selection, rule)?;
-    if let Some(p) = &args.html {
-        std::fs::write(p, fleet::html::render(&view))
-            .with_context(|| format!("cannot write the fleet page '{}'", p.display()))?;
+    if let Some(out) = &html {
+        ctx.write_output(out, fleet::html::render(&view).as_bytes())
+            .map_err(|e| anyhow::anyhow!("the fleet page was not written: {e:#}"))?;
     }
     if args.json {
         super::print_json(&view)?;
     } else {
-        print!("{}", fleet::text::render(&view));
+        out!("{}", fleet::text::render(&view));
     }
-    if let Some(p) = &args.html {
-        eprintln!("fleet page: {}", p.display());
+    if let Some(out) = &html {
+        errln!("fleet page: {}", out.shown());
     }
     Ok(0)
 }

@@ -16,7 +16,7 @@ pub fn run(ctx: &Context, args: &InfoArgs) -> Result<i32> {
     if args.json {
         super::print_json(&info)?;
     } else {
-        print!("{}", crate::report::info_text::render(&info));
+        out!("{}", crate::report::info_text::render(&info));
     }
     Ok(0)
 }

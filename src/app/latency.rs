@@ -14,7 +14,7 @@ pub struct LatencyArgs {
     #[arg(long, value_name = "LIST")]
     pub sizes: Option<String>,
     /// Points per doubling for ranges in --sizes.
-    #[arg(long, default_value_t = 4, value_name = "N")]
+    #[arg(long, default_value_t = 4, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
     pub per_octave: usize,
     /// Page sizes: 4k, 2m (THP by madvise, else hugetlbfs), or both.
     #[arg(long, value_delimiter = ',', default_value = "2m,4k")]

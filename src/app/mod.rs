@@ -1,5 +1,25 @@
 //! Command glue: each subcommand's arguments and the function that runs it.
 //! `main.rs` only parses and dispatches to these.
+//!
+//! Output goes through `out!`/`outln!` (standard output: a failed write is
+//! an error, a closed pipe a quiet exit, never a panic) and `errln!`
+//! (standard error: a failed write is ignored, so that losing a progress
+//! line never costs a run); files through [`Context::output`].
+
+/// `print!` that returns the error of a failed write instead of panicking.
+macro_rules! out {
+    ($($t:tt)*) => { $crate::base::output::stdout(&format!($($t)*))? };
+}
+
+/// `println!` that returns the error of a failed write instead of panicking.
+macro_rules! outln {
+    ($($t:tt)*) => { $crate::base::output::stdout(&format!("{}\n", format_args!($($t)*)))? };
+}
+
+/// `eprintln!` that never fails.
+macro_rules! errln {
+    ($($t:tt)*) => { $crate::base::output::err_line(&format!($($t)*)) };
+}
 
 pub mod bandwidth;
 pub mod c2c;
@@ -25,7 +45,8 @@ pub mod uarch;
 
 use crate::machine::Sysroot;
 use anyhow::Result;
-use std::path::PathBuf;
+use crate::base::output::Output;
+use std::path::{Path, PathBuf};
 
 /// Options shared by every command.
 #[derive(Clone, Debug)]
@@ -40,10 +61,39 @@ impl Context {
     pub fn sysroot(&self) -> Result<Sysroot> {
         Sysroot::new(&self.sysroot)
     }
+
+    /// The SQLite store's files (the database and its journals), which no
+    /// output may name; none for a PostgreSQL store.
+    pub fn store_files(&self) -> Vec<PathBuf> {
+        let db = match self.store.as_deref() {
+            Some(s) if crate::results::postgres::is_postgres_url(s) => return Vec::new(),
+            Some(s) => crate::results::store::store_path_of(s).ok(),
+            None => crate::results::store::default_store_path().ok(),
+        };
+        let Some(db) = db else { return Vec::new() };
+        let mut v = vec![db.clone()];
+        for suffix in ["-wal", "-shm", "-journal"] {
+            let mut p = db.clone().into_os_string();
+            p.push(suffix);
+            v.push(PathBuf::from(p));
+        }
+        v
+    }
+
+    /// Check a path the user named for output, before any work
+    /// (`crate::base::output`'s rules; never the store).
+    pub fn output(&self, path: &Path) -> Result<Output> {
+        Output::check(path, &self.store_files())
+    }
+
+    /// Write `bytes` to a checked output (checked again as it is written).
+    pub fn write_output(&self, out: &Output, bytes: &[u8]) -> Result<()> {
+        out.write(bytes, &self.store_files())
+    }
 }
 
 /// Print a serializable value as pretty JSON on stdout.
 pub fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
-    println!("{}", serde_json::to_string_pretty(v)?);
+    outln!("{}", serde_json::to_string_pretty(v)?);
     Ok(())
 }

@@ -20,7 +20,7 @@ pub fn run(ctx: &Context, args: &NumaMapsArgs) -> Result<i32> {
     if args.json {
         super::print_json(&p)?;
     } else {
-        print!("{}", crate::report::numa_maps::render(&p));
+        out!("{}", crate::report::numa_maps::render(&p));
     }
     Ok(0)
 }

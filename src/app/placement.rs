@@ -20,7 +20,7 @@ pub struct PlacementArgs {
     #[arg(long, value_delimiter = ',')]
     pub workload: Vec<String>,
     /// Cores per spread set (the seed used 4).
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65_536))]
     pub k: usize,
     /// Skip the memory local/remote/interleaved comparison.
     #[arg(long)]
@@ -50,7 +50,7 @@ pub fn run(ctx: &Context, args: &PlacementArgs) -> Result<i32> {
         if args.json {
             super::print_json(&plan)?;
         } else {
-            print!("{}", compute_text::render_plan(&plan));
+            out!("{}", compute_text::render_plan(&plan));
         }
         return Ok(0);
     }

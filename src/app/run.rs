@@ -4,10 +4,10 @@
 use super::session::Session;
 use super::Context;
 use crate::experiments::{self, Profile};
-use crate::results::store::open_store;
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use serde_json::json;
-use std::path::PathBuf;
+use crate::base::output::Output;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
@@ -23,8 +23,9 @@ pub struct RunArgs {
     /// Restrict to these CPUs (e.g. 0-3,8); must be usable by this process.
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
-    /// Tag the stored run (repeatable), e.g. --tag baseline.
-    #[arg(long)]
+    /// Tag the stored run (repeatable), e.g. --tag baseline: printable text,
+    /// 1 to 64 characters, each tag once.
+    #[arg(long, value_parser = crate::base::fmt::TagParser)]
     pub tag: Vec<String>,
     /// The host name recorded in the run (default: this machine's host name), e.g. an
     /// inventory name, or one of several labels when one machine stands for several hosts.
@@ -43,13 +44,19 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Do not write the HTML report.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "html")]
     pub no_html: bool,
 }
 
 pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
-    let mut s = Session::open(ctx, "run", args.cpus.as_deref(), args.profile, args.quiet)?;
     let selected = experiments::select(&args.only, &args.skip)?;
+    // Every path written is checked before anything is measured.
+    let html = if args.list {
+        HtmlReport::None
+    } else {
+        HtmlReport::plan(ctx, args.html.as_deref(), args.no_html)?
+    };
+    let mut s = Session::open(ctx, "run", args.cpus.as_deref(), args.profile, args.quiet)?;
     let estimates: Vec<f64> = selected
         .iter()
         .map(|e| e.estimate_secs(&s.machine, &s.cpus, args.profile))
@@ -57,9 +64,9 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
     let total: f64 = estimates.iter().sum();
     if args.list {
         for (e, secs) in selected.iter().zip(&estimates) {
-            println!("{:<14} ~{:>5.1} s  {}", e.name(), secs, e.title());
+            outln!("{:<14} ~{:>5.1} s  {}", e.name(), secs, e.title());
         }
-        println!(
+        outln!(
             "{:<14} ~{:>5.1} s  (profile {})",
             "total",
             total,
@@ -70,11 +77,11 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
 
     s.set_option("only", json!(args.only));
     s.set_option("skip", json!(args.skip));
-    s.set_tags(args.tag.clone());
+    s.set_tags(args.tag.clone())?;
     if let Some(label) = &args.host_label {
         s.set_host(label)?;
     }
-    s.store_in(open_store(ctx.store.as_deref())?)?;
+    s.store_in(ctx)?;
 
     let sentinel_cpu = s.cpus.first();
     let clock_start =
@@ -108,39 +115,103 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
         .map(|st| st.location())
         .unwrap_or_default();
 
-    let html_path = if args.no_html {
-        None
-    } else {
-        let p = match &args.html {
-            Some(p) => p.clone(),
-            None => report_dir(ctx)?.join(format!("{}.html", run.id)),
-        };
-        if let Some(dir) = p.parent() {
-            if !dir.as_os_str().is_empty() {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("cannot create '{}'", dir.display()))?;
+    // A report that cannot be written is an error, after the figures.
+    let html_written = write_html(ctx, &html, run, done.store.is_some());
+    let html_path = html_written.as_ref().ok().cloned().flatten();
+
+    let printed = (|| -> Result<()> {
+        if args.json {
+            super::print_json(run)?;
+        } else {
+            let html = html_path.as_ref().map(|p| p.display().to_string());
+            let style = crate::report::verdict::Style::for_stdout();
+            out!(
+                "{}",
+                crate::report::verdict::render(run, html.as_deref(), &style)
+            );
+            if done.lost.is_none() {
+                outln!("stored as {} in {store}", run.id);
+            }
+            for f in &failed {
+                outln!("failed: {f}");
             }
         }
-        std::fs::write(&p, crate::report::html::render_run(run))
-            .with_context(|| format!("cannot write the HTML report '{}'", p.display()))?;
-        Some(p)
-    };
-
-    if args.json {
-        super::print_json(run)?;
-    } else {
-        let html = html_path.as_ref().map(|p| p.display().to_string());
-        let style = crate::report::verdict::Style::for_stdout();
-        print!(
-            "{}",
-            crate::report::verdict::render(run, html.as_deref(), &style)
-        );
-        println!("stored as {} in {store}", run.id);
-        for f in &failed {
-            println!("failed: {f}");
+        Ok(())
+    })();
+    done.report_lost();
+    if let Err(e) = printed {
+        if e.is::<crate::base::output::ClosedPipe>() || done.lost.is_some() {
+            return Err(e);
         }
+        anyhow::bail!("run {} is stored in {store}, but {e:#}", run.id);
     }
+    html_written?;
     Ok(done.exit_code())
+}
+
+/// Where the HTML report of `run` or `tune` goes, decided before measuring.
+pub(super) enum HtmlReport {
+    None,
+    /// `--html FILE`, checked.
+    Named(Output),
+    /// The default: `reports/RUN.html` beside the store, in this directory
+    /// (created, as cpuscope's own).
+    Default(PathBuf),
+}
+
+impl HtmlReport {
+    /// Check `--html` (or the default report directory) before measuring.
+    pub(super) fn plan(ctx: &Context, named: Option<&Path>, off: bool) -> Result<HtmlReport> {
+        if off {
+            return Ok(HtmlReport::None);
+        }
+        if let Some(p) = named {
+            return Ok(HtmlReport::Named(ctx.output(p)?));
+        }
+        let dir = report_dir(ctx)?;
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot create the report directory '{}': {} (give --html FILE or --no-html)",
+                dir.display(),
+                crate::base::output::io_text(&e)
+            )
+        })?;
+        // The file itself is checked when its name (the run id) is known.
+        ctx.output(&dir.join("check.html")).map_err(|e| {
+            anyhow::anyhow!("{e:#} (the report directory; give --html FILE or --no-html)")
+        })?;
+        Ok(HtmlReport::Default(dir))
+    }
+}
+
+/// Write the HTML report of a finished `run` (after the run is stored:
+/// a failure says the run is safe).
+pub(super) fn write_html(
+    ctx: &Context,
+    plan: &HtmlReport,
+    run: &crate::results::Run,
+    stored: bool,
+) -> Result<Option<PathBuf>> {
+    let out = match plan {
+        HtmlReport::None => return Ok(None),
+        HtmlReport::Named(o) => o.clone(),
+        HtmlReport::Default(dir) => ctx.output(&dir.join(format!("{}.html", run.id)))?,
+    };
+    let page = crate::report::html::render_run(run);
+    ctx.write_output(&out, page.as_bytes()).map_err(|e| {
+        if stored {
+            anyhow::anyhow!(
+                "run {} is stored, but its HTML report was not written: {e:#}",
+                run.id
+            )
+        } else {
+            anyhow::anyhow!("the HTML report was not written: {e:#}")
+        }
+    })?;
+    Ok(match out {
+        crate::base::output::Output::Stdout => None,
+        crate::base::output::Output::Fifo(p) | crate::base::output::Output::File(p) => Some(p),
+    })
 }
 
 /// Reports go in a `reports/` folder beside the SQLite store.

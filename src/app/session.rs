@@ -114,7 +114,7 @@ impl Progress {
                 pb.set_position((done_secs * 10.0) as u64);
                 pb.set_message(format!("{who}: {msg}"));
             }
-            Progress::Lines => eprintln!("cpuscope: {who}: {msg}"),
+            Progress::Lines => errln!("cpuscope: {who}: {msg}"),
             Progress::Quiet => {}
         }
     }
@@ -143,6 +143,13 @@ pub struct Session {
     /// The document: its results are every record kept so far.
     run: Run,
     store: Option<Box<dyn Store>>,
+    /// Why the store stopped taking the run (it is then kept in memory and
+    /// saved to a fallback file at the end).
+    store_failed: Option<String>,
+    /// Where the run is stored (kept when the store fails).
+    store_location: Option<String>,
+    /// The directory holding the SQLite store (for its free space).
+    store_dir: Option<std::path::PathBuf>,
     /// Parameters added to every record kept (the machine configuration).
     record_params: Vec<(&'static str, String)>,
     t0: Instant,
@@ -193,6 +200,12 @@ impl Session {
             done_secs: 0.0,
             run,
             store: None,
+            store_failed: None,
+            store_location: None,
+            store_dir: ctx
+                .store_files()
+                .first()
+                .and_then(|p| p.parent().map(|d| d.to_path_buf())),
             record_params: Vec::new(),
             t0: Instant::now(),
         })
@@ -259,15 +272,55 @@ impl Session {
         Ok(())
     }
 
-    /// Tag the document (`run --tag`).
-    pub fn set_tags(&mut self, tags: Vec<String>) {
-        self.run.tags = tags;
+    /// Tag the document (`run --tag`, `tune --tag`): each tag printable
+    /// text of 1 to 64 characters ([`crate::base::fmt::check_tag`], also
+    /// checked when the command line is parsed), each once. A refused list
+    /// is one line naming the tag; the document then keeps the good tags,
+    /// once each, so no bad tag is stored whatever the caller does.
+    pub fn set_tags(&mut self, tags: Vec<String>) -> Result<()> {
+        let mut kept: Vec<String> = Vec::with_capacity(tags.len());
+        let mut refused: Option<String> = None;
+        for t in tags {
+            if let Err(e) = crate::base::fmt::check_tag(&t) {
+                refused.get_or_insert(e);
+            } else if kept.contains(&t) {
+                refused.get_or_insert_with(|| {
+                    format!(
+                        "--tag '{}' is given twice (each tag once)",
+                        crate::base::fmt::quote_short(&t, 64)
+                    )
+                });
+            } else {
+                kept.push(t);
+            }
+        }
+        self.run.tags = kept;
+        match refused {
+            Some(e) => bail!("{e}"),
+            None => Ok(()),
+        }
     }
 
-    /// Store the document in `store` from now on: begun now, each record
-    /// at once (its own transaction), finished by [`Session::finish`].
-    pub fn store_in(&mut self, mut store: Box<dyn Store>) -> Result<()> {
-        store.begin_run(&self.run)?;
+    /// Open the store `--store` names and store the document in it from
+    /// now on: begun now, each record at once (its own transaction),
+    /// finished by [`Session::finish`]. A store that fails here fails the
+    /// command before anything is measured.
+    pub fn store_in(&mut self, ctx: &Context) -> Result<()> {
+        let free = || {
+            self.store_dir
+                .as_deref()
+                .and_then(free_kib)
+                .map(|k| format!(" ({k} KiB free on its file system)"))
+                .unwrap_or_default()
+        };
+        let mut store = match crate::results::open_store(ctx.store.as_deref()) {
+            Ok(s) => s,
+            Err(e) => bail!("{e:#}{}; nothing was measured", free()),
+        };
+        if let Err(e) = store.begin_run(&self.run) {
+            bail!("{e:#}{}; nothing was measured", free());
+        }
+        self.store_location = Some(store.location());
         self.store = Some(store);
         Ok(())
     }
@@ -316,6 +369,7 @@ impl Session {
             params,
         };
         let (run, store, tags) = (&mut self.run, &mut self.store, &self.record_params);
+        let failed = &mut self.store_failed;
         let mut sink = |mut rec: ResultRecord| -> Result<()> {
             if !keep {
                 return Ok(());
@@ -324,7 +378,13 @@ impl Session {
                 rec = rec.with_param(k, v.as_str());
             }
             if let Some(s) = store.as_mut() {
-                s.add_result(&run.id, &rec)?;
+                // A store that cannot take a record (disk full, store gone)
+                // never costs the measurement: the run goes on in memory
+                // and is saved to a file at the end (Session::finish).
+                if let Err(e) = s.add_result(&run.id, &rec) {
+                    *failed = Some(format!("{e:#}"));
+                    *store = None;
+                }
             }
             run.results.push(rec);
             Ok(())
@@ -478,14 +538,22 @@ impl Session {
         };
         let finished = now_rfc3339();
         if let Some(s) = self.store.as_mut() {
-            s.finish_run(&self.run.id, status, &finished, &self.run.environment)?;
+            if let Err(e) = s.finish_run(&self.run.id, status, &finished, &self.run.environment) {
+                self.store_failed = Some(format!("{e:#}"));
+            }
         }
         self.run.status = status;
         self.run.finished_at = Some(finished);
+        let lost = self.store_failed.take().map(|why| {
+            self.store = None;
+            let location = self.store_location.clone().unwrap_or_default();
+            save_fallback(&self.run, &location, &why, self.store_dir.as_deref())
+        });
         Ok(Finished {
             run: self.run,
             store: self.store,
             interrupted,
+            lost,
         })
     }
 
@@ -514,13 +582,69 @@ impl Session {
             doc = merge(extra, doc);
             super::print_json(&doc)?;
         } else {
-            print!("{}", text(&f.run.results));
+            out!("{}", text(&f.run.results));
             if f.interrupted {
-                println!("interrupted: the figures above are what finished");
+                outln!("interrupted: the figures above are what finished");
             }
         }
         Ok(f.exit_code())
     }
+}
+
+/// Save a run the store could not take to `$TMPDIR/cpuscope-RUN.json` (else
+/// the current directory), as `export` writes it, so that `import` takes it
+/// back; the line that tells the user what happened and where the run is.
+fn save_fallback(
+    run: &Run,
+    location: &str,
+    why: &str,
+    store_dir: Option<&std::path::Path>,
+) -> String {
+    let free = store_dir
+        .and_then(free_kib)
+        .map(|k| format!("; {k} KiB free on its file system"))
+        .unwrap_or_default();
+    let head = format!(
+        "store '{location}' could not take run {} ({why}{free})",
+        run.id
+    );
+    let text = match crate::results::document::export_text(run) {
+        Ok(t) => t,
+        Err(e) => return format!("{head}, and the run could not be serialised: {e:#}"),
+    };
+    let tmp = std::env::var_os("TMPDIR")
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| "/tmp".into());
+    let mut errors = Vec::new();
+    for dir in [tmp, std::path::PathBuf::from(".")] {
+        let p = dir.join(format!("cpuscope-{}.json", run.id));
+        match crate::base::output::Output::create_new(&p, text.as_bytes()) {
+            Ok(()) => {
+                return format!(
+                    "{head}: the whole run is saved in {p}; once the store is fixed: cpuscope delete {id} (its partial copy, if any) && cpuscope import {p}",
+                    p = p.display(),
+                    id = run.id
+                )
+            }
+            Err(e) => errors.push(format!("{e:#}")),
+        }
+    }
+    format!(
+        "{head}, and no fallback file could be written ({}): the figures printed are all that is left",
+        errors.join("; ")
+    )
+}
+
+/// Free space available to this user on the file system holding `dir`.
+fn free_kib(dir: &std::path::Path) -> Option<u64> {
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid C string and a statvfs to fill.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some(st.f_bavail as u64 * st.f_frsize as u64 / 1024)
 }
 
 /// A host label (`run --host-label`): 1 to 64 letters, digits, '.', '_' or '-'.
@@ -565,18 +689,31 @@ fn configuration_params(
 pub struct Finished {
     /// The `cpuscope.run/1` document.
     pub run: Run,
-    /// Where it was stored (`run`).
+    /// Where it was stored (`run`); None when the store failed (`lost`).
     pub store: Option<Box<dyn Store>>,
     pub interrupted: bool,
+    /// The store could not take the run: what happened and where the run
+    /// was saved instead, as one line for the user.
+    pub lost: Option<String>,
 }
 
 impl Finished {
+    /// 1 when the store could not take the run (it was saved to a file),
     /// 130 after Ctrl-C (what finished was kept), else 0.
     pub fn exit_code(&self) -> i32 {
-        if self.interrupted {
+        if self.lost.is_some() {
+            1
+        } else if self.interrupted {
             130
         } else {
             0
+        }
+    }
+
+    /// Say on stderr that the store could not take the run, when so.
+    pub fn report_lost(&self) {
+        if let Some(l) = &self.lost {
+            crate::base::output::err_line(&format!("cpuscope: error: {}", l.replace('\n', " ")));
         }
     }
 }

@@ -3,9 +3,10 @@
 
 use super::{session, Context};
 use crate::counters::doc::Interval;
+use crate::counters::group::EventState;
 use crate::counters::stat;
 use crate::report::stat_text;
-use anyhow::{bail, Context as _, Result};
+use anyhow::{bail, Result};
 use std::io::Write;
 
 #[derive(clap::Args, Debug)]
@@ -73,31 +74,27 @@ impl StatArgs {
     }
 }
 
-/// Where results go (stderr, the command owns stdout, or the -o file),
-/// in which form; text and CSV print each interval as it comes.
+/// Where results go: stderr (the command owns stdout), or the -o file,
+/// which gets the whole output at the end, written once through
+/// `crate::base::output` (checked before the command starts).
 struct Output<'a> {
     args: &'a StatArgs,
-    file: Option<std::fs::File>,
+    file: Option<(crate::base::output::Output, String)>,
 }
 
 impl Output<'_> {
     fn put(&mut self, s: &str) {
-        let _ = match &mut self.file {
-            None => std::io::stderr().write_all(s.as_bytes()),
-            Some(f) => f.write_all(s.as_bytes()).and_then(|_| f.flush()),
-        };
+        match &mut self.file {
+            None => {
+                let mut err = std::io::stderr().lock();
+                let _ = err.write_all(s.as_bytes());
+            }
+            Some((_, buf)) => buf.push_str(s),
+        }
     }
 }
 
 impl stat::Watch for Output<'_> {
-    fn ready(&mut self) -> Result<()> {
-        if let Some(p) = &self.args.output {
-            let f = std::fs::File::create(p)
-                .with_context(|| format!("cannot write '{}'", p.display()))?;
-            self.file = Some(f);
-        }
-        Ok(())
-    }
     fn started(&mut self) {
         match (self.args.json, self.args.csv) {
             (true, _) => {}
@@ -119,23 +116,34 @@ impl stat::Watch for Output<'_> {
 
 pub fn run(ctx: &Context, args: &StatArgs) -> Result<i32> {
     if args.list {
-        print!("{}", stat::event_list(&ctx.sysroot()?));
+        out!("{}", stat::event_list(&ctx.sysroot()?));
         return Ok(0);
+    }
+    if let Some(first) = args.command.first().filter(|c| c.starts_with('-')) {
+        bail!(
+            "'{}' is not an option of stat (see cpuscope stat --help); to count a program whose name starts with '-', give its path: ./{}",
+            first.escape_debug(),
+            first.escape_debug()
+        );
     }
     let sys = session::live_sysroot(ctx, "stat")?;
     let req = stat::Request::parse(&args.options())?;
     if args.json && args.csv {
         bail!("give either --json or --csv, not both");
     }
-    let mut out = Output { args, file: None };
+    let file = match &args.output {
+        Some(p) => Some((ctx.output(p)?, String::new())),
+        None => None,
+    };
+    let mut out = Output { args, file };
     let (doc, code) = match stat::count(&sys, &req, &mut out)? {
         stat::Outcome::NotStarted(e) => {
-            eprintln!("cpuscope: error: {}", e.message);
+            errln!("cpuscope: error: {}", e.message);
             return Ok(e.exit_code);
         }
         stat::Outcome::Counted { doc, code, exited } => {
             if let Some(msg) = exited {
-                eprintln!("cpuscope: note: {msg}");
+                errln!("cpuscope: note: {msg}");
             }
             (doc, code)
         }
@@ -146,6 +154,21 @@ pub fn run(ctx: &Context, args: &StatArgs) -> Result<i32> {
         out.put(&stat_text::render_text(&doc));
     } else if req.interval.is_none() {
         out.put(&stat_text::render_csv(&doc));
+    }
+    if let Some((file, text)) = &out.file {
+        ctx.write_output(file, text.as_bytes())?;
+    }
+    if !doc.events.is_empty() && doc.events.iter().all(|e| e.state != EventState::Counted) {
+        let why = doc
+            .events
+            .iter()
+            .find_map(|e| e.reason.clone())
+            .unwrap_or_else(|| "no reason given".into());
+        errln!(
+            "cpuscope: error: no event could be counted (first reason: {}); every count above is not available",
+            why.replace('\n', " ")
+        );
+        return Ok(if code == 0 { 1 } else { code });
     }
     Ok(code)
 }

@@ -2,11 +2,10 @@
 
 use super::Context;
 use crate::report::run_text;
-use crate::results::document::{export_text, read_run_file, write_atomically};
-use crate::results::{open_store, Run};
-use anyhow::{bail, Context as _, Result};
+use crate::results::document::{export_text, read_run_file};
+use crate::results::{open_store, open_store_read, NoStore, Run};
+use anyhow::{bail, Result};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -18,7 +17,7 @@ pub struct RunsArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct ShowArgs {
-    /// Run id, a unique prefix of one, or `latest`.
+    /// Run id, a unique prefix of one, or `latest` (the run stored last).
     #[arg(value_name = "RUN")]
     pub run: String,
     /// Print the run document (as `export` does) instead of text.
@@ -34,7 +33,7 @@ pub struct ShowArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct ExportArgs {
-    /// Run id, a unique prefix of one, or `latest`.
+    /// Run id, a unique prefix of one, or `latest` (the run stored last).
     #[arg(value_name = "RUN")]
     pub run: String,
     /// Write the document to FILE instead of standard output.
@@ -52,15 +51,24 @@ pub struct ImportArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct DeleteArgs {
-    /// Run id, a unique prefix of one, or `latest`.
+    /// Run id, a unique prefix of one, or `latest` (the run stored last).
     #[arg(value_name = "RUN")]
     pub run: String,
 }
 
 /// `cpuscope runs`
 pub fn runs(ctx: &Context, args: &RunsArgs) -> Result<i32> {
-    let store = open_store(ctx.store.as_deref())?;
-    let runs = store.list_runs()?;
+    // Nothing stored yet: no runs (and a note), and no store made.
+    let (location, runs) = match open_store_read(ctx.store.as_deref()) {
+        Ok(store) => (store.location(), store.list_runs()?),
+        Err(e) => match e.downcast_ref::<NoStore>() {
+            Some(none) => {
+                crate::results::store::note(&none.to_string());
+                (none.shown.clone(), Vec::new())
+            }
+            None => return Err(e),
+        },
+    };
     if args.json {
         #[derive(serde::Serialize)]
         struct RunsDoc<'a> {
@@ -68,59 +76,49 @@ pub fn runs(ctx: &Context, args: &RunsArgs) -> Result<i32> {
             runs: &'a [crate::results::RunSummary],
         }
         super::print_json(&RunsDoc {
-            store: store.location(),
+            store: location,
             runs: &runs,
         })?;
     } else {
-        print!("{}", run_text::render_runs(&runs, &store.location()));
+        out!("{}", run_text::render_runs(&runs, &location));
     }
     Ok(0)
 }
 
 /// `cpuscope show RUN`
 pub fn show(ctx: &Context, args: &ShowArgs) -> Result<i32> {
-    let store = open_store(ctx.store.as_deref())?;
+    let store = open_store_read(ctx.store.as_deref())?;
     let run = store.get_run(&args.run)?;
     if args.json {
         super::print_json(&run)?;
     } else if args.all {
-        print!("{}", run_text::render_run(&run));
+        out!("{}", run_text::render_run(&run));
     } else if args.summary {
-        print!("{}", crate::report::summary::render(&run));
+        out!("{}", crate::report::summary::render(&run));
     } else {
         let style = crate::report::verdict::Style::for_stdout();
-        print!("{}", crate::report::verdict::render(&run, None, &style));
+        out!("{}", crate::report::verdict::render(&run, None, &style));
     }
     Ok(0)
 }
 
 /// `cpuscope export RUN [-o FILE]`
 pub fn export(ctx: &Context, args: &ExportArgs) -> Result<i32> {
-    let store = open_store(ctx.store.as_deref())?;
+    let out = match &args.output {
+        Some(p) => ctx.output(p)?,
+        None => crate::base::output::Output::Stdout,
+    };
+    let store = open_store_read(ctx.store.as_deref())?;
     let run = store.get_run(&args.run)?;
     let text = export_text(&run)?;
-    match &args.output {
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())
-                .and_then(|_| out.flush())
-                .context("cannot write to standard output")?;
-        }
-        Some(p) if p.as_os_str() == "-" => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())
-                .and_then(|_| out.flush())
-                .context("cannot write to standard output")?;
-        }
-        Some(p) => {
-            write_atomically(p, text.as_bytes())?;
-            eprintln!(
-                "exported run {} ({} results) to {}",
-                run.id,
-                run.results.len(),
-                p.display()
-            );
-        }
+    ctx.write_output(&out, text.as_bytes())?;
+    if !out.is_stdout() {
+        errln!(
+            "exported run {} ({} results) to {}",
+            run.id,
+            run.results.len(),
+            out.shown()
+        );
     }
     Ok(0)
 }
@@ -154,7 +152,7 @@ pub fn import(ctx: &Context, args: &ImportArgs) -> Result<i32> {
     let all: Vec<Run> = runs.iter().map(|(_, r)| r.clone()).collect();
     store.put_runs(&all)?;
     for (shown, run) in &runs {
-        println!(
+        outln!(
             "imported run {} ({} results) from {shown}",
             run.id,
             run.results.len()
@@ -167,6 +165,6 @@ pub fn import(ctx: &Context, args: &ImportArgs) -> Result<i32> {
 pub fn delete(ctx: &Context, args: &DeleteArgs) -> Result<i32> {
     let mut store = open_store(ctx.store.as_deref())?;
     let id = store.delete_run(&args.run)?;
-    println!("deleted run {id}");
+    outln!("deleted run {id}");
     Ok(0)
 }

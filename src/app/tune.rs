@@ -15,8 +15,7 @@ use crate::experiments::tune::{
 use crate::experiments::{tune_text, Profile};
 use crate::machine;
 use crate::placement::CpuSet;
-use crate::results::store::open_store;
-use anyhow::{bail, Context as _, Result};
+use anyhow::{bail, Result};
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -35,7 +34,7 @@ only when separated from the runner-up beyond noise. See docs/methods-tune.md."
 )]
 pub struct TuneArgs {
     /// CPUs the command uses: the size of each placement set (default: the cores of one NUMA node).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65_536))]
     pub cpus_needed: Option<usize>,
     /// Score = a figure in the command's output: the first group of the last match (e.g. 'tpmC: ([0-9.]+)').
     #[arg(long, value_name = "REGEX")]
@@ -56,13 +55,13 @@ pub struct TuneArgs {
     #[arg(long, value_name = "VAR")]
     pub threads_env: Option<String>,
     /// Discarded runs of each candidate first.
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1_000))]
     pub warmup: usize,
     /// Runs of each candidate before the ranking may be called settled (at least 3).
-    #[arg(long, default_value_t = 5, value_name = "N")]
+    #[arg(long, default_value_t = 5, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
     pub min_runs: usize,
     /// Most runs of each candidate.
-    #[arg(long, default_value_t = 30, value_name = "N")]
+    #[arg(long, default_value_t = 30, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
     pub max_runs: usize,
     /// Time for everything, warm-up included: seconds, or 90s, 5m, 1h.
     #[arg(long, default_value = "300", value_name = "TIME")]
@@ -101,7 +100,7 @@ pub struct TuneArgs {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Do not write the HTML report.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "html")]
     pub no_html: bool,
     /// No progress lines.
     #[arg(long, short)]
@@ -156,6 +155,17 @@ fn score_of(a: &TuneArgs) -> Result<Score> {
         .transpose()?;
     if a.score_unit.trim().is_empty() {
         bail!("--score-unit: empty unit");
+    }
+    if let Some(path) = &a.score_file {
+        // Refused before anything is measured: reading a FIFO would wait for
+        // a writer, a device would never end (tune reads it after each run).
+        let md = std::fs::metadata(path);
+        if let Some(why) = md.ok().as_ref().and_then(crate::base::sysroot::not_regular) {
+            bail!(
+                "--score-file '{}': {why}: the command must write its score to a regular file",
+                path.display()
+            );
+        }
     }
     let source = match (&a.score_file, pattern) {
         (Some(path), pattern) => ScoreSource::File {
@@ -289,10 +299,16 @@ pub fn run(ctx: &Context, a: &TuneArgs) -> Result<i32> {
         if a.json {
             super::print_json(&tune::plan_json(&p))?;
         } else {
-            print!("{}", tune_text::render_plan(&p));
+            out!("{}", tune_text::render_plan(&p));
         }
         return Ok(0);
     }
+    // Every path written is checked before anything is measured.
+    let html = super::run::HtmlReport::plan(
+        ctx,
+        a.html.as_deref(),
+        a.no_html || (a.no_store && a.html.is_none()),
+    )?;
     let mut s = Session::open(
         ctx,
         tune::EXP,
@@ -303,9 +319,9 @@ pub fn run(ctx: &Context, a: &TuneArgs) -> Result<i32> {
     let mut p = params_of(a, &s.machine, &s.cpus)?;
     s.set_option("command", json!(tune::EXP));
     s.set_option("candidates", tune::plan_json(&p));
-    s.set_tags(a.tag.clone());
+    s.set_tags(a.tag.clone())?;
     if !a.no_store {
-        s.store_in(open_store(ctx.store.as_deref())?)?;
+        s.store_in(ctx)?;
     }
     s.say(&format!(
         "{} candidate(s), {} CPUs per set; score: {}",
@@ -316,35 +332,21 @@ pub fn run(ctx: &Context, a: &TuneArgs) -> Result<i32> {
     s.measure(tune::EXP, Some(&mut p))?;
     let done = s.finish()?;
     let run = &done.run;
-    let html_path = if a.no_html || (a.no_store && a.html.is_none()) {
-        None
-    } else {
-        let path = match &a.html {
-            Some(p) => p.clone(),
-            None => super::run::report_dir(ctx)?.join(format!("{}.html", run.id)),
-        };
-        if let Some(dir) = path.parent() {
-            if !dir.as_os_str().is_empty() {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("cannot create '{}'", dir.display()))?;
-            }
-        }
-        std::fs::write(&path, crate::report::html::render_run(run))
-            .with_context(|| format!("cannot write the HTML report '{}'", path.display()))?;
-        Some(path)
-    };
+    let html_path = super::run::write_html(ctx, &html, run, done.store.is_some());
+    done.report_lost();
+    let html_path = html_path?;
     if a.json {
         super::print_json(run)?;
     } else {
-        print!("{}", tune_text::render(run));
+        out!("{}", tune_text::render(run));
         if let Some(st) = done.store.as_ref() {
-            println!("stored as {} in {}", run.id, st.location());
+            outln!("stored as {} in {}", run.id, st.location());
         }
         if let Some(p) = &html_path {
-            println!("HTML report: {}", p.display());
+            outln!("HTML report: {}", p.display());
         }
         if done.interrupted {
-            println!("interrupted: the figures above are what finished");
+            outln!("interrupted: the figures above are what finished");
         }
     }
     let all_failed = TuneView::of(run)

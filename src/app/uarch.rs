@@ -35,7 +35,13 @@ pub fn run(_ctx: &Context, args: &UarchArgs) -> Result<i32> {
             for e in rd.filter_map(|e| e.ok()) {
                 let name = e.file_name().to_string_lossy().into_owned();
                 if name.ends_with(".toml") {
-                    let text = std::fs::read_to_string(e.path())
+                    // A FIFO or device named *.toml is refused, never opened
+                    // to block; the knowledge base is UTF-8 (TOML), strictly.
+                    let text = crate::base::sysroot::read_file_bytes(&e.path())
+                        .map_err(|err| err.to_string())
+                        .and_then(|b| {
+                            String::from_utf8(b).map_err(|_| "not UTF-8 text".to_string())
+                        })
                         .map_err(|err| anyhow!("'{}': {err}", e.path().display()))?;
                     files.push((name, text));
                 }
@@ -53,9 +59,9 @@ pub fn run(_ctx: &Context, args: &UarchArgs) -> Result<i32> {
     if args.check {
         let problems = base.self_check();
         for p in &problems {
-            println!("{p}");
+            outln!("{p}");
         }
-        println!(
+        outln!(
             "uarch check: {} entries, {} sources, {} problem(s)",
             base.entries.len(),
             base.sources.len(),
@@ -73,16 +79,16 @@ pub fn run(_ctx: &Context, args: &UarchArgs) -> Result<i32> {
                 &serde_json::json!({"schema": uarch_text::SCHEMA, "core": core, "variants": variants}),
             )?;
         } else {
-            print!("{}", uarch_text::render_one(base, id, &core, &variants));
+            out!("{}", uarch_text::render_one(base, id, &core, &variants));
         }
         return Ok(0);
     }
     if args.json {
         super::print_json(&uarch_text::json(base))?;
     } else if args.markdown {
-        print!("{}", uarch_text::markdown(base));
+        out!("{}", uarch_text::markdown(base));
     } else {
-        print!("{}", uarch_text::render(base));
+        out!("{}", uarch_text::render(base));
     }
     Ok(0)
 }

@@ -4,14 +4,15 @@
 //! (`Sysroot`), the calibrated clock (`Timer`), and the formatting of
 //! numbers and bytes (`fmt`), HTML escaping and inline SVG charts (`html`), the meminfo parser (`meminfo`),
 //! rank statistics for comparing two sample sets (`mann_whitney`), a small
-//! regular-expression engine (`pattern`) and the process's stop request
-//! (`stop`).
+//! regular-expression engine (`pattern`), the process's stop request
+//! (`stop`) and the one careful writer of every output (`output`).
 
 pub mod cpuset;
 pub mod fmt;
 pub mod html;
 pub mod mann_whitney;
 pub mod meminfo;
+pub mod output;
 pub mod pattern;
 pub mod stats;
 pub mod stop;

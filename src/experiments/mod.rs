@@ -224,12 +224,16 @@ pub fn select(only: &[String], skip: &[String]) -> Result<Vec<&'static dyn Exper
         }
     }
     let all = registry();
-    Ok(all
+    let chosen: Vec<_> = all
         .into_iter()
         .filter(|e| e.in_run())
         .filter(|e| only.is_empty() || only.iter().any(|o| o == e.name()))
         .filter(|e| !skip.iter().any(|s| s == e.name()))
-        .collect())
+        .collect();
+    if chosen.is_empty() {
+        bail!("--only and --skip leave no experiment to run (see cpuscope run --list)");
+    }
+    Ok(chosen)
 }
 
 /// CPUs to use for "one thread per physical core": the first usable CPU of each core.

@@ -851,9 +851,13 @@ pub struct Params {
 impl Params {
     /// Parse `--variants` (names; blanks ignored).
     pub fn parse(list: &[String]) -> Result<Params> {
+        if list.iter().any(|s| s.trim().is_empty()) {
+            anyhow::bail!(
+                "--variants: an empty name (give scalar, sse2, avx2, avx512, neon or sve; leave --variants out for all)"
+            );
+        }
         let variants = list
             .iter()
-            .filter(|s| !s.trim().is_empty())
             .map(|s| {
                 Variant::parse(s).ok_or_else(|| {
                     anyhow::anyhow!(

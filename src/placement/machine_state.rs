@@ -450,7 +450,7 @@ impl Switch {
 impl Drop for Switch {
     fn drop(&mut self) {
         if let Err(e) = self.restore() {
-            eprintln!("cpuscope: warning: {e:#}");
+            crate::base::output::err_line(&format!("cpuscope: warning: {e:#}"));
         }
         for &i in &self.slots {
             unregister(i);

@@ -1,14 +1,115 @@
 //! `Sysroot`: a filesystem root holding `sys/` and `proc/` (normally `/`,
 //! or a recorded tree given by `--sysroot`), and typed reads under it.
+//!
+//! Every read of a recorded or system file goes through [`read_file_bytes`]
+//! (or [`read_file_text`]): it refuses anything but a regular file (a FIFO,
+//! socket or device, checked after following symlinks, so never opened in a
+//! way that can block or read forever), opens with `O_NONBLOCK` as a second
+//! guard, and reads at most a cap (16 MiB for sysfs/procfs files, which the
+//! kernel reports as size 0 or 4096, so the cap is on bytes read). Text is
+//! read lossily: a non-UTF-8 byte becomes U+FFFD instead of losing the file.
 
 use crate::base::cpuset::CpuSet;
 use anyhow::{bail, Result};
+use std::io::{self, Read as _};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// The most bytes read from one sysfs/procfs file (or a recorded copy).
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
+
+/// A file size in words: `16 MiB`, `1 GiB`, `4096 bytes`.
+fn size_words(n: u64) -> String {
+    match n {
+        n if n >= 1 << 30 && n % (1 << 30) == 0 => format!("{} GiB", n >> 30),
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
+        n => format!("{n} bytes"),
+    }
+}
+
+/// Why `md` is not something to read as a file (`not a regular file (a
+/// FIFO)`); None for a regular file.
+pub fn not_regular(md: &std::fs::Metadata) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let t = md.file_type();
+    if t.is_file() {
+        None
+    } else if t.is_fifo() {
+        Some("not a regular file (a FIFO)")
+    } else if t.is_socket() {
+        Some("not a regular file (a socket)")
+    } else if t.is_char_device() {
+        Some("not a regular file (a character device)")
+    } else if t.is_block_device() {
+        Some("not a regular file (a block device)")
+    } else if t.is_dir() {
+        Some("not a regular file (a directory)")
+    } else {
+        Some("not a regular file")
+    }
+}
+
+/// The bytes of the regular file at `path` (symlinks followed), at most
+/// `cap` of them. Never blocks on a FIFO and never reads a device: those are
+/// refused before opening (and again on the open file, with `O_NONBLOCK`
+/// set in between). More than `cap` bytes is an error (`InvalidData`).
+pub fn read_file_bytes_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let refuse = |why: &str| io::Error::new(io::ErrorKind::InvalidInput, why.to_string());
+    if let Some(why) = not_regular(&std::fs::metadata(path)?) {
+        return Err(refuse(why));
+    }
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    // The path may have been replaced between the check and the open.
+    if let Some(why) = not_regular(&f.metadata()?) {
+        return Err(refuse(why));
+    }
+    let mut buf = Vec::new();
+    f.take(cap.saturating_add(1)).read_to_end(&mut buf)?;
+    if buf.len() as u64 > cap {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("larger than {}: not a sysfs/procfs file", size_words(cap)),
+        ));
+    }
+    Ok(buf)
+}
+
+/// [`read_file_bytes_capped`] with [`MAX_FILE_BYTES`].
+pub fn read_file_bytes(path: &Path) -> io::Result<Vec<u8>> {
+    read_file_bytes_capped(path, MAX_FILE_BYTES)
+}
+
+/// Text of a file read with [`read_file_bytes_capped`]; non-UTF-8 bytes are
+/// replaced by U+FFFD, and the flag says whether any were.
+pub fn read_file_text_capped(path: &Path, cap: u64) -> io::Result<(String, bool)> {
+    let bytes = read_file_bytes_capped(path, cap)?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(s) => (s, false),
+        Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
+    })
+}
+
+/// [`read_file_text_capped`] with [`MAX_FILE_BYTES`].
+pub fn read_file_text(path: &Path) -> io::Result<(String, bool)> {
+    read_file_text_capped(path, MAX_FILE_BYTES)
+}
+
+/// The note for a file read with replaced bytes.
+pub fn lossy_note(shown: &str) -> String {
+    format!("{shown}: non-UTF-8 bytes replaced by U+FFFD")
+}
 
 /// A filesystem root holding `sys/` and `proc/` (normally `/`).
 #[derive(Clone, Debug)]
 pub struct Sysroot {
     root: PathBuf,
+    /// What the reads met that a caller may want to show (files refused,
+    /// bytes replaced); shared by clones.
+    notes: Arc<Mutex<Vec<String>>>,
 }
 
 impl Sysroot {
@@ -25,7 +126,10 @@ impl Sysroot {
                 root.display()
             );
         }
-        Ok(Sysroot { root })
+        Ok(Sysroot {
+            root,
+            notes: Arc::default(),
+        })
     }
 
     /// True when this is the running system (root `/`), so live-only facts
@@ -41,6 +145,45 @@ impl Sysroot {
     /// Path of an absolute system path (e.g. `/sys/devices/system/cpu`) under the root.
     pub fn path(&self, rel: &str) -> PathBuf {
         self.root.join(rel.trim_start_matches('/'))
+    }
+
+    /// What the reads so far met, one line each, in order, without repeats:
+    /// `/proc/cpuinfo: non-UTF-8 bytes replaced by U+FFFD`, or a file
+    /// refused (`/proc/cpuinfo: not a regular file (a FIFO): read as missing`).
+    /// A missing or unreadable (permission) file makes no note.
+    pub fn notes(&self) -> Vec<String> {
+        self.notes.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn note(&self, line: String) {
+        let mut n = self.notes.lock().unwrap_or_else(|e| e.into_inner());
+        if !n.contains(&line) {
+            n.push(line);
+        }
+    }
+
+    /// The text of an absolute system path under the root, as
+    /// [`read_file_text`] reads it; a refused file or replaced bytes make a
+    /// note ([`Sysroot::notes`]).
+    pub fn read_text(&self, rel: &str) -> io::Result<String> {
+        let shown = format!("/{}", rel.trim_start_matches('/'));
+        match read_file_text(&self.path(rel)) {
+            Ok((s, lossy)) => {
+                if lossy {
+                    self.note(lossy_note(&shown));
+                }
+                Ok(s)
+            }
+            Err(e) => {
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData
+                ) {
+                    self.note(format!("{shown}: {e}: read as missing"));
+                }
+                Err(e)
+            }
+        }
     }
 
     /// The cheap signs of a virtual machine under this root: the x86
@@ -60,9 +203,10 @@ impl Sysroot {
     }
 
     /// File contents, trimmed of whitespace and NUL bytes (some recorded trees
-    /// end sysfs files with `\n\0`); None if missing or unreadable.
+    /// end sysfs files with `\n\0`); None if missing, unreadable or refused
+    /// ([`Sysroot::read_text`]).
     pub fn read_string(&self, rel: &str) -> Option<String> {
-        std::fs::read_to_string(self.path(rel)).ok().map(|s| {
+        self.read_text(rel).ok().map(|s| {
             s.trim_matches(|c: char| c.is_whitespace() || c == '\0')
                 .to_string()
         })
@@ -70,7 +214,7 @@ impl Sysroot {
 
     /// File contents as they are (not trimmed).
     pub fn read_raw(&self, rel: &str) -> Option<String> {
-        std::fs::read_to_string(self.path(rel)).ok()
+        self.read_text(rel).ok()
     }
 
     pub fn read_u64(&self, rel: &str) -> Option<u64> {
@@ -120,5 +264,137 @@ impl Sysroot {
             .collect();
         v.sort_unstable();
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+
+    fn mkfifo(p: &Path) {
+        let c = CString::new(p.as_os_str().as_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
+    }
+
+    /// A minimal root: `sys/devices/system/cpu` and `proc/`.
+    fn tree() -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("sys/devices/system/cpu")).unwrap();
+        std::fs::create_dir_all(d.path().join("proc")).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let d = tree();
+        let p = d.path().join("proc/cpuinfo");
+        mkfifo(&p);
+        let e = read_file_bytes(&p).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+        assert!(e.to_string().contains("FIFO"), "{e}");
+        let sys = Sysroot::new(d.path()).unwrap();
+        assert_eq!(sys.read_raw("/proc/cpuinfo"), None);
+        assert!(!sys.has_hypervisor_sign());
+        assert_eq!(
+            sys.notes(),
+            vec!["/proc/cpuinfo: not a regular file (a FIFO): read as missing".to_string()]
+        );
+    }
+
+    #[test]
+    fn a_symlink_to_dev_zero_is_refused() {
+        let d = tree();
+        let p = d.path().join("proc/cpuinfo");
+        std::os::unix::fs::symlink("/dev/zero", &p).unwrap();
+        let e = read_file_bytes(&p).unwrap_err();
+        assert!(e.to_string().contains("character device"), "{e}");
+        let sys = Sysroot::new(d.path()).unwrap();
+        assert_eq!(sys.read_string("/proc/cpuinfo"), None);
+        assert_eq!(sys.read_u64("proc/cpuinfo"), None);
+    }
+
+    #[test]
+    fn a_symlink_to_a_regular_file_is_followed() {
+        let d = tree();
+        let target = d.path().join("elsewhere");
+        std::fs::write(&target, "0-3\n").unwrap();
+        std::os::unix::fs::symlink(&target, d.path().join("sys/devices/system/cpu/online"))
+            .unwrap();
+        let sys = Sysroot::new(d.path()).unwrap();
+        assert_eq!(
+            sys.read_string("/sys/devices/system/cpu/online").as_deref(),
+            Some("0-3")
+        );
+        assert!(sys.notes().is_empty());
+    }
+
+    #[test]
+    fn reads_are_capped_by_bytes_read() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("big");
+        let f = std::fs::File::create(&p).unwrap();
+        f.set_len(4097).unwrap();
+        let e = read_file_bytes_capped(&p, 4096).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        assert_eq!(
+            e.to_string(),
+            "larger than 4096 bytes: not a sysfs/procfs file"
+        );
+        f.set_len(4096).unwrap();
+        assert_eq!(read_file_bytes_capped(&p, 4096).unwrap().len(), 4096);
+        // The default cap, as the message words it.
+        f.set_len(MAX_FILE_BYTES + 1).unwrap();
+        let e = read_file_bytes(&p).unwrap_err();
+        assert_eq!(e.to_string(), "larger than 16 MiB: not a sysfs/procfs file");
+    }
+
+    #[test]
+    fn non_utf8_bytes_are_replaced_and_noted() {
+        let d = tree();
+        std::fs::write(
+            d.path().join("proc/cpuinfo"),
+            b"processor\t: 0\nmodel name\t: Intel \xff Xeon\nflags\t: fpu hypervisor\n",
+        )
+        .unwrap();
+        let sys = Sysroot::new(d.path()).unwrap();
+        let ci = sys.read_raw("/proc/cpuinfo").expect("read lossily");
+        assert!(ci.contains("model name\t: Intel \u{fffd} Xeon"), "{ci}");
+        assert!(sys.has_hypervisor_sign());
+        // Clones share the notes; a note is kept once.
+        let again = sys.clone();
+        assert!(again.read_raw("proc/cpuinfo").is_some());
+        assert_eq!(
+            sys.notes(),
+            vec!["/proc/cpuinfo: non-UTF-8 bytes replaced by U+FFFD".to_string()]
+        );
+    }
+
+    #[test]
+    fn a_missing_file_makes_no_note() {
+        let d = tree();
+        let sys = Sysroot::new(d.path()).unwrap();
+        assert_eq!(sys.read_raw("/proc/cpuinfo"), None);
+        assert!(sys.notes().is_empty());
+    }
+
+    #[test]
+    fn live_procfs_files_of_size_zero_still_read() {
+        // /proc files are regular files that report size 0.
+        let md = std::fs::metadata("/proc/self/status").unwrap();
+        assert!(md.is_file());
+        let (s, lossy) = read_file_text(Path::new("/proc/self/status")).unwrap();
+        assert!(s.contains("Pid:"), "{s}");
+        assert!(!lossy);
+        let sys = Sysroot {
+            root: PathBuf::from("/"),
+            notes: Arc::default(),
+        };
+        assert!(sys.is_live());
+        assert!(sys.read_raw("/proc/self/status").is_some());
+        if Path::new("/sys/devices/system/cpu/online").exists() {
+            assert!(sys.read_cpulist("/sys/devices/system/cpu/online").is_some());
+        }
     }
 }

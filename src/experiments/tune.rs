@@ -64,6 +64,9 @@ pub const INTERVAL_METHOD: &str = "ratio to the baseline: Hodges–Lehmann estim
 distribution-free Mann–Whitney (Moses) interval on the logarithms of the scores (exact U \
 distribution up to 2500 pairs)";
 
+/// The most bytes read from a score file (`--score-file`).
+pub const SCORE_FILE_MAX_BYTES: u64 = 1 << 30;
+
 /// How the score of one run is read.
 #[derive(Clone, Debug)]
 pub enum ScoreSource {
@@ -149,8 +152,12 @@ impl Score {
                         path.display()
                     ));
                 }
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| format!("no score: cannot read {}: {e}", path.display()))?;
+                // Never blocks: a FIFO or device put there is refused (not
+                // opened to wait for a writer), a huge file is capped, and
+                // non-UTF-8 bytes (a log's stray byte) become U+FFFD.
+                let (text, _) =
+                    crate::base::sysroot::read_file_text_capped(path, SCORE_FILE_MAX_BYTES)
+                        .map_err(|e| format!("no score: cannot read {}: {e}", path.display()))?;
                 let got = match pattern {
                     Some(p) => extract(p, &text),
                     None => first_number(&text),

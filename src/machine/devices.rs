@@ -217,9 +217,9 @@ fn pci_dir(sys: &Sysroot, ifname: &str) -> Option<PathBuf> {
 }
 
 fn read_trim(p: &Path) -> Option<String> {
-    std::fs::read_to_string(p)
+    crate::base::sysroot::read_file_text(p)
         .ok()
-        .map(|s| s.trim().to_string())
+        .map(|(s, _)| s.trim().to_string())
 }
 
 /// Does `desc` name `word` as a whole token part (`eth1` must not match `eth10`)?

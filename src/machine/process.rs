@@ -7,6 +7,7 @@
 //! inactive, so its absence means every page is active (hugetlb: never
 //! printed). Mappings with no resident page have no counts at all.
 
+use crate::base::sysroot::read_file_text_capped;
 use crate::base::CpuSet;
 use crate::base::Sysroot;
 use anyhow::{bail, Result};
@@ -508,6 +509,10 @@ pub fn parse_sched(text: &str) -> Option<SchedNuma> {
 
 fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        std::io::ErrorKind::PermissionDenied if unsafe { libc::geteuid() } == 0 => {
+            "permission denied even to root (the kernel or a security module refuses: a container's namespace, Yama, SELinux or AppArmor)".into()
+        }
         std::io::ErrorKind::PermissionDenied => {
             "permission denied (another user's process: run as root or with CAP_SYS_PTRACE)".into()
         }
@@ -515,6 +520,10 @@ fn io_reason(e: &std::io::Error) -> String {
         _ => e.to_string(),
     }
 }
+
+/// The most bytes read from `/proc/PID/numa_maps` (a line per mapping;
+/// `vm.max_map_count` may be raised to hundreds of thousands).
+const NUMA_MAPS_MAX_BYTES: u64 = 256 << 20;
 
 /// Read where process `pid` has its memory, under `sys`.
 pub fn read(sys: &Sysroot, pid: u32) -> Result<ProcessNuma> {
@@ -526,8 +535,10 @@ pub fn read(sys: &Sysroot, pid: u32) -> Result<ProcessNuma> {
         );
     }
     let maps_path = sys.path(&format!("{dir}/numa_maps"));
-    let text = match std::fs::read_to_string(&maps_path) {
-        Ok(t) => t,
+    // numa_maps has a line per mapping (file names may hold any bytes): a
+    // larger cap than other procfs files, and read lossily.
+    let text = match read_file_text_capped(&maps_path, NUMA_MAPS_MAX_BYTES) {
+        Ok((t, _)) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
             "{dir}/numa_maps does not exist: the kernel is built without NUMA \
              (CONFIG_NUMA) or the process has just exited"
@@ -561,7 +572,7 @@ pub fn read(sys: &Sysroot, pid: u32) -> Result<ProcessNuma> {
             "numa_maps is empty: a kernel thread or a process without memory".into(),
         );
     }
-    match std::fs::read_to_string(sys.path(&format!("{dir}/status"))) {
+    match sys.read_text(&format!("{dir}/status")) {
         Ok(t) => out.status = parse_status(&t),
         Err(e) => {
             out.unavailable
@@ -580,7 +591,7 @@ pub fn read(sys: &Sysroot, pid: u32) -> Result<ProcessNuma> {
             "no Mems_allowed_list in status (kernel without cpusets)".into(),
         );
     }
-    match std::fs::read_to_string(sys.path(&format!("{dir}/sched"))) {
+    match sys.read_text(&format!("{dir}/sched")) {
         Ok(t) => {
             out.sched = parse_sched(&t);
             if out.sched.is_none() {

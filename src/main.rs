@@ -155,8 +155,9 @@ fn usage_error(e: clap::Error) -> ! {
         }
     }
     let cmd = Cli::command();
-    let sub = std::env::args()
+    let sub = std::env::args_os()
         .skip(1)
+        .filter_map(|a| a.into_string().ok())
         .find(|a| !a.starts_with('-') && cmd.find_subcommand(a).is_some());
     let help = match sub {
         Some(s) => format!("cpuscope {s} --help"),
@@ -244,7 +245,9 @@ fn main() {
             std::process::exit(141);
         }
         Err(e) => {
+            // One line, with anything from outside (paths, names) escaped.
             let msg = format!("{e:#}").replace('\n', " ");
+            let msg = cpuscope::base::fmt::for_terminal(&msg);
             cpuscope::base::output::err_line(&format!("cpuscope: error: {msg}"));
             std::process::exit(1);
         }

@@ -69,7 +69,15 @@ fn no_output_may_name_the_store() {
             vec!["compare", &ids[0], &ids[1], "--html", target],
             vec!["fleet", "--html", target],
             vec!["stat", "-o", target, "--", "true"],
-            vec!["run", "--profile", "quick", "--only", "frequency", "--html", target],
+            vec![
+                "run",
+                "--profile",
+                "quick",
+                "--only",
+                "frequency",
+                "--html",
+                target,
+            ],
             vec!["tune", "--html", target, "--", "true"],
         ] {
             let o = g.run(&args);
@@ -97,7 +105,9 @@ fn export_writes_atomically_keeps_the_mode_and_follows_no_link() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let m = std::fs::metadata(&private).unwrap();
     assert_eq!(m.permissions().mode() & 0o777, 0o600);
-    assert!(std::fs::read_to_string(&private).unwrap().contains("cpuscope.run/1"));
+    assert!(std::fs::read_to_string(&private)
+        .unwrap()
+        .contains("cpuscope.run/1"));
     // No temporary file is left beside it.
     let names: Vec<String> = std::fs::read_dir(d)
         .unwrap()
@@ -113,7 +123,10 @@ fn export_writes_atomically_keeps_the_mode_and_follows_no_link() {
     let e = cli::one_line_error(&g.run(&["export", "latest", "-o", link.to_str().unwrap()]));
     assert!(e.contains("symbolic link"), "{e}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "secret");
-    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
 
     // A file with other hard links, a device, a directory, a missing directory.
     let linked = d.join("linked.json");
@@ -123,7 +136,10 @@ fn export_writes_atomically_keeps_the_mode_and_follows_no_link() {
         (linked.display().to_string(), "hard links"),
         ("/dev/null".to_string(), "character device"),
         (d.display().to_string(), "directory"),
-        (d.join("no/such/dir/x.json").display().to_string(), "No such file"),
+        (
+            d.join("no/such/dir/x.json").display().to_string(),
+            "No such file",
+        ),
     ] {
         let e = cli::one_line_error(&g.run(&["export", "latest", "-o", &target]));
         assert!(e.contains(why), "{target}: {e}");
@@ -150,7 +166,10 @@ fn another_users_file_in_a_sticky_directory_is_not_taken_over() {
     let e = cli::one_line_error(&g.run(&["export", "latest", "-o", theirs.to_str().unwrap()]));
     assert!(e.contains("another user"), "{e}");
     let m = std::fs::metadata(&theirs).unwrap();
-    assert_eq!((m.uid(), std::fs::read_to_string(&theirs).unwrap().as_str()), (65534, "theirs"));
+    assert_eq!(
+        (m.uid(), std::fs::read_to_string(&theirs).unwrap().as_str()),
+        (65534, "theirs")
+    );
     // Their symbolic link to our private file: refused, the file unchanged.
     let mine = g.dir.path().join("mine");
     std::fs::write(&mine, "mine").unwrap();
@@ -172,13 +191,20 @@ fn a_fifo_is_written_when_read_and_refused_without_a_reader() {
     let t0 = Instant::now();
     let e = cli::one_line_error(&g.run(&["export", "latest", "-o", fifo.to_str().unwrap()]));
     assert!(e.contains("no reader"), "{e}");
-    assert!(t0.elapsed() < Duration::from_secs(5), "waited {:?}", t0.elapsed());
+    assert!(
+        t0.elapsed() < Duration::from_secs(5),
+        "waited {:?}",
+        t0.elapsed()
+    );
     // With a reader: the document arrives through it.
     let reader = {
         let fifo = fifo.clone();
         std::thread::spawn(move || {
             let mut s = String::new();
-            std::fs::File::open(&fifo).unwrap().read_to_string(&mut s).unwrap();
+            std::fs::File::open(&fifo)
+                .unwrap()
+                .read_to_string(&mut s)
+                .unwrap();
             s
         })
     };
@@ -201,7 +227,10 @@ fn a_fifo_is_written_when_read_and_refused_without_a_reader() {
 #[test]
 fn failed_standard_output_is_one_line_and_a_closed_pipe_is_quiet() {
     let g = Guarded::new();
-    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
     for args in [
         vec!["runs"],
         vec!["show", "latest"],
@@ -235,8 +264,17 @@ fn failed_standard_output_is_one_line_and_a_closed_pipe_is_quiet() {
         .unwrap();
     drop(c.stdout.take());
     let o = c.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(141), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(141),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     g.assert_intact();
 }
 
@@ -248,7 +286,14 @@ fn a_run_whose_output_goes_away_is_stored_whole() {
     let mut c = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
         .arg("--store")
         .arg(&g.store)
-        .args(["run", "--profile", "quick", "--only", "frequency", "--no-html"])
+        .args([
+            "run",
+            "--profile",
+            "quick",
+            "--only",
+            "frequency",
+            "--no-html",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -261,11 +306,21 @@ fn a_run_whose_output_goes_away_is_stored_whole() {
     let st = c.wait().unwrap();
     assert!(matches!(st.code(), Some(141) | Some(0)), "{st:?}");
     // stderr on a full device.
-    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
         .arg("--store")
         .arg(&g.store)
-        .args(["run", "--profile", "quick", "--only", "frequency", "--no-html"])
+        .args([
+            "run",
+            "--profile",
+            "quick",
+            "--only",
+            "frequency",
+            "--no-html",
+        ])
         .stdout(Stdio::null())
         .stderr(full.try_clone().unwrap())
         .output()
@@ -275,12 +330,24 @@ fn a_run_whose_output_goes_away_is_stored_whole() {
     let o = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
         .arg("--store")
         .arg(&g.store)
-        .args(["run", "--profile", "quick", "--only", "frequency", "--no-html", "--json", "-q"])
+        .args([
+            "run",
+            "--profile",
+            "quick",
+            "--only",
+            "frequency",
+            "--no-html",
+            "--json",
+            "-q",
+        ])
         .stdout(full)
         .output()
         .unwrap();
     let e = cli::one_line_error(&o);
-    assert!(e.contains("is stored in") && e.contains("No space left"), "{e}");
+    assert!(
+        e.contains("is stored in") && e.contains("No space left"),
+        "{e}"
+    );
     let after = runs(&g);
     assert_eq!(after.len(), before + 3);
     for (id, status, results) in &after[before..] {
@@ -296,14 +363,25 @@ fn outputs_are_checked_before_measuring() {
     let missing = g.dir.path().join("no/such/dir/report.html");
     let missing = missing.to_str().unwrap();
     for args in [
-        vec!["run", "--profile", "quick", "--only", "frequency", "--html", missing],
+        vec![
+            "run",
+            "--profile",
+            "quick",
+            "--only",
+            "frequency",
+            "--html",
+            missing,
+        ],
         vec!["tune", "--html", missing, "--", "true"],
         vec!["stat", "-o", missing, "--", "true"],
     ] {
         let t0 = Instant::now();
         let e = cli::one_line_error(&g.run(&args));
         assert!(e.contains("No such file"), "{args:?}: {e}");
-        assert!(t0.elapsed() < Duration::from_secs(3), "{args:?} measured first");
+        assert!(
+            t0.elapsed() < Duration::from_secs(3),
+            "{args:?} measured first"
+        );
     }
     assert_eq!(runs(&g).len(), 2, "nothing may be stored");
     g.assert_intact();
@@ -319,8 +397,14 @@ fn bad_arguments_are_refused_before_anything_runs() {
         (vec!["c2c", "--sample", "0", "--plan"], "1..=1000000"),
         (vec!["bandwidth", "--reps", huge], "1..=10000"),
         (vec!["tune", "--max-runs", "0", "--", "true"], "1..=100000"),
-        (vec!["run", "--only", "frequency", "--skip", "frequency"], "no experiment"),
-        (vec!["run", "--html", "x.html", "--no-html"], "cannot be used with"),
+        (
+            vec!["run", "--only", "frequency", "--skip", "frequency"],
+            "no experiment",
+        ),
+        (
+            vec!["run", "--html", "x.html", "--no-html"],
+            "cannot be used with",
+        ),
         (vec!["simd", "--variants", ""], "empty name"),
     ] {
         let e = cli::one_line_error(&g.run(&args));
@@ -333,7 +417,11 @@ fn bad_arguments_are_refused_before_anything_runs() {
     let prog = bin.join("-p=1");
     std::fs::write(&prog, format!("#!/bin/sh\ntouch '{}'\n", marker.display())).unwrap();
     std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let o = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
         .args(["stat", "-p=1"])
         .env("PATH", path)
@@ -419,7 +507,10 @@ fn a_full_disk_never_costs_a_measurement() {
             assert!(err.contains("KiB free"), "{err}");
             continue;
         }
-        assert!(err.contains("the whole run is saved in"), "{left} KiB left: {err}");
+        assert!(
+            err.contains("the whole run is saved in"),
+            "{left} KiB left: {err}"
+        );
         let _ = std::fs::remove_file(&fill);
         let after = runs_ids(&g);
         assert!(after.len() <= before.len() + 1);
@@ -436,7 +527,10 @@ fn a_full_disk_never_costs_a_measurement() {
         .unwrap_or_else(|| panic!("no fallback file: {err}"));
     assert!(err.contains(&file.display().to_string()), "{err}");
     let other = tempfile::tempdir().unwrap();
-    let o = guard::cpuscope(&other.path().join("s.db"), &["import", file.to_str().unwrap()]);
+    let o = guard::cpuscope(
+        &other.path().join("s.db"),
+        &["import", file.to_str().unwrap()],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     assert_eq!(doc["status"], "complete");

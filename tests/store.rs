@@ -330,9 +330,13 @@ fn run_sql(path: &Path, sql: &str) -> bool {
 
 #[test]
 fn default_store_lives_under_xdg_data_home() {
+    // The first command that stores a run creates the default store there
+    // (reading commands create nothing: tests/reliability_store.rs).
+    let doc = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/vm-2cpu-quick.json");
     let dir = tempfile::tempdir().unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
-        .arg("runs")
+        .arg("import")
+        .arg(&doc)
         .env("XDG_DATA_HOME", dir.path())
         .output()
         .unwrap();
@@ -340,7 +344,8 @@ fn default_store_lives_under_xdg_data_home() {
     assert!(dir.path().join("cpuscope/runs.db").is_file());
     // Without XDG_DATA_HOME: ~/.local/share.
     let o = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
-        .arg("runs")
+        .arg("import")
+        .arg(&doc)
         .env_remove("XDG_DATA_HOME")
         .env("HOME", dir.path())
         .output()

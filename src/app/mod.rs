@@ -43,9 +43,9 @@ pub mod sync;
 pub mod tune;
 pub mod uarch;
 
+use crate::base::output::Output;
 use crate::machine::Sysroot;
 use anyhow::Result;
-use crate::base::output::Output;
 use std::path::{Path, PathBuf};
 
 /// Options shared by every command.

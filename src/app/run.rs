@@ -3,10 +3,10 @@
 
 use super::session::Session;
 use super::Context;
+use crate::base::output::Output;
 use crate::experiments::{self, Profile};
 use anyhow::Result;
 use serde_json::json;
-use crate::base::output::Output;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
@@ -130,7 +130,11 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
                 crate::report::verdict::render(run, html.as_deref(), &style)
             );
             if done.lost.is_none() {
-                outln!("stored as {} in {store}", run.id);
+                outln!(
+                    "stored as {} in {}",
+                    run.id,
+                    crate::base::fmt::for_terminal(&store)
+                );
             }
             for f in &failed {
                 outln!("failed: {f}");

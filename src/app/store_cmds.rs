@@ -153,9 +153,10 @@ pub fn import(ctx: &Context, args: &ImportArgs) -> Result<i32> {
     store.put_runs(&all)?;
     for (shown, run) in &runs {
         outln!(
-            "imported run {} ({} results) from {shown}",
+            "imported run {} ({} results) from {}",
             run.id,
-            run.results.len()
+            run.results.len(),
+            crate::base::fmt::for_terminal(shown)
         );
     }
     Ok(0)

@@ -90,8 +90,8 @@ pub struct TuneArgs {
     /// Plan the sets inside these CPUs (e.g. 0-15); the baseline stays unbound.
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
-    /// Tag the stored run (repeatable).
-    #[arg(long)]
+    /// Tag the stored run (repeatable): printable text, 1 to 64 characters, each tag once.
+    #[arg(long, value_parser = crate::base::fmt::TagParser)]
     pub tag: Vec<String>,
     /// Do not store the run.
     #[arg(long)]
@@ -340,10 +340,17 @@ pub fn run(ctx: &Context, a: &TuneArgs) -> Result<i32> {
     } else {
         out!("{}", tune_text::render(run));
         if let Some(st) = done.store.as_ref() {
-            outln!("stored as {} in {}", run.id, st.location());
+            outln!(
+                "stored as {} in {}",
+                run.id,
+                crate::base::fmt::for_terminal(&st.location())
+            );
         }
         if let Some(p) = &html_path {
-            outln!("HTML report: {}", p.display());
+            outln!(
+                "HTML report: {}",
+                crate::base::fmt::for_terminal(&p.display().to_string())
+            );
         }
         if done.interrupted {
             outln!("interrupted: the figures above are what finished");

@@ -1,6 +1,10 @@
 //! Formatting of numbers and bytes, one copy of each rule. Each function
 //! keeps the output its callers have always printed; where two rules differ
-//! they are two functions, named for where they are used.
+//! they are two functions, named for where they are used. Text from
+//! outside reaches a terminal only through [`for_terminal`].
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
 
 /// A number with about four significant digits (no exponent for ordinary
 /// magnitudes): `1234`, `12.34`, `0.1234`; `n/a` when not finite. Every
@@ -121,6 +125,197 @@ pub fn fmt_bytes_axis(b: f64) -> String {
     }
 }
 
+/// Whether `c` must not reach a terminal as itself: C0 controls (newline,
+/// carriage return, tab and ESC included), DEL, C1 controls (U+0080 to
+/// U+009F: 8-bit CSI among them), the Unicode bidirectional overrides,
+/// embeddings and isolates (U+202A to U+202E, U+2066 to U+2069) with the
+/// implicit marks (U+061C, U+200E, U+200F), and the line and paragraph
+/// separators (U+2028, U+2029). Every other character, U+FFFD included,
+/// is text.
+pub fn is_unsafe_on_terminal(c: char) -> bool {
+    c.is_control() // C0, DEL, C1
+        || matches!(
+            c,
+            '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{061c}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{2028}'
+                | '\u{2029}'
+        )
+}
+
+/// A string that came from outside (host name, CPU model, tag, note, path,
+/// an imported document's field) made safe for one terminal line: each
+/// control character and bidirectional formatting character (see
+/// [`is_unsafe_on_terminal`]) is shown as a visible escape: `\n`, `\r`,
+/// `\t`, `\x1b` for the other C0 controls and DEL, `\u{85}` for C1
+/// controls, `\u{202e}` for the Unicode ones. Everything else, UTF-8 text in
+/// any script included, is kept as it is; a string with nothing to escape is
+/// returned without a copy. A backslash is left alone, so applying it twice
+/// gives the same text as once (a renderer and the table layout may both
+/// apply it).
+pub fn for_terminal(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(is_unsafe_on_terminal) {
+        return Cow::Borrowed(s);
+    }
+    let mut o = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => o.push_str("\\n"),
+            '\r' => o.push_str("\\r"),
+            '\t' => o.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                let _ = write!(o, "\\x{:02x}", c as u32);
+            }
+            c if is_unsafe_on_terminal(c) => {
+                let _ = write!(o, "\\u{{{:x}}}", c as u32);
+            }
+            c => o.push(c),
+        }
+    }
+    Cow::Owned(o)
+}
+
+/// As [`for_terminal`] for a block of text whose line breaks are meant:
+/// each line is escaped, the `\n` between lines kept. The backstop for a
+/// block built elsewhere; a field from outside is escaped with
+/// [`for_terminal`] before it goes into a block, or its own newline would
+/// start a line here.
+pub fn for_terminal_lines(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| c != '\n' && is_unsafe_on_terminal(c)) {
+        return Cow::Borrowed(s);
+    }
+    let lines: Vec<Cow<'_, str>> = s.split('\n').map(for_terminal).collect();
+    Cow::Owned(lines.join("\n"))
+}
+
+/// A CSV text cell (`compare --csv`, `stat --csv`): one line (control
+/// characters and bidirectional overrides as visible escapes, as
+/// [`for_terminal`]: the CSV goes to a terminal or a line-based tool as
+/// often as to a spreadsheet), a leading `=`, `+`, `-` or `@` put behind a
+/// `'` so that no spreadsheet takes the cell for a formula, and quoted as
+/// RFC 4180 says when it holds a comma or a quote (or was neutralised).
+/// Numbers are written as they are, not through this.
+pub fn csv_cell(s: &str) -> String {
+    let s = for_terminal(s);
+    if s.starts_with(['=', '+', '-', '@']) {
+        format!("\"'{}\"", s.replace('"', "\"\""))
+    } else if s.contains([',', '"']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.into_owned()
+    }
+}
+
+/// The most characters a run tag may have. A tag is a label (`baseline`,
+/// `batch=2026-11`, `rack7/kernel-6.8`) shown in table cells of `show`,
+/// `compare` and the fleet page and matched by `--tag` filters; 64 holds a
+/// key=value pair with a date or a commit hash and keeps a cell narrow.
+pub const TAG_MAX_CHARS: usize = 64;
+
+/// Characters a tag may not hold besides the ones a terminal must not get
+/// ([`is_unsafe_on_terminal`]): whitespace other than the space (it would
+/// pass for a space), zero-width and invisible format characters, the byte
+/// order mark, and the replacement character (a tag that was not UTF-8).
+fn is_invisible_in_tag(c: char) -> bool {
+    (c.is_whitespace() && c != ' ')
+        || matches!(
+            c,
+            '\u{ad}'
+                | '\u{200b}'..='\u{200d}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{feff}'
+                | '\u{fffd}'
+        )
+}
+
+/// At most the first `n` characters of `s`, escaped for a terminal, with
+/// "…" when cut: a value quoted back in an error message.
+pub fn quote_short(s: &str, n: usize) -> String {
+    let mut q: String = s.chars().take(n).collect();
+    if s.chars().nth(n).is_some() {
+        q.push('…');
+    }
+    for_terminal(&q).into_owned()
+}
+
+/// Check one run tag (`run --tag`, `tune --tag`): not empty, no space at
+/// either end, at most [`TAG_MAX_CHARS`] characters, printable (no control,
+/// bidirectional or invisible character). The error is one line that
+/// quotes the tag escaped and shortened.
+pub fn check_tag(tag: &str) -> Result<(), String> {
+    if tag.trim().is_empty() {
+        return Err(if tag.is_empty() {
+            "invalid --tag '': a tag may not be empty".into()
+        } else {
+            format!(
+                "invalid --tag '{}': a tag may not be only spaces",
+                quote_short(tag, 20)
+            )
+        });
+    }
+    let n = tag.chars().count();
+    if n > TAG_MAX_CHARS {
+        return Err(format!(
+            "invalid --tag '{}' ({n} characters): a tag has at most {TAG_MAX_CHARS} characters",
+            quote_short(tag, 20)
+        ));
+    }
+    if let Some(c) = tag
+        .chars()
+        .find(|&c| is_unsafe_on_terminal(c) || is_invisible_in_tag(c))
+    {
+        let shown = match for_terminal(&c.to_string()) {
+            Cow::Owned(e) => e,
+            Cow::Borrowed(_) => format!("\\u{{{:x}}}", c as u32),
+        };
+        return Err(format!(
+            "invalid --tag '{}': holds the character {shown} (a tag is printable text)",
+            quote_short(tag, 40)
+        ));
+    }
+    if tag.trim() != tag {
+        return Err(format!(
+            "invalid --tag '{}': a tag may not begin or end with a space",
+            quote_short(tag, 40)
+        ));
+    }
+    Ok(())
+}
+
+/// The clap parser of a `--tag` value: [`check_tag`] at parse time (exit 2,
+/// before anything is measured or stored). Its error is [`check_tag`]'s
+/// message alone: clap's own would echo the raw value, control characters
+/// and all, however long.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TagParser;
+
+impl clap::builder::TypedValueParser for TagParser {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        use clap::error::ErrorKind;
+        let Some(tag) = value.to_str() else {
+            return Err(clap::Error::raw(
+                ErrorKind::InvalidUtf8,
+                format!(
+                    "invalid --tag '{}': not UTF-8 text",
+                    quote_short(&value.to_string_lossy(), 40)
+                ),
+            ));
+        };
+        check_tag(tag).map_err(|e| clap::Error::raw(ErrorKind::ValueValidation, e))?;
+        Ok(tag.to_string())
+    }
+}
+
 /// Word-wrap `text` to lines of at most `width` characters.
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
@@ -203,9 +398,14 @@ pub fn columns_ragged(rows: &[Vec<String>], indent: &str) -> String {
 }
 
 fn layout(rows: &[Vec<String>], indent: &str, ragged: bool) -> String {
+    // Every cell is one terminal line of text, whatever its source.
+    let rows: Vec<Vec<Cow<'_, str>>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| for_terminal(c)).collect())
+        .collect();
     let n = rows.iter().map(Vec::len).max().unwrap_or(0);
     let mut w = vec![0usize; n];
-    for r in rows {
+    for r in &rows {
         let counted = if ragged {
             r.len().saturating_sub(1)
         } else {
@@ -216,7 +416,7 @@ fn layout(rows: &[Vec<String>], indent: &str, ragged: bool) -> String {
         }
     }
     let mut out = String::new();
-    for r in rows {
+    for r in &rows {
         let mut line = String::from(indent);
         for (i, c) in r.iter().enumerate() {
             line.push_str(c);
@@ -251,5 +451,109 @@ mod column_tests {
             columns_ragged(&r, " "),
             " a   a very long reason\n bb  x  y\n"
         );
+    }
+}
+
+#[cfg(test)]
+mod terminal_tests {
+    use super::*;
+
+    #[test]
+    fn controls_and_bidi_become_visible_escapes() {
+        assert_eq!(for_terminal("a\nb\r\tc"), "a\\nb\\r\\tc");
+        assert_eq!(for_terminal("\x1b[31mred\x1b[0m"), "\\x1b[31mred\\x1b[0m");
+        assert_eq!(for_terminal("\x1b]0;title\x07"), "\\x1b]0;title\\x07");
+        assert_eq!(for_terminal("\0\x7f"), "\\x00\\x7f");
+        assert_eq!(for_terminal("\u{9b}31m\u{85}"), "\\u{9b}31m\\u{85}");
+        assert_eq!(
+            for_terminal("a\u{202e}b\u{2066}c\u{2069}\u{200f}\u{2028}"),
+            "a\\u{202e}b\\u{2066}c\\u{2069}\\u{200f}\\u{2028}"
+        );
+    }
+
+    #[test]
+    fn text_is_kept_and_not_copied() {
+        for s in [
+            "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz",
+            "海光 C86 7285 32核处理器",
+            "ü-tag \u{fffd} → ×1.2 · \u{a0}",
+            "C:\\path\\x1b (a backslash stays)",
+            "",
+        ] {
+            assert!(matches!(for_terminal(s), Cow::Borrowed(_)), "{s:?}");
+            assert_eq!(for_terminal(s), s);
+        }
+    }
+
+    #[test]
+    fn twice_is_once_and_one_line() {
+        let s = "host\nforged-row \x1b[2J\u{202e}\u{9b}";
+        let once = for_terminal(s).into_owned();
+        assert_eq!(for_terminal(&once), once);
+        assert!(!once.chars().any(is_unsafe_on_terminal));
+        assert_eq!(once.lines().count(), 1);
+    }
+
+    #[test]
+    fn blocks_keep_their_line_breaks() {
+        assert_eq!(
+            for_terminal_lines("a\x1b[1m\n\tb\u{202e}\n"),
+            "a\\x1b[1m\n\\tb\\u{202e}\n"
+        );
+        assert!(matches!(for_terminal_lines("a\nb\n"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn tags() {
+        for ok in [
+            "baseline",
+            "batch=2026-11",
+            "ü-tag",
+            "海光 c86",
+            &"x".repeat(64),
+        ] {
+            assert_eq!(check_tag(ok), Ok(()), "{ok:?}");
+        }
+        let long = "y".repeat(120 * 1024);
+        for (bad, says) in [
+            ("", "may not be empty"),
+            ("   ", "only spaces"),
+            (" a", "begin or end with a space"),
+            (&long, "(122880 characters): a tag has at most 64"),
+            ("a\x1b[31m", "holds the character \\x1b"),
+            ("a\nb", "holds the character \\n"),
+            ("a\u{202e}b", "holds the character \\u{202e}"),
+            ("a\u{200b}b", "holds the character \\u{200b}"),
+            ("a\u{a0}b", "holds the character \\u{a0}"),
+        ] {
+            let e = check_tag(bad).unwrap_err();
+            assert!(e.contains(says), "{bad:?}: {e}");
+            assert_eq!(for_terminal(&e), e, "{e}");
+            assert!(e.len() < 200, "{e}");
+        }
+    }
+
+    #[test]
+    fn csv_cells_are_quoted_one_line_and_never_formulas() {
+        assert_eq!(csv_cell("plain"), "plain");
+        assert_eq!(csv_cell("a,b"), "\"a,b\"");
+        assert_eq!(csv_cell("say \"x\""), "\"say \"\"x\"\"\"");
+        assert_eq!(csv_cell("a\nb\r"), "a\\nb\\r");
+        assert_eq!(csv_cell("x\x1b[31m"), "x\\x1b[31m");
+        assert_eq!(csv_cell("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+        for lead in ["+1", "-1+2", "@SUM(A1)"] {
+            assert_eq!(csv_cell(lead), format!("\"'{lead}\""));
+        }
+        assert_eq!(csv_cell("\tx"), "\\tx");
+        assert_eq!(csv_cell("a=b"), "a=b");
+    }
+
+    #[test]
+    fn table_cells_are_escaped_and_aligned() {
+        let r = vec![
+            vec!["a\nb".to_string(), "x".into()],
+            vec!["cccc".to_string(), "y".into()],
+        ];
+        assert_eq!(columns(&r, ""), "a\\nb  x\ncccc  y\n");
     }
 }

@@ -173,7 +173,7 @@ fn stdout_bytes(bytes: &[u8]) -> Result<()> {
 
 /// A path for messages: control characters escaped.
 fn shown(p: &Path) -> String {
-    p.to_string_lossy().escape_debug().to_string()
+    super::fmt::for_terminal(&p.to_string_lossy()).into_owned()
 }
 
 /// An I/O error's text without Rust's " (os error N)" tail.
@@ -232,7 +232,10 @@ fn check_existing(path: &Path, m: &Metadata, protect: &[PathBuf]) -> Result<()> 
         );
     }
     if me != 0 && m.permissions().mode() & 0o200 == 0 {
-        bail!("cannot write '{shown}': it is read-only (mode {:o})", m.permissions().mode() & 0o7777);
+        bail!(
+            "cannot write '{shown}': it is read-only (mode {:o})",
+            m.permissions().mode() & 0o7777
+        );
     }
     Ok(())
 }
@@ -254,7 +257,10 @@ fn check_dir(path: &Path) -> Result<()> {
         )
     })?;
     if !md.is_dir() {
-        bail!("cannot write '{shown}': '{}' is not a directory", dir.display());
+        bail!(
+            "cannot write '{shown}': '{}' is not a directory",
+            dir.display()
+        );
     }
     let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
         .map_err(|_| anyhow!("cannot write '{shown}': a NUL byte in the path"))?;
@@ -429,17 +435,23 @@ mod tests {
         assert!(e.contains("symbolic link"), "{e}");
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
 
-        let e = write_file(Path::new("/dev/null"), b"x", &[]).unwrap_err().to_string();
+        let e = write_file(Path::new("/dev/null"), b"x", &[])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("character device"), "{e}");
 
         let store = d.path().join("runs.db");
         std::fs::write(&store, "db").unwrap();
         let alias = d.path().join(".").join("runs.db");
-        let e = write_file(&alias, b"x", &[store.clone()]).unwrap_err().to_string();
+        let e = write_file(&alias, b"x", std::slice::from_ref(&store))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("the store"), "{e}");
         let hard = d.path().join("hard");
         std::fs::hard_link(&store, &hard).unwrap();
-        let e = write_file(&hard, b"x", &[store.clone()]).unwrap_err().to_string();
+        let e = write_file(&hard, b"x", std::slice::from_ref(&store))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("the store"), "{e}");
         assert_eq!(std::fs::read_to_string(&store).unwrap(), "db");
 

@@ -2,7 +2,7 @@
 //! matrix (numbers, or a heat map on large machines), the latency groups in
 //! the style of seed 001, one pair, the plan, the CSV form. Never measures.
 
-use crate::base::fmt::fmt_num;
+use crate::base::fmt::{fmt_num, for_terminal};
 use crate::experiments::c2c::{self, PairStats, PairView, Plan};
 use crate::experiments::c2c_infer::{Inference, LatencyMatrix};
 use crate::experiments::mem_common::PLACEMENT_PARAM;
@@ -212,7 +212,7 @@ pub fn render_inference(inf: &Inference, ghz: Option<f64>) -> String {
         }
     }
     for n in &inf.notes {
-        let _ = writeln!(out, "  note: {n}");
+        let _ = writeln!(out, "  note: {}", for_terminal(n));
     }
     out
 }
@@ -252,7 +252,7 @@ pub fn render_plan(plan: &Plan) -> String {
         crate::experiments::c2c::PLAN_RTT_NS
     );
     for n in &plan.notes {
-        let _ = writeln!(out, "  note: {n}");
+        let _ = writeln!(out, "  note: {}", for_terminal(n));
     }
     out
 }
@@ -373,7 +373,7 @@ pub fn render_matrix_record(r: &ResultRecord, detail: Detail) -> String {
             let _ = writeln!(out, "  stopped: {s}");
         }
         for n in &p.notes {
-            let _ = writeln!(out, "  note: {n}");
+            let _ = writeln!(out, "  note: {}", for_terminal(n));
         }
         out.push_str(&render_matrix(&d.matrix(), &|a, b| d.smt(a, b)));
         let noisy: Vec<&PairCell> = d
@@ -398,7 +398,7 @@ pub fn render_matrix_record(r: &ResultRecord, detail: Detail) -> String {
             );
         }
         if let Some(n) = &d.preemption_note {
-            let _ = writeln!(out, "  {n}");
+            let _ = writeln!(out, "  {}", for_terminal(n));
         }
         if let [c] = d.pairs.as_slice() {
             if c.pass_medians_ns.len() >= 3 {
@@ -473,7 +473,7 @@ pub fn render_pair(
             }
         }
         if let Some(n) = crate::experiments::c2c::preemption_note(std::slice::from_ref(p)) {
-            let _ = writeln!(out, "             {n}");
+            let _ = writeln!(out, "             {}", for_terminal(&n));
         }
     }
     let _ = writeln!(out, "  {clock_note}");
@@ -519,7 +519,7 @@ pub fn render_sync(recs: &[ResultRecord]) -> String {
             }
         }
         for n in &r.notes {
-            let _ = writeln!(out, "  {:<w$}    {n}", "");
+            let _ = writeln!(out, "  {:<w$}    {}", "", for_terminal(n));
         }
     }
     out

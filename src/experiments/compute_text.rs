@@ -3,7 +3,7 @@
 //! relative placement tables. Renders stored records; never measures.
 
 use crate::base::fmt::columns_ragged;
-use crate::base::fmt::fmt_num;
+use crate::base::fmt::{fmt_num, for_terminal};
 use crate::experiments::placement_plan::Plan;
 use crate::experiments::{peak, placement_study, rate, simd, workloads};
 use crate::results::schema::{MetricId, ResultRecord};
@@ -86,7 +86,7 @@ pub fn render_simd(rs: &[ResultRecord]) -> String {
     }
     if let Some(v) = of(rs, simd::VERIFIED_VARIANTS).first() {
         for n in &v.notes {
-            let _ = writeln!(out, "  verified: {n}");
+            let _ = writeln!(out, "  verified: {}", for_terminal(n));
         }
     }
     let mut head = vec!["threads".to_string(), "n".into(), "GHz".into()];
@@ -145,9 +145,13 @@ pub fn render_simd(rs: &[ResultRecord]) -> String {
         let why = na(r);
         let p = param(r, "threads").unwrap_or("?");
         let line = if p == "1" {
-            format!("  {}: {why}", param(r, "variant").unwrap_or("?"))
+            format!(
+                "  {}: {}",
+                for_terminal(param(r, "variant").unwrap_or("?")),
+                for_terminal(&why)
+            )
         } else {
-            format!("  threads={p}: {why}")
+            format!("  threads={p}: {}", for_terminal(&why))
         };
         if !said.contains(&line) {
             said.push(line);
@@ -179,7 +183,7 @@ pub fn render_simd(rs: &[ResultRecord]) -> String {
     }
     if let Some(best) = of(rs, simd::BEST_THROUGHPUT).first() {
         for n in &best.notes {
-            let _ = writeln!(out, "  {n}");
+            let _ = writeln!(out, "  {}", for_terminal(n));
         }
     }
     out
@@ -415,7 +419,7 @@ pub fn render_peak(rs: &[ResultRecord]) -> String {
                 let _ = writeln!(out, "  theoretical: {c}; source: {s}");
             }
             (_, _, Some(r)) => {
-                let _ = writeln!(out, "  theoretical: not available: {r}");
+                let _ = writeln!(out, "  theoretical: not available: {}", for_terminal(r));
             }
             _ => {}
         }
@@ -425,7 +429,7 @@ pub fn render_peak(rs: &[ResultRecord]) -> String {
             Some(v) => {
                 let _ = writeln!(out, "  nop loop on all CPUs: {} G instr/s", fmt_num(v));
                 for n in &r.notes {
-                    let _ = writeln!(out, "    {n}");
+                    let _ = writeln!(out, "    {}", for_terminal(n));
                 }
             }
             None => {
@@ -593,7 +597,7 @@ pub fn render_workloads(rs: &[ResultRecord]) -> String {
             .first()
             .filter(|_| param(r, "alg") == Some("aes-256-ige"))
         {
-            let _ = writeln!(out, "  openssl: {n}");
+            let _ = writeln!(out, "  openssl: {}", for_terminal(n));
         }
     }
     out
@@ -751,7 +755,7 @@ pub fn render_rate(rs: &[ResultRecord]) -> String {
         }
         out.push_str(&columns_ragged(&rows, "  "));
         for n in notes {
-            let _ = writeln!(out, "  note: {n}");
+            let _ = writeln!(out, "  note: {}", for_terminal(&n));
         }
     }
     out
@@ -771,7 +775,7 @@ pub fn render_placement(rs: &[ResultRecord]) -> String {
     );
     if let Some(p) = of(rs, placement_study::PLAN).first() {
         for n in &p.notes {
-            let _ = writeln!(out, "  note: {n}");
+            let _ = writeln!(out, "  note: {}", for_terminal(n));
         }
     }
     let mut groups: Vec<(String, String)> = Vec::new();
@@ -874,7 +878,7 @@ pub fn render_plan(p: &Plan) -> String {
         p.usable, p.spread_k
     );
     for n in &p.notes {
-        let _ = writeln!(out, "  note: {n}");
+        let _ = writeln!(out, "  note: {}", for_terminal(n));
     }
     for c in &p.comparisons {
         let _ = writeln!(out, "  {}: {}", c.name, c.question);

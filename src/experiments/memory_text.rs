@@ -1,7 +1,7 @@
 //! Text rendering of the memory experiments' records (latency curves,
 //! bandwidth sweeps, NUMA matrices, loaded latency, seed loops). Never measures.
 
-use crate::base::fmt::{fmt_num, fmt_size};
+use crate::base::fmt::{fmt_num, fmt_size, for_terminal};
 use crate::experiments::render::{figure_line, params_text};
 use crate::experiments::{bandwidth, latency, loaded_latency, numa_matrix};
 use crate::results::schema::ResultRecord;
@@ -70,7 +70,7 @@ fn latency_curve(r: &ResultRecord, out: &mut String) {
     if let Some(lv) = d.get("levels").and_then(Value::as_array) {
         for l in lv {
             if let Some(n) = l.get("note").and_then(Value::as_str) {
-                let _ = writeln!(out, "  {n}");
+                let _ = writeln!(out, "  {}", for_terminal(n));
             }
         }
     }
@@ -199,7 +199,7 @@ pub fn render(recs: &[ResultRecord]) -> String {
         if r.is(latency::CURVE) && r.data.is_some() {
             latency_curve(r, &mut out);
             for n in &r.notes {
-                let _ = writeln!(out, "  note: {n}");
+                let _ = writeln!(out, "  note: {}", for_terminal(n));
             }
             continue;
         }
@@ -208,7 +208,7 @@ pub fn render(recs: &[ResultRecord]) -> String {
         }
         let _ = writeln!(out, "{}", figure_line(r));
         for n in &r.notes {
-            let _ = writeln!(out, "      {n}");
+            let _ = writeln!(out, "      {}", for_terminal(n));
         }
     }
     out

@@ -4,14 +4,20 @@
 //! records only (the run summary and `tune` itself print the same).
 
 use super::tune::{Params, TuneView, NO_BINDING};
-use crate::base::fmt::{columns, fmt_num};
+use crate::base::fmt::{columns, fmt_num, for_terminal, for_terminal_lines, is_unsafe_on_terminal};
 use crate::harness::child::COUNT_KEYS;
 use crate::placement::binding::shell_quote;
 use crate::results::schema::Run;
 use std::fmt::Write as _;
 
-/// The plan and the command lines, nothing measured.
+/// The plan and the command lines, nothing measured. The command is the
+/// user's, and a stored run's strings may hold anything: no control
+/// character reaches the terminal (see [`shell_line`]).
 pub fn render_plan(p: &Params) -> String {
+    for_terminal_lines(&plan_text(p)).into_owned()
+}
+
+fn plan_text(p: &Params) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "tune plan (dry run: nothing is run)");
     let _ = writeln!(o, "command: {}", shell_line(&p.command));
@@ -82,26 +88,63 @@ pub fn render_plan(p: &Params) -> String {
         .max()
         .unwrap_or(0);
     for c in &p.plan.candidates {
-        let _ = writeln!(o, "  {:<w$}  {}", c.label(), p.command_line(c));
+        let _ = writeln!(
+            o,
+            "  {:<w$}  {}",
+            c.label(),
+            for_terminal(&p.command_line(c))
+        );
     }
     if !p.plan.not_applicable.is_empty() {
         let _ = writeln!(o, "\nnot applicable here:");
         for (n, r) in &p.plan.not_applicable {
-            let _ = writeln!(o, "  {n}: {r}");
+            let _ = writeln!(o, "  {}: {}", for_terminal(n), for_terminal(r));
         }
     }
     for n in &p.plan.notes {
-        let _ = writeln!(o, "note: {n}");
+        let _ = writeln!(o, "note: {}", for_terminal(n));
     }
     o
 }
 
-/// A command as one shell line.
+/// A command as one shell line: each argument quoted for the shell; one
+/// that holds a control or bidirectional character (a newline, ESC) is
+/// written in bash's `$'...'` form with escapes, so that the line is still
+/// one line, safe on a terminal, and gives the same argument when pasted.
 pub fn shell_line(argv: &[String]) -> String {
     argv.iter()
-        .map(|a| shell_quote(a))
+        .map(|a| {
+            if a.chars().any(is_unsafe_on_terminal) {
+                ansi_c_quote(a)
+            } else {
+                shell_quote(a)
+            }
+        })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `a` in bash's ANSI-C quoting: `$'a\nb'`.
+fn ansi_c_quote(a: &str) -> String {
+    let mut o = String::from("$'");
+    for c in a.chars() {
+        match c {
+            '\\' => o.push_str("\\\\"),
+            '\'' => o.push_str("\\'"),
+            '\n' => o.push_str("\\n"),
+            '\r' => o.push_str("\\r"),
+            '\t' => o.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                let _ = write!(o, "\\x{:02x}", c as u32);
+            }
+            c if is_unsafe_on_terminal(c) => {
+                let _ = write!(o, "\\u{:04x}", c as u32);
+            }
+            c => o.push(c),
+        }
+    }
+    o.push('\'');
+    o
 }
 
 fn pct(v: f64) -> String {
@@ -109,7 +152,12 @@ fn pct(v: f64) -> String {
 }
 
 /// The tune section of a run: empty when the run has no tune records.
+/// Every string of the run reaches the terminal escaped.
 pub fn render(run: &Run) -> String {
+    for_terminal_lines(&section(run)).into_owned()
+}
+
+fn section(run: &Run) -> String {
     let Some(v) = TuneView::of(run) else {
         return String::new();
     };
@@ -222,10 +270,14 @@ pub fn render(run: &Run) -> String {
         );
     }
     if let Some(d) = vd {
-        let _ = writeln!(o, "\nverdict: {}", d.text);
+        let _ = writeln!(o, "\nverdict: {}", for_terminal(&d.text));
         if let Some(w) = &d.winner {
             if let Some((_, c)) = v.candidates.iter().find(|(_, c)| &c.label == w) {
-                let _ = writeln!(o, "reproduce the winner:\n  {}", c.command_line);
+                let _ = writeln!(
+                    o,
+                    "reproduce the winner:\n  {}",
+                    for_terminal(&c.command_line)
+                );
             }
         }
     }
@@ -273,7 +325,12 @@ pub fn render(run: &Run) -> String {
         .max()
         .unwrap_or(0);
     for (_, d) in v.ranked() {
-        let _ = writeln!(o, "  {:<w$}  {}", d.label, d.command_line);
+        let _ = writeln!(
+            o,
+            "  {:<w$}  {}",
+            for_terminal(&d.label),
+            for_terminal(&d.command_line)
+        );
     }
     let failed: Vec<_> = v
         .candidates
@@ -288,22 +345,22 @@ pub fn render(run: &Run) -> String {
     if !failed.is_empty() {
         let _ = writeln!(o, "\nfailed (stopped that candidate only):");
         for (d, f) in failed {
-            let _ = writeln!(o, "  {}: {f}", d.label);
+            let _ = writeln!(o, "  {}: {}", for_terminal(&d.label), for_terminal(f));
         }
     }
     if let Some(d) = vd {
         if !d.not_applicable.is_empty() {
             let _ = writeln!(o, "\nnot applicable here:");
             for (n, r) in &d.not_applicable {
-                let _ = writeln!(o, "  {n}: {r}");
+                let _ = writeln!(o, "  {}: {}", for_terminal(n), for_terminal(r));
             }
         }
         for n in &d.notes {
-            let _ = writeln!(o, "note: {n}");
+            let _ = writeln!(o, "note: {}", for_terminal(n));
         }
     }
     for m in missing {
-        let _ = writeln!(o, "note: {m}");
+        let _ = writeln!(o, "note: {}", for_terminal(&m));
     }
     o
 }
@@ -318,5 +375,27 @@ fn short(_key: &str, why: &str) -> &'static str {
         "denied"
     } else {
         "see note"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_with_control_characters_is_one_safe_line_that_pastes_back() {
+        let argv: Vec<String> = vec![
+            "bash".into(),
+            "-c".into(),
+            "echo 'hi'\nprintf '\x1b[2J'\u{202e}".into(),
+        ];
+        let line = shell_line(&argv);
+        assert_eq!(
+            line,
+            "bash -c $'echo \\'hi\\'\\nprintf \\'\\x1b[2J\\'\\u202e'"
+        );
+        assert!(!line.chars().any(is_unsafe_on_terminal), "{line}");
+        // Plain arguments keep their usual quoting.
+        assert_eq!(shell_line(&["echo".into(), "a b".into()]), "echo 'a b'");
     }
 }

@@ -52,6 +52,10 @@ pub struct MachineInfo {
     pub caches_documented_notes: Vec<String>,
     /// Things missing or odd in the topology files (old kernels, unknown ids).
     pub topology_notes: Vec<String>,
+    /// Files read under the root that were refused (not regular files, too
+    /// large) or had bytes that are not UTF-8 (`Sysroot::notes`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub read_notes: Vec<String>,
     pub isa: isa::Isa,
     pub frequency: freq::Frequency,
     pub knobs: knobs::Knobs,
@@ -157,5 +161,6 @@ pub fn discover(sys: &Sysroot) -> Result<MachineInfo> {
         devices: devices::read(sys),
         memory_devices: dimm::read(sys),
         uarch,
+        read_notes: sys.notes(),
     })
 }

@@ -17,7 +17,7 @@
 //! - `cache-latency-vs-published`: a cache level's measured latency is more than 20% off the
 //!   core's published load-to-use latency (cpuscope's knowledge base).
 
-use crate::base::fmt::fmt_num;
+use crate::base::fmt::{fmt_num, for_terminal};
 use crate::experiments::mem_common::{Placement, PLACEMENT_PARAM};
 use crate::experiments::{bandwidth, frequency};
 use crate::machine::MachineInfo;
@@ -1150,15 +1150,19 @@ pub fn render_text(findings: &[Finding]) -> String {
             Severity::Warning => "warning",
             Severity::Advice => "advice",
         };
-        let _ = writeln!(out, "  [{sev}] {}", f.title);
+        // Findings quote the run's own strings (governor, knob values,
+        // reasons): one terminal line each, whatever the document holds.
+        let _ = writeln!(out, "  [{sev}] {}", for_terminal(&f.title));
         for e in &f.evidence {
             let _ = writeln!(
                 out,
                 "      evidence: {} = {}  ({})",
-                e.what, e.value, e.source
+                for_terminal(&e.what),
+                for_terminal(&e.value),
+                for_terminal(&e.source)
             );
         }
-        let _ = writeln!(out, "      what to do: {}", f.advice);
+        let _ = writeln!(out, "      what to do: {}", for_terminal(&f.advice));
     }
     out
 }

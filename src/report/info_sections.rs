@@ -1,9 +1,11 @@
 //! Text sections of `cpuscope info` for identity, ISA, frequency, knobs, devices,
 //! memory devices (DIMMs).
 //! Each returns a block of lines starting with its title and ending with a
-//! newline; an unavailable figure is printed as "n/a (reason)".
+//! newline; an unavailable figure is printed as "n/a (reason)". Values read
+//! under the root (model name, knob values, device names: a recorded tree
+//! may hold anything) are escaped with [`for_terminal`] before wrapping.
 
-use crate::base::fmt::{fmt_bytes, fmt_num, wrap};
+use crate::base::fmt::{fmt_bytes, fmt_num, for_terminal, wrap};
 use crate::machine::MachineInfo;
 use std::fmt::Write as _;
 
@@ -14,8 +16,8 @@ const WIDTH: usize = 100;
 /// `  key:          value`, the value wrapped under its column.
 fn kv(out: &mut String, k: &str, v: impl std::fmt::Display) {
     let v = v.to_string();
-    for (i, line) in wrap(&v, WIDTH - 2 - W).iter().enumerate() {
-        let key = if i == 0 { k } else { "" };
+    for (i, line) in wrap(&for_terminal(&v), WIDTH - 2 - W).iter().enumerate() {
+        let key = if i == 0 { for_terminal(k) } else { "".into() };
         let _ = writeln!(out, "  {key:<W$}{line}");
     }
 }
@@ -370,7 +372,10 @@ pub fn knobs(info: &MachineInfo) -> String {
             }
             None => format!("n/a ({})", knob.reason.as_deref().unwrap_or("not readable")),
         };
-        for (i, l) in wrap(&line, WIDTH - 2 - KW).iter().enumerate() {
+        for (i, l) in wrap(&for_terminal(&line), WIDTH - 2 - KW)
+            .iter()
+            .enumerate()
+        {
             let name = if i == 0 { knob.name.as_str() } else { "" };
             let _ = writeln!(out, "  {name:<KW$}{l}");
         }
@@ -424,7 +429,7 @@ pub fn knobs(info: &MachineInfo) -> String {
     };
     let folded = missing.len() > 4;
     if !(folded && pmu_unrecorded) {
-        for (i, l) in wrap(&pmu, WIDTH - 2 - KW).iter().enumerate() {
+        for (i, l) in wrap(&for_terminal(&pmu), WIDTH - 2 - KW).iter().enumerate() {
             let name = if i == 0 { "hardware PMU" } else { "" };
             let _ = writeln!(out, "  {name:<KW$}{l}");
         }
@@ -472,8 +477,9 @@ pub fn knobs(info: &MachineInfo) -> String {
 }
 
 fn nic_line(out: &mut String, name: &str, text: &str) {
-    for (i, l) in wrap(text, WIDTH - 2 - 12).iter().enumerate() {
-        let n = if i == 0 { name } else { "" };
+    let name = for_terminal(name);
+    for (i, l) in wrap(&for_terminal(text), WIDTH - 2 - 12).iter().enumerate() {
+        let n = if i == 0 { name.as_ref() } else { "" };
         let _ = writeln!(out, "  {n:<12}{l}");
     }
 }

@@ -2,7 +2,7 @@
 //! lscpu, `numactl -H` and lstopo say, organised for a performance engineer and
 //! kept compact on machines with hundreds of CPUs.
 
-use crate::base::fmt::fmt_bytes;
+use crate::base::fmt::{fmt_bytes, for_terminal, for_terminal_lines};
 use crate::machine::cache::CacheInstance;
 use crate::machine::topology::Core;
 use crate::machine::MachineInfo;
@@ -23,7 +23,10 @@ pub fn render(info: &MachineInfo) -> String {
     let title = if info.sysroot.is_empty() || info.sysroot == "/" {
         "cpuscope info: this machine".to_string()
     } else {
-        format!("cpuscope info: recorded machine at {}", info.sysroot)
+        format!(
+            "cpuscope info: recorded machine at {}",
+            for_terminal(&info.sysroot)
+        )
     };
     out.push_str(&title);
     out.push_str("\n\n");
@@ -43,7 +46,9 @@ pub fn render(info: &MachineInfo) -> String {
         notes(info),
     ];
     for s in sections.iter().filter(|s| !s.trim().is_empty()) {
-        out.push_str(s.trim_end_matches('\n'));
+        // Every value was read under the root: whatever a section missed,
+        // no control character of a recorded tree reaches the terminal.
+        out.push_str(&for_terminal_lines(s.trim_end_matches('\n')));
         out.push_str("\n\n");
     }
     while out.ends_with("\n\n") {
@@ -179,7 +184,7 @@ fn cpu_lists(info: &MachineInfo) -> String {
     let c = &info.cpus;
     let mut out = String::from("CPUs\n");
     let row = |out: &mut String, k: &str, v: String| {
-        let _ = writeln!(out, "  {k:<10} {v}");
+        let _ = writeln!(out, "  {k:<10} {}", for_terminal(&v));
     };
     row(
         &mut out,
@@ -561,7 +566,7 @@ fn caches(info: &MachineInfo) -> String {
             .caches_unavailable
             .as_deref()
             .unwrap_or("none reported");
-        let _ = writeln!(out, "  not available: {why}");
+        let _ = writeln!(out, "  not available: {}", for_terminal(why));
         return out;
     }
     // Group instances that look alike.
@@ -660,7 +665,12 @@ fn caches(info: &MachineInfo) -> String {
         }
     }
     for (src, names) in documented {
-        let _ = writeln!(out, "  * {}: {src}", names.join(", "));
+        let _ = writeln!(
+            out,
+            "  * {}: {}",
+            for_terminal(&names.join(", ")),
+            for_terminal(src)
+        );
     }
     for n in &info.caches_documented_notes {
         let _ = writeln!(out, "  note: {n}");
@@ -695,7 +705,7 @@ fn numa(info: &MachineInfo) -> String {
     }
     out.push('\n');
     if let Some(note) = &info.numa.note {
-        let _ = writeln!(out, "  note: {note}");
+        let _ = writeln!(out, "  note: {}", for_terminal(note));
     }
     let show_usable = info.numa.usable.len() != n;
     let sizes: Vec<u64> = {
@@ -764,7 +774,7 @@ fn numa(info: &MachineInfo) -> String {
         })
         .collect();
     for m in mem_notes {
-        let _ = writeln!(out, "  {m}");
+        let _ = writeln!(out, "  {}", for_terminal(&m));
     }
     // Distances.
     let d: Vec<&Vec<u32>> = info.numa_nodes.iter().map(|x| &x.distances).collect();
@@ -1050,12 +1060,12 @@ fn table_right(rows: &[Vec<String>], indent: usize) -> String {
 }
 
 fn notes(info: &MachineInfo) -> String {
-    if info.topology_notes.is_empty() {
+    if info.topology_notes.is_empty() && info.read_notes.is_empty() {
         return String::new();
     }
     let mut out = String::from("Notes\n");
-    for n in &info.topology_notes {
-        let _ = writeln!(out, "  - {n}");
+    for n in info.topology_notes.iter().chain(&info.read_notes) {
+        let _ = writeln!(out, "  - {}", crate::base::fmt::for_terminal(n));
     }
     out
 }

@@ -1,6 +1,7 @@
 //! Text of `cpuscope numa-maps PID`: the numa-maps-summary.pl table, with
 //! bytes computed at each mapping's real page size.
 
+use crate::base::fmt::{for_terminal, for_terminal_lines};
 use crate::machine::process::{Amount, ProcessNuma};
 use std::fmt::Write as _;
 
@@ -19,10 +20,16 @@ fn line(out: &mut String, label: &str, a: &Amount, unit: Unit) {
     let _ = writeln!(out, "{label:<10}: {:>12} ({v:>8.2} {u})", a.pages);
 }
 
-/// Render the summary as text.
+/// Render the summary as text. The process names itself (`comm`, any
+/// bytes its owner chose): it and every other value reach the terminal
+/// escaped.
 pub fn render(p: &ProcessNuma) -> String {
+    for_terminal_lines(&summary(p)).into_owned()
+}
+
+fn summary(p: &ProcessNuma) -> String {
     let mut out = String::new();
-    let name = p.status.name.as_deref().unwrap_or("?");
+    let name = for_terminal(p.status.name.as_deref().unwrap_or("?"));
     let threads = p
         .status
         .threads
@@ -33,7 +40,7 @@ pub fn render(p: &ProcessNuma) -> String {
         p.unavailable
             .get(k)
             .or_else(|| p.unavailable.get("status"))
-            .map(|r| format!("not available: {r}"))
+            .map(|r| format!("not available: {}", for_terminal(r)))
             .unwrap_or_else(|| "not available".into())
     };
     let cpus = p

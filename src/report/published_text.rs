@@ -1,25 +1,34 @@
 //! `cpuscope published`: the seed articles' reference figures as text.
+//! The sets are files compiled in, but their text (titles, notes, machine
+//! descriptions) is escaped for the terminal like any other.
 
-use crate::base::fmt::columns;
+use crate::base::fmt::{columns, for_terminal, for_terminal_lines};
 use crate::results::published::{value_text, PublishedSet};
 use std::fmt::Write as _;
 
 /// Text listing of published sets.
 pub fn render(sets: &[&PublishedSet]) -> String {
+    for_terminal_lines(&listing(sets)).into_owned()
+}
+
+fn listing(sets: &[&PublishedSet]) -> String {
+    let t = |s: &str| for_terminal(s).into_owned();
     let mut out = String::new();
     for s in sets {
-        let _ = writeln!(out, "{}  {}", s.id, s.title);
+        let _ = writeln!(out, "{}  {}", t(&s.id), t(&s.title));
         let _ = writeln!(
             out,
             "  source: seed {} — {}\n  section: {}",
-            s.source.seed, s.source.document, s.source.section
+            t(&s.source.seed.to_string()),
+            t(&s.source.document),
+            t(&s.source.section)
         );
-        let _ = writeln!(out, "  workload: {}", s.workload);
+        let _ = writeln!(out, "  workload: {}", t(&s.workload));
         for n in &s.notes {
-            let _ = writeln!(out, "  note: {n}");
+            let _ = writeln!(out, "  note: {}", t(n));
         }
         for (m, d) in &s.machines {
-            let _ = writeln!(out, "  machine: {m}: {d}");
+            let _ = writeln!(out, "  machine: {}: {}", t(m), t(d));
         }
         for m in &s.mappings {
             let _ = writeln!(

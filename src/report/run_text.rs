@@ -1,14 +1,18 @@
 //! Text rendering of stored runs: `cpuscope show` (one run, in full) and
-//! `cpuscope runs` (one line per run). Never measures.
+//! `cpuscope runs` (one line per run). Never measures. Every string of a
+//! run (host, CPU model, tags, notes, reasons: an imported document may hold
+//! anything) reaches the terminal through [`for_terminal`]; table cells get
+//! it from [`columns`].
 
 use crate::base::fmt::columns;
-use crate::base::fmt::fmt_num;
+use crate::base::fmt::{fmt_num, for_terminal};
 use crate::results::schema::{Load, Run};
 use crate::results::store::RunSummary;
 use std::fmt::Write as _;
 
 /// `cpuscope runs`: a table of runs, oldest first.
 pub fn render_runs(runs: &[RunSummary], location: &str) -> String {
+    let location = for_terminal(location);
     if runs.is_empty() {
         return format!("no runs in store '{location}' yet (make one with `cpuscope run`)\n");
     }
@@ -74,7 +78,7 @@ pub fn render_run(run: &Run) -> String {
 /// The run's identity: status, times, host, CPU, profile, tags, tool.
 fn header(run: &Run) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "Run {}", run.id);
+    let _ = writeln!(out, "Run {}", for_terminal(&run.id));
     let mut head: Vec<Vec<String>> = Vec::new();
     let mut kv = |k: &str, v: String| head.push(vec![k.to_string(), v]);
     kv("status", run.status.to_string());
@@ -150,7 +154,7 @@ fn environment(run: &Run) -> String {
     ];
     out.push_str(&columns(&rows, "  "));
     for n in &env.notes {
-        let _ = writeln!(out, "  note: {n}");
+        let _ = writeln!(out, "  note: {}", for_terminal(n));
     }
 
     out
@@ -180,7 +184,7 @@ fn results(run: &Run) -> String {
     let label_w = run
         .results
         .iter()
-        .map(|r| r.label().chars().count())
+        .map(|r| for_terminal(&r.label()).chars().count())
         .chain(std::iter::once("RESULT".len()))
         .max()
         .unwrap_or(0);
@@ -196,7 +200,7 @@ fn results(run: &Run) -> String {
                     .clone()
                     .unwrap_or_else(|| "no reason recorded".into());
                 rows.push(vec![label]);
-                tails.push(Some(format!("not available: {reason}")));
+                tails.push(Some(format!("not available: {}", for_terminal(&reason))));
             }
             Some(v) => {
                 let (med, min, max, cv) = match &r.stats {
@@ -229,7 +233,7 @@ fn results(run: &Run) -> String {
             }
         }
         for n in &r.notes {
-            notes.push(format!("note: {n}"));
+            notes.push(format!("note: {}", for_terminal(n)));
         }
         if r.data.is_some() {
             notes.push("structured data (curve/matrix) stored: see `cpuscope export`".into());

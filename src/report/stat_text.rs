@@ -1,6 +1,7 @@
 //! Rendering of `cpuscope stat` results: perf-like text (with derived
 //! metrics and reasons for what is missing), CSV and interval lines.
 
+use crate::base::fmt::for_terminal;
 use crate::counters::doc::StatDoc;
 use crate::counters::group::{EventReading, EventState};
 use crate::counters::metrics::{DerivedMetrics, RATIOS};
@@ -105,7 +106,7 @@ fn task_seconds(events: &[EventReading]) -> Option<f64> {
 /// One perf-like event line (without newline).
 pub fn event_line(r: &EventReading, m: &DerivedMetrics, task_s: Option<f64>) -> String {
     let (val, unit) = value_cols(r);
-    let mut line = format!("{val:>18} {unit:<4} {:<32}", r.name);
+    let mut line = format!("{val:>18} {unit:<4} {:<32}", for_terminal(&r.name));
     if let Some(a) = annotation(r, m, task_s) {
         let _ = write!(line, " # {a}");
     }
@@ -119,7 +120,7 @@ pub fn event_line(r: &EventReading, m: &DerivedMetrics, task_s: Option<f64>) -> 
         }
         _ => {
             if let Some(code) = &r.reason_code {
-                let _ = write!(line, " [{code}]");
+                let _ = write!(line, " [{}]", for_terminal(code));
             }
         }
     }
@@ -227,7 +228,8 @@ pub fn render_text(doc: &StatDoc) -> String {
     let mut o = String::new();
     let what = match (&doc.target.command, doc.target.pid) {
         (_, Some(pid)) => format!("process id '{pid}'"),
-        (Some(c), None) => format!("'{}'", c.join(" ")),
+        // The command as given (its arguments may hold anything).
+        (Some(c), None) => format!("'{}'", for_terminal(&c.join(" "))),
         (None, None) => String::new(),
     };
     let cpus = match (&doc.target.cpus, what.is_empty()) {
@@ -261,7 +263,7 @@ pub fn render_text(doc: &StatDoc) -> String {
         let _ = writeln!(o, "{:>18.9} seconds sys", x.sys_s);
     }
     for n in &doc.notes {
-        let _ = writeln!(o, "\n note: {n}");
+        let _ = writeln!(o, "\n note: {}", for_terminal(n));
     }
     o.push('\n');
     o
@@ -283,7 +285,13 @@ pub fn render_reasons(events: &[EventReading]) -> String {
     }
     let mut o = String::from("\n Not counted here:\n");
     for ((code, text), names) in by {
-        let _ = writeln!(o, "   [{code}] {}: {text}", names.join(", "));
+        let _ = writeln!(
+            o,
+            "   [{}] {}: {}",
+            for_terminal(&code),
+            for_terminal(&names.join(", ")),
+            for_terminal(&text)
+        );
     }
     o
 }
@@ -342,12 +350,17 @@ pub fn render_metrics(
                 .cloned()
                 .unwrap_or_else(|| "not available".into());
             if why != "not requested" {
-                let _ = writeln!(o, "   top-down level 1: {why}");
+                let _ = writeln!(o, "   top-down level 1: {}", for_terminal(&why));
             }
         }
     }
     for (why, labels) in absent {
-        let _ = writeln!(o, "   not available: {} ({why})", labels.join(", "));
+        let _ = writeln!(
+            o,
+            "   not available: {} ({})",
+            labels.join(", "),
+            for_terminal(&why)
+        );
     }
     o
 }
@@ -385,13 +398,10 @@ pub fn render_interval_text(t_s: f64, events: &[EventReading], m: &DerivedMetric
     o
 }
 
-/// Quote a CSV field when needed.
+/// A CSV text field: [`crate::base::fmt::csv_cell`] (one line, never a
+/// formula, RFC 4180 quoting).
 pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
+    crate::base::fmt::csv_cell(s)
 }
 
 /// CSV header (with a leading `time` column in interval mode).

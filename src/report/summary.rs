@@ -3,6 +3,7 @@
 //! be measured here grouped by reason, and the advice. `cpuscope show RUN`
 //! prints every figure.
 
+use crate::base::fmt::{for_terminal, for_terminal_lines};
 use crate::experiments;
 use crate::results::schema::Run;
 use std::collections::BTreeMap;
@@ -35,7 +36,12 @@ pub fn render_unavailable(run: &Run) -> String {
         } else {
             w.join(", ")
         };
-        let _ = writeln!(out, "  - {reason}: {shown}");
+        let _ = writeln!(
+            out,
+            "  - {}: {}",
+            for_terminal(&reason),
+            for_terminal(&shown)
+        );
     }
     out
 }
@@ -55,10 +61,10 @@ pub fn render(run: &Run) -> String {
     let _ = writeln!(
         out,
         "cpuscope run {} — {} on {} (profile {}, {})",
-        run.id,
-        run.cpu_model().unwrap_or_else(|| "unknown CPU".into()),
-        run.host,
-        run.profile,
+        for_terminal(&run.id),
+        for_terminal(&run.cpu_model().unwrap_or_else(|| "unknown CPU".into())),
+        for_terminal(&run.host),
+        for_terminal(&run.profile),
         run.status.as_str()
     );
     let measured = run.results.iter().filter(|r| r.value.is_some()).count();
@@ -74,7 +80,9 @@ pub fn render(run: &Run) -> String {
     sections.push(render_unavailable(run));
     sections.push(super::advice::render_text(&super::advice::findings(run)));
     for s in sections.into_iter().filter(|s| !s.is_empty()) {
-        out.push_str(&s);
+        // Sections are built by each experiment from its records: no
+        // control character of a record reaches the terminal.
+        out.push_str(&for_terminal_lines(&s));
         if !s.ends_with('\n') {
             out.push('\n');
         }
@@ -83,7 +91,7 @@ pub fn render(run: &Run) -> String {
     let _ = writeln!(
         out,
         "Every figure with its spread and notes: cpuscope show {}",
-        run.id
+        for_terminal(&run.id)
     );
     out
 }

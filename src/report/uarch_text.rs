@@ -1,7 +1,7 @@
 //! `cpuscope uarch`: the knowledge base as a terminal table, one entry in
 //! full, the Markdown table of docs/uarch.md, and JSON.
 
-use crate::base::fmt::columns;
+use crate::base::fmt::{columns, for_terminal, for_terminal_lines};
 use crate::machine::uarch::{Base, Core, Precision};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -100,8 +100,13 @@ fn section_sources(
     s
 }
 
-/// One entry in full: rules, figures, sources.
+/// One entry in full: rules, figures, sources. The knowledge base is
+/// compiled in; its text is escaped for the terminal all the same.
 pub fn render_one(base: &Base, id: &str, c: &Core, variants: &[Core]) -> String {
+    for_terminal_lines(&entry_text(base, id, c, variants)).into_owned()
+}
+
+fn entry_text(base: &Base, id: &str, c: &Core, variants: &[Core]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}  ({id}, {})", c.name, c.vendor);
     if !c.products.is_empty() {
@@ -253,7 +258,7 @@ pub fn render_one(base: &Base, id: &str, c: &Core, variants: &[Core]) -> String 
 }
 
 fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|")
+    for_terminal(s).replace('|', "\\|")
 }
 
 /// The generated table of docs/uarch.md.

@@ -8,7 +8,7 @@
 //! run lacks says why in a few words or is left out. Never measures.
 
 use super::advice::{self, Severity};
-use crate::base::fmt::{fmt_num, wrap};
+use crate::base::fmt::{fmt_num, for_terminal, wrap};
 use crate::experiments::mem_common::{LEVEL_NAMES, PLACEMENT_PARAM};
 use crate::experiments::{bandwidth, c2c, frequency, latency, numa_matrix, peak, simd, tune};
 use crate::results::published;
@@ -705,8 +705,12 @@ fn layout(lines: &[Line], style: &Style) -> Vec<String> {
     let mut out = Vec::new();
     let body = style.width.saturating_sub(KEY + 2).max(20);
     for l in lines {
+        // The text holds the run's strings (CPU model, notes, reasons, a
+        // tune command): escaped here, before wrapping and colour, once for
+        // every line.
+        let text = for_terminal(&l.text);
         if l.key == FULL {
-            for w in wrap(&l.text, style.width) {
+            for w in wrap(&text, style.width) {
                 out.push(match l.tone {
                     Some(c) => style.paint(c, &w),
                     None => w,
@@ -714,7 +718,7 @@ fn layout(lines: &[Line], style: &Style) -> Vec<String> {
             }
             continue;
         }
-        for (i, w) in wrap(&l.text, body).into_iter().enumerate() {
+        for (i, w) in wrap(&text, body).into_iter().enumerate() {
             let key = if i == 0 { l.key } else { "" };
             let k = format!("{key:<KEY$}");
             let k = if key.is_empty() {

@@ -1,18 +1,19 @@
 //! The store's rules, written once over any SQL backend: what a write checks
-//! and inserts, how `which` resolves (full id, unique prefix, `latest`), how a
-//! run is read back and when it may be deleted. A backend (sqlite.rs,
-//! postgres.rs) gives a connection, its transactions and its locking, and
-//! maps its driver's cells to [`Value`]s ([`Backend`], [`Sql`]); every type
-//! that is a `Backend` is a [`Store`].
+//! and inserts, how `which` resolves (full id, unique prefix, `latest`: the
+//! run stored last), how a run is read back (a damaged row is named, and
+//! left out of listings with a warning) and when it may be deleted. A
+//! backend (sqlite.rs, postgres.rs) gives a connection, its transactions and
+//! its locking, and maps its driver's cells to [`Value`]s ([`Backend`],
+//! [`Sql`]); every type that is a `Backend` is a [`Store`].
 //!
 //! The SQL here is what both databases accept, with parameters written
 //! `?1`, `?2`… (the PostgreSQL backend turns them into `$1`, `$2`…).
 
-use super::codec::{self, Cells, RawRun, Value, RUN_COLUMNS};
+use super::codec::{self, Cells, Damage, RawRun, Value, RUN_COLUMNS};
 use super::schema::{
     validate_record, validate_run, validate_run_header, Environment, ResultRecord, Run, RunStatus,
 };
-use super::store::{RunSummary, Store, Writer};
+use super::store::{warn, RunSummary, Store, Writer};
 use anyhow::{anyhow, bail, Context as _, Result};
 
 /// Statements on one connection, or inside one transaction. Errors are one
@@ -88,13 +89,18 @@ fn load_results(sql: &mut dyn Sql, id: &str) -> Result<Vec<ResultRecord>> {
         .map(|row| {
             let mut c = Cells::new(shown, row);
             let seq = c.int()?;
-            codec::decode_result(shown, id, seq, &c.text()?)
+            let doc = c
+                .text()
+                .map_err(|_| Damage(format!("result #{seq}: not text")).error(shown, id))?;
+            codec::decode_result(shown, id, seq, &doc)
         })
         .collect()
 }
 
 /// Full id of the run `which` names: the id itself, a unique prefix of one,
-/// or `latest` (the run that started last).
+/// or `latest`: the run stored last (the highest `stored_seq`: the run most
+/// recently begun by a writer or brought in by `import`, whatever start
+/// time it claims; runs stored before layout 2 keep their start-time order).
 fn resolve(sql: &mut dyn Sql, which: &str) -> Result<String> {
     if which.is_empty() {
         bail!("no run given");
@@ -109,7 +115,7 @@ fn resolve(sql: &mut dyn Sql, which: &str) -> Result<String> {
     if which == "latest" {
         let latest = ids(
             sql,
-            "SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1",
+            "SELECT id FROM runs ORDER BY COALESCE(stored_seq, 0) DESC, id DESC LIMIT 1",
             &[],
         )?;
         return latest
@@ -159,7 +165,12 @@ fn insert_run(
     )? {
         bail!("run {} is already in store '{}'", run.id, sql.shown());
     }
-    let params = codec::run_params(run, status, finished_at, writer)?;
+    // The write transaction holds the store's write lock (SQLite) or sees
+    // every committed run (PostgreSQL, where two writers committing at the
+    // same moment may share a number: `latest` then takes the higher id).
+    let rows = sql.query("SELECT COALESCE(MAX(stored_seq), 0) + 1 FROM runs", &[])?;
+    let seq = Cells::first(sql.shown(), rows).int()?;
+    let params = codec::run_params(run, status, finished_at, writer, seq)?;
     sql.execute(codec::INSERT_RUN, &params)?;
     for rec in &run.results {
         insert_result(sql, &run.id, rec)?;
@@ -228,6 +239,14 @@ impl<B: Backend> Store for B {
             bail!("run {run_id}: finish_run needs a final status, not running");
         }
         codec::check_finished_at(run_id, finished_at)?;
+        // What import checks of the environment, so that every stored run
+        // exports to a document that import takes.
+        for l in [&environment.load_start, &environment.load_end]
+            .into_iter()
+            .flatten()
+        {
+            codec::check_time(run_id, "environment load time", &l.at)?;
+        }
         let env = codec::to_json(environment)?;
         self.write(|sql| {
             match run_status(sql, run_id)?.as_deref() {
@@ -279,15 +298,20 @@ impl<B: Backend> Store for B {
             );
             let rows = sql.query(&q, &[])?;
             let shown = sql.shown();
-            rows.into_iter()
-                .map(|row| {
-                    let mut c = Cells::new(shown, row);
-                    let raw = RawRun::read(&mut c)?;
-                    let cpu_model = c.opt_text()?;
-                    let n = c.int()?;
-                    raw.summary(shown, cpu_model, n)
-                })
-                .collect()
+            let mut out = Vec::with_capacity(rows.len());
+            // A damaged row is left out with a warning: the other runs list.
+            for row in rows {
+                let mut c = Cells::new(shown, row);
+                let raw = RawRun::read(&mut c)?;
+                let id = raw.id.clone();
+                let cpu_model = c.opt_text().unwrap_or(None);
+                let n = c.int()?;
+                match raw.summary(cpu_model, n) {
+                    Ok(s) => out.push(s),
+                    Err(d) => warn(&d.warning(shown, &id)),
+                }
+            }
+            Ok(out)
         })
     }
 

@@ -63,7 +63,7 @@ impl<'a> Cells<'a> {
         Cells::new(shown, rows.into_iter().next().unwrap_or_default())
     }
 
-    fn next(&mut self) -> Result<Value> {
+    pub(crate) fn next(&mut self) -> Result<Value> {
         self.at += 1;
         self.row.next().ok_or_else(|| {
             anyhow!(
@@ -119,56 +119,132 @@ impl<'a> Cells<'a> {
 pub const RUN_COLUMNS: &str = "id, schema, tool_version, started_at, finished_at, status, host, \
      profile, tags, machine, environment, options, writer_pid, writer_start, writer_boot, writer_host";
 
-/// A runs row before its JSON columns are parsed.
+/// The names of [`RUN_COLUMNS`], in order.
+const RUN_COLUMN_NAMES: [&str; 16] = [
+    "id",
+    "schema",
+    "tool_version",
+    "started_at",
+    "finished_at",
+    "status",
+    "host",
+    "profile",
+    "tags",
+    "machine",
+    "environment",
+    "options",
+    "writer_pid",
+    "writer_start",
+    "writer_boot",
+    "writer_host",
+];
+
+/// What is wrong with one stored run, e.g. `tags: not JSON`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Damage(pub(crate) String);
+
+impl Damage {
+    /// The one-line error of a command that needs run `id`.
+    pub(crate) fn error(&self, shown: &str, id: &str) -> anyhow::Error {
+        anyhow!("run {id} in store '{shown}' is damaged ({})", self.0)
+    }
+
+    /// The warning of a listing that leaves run `id` out.
+    pub(crate) fn warning(&self, shown: &str, id: &str) -> String {
+        format!(
+            "run {id} in store '{shown}' is damaged ({}): skipped",
+            self.0
+        )
+    }
+
+    /// `what` does not parse as the JSON cpuscope stores there.
+    fn json(what: &str, e: &serde_json::Error) -> Damage {
+        use serde_json::error::Category;
+        match e.classify() {
+            Category::Syntax | Category::Eof | Category::Io => Damage(format!("{what}: not JSON")),
+            Category::Data => Damage(format!("{what}: not what cpuscope stores there ({e})")),
+        }
+    }
+}
+
+/// A runs row as read, before any cell is checked. Reading one never fails
+/// on what a cell holds, so that a damaged row neither hides the other runs
+/// from a listing nor keeps itself from being deleted; [`RawRun::decode`]
+/// says what is wrong with it.
 pub(crate) struct RawRun {
+    /// The id as stored (for a damaged id cell, what it holds instead).
     pub(crate) id: String,
-    pub(crate) schema: String,
-    pub(crate) tool_version: String,
-    pub(crate) started_at: String,
-    pub(crate) finished_at: Option<String>,
-    pub(crate) status: String,
-    pub(crate) host: String,
-    pub(crate) profile: String,
-    pub(crate) tags: String,
-    pub(crate) machine: String,
-    pub(crate) environment: String,
-    pub(crate) options: String,
-    pub(crate) writer_pid: Option<i64>,
-    pub(crate) writer_start: Option<i64>,
-    pub(crate) writer_boot: Option<String>,
-    pub(crate) writer_host: Option<String>,
+    /// The cells of [`RUN_COLUMNS`], in order.
+    cells: Vec<Value>,
 }
 
 impl RawRun {
     /// The next cells of `c`, as selected by [`RUN_COLUMNS`].
     pub(crate) fn read(c: &mut Cells<'_>) -> Result<RawRun> {
-        Ok(RawRun {
-            id: c.text()?,
-            schema: c.text()?,
-            tool_version: c.text()?,
-            started_at: c.text()?,
-            finished_at: c.opt_text()?,
-            status: c.text()?,
-            host: c.text()?,
-            profile: c.text()?,
-            tags: c.text()?,
-            machine: c.text()?,
-            environment: c.text()?,
-            options: c.text()?,
-            writer_pid: c.opt_int()?,
-            writer_start: c.opt_int()?,
-            writer_boot: c.opt_text()?,
-            writer_host: c.opt_text()?,
-        })
+        let cells = RUN_COLUMN_NAMES
+            .iter()
+            .map(|_| c.next())
+            .collect::<Result<Vec<_>>>()?;
+        Ok(RawRun::from_cells(cells))
+    }
+
+    fn from_cells(cells: Vec<Value>) -> RawRun {
+        let id = match &cells[0] {
+            Value::Text(Some(s)) => s.clone(),
+            Value::Int(Some(n)) => n.to_string(),
+            Value::Real(Some(x)) => x.to_string(),
+            _ => "(without id)".to_string(),
+        };
+        RawRun { id, cells }
+    }
+
+    fn cell(&self, name: &str) -> &Value {
+        let i = RUN_COLUMN_NAMES
+            .iter()
+            .position(|n| *n == name)
+            .expect("a column of RUN_COLUMNS");
+        &self.cells[i]
+    }
+
+    fn opt_text(&self, name: &str) -> std::result::Result<Option<String>, Damage> {
+        match self.cell(name) {
+            Value::Text(s) => Ok(s.clone()),
+            v if v.is_null() => Ok(None),
+            v => Err(Damage(format!("{name}: {}, not text", v.kind()))),
+        }
+    }
+
+    fn text(&self, name: &str) -> std::result::Result<String, Damage> {
+        self.opt_text(name)?
+            .ok_or_else(|| Damage(format!("{name}: NULL, not text")))
+    }
+
+    /// An integer cell; None for NULL or anything else (writer columns
+    /// only say who wrote a run, and are read leniently).
+    fn lenient_int(&self, name: &str) -> Option<i64> {
+        match self.cell(name) {
+            Value::Int(n) => *n,
+            _ => None,
+        }
+    }
+
+    fn lenient_text(&self, name: &str) -> Option<String> {
+        self.opt_text(name).ok().flatten()
+    }
+
+    fn json<T: serde::de::DeserializeOwned>(&self, name: &str) -> std::result::Result<T, Damage> {
+        serde_json::from_str(&self.text(name)?).map_err(|e| Damage::json(name, &e))
     }
 
     pub(crate) fn writer(&self) -> Option<Writer> {
-        let pid = u32::try_from(self.writer_pid?).ok()?;
+        let pid = u32::try_from(self.lenient_int("writer_pid")?).ok()?;
         Some(Writer {
             pid,
-            start_ticks: self.writer_start.and_then(|t| u64::try_from(t).ok()),
-            boot_id: self.writer_boot.clone(),
-            hostname: self.writer_host.clone(),
+            start_ticks: self
+                .lenient_int("writer_start")
+                .and_then(|t| u64::try_from(t).ok()),
+            boot_id: self.lenient_text("writer_boot"),
+            hostname: self.lenient_text("writer_host"),
         })
     }
 
@@ -177,7 +253,7 @@ impl RawRun {
     /// is gone or unknown (the run was interrupted: it reads as `partial`).
     /// None for a finished run.
     pub(crate) fn running_writer(&self) -> Option<std::result::Result<Writer, Option<Writer>>> {
-        if self.status != RunStatus::Running.as_str() {
+        if self.lenient_text("status").as_deref() != Some(RunStatus::Running.as_str()) {
             return None;
         }
         Some(match self.writer() {
@@ -186,34 +262,45 @@ impl RawRun {
         })
     }
 
-    /// The stored run, without results, as it reads now: a run whose writer
-    /// is gone comes back `partial` with a note saying so.
-    pub(crate) fn into_run(self, shown: &str) -> Result<Run> {
-        let gone = match self.running_writer() {
-            Some(Err(w)) => Some(w),
-            _ => None,
+    /// The stored run without results, every cell checked, as stored (the
+    /// writer-gone rule not applied). With `full` false, `machine` and
+    /// `options` are only checked to be JSON and come back as null (what a
+    /// listing needs, without building them).
+    fn decode(&self, full: bool) -> std::result::Result<Run, Damage> {
+        let status = self.text("status")?;
+        let status = RunStatus::parse(&status)
+            .map_err(|_| Damage(format!("status: '{status}' is unknown")))?;
+        let any = |name: &str| -> std::result::Result<serde_json::Value, Damage> {
+            if full {
+                self.json(name)
+            } else {
+                self.json::<serde::de::IgnoredAny>(name)
+                    .map(|_| serde_json::Value::Null)
+            }
         };
-        let id = self.id.clone();
-        let bad = |what: &str, e: &dyn std::fmt::Display| {
-            anyhow!("store '{shown}': run {id}: stored {what} is damaged: {e}")
-        };
-        let mut run = Run {
-            status: RunStatus::parse(&self.status).map_err(|e| bad("status", &e))?,
-            tags: serde_json::from_str(&self.tags).map_err(|e| bad("tags", &e))?,
-            machine: serde_json::from_str(&self.machine).map_err(|e| bad("machine", &e))?,
-            environment: serde_json::from_str(&self.environment)
-                .map_err(|e| bad("environment", &e))?,
-            options: serde_json::from_str(&self.options).map_err(|e| bad("options", &e))?,
-            schema: self.schema,
-            id: self.id,
-            tool_version: self.tool_version,
-            started_at: self.started_at,
-            finished_at: self.finished_at,
-            host: self.host,
-            profile: self.profile,
+        Ok(Run {
+            id: self.text("id")?,
+            schema: self.text("schema")?,
+            tool_version: self.text("tool_version")?,
+            started_at: self.text("started_at")?,
+            finished_at: self.opt_text("finished_at")?,
+            status,
+            host: self.text("host")?,
+            profile: self.text("profile")?,
+            tags: self.json("tags")?,
+            machine: any("machine")?,
+            environment: self.json("environment")?,
+            options: any("options")?,
             results: Vec::new(),
-        };
-        if let Some(writer) = gone {
+        })
+    }
+
+    /// The stored run, without results, as it reads now: a run whose writer
+    /// is gone comes back `partial` with a note saying so. A damaged row is
+    /// an error that says what is wrong.
+    pub(crate) fn into_run(self, shown: &str) -> Result<Run> {
+        let mut run = self.decode(true).map_err(|d| d.error(shown, &self.id))?;
+        if let Some(Err(writer)) = self.running_writer() {
             run.status = RunStatus::Partial;
             let who = match writer {
                 Some(w) => format!("the writing process (pid {})", w.pid),
@@ -227,39 +314,36 @@ impl RawRun {
     }
 
     /// The `runs` listing line: a `running` run whose writer is gone is
-    /// shown as partial (interrupted).
+    /// shown as partial (interrupted). A row with any damaged cell is
+    /// refused (the caller skips it), so that every run listed can be read.
     pub(crate) fn summary(
         self,
-        shown: &str,
         cpu_model: Option<String>,
         n: i64,
-    ) -> Result<RunSummary> {
-        let id = self.id.clone();
-        let status = RunStatus::parse(&self.status)
-            .map_err(|e| anyhow!("store '{shown}': run {id}: {e}"))?;
-        let tags: Vec<String> = serde_json::from_str(&self.tags)
-            .map_err(|e| anyhow!("store '{shown}': run {id}: stored tags are damaged: {e}"))?;
+    ) -> std::result::Result<RunSummary, Damage> {
+        let run = self.decode(false)?;
         let interrupted = matches!(self.running_writer(), Some(Err(_)));
         Ok(RunSummary {
-            id,
-            started_at: self.started_at,
-            finished_at: self.finished_at,
+            id: run.id,
+            started_at: run.started_at,
+            finished_at: run.finished_at,
             status: if interrupted {
                 RunStatus::Partial
             } else {
-                status
+                run.status
             },
             interrupted,
-            host: self.host,
+            host: run.host,
             cpu_model,
-            profile: self.profile,
-            tags,
+            profile: run.profile,
+            tags: run.tags,
             results: usize::try_from(n).unwrap_or(0),
         })
     }
 }
 
-/// One stored result, from its `doc` column.
+/// One stored result, from its `doc` column; a damaged one is an error
+/// that names the run and the result.
 pub(crate) fn decode_result(
     shown: &str,
     run_id: &str,
@@ -267,7 +351,7 @@ pub(crate) fn decode_result(
     doc: &str,
 ) -> Result<ResultRecord> {
     serde_json::from_str(doc)
-        .map_err(|e| anyhow!("store '{shown}': run {run_id}: stored result #{seq} is damaged: {e}"))
+        .map_err(|e| Damage::json(&format!("result #{seq}"), &e).error(shown, run_id))
 }
 
 pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
@@ -278,16 +362,19 @@ pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
 pub const INSERT_RUN: &str =
     "INSERT INTO runs (id, schema, tool_version, started_at, finished_at, \
      status, host, cpu_model, profile, tags, machine, environment, options, writer_pid, \
-     writer_start, writer_boot, writer_host) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)";
+     writer_start, writer_boot, writer_host, stored_seq) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)";
 
 /// The parameters of [`INSERT_RUN`]: `run`'s header with `status` and
-/// `finished_at` as given, and the writer (None for an imported run).
+/// `finished_at` as given, the writer (None for an imported run) and the
+/// run's place in the order runs were stored (`stored_seq`: 1 + the
+/// highest stored so far, which makes `latest` the run stored last).
 pub(crate) fn run_params(
     run: &Run,
     status: RunStatus,
     finished_at: Option<&str>,
     writer: Option<&Writer>,
+    stored_seq: i64,
 ) -> Result<Vec<Value>> {
     Ok(vec![
         Value::text(&run.id),
@@ -311,6 +398,7 @@ pub(crate) fn run_params(
         ),
         Value::Text(writer.and_then(|w| w.boot_id.clone())),
         Value::Text(writer.and_then(|w| w.hostname.clone())),
+        Value::Int(Some(stored_seq)),
     ])
 }
 
@@ -335,10 +423,16 @@ pub(crate) fn result_params(run_id: &str, seq: i64, rec: &ResultRecord) -> Resul
 
 /// A finish time must be RFC 3339 in UTC.
 pub(crate) fn check_finished_at(run_id: &str, finished_at: &str) -> Result<()> {
-    let d = chrono::DateTime::parse_from_rfc3339(finished_at)
-        .map_err(|e| anyhow!("run {run_id}: finished_at '{finished_at}' is not RFC 3339: {e}"))?;
+    check_time(run_id, "finished_at", finished_at)
+}
+
+/// A time the run document holds (`what`) must be RFC 3339 in UTC, as
+/// import checks it.
+pub(crate) fn check_time(run_id: &str, what: &str, t: &str) -> Result<()> {
+    let d = chrono::DateTime::parse_from_rfc3339(t)
+        .map_err(|e| anyhow!("run {run_id}: {what} '{t}' is not RFC 3339: {e}"))?;
     if d.offset().local_minus_utc() != 0 {
-        bail!("run {run_id}: finished_at '{finished_at}' is not in UTC");
+        bail!("run {run_id}: {what} '{t}' is not in UTC");
     }
     Ok(())
 }
@@ -381,7 +475,7 @@ mod tests {
             serde_json::json!({}),
             vec![],
         );
-        let p = run_params(&run, RunStatus::Running, None, Some(&Writer::current())).unwrap();
+        let p = run_params(&run, RunStatus::Running, None, Some(&Writer::current()), 1).unwrap();
         assert_eq!(p.len(), INSERT_RUN.matches('?').count());
         assert_eq!(
             p.len(),
@@ -398,33 +492,38 @@ mod tests {
         assert_eq!(p.len(), INSERT_RESULT.matches('?').count());
     }
 
+    fn raw(status: &str, pid: Option<i64>) -> RawRun {
+        let me = Writer::current();
+        let t = |s: &str| Value::text(s);
+        RawRun::from_cells(vec![
+            t("r"),
+            t(crate::results::RUN_SCHEMA),
+            t("0"),
+            t("2024-01-01T00:00:00Z"),
+            Value::Text(None),
+            t(status),
+            t("h"),
+            t("quick"),
+            t("[]"),
+            t("{}"),
+            t(&to_json(&crate::results::Environment::default()).unwrap()),
+            t("{}"),
+            Value::Int(pid),
+            Value::Int(me.start_ticks.map(|t| t as i64)),
+            Value::Text(me.boot_id.clone()),
+            Value::Text(me.hostname.clone()),
+        ])
+    }
+
     #[test]
     fn writer_gone_rule() {
         let me = Writer::current();
-        let raw = |status: &str, pid: Option<i64>| RawRun {
-            id: "r".into(),
-            schema: crate::results::RUN_SCHEMA.into(),
-            tool_version: "0".into(),
-            started_at: "2024-01-01T00:00:00Z".into(),
-            finished_at: None,
-            status: status.into(),
-            host: "h".into(),
-            profile: "quick".into(),
-            tags: "[]".into(),
-            machine: "{}".into(),
-            environment: to_json(&crate::results::Environment::default()).unwrap(),
-            options: "{}".into(),
-            writer_pid: pid,
-            writer_start: me.start_ticks.map(|t| t as i64),
-            writer_boot: me.boot_id.clone(),
-            writer_host: me.hostname.clone(),
-        };
         let live = raw("running", Some(i64::from(me.pid)));
         assert!(matches!(live.running_writer(), Some(Ok(_))));
         assert_eq!(live.into_run("s").unwrap().status, RunStatus::Running);
         let gone = raw("running", Some(i64::from(u32::MAX - 1)));
         let s = raw("running", Some(i64::from(u32::MAX - 1)))
-            .summary("s", None, 0)
+            .summary(None, 0)
             .unwrap();
         assert!(s.interrupted && s.status == RunStatus::Partial);
         let run = gone.into_run("s").unwrap();
@@ -436,5 +535,57 @@ mod tests {
             ["interrupted: the writing process ended before the run finished"]
         );
         assert!(raw("complete", None).running_writer().is_none());
+    }
+
+    /// One damaged cell is named, in the listing and in the error of a
+    /// command that needs the run; the writer rule still reads the row.
+    #[test]
+    fn damaged_cells_are_named() {
+        let with = |i: usize, v: Value| {
+            let mut r = raw("complete", None);
+            r.cells[i] = v;
+            r
+        };
+        let cases = [
+            (8, Value::text("not json"), "tags: not JSON"),
+            (
+                8,
+                Value::text("[1]"),
+                "tags: not what cpuscope stores there",
+            ),
+            (8, Value::Text(None), "tags: NULL, not text"),
+            (9, Value::text("{"), "machine: not JSON"),
+            (
+                10,
+                Value::text("[]"),
+                "environment: not what cpuscope stores",
+            ),
+            (11, Value::Int(Some(3)), "options: an integer, not text"),
+            (5, Value::text("done"), "status: 'done' is unknown"),
+            (0, Value::Int(Some(7)), "id: an integer, not text"),
+        ];
+        for (i, v, want) in cases {
+            let d = with(i, v.clone()).summary(None, 0).unwrap_err();
+            assert!(d.0.starts_with(want), "{} vs {want}", d.0);
+            let e = with(i, v).into_run("s").unwrap_err().to_string();
+            assert!(
+                e.starts_with("run ")
+                    && e.contains("in store 's' is damaged (")
+                    && e.contains(want),
+                "{e}"
+            );
+        }
+        assert_eq!(
+            Damage("tags: not JSON".into()).warning("s.db", "r1"),
+            "run r1 in store 's.db' is damaged (tags: not JSON): skipped"
+        );
+        // A running row with damaged JSON still says whether its writer lives.
+        let mut r = raw("running", Some(i64::from(u32::MAX - 1)));
+        r.cells[8] = Value::text("x");
+        assert!(matches!(r.running_writer(), Some(Err(_))));
+        let e = decode_result("s", "r1", 3, "{oops")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "run r1 in store 's' is damaged (result #3: not JSON)");
     }
 }

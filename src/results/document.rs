@@ -3,18 +3,43 @@
 //! `latest`, or a document's path; stored runs picked by host, CPU and tag
 //! (and, for `fleet`, by start time: the latest run of each host).
 
-use super::schema::{parse_run, Run, RunStatus};
-use super::store::{open_store, RunSummary, Store};
+use super::schema::{parse_run, validate_run, Run, RunStatus};
+use super::store::{open_store_read, RunSummary, Store};
 use anyhow::{anyhow, bail, Context as _, Result};
 use chrono::{DateTime, NaiveDate, Utc};
 use std::io::{Read, Write};
 use std::path::Path;
 
-/// The exported form of a run: pretty JSON and a final newline.
+/// The exported form of a run: pretty JSON and a final newline. Export
+/// writes exactly the documents import takes: a run that import would
+/// refuse (one still being written, one whose stored fields fail the
+/// document's checks) is an error here, with import's reason, and the text
+/// is read back as import reads it before it is given out.
 pub fn export_text(run: &Run) -> Result<String> {
+    if run.status == RunStatus::Running {
+        bail!(
+            "run {} is still running; export it once it has finished (import takes only finished runs)",
+            run.id
+        );
+    }
+    validate_run(run).context("import would refuse it")?;
     let mut s = serde_json::to_string_pretty(run).context("cannot serialise the run")?;
     s.push('\n');
+    check_document(&s).context("import would refuse it")?;
     Ok(s)
+}
+
+/// What import checks of a run document's text: the document itself
+/// (`parse_run`) and that the run has finished.
+fn check_document(text: &str) -> Result<Run> {
+    let run = parse_run(text)?;
+    if run.status == RunStatus::Running {
+        bail!(
+            "run {} is still running; export it again once it has finished",
+            run.id
+        );
+    }
+    Ok(run)
 }
 
 /// Write `bytes` to `path` through a temporary file in the same directory,
@@ -61,14 +86,7 @@ pub fn read_run_file(path: &Path) -> Result<Run> {
     };
     let text = String::from_utf8(bytes)
         .map_err(|_| anyhow!("'{shown}': not a run document (not UTF-8 text)"))?;
-    let run = parse_run(&text).map_err(|e| anyhow!("'{shown}': {e:#}"))?;
-    if run.status == RunStatus::Running {
-        bail!(
-            "'{shown}': run {} is still running; export it again once it has finished",
-            run.id
-        );
-    }
-    Ok(run)
+    check_document(&text).map_err(|e| anyhow!("'{shown}': {e:#}"))
 }
 
 /// An argument that names a run document rather than a stored run.
@@ -207,14 +225,15 @@ pub struct Loader {
 }
 
 impl Loader {
-    /// Runs from files, or from the store `spec` names (opened on first use).
+    /// Runs from files, or from the store `spec` names (opened on first
+    /// use, to read only: nothing is created).
     pub fn new(spec: Option<String>) -> Loader {
         Loader { spec, store: None }
     }
 
     pub fn store(&mut self) -> Result<&dyn Store> {
         if self.store.is_none() {
-            self.store = Some(open_store(self.spec.as_deref())?);
+            self.store = Some(open_store_read(self.spec.as_deref())?);
         }
         match &self.store {
             Some(s) => Ok(s.as_ref()),

@@ -16,10 +16,11 @@ pub struct Migration {
     pub sql: &'static str,
 }
 
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    description: "runs and results",
-    sql: "
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        description: "runs and results",
+        sql: "
 CREATE TABLE runs (
     id           TEXT PRIMARY KEY,
     schema       TEXT NOT NULL,
@@ -55,7 +56,23 @@ CREATE TABLE results (
 );
 CREATE INDEX results_key ON results (key);
 ",
-}];
+    },
+    Migration {
+        version: 2,
+        description: "the order runs were stored in (latest = stored last)",
+        // Runs stored before this step are numbered in start-time order,
+        // the order `latest` followed until then.
+        sql: "
+ALTER TABLE runs ADD COLUMN stored_seq INTEGER;
+UPDATE runs SET stored_seq = (
+    SELECT COUNT(*) FROM runs AS o
+    WHERE o.started_at < runs.started_at
+       OR (o.started_at = runs.started_at AND o.id <= runs.id)
+);
+CREATE INDEX runs_stored_seq ON runs (stored_seq);
+",
+    },
+];
 
 /// Version of the table layout this build writes.
 pub const STORE_SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

@@ -18,4 +18,4 @@ pub use schema::{
     now_rfc3339, parse_run, result_key, validate_run, Environment, Load, ResultRecord, Run,
     RunStatus, RUN_SCHEMA,
 };
-pub use store::{open_store, RunSummary, Store};
+pub use store::{open_store, open_store_read, NoStore, RunSummary, Store};

@@ -4,10 +4,18 @@
 //! recorded in `schema_migrations`. The store's rules are backend.rs's; this
 //! file opens the file, takes SQLite's write lock (`BEGIN IMMEDIATE`) for
 //! every write and maps SQLite's cells to `codec::Value`s.
+//!
+//! Readers ([`SqliteStore::open_read_only`]) open the file read-only and
+//! change nothing in it: no table, no migration, no journal mode. A store
+//! they may not write beside (a read-only mount, another user's store) is
+//! still read: SQLite cannot create the WAL index (`-shm`) there, so the
+//! reader keeps that index in its own memory, and failing that reads the
+//! file as immutable.
 
 use super::backend::{Backend, Sql};
 use super::codec::{Cells, Value};
 use super::migrations::{self, STORE_SCHEMA_VERSION};
+use super::store::{warn, NoStore};
 use anyhow::{anyhow, bail, Result};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
@@ -19,6 +27,25 @@ pub const APPLICATION_ID: i32 = 0x4350_5553;
 
 /// How long a writer waits for another process's transaction to end.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What a SQLite database that is not a cpuscope store is, after "store '…' ".
+const FOREIGN: &str = "is a SQLite database but not a cpuscope store \
+     (it has other tables and no schema_migrations)";
+
+/// The ways a reader opens the file, in the order tried: as a normal
+/// read-only connection; then (where the WAL index cannot be created or
+/// read) without file locks, with the WAL index in this process's memory
+/// (`locking_mode = EXCLUSIVE` before the first read), which still reads
+/// what the write-ahead log holds; then as an immutable file, without the
+/// log. Each is a URI query and the statement run before the first read.
+/// Reading without locks is safe where it is reached: a live writer keeps
+/// its index (made with the store's own permissions) beside the store, and
+/// then the first way works.
+const READ_MODES: [(&str, &str); 3] = [
+    ("mode=ro", ""),
+    ("mode=ro&vfs=unix-none", "PRAGMA locking_mode = EXCLUSIVE"),
+    ("mode=ro&immutable=1", ""),
+];
 
 pub struct SqliteStore {
     conn: Connection,
@@ -60,12 +87,98 @@ impl SqliteStore {
         Ok(s)
     }
 
-    fn setup(&mut self) -> Result<()> {
+    /// Open the existing store at `path` to read it only: nothing in or
+    /// beside the file is created or changed. A store with an older table
+    /// layout is read through a view of the current one (it is brought up
+    /// to date by the next command that writes to it); an empty database is
+    /// a [`NoStore`] error. Errors are one line and name the file and why.
+    pub fn open_read_only(path: &Path) -> Result<SqliteStore> {
+        let shown = path.display().to_string();
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => bail!("store '{shown}' is a directory, not a SQLite file"),
+            // (A FIFO would also block the open below.)
+            Ok(m) if !m.is_file() => bail!("store '{shown}' is not a regular file"),
+            Ok(_) => {}
+            Err(e) => bail!("cannot read store '{shown}': {e}"),
+        }
+        // The system says best why a file cannot be read.
+        if let Err(e) = std::fs::File::open(path) {
+            bail!("cannot read store '{shown}': {e}");
+        }
+        let mut failed: Option<rusqlite::Error> = None;
+        let mut conn = None;
+        for (i, (query, first)) in READ_MODES.iter().enumerate() {
+            match open_read_mode(path, query, first) {
+                Ok(c) => {
+                    if i == READ_MODES.len() - 1 {
+                        warn_unread_wal(path, &shown);
+                    }
+                    conn = Some(c);
+                    break;
+                }
+                // Where the WAL index cannot be made or read: the next way.
+                Err(e) if i + 1 < READ_MODES.len() && may_read_otherwise(&e) => {
+                    failed.get_or_insert(e);
+                }
+                Err(e) => {
+                    // Not SQLite, another application's, damaged: said as is.
+                    if failed.is_none() {
+                        return Err(sql_err(&shown, e));
+                    }
+                    let why = unreadable_because(path)
+                        .unwrap_or_else(|| failed.map(|f| detail(&f)).unwrap_or_default());
+                    bail!(
+                        "cannot read store '{shown}': {why} (SQLite, reading it as immutable: {})",
+                        detail(&e)
+                    );
+                }
+            }
+        }
+        let conn = conn.ok_or_else(|| anyhow!("cannot read store '{shown}'"))?;
+        let mut s = SqliteStore {
+            conn,
+            path: path.to_path_buf(),
+        };
+        s.check_application()?;
+        let have = s.read(|sql| {
+            let v = Self::schema_version(sql)?;
+            migrations::check_version(sql.shown(), v, FOREIGN)
+        })?;
+        if have == 0 {
+            return Err(anyhow!(NoStore { shown }));
+        }
+        s.older_layout_view(have)?;
+        Ok(s)
+    }
+
+    /// For a reader of a store at an older layout `have`: temporary views
+    /// (this connection's own, in its temporary schema, which shadows the
+    /// file's tables) that read it as the current layout.
+    fn older_layout_view(&mut self, have: u32) -> Result<()> {
+        // Each step that changes what readers select needs its view here.
+        const _: () = assert!(STORE_SCHEMA_VERSION == 2, "add a view for the new layout");
+        if have < 2 {
+            // Layout 1 has no stored_seq: start-time order, as migration 2
+            // numbers those runs.
+            self.read(|sql| {
+                sql.batch(
+                    "CREATE TEMP VIEW runs AS SELECT r.*, (
+                         SELECT COUNT(*) FROM main.runs AS o
+                         WHERE o.started_at < r.started_at
+                            OR (o.started_at = r.started_at AND o.id <= r.id)
+                     ) AS stored_seq FROM main.runs AS r",
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The first read of the file: this is where a non-SQLite file shows.
+    fn check_application(&mut self) -> Result<()> {
         let shown = self.shown();
         self.conn
             .busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| sql_err(&shown, e))?;
-        // The first read of the file: this is where a non-SQLite file shows.
         let app_id = self.read(|sql| {
             let rows = sql.query("PRAGMA application_id", &[])?;
             Cells::first(sql.shown(), rows).int()
@@ -75,6 +188,11 @@ impl SqliteStore {
                 "store '{shown}' is a SQLite database of another application, not a cpuscope store"
             );
         }
+        Ok(())
+    }
+
+    fn setup(&mut self) -> Result<()> {
+        self.check_application()?;
         self.read(|sql| sql.batch("PRAGMA foreign_keys = ON"))?;
         // WAL lets readers work while a run is being written. It can fail on
         // a read-only file or a filesystem without shared memory; the store
@@ -102,8 +220,6 @@ impl SqliteStore {
     }
 
     fn migrate(&mut self) -> Result<()> {
-        const FOREIGN: &str = "is a SQLite database but not a cpuscope store \
-             (it has other tables and no schema_migrations)";
         let shown = self.shown();
         // Read outside a transaction, this can see another process's
         // migration half-way between its two queries (no schema_migrations
@@ -156,6 +272,131 @@ impl Backend for SqliteStore {
     }
 }
 
+/// `path` as a SQLite URI filename with `query`: every byte but
+/// `[A-Za-z0-9-._~/]` percent-encoded (so `?`, `#`, `%` and non-UTF-8 names
+/// are taken as they are), and an absolute path behind an empty authority.
+fn uri(path: &Path, query: &str) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut s = String::from("file:");
+    if path.is_absolute() {
+        s.push_str("//");
+    }
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            s.push(char::from(b));
+        } else {
+            s.push_str(&format!("%{b:02X}"));
+        }
+    }
+    s.push('?');
+    s.push_str(query);
+    s
+}
+
+/// A read-only connection to `path` opened with URI `query`, `first` run
+/// before anything is read, and one read done (where a WAL store fails
+/// when its index cannot be made).
+fn open_read_mode(path: &Path, query: &str, first: &str) -> rusqlite::Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(uri(path, query), flags)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    if !first.is_empty() {
+        conn.execute_batch(first)?;
+    }
+    conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
+        r.get::<_, i64>(0)
+    })?;
+    Ok(conn)
+}
+
+/// An error of a read-only open that another way of reading may avoid:
+/// the WAL index (or the log) could not be created, opened or locked.
+fn may_read_otherwise(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(
+            ErrorCode::CannotOpen
+                | ErrorCode::ReadOnly
+                | ErrorCode::PermissionDenied
+                | ErrorCode::SystemIoFailure
+                | ErrorCode::FileLockingProtocolFailed
+        )
+    )
+}
+
+/// `path` with `suffix` added to its file name (`-wal`, `-shm`).
+fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let mut p = path.as_os_str().to_os_string();
+    p.push(suffix);
+    PathBuf::from(p)
+}
+
+/// Why the files of a WAL store cannot be read here, as the system sees it.
+fn unreadable_because(path: &Path) -> Option<String> {
+    for suffix in ["-wal", "-shm"] {
+        let f = beside(path, suffix);
+        if let Ok(m) = std::fs::metadata(&f) {
+            if !m.is_file() {
+                return Some(format!("'{}' is not a file", f.display()));
+            }
+            if let Err(e) = std::fs::File::open(&f) {
+                return Some(format!("'{}' cannot be read: {e}", f.display()));
+            }
+        }
+    }
+    let shm = beside(path, "-shm");
+    if !shm.exists() {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+        // SAFETY: access(2) reads a NUL-terminated path and nothing else.
+        if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+            let e = std::io::Error::last_os_error();
+            let how = match e.raw_os_error() {
+                Some(libc::EROFS) => "is on a read-only filesystem".to_string(),
+                Some(libc::EACCES) | Some(libc::EPERM) => {
+                    "is not writable by this user".to_string()
+                }
+                _ => format!("cannot be written ({e})"),
+            };
+            return Some(format!(
+                "it is in WAL mode and its directory '{}' {how}, so its index '{}' cannot be created",
+                dir.display(),
+                shm.display()
+            ));
+        }
+    }
+    None
+}
+
+/// Read as immutable, a store does not see its write-ahead log: say so, and
+/// why, when there is one that may hold something.
+fn warn_unread_wal(path: &Path, shown: &str) {
+    let wal = beside(path, "-wal");
+    let Ok(m) = std::fs::metadata(&wal) else {
+        return;
+    };
+    if m.is_file() && m.len() == 0 {
+        return;
+    }
+    let why = unreadable_because(path).unwrap_or_else(|| "SQLite cannot read it here".into());
+    warn(&format!(
+        "store '{shown}' is read without its write-ahead log '{}' ({why}): runs stored \
+         since the log was last copied into the file are not seen",
+        wal.display()
+    ));
+}
+
+/// SQLite's message for `e`, on one line.
+fn detail(e: &rusqlite::Error) -> String {
+    e.to_string().replace('\n', " ")
+}
+
 /// A parameter as SQLite binds it.
 fn bind(v: &Value) -> &dyn rusqlite::ToSql {
     match v {
@@ -171,8 +412,12 @@ fn cell(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Value> {
         ValueRef::Null => Value::Text(None),
         ValueRef::Integer(n) => Value::Int(Some(n)),
         ValueRef::Real(x) => Value::Real(Some(x)),
-        // A blob fails here as "invalid column type".
-        ValueRef::Text(_) | ValueRef::Blob(_) => Value::Text(Some(r.get(i)?)),
+        // A damaged cell (a blob, text that is not UTF-8) reads as text,
+        // with U+FFFD for the bytes that are not UTF-8, so that one row
+        // does not stop a query: the codec then says what is wrong with it.
+        ValueRef::Text(b) | ValueRef::Blob(b) => {
+            Value::Text(Some(String::from_utf8_lossy(b).into_owned()))
+        }
     })
 }
 

@@ -2,9 +2,14 @@
 //! (src/results/backend.rs) implements it with the same rules, tables and
 //! migration list: SQLite (src/results/sqlite.rs) and PostgreSQL
 //! (src/results/postgres.rs).
+//!
+//! Commands that write (`run`, `tune`, `import`, `delete`) open the store
+//! with [`open_store`], which creates a SQLite store on first use; commands
+//! that only read (`runs`, `show`, `export`, `compare`, `fleet`) open it
+//! with [`open_store_read`], which creates and changes nothing.
 
 use super::schema::{Environment, ResultRecord, Run, RunStatus};
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -45,7 +50,8 @@ impl RunSummary {
 /// then `finish_run`. `put_run` stores a whole run at once (import).
 ///
 /// `which` arguments accept a full run id, a unique prefix of one, or `latest`
-/// (the run that started last).
+/// (the run stored last: the one most recently begun by a writer or brought
+/// in by `import`, whatever start time its document claims).
 pub trait Store: Send {
     /// Human-readable location (a file path, a URL without password).
     fn location(&self) -> String;
@@ -92,9 +98,80 @@ pub trait Store: Send {
     fn delete_run(&mut self, which: &str) -> Result<String>;
 }
 
-/// Open the store named by `--store`: None → the default SQLite file;
-/// a path (or `sqlite://PATH`) → that SQLite file; `postgres://…` or
-/// `postgresql://…` → that PostgreSQL database (src/results/postgres.rs).
+/// A line on standard error, `cpuscope: warning: …`; a failed write is ignored.
+pub(crate) fn warn(msg: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "cpuscope: warning: {msg}");
+}
+
+/// A line on standard error, `cpuscope: note: …`; a failed write is ignored.
+pub(crate) fn note(msg: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "cpuscope: note: {msg}");
+}
+
+/// A reading command found no SQLite store where `--store` (or the default)
+/// points: nothing has been stored there yet. `runs` lists no runs then;
+/// other readers fail with this one line.
+#[derive(Debug)]
+pub struct NoStore {
+    /// The path, as shown.
+    pub shown: String,
+}
+
+impl std::fmt::Display for NoStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "no store at '{}' (nothing has been stored yet: run `cpuscope run` first)",
+            self.shown
+        )
+    }
+}
+
+impl std::error::Error for NoStore {}
+
+/// Open the store named by `--store` for reading only: nothing is created
+/// or changed (no file, no directory, no table, no journal mode). A SQLite
+/// file that is read-only, or in a directory this user may not write (a
+/// read-only mount, another user's store), is still read. A store that does
+/// not exist yet is a [`NoStore`] error; so is an empty SQLite file.
+///
+/// A PostgreSQL store is opened as [`open_store`] opens it.
+pub fn open_store_read(spec: Option<&str>) -> Result<Box<dyn Store>> {
+    if let Some(url) = spec.filter(|s| super::postgres::is_postgres_url(s)) {
+        return Ok(Box::new(super::postgres::PgStore::open(url)?));
+    }
+    let (path, named) = match spec {
+        None => (default_store_path()?, false),
+        Some(s) => (store_path_of(s)?, true),
+    };
+    let shown = path.display().to_string();
+    match std::fs::metadata(&path) {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // A `--store` in a directory that is not there is more likely a
+            // typo than a store still to be made.
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                if named && !dir.is_dir() {
+                    bail!(
+                        "cannot open store '{shown}': directory '{}' does not exist",
+                        dir.display()
+                    );
+                }
+            }
+            return Err(anyhow!(NoStore { shown }));
+        }
+        Err(e) => bail!("cannot read store '{shown}': {e}"),
+    }
+    Ok(Box::new(super::sqlite::SqliteStore::open_read_only(&path)?))
+}
+
+/// Open the store named by `--store` to write to it: None → the default
+/// SQLite file; a path (or `sqlite://PATH`) → that SQLite file;
+/// `postgres://…` or `postgresql://…` → that PostgreSQL database
+/// (src/results/postgres.rs). A SQLite store (and the default store's
+/// directory) is created on first use.
 pub fn open_store(spec: Option<&str>) -> Result<Box<dyn Store>> {
     if let Some(url) = spec.filter(|s| super::postgres::is_postgres_url(s)) {
         return Ok(Box::new(super::postgres::PgStore::open(url)?));
@@ -119,6 +196,12 @@ pub fn store_path_of(spec: &str) -> Result<PathBuf> {
     if spec.trim().is_empty() {
         bail!("--store is empty: give a SQLite file path");
     }
+    if let Some(shown) = libpq_conninfo(spec) {
+        bail!(
+            "'--store' looks like a PostgreSQL key=value connection string ({shown}); \
+             give a postgres://… URL (postgres://USER@HOST:PORT/DBNAME)"
+        );
+    }
     if let Some((scheme, rest)) = spec.split_once("://") {
         let scheme = scheme.to_ascii_lowercase();
         return match scheme.as_str() {
@@ -134,13 +217,118 @@ pub fn store_path_of(spec: &str) -> Result<PathBuf> {
     Ok(PathBuf::from(spec))
 }
 
+/// The keywords of a libpq connection string that give one away.
+const LIBPQ_KEYWORDS: &[&str] = &[
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "passfile",
+    "sslmode",
+    "connect_timeout",
+    "application_name",
+    "options",
+    "service",
+    "target_session_attrs",
+];
+
+/// When `spec` reads as a libpq `key=value` connection string
+/// (`host=db user=me password=…`): that string with the password's value
+/// replaced by `***`, to show. None for anything else: a path may hold `=`
+/// (`runs=old.db`, `/data/user=bob/runs.db`), so it takes a known keyword
+/// and either two pairs or no `/` at all.
+pub fn libpq_conninfo(spec: &str) -> Option<String> {
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    let mut complete = true;
+    let mut chars = spec.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        if chars.peek().is_none() {
+            break;
+        }
+        let mut key = String::new();
+        while let Some(&c) = chars.peek() {
+            if c.is_whitespace() || c == '=' {
+                break;
+            }
+            key.push(c);
+            chars.next();
+        }
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        if key.is_empty() || chars.next() != Some('=') {
+            complete = false;
+            break;
+        }
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        // A value: 'quoted' (backslash escapes) or up to the next space.
+        let mut value = String::new();
+        let quoted = chars.peek() == Some(&'\'');
+        if quoted {
+            value.push(chars.next().unwrap_or('\''));
+        }
+        while let Some(c) = chars.next() {
+            if !quoted && c.is_whitespace() {
+                break;
+            }
+            value.push(c);
+            if c == '\\' {
+                if let Some(n) = chars.next() {
+                    value.push(n);
+                }
+            } else if quoted && c == '\'' {
+                break;
+            }
+        }
+        pairs.push((key, value));
+    }
+    let known = pairs
+        .iter()
+        .any(|(k, _)| LIBPQ_KEYWORDS.contains(&k.as_str()));
+    if !known || (pairs.len() < 2 && spec.contains('/')) {
+        return None;
+    }
+    let mut shown: Vec<String> = pairs
+        .into_iter()
+        .map(|(k, v)| {
+            if k == "password" {
+                format!("{k}=***")
+            } else {
+                format!("{k}={v}")
+            }
+        })
+        .collect();
+    if !complete {
+        shown.push("…".into());
+    }
+    Some(format!("'{}'", shown.join(" ")))
+}
+
 /// `$XDG_DATA_HOME/cpuscope/runs.db`, else `~/.local/share/cpuscope/runs.db`.
+/// A relative XDG_DATA_HOME is ignored, as the XDG spec says, with a note
+/// (once per process).
 pub fn default_store_path() -> Result<PathBuf> {
     if let Some(x) = std::env::var_os("XDG_DATA_HOME") {
         let x = PathBuf::from(x);
-        // The XDG spec says relative values are to be ignored.
         if x.is_absolute() {
             return Ok(x.join("cpuscope").join("runs.db"));
+        }
+        if !x.as_os_str().is_empty() {
+            static ONCE: std::sync::Once = std::sync::Once::new();
+            ONCE.call_once(|| {
+                note(&format!(
+                    "XDG_DATA_HOME='{}' is relative; the XDG spec says to ignore it: \
+                     using ~/.local/share",
+                    x.display()
+                ))
+            });
         }
     }
     match std::env::var_os("HOME") {
@@ -243,6 +431,43 @@ mod tests {
             store_path_of("sqlite:///tmp/x.db").unwrap(),
             PathBuf::from("/tmp/x.db")
         );
+    }
+
+    #[test]
+    fn libpq_strings_are_refused_without_their_password() {
+        for (spec, shown) in [
+            (
+                "host=db.example user=me password=hunter2 dbname=fleet",
+                "'host=db.example user=me password=*** dbname=fleet'",
+            ),
+            (
+                "password = 'a secret \\' one' host=/run/postgresql",
+                "'password=*** host=/run/postgresql'",
+            ),
+            ("dbname=fleet", "'dbname=fleet'"),
+            ("host=db password=hunter2 junk", "'host=db password=*** …'"),
+        ] {
+            assert_eq!(libpq_conninfo(spec).as_deref(), Some(shown), "{spec}");
+            let e = store_path_of(spec).unwrap_err().to_string();
+            assert!(
+                e.starts_with("'--store' looks like a PostgreSQL key=value connection string")
+                    && e.contains("give a postgres://… URL")
+                    && !e.contains("hunter2")
+                    && !e.contains("secret"),
+                "{e}"
+            );
+        }
+        // Paths that hold `=` stay paths.
+        for path in [
+            "runs=old.db",
+            "/data/user=bob/runs.db",
+            "user=bob/runs.db",
+            "my runs.db",
+            "./a b=c.db",
+        ] {
+            assert_eq!(libpq_conninfo(path), None, "{path}");
+            assert_eq!(store_path_of(path).unwrap(), PathBuf::from(path));
+        }
     }
 
     #[test]

@@ -72,7 +72,11 @@ impl Guarded {
     /// Every stored run's id and export, in `runs` order.
     fn export_all(&self) -> Vec<(String, Vec<u8>)> {
         let o = self.run(&["runs", "--json"]);
-        assert!(o.status.success(), "runs --json: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "runs --json: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("runs --json");
         doc["runs"]
             .as_array()
@@ -81,7 +85,11 @@ impl Guarded {
             .map(|r| {
                 let id = r["id"].as_str().expect("id").to_string();
                 let e = self.run(&["export", &id]);
-                assert!(e.status.success(), "export {id}: {}", String::from_utf8_lossy(&e.stderr));
+                assert!(
+                    e.status.success(),
+                    "export {id}: {}",
+                    String::from_utf8_lossy(&e.stderr)
+                );
                 (id, e.stdout)
             })
             .collect()

@@ -1,16 +1,14 @@
 //! The comparison as long-form CSV (`cpuscope compare --csv`).
 
 use super::{CellState, Comparison};
+use crate::base::fmt::csv_cell;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+/// A text cell: [`csv_cell`] (one line, never a formula, RFC 4180 quoting).
 fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
+    csv_cell(s)
 }
 
 fn opt_num(v: Option<f64>) -> String {

@@ -1,10 +1,14 @@
 //! The comparison as Markdown tables (`cpuscope compare --markdown`).
 
 use super::{cell_text, na, pct_text, Comparison, Difference, Row};
+use crate::base::fmt::for_terminal;
 use std::fmt::Write as _;
 
+/// A table cell: one line (control characters and bidirectional overrides
+/// as visible escapes, as on the terminal the Markdown is printed to), `|`
+/// escaped.
 fn md(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    for_terminal(s).replace('|', "\\|")
 }
 
 /// The comparison as Markdown tables.

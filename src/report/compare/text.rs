@@ -1,7 +1,9 @@
-//! The comparison as text (`cpuscope compare`).
+//! The comparison as text (`cpuscope compare`). The runs' strings (host,
+//! CPU model, notes, reasons, published names) reach the terminal through
+//! [`for_terminal`]; table cells get it from [`columns`].
 
 use super::{cell_text, na, pct_text, CellState, Comparison, Difference, Row, RunHead};
-use crate::base::fmt::columns;
+use crate::base::fmt::{columns, for_terminal};
 use std::fmt::Write as _;
 
 /// `prefix` then `items` joined by "; ", wrapped between items to lines of
@@ -11,7 +13,12 @@ fn wrap_items(prefix: &str, items: &[String], width: usize, indent: &str) -> Str
     let mut line = prefix.to_string();
     let mut first = true;
     for it in items {
-        let add = if first { it.clone() } else { format!("; {it}") };
+        let it = for_terminal(it);
+        let add = if first {
+            it.to_string()
+        } else {
+            format!("; {it}")
+        };
         if !first && line.chars().count() + add.chars().count() > width {
             let _ = writeln!(out, "{indent}{line};");
             line = format!("  {it}");
@@ -50,8 +57,8 @@ pub fn render(c: &Comparison) -> String {
         out,
         "Comparing {} run(s); baseline {} ({})",
         c.runs.len(),
-        base.label,
-        base.id
+        for_terminal(&base.label),
+        for_terminal(&base.id)
     );
     out.push_str(&columns(
         &c.runs.iter().map(run_line).collect::<Vec<_>>(),
@@ -92,7 +99,7 @@ pub fn render(c: &Comparison) -> String {
     let _ = writeln!(
         out,
         "Results (relative to {}: above 100% = better; lower-is-better figures inverted; ! = noisy, CV > 5%)",
-        base.label
+        for_terminal(&base.label)
     );
     if c.rows.is_empty() {
         out.push_str("  no results in these runs\n");
@@ -130,7 +137,7 @@ pub fn render(c: &Comparison) -> String {
         }
         out.push_str(&columns(&rows, "  "));
         for (k, why) in reasons.iter().enumerate() {
-            let _ = writeln!(out, "  [{}] not available: {why}", k + 1);
+            let _ = writeln!(out, "  [{}] not available: {}", k + 1, for_terminal(why));
         }
     }
 
@@ -144,7 +151,12 @@ pub fn render(c: &Comparison) -> String {
         } else {
             out.push_str("Published figures for the same workloads (from the sources named; NOT measured here)\n");
             for row in pubs {
-                let _ = writeln!(out, "  {} [{}]", row.label, row.unit);
+                let _ = writeln!(
+                    out,
+                    "  {} [{}]",
+                    for_terminal(&row.label),
+                    for_terminal(&row.unit)
+                );
                 let mut t = Vec::new();
                 for p in &row.published {
                     let rel = p
@@ -189,15 +201,15 @@ pub fn render(c: &Comparison) -> String {
             "Geometric mean over the {} of {} results measured on every run: {}",
             g.results_used,
             g.results_total,
-            per.join("  ")
+            for_terminal(&per.join("  "))
         );
     }
     if !g.left_out.is_empty() {
         let why: Vec<String> = g.left_out.iter().map(|(k, n)| format!("{n} {k}")).collect();
-        let _ = writeln!(out, "  left out: {}", why.join(", "));
+        let _ = writeln!(out, "  left out: {}", for_terminal(&why.join(", ")));
     }
     for n in &c.notes {
-        let _ = writeln!(out, "note: {n}");
+        let _ = writeln!(out, "note: {}", for_terminal(n));
     }
     out
 }

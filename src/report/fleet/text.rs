@@ -1,15 +1,23 @@
-//! The fleet view as text (`cpuscope fleet`).
+//! The fleet view as text (`cpuscope fleet`). Host names, CPU models,
+//! notes and the findings built from them reach the terminal through
+//! [`for_terminal`]; table cells get it from [`columns`].
 
 use super::{Fleet, Group, Verdict};
-use crate::base::fmt::{columns, fmt_num};
+use crate::base::fmt::{columns, fmt_num, for_terminal};
 use std::fmt::Write as _;
 
-/// Hosts as `a, b, c` (at most `max`, then "and N more").
+/// Hosts as `a, b, c` (at most `max`, then "and N more"), each escaped
+/// for the terminal.
 pub fn host_list(hosts: &[String], max: usize) -> String {
+    let shown: Vec<String> = hosts
+        .iter()
+        .take(max)
+        .map(|h| for_terminal(h).into_owned())
+        .collect();
     if hosts.len() <= max {
-        return hosts.join(", ");
+        return shown.join(", ");
     }
-    format!("{} and {} more", hosts[..max].join(", "), hosts.len() - max)
+    format!("{} and {} more", shown.join(", "), hosts.len() - max)
 }
 
 /// The fleet view as text.
@@ -21,7 +29,7 @@ pub fn render(f: &Fleet) -> String {
         "Fleet: {} host(s) (the latest run of each) in {} group(s), from {}",
         f.runs,
         f.groups.len(),
-        f.selection.store
+        for_terminal(&f.selection.store)
     );
     let _ = writeln!(
         out,
@@ -32,7 +40,7 @@ pub fn render(f: &Fleet) -> String {
         r.min_hosts
     );
     for n in &f.notes {
-        let _ = writeln!(out, "note: {n}");
+        let _ = writeln!(out, "note: {}", for_terminal(n));
     }
     for (i, g) in f.groups.iter().enumerate() {
         out.push('\n');
@@ -52,7 +60,7 @@ fn group(out: &mut String, i: usize, g: &Group, min_hosts: usize) {
     let _ = writeln!(
         out,
         "Group {i}: {} — {} host(s): {}",
-        g.label,
+        for_terminal(&g.label),
         g.members.len(),
         host_list(&hosts, 12)
     );
@@ -69,9 +77,9 @@ fn group(out: &mut String, i: usize, g: &Group, min_hosts: usize) {
         } else {
             let _ = writeln!(out, "  Outliers ({})", g.outliers.len());
             for o in &g.outliers {
-                let _ = writeln!(out, "    {}", o.text);
+                let _ = writeln!(out, "    {}", for_terminal(&o.text));
                 for e in &o.evidence {
-                    let _ = writeln!(out, "      evidence: {e}");
+                    let _ = writeln!(out, "      evidence: {}", for_terminal(e));
                 }
             }
         }
@@ -82,9 +90,9 @@ fn group(out: &mut String, i: usize, g: &Group, min_hosts: usize) {
                 g.within_noise.len()
             );
             for o in &g.within_noise {
-                let _ = writeln!(out, "    {}", o.text);
+                let _ = writeln!(out, "    {}", for_terminal(&o.text));
                 for e in &o.evidence {
-                    let _ = writeln!(out, "      evidence: {e}");
+                    let _ = writeln!(out, "      evidence: {}", for_terminal(e));
                 }
             }
         }
@@ -171,7 +179,7 @@ fn group(out: &mut String, i: usize, g: &Group, min_hosts: usize) {
         .figures
         .iter()
         .filter(|f| !f.missing.is_empty())
-        .map(|f| format!("{} on {}", f.label, host_list(&f.missing, 4)))
+        .map(|f| format!("{} on {}", for_terminal(&f.label), host_list(&f.missing, 4)))
         .collect();
     if !missing.is_empty() {
         let _ = writeln!(out, "  not measured: {}", missing.join("; "));

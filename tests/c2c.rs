@@ -644,8 +644,8 @@ fn bad_input_gives_one_line_errors() {
     assert_one_line_error(&["c2c", "--pair", "0,65000"], "not usable");
     assert_one_line_error(&["c2c", "--pair", "x,1"], "not a CPU id");
     assert_one_line_error(&["c2c", "--pair", "1"], "two CPU ids");
-    assert_one_line_error(&["c2c", "--sample", "0"], "at least 1");
-    assert_one_line_error(&["c2c", "--samples", "0"], "at least 1");
+    assert_one_line_error(&["c2c", "--sample", "0"], "0 is not in 1..=1000000");
+    assert_one_line_error(&["c2c", "--samples", "0"], "0 is not in 1..=100000");
     assert_one_line_error(&["c2c", "--cpus", "60000"], "not usable");
     assert_one_line_error(&["c2c", "--cpus", "zz"], "--cpus");
     assert_one_line_error(&["sync", "--cpus", "60000"], "not usable");

@@ -52,7 +52,7 @@ pub struct C2cArgs {
     #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
     pub samples: Option<usize>,
     /// Round trips per sample (fixed; default from the profile).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub round_trips: Option<u64>,
     /// One pair at a time instead of disjoint pairs in parallel.
     #[arg(long)]

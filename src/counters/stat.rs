@@ -105,17 +105,23 @@ fn parse_duration(s: &str) -> Result<Duration> {
         .parse()
         .map_err(|_| anyhow::anyhow!("bad --duration '{s}': expected seconds, e.g. 2.5"))?;
     if !(d.is_finite() && d > 0.0 && d <= 1e7) {
-        bail!("bad --duration '{s}': expected seconds > 0");
+        bail!("bad --duration '{s}': give seconds from more than 0 to 10000000");
     }
     Ok(Duration::from_secs_f64(d))
 }
 
 /// `-I MS`: milliseconds, at least 10.
 fn parse_interval(s: &str) -> Result<Duration> {
-    let ms: u64 = s
-        .trim()
-        .parse()
-        .map_err(|_| anyhow::anyhow!("bad -I '{s}': expected milliseconds"))?;
+    const MAX_MS: u64 = 86_400_000;
+    let t = s.trim();
+    let ms: u64 = match t.parse() {
+        Ok(v) => v,
+        Err(_) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => u64::MAX,
+        Err(_) => bail!("bad -I '{s}': expected whole milliseconds, from 10 to {MAX_MS}"),
+    };
+    if ms > MAX_MS {
+        bail!("bad -I '{s}': the interval must be at most {MAX_MS} ms (a day)");
+    }
     if ms < 10 {
         bail!("bad -I '{s}': the interval must be at least 10 ms");
     }

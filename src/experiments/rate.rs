@@ -114,18 +114,26 @@ pub fn parse_workload(s: &str) -> Result<RateWorkload> {
         Some((a, b)) => (a, Some(b)),
         None => (t, None),
     };
-    let num = |a: Option<&str>, default: u32, what: &str| -> Result<u32> {
+    // A number from 1 to `max`; the message names the range, so a number
+    // too large is not called "not a positive integer".
+    let num = |a: Option<&str>, default: u32, max: u32, what: &str| -> Result<u32> {
         match a {
             None => Ok(default),
-            Some(x) => match x.parse::<u32>() {
-                Ok(v) if v > 0 => Ok(v),
-                _ => bail!("bad workload '{s}': {what} must be a positive integer"),
+            Some(x) => match x.trim().parse::<u64>() {
+                Ok(v) if (1..=u64::from(max)).contains(&v) => Ok(v as u32),
+                Ok(_) => bail!("bad workload '{s}': {what} must be from 1 to {max}"),
+                Err(_) if !x.is_empty() && x.trim().bytes().all(|b| b.is_ascii_digit()) => {
+                    bail!("bad workload '{s}': {what} must be from 1 to {max}")
+                }
+                Err(_) => bail!("bad workload '{s}': {what} must be a whole number from 1 to {max}"),
             },
         }
     };
     Ok(match name {
-        "bc-pow" | "bc_pow" => RateWorkload::BcPow(num(arg, 99_999, "the exponent")?),
-        "bc-pi" | "bc_pi" => RateWorkload::BcPi(num(arg, 1000, "the scale")?),
+        "bc-pow" | "bc_pow" => {
+            RateWorkload::BcPow(num(arg, 99_999, 100_000_000, "the exponent")?)
+        }
+        "bc-pi" | "bc_pi" => RateWorkload::BcPi(num(arg, 1000, 1_000_000, "the scale")?),
         "chacha" => {
             let v = match arg {
                 None => Variant::Scalar,
@@ -142,11 +150,7 @@ pub fn parse_workload(s: &str) -> Result<RateWorkload> {
         }
         "nop" if arg.is_none() => RateWorkload::Nop,
         "mem" => {
-            let m = num(arg, DEFAULT_MEM_MIB, "the array size in MiB")?;
-            if m > 65_536 {
-                bail!("bad workload '{s}': at most 65536 MiB per copy");
-            }
-            RateWorkload::Mem(m)
+            RateWorkload::Mem(num(arg, DEFAULT_MEM_MIB, 65_536, "the array size in MiB per copy")?)
         }
         _ => bail!(
             "unknown workload '{s}' (bc-pow[:EXP], bc-pi[:SCALE], chacha[:VARIANT], nop, mem[:MIB], or -- COMMAND ARGS)"

@@ -7,7 +7,7 @@ use super::schema::{parse_run, validate_run, Run, RunStatus};
 use super::store::{open_store_read, RunSummary, Store};
 use anyhow::{anyhow, bail, Context as _, Result};
 use chrono::{DateTime, NaiveDate, Utc};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
 
 /// The exported form of a run: pretty JSON and a final newline. Export
@@ -40,33 +40,6 @@ fn check_document(text: &str) -> Result<Run> {
         );
     }
     Ok(run)
-}
-
-/// Write `bytes` to `path` through a temporary file in the same directory,
-/// so a reader never sees half a document.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let shown = path.display();
-    if path.is_dir() {
-        bail!("cannot write '{shown}': it is a directory");
-    }
-    let name = path
-        .file_name()
-        .ok_or_else(|| anyhow!("cannot write '{shown}': not a file name"))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".tmp-{}", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    let res = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = res {
-        let _ = std::fs::remove_file(&tmp);
-        bail!("cannot write '{shown}': {e}");
-    }
-    Ok(())
 }
 
 /// Read and check one run document; errors name the file.

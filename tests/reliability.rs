@@ -53,6 +53,23 @@ fn runs(g: &Guarded) -> Vec<(String, String, u64)> {
 /// A short measuring run: one experiment, quick.
 const QUICK: [&str; 6] = ["run", "--profile", "quick", "--only", "frequency", "-q"];
 
+/// `cpuscope --store STORE run --profile quick --only frequency --no-html EXTRA...`
+fn quick_run(g: &Guarded, extra: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cpuscope"));
+    c.arg("--store")
+        .arg(&g.store)
+        .args([
+            "run",
+            "--profile",
+            "quick",
+            "--only",
+            "frequency",
+            "--no-html",
+        ])
+        .args(extra);
+    c
+}
+
 #[test]
 fn no_output_may_name_the_store() {
     let g = Guarded::new();
@@ -283,17 +300,7 @@ fn a_run_whose_output_goes_away_is_stored_whole() {
     let g = Guarded::new();
     let before = runs(&g).len();
     // stderr and stdout into a pipe closed after the first line.
-    let mut c = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
-        .arg("--store")
-        .arg(&g.store)
-        .args([
-            "run",
-            "--profile",
-            "quick",
-            "--only",
-            "frequency",
-            "--no-html",
-        ])
+    let mut c = quick_run(&g, &[])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -310,36 +317,14 @@ fn a_run_whose_output_goes_away_is_stored_whole() {
         .write(true)
         .open("/dev/full")
         .unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
-        .arg("--store")
-        .arg(&g.store)
-        .args([
-            "run",
-            "--profile",
-            "quick",
-            "--only",
-            "frequency",
-            "--no-html",
-        ])
+    let o = quick_run(&g, &[])
         .stdout(Stdio::null())
         .stderr(full.try_clone().unwrap())
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0));
     // --json onto a full device: stored, and the error says so.
-    let o = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
-        .arg("--store")
-        .arg(&g.store)
-        .args([
-            "run",
-            "--profile",
-            "quick",
-            "--only",
-            "frequency",
-            "--no-html",
-            "--json",
-            "-q",
-        ])
+    let o = quick_run(&g, &["--json", "-q"])
         .stdout(full)
         .output()
         .unwrap();
@@ -392,7 +377,10 @@ fn bad_arguments_are_refused_before_anything_runs() {
     let g = Guarded::new();
     let huge = "18446744073709551615";
     for (args, says) in [
-        (vec!["c2c", "--round-trips", huge, "--plan"], "1..=100000000"),
+        (
+            vec!["c2c", "--round-trips", huge, "--plan"],
+            "1..=100000000",
+        ),
         (vec!["c2c", "--samples", huge, "--plan"], "1..=100000"),
         (vec!["c2c", "--sample", "0", "--plan"], "1..=1000000"),
         (vec!["bandwidth", "--reps", huge], "1..=10000"),
@@ -407,10 +395,22 @@ fn bad_arguments_are_refused_before_anything_runs() {
         ),
         (vec!["simd", "--variants", ""], "empty name"),
         // Too large is named as too large, not as "not a number".
-        (vec!["rate", "--copies", "1", "bc-pow:99999999999999999999"], "from 1 to 100000000"),
-        (vec!["rate", "--copies", "1", "mem:999999"], "from 1 to 65536"),
-        (vec!["stat", "-I", huge, "--", "true"], "at most 86400000 ms"),
-        (vec!["stat", "-p", "1", "--duration", "1e300"], "from more than 0 to 10000000"),
+        (
+            vec!["rate", "--copies", "1", "bc-pow:99999999999999999999"],
+            "from 1 to 100000000",
+        ),
+        (
+            vec!["rate", "--copies", "1", "mem:999999"],
+            "from 1 to 65536",
+        ),
+        (
+            vec!["stat", "-I", huge, "--", "true"],
+            "at most 86400000 ms",
+        ),
+        (
+            vec!["stat", "-p", "1", "--duration", "1e300"],
+            "from more than 0 to 10000000",
+        ),
     ] {
         let e = cli::one_line_error(&g.run(&args));
         assert!(e.contains(says), "{args:?}: {e}");

@@ -158,7 +158,15 @@ pub fn run(ctx: &Context, args: &StatArgs) -> Result<i32> {
     if let Some((file, text)) = &out.file {
         ctx.write_output(file, text.as_bytes())?;
     }
-    if !doc.events.is_empty() && doc.events.iter().all(|e| e.state != EventState::Counted) {
+    // Every event refused (not opened: permissions, no PMU): an error.
+    // Events opened but never scheduled (a process that slept) are counts
+    // of nothing, not a failure.
+    if !doc.events.is_empty()
+        && doc
+            .events
+            .iter()
+            .all(|e| e.state == EventState::NotSupported)
+    {
         let why = doc
             .events
             .iter()

@@ -162,20 +162,34 @@ pub fn for_terminal(s: &str) -> Cow<'_, str> {
     }
     let mut o = String::with_capacity(s.len() + 8);
     for c in s.chars() {
-        match c {
-            '\n' => o.push_str("\\n"),
-            '\r' => o.push_str("\\r"),
-            '\t' => o.push_str("\\t"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(o, "\\x{:02x}", c as u32);
-            }
-            c if is_unsafe_on_terminal(c) => {
-                let _ = write!(o, "\\u{{{:x}}}", c as u32);
-            }
-            c => o.push(c),
+        if is_unsafe_on_terminal(c) {
+            push_escape(&mut o, c, false);
+        } else {
+            o.push(c);
         }
     }
     Cow::Owned(o)
+}
+
+/// Append the visible escape of a character [`is_unsafe_on_terminal`]
+/// flags: `\n`, `\r`, `\t`, `\x1b` for the other C0 controls and DEL, and
+/// for the rest `\u{202e}` (`ansi_c` false) or bash's `\u202e` (`ansi_c`
+/// true, inside `$'…'`).
+pub fn push_escape(o: &mut String, c: char, ansi_c: bool) {
+    match c {
+        '\n' => o.push_str("\\n"),
+        '\r' => o.push_str("\\r"),
+        '\t' => o.push_str("\\t"),
+        c if (c as u32) < 0x20 || c == '\u{7f}' => {
+            let _ = write!(o, "\\x{:02x}", c as u32);
+        }
+        c if ansi_c => {
+            let _ = write!(o, "\\u{:04x}", c as u32);
+        }
+        c => {
+            let _ = write!(o, "\\u{{{:x}}}", c as u32);
+        }
+    }
 }
 
 /// As [`for_terminal`] for a block of text whose line breaks are meant:

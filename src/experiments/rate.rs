@@ -125,7 +125,9 @@ pub fn parse_workload(s: &str) -> Result<RateWorkload> {
                 Err(_) if !x.is_empty() && x.trim().bytes().all(|b| b.is_ascii_digit()) => {
                     bail!("bad workload '{s}': {what} must be from 1 to {max}")
                 }
-                Err(_) => bail!("bad workload '{s}': {what} must be a whole number from 1 to {max}"),
+                Err(_) => {
+                    bail!("bad workload '{s}': {what} must be a whole number from 1 to {max}")
+                }
             },
         }
     };

@@ -131,15 +131,7 @@ fn ansi_c_quote(a: &str) -> String {
         match c {
             '\\' => o.push_str("\\\\"),
             '\'' => o.push_str("\\'"),
-            '\n' => o.push_str("\\n"),
-            '\r' => o.push_str("\\r"),
-            '\t' => o.push_str("\\t"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(o, "\\x{:02x}", c as u32);
-            }
-            c if is_unsafe_on_terminal(c) => {
-                let _ = write!(o, "\\u{:04x}", c as u32);
-            }
+            c if is_unsafe_on_terminal(c) => crate::base::fmt::push_escape(&mut o, c, true),
             c => o.push(c),
         }
     }

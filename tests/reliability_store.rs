@@ -570,7 +570,7 @@ fn another_users_store_is_read() {
     mode(&dir, 0o755);
     mode(&g.store, 0o644);
     let as_nobody = |args: &[&str]| {
-        Command::new(BIN)
+        Command::new(nobody_bin())
             .arg("--store")
             .arg(&g.store)
             .args(args)
@@ -607,10 +607,31 @@ fn another_users_store_is_read() {
 /// The uid (and gid) of `nobody`.
 const NOBODY: u32 = 65534;
 
+/// The cpuscope binary where `nobody` can run it: a copy in a directory
+/// open to all (the build's own directory may not be: a checkout under a
+/// mode-0700 temporary directory). One fixed place, replaced atomically, so
+/// test runs leave one copy behind, not one each.
+fn nobody_bin() -> PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    static COPY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    COPY.get_or_init(|| {
+        let d = std::env::temp_dir().join("cpuscope-tests-nobody");
+        std::fs::create_dir_all(&d).expect("a directory for the copy");
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let tmp = d.join(format!("cpuscope.{}", std::process::id()));
+        std::fs::copy(BIN, &tmp).expect("copy the binary");
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let p = d.join("cpuscope");
+        std::fs::rename(&tmp, &p).expect("put the copy in place");
+        p
+    })
+    .clone()
+}
+
 /// Whether this (root) process can start cpuscope as `nobody`; if not, the
 /// test is skipped (skip.rs: a failure under CI).
 fn can_run_as_nobody() -> bool {
-    let o = Command::new(BIN)
+    let o = Command::new(nobody_bin())
         .arg("--version")
         .uid(NOBODY)
         .gid(NOBODY)
@@ -642,7 +663,11 @@ fn chmod_read_only_store(as_uid: Option<u32>) {
     mode(&g.store, 0o444);
     mode(&dir, 0o555);
     let run = |args: &[&str]| {
-        let mut c = Command::new(BIN);
+        let mut c = Command::new(if as_uid.is_some() {
+            nobody_bin()
+        } else {
+            PathBuf::from(BIN)
+        });
         c.arg("--store").arg(&g.store).args(args);
         if let Some(u) = as_uid {
             c.uid(u).gid(u).env("HOME", "/nonexistent");

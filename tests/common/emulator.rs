@@ -42,6 +42,12 @@ fn enosys(n: Needs) -> bool {
     r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS)
 }
 
+/// True, quietly, when the declared emulator lacks the syscall (a test
+/// that goes on then expects what cpuscope does without it).
+pub fn answers_enosys(n: Needs) -> bool {
+    declared().is_some() && enosys(n)
+}
+
 /// True (after printing why) when the declared emulator lacks what `what`
 /// needs: the caller returns.
 pub fn lacks(n: Needs, what: &str) -> bool {

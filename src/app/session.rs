@@ -307,10 +307,8 @@ impl Session {
     /// command before anything is measured.
     pub fn store_in(&mut self, ctx: &Context) -> Result<()> {
         let free = || {
-            self.store_dir
-                .as_deref()
-                .and_then(free_kib)
-                .map(|k| format!(" ({k} KiB free on its file system)"))
+            free_text(self.store_dir.as_deref())
+                .map(|f| format!(" ({f})"))
                 .unwrap_or_default()
         };
         let mut store = match crate::results::open_store(ctx.store.as_deref()) {
@@ -600,9 +598,8 @@ fn save_fallback(
     why: &str,
     store_dir: Option<&std::path::Path>,
 ) -> String {
-    let free = store_dir
-        .and_then(free_kib)
-        .map(|k| format!("; {k} KiB free on its file system"))
+    let free = free_text(store_dir)
+        .map(|f| format!("; {f}"))
         .unwrap_or_default();
     let head = format!(
         "store '{location}' could not take run {} ({why}{free})",
@@ -634,6 +631,13 @@ fn save_fallback(
         "{head}, and no fallback file could be written ({}): the figures printed are all that is left",
         errors.join("; ")
     )
+}
+
+/// "N KiB free on its file system" for the store's directory, when known.
+fn free_text(store_dir: Option<&std::path::Path>) -> Option<String> {
+    store_dir
+        .and_then(free_kib)
+        .map(|k| format!("{k} KiB free on its file system"))
 }
 
 /// Free space available to this user on the file system holding `dir`.

@@ -53,8 +53,12 @@ impl std::error::Error for ClosedPipe {}
 /// Write `text` to standard output and flush it: a closed pipe is
 /// [`ClosedPipe`], any other failure a one-line error.
 pub fn stdout(text: &str) -> Result<()> {
+    stdout_bytes(text.as_bytes())
+}
+
+fn stdout_bytes(bytes: &[u8]) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+    match out.write_all(bytes).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == ErrorKind::BrokenPipe => Err(ClosedPipe.into()),
         Err(e) => Err(anyhow!("cannot write to standard output: {}", io_text(&e))),
@@ -160,15 +164,6 @@ impl Output {
 /// Write `bytes` to `path` through [`Output`]: check, then write.
 pub fn write_file(path: &Path, bytes: &[u8], protect: &[PathBuf]) -> Result<()> {
     Output::check(path, protect)?.write(bytes, protect)
-}
-
-fn stdout_bytes(bytes: &[u8]) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|_| out.flush()) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == ErrorKind::BrokenPipe => Err(ClosedPipe.into()),
-        Err(e) => Err(anyhow!("cannot write to standard output: {}", io_text(&e))),
-    }
 }
 
 /// A path for messages: control characters escaped.

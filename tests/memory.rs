@@ -262,7 +262,7 @@ fn plateaus_of_a_synthetic_curve() {
 }
 
 #[test]
-fn levels_match_in_order_and_a_small_l3_is_a_finding() {
+fn levels_match_in_order_and_a_small_l3_is_its_effective_share() {
     let p = detect_plateaus(&synthetic(0.0), 0.15);
     let levels = vec![
         ("L1d".to_string(), 48 * KIB),
@@ -271,14 +271,27 @@ fn levels_match_in_order_and_a_small_l3_is_a_finding() {
     ];
     let (m, unmatched) = match_levels(&p, &levels);
     assert!(m[0].agrees && m[1].agrees, "{m:?}");
-    // The step at ~5 MiB is ×0.05 of the declared 105 MiB: not taken as L3.
-    assert!(!m[2].agrees);
+    // The step at ~5 MiB is ×0.05 of the declared 105 MiB: the declared size
+    // names the level, it does not veto it: L3 at its effective capacity.
+    assert!(!m[2].agrees && m[2].share, "{:?}", m[2]);
+    assert_eq!(m[2].plateau, Some(2));
+    assert!(m[2].note.contains("effective ~"), "{}", m[2].note);
+    assert!(unmatched.is_empty(), "{unmatched:?}");
+    // A step far beyond the declared size is not the level.
+    let (m, unmatched) = match_levels(
+        &p,
+        &[
+            ("L1d".to_string(), 48 * KIB),
+            ("L2".to_string(), 2 * MIB),
+            ("L3".to_string(), MIB),
+        ],
+    );
+    assert!(m[2].plateau.is_none() && !m[2].share, "{:?}", m[2]);
     assert!(
         m[2].note.starts_with("finding: L3: no step within"),
         "{}",
         m[2].note
     );
-    assert_eq!(m[2].plateau, None);
     assert_eq!(unmatched.len(), 1, "{unmatched:?}");
     // A missing step: two edges, three levels: L3 has no step of its own.
     let two = detect_plateaus(

@@ -19,7 +19,7 @@ use crate::placement::pin::AffinityGuard;
 use crate::placement::CpuSet;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::{bail, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::hint::black_box;
 use std::time::Duration;
@@ -36,6 +36,9 @@ pub const DRAM: MetricId = MetricId::new(EXP, "dram");
 pub const DRAM_CYCLES: MetricId = MetricId::new(EXP, "dram_cycles");
 /// Random chase on 4 KiB pages minus 2 MiB pages: the page-walk share.
 pub const TLB_COST: MetricId = MetricId::new(EXP, "tlb_cost");
+/// Latency added per doubling of the working set past the memory plateau
+/// (page walks; nested ones in a VM).
+pub const PAGE_WALK_CLIMB: MetricId = MetricId::new(EXP, "page_walk_climb");
 /// Latency inside the L3 from one CPU of each L3 instance.
 pub const L3_INSTANCE: MetricId = MetricId::new(EXP, "L3_instance");
 /// The plateau of each cache level, named after the level (see [`level`]),
@@ -382,7 +385,7 @@ pub fn detect_plateaus(points: &[(usize, f64)], tol: f64) -> Vec<Plateau> {
 }
 
 /// A declared cache level set against what the curve shows.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LevelMatch {
     pub name: String,
     pub declared_bytes: usize,
@@ -396,6 +399,12 @@ pub struct LevelMatch {
     /// Latency of the plateau this level ends (ns).
     pub level_ns: Option<f64>,
     pub plateau: Option<usize>,
+    /// Named although its step is far below the declared size: the
+    /// effective capacity this CPU gets of the level (a VM's share of a host
+    /// cache shared with other tenants, a partitioned cache); the figure is
+    /// the level's, its capacity is `detected_bytes`.
+    #[serde(default)]
+    pub share: bool,
     pub note: String,
 }
 
@@ -423,17 +432,58 @@ const RAMP_COST: f64 = 1.0;
 /// Match the plateau edges to the declared levels, keeping order (level k+1
 /// takes a later edge than level k): the assignment with the smallest total
 /// |log2(edge / declared)|, where leaving a level without an edge costs
-/// [`UNMATCHED_COST`]. Within [`LEVEL_TOLERANCE`] a level agrees and its
-/// plateau is the level's figure; otherwise the level is a finding without a
-/// figure (the step is reported as unmatched).
+/// [`UNMATCHED_COST`]. Every plateau of the curve may be a level (the curve
+/// says where memory starts only through [`match_levels_before`]).
 /// Returns the matches and the edges no level took.
 pub fn match_levels(
     plateaus: &[Plateau],
     levels: &[(String, usize)],
 ) -> (Vec<LevelMatch>, Vec<usize>) {
+    match_levels_before(plateaus, levels, None)
+}
+
+/// Which plateaus may be cache levels when memory starts at point
+/// `memory_first` (None: all): those that end before memory, less the
+/// transition into memory — the ramps and short plateaus (under one doubling
+/// of the working set) between the last wide flat plateau and memory: the
+/// mix of hits and misses of working sets just beyond the last cache, not a
+/// level.
+pub fn cache_candidates(plateaus: &[Plateau], memory_first: Option<usize>) -> Vec<bool> {
+    let Some(m) = memory_first else {
+        return vec![true; plateaus.len()];
+    };
+    let mut ok: Vec<bool> = plateaus.iter().map(|p| p.last < m).collect();
+    for (i, p) in plateaus.iter().enumerate().rev() {
+        if !ok[i] {
+            continue;
+        }
+        let short = (p.to_bytes as f64) < 2.0 * p.from_bytes as f64;
+        if i > 0 && (p.ramp || short) {
+            ok[i] = false;
+        } else {
+            break;
+        }
+    }
+    ok
+}
+
+/// [`match_levels`] over the plateaus before memory (`memory_first`: the
+/// first point of the memory part, [`memory_part`]). The declared sizes name
+/// the levels, they do not veto them: a step within [`LEVEL_TOLERANCE`] of
+/// the declared size agrees; a step far below it is the level all the same,
+/// at its effective capacity (`share`: a VM's share of a host cache, a
+/// partitioned cache); a step far beyond it is not the level (the step stays
+/// in the curve, unnamed).
+pub fn match_levels_before(
+    plateaus: &[Plateau],
+    levels: &[(String, usize)],
+    memory_first: Option<usize>,
+) -> (Vec<LevelMatch>, Vec<usize>) {
+    let candidate = cache_candidates(plateaus, memory_first);
     let edges: Vec<(usize, usize)> = plateaus
         .iter()
         .enumerate()
+        .filter(|(i, _)| candidate[*i])
         .filter_map(|(i, p)| p.edge_bytes.map(|e| (i, e)))
         .collect();
     let ramp_of: Vec<bool> = edges.iter().map(|(i, _)| plateaus[*i].ramp).collect();
@@ -472,69 +522,69 @@ pub fn match_levels(
     }
     let mut out = Vec::new();
     for (l, (name, size)) in levels.iter().enumerate() {
-        match taken[l] {
-            Some(k) => {
-                let (pi, e) = edges[k];
-                let ratio = e as f64 / *size as f64;
-                let (lo, hi) = LEVEL_TOLERANCE;
-                let agrees = (lo..=hi).contains(&ratio);
-                if !agrees {
-                    // Not this cache: the step stays in the curve, unnamed.
-                    used[k] = false;
-                    out.push(LevelMatch {
-                        name: name.clone(),
-                        declared_bytes: *size,
-                        detected_bytes: Some(e),
-                        ratio: Some(ratio),
-                        agrees: false,
-                        level_ns: Some(plateaus[pi].level_ns),
-                        plateau: None,
-                        note: format!(
-                            "finding: {name}: no step within ×{lo}–×{hi} of the declared {}; the nearest, at ~{} (×{ratio:.2}, {:.1} ns), is not taken as {name} (in a VM or with a shared cache the usable share can be far from the declared size; the curve is in the record's data)",
-                            fmt_size(*size),
-                            fmt_size(e),
-                            plateaus[pi].level_ns
-                        ),
-                    });
-                    continue;
-                }
-                let mut note = format!(
-                    "{name}: step at ~{} agrees with the declared {} (×{ratio:.2}, within ×{lo}–×{hi})",
-                    fmt_size(e),
-                    fmt_size(*size)
-                );
-                if plateaus[pi].ramp {
-                    note.push_str(&format!(
-                        "; no flat plateau: latency ramps from {} to {}, the level's figure is the middle of the ramp",
-                        fmt_size(plateaus[pi].from_bytes),
-                        fmt_size(plateaus[pi].to_bytes)
-                    ));
-                }
-                out.push(LevelMatch {
-                    name: name.clone(),
-                    declared_bytes: *size,
-                    detected_bytes: Some(e),
-                    ratio: Some(ratio),
-                    agrees,
-                    level_ns: Some(plateaus[pi].level_ns),
-                    plateau: Some(pi),
-                    note,
-                });
-            }
-            None => out.push(LevelMatch {
+        let Some(k) = taken[l] else {
+            out.push(no_step(name, *size, plateaus, memory_first));
+            continue;
+        };
+        let (pi, e) = edges[k];
+        let p = &plateaus[pi];
+        let ratio = e as f64 / *size as f64;
+        let (lo, hi) = LEVEL_TOLERANCE;
+        if ratio > hi {
+            // Not this cache: the step stays in the curve, unnamed.
+            used[k] = false;
+            out.push(LevelMatch {
                 name: name.clone(),
                 declared_bytes: *size,
-                detected_bytes: None,
-                ratio: None,
+                detected_bytes: Some(e),
+                ratio: Some(ratio),
                 agrees: false,
-                level_ns: None,
+                level_ns: Some(p.level_ns),
                 plateau: None,
+                share: false,
                 note: format!(
-                    "finding: {name} (declared {}) shows no step of its own in the curve",
-                    fmt_size(*size)
+                    "finding: {name}: no step within ×{lo}–×{hi} of the declared {}; the nearest, at ~{} (×{ratio:.2}, {:.1} ns), is beyond the declared size and is not taken as {name} (the curve is in the record's data)",
+                    fmt_size(*size),
+                    fmt_size(e),
+                    p.level_ns
                 ),
-            }),
+            });
+            continue;
         }
+        let share = ratio < lo;
+        let mut note = if share {
+            format!(
+                "{name}: plateau at {:.1} ns up to ~{}: effective ~{} of the {} declared (×{ratio:.2}): the share of the level this CPU gets (a VM's share of a host cache used by other tenants, or a partitioned cache: CAT, sub-NUMA clustering)",
+                p.level_ns,
+                fmt_size(e),
+                fmt_size(e),
+                fmt_size(*size)
+            )
+        } else {
+            format!(
+                "{name}: step at ~{} agrees with the declared {} (×{ratio:.2}, within ×{lo}–×{hi})",
+                fmt_size(e),
+                fmt_size(*size)
+            )
+        };
+        if p.ramp {
+            note.push_str(&format!(
+                "; no flat plateau: latency ramps from {} to {}, the level's figure is the middle of the ramp",
+                fmt_size(p.from_bytes),
+                fmt_size(p.to_bytes)
+            ));
+        }
+        out.push(LevelMatch {
+            name: name.clone(),
+            declared_bytes: *size,
+            detected_bytes: Some(e),
+            ratio: Some(ratio),
+            agrees: !share,
+            level_ns: Some(p.level_ns),
+            plateau: Some(pi),
+            share,
+            note,
+        });
     }
     let unmatched = edges
         .iter()
@@ -543,6 +593,167 @@ pub fn match_levels(
         .map(|(e, _)| e.1)
         .collect();
     (out, unmatched)
+}
+
+/// A declared level the curve gives no step to.
+fn no_step(
+    name: &str,
+    size: usize,
+    plateaus: &[Plateau],
+    memory_first: Option<usize>,
+) -> LevelMatch {
+    // Said more precisely when memory is preceded by a transition.
+    let ok = cache_candidates(plateaus, memory_first);
+    let into_memory = memory_first.and_then(|m| {
+        plateaus
+            .iter()
+            .zip(&ok)
+            .find(|(p, ok)| !**ok && p.last < m)
+            .map(|(p, _)| p)
+    });
+    let note = match into_memory {
+        Some(r) => format!(
+            "finding: {name} (declared {}) shows no plateau of its own: between the previous level and memory, latency only ramps (from {}, the mix of hits and misses of working sets beyond the last cache)",
+            fmt_size(size),
+            fmt_size(r.from_bytes)
+        ),
+        None => format!(
+            "finding: {name} (declared {}) shows no step of its own in the curve",
+            fmt_size(size)
+        ),
+    };
+    LevelMatch {
+        name: name.to_string(),
+        declared_bytes: size,
+        detected_bytes: None,
+        ratio: None,
+        agrees: false,
+        level_ns: None,
+        plateau: None,
+        share: false,
+        note,
+    }
+}
+
+/// Rise per doubling of the working set at or above which two neighbouring
+/// points of a curve are inside a step between levels.
+pub const STEP_PER_DOUBLING: f64 = 1.5;
+/// A step is a run of such rises that climbs at least this factor in all
+/// (a slow climb, at less than ×1.5 per doubling, is never a step).
+pub const MIN_STEP_RISE: f64 = 1.5;
+/// The memory plateau: the points after the last step within this factor
+/// of the median of the first octave past the step.
+pub const DRAM_FLAT: f64 = 1.15;
+
+/// Where a latency curve reaches memory, and what it does beyond.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MemoryPart {
+    /// Index of the first point past the last step (memory starts here).
+    pub first: usize,
+    pub from_bytes: usize,
+    /// Index of the last point of the memory plateau (within [`DRAM_FLAT`]
+    /// of the first).
+    pub flat_last: usize,
+    pub flat_to_bytes: usize,
+    /// Median latency of the memory plateau's points, ns.
+    pub dram_ns: f64,
+    /// The climb beyond the memory plateau, if latency goes on rising.
+    pub climb: Option<Climb>,
+}
+
+/// Latency rising past the memory plateau as the working set grows: page
+/// walks (nested ones in a VM, whose host walks its own tables for the
+/// guest's memory; beyond the TLB reach of the page size on metal), not a
+/// cache level and not DRAM.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Climb {
+    /// First point of the climb (the last point of the plateau is its base).
+    pub first: usize,
+    pub from_bytes: usize,
+    pub to_bytes: usize,
+    /// Latency at the largest working set, ns.
+    pub ns_at_end: f64,
+    /// Least-squares slope of ns against log2(size) from the plateau's last
+    /// point to the end: ns added per doubling of the working set.
+    pub ns_per_doubling: f64,
+}
+
+/// The memory part of a curve (sizes ascending, ns; the smoothed fastest
+/// samples): memory starts after the last step (a run of rises of at least
+/// [`STEP_PER_DOUBLING`] per doubling, ×[`MIN_STEP_RISE`] in all); its
+/// plateau is the points from there within [`DRAM_FLAT`] of the median of
+/// its first octave; a climb beyond
+/// that of more than [`DRAM_FLAT`] is measured as ns per doubling. None when
+/// the curve has no step at all.
+pub fn memory_part(points: &[(usize, f64)]) -> Option<MemoryPart> {
+    let n = points.len();
+    if n < 2 {
+        return None;
+    }
+    let rise = |i: usize| -> f64 {
+        let (s0, y0) = (points[i].0 as f64, points[i].1.max(1e-9));
+        let (s1, y1) = (points[i + 1].0 as f64, points[i + 1].1.max(1e-9));
+        let dbl = (s1 / s0).log2().max(1e-9);
+        (y1 / y0).ln() / dbl
+    };
+    let big = STEP_PER_DOUBLING.ln();
+    let mut first = None;
+    let mut i = 0;
+    while i + 1 < n {
+        if rise(i) < big {
+            i += 1;
+            continue;
+        }
+        let a = i;
+        while i + 1 < n && rise(i) >= big {
+            i += 1;
+        }
+        // Segments a..i-1 rise steeply: points a to i.
+        if points[i].1 >= points[a].1 * MIN_STEP_RISE {
+            first = Some(i);
+        }
+    }
+    let first = first?;
+    // The plateau's level: the median of the first octave past the step
+    // (its first point may still carry the end of the step).
+    let mut octave: Vec<f64> = points[first..]
+        .iter()
+        .take_while(|p| p.0 <= points[first].0.saturating_mul(2))
+        .map(|p| p.1)
+        .collect();
+    octave.sort_by(|a, b| a.total_cmp(b));
+    let base = octave[octave.len() / 2];
+    let mut flat_last = first;
+    while flat_last + 1 < n && points[flat_last + 1].1 <= base * DRAM_FLAT {
+        flat_last += 1;
+    }
+    let mut flat: Vec<f64> = points[first..=flat_last].iter().map(|p| p.1).collect();
+    flat.sort_by(|a, b| a.total_cmp(b));
+    let dram_ns = flat[flat.len() / 2];
+    let climb = (flat_last + 1 < n).then(|| {
+        let pts = &points[flat_last..];
+        let xs: Vec<f64> = pts.iter().map(|p| (p.0 as f64).log2()).collect();
+        let ys: Vec<f64> = pts.iter().map(|p| p.1).collect();
+        let mx = xs.iter().sum::<f64>() / xs.len() as f64;
+        let my = ys.iter().sum::<f64>() / ys.len() as f64;
+        let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+        let sxx: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
+        Climb {
+            first: flat_last + 1,
+            from_bytes: points[flat_last + 1].0,
+            to_bytes: points[n - 1].0,
+            ns_at_end: points[n - 1].1,
+            ns_per_doubling: if sxx > 0.0 { sxy / sxx } else { 0.0 },
+        }
+    });
+    Some(MemoryPart {
+        first,
+        from_bytes: points[first].0,
+        flat_last,
+        flat_to_bytes: points[flat_last].0,
+        dram_ns,
+        climb,
+    })
 }
 
 /// A cache is markedly faster than memory: a level whose plateau is within
@@ -557,12 +768,21 @@ pub fn memory_check(levels: &mut [LevelMatch], plateaus: &[Plateau]) {
     let Some(last) = plateaus.len().checked_sub(1) else {
         return;
     };
-    let dram = plateaus[last].level_ns;
+    unname_near_memory(levels, plateaus[last].level_ns, |pi| pi < last);
+}
+
+/// [`memory_check`] against the memory plateau of [`memory_part`] (every
+/// candidate plateau is before memory there).
+pub fn memory_check_ns(levels: &mut [LevelMatch], dram_ns: f64) {
+    unname_near_memory(levels, dram_ns, |_| true);
+}
+
+fn unname_near_memory(levels: &mut [LevelMatch], dram: f64, before: impl Fn(usize) -> bool) {
     for l in levels.iter_mut().skip(1) {
         let (Some(pi), Some(ns)) = (l.plateau, l.level_ns) else {
             continue;
         };
-        if pi < last && ns * CACHE_VS_MEMORY > dram {
+        if before(pi) && ns * CACHE_VS_MEMORY > dram {
             l.note = format!(
                 "finding: {}: the plateau ending at ~{} ({ns:.1} ns) is within ×{CACHE_VS_MEMORY} of the memory plateau ({dram:.1} ns): memory at another distance (a VM whose host memory spans nodes, sub-NUMA clustering), not the declared {}",
                 l.name,
@@ -571,8 +791,43 @@ pub fn memory_check(levels: &mut [LevelMatch], plateaus: &[Plateau]) {
             );
             l.plateau = None;
             l.agrees = false;
+            l.share = false;
         }
     }
+}
+
+/// The levels of a measured curve: matched before its memory part (when it
+/// has one), un-named where as slow as memory.
+pub fn curve_levels(c: &CurveResult, levels: &[(String, usize)]) -> (Vec<LevelMatch>, Vec<usize>) {
+    levels_of(&c.plateaus, c.memory.as_ref(), levels)
+}
+
+/// [`curve_levels`] from a curve's plateaus and memory part.
+pub fn levels_of(
+    plateaus: &[Plateau],
+    memory: Option<&MemoryPart>,
+    levels: &[(String, usize)],
+) -> (Vec<LevelMatch>, Vec<usize>) {
+    match memory {
+        Some(m) => {
+            let (mut lv, un) = match_levels_before(plateaus, levels, Some(m.first));
+            memory_check_ns(&mut lv, m.dram_ns);
+            (lv, un)
+        }
+        None => {
+            let (mut lv, un) = match_levels(plateaus, levels);
+            memory_check(&mut lv, plateaus);
+            (lv, un)
+        }
+    }
+}
+
+/// The memory latency of a curve: its memory plateau, else its last plateau.
+pub fn curve_dram_ns(c: &CurveResult) -> Option<f64> {
+    c.memory
+        .as_ref()
+        .map(|m| m.dram_ns)
+        .or_else(|| c.plateaus.last().map(|p| p.level_ns))
 }
 
 /// On 4 KiB pages: un-name the levels whose plateau is DRAM plus TLB misses,
@@ -620,6 +875,8 @@ pub struct CurveResult {
     pub pages_obtained: Option<HugeOutcome>,
     pub points: Vec<Point>,
     pub plateaus: Vec<Plateau>,
+    /// Where memory starts, its plateau and the climb beyond.
+    pub memory: Option<MemoryPart>,
 }
 
 /// Working sets from this size on get [`BIG_POINT_REPS_FACTOR`] times the
@@ -764,14 +1021,25 @@ pub fn measure_curve(
     // tasks on the CPU, steal time in a VM) only ever adds time, so the
     // minimum is the figure least disturbed by a loaded machine.
     let xy: Vec<(usize, f64)> = points.iter().map(|p| (p.bytes, p.ns.min)).collect();
-    let plateaus = detect_plateaus(&smooth3(&xy), 0.2);
+    let (plateaus, memory) = analyse_curve(&xy);
     Ok(CurveResult {
+        memory,
         pattern: spec.pattern,
         pages: spec.pages,
         pages_obtained: outcome,
         points,
         plateaus,
     })
+}
+
+/// Plateaus and memory part of a curve of fastest samples (sizes
+/// ascending, ns): smoothed by the median of 3 neighbours, plateaus at 20%
+/// tolerance ([`detect_plateaus`]), memory after the last step
+/// ([`memory_part`]). What a measured curve gets, and what tests of recorded
+/// curves call.
+pub fn analyse_curve(xy: &[(usize, f64)]) -> (Vec<Plateau>, Option<MemoryPart>) {
+    let smooth = smooth3(xy);
+    (detect_plateaus(&smooth, 0.2), memory_part(&smooth))
 }
 
 /// Median of each point with its neighbours (keeps the ends).
@@ -883,6 +1151,102 @@ pub fn against_published(
     )
 }
 
+/// The points whose samples make the DRAM figure, and how they were chosen:
+/// the memory plateau ([`memory_part`]) — its top octave when it runs to the
+/// largest size (several chains and more time than one point keep the figure
+/// repeatable on a machine whose memory is shared with other work), all of it
+/// when latency climbs beyond it (the climb is page walks, not DRAM).
+/// Without a memory part: the last plateau after the last level, else the
+/// largest size.
+fn dram_pool<'a>(c: &'a CurveResult, levels: &[LevelMatch]) -> (Vec<&'a Point>, String) {
+    let sizes: Vec<usize> = c.points.iter().map(|q| q.bytes).collect();
+    let pick =
+        |idx: Vec<usize>| -> Vec<&'a Point> { idx.into_iter().map(|i| &c.points[i]).collect() };
+    if let Some(m) = &c.memory {
+        let (idx, how) = match &m.climb {
+            None if m.flat_last + 1 == c.points.len() => (
+                top_octave(&sizes, m.first, m.flat_last),
+                "samples of its top octave pooled",
+            ),
+            _ => (
+                (m.first..=m.flat_last).collect(),
+                "samples of every point pooled",
+            ),
+        };
+        let pool = pick(idx);
+        let mut note = format!(
+            "memory plateau from {} to {} (past the last step, the points within ×{DRAM_FLAT} of its first octave's median); {how} ({} to {})",
+            fmt_size(m.from_bytes),
+            fmt_size(m.flat_to_bytes),
+            fmt_size(pool.first().map(|q| q.bytes).unwrap_or(m.from_bytes)),
+            fmt_size(pool.last().map(|q| q.bytes).unwrap_or(m.flat_to_bytes)),
+        );
+        if let Some(cl) = &m.climb {
+            note.push_str(&format!(
+                "; beyond it latency climbs from {} ({:+.1} ns per doubling, {:.1} ns at {}): page walks, not DRAM (latency.page_walk_climb)",
+                fmt_size(cl.from_bytes),
+                cl.ns_per_doubling,
+                cl.ns_at_end,
+                fmt_size(cl.to_bytes)
+            ));
+        }
+        return (pool, note);
+    }
+    let Some(last) = c.points.last() else {
+        return (Vec::new(), String::new());
+    };
+    let last_level_plateau = levels.iter().filter_map(|l| l.plateau).max();
+    let dram_pl = c
+        .plateaus
+        .iter()
+        .rfind(|p| last_level_plateau.is_none_or(|l| p.first > c.plateaus[l].last));
+    match dram_pl {
+        Some(p) if p.last + 1 == c.points.len() => {
+            let pool = pick(top_octave(&sizes, p.first, p.last));
+            let from = pool.first().map(|q| q.bytes).unwrap_or(p.to_bytes);
+            let note = format!(
+                "last plateau from {} on; samples of its top octave pooled ({} to {})",
+                fmt_size(p.from_bytes),
+                fmt_size(from),
+                fmt_size(p.to_bytes)
+            );
+            (pool, note)
+        }
+        _ => (
+            vec![last],
+            format!(
+                "no flat DRAM plateau: latency still rising at {}, figure taken there",
+                fmt_size(last.bytes)
+            ),
+        ),
+    }
+}
+
+/// The page-walk climb of a curve beyond its memory plateau, as a figure.
+fn climb_record(c: &CurveResult, plan: &LatencyPlan, vm: Option<bool>) -> Option<ResultRecord> {
+    let m = c.memory.as_ref()?;
+    let cl = m.climb.as_ref()?;
+    let why = match vm {
+        Some(true) => "nested page walks: in a VM the host walks its own page tables for the guest's memory on TLB misses (EPT/NPT/stage 2), and those tables stop fitting in the caches as the working set grows",
+        _ => "page walks: beyond the TLB reach of these pages, each miss walks page tables that stop fitting in the caches as the working set grows",
+    };
+    let mut r = curve_params(ResultRecord::of(PAGE_WALK_CLIMB, "ns/doubling", false), c, plan)
+        .with_method(
+            "least-squares slope of the fastest-sample latency (median of 3 neighbours) against log2(working set), from the last point of the memory plateau to the largest working set (derived from the curve's points)",
+            METHOD_VERSION,
+        )
+        .with_note(&format!(
+            "from {} to {}: {:.1} ns (memory plateau) to {:.1} ns; {why}; neither a cache level nor DRAM latency",
+            fmt_size(cl.from_bytes),
+            fmt_size(cl.to_bytes),
+            m.dram_ns,
+            cl.ns_at_end
+        ))
+        .with_data(json!({"climb": cl, "dram_ns": m.dram_ns, "memory_from_bytes": m.from_bytes}));
+    r.value = Some(cl.ns_per_doubling);
+    Some(r)
+}
+
 /// Emit the records of one curve.
 /// What turns a curve's ns into cycles, and the published cycles to set
 /// them against.
@@ -893,6 +1257,8 @@ struct CurveClock<'a> {
     /// The 2 MiB-page random curve's levels and DRAM plateau (ns), the
     /// reference of the 4 KiB-page curve's TLB check.
     huge: Option<(Vec<LevelMatch>, Option<f64>)>,
+    /// Whether the machine is a VM (names the cause of a page-walk climb).
+    vm: Option<bool>,
 }
 
 fn emit_curve(
@@ -907,8 +1273,7 @@ fn emit_curve(
     let Some(last) = c.points.last() else {
         return Ok(());
     };
-    let (mut levels, unmatched) = match_levels(&c.plateaus, &cf.levels);
-    memory_check(&mut levels, &c.plateaus);
+    let (mut levels, unmatched) = curve_levels(c, &cf.levels);
     if c.pages == Pages::Small {
         match &clock.huge {
             Some((huge, dram)) if c.pattern == Pattern::Random => {
@@ -963,6 +1328,7 @@ fn emit_curve(
         "ghz_source": ghz_src,
         "points": points,
         "plateaus": c.plateaus,
+        "memory": c.memory,
         "levels": levels,
         "pages_obtained": c.pages_obtained,
     }));
@@ -1018,45 +1384,7 @@ fn emit_curve(
             out(r)?;
         }
     }
-    // DRAM: the last plateau after the last matched level, else the largest size.
-    let last_level_plateau = levels.iter().filter_map(|l| l.plateau).max();
-    let dram_pl = c
-        .plateaus
-        .iter()
-        .enumerate()
-        .rfind(|(i, _)| last_level_plateau.is_none_or(|l| *i > l));
-    let (pool, dnote): (Vec<&Point>, String) = match dram_pl {
-        Some((_, p)) if p.last + 1 == c.points.len() => {
-            // The final plateau's top octave (sizes from half the largest on):
-            // its points are all far beyond the caches, and pooling their
-            // samples averages over several chains and more time than one
-            // point, which is what keeps the figure repeatable on a machine
-            // whose memory is shared with other work.
-            let top = c.points[p.last].bytes;
-            let sizes: Vec<usize> = c.points.iter().map(|q| q.bytes).collect();
-            let pool: Vec<&Point> = top_octave(&sizes, p.first, p.last)
-                .into_iter()
-                .map(|i| &c.points[i])
-                .collect();
-            let from = pool.first().map(|q| q.bytes).unwrap_or(top);
-            (
-                pool,
-                format!(
-                    "last plateau from {} on; samples of its top octave pooled ({} to {})",
-                    fmt_size(p.from_bytes),
-                    fmt_size(from),
-                    fmt_size(top)
-                ),
-            )
-        }
-        _ => (
-            vec![last],
-            format!(
-                "no flat DRAM plateau: latency still rising at {}, figure taken there",
-                fmt_size(last.bytes)
-            ),
-        ),
-    };
+    let (pool, dnote) = dram_pool(c, &levels);
     let dp = *pool.last().unwrap_or(&last);
     let samples: Vec<f64> = pool
         .iter()
@@ -1083,6 +1411,9 @@ fn emit_curve(
                 )
                 .with_samples(samples.iter().map(|s| s * g).collect()),
         )?;
+    }
+    if let Some(r) = climb_record(c, plan, clock.vm) {
+        out(r)?;
     }
     Ok(())
 }
@@ -1139,15 +1470,15 @@ pub fn run_plan(
             .iter()
             .find(|h| h.pages == Pages::Huge && h.pattern == Pattern::Random)
             .map(|h| {
-                let (mut lv, _) = match_levels(&h.plateaus, &cf.levels);
-                memory_check(&mut lv, &h.plateaus);
-                (lv, h.plateaus.last().map(|p| p.level_ns))
+                let (lv, _) = curve_levels(h, &cf.levels);
+                (lv, curve_dram_ns(h))
             });
         let clock = CurveClock {
             ghz,
             source: ghz_src.clone(),
             published: ctx.machine.uarch.core_for(plan.cpu),
             huge,
+            vm: ctx.machine.identity.virtualization.is_virtual,
         };
         emit_curve(&r, spec, plan, &cf, &clock, &mut rec_out)?;
         results.push(r);
@@ -1222,7 +1553,7 @@ fn per_l3_instances(
     let Some(c) = results.iter().find(|c| c.pattern == Pattern::Random) else {
         return Ok(());
     };
-    let (levels, _) = match_levels(&c.plateaus, &cf.levels);
+    let (levels, _) = curve_levels(c, &cf.levels);
     let Some(pi) = levels
         .iter()
         .find(|l| l.name == "L3")

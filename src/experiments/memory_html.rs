@@ -204,11 +204,27 @@ pub fn latency_chart(recs: &[&ResultRecord]) -> String {
                 ) {
                     vlines.push((b, format!("{n} (sysfs)")));
                 }
+                let m = serde_json::from_value::<latency::LevelMatch>(l.clone()).ok();
+                if let Some((m, e)) = m.and_then(|m| Some((m.share, m.detected_bytes?))) {
+                    if m {
+                        let n = l.get("name").and_then(Value::as_str).unwrap_or("level");
+                        vlines.push((e as f64, format!("{n} effective (measured)")));
+                    }
+                }
+            }
+            let mem = d
+                .get("memory")
+                .and_then(|m| serde_json::from_value::<latency::MemoryPart>(m.clone()).ok());
+            if let Some(m) = mem {
+                vlines.push((m.from_bytes as f64, "memory (measured)".to_string()));
+                if let Some(c) = m.climb {
+                    vlines.push((c.from_bytes as f64, "page-walk climb".to_string()));
+                }
             }
         }
     }
     svg_lines(
-        "Load-to-use latency vs working set, fastest sample per size (dashed: cache sizes declared by sysfs)",
+        "Load-to-use latency vs working set, fastest sample per size (dashed: cache sizes declared by sysfs, and where the first curve shows an effective cache share, memory and a page-walk climb begin)",
         "working set (bytes, log scale)",
         "ns (log)",
         &series,

@@ -67,6 +67,12 @@ fn latency_curve(r: &ResultRecord, out: &mut String) {
             );
         }
     }
+    if let Some(m) = d
+        .get("memory")
+        .and_then(|m| serde_json::from_value::<latency::MemoryPart>(m.clone()).ok())
+    {
+        let _ = writeln!(out, "  {}", memory_part_text(&m));
+    }
     if let Some(lv) = d.get("levels").and_then(Value::as_array) {
         for l in lv {
             if let Some(n) = l.get("note").and_then(Value::as_str) {
@@ -74,6 +80,30 @@ fn latency_curve(r: &ResultRecord, out: &mut String) {
             }
         }
     }
+}
+
+/// One line: where memory starts, its plateau, and the climb beyond.
+pub fn memory_part_text(m: &latency::MemoryPart) -> String {
+    let mut t = format!(
+        "memory: from {} (after the last step), plateau to {} at {} ns (DRAM)",
+        fmt_size(m.from_bytes as f64),
+        fmt_size(m.flat_to_bytes as f64),
+        fmt_num(m.dram_ns)
+    );
+    match &m.climb {
+        Some(c) => {
+            let _ = write!(
+                t,
+                "; beyond it latency climbs from {}: {:+.1} ns per doubling, {} ns at {} (page walks, not a cache and not DRAM)",
+                fmt_size(c.from_bytes as f64),
+                c.ns_per_doubling,
+                fmt_num(c.ns_at_end),
+                fmt_size(c.to_bytes as f64)
+            );
+        }
+        None => t.push_str("; flat to the largest working set"),
+    }
+    t
 }
 
 fn cell(v: Option<f64>) -> String {

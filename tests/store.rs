@@ -58,6 +58,7 @@ fn env() -> Environment {
         is_vm: Some(true),
         governor: None,
         notes: vec!["test machine".into()],
+        activity: None,
     }
 }
 

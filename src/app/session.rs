@@ -153,6 +153,9 @@ pub struct Session {
     /// Parameters added to every record kept (the machine configuration).
     record_params: Vec<(&'static str, String)>,
     t0: Instant,
+    /// The machine's and this process's CPU time when the session opened
+    /// (for the run's [`Activity`](crate::results::schema::Activity)).
+    cpu_start: Option<machine::activity::CpuTimes>,
 }
 
 impl Session {
@@ -185,7 +188,6 @@ impl Session {
         );
         Ok(Session {
             command,
-            sys,
             machine,
             cpus: chosen,
             cpus_arg: cpus.map(str::to_string),
@@ -207,7 +209,9 @@ impl Session {
                 .first()
                 .and_then(|p| p.parent().map(|d| d.to_path_buf())),
             record_params: Vec::new(),
+            cpu_start: machine::activity::read(&sys),
             t0: Instant::now(),
+            sys,
         })
     }
 
@@ -523,10 +527,29 @@ impl Session {
         let interrupted = self.stopped();
         let env = &mut self.run.environment;
         env.load_end = Some(crate::results::schema::Load::read(&self.sys));
-        env.notes.push(format!(
-            "measured for {:.1} s",
-            self.t0.elapsed().as_secs_f64()
-        ));
+        let wall = self.t0.elapsed().as_secs_f64();
+        env.notes.push(format!("measured for {wall:.1} s"));
+        // SAFETY: sysconf has no memory effects.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        let end = machine::activity::read(&self.sys);
+        env.activity = match (self.cpu_start, end) {
+            (Some(a), Some(b)) if hz > 0 => crate::results::schema::Activity::between(
+                &a,
+                &b,
+                wall,
+                self.machine.cpus.online.len(),
+                hz as f64,
+            ),
+            _ => None,
+        };
+        if let Some(a) = &env.activity {
+            if a.busy {
+                env.notes.push(format!(
+                    "busy machine while measuring: {}; figures are disturbed",
+                    a.summary()
+                ));
+            }
+        }
         let status = if interrupted {
             env.notes
                 .push("interrupted (Ctrl-C): kept what finished".into());

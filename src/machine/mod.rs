@@ -1,6 +1,7 @@
 //! What the machine is, read from sysfs/procfs under a configurable root.
 //! This room never measures: it only reads files.
 
+pub mod activity;
 pub mod cache;
 pub mod cgroup;
 pub mod devices;

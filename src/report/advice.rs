@@ -101,7 +101,27 @@ pub fn findings(run: &Run) -> Vec<Finding> {
         .flat_map(|(_, rule)| rule(run))
         .filter(|f| !f.evidence.is_empty())
         .collect();
-    if let Some((load, cpus)) = busy(run) {
+    if let Some(a) = run.environment.activity.as_ref().filter(|a| a.busy) {
+        // Measured on a busy machine: withheld as hardware facts, kept as
+        // leads (severity lowered, title and advice say why).
+        for f in out.iter_mut().filter(|f| MEASURED_RULES.contains(&f.rule)) {
+            f.severity = Severity::Advice;
+            f.title = format!(
+                "{} (busy machine: not a hardware fact until repeated idle)",
+                f.title
+            );
+            f.advice = format!(
+                "Measured while the machine was busy ({}): other programs' load or a busy host can cause this; repeat on an idle machine before acting on it. {}",
+                a.summary(),
+                f.advice
+            );
+            f.evidence.push(ev(
+                "other programs' CPU time and steal time during the run",
+                a.summary(),
+                "environment.activity",
+            ));
+        }
+    } else if let Some((load, cpus)) = busy(run) {
         for f in out.iter_mut().filter(|f| MEASURED_RULES.contains(&f.rule)) {
             f.advice.push_str(&format!(
                 " The machine was busy when the run started (load average {load:.2} on {cpus} CPUs): \

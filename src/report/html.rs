@@ -198,9 +198,19 @@ pub fn render_run(run: &Run) -> String {
     h.push_str("<h2 id=\"environment\">Environment</h2><table>");
     let env = &run.environment;
     let yes_no = |b: bool| if b { "yes" } else { "no" }.to_string();
-    let rows: [(&str, Option<String>); 5] = [
+    let rows: [(&str, Option<String>); 6] = [
         ("load at start", env.load_start.as_ref().map(Load::summary)),
         ("load at end", env.load_end.as_ref().map(Load::summary)),
+        (
+            "CPU time of others",
+            env.activity.as_ref().map(|a| {
+                format!(
+                    "{}{}",
+                    a.summary(),
+                    if a.busy { " — busy machine" } else { "" }
+                )
+            }),
+        ),
         ("kernel", env.kernel.clone()),
         ("virtual machine", env.is_vm.map(yes_no)),
         ("governor", env.governor.clone()),

@@ -151,6 +151,19 @@ fn environment(run: &Run) -> String {
                 .map(Load::summary)
                 .unwrap_or_else(|| "not recorded (the run did not finish normally)".into()),
         ],
+        vec![
+            "CPU time of others".into(),
+            env.activity
+                .as_ref()
+                .map(|a| {
+                    format!(
+                        "{}{}",
+                        a.summary(),
+                        if a.busy { " (busy machine)" } else { "" }
+                    )
+                })
+                .unwrap_or_else(|| "not recorded (an older version, or /proc unreadable)".into()),
+        ],
     ];
     out.push_str(&columns(&rows, "  "));
     for n in &env.notes {

@@ -145,6 +145,84 @@ pub struct Environment {
     pub governor: Option<String>,
     /// Anything that may bias the figures (other load, throttling, a CPU went offline...).
     pub notes: Vec<String>,
+    /// What other programs and the hypervisor took of the CPUs while the
+    /// run measured (absent in runs of older versions, or when /proc was
+    /// unreadable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activity: Option<Activity>,
+}
+
+/// Other programs' CPU time above this share of the machine's CPU time
+/// (CPUs × wall time) makes a busy machine.
+pub const BUSY_OTHERS_SHARE: f64 = 0.10;
+/// Steal time above this share of all CPU time makes a busy host.
+pub const BUSY_STEAL_SHARE: f64 = 0.05;
+
+/// The machine's CPU time over a run, from two readings of /proc/stat and
+/// /proc/self/stat (`machine::activity`): what other programs used (busy time
+/// minus cpuscope's own, its waited-for children included) and what the
+/// hypervisor stole.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Activity {
+    /// Wall time between the two readings, s.
+    pub wall_s: f64,
+    /// CPUs the machine has online (the share's denominator).
+    pub cpus: usize,
+    /// CPU-seconds other programs used.
+    pub others_cpu_s: f64,
+    /// others_cpu_s / (wall_s × cpus).
+    pub others_share: f64,
+    /// CPU-seconds stolen by the hypervisor (the steal column).
+    pub steal_s: f64,
+    /// steal / all CPU time.
+    pub steal_share: f64,
+    /// others_share > [`BUSY_OTHERS_SHARE`] or steal_share > [`BUSY_STEAL_SHARE`].
+    pub busy: bool,
+}
+
+impl Activity {
+    /// From two readings `ticks_per_s` apart in unit (USER_HZ), over `wall_s`.
+    pub fn between(
+        a: &crate::machine::activity::CpuTimes,
+        b: &crate::machine::activity::CpuTimes,
+        wall_s: f64,
+        cpus: usize,
+        ticks_per_s: f64,
+    ) -> Option<Activity> {
+        if wall_s <= 0.0 || cpus == 0 || ticks_per_s <= 0.0 || b.total < a.total {
+            return None;
+        }
+        let busy = b.busy().saturating_sub(a.busy()) as f64 / ticks_per_s;
+        let own = b.own.saturating_sub(a.own) as f64 / ticks_per_s;
+        let others = (busy - own).max(0.0);
+        let all = (b.total - a.total) as f64;
+        let steal = b.steal.saturating_sub(a.steal) as f64;
+        let others_share = others / (wall_s * cpus as f64);
+        let steal_share = if all > 0.0 { steal / all } else { 0.0 };
+        Some(Activity {
+            wall_s,
+            cpus,
+            others_cpu_s: others,
+            others_share,
+            steal_s: steal / ticks_per_s,
+            steal_share,
+            busy: others_share > BUSY_OTHERS_SHARE || steal_share > BUSY_STEAL_SHARE,
+        })
+    }
+
+    /// One line: `other programs used 1.9 CPU-s of 2 CPUs × 60 s (2%); steal 0.1%`.
+    pub fn summary(&self) -> String {
+        format!(
+            "other programs used {:.1} CPU-s of {} CPU{} × {:.1} s ({:.0}%); steal time {:.1}%",
+            self.others_cpu_s,
+            self.cpus,
+            if self.cpus == 1 { "" } else { "s" },
+            self.wall_s,
+            self.others_share * 100.0,
+            self.steal_share * 100.0
+        )
+    }
 }
 
 impl Environment {
@@ -169,6 +247,7 @@ impl Environment {
             is_vm: m.identity.virtualization.is_virtual,
             governor: (!govs.is_empty()).then(|| govs.into_iter().collect::<Vec<_>>().join(",")),
             notes: Vec::new(),
+            activity: None,
         }
     }
 }

@@ -15,8 +15,14 @@ core-to-core, counters), stores every run and compares runs.\n\n\
 Examples:\n  cpuscope info\n  cpuscope run --profile quick\n  cpuscope runs"
 )]
 struct Cli {
-    /// Filesystem root to read sys/ and proc/ from (a recorded machine, or / for this one).
-    #[arg(long, global = true, default_value = "/", value_name = "DIR")]
+    /// Filesystem root to read sys/ and proc/ from (a recorded machine: a directory or a
+    /// `cpuscope record` .tar.gz; or / for this one).
+    #[arg(
+        long,
+        global = true,
+        default_value = "/",
+        value_name = "DIR|FILE.tar.gz"
+    )]
     sysroot: PathBuf,
     /// Store: a SQLite file path (default: $XDG_DATA_HOME/cpuscope/runs.db) or a postgres://user@host/db URL.
     #[arg(long, global = true, value_name = "PATH|URL")]
@@ -31,6 +37,10 @@ enum Command {
     ///
     /// Example: cpuscope info --json
     Info(app::info::InfoArgs),
+    /// Record what --sysroot reads (sysfs/procfs trees, knobs, DMI, NICs) into one .tar.gz with a manifest.
+    ///
+    /// Example: cpuscope record node07.tar.gz && cpuscope info --sysroot node07.tar.gz
+    Record(app::record::RecordArgs),
     /// Where a process's memory lives, per NUMA node (like numa-maps-summary.pl).
     ///
     /// Example: cpuscope numa-maps $(pidof mysqld)
@@ -214,6 +224,7 @@ fn main() {
     };
     let result = match &cli.command {
         Command::Info(a) => app::info::run(&ctx, a),
+        Command::Record(a) => app::record::run(&ctx, a),
         Command::NumaMaps(a) => app::numa_maps::run(&ctx, a),
         Command::Run(a) => app::run::run(&ctx, a),
         Command::Simd(a) => app::simd::run(&ctx, a),

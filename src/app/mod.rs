@@ -32,6 +32,7 @@ pub mod numa_maps;
 pub mod numa_matrix;
 pub mod placement;
 pub mod rate;
+pub mod record;
 pub mod run;
 pub mod run_filter;
 pub mod session;

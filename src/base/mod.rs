@@ -1,12 +1,13 @@
 //! The bottom floor: the shared vocabulary every room may use and that
 //! imports no other room of the crate. CPU sets (`CpuSet`), summary
 //! statistics (`Stats`), the filesystem root facts are read under
-//! (`Sysroot`), the calibrated clock (`Timer`), and the formatting of
+//! (`Sysroot`) and the archives of recorded roots (`archive`), the calibrated clock (`Timer`), and the formatting of
 //! numbers and bytes (`fmt`), HTML escaping and inline SVG charts (`html`), the meminfo parser (`meminfo`),
 //! rank statistics for comparing two sample sets (`mann_whitney`), a small
 //! regular-expression engine (`pattern`), the process's stop request
 //! (`stop`) and the one careful writer of every output (`output`).
 
+pub mod archive;
 pub mod cpuset;
 pub mod fmt;
 pub mod html;

@@ -1,5 +1,7 @@
 //! `Sysroot`: a filesystem root holding `sys/` and `proc/` (normally `/`,
-//! or a recorded tree given by `--sysroot`), and typed reads under it.
+//! or a recorded tree given by `--sysroot`: a directory, or an archive
+//! `cpuscope record` wrote, unpacked by `base::archive`), and typed reads
+//! under it.
 //!
 //! Every read of a recorded or system file goes through [`read_file_bytes`]
 //! (or [`read_file_text`]): it refuses anything but a regular file (a FIFO,
@@ -110,26 +112,52 @@ pub struct Sysroot {
     /// What the reads met that a caller may want to show (files refused,
     /// bytes replaced); shared by clones.
     notes: Arc<Mutex<Vec<String>>>,
+    /// The archive the root was unpacked from (`--sysroot FILE.tar.gz`),
+    /// with its private directory, removed when the last clone is dropped.
+    archive: Option<(PathBuf, Arc<super::archive::TempTree>)>,
 }
 
 impl Sysroot {
-    /// Open a root; fails with a one-line error if it holds no sysfs CPU tree.
+    /// Open a root: a directory, or a gzip'd tar archive `cpuscope record`
+    /// wrote (unpacked into a private temporary directory, see
+    /// `base::archive::extract`, removed when the last clone is dropped).
+    /// Fails with a one-line error if it holds no sysfs CPU tree.
     pub fn new(root: impl AsRef<Path>) -> Result<Self> {
-        let root = root.as_ref().to_path_buf();
+        let given = root.as_ref();
+        if std::fs::metadata(given).is_ok_and(|m| m.is_file()) {
+            let tree = super::archive::extract(given)?;
+            let mut s = Self::open_dir(tree.path(), given)?;
+            s.archive = Some((given.to_path_buf(), Arc::new(tree)));
+            return Ok(s);
+        }
+        Self::open_dir(given, given)
+    }
+
+    fn open_dir(root: &Path, shown: &Path) -> Result<Self> {
         if !root.is_dir() {
-            bail!("sysroot '{}' is not a directory", root.display());
+            bail!("sysroot '{}' is not a directory", shown.display());
         }
         let cpu = root.join("sys/devices/system/cpu");
         if !cpu.is_dir() {
             bail!(
                 "sysroot '{}' is not a sysfs root: it has no sys/devices/system/cpu",
-                root.display()
+                shown.display()
             );
         }
         Ok(Sysroot {
-            root,
+            root: root.to_path_buf(),
             notes: Arc::default(),
+            archive: None,
         })
+    }
+
+    /// The root as the user named it: the directory, or the archive it was
+    /// unpacked from.
+    pub fn shown(&self) -> String {
+        match &self.archive {
+            Some((a, _)) => a.display().to_string(),
+            None => self.root.display().to_string(),
+        }
     }
 
     /// True when this is the running system (root `/`), so live-only facts
@@ -390,6 +418,7 @@ mod tests {
         let sys = Sysroot {
             root: PathBuf::from("/"),
             notes: Arc::default(),
+            archive: None,
         };
         assert!(sys.is_live());
         assert!(sys.read_raw("/proc/self/status").is_some());

@@ -75,7 +75,7 @@ fn unescape_octal(s: &str) -> String {
 
 /// Paths of this process in the v1 cpuset hierarchy and the v2 hierarchy,
 /// from `/proc/self/cgroup` lines `N:ctrl,ctrl:/path` and `0::/path`.
-fn self_cgroup_paths(sys: &Sysroot) -> (Option<String>, Option<String>) {
+pub(super) fn self_cgroup_paths(sys: &Sysroot) -> (Option<String>, Option<String>) {
     let mut v1 = None;
     let mut v2 = None;
     if let Some(text) = sys.read_raw("/proc/self/cgroup") {
@@ -95,7 +95,7 @@ fn self_cgroup_paths(sys: &Sysroot) -> (Option<String>, Option<String>) {
     (v1, v2)
 }
 
-fn join_cg(mountpoint: &str, path: &str) -> String {
+pub(super) fn join_cg(mountpoint: &str, path: &str) -> String {
     let mp = mountpoint.trim_end_matches('/');
     let p = path.trim_start_matches('/');
     if p.is_empty() {
@@ -110,7 +110,7 @@ fn join_cg(mountpoint: &str, path: &str) -> String {
 }
 
 /// Parent of a cgroup path (`/a/b` -> `/a`, `/a` -> `/`).
-fn parent(p: &str) -> String {
+pub(super) fn parent(p: &str) -> String {
     match p.trim_end_matches('/').rsplit_once('/') {
         Some((parent, _)) if !parent.is_empty() => parent.to_string(),
         _ => "/".to_string(),

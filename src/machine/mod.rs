@@ -7,6 +7,7 @@ pub mod cgroup;
 pub mod devices;
 pub mod dimm;
 pub mod freq;
+pub mod gather;
 pub mod identity;
 pub mod isa;
 pub mod knobs;
@@ -139,7 +140,7 @@ pub fn discover(sys: &Sysroot) -> Result<MachineInfo> {
     };
     Ok(MachineInfo {
         schema: INFO_SCHEMA.to_string(),
-        sysroot: sys.root().display().to_string(),
+        sysroot: sys.shown(),
         identity,
         cpus: topo.cpus,
         packages: topo.packages,

@@ -1,0 +1,746 @@
+//! Gzip'd tar archives of a recorded machine: what `cpuscope record` writes
+//! ([`Writer`], with caps on entries and bytes) and what `--sysroot
+//! FILE.tar.gz` reads ([`extract`]: into a private temporary directory,
+//! mode 0700, removed when the last user is gone).
+//!
+//! Extraction refuses, with one line, anything that could put a file outside
+//! that directory or is not what a recorded tree holds: an entry with an
+//! absolute path or a `..` component, an entry under a symbolic link, a
+//! hard link, a device or FIFO, the same path twice, a symbolic link whose
+//! target is absolute or leads out of the tree (followed as the kernel
+//! would, through the other links of the tree), more than the caps. Files
+//! are created with `O_EXCL|O_NOFOLLOW` and directories one at a time, so
+//! nothing is ever written through a link.
+
+use anyhow::{anyhow, bail, Result};
+use std::ffi::OsString;
+use std::io::{self, Read as _, Seek as _};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
+
+/// The most entries (files, directories, links) an archive may hold.
+pub const MAX_ENTRIES: usize = 200_000;
+/// The most bytes of file content an archive may hold (before compression).
+pub const MAX_BYTES: u64 = 256 << 20;
+/// The most bytes one file may hold: what cpuscope reads of a sysfs/procfs file.
+pub const MAX_FILE_BYTES: u64 = super::sysroot::MAX_FILE_BYTES;
+/// Links followed in one path before it counts as a loop (Linux's MAXSYMLINKS).
+const MAX_HOPS: u32 = 40;
+
+/// Why the writer took no more.
+#[derive(Debug)]
+pub enum Refused {
+    /// A cap was reached (the words say which).
+    Full(String),
+    /// The archive could not take the entry (a path tar cannot hold).
+    Io(io::Error),
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::Full(s) => f.write_str(s),
+            Refused::Io(e) => write!(f, "{}", super::output::io_text(e)),
+        }
+    }
+}
+
+/// A gzip'd tar archive built in memory: directories, files (content as
+/// read, so the length in the header is the length read) and symbolic links.
+pub struct Writer {
+    tar: tar::Builder<flate2::write::GzEncoder<Vec<u8>>>,
+    entries: usize,
+    bytes: u64,
+    max_entries: usize,
+    max_bytes: u64,
+    mtime: u64,
+}
+
+impl Default for Writer {
+    fn default() -> Self {
+        Self::with_caps(MAX_ENTRIES, MAX_BYTES)
+    }
+}
+
+impl Writer {
+    /// A writer that refuses more than `max_entries` entries or
+    /// `max_bytes` bytes of content ([`Refused::Full`]).
+    pub fn with_caps(max_entries: usize, max_bytes: u64) -> Self {
+        let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        let mtime = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        Writer {
+            tar: tar::Builder::new(gz),
+            entries: 0,
+            bytes: 0,
+            max_entries,
+            max_bytes,
+            mtime,
+        }
+    }
+
+    /// Entries written so far.
+    pub fn entries(&self) -> usize {
+        self.entries
+    }
+
+    /// Bytes of file content written so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    fn header(&self, kind: tar::EntryType, mode: u32, size: u64) -> tar::Header {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(kind);
+        h.set_mode(mode);
+        h.set_size(size);
+        h.set_mtime(self.mtime);
+        h.set_uid(0);
+        h.set_gid(0);
+        h
+    }
+
+    fn room(&self, bytes: u64) -> Result<(), Refused> {
+        if self.entries >= self.max_entries {
+            return Err(Refused::Full(format!(
+                "the cap of {} entries was reached",
+                self.max_entries
+            )));
+        }
+        if self.bytes.saturating_add(bytes) > self.max_bytes {
+            let cap = if self.max_bytes >= 1 << 20 {
+                format!("{} MiB", self.max_bytes >> 20)
+            } else {
+                format!("{} bytes", self.max_bytes)
+            };
+            return Err(Refused::Full(format!(
+                "the cap of {cap} of file content was reached"
+            )));
+        }
+        Ok(())
+    }
+
+    /// A directory at `path` (relative).
+    pub fn dir(&mut self, path: &Path) -> Result<(), Refused> {
+        self.room(0)?;
+        let mut h = self.header(tar::EntryType::Directory, 0o755, 0);
+        self.tar
+            .append_data(&mut h, path, io::empty())
+            .map_err(Refused::Io)?;
+        self.entries += 1;
+        Ok(())
+    }
+
+    /// A regular file at `path` (relative) holding `data`.
+    pub fn file(&mut self, path: &Path, data: &[u8]) -> Result<(), Refused> {
+        self.room(data.len() as u64)?;
+        let mut h = self.header(tar::EntryType::Regular, 0o644, data.len() as u64);
+        self.tar
+            .append_data(&mut h, path, data)
+            .map_err(Refused::Io)?;
+        self.entries += 1;
+        self.bytes += data.len() as u64;
+        Ok(())
+    }
+
+    /// A symbolic link at `path` (relative) to `target` (relative to the link's directory).
+    pub fn link(&mut self, path: &Path, target: &Path) -> Result<(), Refused> {
+        self.room(0)?;
+        let mut h = self.header(tar::EntryType::Symlink, 0o777, 0);
+        self.tar
+            .append_link(&mut h, path, target)
+            .map_err(Refused::Io)?;
+        self.entries += 1;
+        Ok(())
+    }
+
+    /// Write `last` (the manifest: not counted against the caps) as the
+    /// final file and give the compressed archive.
+    pub fn finish(mut self, name: &Path, last: &[u8]) -> io::Result<Vec<u8>> {
+        let mut h = self.header(tar::EntryType::Regular, 0o644, last.len() as u64);
+        self.tar.append_data(&mut h, name, last)?;
+        self.tar.into_inner()?.finish()
+    }
+}
+
+/// How a symbolic link resolves under a root.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Resolved {
+    /// To these components under the root (which may not exist).
+    Inside(Vec<OsString>),
+    /// Out of the root (an absolute target under a root that is not `/`,
+    /// or more `..` than the root is deep).
+    Outside,
+    /// Through more than 40 links.
+    Loop,
+}
+
+/// `root` joined with `comps`.
+pub fn join(root: &Path, comps: &[OsString]) -> PathBuf {
+    let mut p = root.to_path_buf();
+    p.extend(comps);
+    p
+}
+
+/// Follow the symbolic link at `link` (components under `root`) as the
+/// kernel would: `..` from the link's real directory, through any further
+/// links met (each reported to `met` with its own target once it resolves
+/// inside, innermost first, then this one), a missing component taken as
+/// it is. An absolute target counts from `root` when `root` is `/`, and
+/// leaves it otherwise. `hops` counts the links followed so far.
+pub fn follow_link(
+    root: &Path,
+    link: &[OsString],
+    hops: &mut u32,
+    met: &mut dyn FnMut(&[OsString], &Path),
+) -> io::Result<Resolved> {
+    let fs_root = root == Path::new("/");
+    let target = std::fs::read_link(join(root, link))?;
+    let mut cur: Vec<OsString> = link[..link.len().saturating_sub(1)].to_vec();
+    for c in target.components() {
+        match c {
+            Component::RootDir | Component::Prefix(_) => {
+                if !fs_root {
+                    return Ok(Resolved::Outside);
+                }
+                cur.clear();
+            }
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if cur.pop().is_none() && !fs_root {
+                    return Ok(Resolved::Outside);
+                }
+            }
+            Component::Normal(n) => {
+                cur.push(n.to_os_string());
+                let is_link = std::fs::symlink_metadata(join(root, &cur))
+                    .is_ok_and(|m| m.file_type().is_symlink());
+                if is_link {
+                    *hops += 1;
+                    if *hops > MAX_HOPS {
+                        return Ok(Resolved::Loop);
+                    }
+                    match follow_link(root, &cur, hops, met)? {
+                        Resolved::Inside(real) => cur = real,
+                        other => return Ok(other),
+                    }
+                }
+            }
+        }
+    }
+    met(link, &target);
+    Ok(Resolved::Inside(cur))
+}
+
+/// A private directory (mode 0700) in the temporary directory, removed with
+/// everything in it when dropped.
+#[derive(Debug)]
+pub struct TempTree {
+    path: PathBuf,
+}
+
+impl TempTree {
+    /// A new directory `PREFIX<16 random hex digits>` in `$TMPDIR` (else `/tmp`).
+    pub fn new(prefix: &str) -> io::Result<TempTree> {
+        let base = std::env::temp_dir();
+        let mut last = None;
+        for _ in 0..8 {
+            let path = base.join(format!("{prefix}{}", random_hex()));
+            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+                Ok(()) => {
+                    // The umask may only have taken bits away; set them exactly.
+                    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))?;
+                    return Ok(TempTree { path });
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| io::Error::other("no free temporary name")))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TempTree {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// 16 hex digits nobody can guess: /dev/urandom, else time and pid mixed.
+fn random_hex() -> String {
+    let mut b = [0u8; 8];
+    let ok = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .is_ok();
+    let n = if ok {
+        u64::from_ne_bytes(b)
+    } else {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        (t ^ (u64::from(std::process::id()) << 32)).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    };
+    format!("{n:016x}")
+}
+
+/// Whether the regular file at `path` starts like gzip (bytes 1f 8b).
+pub fn looks_gzip(path: &Path) -> bool {
+    let mut b = [0u8; 2];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut b))
+        .is_ok()
+        && b == [0x1f, 0x8b]
+}
+
+/// An entry's path as components, refusing absolute paths and `..`.
+fn safe_relative(p: &Path) -> Result<Vec<OsString>, &'static str> {
+    let mut out = Vec::new();
+    for c in p.components() {
+        match c {
+            Component::Normal(n) => out.push(n.to_os_string()),
+            Component::CurDir => {}
+            Component::ParentDir => return Err("has a '..' component"),
+            Component::RootDir | Component::Prefix(_) => return Err("has an absolute path"),
+        }
+    }
+    Ok(out)
+}
+
+fn shown(comps: &[OsString]) -> String {
+    comps
+        .iter()
+        .map(|c| c.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Create the directories above `rel` under `root`, one at a time; each
+/// one that exists must be a real directory (never a link).
+fn make_parents(root: &Path, rel: &[OsString]) -> Result<(), String> {
+    let mut cur = root.to_path_buf();
+    for (i, c) in rel[..rel.len().saturating_sub(1)].iter().enumerate() {
+        cur.push(c);
+        match std::fs::symlink_metadata(&cur) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(format!(
+                    "entry '{}' lies under '{}', which is not a directory in the archive: refused",
+                    shown(rel),
+                    shown(&rel[..=i])
+                ))
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(&cur)
+                .map_err(|e| write_error(root, &e))?,
+            Err(e) => return Err(write_error(root, &e)),
+        }
+    }
+    Ok(())
+}
+
+fn write_error(root: &Path, e: &io::Error) -> String {
+    format!(
+        "cannot unpack into '{}': {}",
+        root.display(),
+        super::output::io_text(e)
+    )
+}
+
+fn kind_words(t: tar::EntryType) -> &'static str {
+    match t {
+        tar::EntryType::Link => "a hard link",
+        tar::EntryType::Char => "a character device",
+        tar::EntryType::Block => "a block device",
+        tar::EntryType::Fifo => "a FIFO",
+        tar::EntryType::GNUSparse => "a sparse file",
+        _ => "an entry of an unknown kind",
+    }
+}
+
+/// Unpack the gzip'd tar archive at `archive` into a new [`TempTree`]
+/// (see the module's rules). Errors are one line naming the archive.
+pub fn extract(archive: &Path) -> Result<TempTree> {
+    let name = archive.display().to_string();
+    let fail = |why: String| anyhow!("sysroot archive '{name}': {why}");
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(archive)
+        .map_err(|e| fail(super::output::io_text(&e)))?;
+    if let Some(why) = f
+        .metadata()
+        .ok()
+        .as_ref()
+        .and_then(super::sysroot::not_regular)
+    {
+        return Err(fail(why.to_string()));
+    }
+    let mut magic = [0u8; 2];
+    if f.read_exact(&mut magic).is_err() || magic != [0x1f, 0x8b] {
+        bail!(
+            "sysroot '{name}' is a file but not a gzip'd tar archive (`cpuscope record` writes one; \
+             or give the directory of an unpacked tree)"
+        );
+    }
+    f.rewind().map_err(|e| fail(super::output::io_text(&e)))?;
+    let tree = TempTree::new("cpuscope-sysroot-").map_err(|e| {
+        fail(format!(
+            "cannot make a temporary directory: {}",
+            super::output::io_text(&e)
+        ))
+    })?;
+    unpack(f, tree.path()).map_err(fail)?;
+    check_links(tree.path()).map_err(fail)?;
+    Ok(tree)
+}
+
+fn unpack(f: std::fs::File, root: &Path) -> Result<(), String> {
+    let bad = |e: io::Error| {
+        format!(
+            "not a readable tar.gz archive: {}",
+            super::output::io_text(&e)
+        )
+    };
+    let mut ar = tar::Archive::new(flate2::read::GzDecoder::new(io::BufReader::new(f)));
+    let mut entries = 0usize;
+    let mut bytes = 0u64;
+    for e in ar.entries().map_err(bad)? {
+        let mut e = e.map_err(bad)?;
+        let kind = e.header().entry_type();
+        if kind.is_pax_global_extensions() || kind.is_pax_local_extensions() {
+            continue;
+        }
+        entries += 1;
+        if entries > MAX_ENTRIES + 1 {
+            return Err(format!(
+                "more than {MAX_ENTRIES} entries: not an archive `cpuscope record` writes"
+            ));
+        }
+        let path = e.path().map_err(bad)?.into_owned();
+        let rel = safe_relative(&path)
+            .map_err(|why| format!("entry '{}' {why}: refused", path.display()))?;
+        if rel.is_empty() {
+            if kind.is_dir() {
+                continue;
+            }
+            return Err(format!(
+                "entry '{}' has an empty path: refused",
+                path.display()
+            ));
+        }
+        make_parents(root, &rel)?;
+        let dst = join(root, &rel);
+        let twice = || format!("entry '{}' appears twice: refused", shown(&rel));
+        if kind.is_file() {
+            let size = e.size();
+            if size > MAX_FILE_BYTES {
+                return Err(format!(
+                    "entry '{}' holds {size} bytes, more than a sysfs/procfs file ({} MiB): refused",
+                    shown(&rel),
+                    MAX_FILE_BYTES >> 20
+                ));
+            }
+            bytes += size;
+            if bytes > MAX_BYTES + MAX_FILE_BYTES {
+                return Err(format!(
+                    "more than {} MiB of files: not an archive `cpuscope record` writes",
+                    MAX_BYTES >> 20
+                ));
+            }
+            let mut data = Vec::with_capacity(size as usize);
+            (&mut e).take(size).read_to_end(&mut data).map_err(bad)?;
+            if data.len() as u64 != size {
+                return Err(format!("entry '{}' is cut short", shown(&rel)));
+            }
+            let mut out = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(&dst)
+                .map_err(|err| {
+                    if err.kind() == io::ErrorKind::AlreadyExists {
+                        twice()
+                    } else {
+                        write_error(root, &err)
+                    }
+                })?;
+            io::Write::write_all(&mut out, &data).map_err(|err| write_error(root, &err))?;
+        } else if kind.is_dir() {
+            match std::fs::symlink_metadata(&dst) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => return Err(twice()),
+                Err(_) => std::fs::DirBuilder::new()
+                    .mode(0o700)
+                    .create(&dst)
+                    .map_err(|err| write_error(root, &err))?,
+            }
+        } else if kind.is_symlink() {
+            let target = e
+                .link_name()
+                .map_err(bad)?
+                .map(|t| t.into_owned())
+                .unwrap_or_default();
+            if target.as_os_str().is_empty() {
+                return Err(format!(
+                    "symbolic link '{}' has no target: refused",
+                    shown(&rel)
+                ));
+            }
+            if target.is_absolute() {
+                return Err(format!(
+                    "symbolic link '{}' points to an absolute path '{}': refused",
+                    shown(&rel),
+                    target.display()
+                ));
+            }
+            std::os::unix::fs::symlink(&target, &dst).map_err(|err| {
+                if err.kind() == io::ErrorKind::AlreadyExists {
+                    twice()
+                } else {
+                    write_error(root, &err)
+                }
+            })?;
+        } else {
+            return Err(format!(
+                "entry '{}' is {}, and a recorded tree holds only files, directories and symbolic links: refused",
+                shown(&rel),
+                kind_words(kind)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every symbolic link of the unpacked tree must resolve inside it.
+fn check_links(root: &Path) -> Result<(), String> {
+    let mut stack: Vec<Vec<OsString>> = vec![Vec::new()];
+    while let Some(dir) = stack.pop() {
+        let rd = std::fs::read_dir(join(root, &dir)).map_err(|e| write_error(root, &e))?;
+        for ent in rd {
+            let ent = ent.map_err(|e| write_error(root, &e))?;
+            let mut c = dir.clone();
+            c.push(ent.file_name());
+            let ft = ent.file_type().map_err(|e| write_error(root, &e))?;
+            if ft.is_dir() {
+                stack.push(c);
+            } else if ft.is_symlink() {
+                let mut hops = 0;
+                let r = follow_link(root, &c, &mut hops, &mut |_, _| {})
+                    .map_err(|e| write_error(root, &e))?;
+                let target = std::fs::read_link(join(root, &c)).unwrap_or_default();
+                match r {
+                    Resolved::Inside(_) => {}
+                    Resolved::Outside => {
+                        return Err(format!(
+                            "symbolic link '{}' -> '{}' leads out of the archive's tree: refused",
+                            shown(&c),
+                            target.display()
+                        ))
+                    }
+                    Resolved::Loop => {
+                        return Err(format!(
+                            "symbolic link '{}' -> '{}' is a loop of links: refused",
+                            shown(&c),
+                            target.display()
+                        ))
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A raw entry: (name bytes, type, link target, data).
+    type Raw<'a> = (&'a [u8], tar::EntryType, &'a [u8], &'a [u8]);
+
+    /// An archive from raw entries, as a hostile tool could write it.
+    fn raw_archive(entries: &[Raw]) -> Vec<u8> {
+        let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let mut b = tar::Builder::new(gz);
+        for (name, kind, link, data) in entries {
+            let mut h = tar::Header::new_old();
+            h.as_old_mut().name[..name.len()].copy_from_slice(name);
+            h.as_old_mut().linkname[..link.len()].copy_from_slice(link);
+            h.set_entry_type(*kind);
+            h.set_mode(0o644);
+            h.set_size(data.len() as u64);
+            h.set_cksum();
+            b.append(&h, *data).unwrap();
+        }
+        b.into_inner().unwrap().finish().unwrap()
+    }
+
+    fn extract_bytes(bytes: &[u8]) -> Result<TempTree> {
+        let d = std::env::temp_dir().join(format!("cpuscope-archive-test-{}", random_hex()));
+        std::fs::write(&d, bytes).unwrap();
+        let r = extract(&d);
+        let _ = std::fs::remove_file(&d);
+        r
+    }
+
+    const CPU: &[u8] = b"sys/devices/system/cpu/online";
+
+    #[test]
+    fn a_written_archive_reads_back_with_links() {
+        let mut w = Writer::default();
+        w.dir(Path::new("sys/devices/system/cpu")).unwrap();
+        w.file(Path::new("sys/devices/system/cpu/online"), b"0-3\n")
+            .unwrap();
+        let long = "sys/devices/".to_string() + &"x".repeat(150) + "/numa_node";
+        w.file(Path::new(&long), b"0\n").unwrap();
+        w.link(
+            Path::new("sys/class/net/eth0"),
+            Path::new(&format!("../../devices/{}", "x".repeat(150))),
+        )
+        .unwrap();
+        let bytes = w.finish(Path::new("manifest.json"), b"{}").unwrap();
+        let t = extract_bytes(&bytes).unwrap();
+        let root = t.path().to_path_buf();
+        assert_eq!(
+            std::fs::read_to_string(root.join("sys/devices/system/cpu/online")).unwrap(),
+            "0-3\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("sys/class/net/eth0/numa_node")).unwrap(),
+            "0\n"
+        );
+        let mode = std::fs::metadata(&root).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        drop(t);
+        assert!(!root.exists(), "the temporary tree is removed");
+    }
+
+    #[test]
+    fn caps_refuse_more() {
+        let mut w = Writer::with_caps(2, 10);
+        w.file(Path::new("a"), b"12345").unwrap();
+        assert!(matches!(
+            w.file(Path::new("b"), b"123456"),
+            Err(Refused::Full(_))
+        ));
+        w.dir(Path::new("d")).unwrap();
+        let e = w.dir(Path::new("e")).unwrap_err().to_string();
+        assert!(e.contains("2 entries"), "{e}");
+    }
+
+    #[test]
+    fn hostile_entries_are_refused() {
+        let cases: Vec<(Vec<Raw>, &str)> = vec![
+            (vec![(b"../x", tar::EntryType::Regular, b"", b"x")], "'..'"),
+            (
+                vec![(b"/tmp/x", tar::EntryType::Regular, b"", b"x")],
+                "absolute path",
+            ),
+            (
+                vec![(b"sys/a/../../x", tar::EntryType::Regular, b"", b"x")],
+                "'..'",
+            ),
+            (
+                vec![(b"sys/l", tar::EntryType::Symlink, b"/etc", b"")],
+                "absolute path",
+            ),
+            (
+                vec![(b"sys/l", tar::EntryType::Symlink, b"../../etc", b"")],
+                "leads out",
+            ),
+            // Lexically inside, but `up` is the root itself: `up/..` leaves it.
+            (
+                vec![
+                    (b"sys/up", tar::EntryType::Symlink, b"..", b""),
+                    (b"sys/out", tar::EntryType::Symlink, b"up/../x", b""),
+                ],
+                "leads out",
+            ),
+            (
+                vec![
+                    (b"sys/l", tar::EntryType::Symlink, b"..", b""),
+                    (b"sys/l/x", tar::EntryType::Regular, b"", b"x"),
+                ],
+                "not a directory",
+            ),
+            (
+                vec![(b"sys/loop", tar::EntryType::Symlink, b"loop", b"")],
+                "loop",
+            ),
+            (
+                vec![(b"sys/h", tar::EntryType::Link, CPU, b"")],
+                "hard link",
+            ),
+            (vec![(b"sys/f", tar::EntryType::Fifo, b"", b"")], "FIFO"),
+            (
+                vec![
+                    (CPU, tar::EntryType::Regular, b"", b"0"),
+                    (CPU, tar::EntryType::Regular, b"", b"1"),
+                ],
+                "twice",
+            ),
+        ];
+        for (entries, want) in cases {
+            let e = extract_bytes(&raw_archive(&entries))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{want}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+        let e = extract_bytes(b"not gzip at all").unwrap_err().to_string();
+        assert!(e.contains("not a gzip'd tar archive"), "{e}");
+        let e = extract_bytes(&[0x1f, 0x8b, 0, 1, 2])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a readable tar.gz"), "{e}");
+    }
+
+    #[test]
+    fn links_resolve_through_links_like_the_kernel() {
+        let d = TempTree::new("cpuscope-archive-test-").unwrap();
+        let r = d.path();
+        std::fs::create_dir_all(r.join("sys/devices/pci/0000:00:03.0/virtio2/net/eth0")).unwrap();
+        std::fs::create_dir_all(r.join("sys/class/net")).unwrap();
+        std::os::unix::fs::symlink(
+            "../../devices/pci/0000:00:03.0/virtio2/net/eth0",
+            r.join("sys/class/net/eth0"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(
+            "../../../virtio2",
+            r.join("sys/devices/pci/0000:00:03.0/virtio2/net/eth0/device"),
+        )
+        .unwrap();
+        // A link met inside another link's path.
+        std::os::unix::fs::symlink("class/net/eth0/device/..", r.join("sys/pcidev")).unwrap();
+        let mut met = Vec::new();
+        let c: Vec<OsString> = ["sys", "pcidev"].iter().map(OsString::from).collect();
+        let got = follow_link(r, &c, &mut 0, &mut |l, t| {
+            met.push((shown(l), t.display().to_string()))
+        })
+        .unwrap();
+        let want: Vec<OsString> = ["sys", "devices", "pci", "0000:00:03.0"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        assert_eq!(got, Resolved::Inside(want));
+        assert_eq!(
+            met.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>(),
+            vec![
+                "sys/class/net/eth0",
+                "sys/devices/pci/0000:00:03.0/virtio2/net/eth0/device",
+                "sys/pcidev"
+            ]
+        );
+        assert!(check_links(r).is_ok());
+    }
+}

@@ -316,11 +316,15 @@ fn render_smt_on_off(rs: &[ResultRecord]) -> String {
     )
 }
 
-/// FLOPs/cycle per width against the theoretical figure; seed 000's formula.
+/// FLOPs/cycle per width against the theoretical figure, per scalar-clock
+/// cycle and per actual cycle (at the clock while that width runs); the
+/// clock under each width; seed 000's formula.
 pub fn render_peak(rs: &[ResultRecord]) -> String {
     let mut out = String::new();
     let pc = of(rs, peak::FMA_FLOPS_PER_CYCLE);
     let fl = of(rs, peak::FMA_FLOPS);
+    let actual = of(rs, peak::FMA_FLOPS_PER_ACTUAL_CYCLE);
+    let clocks = of(rs, peak::SIMD_CLOCK);
     if pc.is_empty() && fl.is_empty() {
         return out;
     }
@@ -332,6 +336,9 @@ pub fn render_peak(rs: &[ResultRecord]) -> String {
         "FLOP/cycle".into(),
         "theoretical".into(),
         "ratio".into(),
+        "clock (vs scalar)".into(),
+        "FLOP/actual cycle".into(),
+        "ratio".into(),
     ]];
     for f in &fl {
         let w = param(f, "width").unwrap_or("?");
@@ -341,9 +348,9 @@ pub fn render_peak(rs: &[ResultRecord]) -> String {
             rows.push(vec![shown, t.into(), na(f)]);
             continue;
         };
-        let p = pc
-            .iter()
-            .find(|r| param(r, "width") == Some(w) && param(r, "threads") == Some(t));
+        let same =
+            |r: &&&ResultRecord| param(r, "width") == Some(w) && param(r, "threads") == Some(t);
+        let p = pc.iter().find(same);
         let per = p.and_then(|r| r.value);
         let theo = p.and_then(|r| data_f64(r, "/theoretical"));
         let (theo_s, ratio_s) = if t == "1" {
@@ -369,6 +376,25 @@ pub fn render_peak(rs: &[ResultRecord]) -> String {
                     .unwrap_or_else(|| "n/a".into()),
             )
         };
+        // Per actual cycle: the clock while this width runs.
+        let (clock_s, act_s, act_ratio_s) = match (t, actual.iter().find(same)) {
+            ("1", Some(a)) if a.value.is_some() => {
+                let av = a.value.unwrap_or(f64::NAN);
+                let clock = match (data_f64(a, "/ghz_actual"), data_f64(a, "/clock_ratio")) {
+                    (Some(g), Some(r)) => format!("{g:.2} GHz ({:+.1}%)", (r - 1.0) * 100.0),
+                    (None, Some(r)) => format!("{:+.1}%", (r - 1.0) * 100.0),
+                    _ => "-".into(),
+                };
+                (
+                    clock,
+                    format!("{av:.2}"),
+                    theo.map(|x| format!("{:.1}%", av / x * 100.0))
+                        .unwrap_or_else(|| "n/a".into()),
+                )
+            }
+            ("1", _) => ("n/a".into(), "n/a".into(), String::new()),
+            _ => (String::new(), String::new(), String::new()),
+        };
         let mut flags = Vec::new();
         if let Some(d) = p
             .and_then(|r| data_f64(r, "/ghz_drift"))
@@ -379,18 +405,6 @@ pub fn render_peak(rs: &[ResultRecord]) -> String {
                 d * 100.0
             ));
         }
-        if let (Some(l), Some(g), Some(pc), Some(th)) = (
-            data_f64(f, "/ghz_under_this_width"),
-            data_f64(f, "/ghz"),
-            per,
-            theo,
-        ) {
-            flags.push(format!(
-                "clock under {w}-bit FMAs {l:.2} GHz ({:+.1}%): {:.1}% of theoretical at that clock",
-                (l / g - 1.0) * 100.0,
-                pc * g / l / th * 100.0
-            ));
-        }
         rows.push(vec![
             shown,
             t.into(),
@@ -398,14 +412,18 @@ pub fn render_peak(rs: &[ResultRecord]) -> String {
             per.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into()),
             theo_s,
             ratio_s,
+            clock_s,
+            act_s,
+            act_ratio_s,
             flags.join("; "),
         ]);
     }
     out.push_str(&columns_ragged(&rows, "  "));
     let _ = writeln!(
         out,
-        "  FLOP/cycle: each sample's GFLOP/s over its own clock (add chain on the same CPU right before and after it); median of samples, peak = best sample"
+        "  FLOP/cycle: per scalar-clock cycle (the add chain right before and after each sample); FLOP/actual cycle: at the clock while that width runs (below)"
     );
+    out.push_str(&render_simd_clocks(&clocks));
     if let Some(th) = fl
         .iter()
         .find_map(|r| r.data.as_ref().and_then(|d| d.get("theory")))
@@ -436,6 +454,107 @@ pub fn render_peak(rs: &[ResultRecord]) -> String {
                 let _ = writeln!(out, "  nop loop on all CPUs: {}", na(r));
             }
         }
+    }
+    out
+}
+
+/// The clock while each width runs (`peak: simd_clock`): GHz with its
+/// spread, the change against the scalar clock and whether it is beyond
+/// noise, the FMA density and the chain check.
+pub fn render_simd_clocks(clocks: &[&ResultRecord]) -> String {
+    let mut out = String::new();
+    if clocks.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "  Clock while each width runs (add chain with independent FMAs in its shadow, each sample bracketed by the plain add chain):"
+    );
+    let mut rows = vec![vec![
+        "width".to_string(),
+        "GHz".into(),
+        "min-max".into(),
+        "CV".into(),
+        "vs scalar".into(),
+        "FMAs/cycle (units busy)".into(),
+        "2x chain".into(),
+        "".into(),
+    ]];
+    let mut notes = Vec::new();
+    for r in clocks {
+        let w = param(r, "width").unwrap_or("?");
+        let label = peak::clock_record_label(r);
+        let Some(v) = r.value else {
+            rows.push(vec![label, na(r)]);
+            continue;
+        };
+        let st = r.stats.as_ref();
+        let change = data_f64(r, "/change_pct");
+        let tol = data_f64(r, "/noise_tolerance").map(|t| t * 100.0);
+        let beyond = r
+            .data
+            .as_ref()
+            .and_then(|d| d["drop_beyond_noise"].as_bool())
+            .unwrap_or(false);
+        let verdict = match (w, change, beyond) {
+            ("none", Some(_), _) => "reference (must read the scalar clock)".to_string(),
+            (_, Some(c), true) => format!("{c:+.1}%: beyond noise"),
+            (_, Some(_), false) => "at the scalar clock".to_string(),
+            _ => String::new(),
+        };
+        let check = match (
+            data_f64(r, "/check_double_chain_ratio"),
+            r.data
+                .as_ref()
+                .and_then(|d| d["check_double_chain_agrees"].as_bool()),
+        ) {
+            (Some(k), Some(ok)) => format!(
+                "{:+.1}%{}",
+                (k - 1.0) * 100.0,
+                if ok { " ok" } else { " DIFFERS" }
+            ),
+            _ => "-".into(),
+        };
+        let density = match (
+            data_f64(r, "/fmas_per_cycle"),
+            data_f64(r, "/fma_units_busy"),
+        ) {
+            (Some(0.0), _) | (None, _) => "-".to_string(),
+            (Some(d), Some(b)) => format!("{d:.2} ({:.0}%)", b * 100.0),
+            (Some(d), None) => format!("{d:.2}"),
+        };
+        for n in r.notes.iter().filter(|n| n.starts_with("suspect:")) {
+            notes.push(format!("{label}: {n}"));
+        }
+        rows.push(vec![
+            label,
+            format!(
+                "{}{}",
+                fmt_num(v),
+                if r.is_suspect() {
+                    " ?"
+                } else if r.is_noisy() {
+                    " *"
+                } else {
+                    ""
+                }
+            ),
+            st.map(|s| format!("{}-{}", fmt_num(s.min), fmt_num(s.max)))
+                .unwrap_or_default(),
+            st.map(|s| format!("{:.1}%", s.cv * 100.0))
+                .unwrap_or_default(),
+            match (change, tol) {
+                (Some(c), Some(t)) => format!("{c:+.1}% (±{t:.1}%)"),
+                _ => "-".into(),
+            },
+            density,
+            check,
+            verdict,
+        ]);
+    }
+    out.push_str(&columns_ragged(&rows, "    "));
+    for n in notes {
+        let _ = writeln!(out, "    {}", for_terminal(&n));
     }
     out
 }

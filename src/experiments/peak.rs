@@ -16,12 +16,12 @@
 //! record says why and the measured FLOP/cycle is read for the FMA units it
 //! implies, labelled inferred ([`infer_fma_units`]).
 
-use super::simd::{compute_policy, secs_per_figure, single_rate, team_rate};
+use super::simd::{compute_policy, secs_per_figure, team_rate};
 use super::{one_cpu_per_core, ExpCtx, Experiment, Profile};
 use crate::harness::{measure_bracketed, Bracketed, Policy, Stats};
 use crate::kernels::chains::{Chain, CHAIN_LEN};
 use crate::kernels::cpu_loops::{nop_loop, NOP_LOOP_INSNS};
-use crate::kernels::fma::{self, Width};
+use crate::kernels::fma::{self, ClockProbe, Width};
 use crate::machine::uarch::{Core, Precision};
 use crate::machine::MachineInfo;
 use crate::placement::pin::AffinityGuard;
@@ -38,6 +38,14 @@ pub const EXP: &str = "peak";
 pub const FMA_FLOPS: MetricId = MetricId::new(EXP, "fma_flops");
 /// FLOP per cycle of one core at one width, each sample by its own clock.
 pub const FMA_FLOPS_PER_CYCLE: MetricId = MetricId::new(EXP, "fma_flops_per_cycle");
+/// GHz of one core while FMAs of one width run (param width: `none` = the
+/// probe's add chain alone, the reference; `scalar`, `128`, `256`, `512`,
+/// `sve`): a dependent add chain with the FMAs in its shadow.
+pub const SIMD_CLOCK: MetricId = MetricId::new(EXP, "simd_clock");
+/// FLOP per actual cycle of one core at one width: the per-cycle figure
+/// (counted at the scalar add-chain clock) over the clock while that width
+/// runs, relative to the scalar clock.
+pub const FMA_FLOPS_PER_ACTUAL_CYCLE: MetricId = MetricId::new(EXP, "fma_flops_per_actual_cycle");
 /// G instructions/s of seed 000's nop loop on every usable CPU.
 pub const INSTRUCTION_RATE: MetricId = MetricId::new(EXP, "instruction_rate");
 const METHOD_VERSION: u32 = 1;
@@ -244,7 +252,9 @@ impl Experiment for Peak {
 
     fn estimate_secs(&self, _machine: &MachineInfo, _cpus: &CpuSet, profile: Profile) -> f64 {
         let widths = Width::ALL.iter().filter(|w| w.supported()).count() as f64;
-        (2.0 * widths + 5.0) * secs_per_figure(profile)
+        // Per width: the FMA figure, its clock probe and the probe's check
+        // (half the budget); the reference probe; per core; the nop loop.
+        (3.5 * widths + 6.5) * secs_per_figure(profile)
     }
 
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
@@ -263,21 +273,42 @@ impl Experiment for Peak {
         let theory_json = theory_data(&spec, ctx.machine, first);
         let mut widest: Option<(Width, Option<f64>)> = None;
 
+        // The probe's add chain alone first: the reference every width's
+        // clock is read against, which must read the plain chain's clock.
+        let reference = ClockProbe {
+            width: None,
+            blocks: 1,
+            quarters: 0,
+        };
+        (ctx.step)("clock probe: the add chain alone");
+        let under = measure_clock_under(ctx, &policy, first, reference)?;
+        let none = FmaRate {
+            rate: None,
+            fits: true,
+            w: None,
+        };
+        out(clock_record(ctx, None, under.as_ref(), &none))?;
+
         // 1. One core, every width. Every FMA sample is bracketed by a short
         // add-chain clock reading right before and right after it (same CPU,
         // same conditions), so each sample has its own FLOP/cycle figure even
-        // when the host's clock drifts between samples.
+        // when the host's clock drifts between samples; then the clock while
+        // that width runs, and FLOP per actual cycle.
         for w in Width::ALL {
             if let Some(r) = w.unsupported_reason() {
-                out(ResultRecord::unavailable(
-                    FMA_FLOPS.experiment,
-                    FMA_FLOPS.metric,
-                    "GFLOP/s",
-                    &r,
-                )
-                .with_param("width", w.name())
-                .with_param("threads", "1")
-                .with_method(&method_fma(w), METHOD_VERSION))?;
+                for (id, unit) in [
+                    (FMA_FLOPS, "GFLOP/s"),
+                    (SIMD_CLOCK, "GHz"),
+                    (FMA_FLOPS_PER_ACTUAL_CYCLE, "FLOP/cycle"),
+                ] {
+                    let mut rec = ResultRecord::unavailable(id.experiment, id.metric, unit, &r)
+                        .with_param("width", w.name())
+                        .with_param("threads", "1");
+                    if id == FMA_FLOPS {
+                        rec = rec.with_method(&method_fma(w), METHOD_VERSION);
+                    }
+                    out(rec)?;
+                }
                 continue;
             }
             let one = fma_one_core(ctx, out, &policy, &spec, &theory_json, first, w)?;
@@ -297,16 +328,17 @@ impl Experiment for Peak {
 }
 
 /// The clock readings of one width's FMA samples on one core.
-struct WidthClocks {
+struct WidthClocks<'a> {
     /// Median add-chain clock around the samples (GHz).
     ghz1: Option<f64>,
     /// Median relative clock change across a sample.
     drift: Option<f64>,
-    /// The clock while FMAs of this width run (GHz).
-    lic: Option<f64>,
+    /// The clock while FMAs of this width run, against the scalar clock.
+    under: Option<&'a ClockUnder>,
 }
 
-/// Step 1 of `Peak::run` at width `w`: FMA GFLOP/s and FLOP/cycle on CPU
+/// Step 1 of `Peak::run` at width `w`: FMA GFLOP/s, FLOP per scalar-clock
+/// cycle, the clock while this width runs and FLOP per actual cycle on CPU
 /// `first`; returns the GFLOP/s figure.
 fn fma_one_core(
     ctx: &mut ExpCtx,
@@ -339,21 +371,28 @@ fn fma_one_core(
     let gflops = paired.gflops.clone();
     let ghz1 = paired.ghz_median();
     let drift = paired.drift_median();
-    // The clock while FMAs of this width run (power licence).
-    let lic = if fma::probe_supported(w) {
-        (ctx.step)(&format!("clock under {}-bit FMA load", w.bits()));
-        let s = single_rate(
-            first,
-            policy,
-            ctx.stop,
-            fma::PROBE_ADDS as f64 / 1e9,
-            |it| fma::clock_probe(w, it),
-        )?;
-        Stats::from_samples(&s).map(|s| s.median)
-    } else {
-        None
-    };
     let theo = theoretical_flops_per_cycle(spec, w).ok();
+    // The clock while FMAs of this width run (power licence), at an FMA
+    // density the units can take: from this width's measured rate (FMA
+    // instructions per scalar-clock cycle), else the documented one.
+    let per_insn = 2.0 * w.lanes() as f64;
+    let measured_rate = Stats::from_samples(&paired.per_cycle).map(|s| s.median / per_insn);
+    let rate = match (measured_rate, theo) {
+        (Some(m), _) if m > 0.0 => Some((m, "measured")),
+        (_, Some(t)) => Some((t / per_insn, "documented")),
+        _ => None,
+    };
+    let (quarters, fits) = fma::probe_quarters_for(rate.map(|r| r.0).unwrap_or(1.0));
+    let probe = ClockProbe {
+        width: Some(w),
+        blocks: 1,
+        quarters,
+    };
+    (ctx.step)(&format!(
+        "clock under {} FMAs",
+        Width::label(w.name(), Some(w.bits()))
+    ));
+    let under = measure_clock_under(ctx, policy, first, probe)?;
     let mut rec = ResultRecord::of(FMA_FLOPS, "GFLOP/s", true)
         .with_param("width", w.name())
         .with_param("threads", "1")
@@ -361,7 +400,9 @@ fn fma_one_core(
         .with_samples(gflops.clone());
     let fpc = ghz1.and_then(|g| rec.value.map(|v| v / g));
     let fpc_freq = ctx.facts.ghz_single.and_then(|g| rec.value.map(|v| v / g));
-    let fpc_lic = lic.and_then(|g| rec.value.map(|v| v / g));
+    let change = under.as_ref().and_then(|u| u.change());
+    let lic = change.zip(ghz1).map(|(c, g)| g * c.ratio);
+    let fpc_lic = change.zip(fpc).map(|(c, f)| f / c.ratio);
     rec = rec.with_data(json!({
         "cpu": first,
         "vector_bits": w.bits(),
@@ -370,6 +411,7 @@ fn fma_one_core(
         "ghz_source": "add chain on the same CPU right before and right after every sample; median over samples of the higher of the two",
         "ghz_drift": drift,
         "ghz_under_this_width": lic,
+        "clock_ratio_under_this_width": change.map(|c| c.ratio),
         "flops_per_cycle_at_that_clock": fpc_lic,
         "ghz_frequency_experiment": ctx.facts.ghz_single,
         "flops_per_cycle_vs_frequency_experiment": fpc_freq,
@@ -378,9 +420,423 @@ fn fma_one_core(
     }));
     let one_core = rec.value;
     out(rec)?;
-    let clocks = WidthClocks { ghz1, drift, lic };
-    out(per_cycle_record(w, &paired, &clocks, spec, theo))?;
+    let clocks = WidthClocks {
+        ghz1,
+        drift,
+        under: under.as_ref(),
+    };
+    let per_cycle = per_cycle_record(w, &paired, &clocks, spec, theo);
+    let fma_rate = FmaRate {
+        rate,
+        fits,
+        w: Some(w),
+    };
+    let actual = per_actual_cycle_record(w, &per_cycle, under.as_ref(), theo);
+    out(per_cycle)?;
+    out(clock_record(ctx, Some(w), under.as_ref(), &fma_rate))?;
+    out(actual)?;
     Ok(one_core)
+}
+
+// ------------------------------------------------- the clock under each width
+
+/// Length of each plain add-chain reading around a clock-probe sample.
+const PROBE_BRACKET: Duration = Duration::from_millis(1);
+
+/// The smallest clock change called beyond noise (2%): the per-sample ratio
+/// of two add chains on one CPU repeats to about 0.1% (`frequency:
+/// xor_vs_add`), but a host moves its clock by a few % within a sample.
+pub const CLOCK_NOISE_FLOOR: f64 = 0.02;
+
+/// The clock while one width runs, against the scalar clock: the probe's
+/// samples, each bracketed by the plain add chain of `frequency` (the scalar
+/// clock) right before and right after it on the same CPU.
+#[derive(Clone, Debug)]
+pub struct ClockUnder {
+    pub probe: ClockProbe,
+    pub cpu: usize,
+    /// Per sample: the probe's GHz (chain adds / ns per iteration).
+    pub ghz: Vec<f64>,
+    /// Per sample: the mean of the two plain add-chain readings, GHz.
+    pub scalar_ghz: Vec<f64>,
+    /// Per sample: `ghz / scalar_ghz`.
+    pub ratio: Vec<f64>,
+    /// The same probe with twice the chain and twice the FMAs per iteration
+    /// (same density): median ratio against the scalar clock. Equal to the
+    /// main ratio when the chain, not the loop or the FMAs, sets the pace.
+    pub check_ratio: Option<f64>,
+    pub preempted: Option<String>,
+}
+
+/// How the clock under a width compares with the scalar clock.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClockChange {
+    /// Median of the per-sample ratios (clock under the width / scalar clock).
+    pub ratio: f64,
+    /// The 90th percentile of the width's clock readings over that of the
+    /// scalar clock's: a chain can only read low when disturbed (an
+    /// interrupt, another process, the host), so the high readings of both
+    /// are the undisturbed ones.
+    pub high_ratio: f64,
+    /// The noise tolerance: the larger of [`CLOCK_NOISE_FLOOR`] and three
+    /// robust standard errors of the median ratio (1.4826 × MAD × 1.2533 / √n).
+    pub tolerance: f64,
+    /// The clock is lower than the scalar clock by more than the tolerance,
+    /// by the median ratio and by the high readings alike.
+    pub drop_beyond_noise: bool,
+    /// The clock reads higher than the scalar clock by more than the
+    /// tolerance (both ways): impossible for a chain of one add per cycle
+    /// (the probe or the reading is wrong).
+    pub above_beyond_noise: bool,
+    /// The median ratio and the high readings agree within the tolerance;
+    /// false when most samples were disturbed (a busy machine).
+    pub consistent: bool,
+}
+
+/// The `q` quantile (0..1, nearest rank) of the finite values.
+fn quantile(v: &[f64], q: f64) -> Option<f64> {
+    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    if s.is_empty() {
+        return None;
+    }
+    s.sort_by(f64::total_cmp);
+    let i = ((q * s.len() as f64).ceil() as usize).clamp(1, s.len()) - 1;
+    Some(s[i])
+}
+
+/// The change of the clock under a width from its samples: per-sample
+/// ratios (clock under the width / scalar clock, bracketed sample by
+/// sample) and the two clocks' readings; None without samples.
+pub fn clock_change(ratios: &[f64], ghz: &[f64], scalar: &[f64]) -> Option<ClockChange> {
+    let v: Vec<f64> = ratios.iter().copied().filter(|r| r.is_finite()).collect();
+    let s = Stats::from_samples(&v)?;
+    let dev: Vec<f64> = v.iter().map(|r| (r - s.median).abs()).collect();
+    let mad = Stats::from_samples(&dev).map(|d| d.median).unwrap_or(0.0);
+    let se = 1.4826 * mad * 1.2533 / (v.len() as f64).sqrt();
+    let tolerance = CLOCK_NOISE_FLOOR.max(3.0 * se);
+    let high_ratio = match (quantile(ghz, 0.9), quantile(scalar, 0.9)) {
+        (Some(g), Some(c)) if c > 0.0 => g / c,
+        _ => s.median,
+    };
+    Some(ClockChange {
+        ratio: s.median,
+        high_ratio,
+        tolerance,
+        drop_beyond_noise: s.median < 1.0 - tolerance && high_ratio < 1.0 - tolerance,
+        above_beyond_noise: s.median > 1.0 + tolerance && high_ratio > 1.0 + tolerance,
+        consistent: (s.median - high_ratio).abs() <= tolerance,
+    })
+}
+
+impl ClockUnder {
+    pub fn change(&self) -> Option<ClockChange> {
+        clock_change(&self.ratio, &self.ghz, &self.scalar_ghz)
+    }
+    fn scalar_median(&self) -> Option<f64> {
+        Stats::from_samples(&self.scalar_ghz).map(|s| s.median)
+    }
+}
+
+/// The samples of one clock-probe measurement.
+struct ProbeSamples {
+    /// Per sample: the probe's GHz.
+    ghz: Vec<f64>,
+    /// Per sample: the mean of the plain add chain right before and after.
+    scalar: Vec<f64>,
+    /// Per sample: `ghz / scalar`.
+    ratio: Vec<f64>,
+    preempted: Option<String>,
+}
+
+/// One clock-probe measurement on `cpu`, each sample bracketed by the
+/// plain add chain.
+fn bracketed_probe(
+    ctx: &ExpCtx,
+    policy: &Policy,
+    cpu: usize,
+    probe: ClockProbe,
+) -> Result<ProbeSamples> {
+    let _g = AffinityGuard::pin(cpu)?;
+    let b = measure_bracketed(
+        policy,
+        ctx.stop,
+        PROBE_BRACKET,
+        |it| Chain::Add.run(it, 1),
+        |it| probe.run(it),
+    )?;
+    let adds = probe.chain_adds() as f64;
+    let cyc = CHAIN_LEN as f64;
+    let ghz: Vec<f64> = b.subject.samples.iter().map(|ns| adds / ns).collect();
+    let scalar: Vec<f64> = b
+        .ref_before
+        .iter()
+        .zip(&b.ref_after)
+        .map(|(a, z)| (cyc / a + cyc / z) / 2.0)
+        .collect();
+    let ratio = ghz.iter().zip(&scalar).map(|(g, s)| g / s).collect();
+    Ok(ProbeSamples {
+        ghz,
+        scalar,
+        ratio,
+        preempted: b.subject.preemption_note(),
+    })
+}
+
+/// The clock under `probe` on `cpu`, and the same probe with twice the
+/// chain (the check that the chain sets the pace, on half the budget).
+/// None when the probe cannot run here.
+fn measure_clock_under(
+    ctx: &mut ExpCtx,
+    policy: &Policy,
+    cpu: usize,
+    probe: ClockProbe,
+) -> Result<Option<ClockUnder>> {
+    if probe.unsupported_reason().is_some() {
+        return Ok(None);
+    }
+    // Samples as long as the plain chain's readings around them (1 ms), so
+    // that both are as likely to be disturbed (the timer tick, another
+    // process, the host); many of them, the whole budget.
+    let pp = Policy {
+        min_sample: PROBE_BRACKET,
+        min_reps: policy.min_reps.max(10),
+        max_reps: policy.max_reps.max(60),
+        target_cv: None,
+        ..policy.clone()
+    };
+    let main = bracketed_probe(ctx, &pp, cpu, probe)?;
+    let half = Policy {
+        time_budget: pp.time_budget / 2,
+        ..pp.clone()
+    };
+    let double = ClockProbe { blocks: 2, ..probe };
+    let check = bracketed_probe(ctx, &half, cpu, double)?;
+    Ok(Some(ClockUnder {
+        probe,
+        cpu,
+        ghz: main.ghz,
+        scalar_ghz: main.scalar,
+        ratio: main.ratio,
+        check_ratio: Stats::from_samples(&check.ratio).map(|s| s.median),
+        preempted: main.preempted,
+    }))
+}
+
+/// The FMA rate a probe's density was chosen from.
+struct FmaRate {
+    /// FMA instructions per cycle and where the figure came from.
+    rate: Option<(f64, &'static str)>,
+    /// Whether a density at most 85% of that rate was available.
+    fits: bool,
+    w: Option<Width>,
+}
+
+/// How a probe width is shown: "512-bit", "scalar", "SVE 256-bit", and for
+/// the reference "add chain alone".
+pub fn clock_width_label(w: Option<Width>) -> String {
+    match w {
+        Some(w) => Width::label(w.name(), Some(w.bits())),
+        None => "add chain alone".into(),
+    }
+}
+
+/// The `width` parameter of a [`SIMD_CLOCK`] record.
+pub fn clock_width_param(w: Option<Width>) -> &'static str {
+    w.map(Width::name).unwrap_or("none")
+}
+
+fn clock_method(probe: &ClockProbe) -> String {
+    format!(
+        "{}; GHz = adds × iterations / ns (the chain is the critical path: 1 add per cycle). Every sample bracketed by a {} ms plain add chain (256 `add`, as in frequency: the scalar clock) on the same CPU right before and after it; the change = median of the per-sample ratios; a second run with twice the chain and twice the FMAs per iteration checks that the chain sets the pace",
+        probe.describe(),
+        PROBE_BRACKET.as_millis()
+    )
+}
+
+/// Step 1 of `Peak::run`: the [`SIMD_CLOCK`] record of width `w` (None:
+/// the probe's chain alone, the reference), or not available with why.
+fn clock_record(
+    ctx: &ExpCtx,
+    w: Option<Width>,
+    under: Option<&ClockUnder>,
+    fr: &FmaRate,
+) -> ResultRecord {
+    let label = clock_width_label(w);
+    let Some(u) = under else {
+        let why = ClockProbe {
+            width: w,
+            blocks: 1,
+            quarters: fma::PROBE_QUARTERS[0],
+        }
+        .unsupported_reason()
+        .unwrap_or_else(|| "not measured".into());
+        return ResultRecord::unavailable(SIMD_CLOCK.experiment, SIMD_CLOCK.metric, "GHz", &why)
+            .with_param("width", clock_width_param(w))
+            .with_param("threads", "1");
+    };
+    let mut rec = ResultRecord::of(SIMD_CLOCK, "GHz", true)
+        .with_param("width", clock_width_param(w))
+        .with_param("threads", "1")
+        .with_method(&clock_method(&u.probe), METHOD_VERSION)
+        .with_samples(u.ghz.clone());
+    if let Some(p) = &u.preempted {
+        rec = rec.with_note(p);
+    }
+    let change = u.change();
+    let scalar = u.scalar_median();
+    let ratio_stats = Stats::from_samples(&u.ratio);
+    // Two medians, each with its noise: twice the tolerance.
+    let check_ok = match (change, u.check_ratio) {
+        (Some(c), Some(k)) => Some((k / c.ratio - 1.0).abs() <= 2.0 * c.tolerance),
+        _ => None,
+    };
+    let duty = fr.rate.map(|(r, _)| u.probe.fmas_per_cycle() / r);
+    if let (Some(c), Some(g)) = (change, scalar) {
+        let pct = (c.ratio - 1.0) * 100.0;
+        let tol = c.tolerance * 100.0;
+        let here = g * c.ratio;
+        let text = if w.is_none() {
+            if c.drop_beyond_noise || c.above_beyond_noise {
+                format!("the probe's add chain alone reads {here:.2} GHz, {pct:+.1}% against the plain add chain ({g:.2} GHz; tolerance ±{tol:.1}%): it should read the same clock")
+            } else {
+                format!("the probe's add chain alone reads the scalar clock: {here:.2} GHz against the plain add chain's {g:.2} GHz ({pct:+.1}%, within ±{tol:.1}%): the probe measures the clock")
+            }
+        } else if c.drop_beyond_noise {
+            format!("{label} runs at {here:.2} GHz ({pct:+.1}% vs scalar, {g:.2} GHz; beyond the noise of ±{tol:.1}%)")
+        } else if c.above_beyond_noise {
+            format!("{label} reads {here:.2} GHz, {pct:+.1}% above the scalar clock ({g:.2} GHz; tolerance ±{tol:.1}%)")
+        } else {
+            format!("{label} runs at the scalar clock: {here:.2} GHz against {g:.2} GHz ({pct:+.1}%, within the noise of ±{tol:.1}%)")
+        };
+        rec = rec.with_note(&text);
+        if w == Some(Width::Scalar) && c.drop_beyond_noise {
+            rec = rec.with_suspect(&format!(
+                "scalar FMAs hold no power licence, yet the chain with scalar FMAs in its shadow read {pct:+.1}% (beyond ±{tol:.1}%): the FMAs delay the chain here (shared ports or a busy core), so a drop at a wider width is not the clock alone"
+            ));
+        }
+        if c.above_beyond_noise || (w.is_none() && c.drop_beyond_noise) {
+            rec = rec.with_suspect(&format!(
+                "the probe read {pct:+.1}% against the plain add chain beyond the noise (±{tol:.1}%): a chain of one add per cycle cannot run faster than the clock, and the chain alone must read it; the clock reading was disturbed (another tenant on the core's ALU ports, a busy machine)"
+            ));
+        }
+    }
+    if let Some(c) = change.filter(|c| !c.consistent) {
+        rec = rec.with_suspect(&inconsistent_words(&c));
+    }
+    if let (Some(false), Some(k), Some(c)) = (check_ok, u.check_ratio, change) {
+        rec = rec.with_suspect(&format!(
+            "twice the chain per iteration read {:+.1}% against the scalar clock, this probe {:+.1}%: beyond twice the tolerance (±{:.1}%), so the chain may not be what sets the pace, or the machine was busy",
+            (k - 1.0) * 100.0,
+            (c.ratio - 1.0) * 100.0,
+            2.0 * c.tolerance * 100.0
+        ));
+    }
+    if !fr.fits {
+        rec = rec.with_note(&format!(
+            "the sparsest probe ({:.2} FMAs per cycle) is {:.0}% of the FMA rate this width reaches: the FMA units may set the pace, and the figure may read low",
+            u.probe.fmas_per_cycle(),
+            duty.unwrap_or(f64::NAN) * 100.0
+        ));
+    }
+    rec.with_data(json!({
+        "cpu": u.cpu,
+        "vector_bits": fr.w.map(Width::bits),
+        "chain_adds": u.probe.chain_adds(),
+        "fmas_per_iteration": u.probe.fmas_per_iter(),
+        "fmas_per_cycle": u.probe.fmas_per_cycle(),
+        "fma_rate_per_cycle": fr.rate.map(|r| r.0),
+        "fma_rate_source": fr.rate.map(|r| r.1),
+        "fma_units_busy": duty,
+        "ghz_scalar": scalar,
+        "ratio_vs_scalar": change.map(|c| c.ratio),
+        "high_ratio_vs_scalar": change.map(|c| c.high_ratio),
+        "change_pct": change.map(|c| (c.ratio - 1.0) * 100.0),
+        "ratio_stats": ratio_stats,
+        "noise_tolerance": change.map(|c| c.tolerance),
+        "drop_beyond_noise": change.map(|c| c.drop_beyond_noise),
+        "above_beyond_noise": change.map(|c| c.above_beyond_noise),
+        "check_double_chain_ratio": u.check_ratio,
+        "check_double_chain_agrees": check_ok,
+        "ghz_frequency_experiment": ctx.facts.ghz_single,
+    }))
+}
+
+/// Why a clock reading whose samples disagree is not a figure to rest on.
+fn inconsistent_words(c: &ClockChange) -> String {
+    format!(
+        "the median per-sample ratio ({:+.1}%) and the undisturbed (90th percentile) readings ({:+.1}%) disagree beyond ±{:.1}%: most samples were disturbed (another process or the host on this CPU); repeat on a quiet machine",
+        (c.ratio - 1.0) * 100.0,
+        (c.high_ratio - 1.0) * 100.0,
+        c.tolerance * 100.0
+    )
+}
+
+/// Step 1 of `Peak::run`: FLOP per actual cycle at width `w`: the per-cycle
+/// record's samples (each at its own scalar-clock reading) over the clock
+/// ratio under this width.
+fn per_actual_cycle_record(
+    w: Width,
+    per_cycle: &ResultRecord,
+    under: Option<&ClockUnder>,
+    theo: Option<f64>,
+) -> ResultRecord {
+    let label = clock_width_label(Some(w));
+    let change = under.and_then(ClockUnder::change);
+    let samples = per_cycle.samples.clone();
+    let (Some(c), Some(u), false) = (change, under, samples.is_empty()) else {
+        let why = if per_cycle.value.is_none() {
+            "the FLOP per scalar-clock cycle was not measured".to_string()
+        } else {
+            "the clock while this width runs was not measured".to_string()
+        };
+        return ResultRecord::unavailable(
+            FMA_FLOPS_PER_ACTUAL_CYCLE.experiment,
+            FMA_FLOPS_PER_ACTUAL_CYCLE.metric,
+            "FLOP/cycle",
+            &why,
+        )
+        .with_param("width", w.name())
+        .with_param("threads", "1");
+    };
+    let scalar = u.scalar_median();
+    let actual: Vec<f64> = samples.iter().map(|x| x / c.ratio).collect();
+    let mut rec = ResultRecord::of(FMA_FLOPS_PER_ACTUAL_CYCLE, "FLOP/cycle", true)
+        .with_param("width", w.name())
+        .with_param("threads", "1")
+        .with_method(
+            &format!("{}; each per-sample FLOP per scalar-clock cycle (peak: fma_flops_per_cycle) divided by the clock while {label} runs relative to the scalar clock (peak: simd_clock, median of per-sample ratios)", method_fma(w)),
+            METHOD_VERSION,
+        )
+        .with_samples(actual);
+    if !c.consistent {
+        rec = rec.with_suspect(&inconsistent_words(&c));
+    }
+    let nominal = per_cycle.value;
+    if let (Some(a), Some(n)) = (rec.value, nominal) {
+        let clock = scalar
+            .map(|g| format!("{:.2} GHz", g * c.ratio))
+            .unwrap_or_else(|| "its measured clock".into());
+        let th = theo
+            .map(|t| format!(" = {:.1}% of the theoretical {t:.0}", a / t * 100.0))
+            .unwrap_or_default();
+        rec = rec.with_note(&format!(
+            "{a:.2} FLOP per actual cycle at the clock while {label} runs ({clock}, {:+.1}% vs scalar){th}; {n:.2} per scalar-clock cycle",
+            (c.ratio - 1.0) * 100.0
+        ));
+    }
+    let value = rec.value;
+    rec.with_data(json!({
+        "vector_bits": w.bits(),
+        "flops_per_nominal_cycle": nominal,
+        "nominal_clock": "the scalar add-chain clock (peak: fma_flops_per_cycle)",
+        "actual_clock": format!("the clock while {label} runs (peak: simd_clock width={})", w.name()),
+        "ghz_scalar": scalar,
+        "ghz_actual": scalar.map(|g| g * c.ratio),
+        "clock_ratio": c.ratio,
+        "clock_drop_beyond_noise": c.drop_beyond_noise,
+        "theoretical": theo,
+        "ratio": theo.zip(value).map(|(t, a)| a / t),
+    }))
 }
 
 /// Step 1 of `Peak::run`: the FLOP/cycle record of width `w`, each sample by
@@ -459,10 +915,12 @@ fn with_theory_notes(
     t: f64,
     m: f64,
 ) -> ResultRecord {
-    let WidthClocks { ghz1, drift, lic } = *clocks;
+    let WidthClocks { ghz1, drift, under } = *clocks;
+    let change = under.and_then(ClockUnder::change);
+    let lic = change.zip(ghz1).map(|(c, g)| g * c.ratio);
     let best = paired.best();
     per_cycle = per_cycle.with_note(&format!(
-        "{:.1}% of the theoretical {t:.0} FLOP/cycle (median of {} samples){} (source: {})",
+        "{:.1}% of the theoretical {t:.0} FLOP/cycle per scalar-clock cycle (median of {} samples){} (source: {})",
         m / t * 100.0,
         paired.per_cycle.len(),
         best.map(|b| format!(
@@ -492,14 +950,24 @@ fn with_theory_notes(
     }
     per_cycle = per_cycle
         .with_data(json!({"theoretical": t, "ratio": m / t, "best": best, "best_ratio": best.map(|b| b / t), "ghz_reference": ghz1, "ghz_drift": drift, "clock_moved_samples": paired.moved, "ghz_under_this_width": lic}));
-    if let (Some(l), Some(g)) = (lic, ghz1) {
-        let at_lic = m * g / l;
-        per_cycle = per_cycle.with_note(&format!(
-            "the clock while {}-bit FMAs run is {l:.2} GHz ({:+.1}% against the add-chain clock); at that clock the kernel reaches {at_lic:.2} FLOP/cycle = {:.1}% of theoretical",
-            w.bits(),
-            (l / g - 1.0) * 100.0,
-            at_lic / t * 100.0
-        ));
+    if let (Some(c), Some(l)) = (change, lic) {
+        let at_lic = m / c.ratio;
+        let label = clock_width_label(Some(w));
+        per_cycle = per_cycle.with_note(&if c.drop_beyond_noise {
+            format!(
+                "{label} runs at {l:.2} GHz ({:+.1}% vs scalar, beyond the noise of ±{:.1}%): per actual cycle the kernel reaches {at_lic:.2} FLOP/cycle = {:.1}% of theoretical",
+                (c.ratio - 1.0) * 100.0,
+                c.tolerance * 100.0,
+                at_lic / t * 100.0
+            )
+        } else {
+            format!(
+                "{label} runs at the scalar clock ({l:.2} GHz, {:+.1}%, within the noise of ±{:.1}%): per actual cycle {at_lic:.2} FLOP/cycle = {:.1}% of theoretical",
+                (c.ratio - 1.0) * 100.0,
+                c.tolerance * 100.0,
+                at_lic / t * 100.0
+            )
+        });
     }
     per_cycle
 }
@@ -572,6 +1040,62 @@ pub fn record_width_label(r: &ResultRecord) -> String {
         .and_then(|v| v.as_str())
         .unwrap_or("?");
     Width::label(w, record_bits(r))
+}
+
+/// How a [`SIMD_CLOCK`] record's width is shown: "512-bit", "scalar",
+/// "SVE 256-bit", or "add chain alone" for the reference (`width=none`).
+pub fn clock_record_label(r: &ResultRecord) -> String {
+    match r.params.get("width").and_then(|v| v.as_str()) {
+        Some("none") => clock_width_label(None),
+        _ => record_width_label(r),
+    }
+}
+
+/// A [`SIMD_CLOCK`] record read for reports: (clock GHz, change against
+/// the scalar clock as a ratio, noise tolerance, drop beyond noise); None
+/// when it has no figure.
+pub fn clock_change_of(r: &ResultRecord) -> Option<(f64, f64, f64, bool)> {
+    let d = r.data.as_ref()?;
+    let ratio = d.get("ratio_vs_scalar")?.as_f64()?;
+    let tol = d.get("noise_tolerance")?.as_f64()?;
+    let ghz = d
+        .get("ghz_scalar")
+        .and_then(|g| g.as_f64())
+        .map(|g| g * ratio)
+        .or(r.value)?;
+    let drop = d
+        .get("drop_beyond_noise")
+        .and_then(|b| b.as_bool())
+        .unwrap_or(false);
+    Some((ghz, ratio, tol, drop))
+}
+
+/// The words the verdict uses for the clock while a width runs: "512-bit
+/// runs at 3.10 GHz (−8% vs scalar)" when the drop is beyond noise, else
+/// "512-bit runs at the scalar clock (±2%)"; None without a figure.
+pub fn clock_words(r: &ResultRecord) -> Option<String> {
+    let (ghz, ratio, tol, drop) = clock_change_of(r)?;
+    let label = clock_record_label(r);
+    Some(if drop {
+        format!(
+            "{label} runs at {ghz:.2} GHz ({}% vs scalar)",
+            signed_pct(ratio - 1.0)
+        )
+    } else {
+        format!("{label} runs at the scalar clock (±{:.0}%)", tol * 100.0)
+    })
+}
+
+/// "−8", "+3", "0": a change in whole percent with a real minus sign.
+fn signed_pct(x: f64) -> String {
+    let p = (x * 100.0).round();
+    if p < 0.0 {
+        format!("\u{2212}{}", -p)
+    } else if p > 0.0 {
+        format!("+{p}")
+    } else {
+        "0".into()
+    }
 }
 
 /// Why an all-cores figure cannot be what the cores do together: `n` cores
@@ -777,6 +1301,68 @@ mod tests {
             .with_samples(vec![0.0011])
             .with_suspect(&why);
         assert!(r.is_suspect() && r.is_flagged() && !r.is_noisy());
+    }
+
+    #[test]
+    fn clock_change_against_the_scalar_clock() {
+        // The user's 512-bit case: 8% below the scalar clock, 1% noise.
+        let drop: Vec<f64> = (0..12).map(|i| 0.92 + (i % 3) as f64 * 0.005).collect();
+        let g = |r: &[f64]| r.iter().map(|x| 3.0 * x).collect::<Vec<f64>>();
+        let flat = [3.0; 12];
+        let c = clock_change(&drop, &g(&drop), &flat).unwrap();
+        assert!(
+            c.drop_beyond_noise && !c.above_beyond_noise && c.consistent,
+            "{c:?}"
+        );
+        assert!((c.ratio - 0.925).abs() < 0.006);
+        assert_eq!(c.tolerance, CLOCK_NOISE_FLOOR);
+        // Within the floor: the scalar clock.
+        let same = [0.995, 0.99, 1.004, 0.998, 1.001, 0.993];
+        let c = clock_change(&same, &g(&same), &flat).unwrap();
+        assert!(!c.drop_beyond_noise && !c.above_beyond_noise, "{c:?}");
+        // A wide spread widens the tolerance: 6% below, but noisy.
+        let noisy = [0.80, 1.05, 0.94, 0.88, 1.02, 0.95, 0.86];
+        let c = clock_change(&noisy, &g(&noisy), &flat).unwrap();
+        assert!(c.tolerance > CLOCK_NOISE_FLOOR, "{c:?}");
+        assert!(!c.drop_beyond_noise, "{c:?}");
+        // Above the scalar clock beyond noise: what a chain cannot do.
+        let up = [1.06, 1.07, 1.05, 1.06, 1.06];
+        let c = clock_change(&up, &g(&up), &flat).unwrap();
+        assert!(c.above_beyond_noise);
+        // Most samples of the width disturbed by another process (read low,
+        // the median ratio too), its undisturbed readings at the scalar
+        // clock: not a drop.
+        let busy = [0.6, 0.61, 0.6, 0.6, 1.0, 0.99, 0.6, 0.6, 1.0, 0.6];
+        let c = clock_change(&busy, &g(&busy), &flat).unwrap();
+        assert!(c.ratio < 0.9 && c.high_ratio > 0.98, "{c:?}");
+        assert!(!c.drop_beyond_noise && !c.consistent, "{c:?}");
+        assert!(clock_change(&[], &[], &[]).is_none());
+        assert!(clock_change(&[f64::NAN], &[], &[]).is_none());
+    }
+
+    #[test]
+    fn clock_words_name_the_width_and_the_drop() {
+        let rec = |w: &str, ratio: f64, drop: bool| {
+            ResultRecord::of(SIMD_CLOCK, "GHz", true)
+                .with_param("width", w)
+                .with_param("threads", "1")
+                .with_samples(vec![3.0 * ratio; 5])
+                .with_data(json!({"ghz_scalar": 3.0, "ratio_vs_scalar": ratio, "noise_tolerance": 0.02, "drop_beyond_noise": drop}))
+        };
+        assert_eq!(
+            clock_words(&rec("512", 0.92, true)).unwrap(),
+            "512-bit runs at 2.76 GHz (\u{2212}8% vs scalar)"
+        );
+        assert_eq!(
+            clock_words(&rec("256", 0.99, false)).unwrap(),
+            "256-bit runs at the scalar clock (±2%)"
+        );
+        assert_eq!(
+            clock_record_label(&rec("none", 1.0, false)),
+            "add chain alone"
+        );
+        let na = ResultRecord::unavailable(SIMD_CLOCK.experiment, SIMD_CLOCK.metric, "GHz", "x");
+        assert!(clock_words(&na).is_none());
     }
 
     #[test]

@@ -171,39 +171,179 @@ pub fn run(w: Width, iters: u64) -> u64 {
     unsafe { dispatch(w, iters) }
 }
 
-/// Dependent integer adds per iteration of [`clock_probe`].
-pub const PROBE_ADDS: u64 = 16;
+/// Accumulators of the clock probe: the FMAs of one block rotate over
+/// them (12 on x86_64: xmm/ymm have 16 registers, two hold the inputs; 24
+/// on aarch64, where FMA latency reaches 9 cycles on A64FX).
+pub const PROBE_ACCUMULATORS: u64 = if cfg!(target_arch = "aarch64") {
+    24
+} else {
+    12
+};
+/// Dependent adds per accumulator in a block of the clock probe: a block is
+/// `4 × PROBE_ACCUMULATORS` chain cycles (48 on x86_64, 96 on aarch64).
+pub const PROBE_ADDS_PER_ACCUMULATOR: u64 = 4;
+/// FMA densities the probe is built with, in FMAs per 4 chain cycles
+/// (= FMAs per accumulator per block): 1.5, 1, 0.75 and 0.5 FMAs per cycle.
+pub const PROBE_QUARTERS: [u32; 4] = [6, 4, 3, 2];
 
-/// The clock while wide FMAs run: each iteration is a chain of
-/// [`PROBE_ADDS`] dependent `add reg, reg` (1 cycle each, so the iteration
-/// takes 16 cycles) alongside 16 independent FMAs of width `w` (8 cycles of
-/// work on two FMA units), which keep the core in the power licence of
-/// that width. GHz = 16 × iterations / ns. x86_64, 256 and 512 bits only;
-/// returns 0 without executing otherwise.
-#[inline(never)]
-pub fn clock_probe(w: Width, iters: u64) -> u64 {
-    if iters == 0 || !probe_supported(w) {
-        return 0;
-    }
-    // SAFETY: support was checked just above.
-    unsafe { probe_dispatch(w, iters) }
+/// The clock while FMAs of one width run, without counters: each loop
+/// iteration is a chain of dependent `add reg, reg` (x86_64; `add x, x, x`
+/// on aarch64: 1 cycle each on every modern core, and never folded at
+/// rename as `add reg, imm` is on Golden Cove) with independent FMAs of the
+/// width under test in its shadow. The FMAs keep the core in that width's
+/// power licence; as long as they stay below the FMA units' throughput the
+/// chain is the critical path, so one iteration takes exactly
+/// [`ClockProbe::chain_adds`] cycles and GHz = adds × iterations / ns.
+///
+/// `width: None` is the chain alone (no FMA): the reference, which must read
+/// the clock of `chains::Chain::Add`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClockProbe {
+    /// The FMA width in the chain's shadow (None: the chain alone).
+    pub width: Option<Width>,
+    /// Blocks per iteration: 1, or 2 (twice the chain and twice the FMAs,
+    /// the same density: the check that the chain is the critical path).
+    pub blocks: u32,
+    /// FMAs per 4 chain cycles, one of [`PROBE_QUARTERS`] (ignored without
+    /// a width).
+    pub quarters: u32,
 }
 
-/// Whether [`clock_probe`] exists for this width here.
-pub fn probe_supported(w: Width) -> bool {
-    cfg!(target_arch = "x86_64") && matches!(w, Width::V256 | Width::V512) && w.supported()
+impl ClockProbe {
+    /// Dependent adds (= cycles) per iteration.
+    pub fn chain_adds(&self) -> u64 {
+        self.blocks as u64 * PROBE_ACCUMULATORS * PROBE_ADDS_PER_ACCUMULATOR
+    }
+
+    /// FMAs per iteration.
+    pub fn fmas_per_iter(&self) -> u64 {
+        match self.width {
+            Some(_) => self.blocks as u64 * PROBE_ACCUMULATORS * self.quarters as u64,
+            None => 0,
+        }
+    }
+
+    /// FMAs issued per chain cycle (0 without a width).
+    pub fn fmas_per_cycle(&self) -> f64 {
+        self.fmas_per_iter() as f64 / self.chain_adds() as f64
+    }
+
+    /// None when this probe can run here, else why not.
+    pub fn unsupported_reason(&self) -> Option<String> {
+        if !matches!(self.blocks, 1 | 2) {
+            return Some(format!("no clock probe with {} blocks", self.blocks));
+        }
+        match self.width {
+            None if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) => None,
+            None => Some(format!("no clock probe for {}", std::env::consts::ARCH)),
+            Some(w) => w.unsupported_reason().or_else(|| {
+                (!PROBE_QUARTERS.contains(&self.quarters)).then(|| {
+                    format!(
+                        "no clock probe with {} FMAs per 4 cycles (built: {PROBE_QUARTERS:?})",
+                        self.quarters
+                    )
+                })
+            }),
+        }
+    }
+
+    /// Run `iters` iterations; returns the chain's value. An unsupported
+    /// probe returns 0 without executing.
+    #[inline(never)]
+    pub fn run(&self, iters: u64) -> u64 {
+        if iters == 0 || self.unsupported_reason().is_some() {
+            return 0;
+        }
+        // SAFETY: support (CPU feature and shape) was checked just above.
+        unsafe { probe_dispatch(self.width, self.blocks, self.quarters, iters) }
+    }
+
+    /// What the probe runs, for a record's method.
+    pub fn describe(&self) -> String {
+        let add = if cfg!(target_arch = "aarch64") {
+            "add x, x, x"
+        } else {
+            "add reg, reg"
+        };
+        match self.width {
+            None => format!(
+                "a chain of {} dependent `{add}` per loop iteration (1 cycle each), nothing else",
+                self.chain_adds()
+            ),
+            Some(w) => format!(
+                "a chain of {} dependent `{add}` per loop iteration (1 cycle each) with {} independent `{}` ({:.2} per cycle, over {PROBE_ACCUMULATORS} accumulators) in its shadow",
+                self.chain_adds(),
+                self.fmas_per_iter(),
+                w.instruction(),
+                self.fmas_per_cycle()
+            ),
+        }
+    }
+}
+
+/// The probe density for a width whose FMA units complete `fma_per_cycle`
+/// FMA instructions per cycle (measured, or from the knowledge base): the
+/// densest of [`PROBE_QUARTERS`] that keeps the units at most 85% busy, so
+/// that the FMAs never become the critical path. Returns the quarters and
+/// whether one fits (false: the sparsest, 0.5 per cycle, which may bind).
+/// Intel counts 512-/256-bit FP as "heavy" for the licence only above
+/// about one instruction every two cycles, so 0.5 per cycle is also the
+/// least that holds the licence.
+pub fn probe_quarters_for(fma_per_cycle: f64) -> (u32, bool) {
+    let most = 0.85 * fma_per_cycle;
+    match PROBE_QUARTERS
+        .into_iter()
+        .find(|q| *q as f64 / 4.0 <= most + 1e-9)
+    {
+        Some(q) => (q, true),
+        None => (PROBE_QUARTERS[PROBE_QUARTERS.len() - 1], false),
+    }
+}
+
+/// The probe's monomorphised kernel for (blocks, quarters), or 0.
+macro_rules! probe_shapes {
+    ($m:ident :: $f:ident, $blocks:expr, $q:expr, $iters:expr) => {
+        match ($blocks, $q) {
+            (1, 6) => $m::$f::<1, 6>($iters),
+            (1, 4) => $m::$f::<1, 4>($iters),
+            (1, 3) => $m::$f::<1, 3>($iters),
+            (1, 2) => $m::$f::<1, 2>($iters),
+            (2, 6) => $m::$f::<2, 6>($iters),
+            (2, 4) => $m::$f::<2, 4>($iters),
+            (2, 3) => $m::$f::<2, 3>($iters),
+            (2, 2) => $m::$f::<2, 2>($iters),
+            _ => 0,
+        }
+    };
 }
 
 #[cfg(target_arch = "x86_64")]
-unsafe fn probe_dispatch(w: Width, iters: u64) -> u64 {
-    match w {
-        Width::V512 => x86::probe_zmm(iters),
-        _ => x86::probe_ymm(iters),
+unsafe fn probe_dispatch(w: Option<Width>, blocks: u32, q: u32, iters: u64) -> u64 {
+    match (w, blocks) {
+        (None, 1) => x86::chain_only::<1>(iters),
+        (None, _) => x86::chain_only::<2>(iters),
+        (Some(Width::Scalar), _) => probe_shapes!(x86::probe_sd, blocks, q, iters),
+        (Some(Width::V128), _) => probe_shapes!(x86::probe_xmm, blocks, q, iters),
+        (Some(Width::V256), _) => probe_shapes!(x86::probe_ymm, blocks, q, iters),
+        (Some(Width::V512), _) => probe_shapes!(x86::probe_zmm, blocks, q, iters),
+        // An aarch64 instruction set: never reached (unsupported).
+        (Some(Width::Sve), _) => 0,
     }
 }
 
-#[cfg(not(target_arch = "x86_64"))]
-unsafe fn probe_dispatch(_w: Width, _iters: u64) -> u64 {
+#[cfg(target_arch = "aarch64")]
+unsafe fn probe_dispatch(w: Option<Width>, blocks: u32, q: u32, iters: u64) -> u64 {
+    match (w, blocks) {
+        (None, 1) => arm::chain_only::<1>(iters),
+        (None, _) => arm::chain_only::<2>(iters),
+        (Some(Width::Scalar), _) => probe_shapes!(arm::probe_d, blocks, q, iters),
+        (Some(Width::Sve), _) => probe_shapes!(arm::probe_sve, blocks, q, iters),
+        (Some(_), _) => probe_shapes!(arm::probe_v2d, blocks, q, iters),
+    }
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+unsafe fn probe_dispatch(_w: Option<Width>, _blocks: u32, _q: u32, _iters: u64) -> u64 {
     0
 }
 
@@ -403,77 +543,128 @@ mod x86 {
         out
     }
 
-    /// 16 dependent adds + 16 independent ymm FMAs per iteration.
-    #[target_feature(enable = "avx,fma")]
-    pub(super) unsafe fn probe_ymm(iters: u64) -> u64 {
+    /// The clock probe's chain alone: `BLOCKS × 48` dependent `add reg, reg`
+    /// per iteration (48 = 12 accumulators × 4 adds, the probe's block).
+    pub(super) unsafe fn chain_only<const BLOCKS: usize>(iters: u64) -> u64 {
         let mut n = iters;
         let mut x: u64 = 1;
         asm!(
-            "vxorpd ymm0, ymm0, ymm0", "vxorpd ymm1, ymm1, ymm1", "vxorpd ymm2, ymm2, ymm2",
-            "vxorpd ymm3, ymm3, ymm3", "vxorpd ymm4, ymm4, ymm4", "vxorpd ymm5, ymm5, ymm5",
-            "vxorpd ymm6, ymm6, ymm6", "vxorpd ymm7, ymm7, ymm7",
-            "vbroadcastsd ymm14, qword ptr [{one}]",
-            "vbroadcastsd ymm15, qword ptr [{tiny}]",
+            ".p2align 5",
             "2:",
-            "add {x}, {x}", "vfmadd231pd ymm0, ymm14, ymm15", "add {x}, {x}", "vfmadd231pd ymm1, ymm14, ymm15",
-            "add {x}, {x}", "vfmadd231pd ymm2, ymm14, ymm15", "add {x}, {x}", "vfmadd231pd ymm3, ymm14, ymm15",
-            "add {x}, {x}", "vfmadd231pd ymm4, ymm14, ymm15", "add {x}, {x}", "vfmadd231pd ymm5, ymm14, ymm15",
-            "add {x}, {x}", "vfmadd231pd ymm6, ymm14, ymm15", "add {x}, {x}", "vfmadd231pd ymm7, ymm14, ymm15",
-            "add {x}, {x}", "vfmadd231pd ymm0, ymm14, ymm15", "add {x}, {x}", "vfmadd231pd ymm1, ymm14, ymm15",
-            "add {x}, {x}", "vfmadd231pd ymm2, ymm14, ymm15", "add {x}, {x}", "vfmadd231pd ymm3, ymm14, ymm15",
-            "add {x}, {x}", "vfmadd231pd ymm4, ymm14, ymm15", "add {x}, {x}", "vfmadd231pd ymm5, ymm14, ymm15",
-            "add {x}, {x}", "vfmadd231pd ymm6, ymm14, ymm15", "add {x}, {x}", "vfmadd231pd ymm7, ymm14, ymm15",
+            ".rept {blocks}",
+            ".rept 48",
+            "add {x}, {k}",
+            ".endr",
+            ".endr",
             "dec {n}",
             "jnz 2b",
-            "vzeroupper",
             n = inout(reg) n,
             x = inout(reg) x,
-            one = in(reg) &ONE,
-            tiny = in(reg) &TINY,
-            out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _,
-            out("ymm4") _, out("ymm5") _, out("ymm6") _, out("ymm7") _,
-            out("ymm14") _, out("ymm15") _,
-            options(nostack, readonly)
+            k = in(reg) 1u64,
+            blocks = const BLOCKS,
+            options(nostack, nomem)
         );
         let _ = n;
         x
     }
 
-    /// 16 dependent adds + 16 independent zmm FMAs per iteration.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn probe_zmm(iters: u64) -> u64 {
-        let mut n = iters;
-        let mut x: u64 = 1;
-        asm!(
-            "vpxorq zmm0, zmm0, zmm0", "vpxorq zmm1, zmm1, zmm1", "vpxorq zmm2, zmm2, zmm2",
-            "vpxorq zmm3, zmm3, zmm3", "vpxorq zmm4, zmm4, zmm4", "vpxorq zmm5, zmm5, zmm5",
-            "vpxorq zmm6, zmm6, zmm6", "vpxorq zmm7, zmm7, zmm7",
-            "vbroadcastsd zmm30, qword ptr [{one}]",
-            "vbroadcastsd zmm31, qword ptr [{tiny}]",
-            "2:",
-            "add {x}, {x}", "vfmadd231pd zmm0, zmm30, zmm31", "add {x}, {x}", "vfmadd231pd zmm1, zmm30, zmm31",
-            "add {x}, {x}", "vfmadd231pd zmm2, zmm30, zmm31", "add {x}, {x}", "vfmadd231pd zmm3, zmm30, zmm31",
-            "add {x}, {x}", "vfmadd231pd zmm4, zmm30, zmm31", "add {x}, {x}", "vfmadd231pd zmm5, zmm30, zmm31",
-            "add {x}, {x}", "vfmadd231pd zmm6, zmm30, zmm31", "add {x}, {x}", "vfmadd231pd zmm7, zmm30, zmm31",
-            "add {x}, {x}", "vfmadd231pd zmm0, zmm30, zmm31", "add {x}, {x}", "vfmadd231pd zmm1, zmm30, zmm31",
-            "add {x}, {x}", "vfmadd231pd zmm2, zmm30, zmm31", "add {x}, {x}", "vfmadd231pd zmm3, zmm30, zmm31",
-            "add {x}, {x}", "vfmadd231pd zmm4, zmm30, zmm31", "add {x}, {x}", "vfmadd231pd zmm5, zmm30, zmm31",
-            "add {x}, {x}", "vfmadd231pd zmm6, zmm30, zmm31", "add {x}, {x}", "vfmadd231pd zmm7, zmm30, zmm31",
-            "dec {n}",
-            "jnz 2b",
-            "vzeroupper",
-            n = inout(reg) n,
-            x = inout(reg) x,
-            one = in(reg) &ONE,
-            tiny = in(reg) &TINY,
-            out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
-            out("zmm4") _, out("zmm5") _, out("zmm6") _, out("zmm7") _,
-            out("zmm30") _, out("zmm31") _,
-            options(nostack, readonly)
-        );
-        let _ = n;
-        x
+    /// One clock probe per x86 width: per iteration `BLOCKS` blocks, each
+    /// block 12 accumulators × (4 dependent `add reg, reg` of the one chain,
+    /// then `Q` FMAs into that accumulator): 48 chain cycles and 12 × Q
+    /// FMAs. An accumulator's Q FMAs (latency 4) take 4Q ≤ 24 cycles of the
+    /// block's 48, so the FMAs never wait on each other for longer than the
+    /// chain; the loop counter is a separate chain.
+    macro_rules! probe_x86 {
+        ($name:ident, $feat:literal, $zero:literal, $in1:literal, $in2:literal, $fma:literal, [$($clob:tt),*]) => {
+            #[target_feature(enable = $feat)]
+            pub(super) unsafe fn $name<const BLOCKS: usize, const Q: usize>(iters: u64) -> u64 {
+                let mut n = iters;
+                let mut x: u64 = 1;
+                asm!(
+                    ".irp a, 0,1,2,3,4,5,6,7,8,9,10,11",
+                    $zero,
+                    ".endr",
+                    $in1,
+                    $in2,
+                    ".p2align 5",
+                    "2:",
+                    ".rept {blocks}",
+                    ".irp a, 0,1,2,3,4,5,6,7,8,9,10,11",
+                    ".rept 4",
+                    "add {x}, {k}",
+                    ".endr",
+                    ".rept {q}",
+                    $fma,
+                    ".endr",
+                    ".endr",
+                    ".endr",
+                    "dec {n}",
+                    "jnz 2b",
+                    "vzeroupper",
+                    n = inout(reg) n,
+                    x = inout(reg) x,
+                    k = in(reg) 1u64,
+                    one = in(reg) &ONE,
+                    tiny = in(reg) &TINY,
+                    blocks = const BLOCKS,
+                    q = const Q,
+                    $(out($clob) _,)*
+                    options(nostack, readonly)
+                );
+                let _ = n;
+                x
+            }
+        };
     }
+
+    probe_x86!(
+        probe_sd,
+        "avx,fma",
+        "vxorpd xmm\\a, xmm\\a, xmm\\a",
+        "vmovsd xmm14, qword ptr [{one}]",
+        "vmovsd xmm15, qword ptr [{tiny}]",
+        "vfmadd231sd xmm\\a, xmm14, xmm15",
+        [
+            "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9",
+            "xmm10", "xmm11", "xmm14", "xmm15"
+        ]
+    );
+    probe_x86!(
+        probe_xmm,
+        "avx,fma",
+        "vxorpd xmm\\a, xmm\\a, xmm\\a",
+        "vmovddup xmm14, qword ptr [{one}]",
+        "vmovddup xmm15, qword ptr [{tiny}]",
+        "vfmadd231pd xmm\\a, xmm14, xmm15",
+        [
+            "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9",
+            "xmm10", "xmm11", "xmm14", "xmm15"
+        ]
+    );
+    probe_x86!(
+        probe_ymm,
+        "avx,fma",
+        "vxorpd ymm\\a, ymm\\a, ymm\\a",
+        "vbroadcastsd ymm14, qword ptr [{one}]",
+        "vbroadcastsd ymm15, qword ptr [{tiny}]",
+        "vfmadd231pd ymm\\a, ymm14, ymm15",
+        [
+            "ymm0", "ymm1", "ymm2", "ymm3", "ymm4", "ymm5", "ymm6", "ymm7", "ymm8", "ymm9",
+            "ymm10", "ymm11", "ymm14", "ymm15"
+        ]
+    );
+    probe_x86!(
+        probe_zmm,
+        "avx512f",
+        "vpxorq zmm\\a, zmm\\a, zmm\\a",
+        "vbroadcastsd zmm30, qword ptr [{one}]",
+        "vbroadcastsd zmm31, qword ptr [{tiny}]",
+        "vfmadd231pd zmm\\a, zmm30, zmm31",
+        [
+            "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7", "zmm8", "zmm9",
+            "zmm10", "zmm11", "zmm30", "zmm31"
+        ]
+    );
 }
 
 #[cfg(target_arch = "aarch64")]
@@ -598,6 +789,122 @@ mod arm {
         let _ = n;
         out
     }
+
+    /// The clock probe's chain alone: `BLOCKS × 96` dependent `add x, x, x`
+    /// per iteration (96 = 24 accumulators × 4 adds, the probe's block).
+    pub(super) unsafe fn chain_only<const BLOCKS: usize>(iters: u64) -> u64 {
+        let mut n = iters;
+        let mut x: u64 = 1;
+        asm!(
+            ".p2align 5",
+            "2:",
+            ".rept {blocks}",
+            ".rept 96",
+            "add {x}, {x}, {k}",
+            ".endr",
+            ".endr",
+            "subs {n}, {n}, #1",
+            "b.ne 2b",
+            n = inout(reg) n,
+            x = inout(reg) x,
+            k = in(reg) 1u64,
+            blocks = const BLOCKS,
+            options(nostack, nomem)
+        );
+        let _ = n;
+        x
+    }
+
+    /// One clock probe per aarch64 width: per iteration `BLOCKS` blocks,
+    /// each block 24 accumulators × (4 dependent `add x, x, x` of the one
+    /// chain, then `Q` FMAs into that accumulator): 96 chain cycles and
+    /// 24 × Q FMAs. An accumulator's Q FMAs take at most 6 × 9 = 54 cycles
+    /// (A64FX's FMA latency) of the block's 96. `$irp` names the 24
+    /// accumulators with their arrangement (`v0.2d`, `z0.d`): in `v\a.2d`
+    /// the assembler reads a parameter named `a.2d`, and the `\()`
+    /// separator did not survive the `.rept` nested in the `.irp`.
+    macro_rules! probe_arm {
+        ($(#[$attr:meta])* $name:ident, $irp:literal, $pre:literal, $zero:literal, $in1:literal, $in2:literal, $fma:literal, [$($clob:tt),*]) => {
+            $(#[$attr])*
+            pub(super) unsafe fn $name<const BLOCKS: usize, const Q: usize>(iters: u64) -> u64 {
+                let mut n = iters;
+                let mut x: u64 = 1;
+                asm!(
+                    $pre,
+                    $irp,
+                    $zero,
+                    ".endr",
+                    $in1,
+                    $in2,
+                    ".p2align 5",
+                    "2:",
+                    ".rept {blocks}",
+                    $irp,
+                    ".rept 4",
+                    "add {x}, {x}, {k}",
+                    ".endr",
+                    ".rept {q}",
+                    $fma,
+                    ".endr",
+                    ".endr",
+                    ".endr",
+                    "subs {n}, {n}, #1",
+                    "b.ne 2b",
+                    n = inout(reg) n,
+                    x = inout(reg) x,
+                    k = in(reg) 1u64,
+                    blocks = const BLOCKS,
+                    q = const Q,
+                    $(out($clob) _,)*
+                    options(nostack, nomem)
+                );
+                let _ = n;
+                x
+            }
+        };
+    }
+
+    probe_arm!(
+        probe_d,
+        ".irp a, d0,d1,d2,d3,d4,d5,d6,d7,d8,d9,d10,d11,d12,d13,d14,d15,d16,d17,d18,d19,d20,d21,d22,d23",
+        "",
+        "movi \\a, #0",
+        "fmov d30, #1.0",
+        "fmov d31, #0.125",
+        "fmadd \\a, d30, d31, \\a",
+        [
+            "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13",
+            "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v30", "v31"
+        ]
+    );
+    probe_arm!(
+        probe_v2d,
+        ".irp a, v0.2d,v1.2d,v2.2d,v3.2d,v4.2d,v5.2d,v6.2d,v7.2d,v8.2d,v9.2d,v10.2d,v11.2d,v12.2d,v13.2d,v14.2d,v15.2d,v16.2d,v17.2d,v18.2d,v19.2d,v20.2d,v21.2d,v22.2d,v23.2d",
+        "",
+        "movi \\a, #0",
+        "fmov v30.2d, #1.0",
+        "fmov v31.2d, #0.125",
+        "fmla \\a, v30.2d, v31.2d",
+        [
+            "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13",
+            "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v30", "v31"
+        ]
+    );
+    probe_arm!(
+        #[target_feature(enable = "sve")]
+        probe_sve,
+        ".irp a, z0.d,z1.d,z2.d,z3.d,z4.d,z5.d,z6.d,z7.d,z8.d,z9.d,z10.d,z11.d,z12.d,z13.d,z14.d,z15.d,z16.d,z17.d,z18.d,z19.d,z20.d,z21.d,z22.d,z23.d",
+        "ptrue p0.d",
+        "dup \\a, #0",
+        "fmov z30.d, #1.0",
+        "fmov z31.d, #0.125",
+        "fmla \\a, p0/m, z30.d, z31.d",
+        [
+            "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13",
+            "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v30", "v31",
+            "p0"
+        ]
+    );
 }
 
 #[cfg(test)]
@@ -611,6 +918,91 @@ mod tests {
             let b = run(w, 20);
             assert_ne!(a, 0, "{w:?}");
             assert_ne!(a, b, "{w:?}");
+        }
+    }
+
+    #[test]
+    fn clock_probes_run_where_supported() {
+        let mut probes = vec![ClockProbe {
+            width: None,
+            blocks: 1,
+            quarters: 0,
+        }];
+        for w in Width::ALL {
+            for q in PROBE_QUARTERS {
+                probes.push(ClockProbe {
+                    width: Some(w),
+                    blocks: 1,
+                    quarters: q,
+                });
+            }
+        }
+        for p in probes.clone() {
+            probes.push(ClockProbe { blocks: 2, ..p });
+        }
+        for p in probes {
+            match p.unsupported_reason() {
+                // The chain's value moves with every add: the loop ran.
+                None => assert_ne!(p.run(3), p.run(5), "{p:?}"),
+                Some(why) => {
+                    assert!(!why.is_empty());
+                    assert_eq!(p.run(3), 0, "{p:?} runs nothing");
+                }
+            }
+        }
+        // Shapes that were not built say so.
+        let odd = ClockProbe {
+            width: Some(Width::Scalar),
+            blocks: 3,
+            quarters: 4,
+        };
+        assert!(odd.unsupported_reason().is_some());
+    }
+
+    #[test]
+    fn clock_probe_accounting() {
+        let p = ClockProbe {
+            width: Some(Width::V512),
+            blocks: 1,
+            quarters: 6,
+        };
+        assert_eq!(p.chain_adds(), PROBE_ACCUMULATORS * 4);
+        assert_eq!(p.fmas_per_iter(), PROBE_ACCUMULATORS * 6);
+        assert_eq!(p.fmas_per_cycle(), 1.5);
+        let two = ClockProbe { blocks: 2, ..p };
+        assert_eq!(two.chain_adds(), 2 * p.chain_adds());
+        assert_eq!(two.fmas_per_cycle(), p.fmas_per_cycle(), "same density");
+        let alone = ClockProbe {
+            width: None,
+            blocks: 1,
+            quarters: 6,
+        };
+        assert_eq!(alone.fmas_per_iter(), 0);
+        assert!(alone.describe().contains("nothing else"));
+        // An accumulator's FMAs (latency up to 9 cycles on A64FX, 4 on x86)
+        // fit in one block of the chain.
+        let lat = if cfg!(target_arch = "aarch64") { 9 } else { 4 };
+        assert!(PROBE_QUARTERS
+            .iter()
+            .all(|q| (*q as u64) * lat < p.chain_adds()));
+    }
+
+    #[test]
+    fn probe_density_stays_under_the_units() {
+        // Two FMA units (Golden Cove, Zen 5 at 512 bits): 1.5 per cycle.
+        assert_eq!(probe_quarters_for(2.0), (6, true));
+        assert_eq!(probe_quarters_for(1.9), (6, true));
+        // A host whose sibling takes a unit: 1.64 per cycle measured.
+        assert_eq!(probe_quarters_for(1.64), (4, true));
+        // One unit (Zen 4 at 512 bits): 0.75 per cycle, above Intel's
+        // heavy-instruction threshold of about one every two cycles.
+        assert_eq!(probe_quarters_for(1.0), (3, true));
+        assert_eq!(probe_quarters_for(0.95), (3, true));
+        // Half a unit: the sparsest, said not to fit.
+        assert_eq!(probe_quarters_for(0.5), (2, false));
+        for r in [0.6, 0.9, 1.3, 2.0, 4.0] {
+            let (q, fits) = probe_quarters_for(r);
+            assert!(fits && q as f64 / 4.0 <= 0.85 * r + 1e-9, "{r}");
         }
     }
 

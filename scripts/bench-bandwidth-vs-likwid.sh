@@ -7,7 +7,7 @@
 #   scripts/bench-bandwidth-vs-likwid.sh [ARRAY_MiB] [THREAD_LIST] [REPEATS]
 #
 # Defaults: arrays of 4 x the total last-level cache (STREAM's rule), threads
-# 1..all usable CPUs, 3 repeats. Each repeat prints its pairs (the tool that
+# 1..all usable CPUs of socket 0, 3 repeats. Each repeat prints its pairs (the tool that
 # goes first alternates); the verdict is on the median over the repeats of the
 # per-pair ratio cpuscope/likwid (the machine drifts by +-15% between pairs). Needs likwid (Debian: apt-get install likwid)
 # and python3. Builds cpuscope in release mode if target/release is missing.
@@ -16,13 +16,42 @@
 #   cpuscope triad  (a = b + q*c, 3 arrays)  <->  likwid-bench stream_<w>
 #   cpuscope copy   (c = a, 2 arrays)        <->  likwid-bench copy_<w>
 # (likwid-bench's own "triad" is the 4-array a = b + c*d and has no STREAM twin.)
+#
+# Same CPUs for both: likwid-bench's workgroup S0:SIZE:t runs on the first t
+# hardware threads of socket 0, physical cores first; cpuscope gets exactly
+# those CPUs (--cpus, one per core first, then the SMT siblings). cpuscope's
+# runs go to a temporary store, never the user's; its JSON is the run document
+# (`{"schema": "cpuscope.run/1", ..., "results": [records]}`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 command -v likwid-bench >/dev/null || { echo "likwid-bench not found: apt-get install likwid" >&2; exit 2; }
 BIN=target/release/cpuscope
 [ -x "$BIN" ] || cargo build --release --quiet
-NCPU=$(nproc)
+TMPD=$(mktemp -d "${TMPDIR:-/tmp}/cpuscope-bw-likwid.XXXXXX")
+trap 'rm -rf "$TMPD"' EXIT
+STORE=$TMPD/runs.db
+# Socket 0's usable CPUs, one per core first (likwid's S0 order).
+S0=$("$BIN" info --json | python3 -c '
+import json, sys
+m = json.load(sys.stdin)
+def cpulist(s):
+    out = []
+    for part in (s or "").split(","):
+        if part.strip():
+            a, _, b = part.partition("-")
+            out += range(int(a), int(b or a) + 1)
+    return out
+usable = set(cpulist(m["cpus"]["usable"]))
+pk = min((c["package"] for c in m.get("cores") or []), default=0)
+first, rest = [], []
+for core in m.get("cores") or []:
+    if core["package"] == pk:
+        cs = [c for c in cpulist(core["cpus"]) if c in usable]
+        first += cs[:1]
+        rest += cs[1:]
+print(",".join(map(str, first + rest)))')
+NCPU=$(echo "$S0" | tr , '\n' | grep -c .)
 
 if [ $# -ge 1 ] && [ -n "$1" ]; then
   ARRAY_MIB=$1
@@ -43,22 +72,35 @@ elif grep -qw avx /proc/cpuinfo; then W=avx; CW=avx
 else W=sse; CW=sse2; fi
 
 echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)  host: $(hostname)  cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-echo "arrays: $ARRAY_MIB MiB each; threads: $THREADS; width: $W; likwid: $(dpkg-query -W -f='${Version}' likwid 2>/dev/null || echo unknown)"
+echo "arrays: $ARRAY_MIB MiB each; threads: $THREADS; socket 0 CPUs (cores first): $S0; width: $W; likwid: $(dpkg-query -W -f='${Version}' likwid 2>/dev/null || echo unknown)"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-7s %-6s %12s %12s %8s\n' kernel threads likwid_MB/s cpuscope_MB/s ratio
 
+# Each tool writes to a file that is read once it has exited: a reader started
+# in a pipeline (python3 takes tens of milliseconds of CPU to start) would run
+# on the measured CPUs during the measurement.
 lw() { # test threads total_bytes -> MB/s (likwid counts 1 MB = 1e6 B)
-  likwid-bench -t "$1" -w "S0:${3}B:$2" 2>/dev/null | awk -F: '/^MByte\/s/ {gsub(/[ \t]/,"",$2); print $2}'
+  likwid-bench -t "$1" -w "S0:${3}B:$2" > "$TMPD/lw.txt" 2>/dev/null || true
+  awk -F: '/^MByte\/s/ {gsub(/[ \t]/,"",$2); print $2}' "$TMPD/lw.txt"
 }
-cs() { # kernel threads -> MB/s median (GB/s x 1000)
-  "$BIN" bandwidth --threads "$2" --kernels "$1" --width "$CW" --size "${ARRAY_MIB}M" \
-     --no-levels --reps 10 --profile standard --json -q | python3 -c '
+cs() { # kernel threads -> MB/s median (GB/s x 1000), on the first THREADS CPUs of socket 0
+  local cpus
+  cpus=$(echo "$S0" | cut -d, -f"1-$2")
+  "$BIN" bandwidth --store "$STORE" --cpus "$cpus" --threads "$2" --placement compact \
+     --kernels "$1" --width "$CW" --stores normal --size "${ARRAY_MIB}M" \
+     --no-levels --reps 10 --profile standard --json -q > "$TMPD/cs.json" || true
+  python3 -c '
 import json,sys
-r=[x for x in json.load(sys.stdin) if x["metric"]==sys.argv[1] and x.get("value") is not None and x["params"].get("scope")=="dram"]
-print("%.0f" % (r[0]["value"]*1000) if r else "nan")' "$1"
+try:
+    doc=json.load(open(sys.argv[3]))
+except ValueError:
+    print("nan"); sys.exit()
+r=[x for x in doc["results"] if x["experiment"]=="bandwidth" and x["metric"]==sys.argv[1]
+   and x["params"].get("threads")==int(sys.argv[2]) and x.get("value") is not None]
+print("%.0f" % (r[0]["value"]*1000) if r else "nan")' "$1" "$2" "$TMPD/cs.json"
 }
 
-TMP=$(mktemp)
+TMP=$TMPD/rows
 IFS=, read -ra TL <<< "$THREADS"
 for rep in $(seq 1 "$REPEATS"); do
   for t in "${TL[@]}"; do

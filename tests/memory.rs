@@ -428,6 +428,93 @@ fn bandwidth_plan_follows_streams_rule_and_sweeps_all_cpus() {
     assert_eq!(q.threads, vec![1, 2, 4, 8, 16]);
 }
 
+/// The sweep's rounds run back to back in one team round: every round is
+/// accounted with its start skew and thread imbalance, the figure is a
+/// median between min and best, and the arrays hold STREAM's results.
+#[test]
+fn bandwidth_rounds_run_back_to_back_with_their_spread_kept() {
+    use bandwidth::{measure_variant, sweep_policy, StreamArrays, Variant, SWEEP_MIN_SAMPLE};
+    use cpuscope::placement::team::Team;
+    let m = live();
+    let cpus: Vec<usize> = m.cpus.usable.iter().take(2).collect();
+    let mut team = Team::new(&cpus).expect("team");
+    let arr = StreamArrays::new(&mut team, 8 * MIB, None).expect("arrays");
+    let v = Variant::new(
+        BwKernel::Triad,
+        Width::widest().unwrap_or(Width::Scalar),
+        StoreKind::Normal,
+    );
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let p = measure_variant(
+        &mut team,
+        &arr,
+        &v,
+        arr.chunk(cpus.len()),
+        &sweep_policy(5, SWEEP_MIN_SAMPLE),
+        &stop,
+    )
+    .expect("measure");
+    assert_eq!(p.samples.len(), 5);
+    assert!(p.samples.iter().all(|g| g.is_finite() && *g > 0.0));
+    assert_eq!(p.start_skew_ns.len(), 5);
+    assert_eq!(p.imbalance.len(), 5);
+    assert!(p.imbalance.iter().all(|x| *x >= 1.0), "{:?}", p.imbalance);
+    assert!(p.preempted.is_some_and(|k| k <= 5));
+    assert_eq!(p.threads, cpus.len());
+}
+
+/// `cpuscope bandwidth --json` prints the run document; the triad record
+/// carries its median as value, best and spread, and the per-round evidence
+/// (start skew, imbalance, preempted rounds) in data. Stored in a temporary
+/// store only.
+#[test]
+fn bandwidth_json_is_a_run_document_with_round_evidence() {
+    let dir = std::env::temp_dir().join(format!("cpuscope-bw-json-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = dir.join("runs.db");
+    let (code, out, err) = cpuscope(&[
+        "bandwidth",
+        "--store",
+        store.to_str().unwrap(),
+        "--threads",
+        "1",
+        "--kernels",
+        "triad",
+        "--placement",
+        "compact",
+        "--size",
+        "16M",
+        "--no-levels",
+        "--reps",
+        "4",
+        "--json",
+        "-q",
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(doc["schema"], "cpuscope.run/1");
+    let rs = doc["results"].as_array().expect("results");
+    let r = rs
+        .iter()
+        .find(|r| r["experiment"] == "bandwidth" && r["metric"] == "triad")
+        .expect("a triad record");
+    assert_eq!(r["params"]["threads"], 1);
+    assert_eq!(r["params"]["scope"], "array");
+    assert_eq!(r["samples"].as_array().unwrap().len(), 4);
+    let v = r["value"].as_f64().unwrap();
+    let d = &r["data"];
+    assert!(v <= d["best_gbs"].as_f64().unwrap());
+    assert!(v >= r["stats"]["min"].as_f64().unwrap());
+    assert!(d["start_skew_us_median"].as_f64().is_some(), "{d}");
+    assert!(d["thread_imbalance_median"].as_f64().unwrap() >= 1.0);
+    assert!(
+        d["preempted_rounds"].as_u64().is_some_and(|k| k <= 4),
+        "{d}"
+    );
+    assert!(r["method"].as_str().unwrap().contains("back to back"));
+}
+
 #[test]
 fn latency_plan_spans_4k_to_4x_llc() {
     let Some(m) = fixture("16em64t-4s2c2t") else {

@@ -8,12 +8,11 @@
 //! reads its line first: copy 24 B, triad 32 B; non-temporal stores do not).
 
 use super::mem_common::{
-    self, cpu_order, fixed_policy, thread_counts, CacheFacts, Placement, LEVEL_NAMES, MIB,
-    PLACEMENT_PARAM,
+    self, cpu_order, thread_counts, CacheFacts, Placement, LEVEL_NAMES, MIB, PLACEMENT_PARAM,
 };
 use super::{ExpCtx, Experiment, Profile};
 use crate::base::fmt::fmt_size;
-use crate::harness::measure::{measure_team, Policy, Warmup};
+use crate::harness::measure::{measure_team_inline, Policy, Warmup};
 use crate::kernels::memory::{stream_pass, Arrays, BwKernel, StoreKind, Width, BW_ELEMS_ALIGN};
 use crate::machine::MachineInfo;
 use crate::placement::buffer::{Buffer, BufferOptions, PageRequest, Touch};
@@ -247,7 +246,14 @@ pub fn estimate(plan: &BandwidthPlan, machine: &MachineInfo) -> f64 {
             (10e9 * threads as f64).min(50e9) * if v.width == Width::Scalar { 0.7 } else { 1.0 };
         bytes / bw
     };
-    let per = |v: &Variant, t: usize| pass(v, t) * (plan.reps as f64 + 1.0) + 0.01;
+    // A sample lasts at least min_sample; a pass shorter than that is
+    // repeated, after calibration passes.
+    let min_s = SWEEP_MIN_SAMPLE.as_secs_f64();
+    let per = |v: &Variant, t: usize| {
+        let p = pass(v, t);
+        let calibration = if p < min_s { min_s * 1.5 } else { 0.0 };
+        p.max(min_s) * (plan.reps as f64 + 1.0) + calibration + 0.01
+    };
     let n = plan.cpus.len().max(1);
     let distinct = distinct_orders(plan, machine).len().max(1);
     let mut t = 0.0;
@@ -473,6 +479,12 @@ pub struct BwPoint {
     pub samples: Vec<f64>,
     pub bus_factor: f64,
     pub working_set_bytes: usize,
+    /// Per round: how late the last thread started after the release, ns.
+    pub start_skew_ns: Vec<f64>,
+    /// Per round: the slowest thread's own time over the fastest's.
+    pub imbalance: Vec<f64>,
+    /// Rounds in which a thread was switched out (None: not counted).
+    pub preempted: Option<usize>,
 }
 
 /// Measure `v` on the team over the first `len` elements of each thread's
@@ -490,7 +502,8 @@ pub fn measure_variant(
     if len == 0 {
         bail!("{}: working set too small for {n} threads", v.label());
     }
-    let m = measure_team(team, policy, stop, |ctx, iters| {
+    // All rounds back to back in one team round (see measure_team_inline).
+    let m = measure_team_inline(team, policy, stop, |ctx, iters| {
         let mut s = 0.0;
         for _ in 0..iters {
             s += arrays.pass(v, ctx.index, n, len);
@@ -514,13 +527,24 @@ pub fn measure_variant(
         samples: m.samples.iter().map(|ns| counted / ns).collect(),
         bus_factor: v.kernel.bus_bytes(v.store) as f64 / (l + st) as f64,
         working_set_bytes: len * n * 8 * v.kernel.arrays(),
+        imbalance: (0..m.reps)
+            .map(|r| {
+                let ts = m.thread_samples.iter().filter_map(|t| t.get(r).copied());
+                let (lo, hi) = ts.fold((f64::INFINITY, 0.0f64), |(lo, hi), x| {
+                    (lo.min(x), hi.max(x))
+                });
+                hi / lo
+            })
+            .collect(),
+        start_skew_ns: m.max_start_skew_ns,
+        preempted: m.preempted,
     })
 }
 
 fn method(v: &Variant) -> String {
     let (l, s) = v.kernel.counted_bytes();
     format!(
-        "STREAM {} ({}), {}-bit {} loads/stores{}; each thread streams its own chunk of every array (first-touched by that thread); GB/s = {} B counted per element × elements / team time (release to last finish); median of rounds, best in data",
+        "STREAM {} ({}), {}-bit {} loads/stores{}; each thread streams its own chunk of every array (first-touched by that thread); GB/s = {} B counted per element × elements / team time (release to last finish); a round is one pass over the arrays (passes back to back when one lasts under 2 ms); rounds back to back in one team region, the threads spinning at a barrier between them; median of rounds, best in data",
         v.kernel.name(),
         match v.kernel {
             BwKernel::Read => "s += a[i]",
@@ -563,8 +587,19 @@ fn record(p: &BwPoint, placement: Placement, scope: &str) -> ResultRecord {
             ));
         }
     }
+    if let Some(k) = p.preempted.filter(|&k| k > 0) {
+        r = r.with_note(&format!(
+            "{k} of {} rounds had a thread switched out (involuntary context switches): the machine was busy, figures may be low",
+            p.samples.len()
+        ));
+    }
+    let median_of = |xs: &[f64]| crate::harness::Stats::from_samples(xs).map(|s| s.median);
     r.with_data(json!({
         "cpus": p.cpus,
+        "preempted_rounds": p.preempted,
+        "start_skew_us_median": median_of(&p.start_skew_ns).map(|x| x / 1e3),
+        "start_skew_us_max": p.start_skew_ns.iter().copied().reduce(f64::max).map(|x| x / 1e3),
+        "thread_imbalance_median": median_of(&p.imbalance),
         "best_gbs": best,
         "median_gbs": med,
         "bus_factor": p.bus_factor,
@@ -668,6 +703,32 @@ pub fn saturation(points: &[(usize, f64)]) -> Option<usize> {
     None
 }
 
+/// Shortest sample of the sweep. One pass over arrays of 4× the last-level
+/// cache normally lasts longer (a sample is then one pass, as in STREAM);
+/// this only guards against passes so short that a microsecond of release
+/// skew or a timer step would show. Longer samples would not be better: on
+/// a busy machine every long sample catches some other task's time slice,
+/// where short ones leave most samples clean and the median robust.
+pub const SWEEP_MIN_SAMPLE: Duration = Duration::from_millis(2);
+
+/// The sweep's repetitions: `reps` samples after one warm-up pass, each
+/// sample at least `min_sample` long (one pass over the arrays, or, when a
+/// pass is shorter, as many passes back to back as it takes, calibrated by
+/// passes before the warm-up). The passes run inside one team round
+/// ([`measure_team_inline`]).
+pub fn sweep_policy(reps: usize, min_sample: Duration) -> Policy {
+    Policy {
+        warmup: Warmup::Reps(1),
+        min_reps: reps.max(1),
+        max_reps: reps.max(1),
+        time_budget: Duration::ZERO,
+        target_cv: None,
+        min_sample,
+        iters: None,
+        max_iters: 1 << 20,
+    }
+}
+
 /// Run a plan.
 pub fn run_plan(
     ctx: &mut ExpCtx,
@@ -684,7 +745,7 @@ pub fn run_plan(
         return Ok(());
     }
     let multi_node = ctx.machine.numa_nodes.len() > 1;
-    let policy = fixed_policy(plan.reps, 1);
+    let policy = sweep_policy(plan.reps, SWEEP_MIN_SAMPLE);
     let orders = distinct_orders(plan, ctx.machine);
     let mut one_thread: Vec<BwPoint> = Vec::new();
     // Sweep.
@@ -787,8 +848,15 @@ pub fn run_plan(
                     r = r.with_note(&format!("peak {best:.1} GB/s over the sweep"));
                 }
                 None if pts.len() < 2 => {
-                    r.unavailable_reason =
-                        Some("a sweep needs at least two thread counts (one usable CPU)".into());
+                    r.unavailable_reason = Some(format!(
+                        "a sweep needs at least two thread counts: {} measured ({})",
+                        pts.len(),
+                        if order.len() < 2 {
+                            "one usable CPU"
+                        } else {
+                            "the thread counts asked for"
+                        }
+                    ));
                 }
                 None => {
                     r.unavailable_reason = Some(format!(

@@ -24,14 +24,14 @@
 //! - [`measure_bracketed`] brackets every sample with a short reference call
 //!   before and after it, for per-sample ratios (FLOPs per cycle).
 
-use crate::base::timer::{Timer, TimerInfo};
+use crate::base::timer::{Tick, Timer, TimerInfo};
 use crate::base::Stats;
 use crate::placement::team::{Team, ThreadCtx};
 use anyhow::{bail, Result};
 use serde::Serialize;
 use std::fmt;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long to warm up before sampling.
@@ -253,6 +253,24 @@ pub struct TeamMeasurement<R> {
     /// Results of the last sampled round, per thread.
     #[serde(skip)]
     pub last_results: Vec<R>,
+    /// Sampled rounds during which at least one thread was switched out
+    /// involuntarily (getrusage RUSAGE_THREAD ru_nivcsw, read by each thread
+    /// outside the timed region); counted by [`measure_team_inline`] only
+    /// (None elsewhere, or when the kernel does not report it).
+    pub preempted: Option<usize>,
+}
+
+impl<R> TeamMeasurement<R> {
+    /// A note for the result when rounds were disturbed by preemption.
+    pub fn preemption_note(&self) -> Option<String> {
+        match self.preempted {
+            Some(p) if p > 0 => Some(format!(
+                "{p} of {} rounds had a thread switched out (involuntary context switches): the machine was busy, figures may be low",
+                self.reps
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// Phase a sample is taken in.
@@ -592,12 +610,385 @@ where
         stop: d.stop,
         timer: timer.info(),
         last_results,
+        preempted: None,
+    })
+}
+
+/// One thread's ticks of the pass it last ran, written by that thread only and
+/// read by the thread that arrives last at the next barrier (the barrier's
+/// atomics order the two).
+#[repr(align(128))]
+#[derive(Default)]
+struct PassSlot {
+    start: AtomicU64,
+    end: AtomicU64,
+    preempted: AtomicBool,
+}
+
+/// The bookkeeping of [`measure_team_inline`], touched only by the thread
+/// that arrives last at a barrier (so its mutex is never contended).
+struct InlineState {
+    /// Phase of the pass now running.
+    phase: Phase,
+    /// Passes started.
+    passes: usize,
+    /// Release of the pass now running.
+    release: Tick,
+    /// Inner iterations of the pass now running.
+    iters: u64,
+    /// Whether `iters` is final (fixed by the policy, or a pass at it lasted
+    /// at least `min_sample`).
+    calibrated: bool,
+    calibration_calls: usize,
+    warmup_calls: usize,
+    warmup_start: Option<Tick>,
+    sample_start: Option<Tick>,
+    end: Option<Tick>,
+    samples: Vec<f64>,
+    run: Running,
+    thread_samples: Vec<Vec<f64>>,
+    max_skew: Vec<f64>,
+    preempted: usize,
+    stop: Option<StopReason>,
+}
+
+/// Like [`measure_team`], with every sample taken inside one team round:
+/// the threads stay on their CPUs from the first pass to the last sample and
+/// meet at the team's spin barrier between passes, the way an OpenMP loop of
+/// `parallel for` regions does (STREAM), instead of going to sleep on a
+/// condition variable after every round and being woken for the next. So no
+/// thread is asleep (its CPU idle, in a VM its vCPU halted and handed back
+/// to the host) between samples or after finishing its share of a sample
+/// early, no wake-up chain precedes a sample, and the calling thread does
+/// not run between samples.
+///
+/// The thread that arrives last at the barrier accounts the pass just ended
+/// (team time: from the release, which it stamps right before releasing the
+/// others, to the last thread's end; each thread's own time; how late the
+/// last thread started), applies the policy and either releases the next
+/// pass or ends the round. Passes before the samples calibrate `iters`
+/// (unless the policy fixes it: grown from 1 like [`measure_team`] until a
+/// pass lasts at least `min_sample`) and warm up (`Warmup::Reps(k)`: at
+/// least k passes; `Warmup::Time(d)`: at least d); then samples until the
+/// policy stops (minimum and maximum count, time budget, target CV) or the
+/// stop flag is seen (a Ctrl-C ends the figure after the pass running).
+/// Each thread reads its own involuntary context switches around every pass
+/// (outside the timed region): [`TeamMeasurement::preempted`] counts the
+/// sampled passes in which some thread was switched out.
+///
+/// `f` must not wait on the team barrier itself (`ThreadCtx::wait`): the
+/// passes are separated by it.
+pub fn measure_team_inline<R, F>(
+    team: &mut Team,
+    policy: &Policy,
+    stop: &AtomicBool,
+    f: F,
+) -> Result<TeamMeasurement<R>>
+where
+    R: Send,
+    F: Fn(ThreadCtx<'_>, u64) -> R + Sync,
+{
+    policy.check()?;
+    let n = team.size();
+    let cpus = team.cpus().to_vec();
+    let timer = team.timer().clone();
+    let counted = involuntary_switches().is_some();
+    let slots: Vec<PassSlot> = (0..n).map(|_| PassSlot::default()).collect();
+    let finish = AtomicBool::new(false);
+    let iters_now = AtomicU64::new(policy.iters.unwrap_or(1));
+    let state = std::sync::Mutex::new(InlineState {
+        phase: Phase::Warmup,
+        passes: 0,
+        release: Tick(0),
+        iters: policy.iters.unwrap_or(1),
+        calibrated: policy.iters.is_some(),
+        calibration_calls: 0,
+        warmup_calls: 0,
+        warmup_start: None,
+        sample_start: None,
+        end: None,
+        samples: Vec::with_capacity(policy.max_reps),
+        run: Running::default(),
+        thread_samples: (0..n)
+            .map(|_| Vec::with_capacity(policy.max_reps))
+            .collect(),
+        max_skew: Vec::with_capacity(policy.max_reps),
+        preempted: 0,
+        stop: None,
+    });
+    let min_ns = policy.min_sample.as_nanos() as f64;
+    let budget_ns = policy.time_budget.as_nanos() as f64;
+    // Run by the last thread to arrive at a barrier, before it releases the
+    // others: account the pass that just ended, then start the next or end.
+    let decide = || {
+        let mut guard = state.lock().unwrap_or_else(|e| e.into_inner());
+        let st = &mut *guard;
+        if st.passes > 0 {
+            let (release, iters) = (st.release, st.iters as f64);
+            let mut last_end = release;
+            let mut skew = 0.0f64;
+            let mut any_preempted = false;
+            for (i, slot) in slots.iter().enumerate() {
+                let s = Tick(slot.start.load(Ordering::Relaxed));
+                let e = Tick(slot.end.load(Ordering::Relaxed));
+                last_end = last_end.max(e);
+                skew = skew.max(timer.ns(release, s));
+                any_preempted |= slot.preempted.load(Ordering::Relaxed);
+                if st.phase == Phase::Sample {
+                    st.thread_samples[i].push(timer.ns(s, e) / iters);
+                }
+            }
+            let team_ns = timer.ns(release, last_end);
+            if st.phase == Phase::Sample {
+                st.samples.push(team_ns / iters);
+                st.run.push(team_ns / iters);
+                st.max_skew.push(skew);
+                st.preempted += usize::from(any_preempted);
+            } else if !st.calibrated && team_ns < min_ns && st.iters < policy.max_iters {
+                st.calibration_calls += 1;
+                st.iters = grow_iters(st.iters, team_ns, min_ns, policy.max_iters);
+            } else {
+                st.calibrated = true;
+                st.warmup_calls += 1;
+            }
+        }
+        let now = timer.now();
+        if stop.load(Ordering::Relaxed) {
+            st.stop = Some(StopReason::Interrupted);
+        } else {
+            if st.phase == Phase::Warmup && st.calibrated {
+                let warm = match policy.warmup {
+                    Warmup::Reps(k) => st.warmup_calls >= k,
+                    Warmup::Time(d) => {
+                        let t0 = *st.warmup_start.get_or_insert(now);
+                        timer.ns(t0, now) >= d.as_nanos() as f64
+                    }
+                };
+                if warm {
+                    st.phase = Phase::Sample;
+                    st.sample_start = Some(now);
+                }
+            }
+            if st.phase == Phase::Sample {
+                let k = st.samples.len();
+                let t0 = st.sample_start.unwrap_or(now);
+                if k >= policy.max_reps {
+                    st.stop = Some(StopReason::MaxReps);
+                } else if k >= policy.min_reps {
+                    if policy.target_cv.is_some_and(|t| st.run.cv() <= t) {
+                        st.stop = Some(StopReason::TargetCv);
+                    } else if timer.ns(t0, now) >= budget_ns {
+                        st.stop = Some(StopReason::TimeBudget);
+                    }
+                }
+            }
+        }
+        if st.stop.is_some() {
+            st.end = Some(now);
+            finish.store(true, Ordering::Relaxed);
+        } else {
+            st.passes += 1;
+            iters_now.store(st.iters, Ordering::Relaxed);
+            st.release = timer.now();
+        }
+    };
+    let round = team.run_round(|ctx| {
+        let barrier = ctx.barrier();
+        let slot = &slots[ctx.index];
+        let mut last = None;
+        let mut switches = if counted {
+            involuntary_switches()
+        } else {
+            None
+        };
+        loop {
+            barrier.wait_then(decide);
+            if finish.load(Ordering::Relaxed) {
+                break;
+            }
+            let iters = iters_now.load(Ordering::Relaxed);
+            let t0 = timer.now();
+            let r = f(ctx, black_box(iters));
+            let t1 = timer.now();
+            slot.start.store(t0.0, Ordering::Relaxed);
+            slot.end.store(t1.0, Ordering::Relaxed);
+            if counted {
+                let now = involuntary_switches();
+                let switched = matches!((switches, now), (Some(a), Some(b)) if b > a);
+                slot.preempted.store(switched, Ordering::Relaxed);
+                switches = now;
+            }
+            last = Some(black_box(r));
+        }
+        last
+    })?;
+    let st = state.into_inner().unwrap_or_else(|e| e.into_inner());
+    if st.samples.is_empty() {
+        if st.stop == Some(StopReason::Interrupted) {
+            return Err(Interrupted.into());
+        }
+        bail!("the team measurement took no sample");
+    }
+    let stats = Stats::from_samples(&st.samples)
+        .ok_or_else(|| anyhow::anyhow!("the team measurement produced non-finite samples"))?;
+    let thread_stats = st
+        .thread_samples
+        .iter()
+        .map(|s| Stats::from_samples(s).unwrap_or_default())
+        .collect();
+    let total_ns = match (st.sample_start, st.end) {
+        (Some(a), Some(b)) => timer.ns(a, b),
+        _ => 0.0,
+    };
+    Ok(TeamMeasurement {
+        iters: st.iters,
+        cpus,
+        reps: st.samples.len(),
+        samples: st.samples,
+        stats,
+        thread_samples: st.thread_samples,
+        thread_stats,
+        max_start_skew_ns: st.max_skew,
+        calibration_calls: st.calibration_calls,
+        warmup_calls: st.warmup_calls,
+        total_ns,
+        stop: st.stop.unwrap_or(StopReason::MaxReps),
+        timer: timer.info(),
+        last_results: round.results.into_iter().flatten().collect(),
+        preempted: counted.then_some(st.preempted),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    /// Two CPUs this process may use (the same one twice on a 1-CPU machine).
+    fn two_cpus() -> Vec<usize> {
+        let u = crate::placement::pin::current_affinity().unwrap().to_vec();
+        vec![u[0], *u.get(1).unwrap_or(&u[0])]
+    }
+
+    /// A few microseconds of work per iteration that the compiler keeps.
+    fn spin(iters: u64) -> u64 {
+        let mut x = 1u64;
+        for i in 0..iters * 2000 {
+            x = black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
+        }
+        x
+    }
+
+    #[test]
+    fn inline_passes_run_in_one_round_with_every_sample_accounted() {
+        let cpus = two_cpus();
+        let mut team = Team::new(&cpus).unwrap();
+        let stop = AtomicBool::new(false);
+        let calls = AtomicUsize::new(0);
+        let p = Policy {
+            warmup: Warmup::Reps(2),
+            min_reps: 5,
+            max_reps: 5,
+            target_cv: None,
+            iters: Some(3),
+            ..Policy::quick()
+        };
+        let m = measure_team_inline(&mut team, &p, &stop, |ctx, iters| {
+            calls.fetch_add(1, Ordering::Relaxed);
+            spin(iters) + ctx.index as u64
+        })
+        .unwrap();
+        // 2 warm-up passes + 5 samples, on each of the 2 threads.
+        assert_eq!(calls.load(Ordering::Relaxed), 2 * 7);
+        assert_eq!((m.reps, m.warmup_calls, m.calibration_calls), (5, 2, 0));
+        assert_eq!((m.iters, m.stop), (3, StopReason::MaxReps));
+        assert_eq!(m.cpus, cpus);
+        assert_eq!(m.thread_samples.len(), 2);
+        assert!(m.thread_samples.iter().all(|s| s.len() == 5));
+        assert_eq!(m.max_start_skew_ns.len(), 5);
+        assert_eq!(m.last_results, vec![spin(3), spin(3) + 1]);
+        // The team time covers every thread's own time.
+        for r in 0..5 {
+            for t in 0..2 {
+                assert!(m.samples[r] >= m.thread_samples[t][r] * 0.999);
+            }
+        }
+        assert!(m.preempted.is_some_and(|p| p <= 5));
+        // The team is usable again afterwards.
+        assert_eq!(team.run_round(|c| c.index).unwrap().results, vec![0, 1]);
+    }
+
+    #[test]
+    fn inline_passes_calibrate_iters_before_warming_up() {
+        let mut team = Team::new(&two_cpus()).unwrap();
+        let stop = AtomicBool::new(false);
+        let p = Policy {
+            warmup: Warmup::Reps(1),
+            min_reps: 3,
+            max_reps: 3,
+            target_cv: None,
+            min_sample: Duration::from_millis(2),
+            iters: None,
+            ..Policy::quick()
+        };
+        let m = measure_team_inline(&mut team, &p, &stop, |_, iters| spin(iters)).unwrap();
+        assert!(m.calibration_calls >= 1, "{}", m.calibration_calls);
+        assert!(m.iters > 1);
+        assert_eq!((m.warmup_calls, m.reps), (1, 3));
+        // Every sample at the calibrated count lasts about min_sample or more
+        // (a generous floor: the CPUs may be shared).
+        assert!(m.samples.iter().all(|ns| ns * m.iters as f64 > 0.5e6));
+    }
+
+    #[test]
+    fn inline_passes_stop_on_the_flag_between_passes() {
+        let mut team = Team::new(&two_cpus()).unwrap();
+        let p = Policy {
+            warmup: Warmup::Reps(0),
+            min_reps: 50,
+            max_reps: 50,
+            target_cv: None,
+            iters: Some(1),
+            ..Policy::quick()
+        };
+        // Set before the first pass: no sample, the Interrupted error.
+        let stop = AtomicBool::new(true);
+        let e = measure_team_inline(&mut team, &p, &stop, |_, it| spin(it)).unwrap_err();
+        assert!(e.downcast_ref::<Interrupted>().is_some(), "{e}");
+        // Set during the 4th pass: that pass is kept, no further one runs.
+        let stop = AtomicBool::new(false);
+        let passes = AtomicUsize::new(0);
+        let m = measure_team_inline(&mut team, &p, &stop, |ctx, it| {
+            if ctx.index == 0 && passes.fetch_add(1, Ordering::Relaxed) == 3 {
+                stop.store(true, Ordering::Relaxed);
+            }
+            spin(it)
+        })
+        .unwrap();
+        assert_eq!((m.reps, m.stop), (4, StopReason::Interrupted));
+        assert_eq!(passes.load(Ordering::Relaxed), 4);
+    }
+
+    #[test]
+    fn inline_worker_panic_is_an_error_and_the_team_survives() {
+        let mut team = Team::new(&two_cpus()).unwrap();
+        let stop = AtomicBool::new(false);
+        let p = Policy {
+            iters: Some(1),
+            ..Policy::quick()
+        };
+        let e = measure_team_inline(&mut team, &p, &stop, |ctx, it| {
+            if ctx.index == 1 {
+                panic!("pass failed");
+            }
+            spin(it)
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("pass failed"), "{e}");
+        let m = measure_team_inline(&mut team, &p, &stop, |_, it| spin(it)).unwrap();
+        assert!(m.reps >= 3);
+    }
 
     #[test]
     fn welford_matches_stats() {

@@ -183,7 +183,7 @@ fn sapphire_rapids_guest_climb_is_not_a_cache_or_dram() {
 fn a_curve_that_never_reaches_memory_has_no_memory_part_taken_from_a_climb() {
     // A slow climb alone (×1.3 per doubling) is never a step.
     let xy: Vec<(usize, f64)> = (0..20)
-        .map(|i| (4 * KIB << i, 100.0 * 1.3f64.powi(i)))
+        .map(|i| ((4 * KIB) << i, 100.0 * 1.3f64.powi(i)))
         .collect();
     let (_, mem) = analyse_curve(&xy);
     assert!(mem.is_none(), "{mem:?}");

@@ -13,6 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=target/release/cpuscope
 [ -x "$BIN" ] || cargo build --release --quiet
+TMPD=$(mktemp -d)
+trap 'rm -rf "$TMPD"' EXIT
 SIZE=${1:-}
 REPEATS=${2:-3}
 if [ -z "$SIZE" ]; then
@@ -36,11 +38,16 @@ for rep in $(seq 1 "$REPEATS"); do
   for pages in 2m 4k; do
     out=$(taskset -c "$CPU" "$REF" "$SIZE" "$pages")
     rmin=$(echo "$out" | awk '{print $6}'); rmed=$(echo "$out" | awk '{print $8}')
-    read -r cmin cmed < <("$BIN" latency --cpu "$CPU" --sizes "$SIZE" --pages "$pages" --pattern random --profile standard -q --json | python3 -c '
+    # Written to a file and read after cpuscope exits (a reader started in
+    # a pipeline takes CPU time from the measurement); a run document
+    # (`{"results": [...]}`), stored in a temporary store.
+    "$BIN" latency --cpu "$CPU" --sizes "$SIZE" --pages "$pages" --pattern random --profile standard -q --json --store "$TMPD/runs.db" > "$TMPD/lat.json"
+    read -r cmin cmed < <(python3 -c '
 import json,sys
-r=[x for x in json.load(sys.stdin) if x["metric"]=="curve" and x.get("data")]
+d=json.load(open(sys.argv[1]))
+r=[x for x in d["results"] if x["metric"]=="curve" and x.get("data")]
 p=r[0]["data"]["points"][-1]
-print("%.2f %.2f" % (p["min"], p["ns"]))')
+print("%.2f %.2f" % (p["min"], p["ns"]))' "$TMPD/lat.json")
     ratio=$(python3 -c "import sys; print('%.3f' % (float(sys.argv[1])/float(sys.argv[2])))" "$cmed" "$rmed")
     printf '%-5s %-4s %10s %10s %10s %10s %8s\n' "$pages" "$rep" "$rmin" "$rmed" "$cmin" "$cmed" "$ratio"
   done

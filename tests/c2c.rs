@@ -842,3 +842,366 @@ fn ctrl_c_stops_inside_a_round() {
     assert!(waited < 30.0, "{waited:.1} s after SIGINT:\n{text}");
     assert!(text.contains("interrupted"), "{text}");
 }
+
+// ------------------------------------------------- noise and disturbance (issue 24)
+
+/// One pair of the recorded noisy matrix.
+#[derive(serde::Deserialize)]
+struct NoisyPair {
+    cpus: [usize; 2],
+    median_ns: f64,
+    samples: usize,
+    preempted_samples: usize,
+    responder_switches: i64,
+    pass_cv: f64,
+}
+
+#[derive(serde::Deserialize)]
+struct NoisyMatrix {
+    cpus: Vec<usize>,
+    steal: serde_json::Value,
+    pairs: Vec<NoisyPair>,
+}
+
+/// tests/fixtures/c2c/cloud-16vcpu-noisy.json: a 16-vCPU cloud guest's
+/// matrix (no SMT, one L3), ~70 ns ±3% with preemption outliers.
+fn noisy_fixture() -> NoisyMatrix {
+    let p = format!(
+        "{}/tests/fixtures/c2c/cloud-16vcpu-noisy.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// The fixture's machine: 16 CPUs, one core each, one L3, one node, one package.
+fn cloud16() -> MachineInfo {
+    machine(&Spec {
+        cores: (0..16).map(|c| vec![c]).collect(),
+        l2: (0..16).map(|c| vec![c]).collect(),
+        l3: vec![(0..16).collect()],
+        nodes: vec![(0..16).collect()],
+        packages: vec![(0..16).collect()],
+    })
+}
+
+/// The fixture as a measured CAS run: each pair's samples around its figure
+/// (±2%), its preempted samples marked and lasting a scheduler slice, four
+/// passes whose medians spread by the pair's CV; `scale` multiplies the
+/// preempted samples (capped at a third of the samples).
+fn noisy_run(f: &NoisyMatrix, scale: usize, steal: bool) -> c2c::MatrixRun {
+    let pairs = f
+        .pairs
+        .iter()
+        .map(|p| {
+            let pre = (p.preempted_samples * scale).min(p.samples / 3);
+            let m = p.median_ns;
+            let mut samples = Vec::with_capacity(p.samples);
+            let mut flags = Vec::with_capacity(p.samples);
+            for k in 0..p.samples {
+                if k < pre {
+                    samples.push(m * 40.0);
+                    flags.push(true);
+                } else {
+                    samples.push(m * noise(p.cpus[0] * 1000 + k, p.cpus[1], 0.02));
+                    flags.push(false);
+                }
+            }
+            let mut ps =
+                c2c::pair_stats_marked(p.cpus[0], p.cpus[1], samples, flags, false).unwrap();
+            ps.preempted_samples = Some(pre);
+            ps.responder_switches = Some(p.responder_switches * scale as i64);
+            let c = p.pass_cv / 0.816;
+            ps.pass_medians = vec![m * (1.0 - c), m, m * (1.0 + c), m];
+            ps.clean_pass_medians = ps.pass_medians.clone();
+            ps
+        })
+        .collect();
+    c2c::MatrixRun {
+        method: Method::Cas,
+        cpus: f.cpus.clone(),
+        pairs,
+        rounds_done: 15,
+        rounds_planned: 15,
+        elapsed_s: 3.2,
+        stopped: None,
+        adapted: Vec::new(),
+        steal: steal.then(|| serde_json::from_value(f.steal.clone()).unwrap()),
+    }
+}
+
+/// Every quote and bracket of a label is closed.
+fn balanced(s: &str) -> bool {
+    s.matches('\'').count().is_multiple_of(2)
+        && s.matches('"').count().is_multiple_of(2)
+        && s.matches('(').count() == s.matches(')').count()
+}
+
+/// The records and the verdict of a noisy run on the fixture's machine.
+fn noisy_records(run: &c2c::MatrixRun) -> (Vec<cpuscope::results::schema::ResultRecord>, String) {
+    let m = cloud16();
+    let cpus: Vec<usize> = (0..16).collect();
+    let plan = c2c::plan(
+        &m,
+        &PlanRequest::for_profile(Profile::Quick, &cpus, &[Method::Cas]),
+    )
+    .unwrap();
+    let decl = Declared::from_machine(&m, &cpus);
+    let (recs, _) = c2c::records(run, &plan, &decl, None);
+    let mut r = cpuscope::results::schema::Run::new(
+        "cloud16",
+        "quick",
+        serde_json::json!({}),
+        Default::default(),
+        serde_json::json!({}),
+        Vec::new(),
+    );
+    r.results = recs.clone();
+    let text =
+        cpuscope::report::verdict::render(&r, None, &cpuscope::report::verdict::Style::plain(160));
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Core↔core"))
+        .unwrap_or_else(|| panic!("no Core↔core line:\n{text}"))
+        .to_string();
+    (recs, line)
+}
+
+fn inference_of(
+    recs: &[cpuscope::results::schema::ResultRecord],
+) -> cpuscope::experiments::c2c_infer::Inference {
+    let mat = recs.iter().find(|r| r.is(c2c::MATRIX)).unwrap();
+    serde_json::from_value(mat.data.as_ref().unwrap()["inference"].clone()).unwrap()
+}
+
+#[test]
+fn noisy_cloud_matrix_infers_one_group() {
+    let f = noisy_fixture();
+    let run = noisy_run(&f, 1, false);
+    let marked = run.pairs.iter().filter(|p| p.is_preempted()).count();
+    assert_eq!(marked, 39, "the fixture's marked pairs");
+    let decl = Declared::from_machine(&cloud16(), &f.cpus);
+    // Every pair, outliers included, with the pairs' own noise: the noise
+    // rule alone. The 8%/2 ns cut finds 49, 70 and 94 ns here; the 3 pairs
+    // at 48 ns are too few for a group. (The 94 ns step, the two
+    // descheduled vCPUs joining the rest, is merged too, by the spread of
+    // its pairs, but only just: leaving them out is what the experiment
+    // relies on.)
+    let mut full = run.matrix();
+    for p in &run.pairs {
+        full.set_noise_sym(p.initiator, p.responder, p.rel_noise());
+    }
+    let all = infer(&full, &decl);
+    assert!(all.levels.len() <= 2, "{:#?}", all.levels);
+    assert!(
+        all.levels
+            .iter()
+            .all(|l| l.pairs >= 4 && l.latency_ns > 60.0),
+        "{:#?}",
+        all.levels
+    );
+    assert!(
+        all.notes
+            .iter()
+            .any(|n| n.contains("3 pair(s) in a group, fewer than the 4")),
+        "{:?}",
+        all.notes
+    );
+    // The clean pairs only (what the experiment does).
+    let inf =
+        cpuscope::experiments::c2c_infer::infer_with(&run.matrix(), &run.clean_matrix(), &decl);
+    assert_eq!(inf.levels.len(), 1, "{:#?}", inf.levels);
+    assert_eq!(inf.pairs_measured, 120);
+    assert_eq!(inf.pairs_clean, 120 - 39);
+    let l = &inf.levels[0];
+    assert!((l.latency_ns / 70.0 - 1.0).abs() < 0.03, "{}", l.latency_ns);
+    // vCPUs 11 and 13 lost every pair (preempted): in no group.
+    assert_eq!(l.group_sizes, vec![1, 14]);
+    assert!(l.groups.contains(&vec![11]) && l.groups.contains(&vec![13]));
+    assert!(
+        inf.notes
+            .iter()
+            .any(|n| n.contains("CPU(s) 11,13: every pair left out")),
+        "{:?}",
+        inf.notes
+    );
+    assert!(
+        !inf.notes.iter().any(|n| n.contains("separate groups")),
+        "{:?}",
+        inf.notes
+    );
+    assert!(l.matches.contains(&"shared_l3".to_string()), "{l:?}");
+    assert!(
+        !l.label.contains("SMT") && balanced(&l.label),
+        "{}",
+        l.label
+    );
+    assert!(
+        inf.notes
+            .iter()
+            .any(|n| n.contains("39 of 120 pairs left out")),
+        "{:?}",
+        inf.notes
+    );
+    // The records and the verdict: one group, not disturbed by pairs alone.
+    let (recs, line) = noisy_records(&run);
+    assert_eq!(inference_of(&recs).levels.len(), 1);
+    assert!(line.contains("1 group(s): shared L3 "), "{line}");
+    assert!(!line.contains("disturbed"), "{line}");
+}
+
+#[test]
+fn noise_rule_merges_steps_within_the_pairs_own_noise() {
+    // Two real-looking levels, 60 and 70 ns (+17%), but every pair wanders
+    // 10% over its passes: not separated beyond the noise, one group.
+    let m = cloud16();
+    let cpus: Vec<usize> = (0..16).collect();
+    let lat = |a: usize, b: usize| if a / 4 == b / 4 { 60.0 } else { 70.0 };
+    let mut mat = matrix_from(&cpus, lat);
+    let decl = Declared::from_machine(&m, &cpus);
+    assert_eq!(
+        infer(&mat, &decl).levels.len(),
+        2,
+        "quiet pairs: two levels"
+    );
+    for i in 0..16 {
+        for j in i + 1..16 {
+            mat.set_noise_sym(i, j, 0.10);
+        }
+    }
+    let inf = infer(&mat, &decl);
+    assert_eq!(inf.levels.len(), 1, "{:#?}", inf.levels);
+    assert!(
+        inf.notes
+            .iter()
+            .any(|n| n.contains("not separated beyond the noise") && n.contains("own noise")),
+        "{:?}",
+        inf.notes
+    );
+}
+
+#[test]
+fn no_smt_label_without_smt_and_labels_are_balanced() {
+    // No SMT, one 16-CPU L3; the hardware has 4-CPU groups (30 ns) the
+    // kernel does not declare, 70 ns across them.
+    let m = cloud16();
+    let cpus: Vec<usize> = (0..16).collect();
+    let lat = |a: usize, b: usize| if a / 4 == b / 4 { 30.0 } else { 70.0 };
+    let inf = infer(&matrix_from(&cpus, lat), &Declared::from_machine(&m, &cpus));
+    assert_eq!(inf.levels.len(), 2, "{:#?}", inf.levels);
+    assert_eq!(inf.levels[0].label, "hidden level finer than shared L3");
+    for l in &inf.levels {
+        assert!(!l.label.contains("SMT"), "{}", l.label);
+        assert!(balanced(&l.label), "{}", l.label);
+    }
+    for f in &inf.findings {
+        assert!(!f.contains("SMT") && balanced(f), "{f}");
+    }
+    // With SMT, the finest group is still called SMT siblings.
+    let (sm, _) = smt_machine(4, 4);
+    let lat = |a: usize, b: usize| if a % 8 == b % 8 { 12.0 } else { 40.0 };
+    let inf = infer(
+        &matrix_from(&cpus, lat),
+        &Declared::from_machine(&sm, &cpus),
+    );
+    assert!(
+        inf.levels[0].label.starts_with("SMT siblings"),
+        "{:?}",
+        inf.levels[0]
+    );
+    assert!(inf.levels.iter().all(|l| balanced(&l.label)));
+}
+
+#[test]
+fn verdict_label_of_an_older_record_is_balanced_and_says_no_smt() {
+    // A record stored before issue 24, from a machine without SMT: the
+    // label that read "not declared: between 'SMT siblings (same core) 48.44 ns".
+    let mut rec = cpuscope::results::schema::ResultRecord::of(c2c::MATRIX, "ns", false)
+        .with_param("method", "cas")
+        .with_samples(vec![70.0, 71.0]);
+    rec.data = Some(serde_json::json!({
+        "smt_siblings": [],
+        "inference": {"levels": [
+            {"level": 1, "latency_ns": 48.44, "label": "not declared: between 'SMT siblings (same core) = shared L2' and 'shared L3 = same die = same NUMA node = same package'"},
+            {"level": 2, "latency_ns": 92.08, "label": "shared L3 = same die = same NUMA node = same package"}
+        ]}
+    }));
+    let one_way = cpuscope::results::schema::ResultRecord::of(c2c::ONE_WAY_LATENCY, "ns", false)
+        .with_param("method", "cas")
+        .with_param("relation", "shared_l3")
+        .with_samples(vec![70.0]);
+    let mut r = cpuscope::results::schema::Run::new(
+        "old",
+        "quick",
+        serde_json::json!({}),
+        Default::default(),
+        serde_json::json!({}),
+        Vec::new(),
+    );
+    r.results = vec![rec, one_way];
+    let text =
+        cpuscope::report::verdict::render(&r, None, &cpuscope::report::verdict::Style::plain(160));
+    let line = text.lines().find(|l| l.starts_with("Core↔core")).unwrap();
+    assert!(
+        line.contains("hidden level finer than shared L3 48.44 ns · shared L3 92.08 ns"),
+        "{line}"
+    );
+    assert!(!line.contains("SMT") && balanced(line), "{line}");
+}
+
+#[test]
+fn disturbed_verdict_when_most_pairs_are_preempted() {
+    let f = noisy_fixture();
+    // Every pair that saw a switch now lost more than 1% of its samples:
+    // 98 of 120 marked, as on the guest of issue 24.
+    let run = noisy_run(&f, 5, true);
+    let marked = run.pairs.iter().filter(|p| p.is_preempted()).count();
+    assert_eq!(marked, 98);
+    let (recs, line) = noisy_records(&run);
+    assert!(
+        line.contains(
+            "disturbed: 98 of 120 pairs preempted, steal 6.1% of CPU time (3.120 s) during c2c"
+        ),
+        "{line}"
+    );
+    assert!(line.contains("not a clean figure"), "{line}");
+    assert!(!line.contains("group"), "no groups when disturbed: {line}");
+    // Too few clean pairs: no groups, and why.
+    let inf = inference_of(&recs);
+    assert!(inf.levels.is_empty());
+    let why = inf.not_inferred.as_deref().unwrap();
+    assert!(why.contains("only 22 of 120 pairs"), "{why}");
+    let mat = recs.iter().find(|r| r.is(c2c::MATRIX)).unwrap();
+    let d = &mat.data.as_ref().unwrap()["disturbance"];
+    assert_eq!(d["disturbed"], true);
+    assert_eq!(d["pairs_preempted"], 98);
+    assert!((d["steal"]["share"].as_f64().unwrap() - 0.061).abs() < 1e-9);
+    assert!(
+        mat.notes.iter().any(|n| n.starts_with("disturbed: ")),
+        "{:?}",
+        mat.notes
+    );
+    // The renderers say so too.
+    let text = cpuscope::experiments::c2c_text::render_matrices(
+        &recs,
+        cpuscope::experiments::c2c_text::Detail::Full,
+    );
+    assert!(
+        text.contains("DISTURBED: 98 of 120 pairs marked preempted"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Latency groups: not inferred: only 22 of 120"),
+        "{text}"
+    );
+}
+
+#[test]
+fn material_steal_alone_makes_the_figure_disturbed() {
+    let f = noisy_fixture();
+    // 39 of 120 pairs marked (not most), but 6.1% steal time.
+    let (_, line) = noisy_records(&noisy_run(&f, 1, true));
+    assert!(
+        line.contains("disturbed: 39 of 120 pairs preempted, steal 6.1% of CPU time"),
+        "{line}"
+    );
+}

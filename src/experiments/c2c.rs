@@ -66,6 +66,14 @@ pub const MIN_ADAPTED_SAMPLES: usize = 5;
 /// Shortest batch (round trips per sample) before sampling pairs.
 pub const MIN_ROUND_TRIPS: u64 = 200;
 
+/// A pair is marked preempted when more than this share of its samples
+/// was disturbed (samples during which the initiator was switched out, plus
+/// the responder's switches): a stray timer tick does not mark it.
+pub const PREEMPTED_PAIR_SHARE: f64 = 0.01;
+/// Steal time (of the measured CPUs' time over the experiment) from which
+/// the figure is called disturbed.
+pub const STEAL_MATERIAL_SHARE: f64 = 0.02;
+
 /// Time budget of the whole c2c experiment (all methods) per profile, seconds.
 pub fn budget_secs(profile: Profile) -> f64 {
     match profile {
@@ -442,6 +450,17 @@ pub struct PairStats {
     /// The samples themselves (kept only when asked).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<f64>,
+    /// Per sample, parallel to `samples` when both are kept: the initiator
+    /// was switched out during it.
+    #[serde(skip)]
+    pub sample_preempted: Vec<bool>,
+    /// Median of the samples not marked preempted (all of them when the
+    /// kernel does not say); None when every sample was.
+    pub clean_median_ns: Option<f64>,
+    /// Median of each pass's samples not marked preempted, in pass order
+    /// (a pass whose every sample was preempted has none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clean_pass_medians: Vec<f64>,
 }
 
 /// The result of measuring one method over a plan.
@@ -460,6 +479,84 @@ pub struct MatrixRun {
     /// per pair, fewer passes), when rounds ran slower than planned.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub adapted: Vec<String>,
+    /// Steal time of the measured CPUs over the experiment (set by the
+    /// experiment; all methods share it, as they alternate within passes).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub steal: Option<StealTime>,
+}
+
+/// Steal time over the c2c experiment: the delta of the `steal` column of
+/// /proc/stat, summed over the measured CPUs.
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct StealTime {
+    /// None with the reason when it could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+    /// Steal ticks (USER_HZ) over the measured CPUs.
+    pub ticks: u64,
+    /// Every column's ticks over the measured CPUs (their whole time).
+    pub total_ticks: u64,
+    /// `ticks` in seconds.
+    pub seconds: f64,
+    /// Steal over the measured CPUs' time, 0..1.
+    pub share: f64,
+    pub cpus: usize,
+    /// Wall time between the two readings, seconds.
+    pub wall_s: f64,
+}
+
+impl StealTime {
+    /// Not readable, with the reason.
+    pub fn unavailable(why: &str) -> StealTime {
+        StealTime {
+            unavailable: Some(why.to_string()),
+            ..Default::default()
+        }
+    }
+
+    /// From two readings of /proc/stat's steal column, over `cpus`;
+    /// `hz` = USER_HZ.
+    pub fn between(
+        before: &[crate::machine::devices::CpuSteal],
+        after: &[crate::machine::devices::CpuSteal],
+        cpus: &[usize],
+        hz: f64,
+        wall_s: f64,
+    ) -> StealTime {
+        let (mut ticks, mut total, mut seen) = (0u64, 0u64, 0usize);
+        for &c in cpus {
+            let b = before.iter().find(|x| x.cpu == c);
+            let a = after.iter().find(|x| x.cpu == c);
+            if let (Some(b), Some(a)) = (b, a) {
+                ticks += a.steal.saturating_sub(b.steal);
+                total += a.total.saturating_sub(b.total);
+                seen += 1;
+            }
+        }
+        if seen == 0 {
+            return StealTime::unavailable("/proc/stat lists none of the measured CPUs");
+        }
+        StealTime {
+            unavailable: None,
+            ticks,
+            total_ticks: total,
+            seconds: ticks as f64 / hz.max(1.0),
+            share: if total > 0 {
+                ticks as f64 / total as f64
+            } else {
+                0.0
+            },
+            cpus: seen,
+            wall_s,
+        }
+    }
+
+    /// Material: at least [`STEAL_MATERIAL_SHARE`] of the measured CPUs'
+    /// time (and more than one tick).
+    pub fn is_material(&self) -> bool {
+        self.unavailable.is_none() && self.ticks > 1 && self.share >= STEAL_MATERIAL_SHARE
+    }
 }
 
 fn ser_method<S: serde::Serializer>(m: &Method, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -486,6 +583,50 @@ impl PairStats {
         (self.p75 - self.p25) / self.stats.median
     }
 
+    /// The pair's figure from its clean samples only (what the grouping
+    /// uses): the median of the clean pass medians with at least three,
+    /// else the median of the clean samples.
+    pub fn clean_median(&self) -> Option<f64> {
+        if self.clean_pass_medians.len() >= 3 {
+            let mut v = self.clean_pass_medians.clone();
+            v.sort_by(|a, b| a.total_cmp(b));
+            Some(quantile(&v, 0.5))
+        } else {
+            self.clean_median_ns
+        }
+    }
+
+    /// Relative noise of the pair's figure: the CV of its (clean) pass
+    /// medians with at least three passes, else the spread of its samples
+    /// (interquartile range / 1.349 over the median, a standard deviation
+    /// that preemption outliers do not inflate).
+    pub fn rel_noise(&self) -> f64 {
+        let passes = if self.clean_pass_medians.len() >= 3 {
+            &self.clean_pass_medians
+        } else {
+            &self.pass_medians
+        };
+        if passes.len() >= 3 {
+            if let Some(s) = Stats::from_samples(passes) {
+                return s.cv;
+            }
+        }
+        self.iqr_ratio() / 1.349
+    }
+
+    /// Samples disturbed by preemption: the initiator's marked samples plus
+    /// the responder's involuntary switches (each disturbs about one sample).
+    pub fn disturbed_samples(&self) -> usize {
+        self.preempted_samples.unwrap_or(0) + self.responder_switches.unwrap_or(0).max(0) as usize
+    }
+
+    /// Marked preempted: more than [`PREEMPTED_PAIR_SHARE`] of its samples
+    /// were disturbed. Such a pair keeps its figure but is left out of the
+    /// latency groups.
+    pub fn is_preempted(&self) -> bool {
+        self.disturbed_samples() as f64 > PREEMPTED_PAIR_SHARE * self.stats.n.max(1) as f64
+    }
+
     /// The pair's spread as JSON fields (ns), with `more` fields added.
     pub fn json_with(&self, more: Value) -> Value {
         let mut v = json!({
@@ -500,6 +641,8 @@ impl PairStats {
             "pass_medians_ns": self.pass_medians,
             "preempted_samples": self.preempted_samples,
             "responder_switches": self.responder_switches,
+            "marked_preempted": self.is_preempted(),
+            "clean_median_ns": self.clean_median(),
         });
         if let (Value::Object(a), Value::Object(b)) = (&mut v, more) {
             a.extend(b);
@@ -509,6 +652,25 @@ impl PairStats {
 }
 
 impl MatrixRun {
+    /// What the latency groups may use: the pairs not marked preempted,
+    /// each with its figure from its clean samples and its own noise.
+    pub fn clean_matrix(&self) -> LatencyMatrix {
+        let mut m = LatencyMatrix::new(self.cpus.clone());
+        let idx: BTreeMap<usize, usize> =
+            self.cpus.iter().enumerate().map(|(i, &c)| (c, i)).collect();
+        for p in self.pairs.iter().filter(|p| !p.is_preempted()) {
+            if let (Some(&i), Some(&j), Some(v)) = (
+                idx.get(&p.initiator),
+                idx.get(&p.responder),
+                p.clean_median(),
+            ) {
+                m.set_sym(i, j, v);
+                m.set_noise_sym(i, j, p.rel_noise());
+            }
+        }
+        m
+    }
+
     /// Median one-way latency per pair as a symmetric matrix over `cpus`.
     pub fn matrix(&self) -> LatencyMatrix {
         let mut m = LatencyMatrix::new(self.cpus.clone());
@@ -536,9 +698,35 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 
 /// Statistics of a pair's samples.
 pub fn pair_stats(a: usize, b: usize, samples: Vec<f64>, keep: bool) -> Option<PairStats> {
+    pair_stats_marked(a, b, samples, Vec::new(), keep)
+}
+
+/// Statistics of a pair's samples, `preempted` marking the samples during
+/// which the initiator was switched out (empty or of another length: none
+/// known). The clean median leaves the marked samples out.
+pub fn pair_stats_marked(
+    a: usize,
+    b: usize,
+    samples: Vec<f64>,
+    preempted: Vec<bool>,
+    keep: bool,
+) -> Option<PairStats> {
     let stats = Stats::from_samples(&samples)?;
     let mut s = samples.clone();
     s.sort_by(|x, y| x.total_cmp(y));
+    let marked = preempted.len() == samples.len();
+    let mut clean: Vec<f64> = if marked {
+        samples
+            .iter()
+            .zip(&preempted)
+            .filter(|(_, &p)| !p)
+            .map(|(&x, _)| x)
+            .collect()
+    } else {
+        s.clone()
+    };
+    clean.sort_by(|x, y| x.total_cmp(y));
+    let clean_median = (!clean.is_empty()).then(|| quantile(&clean, 0.5));
     Some(PairStats {
         initiator: a,
         responder: b,
@@ -548,6 +736,13 @@ pub fn pair_stats(a: usize, b: usize, samples: Vec<f64>, keep: bool) -> Option<P
         preempted_samples: None,
         responder_switches: None,
         pass_medians: vec![quantile(&s, 0.5)],
+        clean_median_ns: clean_median,
+        clean_pass_medians: clean_median.into_iter().collect(),
+        sample_preempted: if keep && marked {
+            preempted
+        } else {
+            Vec::new()
+        },
         samples: if keep { samples } else { Vec::new() },
     })
 }
@@ -576,8 +771,20 @@ struct Slot {
 
 const FAILED: u64 = 1;
 
-/// (pair index, samples, preempted samples of the initiator, cut short)
-type PairOutcome = std::result::Result<Option<(usize, Vec<f64>, Option<usize>, bool)>, String>;
+/// What one pair of a round brings back.
+struct PairResult {
+    pair: usize,
+    samples: Vec<f64>,
+    /// Per sample: the initiator was switched out during it (empty when the
+    /// kernel does not say).
+    flags: Vec<bool>,
+    /// Samples marked preempted (None when the kernel does not say).
+    preempted: Option<usize>,
+    /// Cut short by the deadline or Ctrl-C.
+    cut: bool,
+}
+
+type PairOutcome = std::result::Result<Option<PairResult>, String>;
 
 /// Measure `method` over the plan's rounds on a team pinned to the plan's
 /// CPUs. Stops between rounds on `stop` or past `deadline`, keeping what
@@ -701,6 +908,7 @@ pub fn run_matrix(
                     seq = k::ping(method, a, b, seq, rt);
                 }
                 let mut preempted = Some(0usize);
+                let mut flags: Vec<bool> = Vec::with_capacity(samples);
                 let mut cut = false;
                 for i in 0..samples {
                     let late = deadline.is_some_and(|d| Instant::now() > d);
@@ -714,8 +922,11 @@ pub fn run_matrix(
                     let t1 = timer.now();
                     v.push(timer.ns(t0, t1) / rt as f64 / 2.0);
                     match (before, involuntary_switches(), preempted.as_mut()) {
-                        (Some(x), Some(y), Some(p)) if y > x => *p += 1,
-                        (Some(_), Some(_), _) => {}
+                        (Some(x), Some(y), Some(p)) if y > x => {
+                            *p += 1;
+                            flags.push(true);
+                        }
+                        (Some(_), Some(_), _) => flags.push(false),
                         _ => preempted = None,
                     }
                 }
@@ -742,7 +953,16 @@ pub fn run_matrix(
                         plan.pairs[p].0, plan.pairs[p].1
                     ));
                 }
-                Ok(Some((p, v, preempted, cut)))
+                if preempted.is_none() {
+                    flags.clear();
+                }
+                Ok(Some(PairResult {
+                    pair: p,
+                    samples: v,
+                    flags,
+                    preempted,
+                    cut,
+                }))
             } else {
                 let addr = k::wait_nonzero(&slot.line);
                 if addr == FAILED {
@@ -770,11 +990,17 @@ pub fn run_matrix(
         let mut cut = false;
         for r in res.results {
             match r {
-                Ok(Some((p, v, pre, c))) => {
+                Ok(Some(PairResult {
+                    pair: p,
+                    samples: v,
+                    flags,
+                    preempted: pre,
+                    cut: c,
+                })) => {
                     cut |= c;
                     let (a, b) = plan.pairs[p];
                     let slot = round.iter().position(|&q| q == p).map(|s| &slots[s]);
-                    if let Some(mut ps) = pair_stats(a, b, v, keep_samples) {
+                    if let Some(mut ps) = pair_stats_marked(a, b, v, flags, keep_samples) {
                         ps.preempted_samples = pre;
                         ps.responder_switches = slot
                             .map(|s| s.switches.load(Ordering::Relaxed))
@@ -812,6 +1038,7 @@ pub fn run_matrix(
         elapsed_s: t0.elapsed().as_secs_f64(),
         stopped,
         adapted,
+        steal: None,
     })
 }
 
@@ -821,7 +1048,16 @@ pub fn run_matrix(
 pub fn merge_passes(runs: Vec<MatrixRun>, keep_samples: bool) -> Option<MatrixRun> {
     let mut it = runs.into_iter();
     let first = it.next()?;
-    type Acc = (Vec<f64>, Option<usize>, Option<i64>, Vec<f64>);
+    /// Pooled samples, preempted samples, responder switches, pass
+    /// medians, per-sample flags, clean pass medians.
+    type Acc = (
+        Vec<f64>,
+        Option<usize>,
+        Option<i64>,
+        Vec<f64>,
+        Vec<bool>,
+        Vec<f64>,
+    );
     let mut acc: BTreeMap<(usize, usize), Acc> = BTreeMap::new();
     let mut order: Vec<(usize, usize)> = Vec::new();
     let (method, cpus) = (first.method, first.cpus.clone());
@@ -839,10 +1075,26 @@ pub fn merge_passes(runs: Vec<MatrixRun>, keep_samples: bool) -> Option<MatrixRu
             let key = (p.initiator, p.responder);
             let e = acc.entry(key).or_insert_with(|| {
                 order.push(key);
-                (Vec::new(), Some(0), Some(0), Vec::new())
+                (
+                    Vec::new(),
+                    Some(0),
+                    Some(0),
+                    Vec::new(),
+                    Vec::new(),
+                    Vec::new(),
+                )
             });
+            // Flags stay parallel to the samples: a pass without them
+            // (kernel silent) marks its samples clean.
+            e.4.resize(e.0.len(), false);
+            if p.sample_preempted.len() == p.samples.len() {
+                e.4.extend_from_slice(&p.sample_preempted);
+            } else {
+                e.4.resize(e.0.len() + p.samples.len(), false);
+            }
             e.0.extend_from_slice(&p.samples);
             e.3.extend_from_slice(&p.pass_medians);
+            e.5.extend_from_slice(&p.clean_pass_medians);
             e.1 = match (e.1, p.preempted_samples) {
                 (Some(a), Some(b)) => Some(a + b),
                 _ => None,
@@ -856,11 +1108,12 @@ pub fn merge_passes(runs: Vec<MatrixRun>, keep_samples: bool) -> Option<MatrixRu
     let pairs = order
         .into_iter()
         .filter_map(|k| {
-            let (v, pre, sw, pm) = acc.remove(&k)?;
-            let mut ps = pair_stats(k.0, k.1, v, keep_samples)?;
+            let (v, pre, sw, pm, flags, cpm) = acc.remove(&k)?;
+            let mut ps = pair_stats_marked(k.0, k.1, v, flags, keep_samples)?;
             ps.preempted_samples = pre;
             ps.responder_switches = sw;
             ps.pass_medians = pm;
+            ps.clean_pass_medians = cpm;
             Some(ps)
         })
         .collect();
@@ -873,6 +1126,7 @@ pub fn merge_passes(runs: Vec<MatrixRun>, keep_samples: bool) -> Option<MatrixRu
         elapsed_s: elapsed,
         stopped,
         adapted,
+        steal: None,
     })
 }
 
@@ -944,6 +1198,7 @@ pub fn run_plan(
                 elapsed_s: 0.0,
                 stopped: Some("not started: an earlier method was stopped".into()),
                 adapted: Vec::new(),
+                steal: None,
             }),
         }
     }
@@ -1069,6 +1324,7 @@ pub fn matrix_data(
             "stopped": run.stopped,
         },
         "preemption_note": preemption_note(&run.pairs),
+        "disturbance": disturbance(run),
     })
 }
 
@@ -1082,11 +1338,59 @@ pub fn preemption_note(pairs: &[PairStats]) -> Option<String> {
         return None;
     }
     let samples: usize = hit.iter().filter_map(|p| p.preempted_samples).sum();
-    Some(format!(
-        "{} of {} pairs were preempted while measuring ({samples} initiator samples disturbed): the machine was busy; medians resist it, means do not",
-        hit.len(),
-        pairs.len()
-    ))
+    let marked = pairs.iter().filter(|p| p.is_preempted()).count();
+    let share = PREEMPTED_PAIR_SHARE * 100.0;
+    Some(if marked > 0 {
+        format!(
+            "{marked} of {} pairs marked preempted (more than {share:.0}% of their samples disturbed; {} pair(s) saw a switch, {samples} initiator samples disturbed in all): the machine was busy; medians resist it, means do not; marked pairs are left out of the latency groups",
+            pairs.len(),
+            hit.len(),
+        )
+    } else {
+        format!(
+            "{} of {} pairs saw a preemption ({samples} initiator samples disturbed; none on more than {share:.0}% of its samples, so none marked preempted): medians resist it, means do not",
+            hit.len(),
+            pairs.len(),
+        )
+    })
+}
+
+/// How disturbed a method's measurement was: pairs marked preempted, their
+/// samples, the steal time over the experiment, and the verdict on it
+/// (`disturbed` when most pairs were marked preempted or the steal time is
+/// material), as the matrix record keeps it (`data.disturbance`).
+pub fn disturbance(run: &MatrixRun) -> Value {
+    let pairs = run.pairs.len();
+    let preempted = run.pairs.iter().filter(|p| p.is_preempted()).count();
+    let samples: usize = run.pairs.iter().map(|p| p.stats.n).sum();
+    let samples_preempted: usize = run.pairs.iter().filter_map(|p| p.preempted_samples).sum();
+    let switches: i64 = run.pairs.iter().filter_map(|p| p.responder_switches).sum();
+    let most = pairs > 0 && preempted * 2 > pairs;
+    let steal_material = run.steal.as_ref().is_some_and(StealTime::is_material);
+    let disturbed = most || steal_material;
+    let mut why = Vec::new();
+    if most {
+        why.push(format!("{preempted} of {pairs} pairs preempted"));
+    }
+    if let Some(st) = run.steal.as_ref().filter(|s| s.is_material()) {
+        why.push(format!(
+            "steal time {:.1}% of the measured CPUs' time ({:.2} s)",
+            st.share * 100.0,
+            st.seconds
+        ));
+    }
+    json!({
+        "pairs_measured": pairs,
+        "pairs_preempted": preempted,
+        "preempted_pair_share": PREEMPTED_PAIR_SHARE,
+        "samples": samples,
+        "samples_preempted": samples_preempted,
+        "responder_switches": switches,
+        "steal": run.steal,
+        "steal_material_share": STEAL_MATERIAL_SHARE,
+        "disturbed": disturbed,
+        "why": if disturbed { Some(why.join("; ")) } else { None },
+    })
 }
 
 /// Records of one method: the matrix record, then one per relation.
@@ -1097,7 +1401,7 @@ pub fn records(
     ghz: Option<f64>,
 ) -> (Vec<ResultRecord>, c2c_infer::Inference) {
     let m = run.matrix();
-    let inference = c2c_infer::infer(&m, decl);
+    let inference = c2c_infer::infer_with(&m, &run.clean_matrix(), decl);
     let method = run.method;
     let mtext = method_text(method, plan);
     let mut recs = Vec::new();
@@ -1131,6 +1435,35 @@ pub fn records(
     }
     if let Some(n) = preemption_note(&run.pairs) {
         mat = mat.with_note(&n);
+    }
+    match &run.steal {
+        Some(StealTime {
+            unavailable: Some(why),
+            ..
+        }) => mat = mat.with_note(&format!("steal time not available: {why}")),
+        Some(st) if st.ticks > 0 => {
+            mat = mat.with_note(&format!(
+                "steal time during the experiment: {:.2} s, {:.1}% of the measured CPUs' time (/proc/stat)",
+                st.seconds,
+                st.share * 100.0
+            ))
+        }
+        _ => {}
+    }
+    if let Some(why) = disturbance(run)["why"].as_str() {
+        mat = mat.with_note(&format!(
+            "disturbed: {why}; the figure is not a clean one (rerun on a quiet host)"
+        ));
+    }
+    if let Some(why) = &inference.not_inferred {
+        mat = mat.with_note(&format!("latency groups not inferred: {why}"));
+    }
+    for n in inference
+        .notes
+        .iter()
+        .filter(|n| n.contains("not separated beyond the noise"))
+    {
+        mat = mat.with_note(n);
     }
     for f in &inference.findings {
         mat = mat.with_note(&format!("finding: {f}"));
@@ -1433,6 +1766,17 @@ impl PairView {
     }
 }
 
+/// USER_HZ, the unit of /proc/stat's times (100 where sysconf does not say).
+fn user_hz() -> f64 {
+    // SAFETY: sysconf only reads a configuration value.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if hz > 0 {
+        hz as f64
+    } else {
+        100.0
+    }
+}
+
 /// The CPUs to measure in a run: all usable ones.
 fn run_cpus(cpus: &CpuSet) -> Vec<usize> {
     cpus.to_vec()
@@ -1519,7 +1863,30 @@ impl Experiment for C2c {
                 last = Instant::now();
             }
         };
-        let runs = run_plan(&plan, &mut team, ctx.stop, deadline, keep, &mut prog)?;
+        // Steal time over the measurement: /proc/stat's steal column before
+        // and after, over the measured CPUs.
+        let sys = crate::base::Sysroot::new("/").map_err(|e| format!("{e:#}"));
+        let read_steal = || {
+            sys.as_ref()
+                .map_err(Clone::clone)
+                .and_then(crate::machine::devices::read_stat_steal)
+        };
+        let before = read_steal();
+        let t_steal = Instant::now();
+        let mut runs = run_plan(&plan, &mut team, ctx.stop, deadline, keep, &mut prog)?;
+        let steal = match (before, read_steal()) {
+            (Ok(b), Ok(a)) => StealTime::between(
+                &b,
+                &a,
+                &plan.cpus,
+                user_hz(),
+                t_steal.elapsed().as_secs_f64(),
+            ),
+            (Err(e), _) | (_, Err(e)) => StealTime::unavailable(&e),
+        };
+        for run in runs.iter_mut() {
+            run.steal = Some(steal.clone());
+        }
         for run in &runs {
             let (recs, _) = records(run, &plan, &decl, ctx.facts.ghz_single);
             for r in recs {
@@ -1561,6 +1928,58 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn preempted_samples_stay_out_of_the_clean_median() {
+        let mut v = vec![70.0; 90];
+        v.extend(vec![5000.0; 10]);
+        let mut flags = vec![false; 90];
+        flags.extend(vec![true; 10]);
+        let mut p = pair_stats_marked(0, 1, v.clone(), flags, true).unwrap();
+        assert_eq!(p.clean_median(), Some(70.0));
+        p.preempted_samples = Some(10);
+        p.responder_switches = Some(0);
+        assert!(p.is_preempted(), "10 of 100 samples");
+        p.preempted_samples = Some(1);
+        assert!(!p.is_preempted(), "1 of 100 samples is a stray tick");
+        // Unknown flags: every sample is clean.
+        let q = pair_stats(0, 1, v, false).unwrap();
+        assert_eq!(q.clean_median(), Some(q.stats.median));
+        // Pooled over passes, flags stay with their samples.
+        let a = pair_stats_marked(0, 1, vec![70.0, 900.0], vec![false, true], true).unwrap();
+        let b = pair_stats_marked(0, 1, vec![72.0, 71.0], vec![false, false], true).unwrap();
+        let run = |p: PairStats| MatrixRun {
+            method: Method::Cas,
+            cpus: vec![0, 1],
+            pairs: vec![p],
+            rounds_done: 1,
+            rounds_planned: 1,
+            elapsed_s: 0.0,
+            stopped: None,
+            adapted: Vec::new(),
+            steal: None,
+        };
+        let m = merge_passes(vec![run(a), run(b)], true).unwrap();
+        assert_eq!(m.pairs[0].clean_median_ns, Some(71.0));
+        assert_eq!(m.pairs[0].clean_pass_medians, vec![70.0, 71.5]);
+    }
+
+    #[test]
+    fn steal_time_between_two_readings() {
+        use crate::machine::devices::CpuSteal;
+        let r = |cpu, steal, total| CpuSteal { cpu, steal, total };
+        let before = [r(0, 10, 1000), r(1, 5, 1000), r(2, 0, 1000)];
+        let after = [r(0, 16, 1100), r(1, 9, 1100), r(2, 50, 1100)];
+        let s = StealTime::between(&before, &after, &[0, 1], 100.0, 1.0);
+        assert_eq!((s.ticks, s.total_ticks, s.cpus), (10, 200, 2));
+        assert!((s.share - 0.05).abs() < 1e-12 && (s.seconds - 0.1).abs() < 1e-12);
+        assert!(s.is_material());
+        let quiet = StealTime::between(&before, &before, &[0, 1], 100.0, 1.0);
+        assert!(!quiet.is_material());
+        assert!(StealTime::between(&before, &after, &[7], 100.0, 1.0)
+            .unavailable
+            .is_some());
     }
 
     #[test]

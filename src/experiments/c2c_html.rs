@@ -239,6 +239,9 @@ pub fn svg_log_bars(title: &str, unit: &str, rows: &[(String, f64)]) -> String {
 
 fn inference_html(inf: &Inference) -> String {
     let mut h = String::new();
+    if let (true, Some(why)) = (inf.levels.is_empty(), &inf.not_inferred) {
+        let _ = write!(h, "<p>Latency groups not inferred: {}</p>", esc(why));
+    }
     if !inf.levels.is_empty() {
         h.push_str("<table><tr><th>group</th><th>latency (ns)</th><th>increment</th><th>pairs</th><th>group sizes</th><th>declared</th></tr>");
         for l in &inf.levels {
@@ -286,6 +289,14 @@ pub fn c2c_charts(run: &Run) -> String {
             &d.matrix_ns,
             &smt,
         ));
+        if let Some(dist) = &d.disturbance {
+            let text = esc(&dist.line());
+            if dist.disturbed {
+                let _ = write!(out, "<p><strong>{text}</strong></p>");
+            } else {
+                let _ = write!(out, "<p>{text}</p>");
+            }
+        }
         if let Some(inf) = &d.inference {
             out.push_str(&inference_html(inf));
         }

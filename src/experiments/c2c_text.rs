@@ -155,7 +155,9 @@ pub fn render_matrix(m: &LatencyMatrix, is_smt: &dyn Fn(usize, usize) -> bool) -
 /// corresponds to in the declared topology, and the disagreements.
 pub fn render_inference(inf: &Inference, ghz: Option<f64>) -> String {
     let mut out = String::new();
-    if inf.levels.is_empty() {
+    if let (true, Some(why)) = (inf.levels.is_empty(), &inf.not_inferred) {
+        let _ = writeln!(out, "Latency groups: not inferred: {}", for_terminal(why));
+    } else if inf.levels.is_empty() {
         out.push_str("Latency groups: none (no measured pair)\n");
     } else {
         out.push_str("Latency groups (average-linkage clustering of the matrix):\n");
@@ -204,7 +206,10 @@ pub fn render_inference(inf: &Inference, ghz: Option<f64>) -> String {
         }
     }
     if inf.findings.is_empty() {
-        out.push_str("Findings: the measured groups agree with the declared topology\n");
+        // Without groups there is nothing to agree or disagree with.
+        if inf.not_inferred.is_none() {
+            out.push_str("Findings: the measured groups agree with the declared topology\n");
+        }
     } else {
         out.push_str("Findings:\n");
         for f in &inf.findings {
@@ -271,6 +276,60 @@ pub struct MatrixData {
     pub ghz_single: Option<f64>,
     pub plan: PlanFacts,
     pub preemption_note: Option<String>,
+    /// How disturbed the measurement was (absent in older records).
+    pub disturbance: Option<Disturbance>,
+}
+
+/// A matrix record's `data.disturbance`: pairs marked preempted, steal
+/// time, and whether the figure is called disturbed.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Disturbance {
+    pub pairs_measured: usize,
+    pub pairs_preempted: usize,
+    pub samples: usize,
+    pub samples_preempted: usize,
+    pub steal: Option<StealData>,
+    pub disturbed: bool,
+    pub why: Option<String>,
+}
+
+/// Steal time over the experiment, as stored.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct StealData {
+    pub unavailable: Option<String>,
+    pub ticks: u64,
+    pub seconds: f64,
+    pub share: f64,
+    pub wall_s: f64,
+}
+
+impl Disturbance {
+    /// One line: disturbed or not, by how many pairs, how much steal time.
+    pub fn line(&self) -> String {
+        let steal = match &self.steal {
+            None => "steal time not measured".to_string(),
+            Some(StealData {
+                unavailable: Some(why),
+                ..
+            }) => format!("steal time not available ({why})"),
+            Some(s) => format!(
+                "steal time {:.2} s = {:.1}% of the measured CPUs' time over {:.1} s",
+                s.seconds,
+                s.share * 100.0,
+                s.wall_s
+            ),
+        };
+        format!(
+            "{}{} of {} pairs marked preempted ({} of {} samples), {steal}",
+            if self.disturbed { "DISTURBED: " } else { "" },
+            self.pairs_preempted,
+            self.pairs_measured,
+            self.samples_preempted,
+            self.samples
+        )
+    }
 }
 
 /// One pair's detail in a matrix record.
@@ -362,6 +421,11 @@ pub fn render_matrix_record(r: &ResultRecord, detail: Detail) -> String {
         r.repetitions,
         fmt_num(v)
     );
+    if detail == Detail::Summary {
+        if let Some(dist) = d.disturbance.as_ref().filter(|x| x.disturbed) {
+            let _ = writeln!(out, "  {}", for_terminal(&dist.line()));
+        }
+    }
     if detail == Detail::Full {
         let p = &d.plan;
         let _ = writeln!(
@@ -399,6 +463,9 @@ pub fn render_matrix_record(r: &ResultRecord, detail: Detail) -> String {
         }
         if let Some(n) = &d.preemption_note {
             let _ = writeln!(out, "  {}", for_terminal(n));
+        }
+        if let Some(dist) = &d.disturbance {
+            let _ = writeln!(out, "  {}", for_terminal(&dist.line()));
         }
         if let [c] = d.pairs.as_slice() {
             if c.pass_medians_ns.len() >= 3 {

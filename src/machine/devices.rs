@@ -454,6 +454,41 @@ pub fn parse_stat_cpus(text: &str) -> Vec<CpuTicks> {
         .collect()
 }
 
+/// One CPU's steal time in /proc/stat (USER_HZ ticks since boot).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuSteal {
+    pub cpu: usize,
+    /// The `steal` column (the 8th; 0 where the kernel has no such column).
+    pub steal: u64,
+    /// Every column summed (user … steal).
+    pub total: u64,
+}
+
+/// Parse the steal column of the `cpuN` lines of /proc/stat.
+pub fn parse_stat_steal(text: &str) -> Vec<CpuSteal> {
+    text.lines()
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            let cpu: usize = it.next()?.strip_prefix("cpu")?.parse().ok()?;
+            let v: Vec<u64> = it.filter_map(|x| x.parse().ok()).collect();
+            Some(CpuSteal {
+                cpu,
+                steal: v.get(7).copied().unwrap_or(0),
+                total: v.iter().take(8).sum(),
+            })
+        })
+        .collect()
+}
+
+/// Read the steal column of /proc/stat under `sys` now (a sample of steal
+/// time is two readings; taking them is the experiment's).
+pub fn read_stat_steal(sys: &Sysroot) -> Result<Vec<CpuSteal>, String> {
+    let t = sys
+        .read_raw("/proc/stat")
+        .ok_or("/proc/stat is not readable")?;
+    Ok(parse_stat_steal(&t))
+}
+
 /// One reading of the softirq counters and CPU times (for a measured sample:
 /// two readings and the time between them make the rate; reading them is
 /// all this room does).
@@ -703,6 +738,23 @@ mod tests {
         assert!(rows[0].description.ends_with("virtio2-input.0"));
         assert_eq!(rows[1].total(), 46245 + 41054);
         assert_eq!(rows[2].counts, vec![(0, 0)]);
+    }
+
+    #[test]
+    fn stat_steal_column() {
+        let t = "cpu  10 0 5 100 0 0 1 7 0 0\ncpu0 4 0 2 50 0 0 1 3 0 0\ncpu1 6 0 3 50 0 0 0 4\nintr 1\n";
+        let v = parse_stat_steal(t);
+        assert_eq!(v.len(), 2);
+        assert_eq!(
+            v[0],
+            CpuSteal {
+                cpu: 0,
+                steal: 3,
+                total: 60
+            }
+        );
+        assert_eq!(v[1].steal, 4);
+        assert_eq!(parse_stat_steal("cpu0 1 2 3 4")[0].steal, 0);
     }
 
     #[test]

@@ -270,3 +270,75 @@ fn an_implausible_figure_is_marked_and_counted() {
         "{noise}"
     );
 }
+
+/// Issue 24: a run measured while other programs held the CPUs says so on
+/// its first lines, its findings from measured figures are marked (not
+/// stated as hardware facts), and the Noise line says why.
+#[test]
+fn a_busy_machine_is_said_first_and_its_findings_are_marked() {
+    use cpuscope::machine::activity::CpuTimes;
+    use cpuscope::results::schema::Activity;
+    let mut run = fixture("vm-2cpu-quick.json");
+    let quiet = verdict::render(&run, None, &Style::plain(100));
+    assert!(!quiet.contains("BUSY"), "{quiet}");
+    // Two `yes` on 2 CPUs for 60 s: 118 CPU-s of others' time, 1% steal.
+    let a = CpuTimes {
+        total: 0,
+        idle: 0,
+        steal: 0,
+        own: 0,
+    };
+    let b = CpuTimes {
+        total: 12_000,
+        idle: 100,
+        steal: 120,
+        own: 0,
+    };
+    let act = Activity::between(&a, &b, 60.0, 2, 100.0).expect("activity");
+    assert!(
+        act.busy && (act.others_share - 0.98).abs() < 0.01,
+        "{act:?}"
+    );
+    run.environment.activity = Some(act);
+    // A finding from a measured figure: one core below the declared clock.
+    for r in run.results.iter_mut() {
+        if r.experiment == "frequency" && r.metric == "single_core" {
+            r.value = Some(r.value.unwrap_or(1000.0) * 0.5);
+        }
+    }
+    let text = verdict::render(&run, None, &Style::plain(100));
+    fits(&text, 100);
+    let lines: Vec<&str> = text.lines().collect();
+    let busy = lines
+        .iter()
+        .position(|l| l.starts_with("BUSY"))
+        .unwrap_or_else(|| panic!("no BUSY line:\n{text}"));
+    assert!(busy <= 4, "BUSY is not among the first lines:\n{text}");
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("(98%)"), "{text}");
+    assert!(
+        flat.contains("the machine was busy, other programs 98% of its CPU time, steal 1.0%"),
+        "{text}"
+    );
+    if let Some(l) = lines.iter().find(|l| l.trim_start().starts_with("! ")) {
+        panic!("a warning stated as a fact on a busy machine: {l}\n{text}");
+    }
+    let f = cpuscope::report::advice::findings(&run);
+    let measured: Vec<_> = f
+        .iter()
+        .filter(|f| {
+            f.evidence
+                .iter()
+                .any(|e| e.source == "environment.activity")
+        })
+        .collect();
+    assert!(!measured.is_empty(), "{f:?}");
+    for m in measured {
+        assert!(m.title.contains("busy machine"), "{}", m.title);
+    }
+    // An idle run has no activity note; older runs (no activity) read.
+    let quiet_again: Run =
+        serde_json::from_str(&serde_json::to_string(&fixture("vm-2cpu-quick.json")).unwrap())
+            .unwrap();
+    assert!(quiet_again.environment.activity.is_none());
+}

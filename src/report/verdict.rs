@@ -8,7 +8,7 @@
 //! run lacks says why in a few words or is left out. Never measures.
 
 use super::advice::{self, Severity};
-use crate::base::fmt::{fmt_num, for_terminal, wrap};
+use crate::base::fmt::{fmt_num, fmt_size, for_terminal, wrap};
 use crate::experiments::mem_common::{LEVEL_NAMES, PLACEMENT_PARAM};
 use crate::experiments::{bandwidth, c2c, frequency, latency, numa_matrix, peak, simd, tune};
 use crate::results::published;
@@ -247,8 +247,22 @@ fn latency_lines(run: &Run) -> Vec<Line> {
                     .and_then(|c| c.value)
                     .map(|c| format!(" ({c:.0} c)"))
                     .unwrap_or_default();
+                let share = ns
+                    .data
+                    .as_ref()
+                    .and_then(|d| d.get("match"))
+                    .and_then(|m| serde_json::from_value::<latency::LevelMatch>(m.clone()).ok())
+                    .filter(|m| m.share)
+                    .map(|m| {
+                        format!(
+                            " (effective ~{} of {} declared)",
+                            fmt_size(m.detected_bytes.unwrap_or(0)),
+                            fmt_size(m.declared_bytes)
+                        )
+                    })
+                    .unwrap_or_default();
                 parts.push(format!(
-                    "{name} {} ns{cy}{}",
+                    "{name} {} ns{cy}{share}{}",
                     fmt_num(ns.value.unwrap_or(0.0)),
                     noisy_mark(ns)
                 ));
@@ -264,6 +278,19 @@ fn latency_lines(run: &Run) -> Vec<Line> {
                 fmt_num(d.value.unwrap_or(0.0)),
                 noisy_mark(d)
             ));
+        }
+        if let Some(c) = pick(latency::PAGE_WALK_CLIMB) {
+            let from = c
+                .data
+                .as_ref()
+                .and_then(|d| d.get("climb"))
+                .and_then(|m| serde_json::from_value::<latency::Climb>(m.clone()).ok());
+            if let (Some(v), Some(cl)) = (c.value, from) {
+                parts.push(format!(
+                    "then {v:+.0} ns per doubling from {} (page walks, not DRAM)",
+                    fmt_size(cl.from_bytes)
+                ));
+            }
         }
         out.push(line(
             "Latency",
@@ -372,6 +399,15 @@ fn c2c_line(run: &Run) -> Option<Line> {
             o => o,
         }
     }
+    let mat = run.records(c2c::MATRIX).find(|r| has(r, "method", "cas"));
+    // A disturbed measurement: the figure with by how much, not plainly.
+    if let Some(t) = mat.and_then(c2c_disturbed) {
+        return Some(Line {
+            key: "Core↔core",
+            text: t,
+            tone: Some("33"),
+        });
+    }
     let recs: Vec<&ResultRecord> = run
         .records(c2c::ONE_WAY_LATENCY)
         .filter(|r| r.value.is_some() && has(r, "method", "cas"))
@@ -389,12 +425,14 @@ fn c2c_line(run: &Run) -> Option<Line> {
             )
         })
         .collect();
+    // SMT among the measured CPUs: the record's sibling pairs.
+    let smt = mat
+        .and_then(|r| r.data.as_ref()?.get("smt_siblings")?.as_array().cloned())
+        .map(|a| !a.is_empty());
     // The inferred latency groups, each with what it matches, else the
     // declared relations' medians.
-    let levels: Vec<String> = run
-        .records(c2c::MATRIX)
-        .filter(|r| has(r, "method", "cas"))
-        .find_map(|r| {
+    let levels: Vec<String> = mat
+        .and_then(|r| {
             r.data
                 .as_ref()?
                 .get("inference")?
@@ -409,7 +447,7 @@ fn c2c_line(run: &Run) -> Option<Line> {
             let ns = l.get("latency_ns")?.as_f64()?;
             Some(format!(
                 "{} {} ns",
-                label.split(" = ").next().unwrap_or(label),
+                c2c_group_label(label, smt),
                 fmt_num(ns)
             ))
         })
@@ -424,6 +462,81 @@ fn c2c_line(run: &Run) -> Option<Line> {
         )
     };
     Some(line("Core↔core", t))
+}
+
+/// The c2c line of a disturbed CAS matrix record (`data.disturbance`):
+/// the figure, by how many pairs and by how much steal time it was
+/// disturbed; None when it was not.
+fn c2c_disturbed(r: &ResultRecord) -> Option<String> {
+    let d = r.data.as_ref()?.get("disturbance")?;
+    if !d.get("disturbed")?.as_bool()? {
+        return None;
+    }
+    let n = |k: &str| d.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let steal = match d.get("steal").filter(|s| s.is_object()) {
+        None => "steal time not measured".to_string(),
+        Some(s) if s.get("unavailable").is_some_and(|u| !u.is_null()) => {
+            "steal time n/a".to_string()
+        }
+        Some(s) => {
+            let f = |k: &str| s.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+            if s.get("ticks").and_then(Value::as_u64) == Some(0) {
+                "no steal time".to_string()
+            } else {
+                format!(
+                    "steal {:.1}% of CPU time ({} s)",
+                    f("share") * 100.0,
+                    fmt_num(f("seconds"))
+                )
+            }
+        }
+    };
+    let figure = match r.value {
+        Some(_) => format!("{} (median of pairs)", fig(r)),
+        None => "n/a".to_string(),
+    };
+    Some(format!(
+        "one-way CAS {figure}, disturbed: {} of {} pairs preempted, {steal} during c2c; not a clean figure",
+        n("pairs_preempted"),
+        n("pairs_measured")
+    ))
+}
+
+/// A latency group's label as a short phrase: a declared level's first
+/// name ("shared L3 = same NUMA node" -> "shared L3"); a hidden level as
+/// stored ("hidden level between shared L2 and shared L3"), or from the
+/// older form ("not declared: between 'A = B' and 'C'"), quotes dropped, each
+/// side by its first name. Without SMT among the measured CPUs (`smt`
+/// false) no group is called SMT siblings.
+fn c2c_group_label(label: &str, smt: Option<bool>) -> String {
+    let hidden = label
+        .strip_prefix("not declared: ")
+        .or_else(|| label.strip_prefix("hidden level "));
+    let mut t = match hidden {
+        Some(rest) => {
+            // Inside quotes (odd segments) keep the first name only.
+            let phrase: String = rest
+                .split('\'')
+                .enumerate()
+                .map(|(i, seg)| {
+                    if i % 2 == 1 {
+                        seg.split(" = ").next().unwrap_or(seg)
+                    } else {
+                        seg
+                    }
+                })
+                .collect();
+            format!("hidden level {}", phrase.replace("cuts across", "across"))
+        }
+        None => label.split(" = ").next().unwrap_or(label).to_string(),
+    };
+    if smt == Some(false) && t.contains("SMT siblings") {
+        t = t
+            .replace("between SMT siblings (same core) and ", "finer than ")
+            .replace("SMT siblings (same core)", "one core")
+            .replace("SMT siblings", "one core");
+    }
+    t
 }
 
 fn peak_line(run: &Run) -> Option<Line> {
@@ -442,7 +555,8 @@ fn peak_line(run: &Run) -> Option<Line> {
         has(r, "threads", "1") && has(r, "width", &w)
     }) {
         t.push_str(&format!(" = {:.1} FLOP/cycle", pc.value.unwrap_or(0.0)));
-        match (data_f64(pc, "theoretical"), data_f64(pc, "ratio")) {
+        let theory = data_f64(pc, "theoretical");
+        match (theory, data_f64(pc, "ratio")) {
             (Some(th), Some(ra)) => t.push_str(&format!(" ({:.0}% of {th:.0})", ra * 100.0)),
             _ => {
                 if let Some(i) = pc
@@ -453,6 +567,29 @@ fn peak_line(run: &Run) -> Option<Line> {
                 {
                     t.push_str(&format!(" (≈{} FMA units, inferred)", fmt_num(i)));
                 }
+            }
+        }
+        // The clock while this width runs: the ratio above is per cycle
+        // of the scalar clock; say what the width's own clock does.
+        let clock = find(run, peak::SIMD_CLOCK, |r| {
+            has(r, "threads", "1") && has(r, "width", &w)
+        });
+        if let Some((c, words)) = clock.and_then(|c| Some((c, peak::clock_words(c)?))) {
+            let dropped = peak::clock_change_of(c).is_some_and(|x| x.3);
+            let actual = find(run, peak::FMA_FLOPS_PER_ACTUAL_CYCLE, |r| {
+                has(r, "threads", "1") && has(r, "width", &w)
+            })
+            .filter(|_| dropped);
+            match actual.and_then(|a| a.value.map(|v| (a, v))) {
+                Some((a, v)) => t.push_str(&format!(
+                    " at the scalar clock; {words}{}: {v:.1} FLOP per actual cycle{}",
+                    noisy_mark(c),
+                    theory
+                        .map(|th| format!(" ({:.0}%)", v / th * 100.0))
+                        .unwrap_or_default()
+                        + noisy_mark(a)
+                )),
+                None => t.push_str(&format!("; {words}{}", noisy_mark(c))),
             }
         }
     }
@@ -469,7 +606,37 @@ fn simd_line(run: &Run) -> Option<Line> {
         .records(simd::THROUGHPUT)
         .filter(|r| r.value.is_some() && has(r, "threads", "1"))
         .collect();
-    let scalar = one.iter().find(|r| has(r, "variant", "scalar"))?;
+    // The clock while each FMA width runs: the widths whose clock drops
+    // beyond noise by name, the others as running at the scalar clock.
+    let clocks: Vec<&ResultRecord> = run
+        .records(peak::SIMD_CLOCK)
+        .filter(|r| r.value.is_some() && has(r, "threads", "1") && !has(r, "width", "none"))
+        .collect();
+    let mut dropped = Vec::new();
+    let mut same = Vec::new();
+    for c in &clocks {
+        match peak::clock_change_of(c) {
+            Some((.., true)) => dropped.extend(peak::clock_words(c).map(|w| w + noisy_mark(c))),
+            Some(_) => same.push(peak::clock_record_label(c) + noisy_mark(c)),
+            None => {}
+        }
+    }
+    if !same.is_empty() {
+        let tol = clocks
+            .iter()
+            .filter_map(|c| peak::clock_change_of(c).map(|x| x.2))
+            .fold(0.0, f64::max);
+        dropped.push(format!(
+            "{} {} at the scalar clock (±{:.0}%)",
+            same.join(", "),
+            if same.len() == 1 { "runs" } else { "run" },
+            tol * 100.0
+        ));
+    }
+    let clock_text = (!dropped.is_empty()).then(|| format!("FMA clock: {}", dropped.join("; ")));
+    let Some(scalar) = one.iter().find(|r| has(r, "variant", "scalar")) else {
+        return clock_text.map(|c| line("SIMD", c));
+    };
     let best = one
         .iter()
         .max_by(|a, b| a.value.unwrap_or(0.0).total_cmp(&b.value.unwrap_or(0.0)))?;
@@ -479,6 +646,9 @@ fn simd_line(run: &Run) -> Option<Line> {
         fig(best),
         best.value.unwrap_or(0.0) / scalar.value.unwrap_or(1.0)
     );
+    if let Some(c) = &clock_text {
+        t.push_str(&format!(" · {c}"));
+    }
     let yields: Vec<String> = run
         .records(simd::SMT_YIELD)
         .filter(|r| r.value.is_some())
@@ -751,6 +921,20 @@ fn tune_line(run: &Run) -> Option<Line> {
 
 /// Every line of the verdict before layout, with at most `nf` findings and
 /// `nu` causes of "not available"; `html`: the report's path, if written.
+/// On a busy machine, said before any figure: what other programs and the
+/// host took while the run measured.
+fn busy_line(run: &Run) -> Option<Line> {
+    let a = run.environment.activity.as_ref().filter(|a| a.busy)?;
+    Some(Line {
+        key: "BUSY",
+        text: format!(
+            "{}: figures are disturbed; findings from them are marked, not stated as hardware facts; repeat on an idle machine",
+            a.summary()
+        ),
+        tone: Some("33"),
+    })
+}
+
 fn assemble(run: &Run, html: Option<&str>, nf: usize, nu: usize) -> Vec<Line> {
     let measured = run.results.iter().filter(|r| r.value.is_some()).count();
     let noisy = run.results.iter().filter(|r| r.is_noisy()).count();
@@ -768,6 +952,7 @@ fn assemble(run: &Run, html: Option<&str>, nf: usize, nu: usize) -> Vec<Line> {
         },
         machine_line(run),
     ];
+    all.extend(busy_line(run));
     all.extend(clock_line(run));
     all.extend(latency_lines(run));
     all.extend(bandwidth_line(run));
@@ -781,14 +966,19 @@ fn assemble(run: &Run, html: Option<&str>, nf: usize, nu: usize) -> Vec<Line> {
         all.push(line("Findings", ""));
         all.extend(f);
     }
+    let busy = run.environment.activity.as_ref().filter(|a| a.busy);
     all.push(line(
         "Noise",
         format!(
             "{noisy} of {measured} figures with CV > 5%{}{}",
-            if noisy > 0 {
-                " (marked ! above and in show --all)"
-            } else {
-                ""
+            match (noisy > 0, busy) {
+                (true, Some(a)) => format!(
+                    " (marked ! above and in show --all): the machine was busy, other programs {:.0}% of its CPU time, steal {:.1}%",
+                    a.others_share * 100.0,
+                    a.steal_share * 100.0
+                ),
+                (true, None) => " (marked ! above and in show --all)".to_string(),
+                _ => String::new(),
             },
             if suspect > 0 {
                 format!("; {suspect} implausible (marked ?)")

@@ -272,22 +272,9 @@ impl Drop for TempTree {
     }
 }
 
-/// 16 hex digits nobody can guess: /dev/urandom, else time and pid mixed.
+/// 16 hex digits nobody can guess (the careful writer's temporary names).
 fn random_hex() -> String {
-    let mut b = [0u8; 8];
-    let ok = std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut b))
-        .is_ok();
-    let n = if ok {
-        u64::from_ne_bytes(b)
-    } else {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0);
-        (t ^ (u64::from(std::process::id()) << 32)).wrapping_mul(0x9e37_79b9_7f4a_7c15)
-    };
-    format!("{n:016x}")
+    super::output::random_suffix()
 }
 
 /// Whether the regular file at `path` starts like gzip (bytes 1f 8b).

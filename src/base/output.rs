@@ -277,7 +277,7 @@ fn parent(path: &Path) -> PathBuf {
 }
 
 /// 16 hex digits nobody can guess: /dev/urandom, else time and pid mixed.
-fn random_suffix() -> String {
+pub(crate) fn random_suffix() -> String {
     let mut b = [0u8; 8];
     let ok = File::open("/dev/urandom")
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut b))

@@ -718,14 +718,10 @@ pub const SWEEP_MIN_SAMPLE: Duration = Duration::from_millis(2);
 /// ([`measure_team_inline`]).
 pub fn sweep_policy(reps: usize, min_sample: Duration) -> Policy {
     Policy {
-        warmup: Warmup::Reps(1),
-        min_reps: reps.max(1),
-        max_reps: reps.max(1),
-        time_budget: Duration::ZERO,
-        target_cv: None,
         min_sample,
         iters: None,
         max_iters: 1 << 20,
+        ..mem_common::fixed_policy(reps, 1)
     }
 }
 

@@ -523,7 +523,7 @@ pub fn match_levels_before(
     let mut out = Vec::new();
     for (l, (name, size)) in levels.iter().enumerate() {
         let Some(k) = taken[l] else {
-            out.push(no_step(name, *size, plateaus, memory_first));
+            out.push(no_step(name, *size, plateaus, &candidate, memory_first));
             continue;
         };
         let (pi, e) = edges[k];
@@ -600,14 +600,14 @@ fn no_step(
     name: &str,
     size: usize,
     plateaus: &[Plateau],
+    candidate: &[bool],
     memory_first: Option<usize>,
 ) -> LevelMatch {
     // Said more precisely when memory is preceded by a transition.
-    let ok = cache_candidates(plateaus, memory_first);
     let into_memory = memory_first.and_then(|m| {
         plateaus
             .iter()
-            .zip(&ok)
+            .zip(candidate)
             .find(|(p, ok)| !**ok && p.last < m)
             .map(|(p, _)| p)
     });

@@ -110,6 +110,26 @@ fn no_output_may_name_the_store() {
     g.assert_intact();
 }
 
+/// A store other than the one in use is as sacred: no output replaces a
+/// SQLite database, whichever store the command names.
+#[test]
+fn no_output_may_replace_another_store() {
+    let g = Guarded::new();
+    let other = g.dir.path().join("other.db");
+    let target = g.store.display().to_string();
+    for args in [
+        vec!["export", "latest", "-o", target.as_str()],
+        vec!["record", target.as_str()],
+        vec!["fleet", "--html", target.as_str()],
+    ] {
+        let o = guard::cpuscope(&other, &args);
+        let e = cli::one_line_error(&o);
+        assert!(e.contains("it is a SQLite database"), "{args:?}: {e}");
+    }
+    assert_eq!(runs(&g).len(), 2);
+    g.assert_intact();
+}
+
 #[test]
 fn export_writes_atomically_keeps_the_mode_and_follows_no_link() {
     let g = Guarded::new();

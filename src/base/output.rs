@@ -232,7 +232,21 @@ fn check_existing(path: &Path, m: &Metadata, protect: &[PathBuf]) -> Result<()> 
             m.permissions().mode() & 0o7777
         );
     }
+    if is_sqlite(path) {
+        bail!(
+            "cannot write '{shown}': it is a SQLite database (another store of runs, perhaps); cpuscope never replaces one: write to another name"
+        );
+    }
     Ok(())
+}
+
+/// Whether the file at `path` starts with SQLite's header: a store other
+/// than the one in use is as sacred as that one.
+fn is_sqlite(path: &Path) -> bool {
+    let mut head = [0u8; 16];
+    File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok_and(|_| &head == b"SQLite format 3\0")
 }
 
 /// Whether `p` exists and is the file `m` describes (device and inode).

@@ -53,16 +53,7 @@ case $sub in
     # memory-policy calls) skip with a printed line when it really answers
     # ENOSYS (tests/common/emulator.rs); the ARM lab runs those paths.
     export CPUSCOPE_TEST_EMULATOR=qemu-user
-    bf=/proc/sys/fs/binfmt_misc
-    if [ ! -e $bf/register ] && [ "$(id -u)" = 0 ]; then mount -t binfmt_misc binfmt_misc $bf 2>/dev/null || true; fi
-    if [ ! -e $bf/qemu-aarch64 ]; then
-      conf=/usr/lib/binfmt.d/qemu-aarch64.conf
-      if [ "$(id -u)" = 0 ] && [ -e $bf/register ] && [ -f $conf ]; then
-        cat $conf > $bf/register || die "cannot register $conf with binfmt_misc"
-      else
-        die "no binfmt_misc entry for aarch64: the tests start the aarch64 cpuscope binary (as root: mount binfmt_misc and write $conf to $bf/register)"
-      fi
-    fi
+    why=$(scripts/binfmt-aarch64.sh 2>&1) || die "$why: the tests start the aarch64 cpuscope binary"
     ;;
 esac
 echo "cargo-aarch64: $which toolchain ($(${RUSTC:-rustc} --version)), target dir $CARGO_TARGET_DIR" >&2

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 #[derive(Parser, Debug)]
 #[command(
     name = "cpuscope",
-    version,
+    version = cpuscope::base::build::version_line(),
+    long_version = cpuscope::base::build::version_long(),
     about = "What a CPU really does, measured, and machines side by side",
     long_about = "cpuscope characterises a Linux machine (topology, caches, NUMA, SIMD, \
 frequencies, kernel knobs), measures what the hardware does (frequency, latency, bandwidth, \
@@ -133,6 +134,83 @@ enum Command {
     ///
     /// Example: cpuscope delete 20261122T010203Z-myhost-1a2b
     Delete(app::store_cmds::DeleteArgs),
+    /// Shell completions (bash, zsh, fish, elvish, powershell) on stdout; the packages install them.
+    ///
+    /// Example: cpuscope completions bash > ~/.local/share/bash-completion/completions/cpuscope
+    Completions(CompletionsArgs),
+    /// A man page in roff on stdout: cpuscope(1), or cpuscope-NAME(1) of one sub-command.
+    ///
+    /// Example: cpuscope manpage run | man -l -
+    #[command(hide = true)]
+    Manpage(ManpageArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct CompletionsArgs {
+    /// The shell.
+    shell: clap_complete::Shell,
+}
+
+#[derive(clap::Args, Debug)]
+struct ManpageArgs {
+    /// The sub-command (run, info, …); none for cpuscope(1) itself.
+    name: Option<String>,
+    /// List the page names (cpuscope, cpuscope-info, …), one per line.
+    #[arg(long, conflicts_with = "name")]
+    list: bool,
+}
+
+/// The command line as clap sees it once built (global options on every
+/// sub-command), without the hidden commands: what completions and man
+/// pages describe.
+fn described() -> clap::Command {
+    let mut cmd = Cli::command();
+    cmd.build();
+    cmd
+}
+
+fn completions(a: &CompletionsArgs) -> anyhow::Result<i32> {
+    let mut cmd = described();
+    let mut buf = Vec::new();
+    clap_complete::generate(a.shell, &mut cmd, "cpuscope", &mut buf);
+    cpuscope::base::output::stdout(&String::from_utf8_lossy(&buf))?;
+    Ok(0)
+}
+
+/// Man pages come from the clap definitions above, never written twice:
+/// `scripts/package.sh` renders every page with this command.
+fn manpage(a: &ManpageArgs) -> anyhow::Result<i32> {
+    let cmd = described();
+    // clap's own `help` sub-command is `--help`: no page of its own.
+    let subs: Vec<&clap::Command> = cmd
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set() && c.get_name() != "help")
+        .collect();
+    if a.list {
+        let mut text = String::from("cpuscope\n");
+        for c in &subs {
+            text.push_str(&format!("cpuscope-{}\n", c.get_name()));
+        }
+        cpuscope::base::output::stdout(&text)?;
+        return Ok(0);
+    }
+    let page = match &a.name {
+        None => cmd.clone(),
+        Some(n) => match subs.iter().find(|c| c.get_name() == n) {
+            Some(c) => (*c).clone().display_name(format!("cpuscope-{n}")),
+            None => anyhow::bail!(
+                "no sub-command '{}' (cpuscope manpage --list names the pages)",
+                cpuscope::base::fmt::for_terminal(n)
+            ),
+        },
+    };
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(page)
+        .source(format!("cpuscope {}", env!("CARGO_PKG_VERSION")))
+        .manual("cpuscope manual")
+        .render(&mut buf)?;
+    cpuscope::base::output::stdout(&String::from_utf8_lossy(&buf))?;
+    Ok(0)
 }
 
 /// A bad command line as one line on stderr (clap's message, its tips, and
@@ -248,6 +326,8 @@ fn main() {
         Command::Fleet(a) => app::fleet::run(&ctx, a),
         Command::Published(a) => app::compare::published(&ctx, a),
         Command::Uarch(a) => app::uarch::run(&ctx, a),
+        Command::Completions(a) => completions(a),
+        Command::Manpage(a) => manpage(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -67,6 +67,45 @@ struct Fixture {
 }
 
 impl Fixture {
+    /// A package as scripts/package.sh makes it (same names, same layout:
+    /// cpuscope-VERSION-linux-ARCH/bin/cpuscope), holding the binary under
+    /// test; and, beside it, an older version's name that must not be chosen.
+    fn package_dir(&self) -> PathBuf {
+        let d = self.dir.path().join("packages");
+        if d.is_dir() {
+            return d;
+        }
+        let arch = match std::env::consts::ARCH {
+            "x86_64" => "amd64",
+            "aarch64" => "arm64",
+            other => other,
+        };
+        let name = format!("cpuscope-{}-linux-{arch}", env!("CARGO_PKG_VERSION"));
+        let tree = self.dir.path().join("package-tree");
+        std::fs::create_dir_all(tree.join(&name).join("bin")).unwrap();
+        std::fs::copy(
+            env!("CARGO_BIN_EXE_cpuscope"),
+            tree.join(&name).join("bin/cpuscope"),
+        )
+        .unwrap();
+        std::fs::create_dir_all(&d).unwrap();
+        let o = Command::new("tar")
+            .arg("-C")
+            .arg(&tree)
+            .arg("-czf")
+            .arg(d.join(format!("{name}.tar.gz")))
+            .arg(&name)
+            .output()
+            .expect("tar");
+        assert!(o.status.success(), "{}", pg::text(&o));
+        std::fs::write(
+            d.join(format!("cpuscope-0.0.1-linux-{arch}.tar.gz")),
+            b"not this one",
+        )
+        .unwrap();
+        d
+    }
+
     fn inventory(&self, first: &str, last: &str, all: &str) -> PathBuf {
         let d = self.dir.path();
         let host = |name: &str, cpus: &str, rack: &str, extra: &str| {
@@ -80,12 +119,23 @@ impl Fixture {
              ansible_connection=local\n\
              ansible_python_interpreter={{{{ ansible_playbook_python }}}}\n\
              cpuscope_binary={}\n\
+             cpuscope_controller_binary={4}\n\
              cpuscope_lock_file={}\n\
              cpuscope_profile=quick\n\
              cpuscope_only=[\"frequency\"]\n",
             host("node-a", first, "a", ""),
             host("node-b", last, "a", ""),
-            host("node-c", all, "b", ""),
+            // node-c gets cpuscope as users do: the package of its
+            // architecture, found in cpuscope_package_dir and unpacked.
+            host(
+                "node-c",
+                all,
+                "b",
+                &format!(
+                    " cpuscope_binary='' cpuscope_package_dir={}",
+                    self.package_dir().display()
+                )
+            ),
             host(
                 "node-bad",
                 first,

@@ -59,6 +59,8 @@ fn env() -> Environment {
         governor: None,
         notes: vec!["test machine".into()],
         activity: None,
+        // Stored and read back with the rest of the environment.
+        build: Some(cpuscope::base::build::BuildInfo::this()),
     }
 }
 

@@ -5,9 +5,11 @@
 //! numbers and bytes (`fmt`), HTML escaping and inline SVG charts (`html`), the meminfo parser (`meminfo`),
 //! rank statistics for comparing two sample sets (`mann_whitney`), a small
 //! regular-expression engine (`pattern`), the process's stop request
-//! (`stop`) and the one careful writer of every output (`output`).
+//! (`stop`), the one careful writer of every output (`output`) and what
+//! this binary is (`build`: version, commit, date, target, glibc floor).
 
 pub mod archive;
+pub mod build;
 pub mod cpuset;
 pub mod fmt;
 pub mod html;

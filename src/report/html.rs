@@ -178,7 +178,7 @@ pub fn render_run(run: &Run) -> String {
         esc(&run.profile),
         esc(run.status.as_str()),
         esc(&run.started_at),
-        esc(&run.tool_version)
+        esc(&run.tool_text())
     );
     h.push_str(&super::verdict::html_card(run));
     let (chart_html, chart_toc) = charts(run);

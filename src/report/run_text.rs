@@ -104,7 +104,7 @@ fn header(run: &Run) -> String {
     }
     kv(
         "tool",
-        format!("cpuscope {} ({})", run.tool_version, run.schema),
+        format!("cpuscope {} ({})", run.tool_text(), run.schema),
     );
     out.push_str(&columns(&head, "  "));
 

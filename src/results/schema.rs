@@ -150,6 +150,10 @@ pub struct Environment {
     /// unreadable).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub activity: Option<Activity>,
+    /// The cpuscope build that measured the run (commit, date, target, glibc
+    /// floor) and the glibc it ran on (absent in runs of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<crate::base::build::BuildInfo>,
 }
 
 /// Other programs' CPU time above this share of the machine's CPU time
@@ -248,6 +252,7 @@ impl Environment {
             governor: (!govs.is_empty()).then(|| govs.into_iter().collect::<Vec<_>>().join(",")),
             notes: Vec::new(),
             activity: None,
+            build: Some(crate::base::build::BuildInfo::this()),
         }
     }
 }
@@ -283,6 +288,15 @@ impl Run {
     /// The records of figure kind `id`, in run order.
     pub fn records(&self, id: MetricId) -> impl Iterator<Item = &ResultRecord> {
         self.results.iter().filter(move |r| r.is(id))
+    }
+
+    /// The build that measured the run: the build's line (version, commit,
+    /// date, target, glibc floor) when the run recorded it, else the version.
+    pub fn tool_text(&self) -> String {
+        match &self.environment.build {
+            Some(b) => b.line(),
+            None => self.tool_version.clone(),
+        }
     }
 
     /// The records of one experiment, in run order.

@@ -333,7 +333,7 @@ pub fn facts(run: &Run) -> Vec<(&'static str, Option<String>)> {
         ),
         ("experiments (--only)", opt_list("only")),
         ("skipped (--skip)", opt_list("skip")),
-        ("cpuscope version", Some(run.tool_version.clone())),
+        ("cpuscope version", Some(run.tool_text())),
         ("status", Some(run.status.to_string())),
         (
             "load at start (1 min)",

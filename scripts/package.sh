@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Build cpuscope's portable binaries and packages:
+#
+#   scripts/package.sh [--arch amd64|arm64|all] [--out DIR]     (default: all, target/package/out)
+#
+# For each architecture:
+#   - one binary that starts on glibc 2.17 and later (CentOS 7 onwards):
+#     `cargo zigbuild --release --target <triple>.2.17` (cargo-zigbuild, with Zig
+#     from the PyPI package ziglang); amd64 with the rustup toolchain, arm64 with
+#     Debian's rustc and aarch64 standard library when installed (what .ci/run
+#     installs), else rustup's aarch64 target;
+#   - the floor check (scripts/check-glibc-floor.sh): no dynamic symbol may need
+#     more than GLIBC_2.17;
+#   - debug info split into cpuscope.debug (objcopy), the binary stripped and
+#     linked to it (.gnu_debuglink);
+#   - cpuscope-VERSION-linux-ARCH.tar.gz: bin/, share/man/man1 (one page per
+#     sub-command, rendered by `cpuscope manpage` from the clap definitions),
+#     bash/zsh/fish completions (`cpuscope completions`), README, licences;
+#   - cpuscope_VERSION-1_ARCH.deb (cargo-deb, [package.metadata.deb] in Cargo.toml);
+#   - cpuscope-VERSION-linux-ARCH.debug.tar.gz: the debug info.
+# Tools: cargo-zigbuild and cargo-deb (`cargo install --locked cargo-zigbuild
+# cargo-deb`), ziglang (`pip install ziglang`), binutils (readelf, objcopy;
+# binutils-aarch64-linux-gnu for arm64); .ci/run installs them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+FLOOR=2.17
+arches=(amd64 arm64)
+out=target/package/out
+die() { echo "package: $*" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case $1 in
+    --arch) shift; [ $# -gt 0 ] || die "--arch needs amd64, arm64 or all"
+            case $1 in all) arches=(amd64 arm64);; amd64|arm64) arches=("$1");; *) die "unknown architecture '$1' (amd64, arm64, all)";; esac;;
+    --out) shift; [ $# -gt 0 ] || die "--out needs a directory"; out=$1;;
+    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
+    *) die "unknown argument '$1' (see --help)";;
+  esac
+  shift
+done
+
+command -v cargo-zigbuild >/dev/null || die "cargo-zigbuild not found: cargo install --locked cargo-zigbuild"
+command -v cargo-deb >/dev/null || die "cargo-deb not found: cargo install --locked cargo-deb"
+# Zig: on PATH, else the PyPI package's binary (cargo-zigbuild also tries
+# `python3 -m ziglang`, but the arm64 build puts Debian's /usr/bin first).
+if [ -z "${CARGO_ZIGBUILD_ZIG_PATH:-}" ] && ! command -v zig >/dev/null; then
+  z=$(python3 -c 'import ziglang, os; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))' 2>/dev/null) \
+    || die "zig not found: pip install ziglang"
+  export CARGO_ZIGBUILD_ZIG_PATH=$z
+fi
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+stage=target/package/stage
+
+build() { # arch → path of the binary
+  local arch=$1 triple tdir
+  case $arch in amd64) triple=x86_64-unknown-linux-gnu;; arm64) triple=aarch64-unknown-linux-gnu;; esac
+  tdir=target/dist/$arch
+  echo "package: building $arch ($triple, glibc >= $FLOOR)" >&2
+  (
+    export CARGO_TARGET_DIR=$tdir CPUSCOPE_GLIBC_FLOOR=$FLOOR
+    # Debug info for the separate .debug file; stripped below.
+    export CARGO_PROFILE_RELEASE_DEBUG=1 CARGO_PROFILE_RELEASE_STRIP=none
+    if [ "$arch" = arm64 ] && [ -d /usr/lib/rustlib/$triple ] && [ -x /usr/bin/cargo ] && [ -x /usr/bin/rustc ]; then
+      export PATH=/usr/bin:$PATH RUSTC=/usr/bin/rustc CARGO=/usr/bin/cargo
+    fi
+    cargo-zigbuild zigbuild --locked --release --target "$triple.$FLOOR" --bin cpuscope >&2
+  )
+  echo "$tdir/$triple/release/cpuscope"
+}
+
+tool() { # arch tool → the binutils tool that reads that architecture
+  local t=$2
+  if [ "$1" = arm64 ] && command -v "aarch64-linux-gnu-$t" >/dev/null; then echo "aarch64-linux-gnu-$t"; else echo "$t"; fi
+}
+
+# Man pages and completions come from the first binary that runs here.
+docs() { # binary
+  local bin=$1 name
+  rm -rf "$stage/man" "$stage/completions"
+  mkdir -p "$stage/man" "$stage/completions"
+  for name in $("$bin" manpage --list); do
+    if [ "$name" = cpuscope ]; then "$bin" manpage; else "$bin" manpage "${name#cpuscope-}"; fi \
+      | gzip -9n > "$stage/man/$name.1.gz"
+  done
+  "$bin" completions bash > "$stage/completions/cpuscope.bash"
+  "$bin" completions zsh > "$stage/completions/_cpuscope"
+  "$bin" completions fish > "$stage/completions/cpuscope.fish"
+}
+
+docs_from=
+for arch in "${arches[@]}"; do
+  bin=$(build "$arch")
+  scripts/check-glibc-floor.sh "$bin" "$FLOOR"
+  rm -rf "$stage/bin" && mkdir -p "$stage/bin"
+  objcopy=$(tool "$arch" objcopy)
+  "$objcopy" --only-keep-debug "$bin" "$stage/bin/cpuscope.debug"
+  "$objcopy" --strip-debug --strip-unneeded --add-gnu-debuglink="$stage/bin/cpuscope.debug" "$bin" "$stage/bin/cpuscope"
+  if [ -z "$docs_from" ] && "$stage/bin/cpuscope" --version >/dev/null 2>&1; then
+    docs "$stage/bin/cpuscope"; docs_from=$arch
+  fi
+  [ -n "$docs_from" ] || die "no binary built so far runs here to render the man pages (build amd64 too, or register qemu-user)"
+
+  name=cpuscope-$version-linux-$arch
+  tree=target/package/$name
+  rm -rf "$tree" && mkdir -p "$tree/bin" "$tree/share/man/man1" "$tree/share/doc/cpuscope" \
+    "$tree/share/bash-completion/completions" "$tree/share/zsh/site-functions" "$tree/share/fish/vendor_completions.d"
+  cp "$stage/bin/cpuscope" "$tree/bin/"
+  cp "$stage"/man/*.1.gz "$tree/share/man/man1/"
+  cp "$stage/completions/cpuscope.bash" "$tree/share/bash-completion/completions/cpuscope"
+  cp "$stage/completions/_cpuscope" "$tree/share/zsh/site-functions/"
+  cp "$stage/completions/cpuscope.fish" "$tree/share/fish/vendor_completions.d/"
+  cp README.md LICENSE-MIT LICENSE-APACHE "$tree/share/doc/cpuscope/"
+  tar -C target/package --owner=0 --group=0 -czf "$out/$name.tar.gz" "$name"
+  tar -C "$stage/bin" --owner=0 --group=0 -czf "$out/$name.debug.tar.gz" cpuscope.debug
+
+  triple=$([ "$arch" = amd64 ] && echo x86_64-unknown-linux-gnu || echo aarch64-unknown-linux-gnu)
+  cargo-deb deb --no-build --no-strip --no-dbgsym --target "$triple" --output "$out/cpuscope_${version}-1_$arch.deb" >/dev/null
+
+  printf 'package: %s: binary %s bytes (debug info %s bytes apart), %s, %s\n' "$arch" \
+    "$(stat -c %s "$stage/bin/cpuscope")" "$(stat -c %s "$stage/bin/cpuscope.debug")" \
+    "$(stat -c '%n %s bytes' "$out/$name.tar.gz" | sed "s|$out/||")" \
+    "$(stat -c '%n %s bytes' "$out/cpuscope_${version}-1_$arch.deb" | sed "s|$out/||")"
+done
+echo "package: done: $out"

@@ -160,7 +160,7 @@ fn score_of(a: &TuneArgs) -> Result<Score> {
         // Refused before anything is measured: reading a FIFO would wait for
         // a writer, a device would never end (tune reads it after each run).
         let md = std::fs::metadata(path);
-        if let Some(why) = md.ok().as_ref().and_then(crate::base::sysroot::not_regular) {
+        if let Some(why) = md.ok().as_ref().and_then(crate::base::files::not_regular) {
             bail!(
                 "--score-file '{}': {why}: the command must write its score to a regular file",
                 path.display()

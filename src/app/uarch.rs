@@ -37,7 +37,7 @@ pub fn run(_ctx: &Context, args: &UarchArgs) -> Result<i32> {
                 if name.ends_with(".toml") {
                     // A FIFO or device named *.toml is refused, never opened
                     // to block; the knowledge base is UTF-8 (TOML), strictly.
-                    let text = crate::base::sysroot::read_file_bytes(&e.path())
+                    let text = crate::base::files::read_file_bytes(&e.path())
                         .map_err(|err| err.to_string())
                         .and_then(|b| {
                             String::from_utf8(b).map_err(|_| "not UTF-8 text".to_string())

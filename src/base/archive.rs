@@ -23,7 +23,7 @@ pub const MAX_ENTRIES: usize = 200_000;
 /// The most bytes of file content an archive may hold (before compression).
 pub const MAX_BYTES: u64 = 256 << 20;
 /// The most bytes one file may hold: what cpuscope reads of a sysfs/procfs file.
-pub const MAX_FILE_BYTES: u64 = super::sysroot::MAX_FILE_BYTES;
+pub const MAX_FILE_BYTES: u64 = super::files::MAX_FILE_BYTES;
 /// Links followed in one path before it counts as a loop (Linux's MAXSYMLINKS).
 const MAX_HOPS: u32 = 40;
 
@@ -366,7 +366,7 @@ pub fn extract(archive: &Path) -> Result<TempTree> {
         .metadata()
         .ok()
         .as_ref()
-        .and_then(super::sysroot::not_regular)
+        .and_then(super::files::not_regular)
     {
         return Err(fail(why.to_string()));
     }

@@ -11,6 +11,7 @@
 pub mod archive;
 pub mod build;
 pub mod cpuset;
+pub mod files;
 pub mod fmt;
 pub mod html;
 pub mod mann_whitney;

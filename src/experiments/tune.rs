@@ -156,7 +156,7 @@ impl Score {
                 // opened to wait for a writer), a huge file is capped, and
                 // non-UTF-8 bytes (a log's stray byte) become U+FFFD.
                 let (text, _) =
-                    crate::base::sysroot::read_file_text_capped(path, SCORE_FILE_MAX_BYTES)
+                    crate::base::files::read_file_text_capped(path, SCORE_FILE_MAX_BYTES)
                         .map_err(|e| format!("no score: cannot read {}: {e}", path.display()))?;
                 let got = match pattern {
                     Some(p) => extract(p, &text),

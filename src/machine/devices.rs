@@ -217,7 +217,7 @@ fn pci_dir(sys: &Sysroot, ifname: &str) -> Option<PathBuf> {
 }
 
 fn read_trim(p: &Path) -> Option<String> {
-    crate::base::sysroot::read_file_text(p)
+    crate::base::files::read_file_text(p)
         .ok()
         .map(|(s, _)| s.trim().to_string())
 }

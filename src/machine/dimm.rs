@@ -696,7 +696,7 @@ pub fn read(sys: &Sysroot) -> MemoryDevices {
     let mut denied = 0;
     for (_, name) in &entries {
         let path = format!("{DMI_ENTRIES}/{name}/raw");
-        match crate::base::sysroot::read_file_bytes(&sys.path(&path)) {
+        match crate::base::files::read_file_bytes(&sys.path(&path)) {
             Ok(raw) => match parse(&raw) {
                 Ok(mut d) => {
                     d.entry = name.clone();

@@ -7,7 +7,7 @@
 //! unpacked directory) then reads the same machine.
 //!
 //! How the tree is copied so that the replay reads the same:
-//! - files by content, read with `base::sysroot::read_file_bytes` (the
+//! - files by content, read with `base::files::read_file_bytes` (the
 //!   reader `machine/` uses: regular files only, at most 16 MiB) and stored
 //!   with the length read: sysfs and procfs sizes lie (0 or 4096);
 //! - symbolic links as links, their targets as written (an absolute one
@@ -620,7 +620,7 @@ impl Gather {
                 return self.unreadable(c, format!("{what} (mode {:03o}): not read", mode & 0o777));
             }
         }
-        match crate::base::sysroot::read_file_bytes(&p) {
+        match crate::base::files::read_file_bytes(&p) {
             Ok(b) => {
                 let r = self.w.file(&rel(c), &b);
                 if self.stored(r, c) {

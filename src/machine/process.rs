@@ -7,7 +7,7 @@
 //! inactive, so its absence means every page is active (hugetlb: never
 //! printed). Mappings with no resident page have no counts at all.
 
-use crate::base::sysroot::read_file_text_capped;
+use crate::base::files::read_file_text_capped;
 use crate::base::CpuSet;
 use crate::base::Sysroot;
 use anyhow::{bail, Result};

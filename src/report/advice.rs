@@ -1189,7 +1189,7 @@ pub fn render_text(findings: &[Finding]) -> String {
 
 /// Findings as an HTML section (empty when there are none).
 pub fn render_html(findings: &[Finding]) -> String {
-    use crate::report::html::esc;
+    use crate::base::html::esc;
     if findings.is_empty() {
         return String::new();
     }

@@ -497,7 +497,7 @@ mod tests {
         let t = |s: &str| Value::text(s);
         RawRun::from_cells(vec![
             t("r"),
-            t(crate::results::RUN_SCHEMA),
+            t(crate::results::schema::RUN_SCHEMA),
             t("0"),
             t("2024-01-01T00:00:00Z"),
             Value::Text(None),
@@ -506,7 +506,7 @@ mod tests {
             t("quick"),
             t("[]"),
             t("{}"),
-            t(&to_json(&crate::results::Environment::default()).unwrap()),
+            t(&to_json(&crate::results::schema::Environment::default()).unwrap()),
             t("{}"),
             Value::Int(pid),
             Value::Int(me.start_ticks.map(|t| t as i64)),

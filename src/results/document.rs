@@ -3,8 +3,9 @@
 //! `latest`, or a document's path; stored runs picked by host, CPU and tag
 //! (and, for `fleet`, by start time: the latest run of each host).
 
+use super::open::open_store_read;
 use super::schema::{parse_run, validate_run, Run, RunStatus};
-use super::store::{open_store_read, RunSummary, Store};
+use super::store::{RunSummary, Store};
 use anyhow::{anyhow, bail, Context as _, Result};
 use chrono::{DateTime, NaiveDate, Utc};
 use std::io::Read;

@@ -1,6 +1,7 @@
 //! Results: the versioned run document (schema.rs), run documents on disk
 //! and the choice of runs (document.rs), and where runs are kept
-//! (store.rs: the `Store` trait and `open_store`; backend.rs: the store's
+//! (store.rs: the `Store` trait and the store paths; open.rs: `open_store`,
+//! which picks the back end; backend.rs: the store's
 //! rules over any SQL backend; codec.rs: rows ↔ runs; migrations.rs: the
 //! table layout; sqlite.rs and postgres.rs: the two backends).
 
@@ -8,14 +9,16 @@ pub mod backend;
 pub mod codec;
 pub mod document;
 pub mod migrations;
+pub mod open;
 pub mod postgres;
 pub mod published;
 pub mod schema;
 pub mod sqlite;
 pub mod store;
 
+pub use open::{open_store, open_store_read};
 pub use schema::{
     now_rfc3339, parse_run, result_key, validate_run, Environment, Load, ResultRecord, Run,
     RunStatus, RUN_SCHEMA,
 };
-pub use store::{open_store, open_store_read, NoStore, RunSummary, Store};
+pub use store::{NoStore, RunSummary, Store};

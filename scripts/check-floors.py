@@ -153,15 +153,7 @@ def main():
         # inline `mod name {` blocks: ranges, to resolve `super::` inside them
         inline = []
         for m in re.finditer(r"\bmod\s+(\w+)\s*\{", text):
-            depth, j = 0, m.end() - 1
-            while j < len(text):
-                if text[j] == "{":
-                    depth += 1
-                elif text[j] == "}":
-                    depth -= 1
-                    if depth == 0:
-                        break
-                j += 1
+            j = rust_lex.closing_brace(text, m.end() - 1)
             inline.append((m.start(), j, m.group(1)))
 
         def current_module(pos):

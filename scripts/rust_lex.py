@@ -73,3 +73,18 @@ def blank(text, kinds=("comment", "string", "char")):
             last = end
     out.append(text[last:])
     return "".join(out)
+
+
+def closing_brace(text, i):
+    """Index of the `}` that closes the `{` at `text[i]` (in text whose
+    comments and strings are blanked), or len(text) when it never closes."""
+    depth, j = 0, i
+    while j < len(text):
+        if text[j] == "{":
+            depth += 1
+        elif text[j] == "}":
+            depth -= 1
+            if depth == 0:
+                return j
+        j += 1
+    return len(text)

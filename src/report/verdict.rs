@@ -10,7 +10,9 @@
 use super::advice::{self, Severity};
 use crate::base::fmt::{fmt_num, fmt_size, for_terminal, wrap};
 use crate::experiments::mem_common::{LEVEL_NAMES, PLACEMENT_PARAM};
-use crate::experiments::{bandwidth, c2c, frequency, latency, numa_matrix, peak, simd, tune};
+use crate::experiments::{
+    bandwidth, c2c, c2c_text, frequency, latency, numa_matrix, peak, simd, tune,
+};
 use crate::results::published;
 use crate::results::schema::{MetricId, ResultRecord, Run};
 use serde_json::Value;
@@ -425,31 +427,24 @@ fn c2c_line(run: &Run) -> Option<Line> {
             )
         })
         .collect();
+    // The matrix record's payload, typed (c2c_text::MatrixData).
+    let data = mat.and_then(ResultRecord::data_as::<c2c_text::MatrixData>);
     // SMT among the measured CPUs: the record's sibling pairs.
-    let smt = mat
-        .and_then(|r| r.data.as_ref()?.get("smt_siblings")?.as_array().cloned())
-        .map(|a| !a.is_empty());
+    let smt = data.as_ref().map(|d| !d.smt_siblings.is_empty());
     // The inferred latency groups, each with what it matches, else the
     // declared relations' medians.
-    let levels: Vec<String> = mat
-        .and_then(|r| {
-            r.data
-                .as_ref()?
-                .get("inference")?
-                .get("levels")?
-                .as_array()
-                .cloned()
-        })
+    let levels: Vec<String> = data
+        .as_ref()
+        .and_then(|d| d.inference.as_ref())
+        .map(|inf| inf.levels.as_slice())
         .unwrap_or_default()
         .iter()
-        .filter_map(|l| {
-            let label = l.get("label")?.as_str()?;
-            let ns = l.get("latency_ns")?.as_f64()?;
-            Some(format!(
+        .map(|l| {
+            format!(
                 "{} {} ns",
-                c2c_group_label(label, smt),
-                fmt_num(ns)
-            ))
+                c2c_group_label(&l.label, smt),
+                fmt_num(l.latency_ns)
+            )
         })
         .collect();
     let t = if levels.is_empty() {
@@ -468,28 +463,19 @@ fn c2c_line(run: &Run) -> Option<Line> {
 /// the figure, by how many pairs and by how much steal time it was
 /// disturbed; None when it was not.
 fn c2c_disturbed(r: &ResultRecord) -> Option<String> {
-    let d = r.data.as_ref()?.get("disturbance")?;
-    if !d.get("disturbed")?.as_bool()? {
+    let d = r.data_as::<c2c_text::MatrixData>()?.disturbance?;
+    if !d.disturbed {
         return None;
     }
-    let n = |k: &str| d.get(k).and_then(Value::as_u64).unwrap_or(0);
-    let steal = match d.get("steal").filter(|s| s.is_object()) {
+    let steal = match &d.steal {
         None => "steal time not measured".to_string(),
-        Some(s) if s.get("unavailable").is_some_and(|u| !u.is_null()) => {
-            "steal time n/a".to_string()
-        }
-        Some(s) => {
-            let f = |k: &str| s.get(k).and_then(Value::as_f64).unwrap_or(0.0);
-            if s.get("ticks").and_then(Value::as_u64) == Some(0) {
-                "no steal time".to_string()
-            } else {
-                format!(
-                    "steal {:.1}% of CPU time ({} s)",
-                    f("share") * 100.0,
-                    fmt_num(f("seconds"))
-                )
-            }
-        }
+        Some(s) if s.unavailable.is_some() => "steal time n/a".to_string(),
+        Some(s) if s.ticks == 0 => "no steal time".to_string(),
+        Some(s) => format!(
+            "steal {:.1}% of CPU time ({} s)",
+            s.share * 100.0,
+            fmt_num(s.seconds)
+        ),
     };
     let figure = match r.value {
         Some(_) => format!("{} (median of pairs)", fig(r)),
@@ -497,8 +483,7 @@ fn c2c_disturbed(r: &ResultRecord) -> Option<String> {
     };
     Some(format!(
         "one-way CAS {figure}, disturbed: {} of {} pairs preempted, {steal} during c2c; not a clean figure",
-        n("pairs_preempted"),
-        n("pairs_measured")
+        d.pairs_preempted, d.pairs_measured
     ))
 }
 

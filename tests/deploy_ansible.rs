@@ -75,7 +75,12 @@ impl Fixture {
         if d.is_dir() {
             return d;
         }
-        let arch = match std::env::consts::ARCH {
+        // The architecture the role reads on the host (`uname -m`), which is
+        // not this test's own when it runs under qemu-user (an aarch64 test
+        // on an x86_64 host: its aarch64 binary runs there through binfmt).
+        let uname = Command::new("uname").arg("-m").output().expect("uname -m");
+        let machine = String::from_utf8_lossy(&uname.stdout).trim().to_string();
+        let arch = match machine.as_str() {
             "x86_64" => "amd64",
             "aarch64" => "arm64",
             other => other,

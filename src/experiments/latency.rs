@@ -6,6 +6,10 @@
 //! `info` reports; disagreements are findings.
 
 use super::mem_common::{self, huge_buffer, size_range, CacheFacts, HugeOutcome, KIB, MIB};
+use super::memory_payload::{
+    Climb, ClimbData, CurveData, CurvePoint, DramData, LevelData, LevelMatch, MemoryPart, Plateau,
+    PublishedData,
+};
 use super::{ExpCtx, Experiment, Profile};
 use crate::base::fmt::fmt_size;
 use crate::harness::measure::{measure, Policy, Warmup};
@@ -19,7 +23,7 @@ use crate::placement::pin::AffinityGuard;
 use crate::placement::CpuSet;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::{bail, Result};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::json;
 use std::hint::black_box;
 use std::time::Duration;
@@ -243,24 +247,6 @@ pub struct Point {
     pub cycles: Option<f64>,
 }
 
-/// A run of sizes with about the same latency.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Plateau {
-    /// Index of the first and last point.
-    pub first: usize,
-    pub last: usize,
-    pub from_bytes: usize,
-    pub to_bytes: usize,
-    /// Median latency of its points, ns.
-    pub level_ns: f64,
-    /// Capacity estimate where it ends: where the curve crosses the
-    /// geometric middle of this level and the next (None for the last).
-    pub edge_bytes: Option<usize>,
-    /// Not flat: a run of two or more rising points between two plateaus
-    /// (a level too small or too shared to flatten, as an L3 in a VM).
-    pub ramp: bool,
-}
-
 /// Neighbouring plateaus closer than this ratio are one level.
 pub const MIN_STEP: f64 = 1.25;
 
@@ -382,30 +368,6 @@ pub fn detect_plateaus(points: &[(usize, f64)], tol: f64) -> Vec<Plateau> {
         out[p].edge_bytes = Some(edge as usize);
     }
     out
-}
-
-/// A declared cache level set against what the curve shows.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct LevelMatch {
-    pub name: String,
-    pub declared_bytes: usize,
-    /// The step of the curve taken as this level's capacity.
-    pub detected_bytes: Option<usize>,
-    /// detected / declared.
-    pub ratio: Option<f64>,
-    /// Within [`LEVEL_TOLERANCE`] of the declared size (and, on 4 KiB
-    /// pages, not a TLB-miss plateau): only then is the plateau this level.
-    pub agrees: bool,
-    /// Latency of the plateau this level ends (ns).
-    pub level_ns: Option<f64>,
-    pub plateau: Option<usize>,
-    /// Named although its step is far below the declared size: the
-    /// effective capacity this CPU gets of the level (a VM's share of a host
-    /// cache shared with other tenants, a partitioned cache); the figure is
-    /// the level's, its capacity is `detected_bytes`.
-    #[serde(default)]
-    pub share: bool,
-    pub note: String,
 }
 
 /// A step is taken as a declared cache level only between these multiples
@@ -644,39 +606,6 @@ pub const MIN_STEP_RISE: f64 = 1.5;
 /// The memory plateau: the points after the last step within this factor
 /// of the median of the first octave past the step.
 pub const DRAM_FLAT: f64 = 1.15;
-
-/// Where a latency curve reaches memory, and what it does beyond.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MemoryPart {
-    /// Index of the first point past the last step (memory starts here).
-    pub first: usize,
-    pub from_bytes: usize,
-    /// Index of the last point of the memory plateau (within [`DRAM_FLAT`]
-    /// of the first).
-    pub flat_last: usize,
-    pub flat_to_bytes: usize,
-    /// Median latency of the memory plateau's points, ns.
-    pub dram_ns: f64,
-    /// The climb beyond the memory plateau, if latency goes on rising.
-    pub climb: Option<Climb>,
-}
-
-/// Latency rising past the memory plateau as the working set grows: page
-/// walks (nested ones in a VM, whose host walks its own tables for the
-/// guest's memory; beyond the TLB reach of the page size on metal), not a
-/// cache level and not DRAM.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Climb {
-    /// First point of the climb (the last point of the plateau is its base).
-    pub first: usize,
-    pub from_bytes: usize,
-    pub to_bytes: usize,
-    /// Latency at the largest working set, ns.
-    pub ns_at_end: f64,
-    /// Least-squares slope of ns against log2(size) from the plateau's last
-    /// point to the end: ns added per doubling of the working set.
-    pub ns_per_doubling: f64,
-}
 
 /// The memory part of a curve (sizes ascending, ns; the smoothed fastest
 /// samples): memory starts after the last step (a run of rises of at least
@@ -1104,13 +1033,13 @@ pub fn against_published(
     level: &str,
     measured: f64,
     core: Result<&Core, String>,
-) -> (String, serde_json::Value) {
+) -> (String, PublishedData) {
     let c = match core {
         Ok(c) => c,
         Err(e) => {
             return (
                 format!("published latency not available: {e}"),
-                json!({"published_cycles": null}),
+                PublishedData::default(),
             )
         }
     };
@@ -1128,7 +1057,7 @@ pub fn against_published(
                 "published latency not available: {} gives no {level} load-to-use latency",
                 c.name
             ),
-            json!({"published_cycles": null}),
+            PublishedData::default(),
         );
     };
     let src = c.field_source(&lat.source, &lat.sources, &field);
@@ -1147,7 +1076,12 @@ pub fn against_published(
     }
     (
         note,
-        json!({"published_cycles": p, "published_source": src, "measured_over_published": ratio, "finding": finding}),
+        PublishedData {
+            published_cycles: Some(p),
+            published_source: Some(src),
+            measured_over_published: Some(ratio),
+            finding: Some(finding),
+        },
     )
 }
 
@@ -1257,7 +1191,11 @@ fn climb_record(c: &CurveResult, plan: &LatencyPlan, vm: Option<bool>) -> Option
             m.dram_ns,
             cl.ns_at_end
         ))
-        .with_data(json!({"climb": cl, "dram_ns": m.dram_ns, "memory_from_bytes": m.from_bytes}));
+        .with_payload(&ClimbData {
+            climb: cl.clone(),
+            dram_ns: m.dram_ns,
+            memory_from_bytes: m.from_bytes,
+        });
     r.value = Some(cl.ns_per_doubling);
     Some(r)
 }
@@ -1330,25 +1268,33 @@ fn emit_curve(
             fmt_size(*u)
         ));
     }
-    let points: Vec<serde_json::Value> = c
+    let points: Vec<CurvePoint> = c
         .points
         .iter()
-        .map(|p| {
-            json!({"bytes": p.bytes, "ns": p.ns.median, "min": p.ns.min, "max": p.ns.max,
-                   "cv": p.ns.cv, "n": p.ns.n, "cycles": p.cycles})
+        .map(|p| CurvePoint {
+            bytes: p.bytes,
+            ns: p.ns.median,
+            min: p.ns.min,
+            max: p.ns.max,
+            cv: p.ns.cv,
+            n: p.ns.n,
+            cycles: p.cycles,
         })
         .collect();
-    rec = rec.with_data(json!({
-        "cpu": plan.cpu,
-        "stride": plan.stride,
-        "ghz": ghz,
-        "ghz_source": ghz_src,
-        "points": points,
-        "plateaus": c.plateaus,
-        "memory": c.memory,
-        "levels": levels,
-        "pages_obtained": c.pages_obtained,
-    }));
+    rec = rec.with_payload(&CurveData {
+        cpu: plan.cpu,
+        stride: plan.stride,
+        ghz,
+        ghz_source: ghz_src.to_string(),
+        points,
+        plateaus: c.plateaus.clone(),
+        memory: c.memory.clone(),
+        levels: levels.clone(),
+        pages_obtained: c
+            .pages_obtained
+            .as_ref()
+            .and_then(|o| serde_json::to_value(o).ok()),
+    });
     out(rec)?;
 
     // Only the random curves define the levels.
@@ -1379,7 +1325,11 @@ fn emit_curve(
             .with_method(&meth, METHOD_VERSION)
             .with_samples(p.samples.clone())
             .with_note(&lm.note)
-            .with_data(json!({"working_set_bytes": p.bytes, "cycles": p.cycles, "match": lm}));
+            .with_payload(&LevelData {
+                working_set_bytes: p.bytes,
+                cycles: p.cycles,
+                level: lm.clone(),
+            });
         if let Some(g) = ghz {
             r = r.with_note(&format!(
                 "{:.1} cycles at {g:.2} GHz ({ghz_src})",
@@ -1396,7 +1346,7 @@ fn emit_curve(
                 .with_samples(p.samples.iter().map(|s| s * g).collect());
             if let Some(v) = r.value {
                 let (note, data) = against_published(&lm.name, v, clock.published.clone());
-                r = r.with_note(&note).add_data(data);
+                r = r.with_note(&note).with_payload(&data);
             }
             out(r)?;
         }
@@ -1412,9 +1362,11 @@ fn emit_curve(
         .with_method(&meth, METHOD_VERSION)
         .with_samples(samples.clone())
         .with_note(&format!("working set {}: {dnote}", fmt_size(dp.bytes)))
-        .with_data(
-            json!({"working_set_bytes": dp.bytes, "pooled_sizes": sizes, "cycles": dp.cycles}),
-        );
+        .with_payload(&DramData {
+            working_set_bytes: dp.bytes,
+            pooled_sizes: sizes,
+            cycles: dp.cycles,
+        });
     if let (Some(g), Some(v)) = (ghz, r.value) {
         r = r.with_note(&format!("{:.0} cycles at {g:.2} GHz ({ghz_src})", v * g));
     }

@@ -5,6 +5,7 @@
 use crate::base::fmt::fmt_bytes_axis;
 use crate::base::html::esc;
 use crate::experiments::mem_common::PLACEMENT_PARAM;
+use crate::experiments::memory_payload::CurveData;
 use crate::experiments::{bandwidth, latency, loaded_latency, numa_matrix};
 use crate::results::schema::{ResultRecord, Run};
 use serde_json::Value;
@@ -177,47 +178,24 @@ pub fn latency_chart(recs: &[&ResultRecord]) -> String {
     let mut series = Vec::new();
     let mut vlines: Vec<(f64, String)> = Vec::new();
     for r in recs.iter().filter(|r| r.is(latency::CURVE)) {
-        let Some(d) = &r.data else { continue };
-        let pts: Vec<(f64, f64)> = d
-            .get("points")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|p| Some((p.get("bytes")?.as_f64()?, p.get("min")?.as_f64()?)))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let Some(d) = r.data_as::<CurveData>() else {
+            continue;
+        };
+        let pts: Vec<(f64, f64)> = d.points.iter().map(|p| (p.bytes as f64, p.min)).collect();
         series.push((
             format!("{} {}", param(r, "pattern"), param(r, "pages")),
             pts,
         ));
         if vlines.is_empty() {
-            for l in d
-                .get("levels")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if let (Some(n), Some(b)) = (
-                    l.get("name").and_then(Value::as_str),
-                    l.get("declared_bytes").and_then(Value::as_f64),
-                ) {
-                    vlines.push((b, format!("{n} (sysfs)")));
-                }
-                let m = serde_json::from_value::<latency::LevelMatch>(l.clone()).ok();
-                if let Some((m, e)) = m.and_then(|m| Some((m.share, m.detected_bytes?))) {
-                    if m {
-                        let n = l.get("name").and_then(Value::as_str).unwrap_or("level");
-                        vlines.push((e as f64, format!("{n} effective (measured)")));
-                    }
+            for l in &d.levels {
+                vlines.push((l.declared_bytes as f64, format!("{} (sysfs)", l.name)));
+                if let (true, Some(e)) = (l.share, l.detected_bytes) {
+                    vlines.push((e as f64, format!("{} effective (measured)", l.name)));
                 }
             }
-            let mem = d
-                .get("memory")
-                .and_then(|m| serde_json::from_value::<latency::MemoryPart>(m.clone()).ok());
-            if let Some(m) = mem {
+            if let Some(m) = &d.memory {
                 vlines.push((m.from_bytes as f64, "memory (measured)".to_string()));
-                if let Some(c) = m.climb {
+                if let Some(c) = &m.climb {
                     vlines.push((c.from_bytes as f64, "page-walk climb".to_string()));
                 }
             }

@@ -2,6 +2,7 @@
 //! bandwidth sweeps, NUMA matrices, loaded latency, seed loops). Never measures.
 
 use crate::base::fmt::{fmt_num, fmt_size, for_terminal};
+use crate::experiments::memory_payload::{CurveData, MemoryPart};
 use crate::experiments::render::{figure_line, params_text};
 use crate::experiments::{bandwidth, latency, loaded_latency, numa_matrix};
 use crate::results::schema::ResultRecord;
@@ -13,77 +14,68 @@ fn num(v: &Value, p: &str) -> Option<f64> {
 }
 
 fn latency_curve(r: &ResultRecord, out: &mut String) {
-    let Some(d) = &r.data else { return };
+    let Some(d) = r.data_as::<CurveData>() else {
+        return;
+    };
     let _ = writeln!(
         out,
         "\nLatency curve: {} (CPU {}, stride {} B)",
         params_text(r),
-        d.get("cpu").and_then(Value::as_u64).unwrap_or(0),
-        d.get("stride").and_then(Value::as_u64).unwrap_or(0)
+        d.cpu,
+        d.stride
     );
-    let ghz = num(d, "/ghz");
     let _ = writeln!(
         out,
         "  {:>10}  {:>9}  {:>8}  {:>9}  {:>9}  {:>6}",
         "size", "ns", "cycles", "min", "max", "CV%"
     );
-    if let Some(pts) = d.get("points").and_then(Value::as_array) {
-        for p in pts {
-            let _ = writeln!(
-                out,
-                "  {:>10}  {:>9}  {:>8}  {:>9}  {:>9}  {:>6.1}",
-                fmt_size(num(p, "/bytes").unwrap_or(0.0)),
-                fmt_num(num(p, "/ns").unwrap_or(f64::NAN)),
-                num(p, "/cycles")
-                    .map(|c| format!("{c:.1}"))
-                    .unwrap_or_else(|| "n/a".into()),
-                fmt_num(num(p, "/min").unwrap_or(f64::NAN)),
-                fmt_num(num(p, "/max").unwrap_or(f64::NAN)),
-                num(p, "/cv").unwrap_or(f64::NAN) * 100.0
-            );
-        }
-    }
-    if ghz.is_none() {
+    for p in &d.points {
         let _ = writeln!(
             out,
-            "  cycles not available: {}",
-            d.get("ghz_source")
-                .and_then(Value::as_str)
-                .unwrap_or("no clock figure")
+            "  {:>10}  {:>9}  {:>8}  {:>9}  {:>9}  {:>6.1}",
+            fmt_size(p.bytes as f64),
+            fmt_num(p.ns),
+            p.cycles
+                .map(|c| format!("{c:.1}"))
+                .unwrap_or_else(|| "n/a".into()),
+            fmt_num(p.min),
+            fmt_num(p.max),
+            p.cv * 100.0
         );
     }
-    if let Some(pls) = d.get("plateaus").and_then(Value::as_array) {
+    if d.ghz.is_none() {
+        let why = if d.ghz_source.is_empty() {
+            "no clock figure"
+        } else {
+            d.ghz_source.as_str()
+        };
+        let _ = writeln!(out, "  cycles not available: {why}");
+    }
+    if !d.plateaus.is_empty() {
         let _ = writeln!(out, "  plateaus:");
-        for p in pls {
+        for p in &d.plateaus {
             let _ = writeln!(
                 out,
                 "    {:>10} .. {:<10} {:>8} ns{}",
-                fmt_size(num(p, "/from_bytes").unwrap_or(0.0)),
-                fmt_size(num(p, "/to_bytes").unwrap_or(0.0)),
-                fmt_num(num(p, "/level_ns").unwrap_or(f64::NAN)),
-                num(p, "/edge_bytes")
-                    .map(|e| format!("   step at ~{}", fmt_size(e)))
+                fmt_size(p.from_bytes as f64),
+                fmt_size(p.to_bytes as f64),
+                fmt_num(p.level_ns),
+                p.edge_bytes
+                    .map(|e| format!("   step at ~{}", fmt_size(e as f64)))
                     .unwrap_or_default()
             );
         }
     }
-    if let Some(m) = d
-        .get("memory")
-        .and_then(|m| serde_json::from_value::<latency::MemoryPart>(m.clone()).ok())
-    {
-        let _ = writeln!(out, "  {}", memory_part_text(&m));
+    if let Some(m) = &d.memory {
+        let _ = writeln!(out, "  {}", memory_part_text(m));
     }
-    if let Some(lv) = d.get("levels").and_then(Value::as_array) {
-        for l in lv {
-            if let Some(n) = l.get("note").and_then(Value::as_str) {
-                let _ = writeln!(out, "  {}", for_terminal(n));
-            }
-        }
+    for l in &d.levels {
+        let _ = writeln!(out, "  {}", for_terminal(&l.note));
     }
 }
 
 /// One line: where memory starts, its plateau, and the climb beyond.
-pub fn memory_part_text(m: &latency::MemoryPart) -> String {
+pub fn memory_part_text(m: &MemoryPart) -> String {
     let mut t = format!(
         "memory: from {} (after the last step), plateau to {} at {} ns (DRAM)",
         fmt_size(m.from_bytes as f64),

@@ -14,6 +14,7 @@ pub mod latency;
 pub mod loaded_latency;
 pub mod mem_common;
 pub mod memory_html;
+pub mod memory_payload;
 pub mod memory_text;
 pub mod numa_matrix;
 pub mod peak;

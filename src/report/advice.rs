@@ -1109,27 +1109,21 @@ pub fn dimm_population(run: &Run) -> Vec<Finding> {
 /// core's published figure (the latency experiment marks them).
 pub fn cache_latency_vs_published(run: &Run) -> Vec<Finding> {
     use crate::experiments::latency;
+    use crate::experiments::memory_payload::PublishedData;
     let mut out = Vec::new();
     for id in [latency::L1D_CYCLES, latency::L2_CYCLES, latency::L3_CYCLES] {
         // One finding per level: the 2 MiB-page curve first (no TLB cost).
         let mut recs: Vec<&ResultRecord> = run
             .records(id)
             .filter(|r| r.value.is_some())
-            .filter(|r| {
-                r.data
-                    .as_ref()
-                    .and_then(|d| d.get("finding"))
-                    .and_then(Value::as_bool)
-                    == Some(true)
-            })
+            .filter(|r| r.data_as::<PublishedData>().and_then(|d| d.finding) == Some(true))
             .collect();
         recs.sort_by_key(|r| param_str(r, "pages").as_deref() != Some("2m"));
         let Some(r) = recs.first() else {
             continue;
         };
-        let d = r.data.clone().unwrap_or_default();
-        let (Some(m), Some(p)) = (r.value, d.get("published_cycles").and_then(Value::as_f64))
-        else {
+        let d = r.data_as::<PublishedData>().unwrap_or_default();
+        let (Some(m), Some(p)) = (r.value, d.published_cycles) else {
             continue;
         };
         let level = id.metric.trim_end_matches("_cycles");
@@ -1144,7 +1138,7 @@ pub fn cache_latency_vs_published(run: &Run) -> Vec<Finding> {
             ),
             advice: format!(
                 "The measured {level} plateau is not what this core's documentation gives. In a VM the cache may be shared with other tenants or partitioned by the host; on 4 KiB pages the plateau may be TLB misses rather than the cache; a cache the kernel declares with a different size moves the step. Check the latency curve (cpuscope show RUN --all) before sizing work to this level. Published figure: {}.",
-                d.get("published_source").and_then(Value::as_str).unwrap_or("knowledge base")
+                d.published_source.as_deref().unwrap_or("knowledge base")
             ),
             evidence: vec![
                 ev(format!("measured {level} load-to-use"), format!("{} cycles", fmt_num(m)), from_result(r)),

@@ -10,6 +10,7 @@
 use super::advice::{self, Severity};
 use crate::base::fmt::{fmt_num, fmt_size, for_terminal, wrap};
 use crate::experiments::mem_common::{LEVEL_NAMES, PLACEMENT_PARAM};
+use crate::experiments::memory_payload::{ClimbData, LevelData};
 use crate::experiments::{
     bandwidth, c2c, c2c_text, frequency, latency, numa_matrix, peak, simd, tune,
 };
@@ -250,10 +251,8 @@ fn latency_lines(run: &Run) -> Vec<Line> {
                     .map(|c| format!(" ({c:.0} c)"))
                     .unwrap_or_default();
                 let share = ns
-                    .data
-                    .as_ref()
-                    .and_then(|d| d.get("match"))
-                    .and_then(|m| serde_json::from_value::<latency::LevelMatch>(m.clone()).ok())
+                    .data_as::<LevelData>()
+                    .map(|d| d.level)
                     .filter(|m| m.share)
                     .map(|m| {
                         format!(
@@ -282,11 +281,7 @@ fn latency_lines(run: &Run) -> Vec<Line> {
             ));
         }
         if let Some(c) = pick(latency::PAGE_WALK_CLIMB) {
-            let from = c
-                .data
-                .as_ref()
-                .and_then(|d| d.get("climb"))
-                .and_then(|m| serde_json::from_value::<latency::Climb>(m.clone()).ok());
+            let from = c.data_as::<ClimbData>().map(|d| d.climb);
             if let (Some(v), Some(cl)) = (c.value, from) {
                 parts.push(format!(
                     "then {v:+.0} ns per doubling from {} (page walks, not DRAM)",

@@ -520,6 +520,16 @@ impl ResultRecord {
         self
     }
 
+    /// Set `data` to a family's typed payload (`T` serialized: its fields
+    /// are the JSON keys). A payload that cannot be written as JSON (none of
+    /// the families' can fail) leaves `data` empty with a note saying why.
+    pub fn with_payload<T: Serialize>(self, payload: &T) -> ResultRecord {
+        match serde_json::to_value(payload) {
+            Ok(v) => self.with_data(v),
+            Err(e) => self.with_note(&format!("data not recorded: {e}")),
+        }
+    }
+
     /// The record's `data` read as the payload type `T` of its family
     /// (fields an older record lacks take their defaults, where `T` says
     /// so); None when there is no data or it is not a `T`.

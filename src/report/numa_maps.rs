@@ -2,7 +2,7 @@
 //! bytes computed at each mapping's real page size.
 
 use crate::base::fmt::{for_terminal, for_terminal_lines};
-use crate::machine::process::{Amount, ProcessNuma};
+use crate::machine::process::{Amount, NumaSummary, ProcessNuma};
 use std::fmt::Write as _;
 
 /// Unit for the size column: GiB like numa-maps-summary.pl, MiB for small processes.
@@ -29,6 +29,29 @@ pub fn render(p: &ProcessNuma) -> String {
 
 fn summary(p: &ProcessNuma) -> String {
     let mut out = String::new();
+    header(p, &mut out);
+    if p.summary.mappings == 0 {
+        let _ = writeln!(out, "no mappings: {}", not_available(p, "mappings"));
+        return out;
+    }
+    amounts(&p.summary, &mut out);
+    balancing(p, &mut out);
+    numastat_table(p, &mut out);
+    node_counters(p, &mut out);
+    out
+}
+
+/// `not available` with the reason recorded for `k` (or for the status file).
+fn not_available(p: &ProcessNuma, k: &str) -> String {
+    p.unavailable
+        .get(k)
+        .or_else(|| p.unavailable.get("status"))
+        .map(|r| format!("not available: {}", for_terminal(r)))
+        .unwrap_or_else(|| "not available".into())
+}
+
+/// The process, its threads, its allowed CPUs and nodes.
+fn header(p: &ProcessNuma, out: &mut String) {
     let name = for_terminal(p.status.name.as_deref().unwrap_or("?"));
     let threads = p
         .status
@@ -36,13 +59,7 @@ fn summary(p: &ProcessNuma) -> String {
         .map(|t| format!(", {t} threads"))
         .unwrap_or_default();
     let _ = writeln!(out, "pid {} ({name}){threads}", p.pid);
-    let na = |k: &str| {
-        p.unavailable
-            .get(k)
-            .or_else(|| p.unavailable.get("status"))
-            .map(|r| format!("not available: {}", for_terminal(r)))
-            .unwrap_or_else(|| "not available".into())
-    };
+    let na = |k: &str| not_available(p, k);
     let cpus = p
         .status
         .cpus_allowed_list
@@ -57,11 +74,11 @@ fn summary(p: &ProcessNuma) -> String {
         .unwrap_or_else(|| na("mems_allowed_list"));
     let _ = writeln!(out, "allowed CPUs : {cpus}");
     let _ = writeln!(out, "allowed nodes: {mems}");
-    let s = &p.summary;
-    if s.mappings == 0 {
-        let _ = writeln!(out, "no mappings: {}", na("mappings"));
-        return out;
-    }
+}
+
+/// Resident memory per node and by kind, page sizes, the largest share,
+/// the memory policies.
+fn amounts(s: &NumaSummary, out: &mut String) {
     let _ = writeln!(out);
     let unit = if s.total.bytes >= 1 << 30 {
         Unit::GiB
@@ -69,21 +86,21 @@ fn summary(p: &ProcessNuma) -> String {
         Unit::MiB
     };
     for n in &s.per_node {
-        line(&mut out, &format!("N{}", n.node), &n.amount, unit);
+        line(out, &format!("N{}", n.node), &n.amount, unit);
     }
-    line(&mut out, "total", &s.total, unit);
-    line(&mut out, "active", &s.active, unit);
-    line(&mut out, "anon", &s.anon, unit);
-    line(&mut out, "dirty", &s.dirty, unit);
-    line(&mut out, "mapped", &s.mapped, unit);
-    line(&mut out, "file", &s.file, unit);
+    line(out, "total", &s.total, unit);
+    line(out, "active", &s.active, unit);
+    line(out, "anon", &s.anon, unit);
+    line(out, "dirty", &s.dirty, unit);
+    line(out, "mapped", &s.mapped, unit);
+    line(out, "file", &s.file, unit);
     if s.swapcache.pages > 0 {
-        line(&mut out, "swapcache", &s.swapcache, unit);
+        line(out, "swapcache", &s.swapcache, unit);
     }
     if s.writeback.pages > 0 {
-        line(&mut out, "writeback", &s.writeback, unit);
+        line(out, "writeback", &s.writeback, unit);
     }
-    line(&mut out, "huge", &s.huge, unit);
+    line(out, "huge", &s.huge, unit);
     let _ = writeln!(
         out,
         "{:<10}: {:>12} (most processes sharing one page)",
@@ -133,6 +150,10 @@ fn summary(p: &ProcessNuma) -> String {
             .collect();
         let _ = writeln!(out, "memory policies: {}", parts.join("; "));
     }
+}
+
+/// What NUMA balancing did to the main thread.
+fn balancing(p: &ProcessNuma, out: &mut String) {
     match &p.sched {
         Some(sc) => {
             let mut parts = Vec::new();
@@ -152,9 +173,17 @@ fn summary(p: &ProcessNuma) -> String {
             let _ = writeln!(out, "NUMA balancing (main thread): {}", parts.join(", "));
         }
         None => {
-            let _ = writeln!(out, "NUMA balancing: not available: {}", na("sched"));
+            let _ = writeln!(
+                out,
+                "NUMA balancing: not available: {}",
+                not_available(p, "sched")
+            );
         }
     }
+}
+
+/// `numastat -p PID`: the process's memory per node by kind, MiB.
+fn numastat_table(p: &ProcessNuma, out: &mut String) {
     if !p.numastat.is_empty() {
         // numastat -p PID: the process's memory per node by kind, MiB.
         let mib = |b: u64| format!("{:.2}", b as f64 / (1u64 << 20) as f64);
@@ -182,6 +211,10 @@ fn summary(p: &ProcessNuma) -> String {
         let _ = writeln!(out);
         out.push_str(&crate::base::fmt::columns(&rows, "  "));
     }
+}
+
+/// The node counters of the process's nodes and the system-wide NUMA counters.
+fn node_counters(p: &ProcessNuma, out: &mut String) {
     if !p.node_counters.is_empty() {
         let _ = writeln!(
             out,
@@ -214,7 +247,6 @@ fn summary(p: &ProcessNuma) -> String {
             g("numa_pages_migrated")
         );
     }
-    out
 }
 
 fn total_nonzero(b: u64) -> bool {

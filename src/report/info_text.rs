@@ -846,131 +846,16 @@ fn numa_memory(info: &MachineInfo) -> String {
     let mut out = String::from(
         "NUMA memory (nodeN/meminfo; zone watermarks, /proc/zoneinfo; nodeN/numastat, pages since boot)\n",
     );
-    let na = |k: &str| {
-        mm.unavailable
-            .get(k)
-            .map(|r| format!("n/a ({r})"))
-            .unwrap_or_else(|| "n/a".into())
-    };
-    let zr = match &mm.zone_reclaim_mode {
-        Some(z) => format!("zone_reclaim_mode {} = {}", z.value, z.meaning),
-        None => format!("zone_reclaim_mode {}", na("zone_reclaim_mode")),
-    };
-    let knob = |v: Option<u64>, k: &str, unit: &str| match v {
-        Some(x) => format!("{k} {x}{unit}"),
-        None if mm
-            .unavailable
-            .get(k)
-            .is_some_and(|r| r.starts_with("not recorded")) =>
-        {
-            format!("{k} n/a")
-        }
-        None => format!("{k} {}", na(k)),
-    };
-    let unrecorded = |k: &str| {
-        mm.unavailable
-            .get(k)
-            .is_some_and(|r| r.starts_with("not recorded"))
-    };
-    let knobs_unrecorded = ["zone_reclaim_mode", "min_free_kbytes", "min_unmapped_ratio"]
-        .iter()
-        .all(|k| unrecorded(k));
     let mut missing: Vec<&str> = Vec::new();
-    if knobs_unrecorded {
-        missing.push("vm reclaim knobs");
-    } else {
-        let line = format!(
-            "{zr}; {}; {}",
-            knob(mm.min_free_kbytes, "min_free_kbytes", " kB"),
-            knob(mm.min_unmapped_ratio_pct, "min_unmapped_ratio", "%")
-        );
-        for (i, l) in crate::base::fmt::wrap(&line, WIDTH - 12).iter().enumerate() {
-            let _ = writeln!(out, "  {:<10}{l}", if i == 0 { "reclaim" } else { "" });
+    match reclaim_line(mm) {
+        Some(line) => {
+            for (i, l) in crate::base::fmt::wrap(&line, WIDTH - 12).iter().enumerate() {
+                let _ = writeln!(out, "  {:<10}{l}", if i == 0 { "reclaim" } else { "" });
+            }
         }
+        None => missing.push("vm reclaim knobs"),
     }
-    let wm = |n: &crate::machine::numa_memory::NodeMemory| match (
-        n.watermark_pages("min"),
-        n.watermark_pages("low"),
-        n.watermark_pages("high"),
-    ) {
-        (Some(a), Some(b), Some(c)) => match mm.page_bytes {
-            Some(pb) => {
-                let mib = |p: u64| {
-                    let m = p as f64 * pb as f64 / (1u64 << 20) as f64;
-                    if m >= 10.0 {
-                        format!("{m:.0}")
-                    } else {
-                        format!("{m:.1}")
-                    }
-                };
-                format!("{}/{}/{} MiB", mib(a), mib(b), mib(c))
-            }
-            None => format!("{a}/{b}/{c} pages"),
-        },
-        _ => "n/a".into(),
-    };
-    let stat = |n: &crate::machine::numa_memory::NodeMemory, i: usize| {
-        n.numastat
-            .as_ref()
-            .and_then(|s| s.fields()[i].1)
-            .map(short_count)
-            .unwrap_or_else(|| "n/a".into())
-    };
-    let mut rows = vec![vec![
-        "node".to_string(),
-        "free".into(),
-        "cache".into(),
-        "anon".into(),
-        "min/low/high".into(),
-        "hit".into(),
-        "miss".into(),
-        "foreign".into(),
-        "intlv".into(),
-        "local".into(),
-        "other".into(),
-    ]];
-    let mut order: Vec<&crate::machine::numa_memory::NodeMemory> = mm.nodes.iter().collect();
-    let folded = order.len() > NUMA_MEMORY_ROWS;
-    if folded {
-        // The nodes with the least free memory first: where trouble starts.
-        order.sort_by_key(|n| (n.free_bytes.unwrap_or(u64::MAX), n.node));
-    }
-    for n in order.iter().take(if folded {
-        NUMA_MEMORY_ROWS - 1
-    } else {
-        usize::MAX
-    }) {
-        let mut r = vec![
-            n.node.to_string(),
-            opt_bytes(n.free_bytes),
-            opt_bytes(n.file_bytes),
-            opt_bytes(n.anon_bytes),
-            wm(n),
-        ];
-        r.extend((0..6).map(|i| stat(n, i)));
-        rows.push(r);
-    }
-    out.push_str(&table(&rows, 2));
-    if folded {
-        let rest = &order[NUMA_MEMORY_ROWS - 1..];
-        let range = |f: &dyn Fn(&crate::machine::numa_memory::NodeMemory) -> Option<u64>| {
-            let v: Vec<u64> = rest.iter().filter_map(|n| f(n)).collect();
-            match (v.iter().min(), v.iter().max()) {
-                (Some(a), Some(b)) if a == b => fmt_bytes(*a),
-                (Some(a), Some(b)) => format!("{}..{}", fmt_bytes(*a), fmt_bytes(*b)),
-                _ => "n/a".into(),
-            }
-        };
-        let ids: CpuSet = rest.iter().map(|n| n.node).collect();
-        let _ = writeln!(
-            out,
-            "  {} more ({ids}): free {}, cache {}, anon {}",
-            rest.len(),
-            range(&|n| n.free_bytes),
-            range(&|n| n.file_bytes),
-            range(&|n| n.anon_bytes),
-        );
-    }
+    node_table(mm, &mut out);
     missing.extend(
         [
             ("numastat", mm.nodes.iter().all(|n| n.numastat.is_none())),
@@ -992,6 +877,142 @@ fn numa_memory(info: &MachineInfo) -> String {
         };
         let _ = writeln!(out, "  n/a: {} {why}", missing.join(", "));
     }
+    numa_memory_advice(mm, &mut out);
+    out
+}
+
+/// The reclaim knobs decoded on one line; None when a recorded root holds
+/// none of them.
+fn reclaim_line(mm: &crate::machine::numa_memory::NumaMemory) -> Option<String> {
+    let na = |k: &str| {
+        mm.unavailable
+            .get(k)
+            .map(|r| format!("n/a ({r})"))
+            .unwrap_or_else(|| "n/a".into())
+    };
+    let unrecorded = |k: &str| {
+        mm.unavailable
+            .get(k)
+            .is_some_and(|r| r.starts_with("not recorded"))
+    };
+    if ["zone_reclaim_mode", "min_free_kbytes", "min_unmapped_ratio"]
+        .iter()
+        .all(|k| unrecorded(k))
+    {
+        return None;
+    }
+    let zr = match &mm.zone_reclaim_mode {
+        Some(z) => format!("zone_reclaim_mode {} = {}", z.value, z.meaning),
+        None => format!("zone_reclaim_mode {}", na("zone_reclaim_mode")),
+    };
+    let knob = |v: Option<u64>, k: &str, unit: &str| match v {
+        Some(x) => format!("{k} {x}{unit}"),
+        None if unrecorded(k) => format!("{k} n/a"),
+        None => format!("{k} {}", na(k)),
+    };
+    Some(format!(
+        "{zr}; {}; {}",
+        knob(mm.min_free_kbytes, "min_free_kbytes", " kB"),
+        knob(mm.min_unmapped_ratio_pct, "min_unmapped_ratio", "%")
+    ))
+}
+
+/// One row per node (free, page cache, anon, watermarks, numastat), folded
+/// beyond [`NUMA_MEMORY_ROWS`] to the nodes with the least free memory and
+/// one line for the rest.
+fn node_table(mm: &crate::machine::numa_memory::NumaMemory, out: &mut String) {
+    use crate::machine::numa_memory::NodeMemory;
+    let wm = |n: &NodeMemory| match (
+        n.watermark_pages("min"),
+        n.watermark_pages("low"),
+        n.watermark_pages("high"),
+    ) {
+        (Some(a), Some(b), Some(c)) => match mm.page_bytes {
+            Some(pb) => {
+                let mib = |p: u64| {
+                    let m = p as f64 * pb as f64 / (1u64 << 20) as f64;
+                    if m >= 10.0 {
+                        format!("{m:.0}")
+                    } else {
+                        format!("{m:.1}")
+                    }
+                };
+                format!("{}/{}/{} MiB", mib(a), mib(b), mib(c))
+            }
+            None => format!("{a}/{b}/{c} pages"),
+        },
+        _ => "n/a".into(),
+    };
+    let stat = |n: &NodeMemory, i: usize| {
+        n.numastat
+            .as_ref()
+            .and_then(|s| s.fields()[i].1)
+            .map(short_count)
+            .unwrap_or_else(|| "n/a".into())
+    };
+    let mut rows = vec![[
+        "node",
+        "free",
+        "cache",
+        "anon",
+        "min/low/high",
+        "hit",
+        "miss",
+        "foreign",
+        "intlv",
+        "local",
+        "other",
+    ]
+    .iter()
+    .map(|h| h.to_string())
+    .collect::<Vec<String>>()];
+    let mut order: Vec<&NodeMemory> = mm.nodes.iter().collect();
+    let folded = order.len() > NUMA_MEMORY_ROWS;
+    if folded {
+        // The nodes with the least free memory first: where trouble starts.
+        order.sort_by_key(|n| (n.free_bytes.unwrap_or(u64::MAX), n.node));
+    }
+    let shown = if folded {
+        NUMA_MEMORY_ROWS - 1
+    } else {
+        usize::MAX
+    };
+    for n in order.iter().take(shown) {
+        let mut r = vec![
+            n.node.to_string(),
+            opt_bytes(n.free_bytes),
+            opt_bytes(n.file_bytes),
+            opt_bytes(n.anon_bytes),
+            wm(n),
+        ];
+        r.extend((0..6).map(|i| stat(n, i)));
+        rows.push(r);
+    }
+    out.push_str(&table(&rows, 2));
+    if folded {
+        let rest = &order[NUMA_MEMORY_ROWS - 1..];
+        let range = |f: &dyn Fn(&NodeMemory) -> Option<u64>| {
+            let v: Vec<u64> = rest.iter().filter_map(|n| f(n)).collect();
+            match (v.iter().min(), v.iter().max()) {
+                (Some(a), Some(b)) if a == b => fmt_bytes(*a),
+                (Some(a), Some(b)) => format!("{}..{}", fmt_bytes(*a), fmt_bytes(*b)),
+                _ => "n/a".into(),
+            }
+        };
+        let ids: CpuSet = rest.iter().map(|n| n.node).collect();
+        let _ = writeln!(
+            out,
+            "  {} more ({ids}): free {}, cache {}, anon {}",
+            rest.len(),
+            range(&|n| n.free_bytes),
+            range(&|n| n.file_bytes),
+            range(&|n| n.anon_bytes),
+        );
+    }
+}
+
+/// The first advice lines, and how many more the JSON has.
+fn numa_memory_advice(mm: &crate::machine::numa_memory::NumaMemory, out: &mut String) {
     const ADVICE_LINES: usize = 3;
     for a in mm.advice.iter().take(ADVICE_LINES) {
         for (i, l) in crate::base::fmt::wrap(a, WIDTH - 12).iter().enumerate() {
@@ -1006,7 +1027,6 @@ fn numa_memory(info: &MachineInfo) -> String {
             mm.advice.len() - ADVICE_LINES
         );
     }
-    out
 }
 
 /// Left-aligned table.

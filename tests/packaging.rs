@@ -5,6 +5,8 @@
 //! by scripts/package.sh and scripts/test-old-userland.sh under .ci/run
 //! (docs/packaging.md).
 
+#[path = "common/cli.rs"]
+mod cli;
 #[path = "common/skip.rs"]
 mod skip;
 
@@ -103,8 +105,7 @@ fn one_man_page_per_sub_command() {
     }
     let o = cpuscope(&["manpage", "no-such-command"]);
     assert_eq!(o.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let err = cli::one_line_error(&o);
     assert!(err.contains("--list"), "{err}");
 }
 
@@ -118,7 +119,7 @@ fn bash_completes_sub_commands() {
     }
     let o = cpuscope(&["completions", "tcsh"]);
     assert_eq!(o.status.code(), Some(2));
-    assert_eq!(String::from_utf8_lossy(&o.stderr).lines().count(), 1);
+    cli::one_line_error(&o);
     // What bash offers for `cpuscope ru<TAB>`.
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("cpuscope.bash");
@@ -150,17 +151,11 @@ fn a_run_records_the_build_that_measured_it() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("runs.db");
     let store = store.to_str().unwrap();
-    let o = cpuscope(&[
-        "--store",
-        store,
-        "run",
-        "--profile",
-        "quick",
-        "--only",
-        "frequency",
-        "--no-html",
-        "--quiet",
-    ]);
+    let args: Vec<&str> = ["--store", store]
+        .into_iter()
+        .chain(cli::QUICK_RUN)
+        .collect();
+    let o = cpuscope(&args);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: serde_json::Value =
         serde_json::from_slice(&cpuscope(&["--store", store, "export", "latest"]).stdout).unwrap();

@@ -122,17 +122,6 @@ fn error_line(out: &Output, wants: &str) -> String {
     err
 }
 
-/// A short measuring run (it opens the store before measuring).
-const QUICK_RUN: [&str; 7] = [
-    "run",
-    "--profile",
-    "quick",
-    "--only",
-    "frequency",
-    "--no-html",
-    "--quiet",
-];
-
 #[test]
 fn connecting_to_a_silent_server_is_bounded() {
     let (port, _accepts) = silent_server();
@@ -167,7 +156,7 @@ fn a_stop_request_ends_a_run_waiting_to_connect() {
     // A long connect_timeout: only the signal can end these waits early.
     let url = format!("postgres://u:{PASSWORD}@127.0.0.1:{port}/db?connect_timeout=60");
     for sig in [libc::SIGINT, libc::SIGTERM] {
-        let mut c = cpuscope(&url, &QUICK_RUN, &data);
+        let mut c = cpuscope(&url, &cli::QUICK_RUN, &data);
         let t0 = Instant::now();
         let child = c.spawn().unwrap();
         // The store opens after the stop flag is installed: once the
@@ -325,7 +314,7 @@ fn a_hung_statement_hears_the_timeout_knob_and_signals() {
     until_sessions(&mut watch, Duration::from_secs(3), |(_, all)| all == 0);
 
     // A measuring command: the first SIGINT gives the wait up, at once.
-    let mut c = cpuscope(&url, &QUICK_RUN, &data);
+    let mut c = cpuscope(&url, &cli::QUICK_RUN, &data);
     let t0 = Instant::now();
     let child = c.spawn().unwrap();
     until_sessions(&mut watch, Duration::from_secs(20), |(waiting, _)| {

@@ -1,5 +1,6 @@
 //! What every command must do with bad input: fail with one line on stderr
-//! that starts `cpuscope: error:`, and never panic.
+//! that starts `cpuscope: error:`, and never panic. And the shortest
+//! measuring run the tests start (`QUICK_RUN`).
 
 use std::process::Output;
 
@@ -13,3 +14,16 @@ pub fn one_line_error(out: &Output) -> String {
     assert!(!err.contains("panicked"), "{err}");
     err
 }
+
+/// A short measuring run (it opens the store before measuring): the
+/// arguments after `--store PATH`.
+#[allow(dead_code)]
+pub const QUICK_RUN: [&str; 7] = [
+    "run",
+    "--profile",
+    "quick",
+    "--only",
+    "frequency",
+    "--no-html",
+    "--quiet",
+];

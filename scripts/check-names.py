@@ -3,7 +3,7 @@
 own module (issue 13): reports and advice find records through the typed
 constants each experiment declares, never through string literals.
 
-Names are read from src/experiments/*.rs:
+Names are read from src/experiments/**/*.rs:
   - an experiment's name from `pub const EXP: &str = "...";`
   - a metric's name from `MetricId::new(EXP, "...")` (a `pub const` of the
     module, e.g. `pub const CURVE: MetricId = MetricId::new(EXP, "curve");`).
@@ -56,17 +56,17 @@ ALLOW = [
     ("kernels/memory.rs", ("read", "write", "copy", "triad"), "BwKernel::",
      "BwKernel::name(): a STREAM kernel's own name (CLI value, `kernel` param); "
      "bandwidth names its figures after its kernels (bandwidth::kernel_metric, tested)"),
-    ("experiments/mem_common.rs", ("L1d", "L2", "L3", "L4"), "pub const LEVEL_NAMES",
+    ("experiments/common.rs", ("L1d", "L2", "L3", "L4"), "pub const LEVEL_NAMES",
      "the cache levels CacheFacts looks up, by their `info` names (machine::cache); "
      "latency names its per-level figures after them (latency::LEVELS, tested)"),
-    ("experiments/mem_common.rs", ("placement",), "pub const PLACEMENT_PARAM",
+    ("experiments/common.rs", ("placement",), "pub const PLACEMENT_PARAM",
      "the params key of a thread placement (bandwidth and sync write it, the reports "
      "read it through this constant), not the placement experiment"),
-    ("experiments/bandwidth.rs", ("dram",), "pub const DRAM_SCOPE",
+    ("experiments/memory/bandwidth.rs", ("dram",), "pub const DRAM_SCOPE",
      "the `scope` param's value for arrays in DRAM: a place, not latency's figure"),
-    ("experiments/placement_study.rs", ("triad",), "SetWorkload::Triad =>",
+    ("experiments/compute/placement_study.rs", ("triad",), "SetWorkload::Triad =>",
      "the placement study's own workload name (CLI value, `workload` param), not bandwidth's figure"),
-    ("experiments/rate.rs", ("bc_pow", "bc_pi"), '"bc-p',
+    ("experiments/compute/rate.rs", ("bc_pow", "bc_pi"), '"bc-p',
      "rate's command-line spellings of its workloads (`--workload bc_pow`), parsed, not a record's name"),
     ("machine/freq.rs", ("ghz",), "unit.starts_with",
      "a unit suffix parsed from a declared clock (\"2.40GHz\"), not a record"),
@@ -93,14 +93,15 @@ def literals(text):
 
 
 def declared(src):
-    """{name: {file: 'experiment' | 'metric'}} from src/experiments/*.rs."""
+    """{name: {file: 'experiment' | 'metric'}} from src/experiments/**/*.rs."""
     names = {}
     exp_dir = os.path.join(src, "experiments")
-    for name in sorted(os.listdir(exp_dir)):
-        if not name.endswith(".rs"):
-            continue
-        rel = "experiments/" + name
-        with open(os.path.join(exp_dir, name), encoding="utf-8") as f:
+    paths = []
+    for dirpath, _, fnames in os.walk(exp_dir):
+        paths += [os.path.join(dirpath, n) for n in fnames if n.endswith(".rs")]
+    for path in sorted(paths):
+        rel = os.path.relpath(path, src).replace(os.sep, "/")
+        with open(path, encoding="utf-8") as f:
             text = f.read()
         for m in re.finditer(r'pub\s+const\s+EXP\s*:\s*&(?:\'static\s+)?str\s*=\s*"([^"]+)"\s*;', text):
             names.setdefault(m.group(1), {})[rel] = "experiment"

@@ -8,7 +8,7 @@
 //! and distances, the virt board recognised, and the caches a device tree
 //! leaves out taken from the core's knowledge-base entry with their source.
 
-use cpuscope::experiments::c2c_infer::Declared;
+use cpuscope::experiments::coherence::infer::Declared;
 use cpuscope::machine::{discover, MachineInfo, Sysroot};
 use std::process::Command;
 

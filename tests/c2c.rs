@@ -10,9 +10,9 @@ mod hwloc_trees;
 #[path = "common/seed_trees.rs"]
 mod seed_trees;
 
-use cpuscope::experiments::c2c::{self, circle_round, schedule, PlanRequest};
-use cpuscope::experiments::c2c_infer::{infer, Declared, LatencyMatrix};
-use cpuscope::experiments::Profile;
+use cpuscope::experiments::coherence::c2c::{self, circle_round, schedule, PlanRequest};
+use cpuscope::experiments::coherence::infer::{infer, Declared, LatencyMatrix};
+use cpuscope::experiments::experiment::Profile;
 use cpuscope::kernels::c2c::Method;
 use cpuscope::machine::cache::CacheInstance;
 use cpuscope::machine::numa::NumaNode;
@@ -189,7 +189,7 @@ fn ft2500_plan_fits_every_profile_budget() {
         check_schedule(&plan, |c| c);
     }
     // The estimate the run command shows is the plan's.
-    let est = cpuscope::experiments::Experiment::estimate_secs(
+    let est = cpuscope::experiments::experiment::Experiment::estimate_secs(
         &c2c::C2c,
         &m,
         &set(0..128),
@@ -968,7 +968,7 @@ fn noisy_records(run: &c2c::MatrixRun) -> (Vec<cpuscope::results::schema::Result
 
 fn inference_of(
     recs: &[cpuscope::results::schema::ResultRecord],
-) -> cpuscope::experiments::c2c_infer::Inference {
+) -> cpuscope::experiments::coherence::infer::Inference {
     let mat = recs.iter().find(|r| r.is(c2c::MATRIX)).unwrap();
     serde_json::from_value(mat.data.as_ref().unwrap()["inference"].clone()).unwrap()
 }
@@ -1007,8 +1007,11 @@ fn noisy_cloud_matrix_infers_one_group() {
         all.notes
     );
     // The clean pairs only (what the experiment does).
-    let inf =
-        cpuscope::experiments::c2c_infer::infer_with(&run.matrix(), &run.clean_matrix(), &decl);
+    let inf = cpuscope::experiments::coherence::infer::infer_with(
+        &run.matrix(),
+        &run.clean_matrix(),
+        &decl,
+    );
     assert_eq!(inf.levels.len(), 1, "{:#?}", inf.levels);
     assert_eq!(inf.pairs_measured, 120);
     assert_eq!(inf.pairs_clean, 120 - 39);
@@ -1181,9 +1184,9 @@ fn disturbed_verdict_when_most_pairs_are_preempted() {
         mat.notes
     );
     // The renderers say so too.
-    let text = cpuscope::experiments::c2c_text::render_matrices(
+    let text = cpuscope::experiments::coherence::text::render_matrices(
         &recs,
-        cpuscope::experiments::c2c_text::Detail::Full,
+        cpuscope::experiments::coherence::text::Detail::Full,
     );
     assert!(
         text.contains("DISTURBED: 98 of 120 pairs marked preempted"),

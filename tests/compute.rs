@@ -13,13 +13,13 @@ mod seed_trees;
 
 #[path = "common/emulator.rs"]
 mod emulator;
-use cpuscope::experiments::compute_text::{
+use cpuscope::experiments::compute::peak;
+use cpuscope::experiments::compute::rate::{parse_workload, RateWorkload};
+use cpuscope::experiments::compute::simd::{ordered_cpus, smt_advice, smt_yield, thread_points};
+use cpuscope::experiments::compute::text::{
     render_peak, render_rate, render_simd, render_simd_configurations,
 };
-use cpuscope::experiments::peak;
-use cpuscope::experiments::rate::{parse_workload, RateWorkload};
-use cpuscope::experiments::simd::{ordered_cpus, smt_advice, smt_yield, thread_points};
-use cpuscope::experiments::Profile;
+use cpuscope::experiments::experiment::Profile;
 use cpuscope::kernels::chacha::{self, Variant};
 use cpuscope::kernels::fma::Width;
 use cpuscope::machine::topology::Core;
@@ -619,8 +619,8 @@ fn run_lists_the_compute_experiments() {
 
 #[test]
 fn bc_comparison_renders_as_published_data() {
-    use cpuscope::experiments::compute_text::render_workloads;
-    use cpuscope::experiments::workloads::compare_times;
+    use cpuscope::experiments::compute::text::render_workloads;
+    use cpuscope::experiments::compute::workloads::compare_times;
     let r = ResultRecord::new("workloads", "bc_pow", "s", false)
         .with_param("exp", 999_999)
         .with_samples(vec![26.729972414]);
@@ -643,8 +643,8 @@ fn bc_comparison_renders_as_published_data() {
 
 #[test]
 fn openssl_cbc_renders_as_not_compared() {
-    use cpuscope::experiments::compute_text::render_workloads;
-    use cpuscope::experiments::workloads::compare_openssl;
+    use cpuscope::experiments::compute::text::render_workloads;
+    use cpuscope::experiments::compute::workloads::compare_openssl;
     let r = ResultRecord::new("workloads", "openssl_aes", "MB/s", true)
         .with_param("alg", "aes-256-cbc")
         .with_param("copies", "1")

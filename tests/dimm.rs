@@ -521,7 +521,7 @@ fn per_socket_bandwidth_and_the_cpus_behind_it() {
     .unwrap();
     info.memory_devices = m;
     let set = |s: &str| cpuscope::placement::CpuSet::parse(s).unwrap();
-    use cpuscope::experiments::bandwidth::dram_theory;
+    use cpuscope::experiments::memory::bandwidth::dram_theory;
     let (all, basis) = dram_theory(&info, &set("0-7")).unwrap();
     assert!(
         (all - 204.8).abs() < 1e-9 && basis.contains("8 channel"),

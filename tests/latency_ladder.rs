@@ -2,8 +2,8 @@
 //! the declared sizes name the levels, they do not veto them; memory starts
 //! after the last step; a climb beyond the memory plateau is page walks.
 
-use cpuscope::experiments::latency::{analyse_curve, levels_of, tlb_check};
-use cpuscope::experiments::memory_payload::{LevelMatch, MemoryPart};
+use cpuscope::experiments::memory::latency::{analyse_curve, levels_of, tlb_check};
+use cpuscope::experiments::memory::payload::{LevelMatch, MemoryPart};
 
 const KIB: usize = 1024;
 const MIB: usize = 1024 * 1024;

@@ -6,15 +6,14 @@
 #[path = "common/hwloc_trees.rs"]
 mod hwloc_trees;
 
-use cpuscope::experiments::latency::{
-    self, detect_plateaus, match_levels, CurveSpec, Pages, Pattern,
-};
-use cpuscope::experiments::mem_common::{
+use cpuscope::experiments::common::{
     cpu_order, parse_size, parse_size_list, size_range, CacheFacts, Placement, KIB, MIB,
 };
-use cpuscope::experiments::{
-    bandwidth, loaded_latency, numa_matrix, seed_loops, Experiment, Profile,
+use cpuscope::experiments::experiment::{Experiment, Profile};
+use cpuscope::experiments::memory::latency::{
+    self, detect_plateaus, match_levels, CurveSpec, Pages, Pattern,
 };
+use cpuscope::experiments::memory::{bandwidth, loaded_latency, numa_matrix, seed_loops};
 use cpuscope::kernels::memory::{
     sattolo, stream_pass, Arrays, BwKernel, Layout, PointerChain, Rng, StoreKind, Width, SCALAR_Q,
 };
@@ -732,7 +731,7 @@ fn live_latency_steps_match_l1d_and_l2_within_2x() {
 
 #[test]
 fn dram_figure_pools_the_top_octave_of_the_last_plateau() {
-    use cpuscope::experiments::latency::{point_reps, top_octave, BIG_POINT};
+    use cpuscope::experiments::memory::latency::{point_reps, top_octave, BIG_POINT};
     let mib = 1usize << 20;
     let sizes = [
         8 * mib,
@@ -760,7 +759,7 @@ fn zen5_vm_levels_on_4k_and_2m_pages() {
     // Issue 15: on 4 KiB pages a DRAM-plus-TLB-miss plateau (~119 ns, ending
     // at ~50 MiB) was called L3 at ×1.57 of the declared 32 MiB while the
     // 2 MiB-page curve put L3 at 11.6 ns.
-    use cpuscope::experiments::latency::tlb_check;
+    use cpuscope::experiments::memory::latency::tlb_check;
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/latency/zen5-vm-curves.json"
@@ -810,7 +809,7 @@ fn zen5_vm_levels_on_4k_and_2m_pages() {
     );
     // Without the 2 MiB reference the size tolerance alone refuses ×1.57.
     let (alone, _) = match_levels(&sp, &levels);
-    let (lo, hi) = cpuscope::experiments::latency::LEVEL_TOLERANCE;
+    let (lo, hi) = cpuscope::experiments::memory::latency::LEVEL_TOLERANCE;
     assert!(
         alone[2].plateau.is_none() || alone[2].ratio.is_some_and(|r| (lo..=hi).contains(&r)),
         "{:?}",
@@ -822,7 +821,7 @@ fn zen5_vm_levels_on_4k_and_2m_pages() {
 fn a_plateau_near_memory_latency_is_not_a_cache() {
     // A VM on a big host: the "L3" plateau at 162 ns up to ~400-650 MiB, memory at
     // 222 ns beyond; the declared 480 MiB L3 is not what that plateau is.
-    use cpuscope::experiments::latency::memory_check;
+    use cpuscope::experiments::memory::latency::memory_check;
     let mut pts = Vec::new();
     let mut s = 4 * KIB;
     while s <= 2048 * MIB {

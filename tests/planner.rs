@@ -10,7 +10,7 @@
 #[path = "common/hwloc_trees.rs"]
 mod hwloc_trees;
 
-use cpuscope::experiments::placement_plan::{plan, Plan};
+use cpuscope::experiments::compute::placement_plan::{plan, Plan};
 use cpuscope::machine::cache::CacheInstance;
 use cpuscope::machine::numa::NumaNode;
 use cpuscope::machine::topology::{Core, Package};
@@ -186,7 +186,10 @@ fn reason_of(p: &Plan, cmp: &str, name: &str) -> String {
         .unwrap_or_default()
 }
 
-fn mem<'a>(p: &'a Plan, name: &str) -> &'a cpuscope::experiments::placement_plan::MemoryPlacement {
+fn mem<'a>(
+    p: &'a Plan,
+    name: &str,
+) -> &'a cpuscope::experiments::compute::placement_plan::MemoryPlacement {
     p.memory
         .iter()
         .find(|m| m.name == name)

@@ -229,8 +229,8 @@ fn seed000_capacity_reproduces_the_seeds_ratio_with_its_own_width() {
     let (arm_w, x86_w) = (fig("ARM", "issue_width"), fig("Intel", "issue_width"));
     assert_eq!((arm_w, x86_w), (4.0, 6.0));
     // The seed's formula with its own figures: 1280 / 936 = 1.37 ≈ its 1.4.
-    let arm = cpuscope::experiments::peak::capacity(2.5, 128, arm_w, 1);
-    let x86 = cpuscope::experiments::peak::capacity(2.5, 48, x86_w, 2);
+    let arm = cpuscope::experiments::compute::peak::capacity(2.5, 128, arm_w, 1);
+    let x86 = cpuscope::experiments::compute::peak::capacity(2.5, 48, x86_w, 2);
     assert!((arm - 1280.0).abs() < 1e-9 && (x86 - 936.0).abs() < 1e-9);
     assert!(((arm / x86) - 1.367).abs() < 0.001);
     let theory = s
@@ -260,7 +260,7 @@ fn seed000_capacity_reproduces_the_seeds_ratio_with_its_own_width() {
     );
     assert_eq!(front("tsv110").seed_stated_issue_width, Some(arm_w));
     // With the documented width the seed's ratio is not reproduced: 2.05.
-    let x86_doc = cpuscope::experiments::peak::capacity(2.5, 48, fe.dispatch.unwrap(), 2);
+    let x86_doc = cpuscope::experiments::compute::peak::capacity(2.5, 48, fe.dispatch.unwrap(), 2);
     assert!((arm / x86_doc - 2.05).abs() < 0.01);
 }
 
@@ -307,7 +307,7 @@ fn seed002_cacheline_times_are_the_kunpengs_and_the_8260s() {
     assert_eq!(t("Intel Xeon Platinum 8260", "every 16th element"), 370.0);
     assert!(s.notes[0].contains("2.600 GHz") && s.notes[0].contains("<not supported> branches"));
     // The seed_loops note reads them from here: no "2.6 GHz Xeon".
-    let n = cpuscope::experiments::seed_loops::published_ratios();
+    let n = cpuscope::experiments::memory::seed_loops::published_ratios();
     assert!(
         n.contains("2790 ms / 730 ms = 3.8× on the Kunpeng 920"),
         "{n}"

@@ -15,8 +15,8 @@ mod skip;
 mod emulator;
 use cpuscope::base::mann_whitney::ratio_estimate;
 use cpuscope::base::pattern::Pattern;
-use cpuscope::experiments::placement_plan::{memory_for_set, sized_sets};
-use cpuscope::experiments::tune::{
+use cpuscope::experiments::compute::placement_plan::{memory_for_set, sized_sets};
+use cpuscope::experiments::tune::study::{
     analyse, extract, plan_candidates, Score, ScoreSource, ThreadKnob, VerdictKind,
 };
 use cpuscope::harness::child::{round_order, ChildRun, SplitMix64};
@@ -58,7 +58,10 @@ fn usable(m: &MachineInfo) -> CpuSet {
     }
 }
 
-fn cpus_of(p: &cpuscope::experiments::placement_plan::SizedPlan, name: &str) -> Option<CpuSet> {
+fn cpus_of(
+    p: &cpuscope::experiments::compute::placement_plan::SizedPlan,
+    name: &str,
+) -> Option<CpuSet> {
     p.set(name).and_then(|s| s.cpus.clone())
 }
 

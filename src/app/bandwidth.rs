@@ -3,7 +3,7 @@
 
 use super::session::{self, MeasureArgs};
 use super::Context;
-use crate::experiments::bandwidth;
+use crate::experiments::memory::bandwidth;
 use anyhow::Result;
 
 #[derive(clap::Args, Debug)]

@@ -4,9 +4,9 @@
 
 use super::session::{self, Session};
 use super::Context;
-use crate::experiments::c2c::{self, PairView};
-use crate::experiments::c2c_text;
-use crate::experiments::Profile;
+use crate::experiments::coherence::c2c::{self, PairView};
+use crate::experiments::coherence::text as c2c_text;
+use crate::experiments::experiment::Profile;
 use crate::kernels::c2c::Method;
 use anyhow::{bail, Result};
 use serde_json::json;
@@ -91,7 +91,7 @@ pub fn run(ctx: &Context, args: &C2cArgs) -> Result<i32> {
     let quiet = args.json || args.csv;
     let mut s = Session::open(
         ctx,
-        crate::experiments::c2c::EXP,
+        crate::experiments::coherence::c2c::EXP,
         args.cpus.as_deref(),
         args.profile,
         quiet,

@@ -2,7 +2,7 @@
 
 use super::session::{self, MeasureArgs};
 use super::Context;
-use crate::experiments::latency;
+use crate::experiments::memory::latency;
 use anyhow::Result;
 
 #[derive(clap::Args, Debug)]

@@ -3,7 +3,7 @@
 
 use super::session::{self, MeasureArgs};
 use super::Context;
-use crate::experiments::loaded_latency;
+use crate::experiments::memory::loaded_latency;
 use anyhow::Result;
 
 #[derive(clap::Args, Debug)]

@@ -3,7 +3,7 @@
 
 use super::session::{self, MeasureArgs};
 use super::Context;
-use crate::experiments::numa_matrix;
+use crate::experiments::memory::numa_matrix;
 use anyhow::Result;
 
 #[derive(clap::Args, Debug)]

@@ -6,8 +6,8 @@
 
 use super::session::{self, Session};
 use super::Context;
-use crate::experiments::compute_text;
-use crate::experiments::{placement_plan, placement_study, Profile};
+use crate::experiments::compute::{placement_plan, placement_study, text as compute_text};
+use crate::experiments::experiment::Profile;
 use crate::machine;
 use anyhow::Result;
 
@@ -57,7 +57,7 @@ pub fn run(ctx: &Context, args: &PlacementArgs) -> Result<i32> {
     let cpus = args.cpus.as_deref();
     let mut s = Session::open(
         ctx,
-        crate::experiments::placement_study::EXP,
+        crate::experiments::compute::placement_study::EXP,
         cpus,
         args.profile,
         args.quiet,

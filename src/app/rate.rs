@@ -3,8 +3,8 @@
 
 use super::session::Session;
 use super::Context;
-use crate::experiments::compute_text;
-use crate::experiments::{rate, Profile};
+use crate::experiments::compute::{rate, text as compute_text};
+use crate::experiments::experiment::Profile;
 use anyhow::Result;
 
 #[derive(clap::Args, Debug)]
@@ -55,7 +55,7 @@ pub fn run(ctx: &Context, args: &RateArgs) -> Result<i32> {
     let cpus = args.cpus.as_deref();
     let mut s = Session::open(
         ctx,
-        crate::experiments::rate::EXP,
+        crate::experiments::compute::rate::EXP,
         cpus,
         Profile::Standard,
         args.quiet,

@@ -4,7 +4,8 @@
 use super::session::Session;
 use super::Context;
 use crate::base::output::Output;
-use crate::experiments::{self, Profile};
+use crate::experiments;
+use crate::experiments::experiment::Profile;
 use anyhow::Result;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -49,7 +50,7 @@ pub struct RunArgs {
 }
 
 pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
-    let selected = experiments::select(&args.only, &args.skip)?;
+    let selected = experiments::registry::select(&args.only, &args.skip)?;
     // Every path written is checked before anything is measured.
     let html = if args.list {
         HtmlReport::None
@@ -85,7 +86,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
 
     let sentinel_cpu = s.cpus.first();
     let clock_start =
-        sentinel_cpu.and_then(|c| experiments::frequency::sentinel_ghz(c, s.stop_flag()));
+        sentinel_cpu.and_then(|c| experiments::state::frequency::sentinel_ghz(c, s.stop_flag()));
     s.show_bar(total);
     let mut failed: Vec<String> = Vec::new();
     for (e, est) in selected.iter().zip(&estimates) {
@@ -102,8 +103,8 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
     }
     if !s.stopped() {
         if let (Some(cpu), Some(a)) = (sentinel_cpu, clock_start) {
-            if let Some(b) = experiments::frequency::sentinel_ghz(cpu, s.stop_flag()) {
-                s.note(experiments::frequency::sentinel_note(cpu, a, b));
+            if let Some(b) = experiments::state::frequency::sentinel_ghz(cpu, s.stop_flag()) {
+                s.note(experiments::state::frequency::sentinel_note(cpu, a, b));
             }
         }
     }

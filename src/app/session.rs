@@ -10,7 +10,9 @@
 //! print it with `--json` (plus their own keys) or render its records.
 
 use super::Context;
-use crate::experiments::{self, sync, ExpCtx, Experiment, Facts, Profile};
+use crate::experiments;
+use crate::experiments::coherence::sync;
+use crate::experiments::experiment::{ExpCtx, Experiment, Facts, Profile};
 use crate::machine::{self, MachineInfo, Sysroot};
 use crate::placement::machine_state::{self, Knob, Privilege, Setting, Want};
 use crate::placement::CpuSet;
@@ -54,7 +56,7 @@ pub fn memory_command<P: Any>(
     let mut s = Session::open(ctx, command, cpus, m.profile, m.quiet)?;
     let mut plan = plan_with(&s.machine, &s.cpus, m.profile)?;
     s.measure(exp, Some(&mut plan))?;
-    s.output(m.json, json!({}), crate::experiments::memory_text::render)
+    s.output(m.json, json!({}), crate::experiments::memory::text::render)
 }
 
 /// The filesystem root, when it is this machine's: a command that measures
@@ -346,14 +348,14 @@ impl Session {
     /// (its own type; `None`: its defaults) and keep what it hands back.
     /// Ctrl-C ends it early without an error: what finished is kept.
     pub fn measure(&mut self, name: &str, params: Option<&mut dyn Any>) -> Result<()> {
-        let e = experiments::by_name(name)?;
+        let e = experiments::registry::by_name(name)?;
         self.exec(e, params, true)
     }
 
     /// Run the registered experiment `name` for the facts it leaves (the
     /// frequency experiment's clock), dropping its records.
     pub fn measure_facts(&mut self, name: &str) -> Result<()> {
-        let e = experiments::by_name(name)?;
+        let e = experiments::registry::by_name(name)?;
         self.exec(e, None, false)
     }
 
@@ -471,7 +473,7 @@ impl Session {
                     "smt": s_smt.map(|s| s.as_str()),
                     "turbo": s_turbo.map(|t| t.as_str()),
                     "cpus": self.cpus.to_string(),
-                    "cores": experiments::one_cpu_per_core(&self.machine, &self.cpus).len(),
+                    "cores": experiments::experiment::one_cpu_per_core(&self.machine, &self.cpus).len(),
                     "logical": self.cpus.len(),
                 }));
             }

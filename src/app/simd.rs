@@ -4,8 +4,10 @@
 
 use super::session::{self, Session};
 use super::Context;
-use crate::experiments::compute_text;
-use crate::experiments::{frequency, peak, simd, Profile};
+use crate::experiments::compute::text as compute_text;
+use crate::experiments::compute::{peak, simd};
+use crate::experiments::experiment::Profile;
+use crate::experiments::state::frequency;
 use crate::placement::machine_state::Want;
 use anyhow::Result;
 use serde_json::json;
@@ -58,7 +60,7 @@ pub fn run(ctx: &Context, args: &SimdArgs) -> Result<i32> {
     let mut params = simd::Params::parse(&args.variants)?;
     let mut s = Session::open(
         ctx,
-        crate::experiments::simd::EXP,
+        crate::experiments::compute::simd::EXP,
         args.cpus.as_deref(),
         args.profile,
         args.quiet,

@@ -4,7 +4,9 @@
 
 use super::session::Session;
 use super::Context;
-use crate::experiments::{softirq, Profile};
+use crate::experiments::experiment::Profile;
+use crate::experiments::state::softirq;
+use crate::experiments::state::text::softirq as softirq_text;
 use anyhow::{bail, Result};
 use std::time::Duration;
 
@@ -43,5 +45,5 @@ pub fn run(ctx: &Context, args: &SoftirqArgs) -> Result<i32> {
     };
     s.measure(softirq::EXP, Some(&mut p))?;
     let keys = s.command_keys();
-    s.output(args.json, keys, softirq::render)
+    s.output(args.json, keys, softirq_text)
 }

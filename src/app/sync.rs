@@ -4,8 +4,8 @@
 
 use super::session::Session;
 use super::Context;
-use crate::experiments::c2c_text;
-use crate::experiments::{sync, Profile};
+use crate::experiments::coherence::{sync, text as c2c_text};
+use crate::experiments::experiment::Profile;
 use anyhow::Result;
 use serde_json::json;
 
@@ -32,7 +32,7 @@ pub fn run(ctx: &Context, args: &SyncArgs) -> Result<i32> {
     let quiet = args.quiet || args.json;
     let mut s = Session::open(
         ctx,
-        crate::experiments::sync::EXP,
+        crate::experiments::coherence::sync::EXP,
         args.cpus.as_deref(),
         args.profile,
         quiet,

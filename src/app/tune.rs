@@ -8,11 +8,12 @@ use super::session::{self, Session};
 use super::Context;
 use crate::base::pattern::Pattern;
 use crate::counters::workload::resolve_command;
-use crate::experiments::tune::{
-    self, default_cpus_needed, plan_candidates, Params, Score, ScoreSource, Stopped, ThreadKnob,
-    TuneView, THREADS_PLACEHOLDER,
+use crate::experiments::experiment::Profile;
+use crate::experiments::tune::study::{
+    self as tune, default_cpus_needed, plan_candidates, Params, Score, ScoreSource, Stopped,
+    ThreadKnob, TuneView, THREADS_PLACEHOLDER,
 };
-use crate::experiments::{tune_text, Profile};
+use crate::experiments::tune::text as tune_text;
 use crate::machine;
 use crate::placement::CpuSet;
 use anyhow::{bail, Result};

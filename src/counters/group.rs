@@ -11,7 +11,7 @@
 use super::env::{PerfEnv, Reason};
 use super::events::Event;
 use super::raw::{self, PerfEventAttr};
-use super::topdown::TopdownStatus;
+use super::topdown_model::TopdownStatus;
 use crate::base::Sysroot;
 use serde::Serialize;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -230,11 +230,6 @@ impl Readings {
                 (st, None) => st.words().into(),
             },
         }
-    }
-
-    /// Derived metrics (IPC, miss ratios, GHz, top-down) over these readings.
-    pub fn metrics(&self) -> super::metrics::DerivedMetrics {
-        super::metrics::compute(self)
     }
 }
 

@@ -3,7 +3,8 @@
 //! `missing` says why; it is never 0.
 
 use super::group::Readings;
-use super::topdown::{TopDown, TopdownStatus};
+use super::topdown::TopDown;
+use super::topdown_model::TopdownStatus;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -146,6 +147,13 @@ fn task_time_ns(r: &Readings) -> Result<f64, String> {
     match r.get("cycles").and_then(|c| c.time_enabled_ns) {
         Some(t) if t > 0 => Ok(t as f64),
         _ => Err("needs task-clock (or cpu-clock) or a counted cycles group".into()),
+    }
+}
+
+impl Readings {
+    /// Derived metrics (IPC, miss ratios, GHz, top-down) over these readings.
+    pub fn metrics(&self) -> DerivedMetrics {
+        compute(self)
     }
 }
 

@@ -31,13 +31,15 @@ pub mod raw;
 pub mod stat;
 pub mod sysfs;
 pub mod topdown;
+pub mod topdown_model;
 pub mod workload;
 
 pub use env::{PerfEnv, Reason};
 pub use events::Event;
 pub use group::{CounterGroup, EventReading, EventState, Readings, Target};
 pub use metrics::DerivedMetrics;
-pub use topdown::{TopDown, TopdownModel, TopdownStatus};
+pub use topdown::TopDown;
+pub use topdown_model::{TopdownModel, TopdownStatus};
 
 use serde::Serialize;
 

@@ -8,7 +8,8 @@
 use super::doc::{Interval, PerCpu, StatDoc, StatTarget, STAT_SCHEMA};
 use super::events;
 use super::group::{CounterGroup, Readings, Snapshot, Target, TargetError};
-use super::topdown::{self, TopdownStatus};
+use super::topdown;
+use super::topdown_model::TopdownStatus;
 use super::workload::{self, ExitInfo, LaunchError, Workload};
 use super::{sysfs, PerfEnv};
 use crate::base::{CpuSet, Sysroot};

@@ -15,31 +15,9 @@
 use super::events::Event;
 use super::group::Readings;
 use super::sysfs::{self, DEVICES};
+use super::topdown_model::TopdownModel;
 use crate::base::Sysroot;
 use serde::Serialize;
-
-/// How top-down is computed on this machine.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum TopdownModel {
-    /// Intel Ice Lake+ PERF_METRICS through `slots` + `topdown-*`.
-    IntelPerfMetrics { pmu: String },
-    /// Intel pre-Ice Lake slot events.
-    IntelSlots { pmu: String },
-    /// AMD Zen 4 (width 6) / Zen 5 (width 8) dispatch slots.
-    AmdZen { pmu: String, width: u32 },
-    /// ARM STALL_SLOT events; `slots` from the PMU's caps/slots.
-    ArmSlots { pmu: String, slots: u64 },
-}
-
-/// Whether top-down metrics are wanted and possible.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum TopdownStatus {
-    #[default]
-    NotRequested,
-    Unavailable(String),
-    Model(TopdownModel),
-}
 
 /// Top-down level 1, in percent of pipeline slots.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -18,8 +18,9 @@
 //!   core's published load-to-use latency (cpuscope's knowledge base).
 
 use crate::base::fmt::{fmt_num, for_terminal};
-use crate::experiments::mem_common::{Placement, PLACEMENT_PARAM};
-use crate::experiments::{bandwidth, frequency};
+use crate::experiments::common::{Placement, PLACEMENT_PARAM};
+use crate::experiments::memory::bandwidth;
+use crate::experiments::state::frequency;
 use crate::machine::MachineInfo;
 use crate::results::schema::{MetricId, ResultRecord, Run};
 use serde::Serialize;
@@ -1108,8 +1109,8 @@ pub fn dimm_population(run: &Run) -> Vec<Finding> {
 /// A cache level's measured load-to-use cycles more than 20% off the
 /// core's published figure (the latency experiment marks them).
 pub fn cache_latency_vs_published(run: &Run) -> Vec<Finding> {
-    use crate::experiments::latency;
-    use crate::experiments::memory_payload::PublishedData;
+    use crate::experiments::memory::latency;
+    use crate::experiments::memory::payload::PublishedData;
     let mut out = Vec::new();
     for id in [latency::L1D_CYCLES, latency::L2_CYCLES, latency::L3_CYCLES] {
         // One finding per level: the 2 MiB-page curve first (no TLB cost).

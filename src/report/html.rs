@@ -132,8 +132,9 @@ fn result_row(r: &ResultRecord) -> String {
 fn charts(run: &Run) -> (String, Vec<(String, String)>) {
     let mut out = String::new();
     let mut toc = Vec::new();
-    for e in crate::experiments::registry() {
-        let body = e.report_html(run);
+    for entry in crate::experiments::registry::registry() {
+        let body = (entry.html)(run);
+        let e = entry.experiment;
         if body.is_empty() {
             continue;
         }

@@ -48,9 +48,9 @@ pub fn render_unavailable(run: &Run) -> String {
 
 /// Every registered experiment's own section, in run order.
 fn experiment_sections(run: &Run) -> Vec<String> {
-    experiments::registry()
+    experiments::registry::registry()
         .into_iter()
-        .map(|e| e.summary_text(run))
+        .map(|e| (e.text)(run))
         .filter(|s| !s.is_empty())
         .collect()
 }

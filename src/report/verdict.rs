@@ -9,11 +9,14 @@
 
 use super::advice::{self, Severity};
 use crate::base::fmt::{fmt_num, fmt_size, for_terminal, wrap};
-use crate::experiments::mem_common::{LEVEL_NAMES, PLACEMENT_PARAM};
-use crate::experiments::memory_payload::{ClimbData, LevelData};
-use crate::experiments::{
-    bandwidth, c2c, c2c_text, frequency, latency, numa_matrix, peak, simd, tune,
-};
+use crate::experiments::coherence::{c2c, text as c2c_text};
+use crate::experiments::common::{LEVEL_NAMES, PLACEMENT_PARAM};
+use crate::experiments::compute::{peak, simd};
+use crate::experiments::memory::bandwidth;
+use crate::experiments::memory::payload::{ClimbData, LevelData};
+use crate::experiments::memory::{latency, numa_matrix};
+use crate::experiments::state::frequency;
+use crate::experiments::tune::study as tune;
 use crate::results::published;
 use crate::results::schema::{MetricId, ResultRecord, Run};
 use serde_json::Value;

@@ -20,7 +20,10 @@
 
 #![allow(dead_code)]
 
-use cpuscope::experiments::{bandwidth, frequency, latency, peak};
+use cpuscope::experiments::compute::peak;
+use cpuscope::experiments::memory::bandwidth;
+use cpuscope::experiments::memory::latency;
+use cpuscope::experiments::state::frequency;
 use cpuscope::results::schema::{parse_run, MetricId, ResultRecord, Run};
 use serde_json::Value;
 

@@ -768,7 +768,7 @@ pub fn render(c: &Comparison, runs: &[Run]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::{bandwidth, latency, loaded_latency};
+    use crate::experiments::memory::{bandwidth, latency, loaded_latency};
 
     #[test]
     fn ticks() {

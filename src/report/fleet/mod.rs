@@ -16,7 +16,11 @@ pub mod html;
 pub mod text;
 
 use crate::base::fmt::{fmt_bytes, fmt_num};
-use crate::experiments::{bandwidth, c2c, frequency, latency, peak, rate, simd, workloads};
+use crate::experiments::coherence::c2c;
+use crate::experiments::compute::{peak, rate, simd, workloads};
+use crate::experiments::memory::bandwidth;
+use crate::experiments::memory::latency;
+use crate::experiments::state::frequency;
 use crate::report::compare;
 use crate::results::schema::{result_key, MetricId, ResultRecord, Run};
 use anyhow::{bail, Result};

@@ -1,0 +1,1986 @@
+//! Core-to-core latency: a round-trip ping-pong between two pinned threads
+//! for every pair of CPUs, the pairs run as rounds of disjoint pairs.
+//!
+//! Method (docs/methods-c2c.md):
+//! - For each pair a fresh page is mapped and first touched by the initiating
+//!   thread (the lower CPU id of the pair), pinned to its CPU, so the line is
+//!   new to both caches and homed on the initiator's node; the lines used sit
+//!   at offsets 0 and 256 (128-byte aligned, never the adjacent-line pair).
+//! - The initiator times batches of `round_trips` round trips with the
+//!   harness timer (TSC on x86), read by the initiator only; one sample = one
+//!   batch; reported one-way latency = batch time / round trips / 2. A few
+//!   warm-up batches are discarded. Per pair: median, quartiles, min, max, CV.
+//! - Pairs are scheduled by the circle method (round-robin tournament) and
+//!   packed greedily into rounds where no physical core carries two pairs
+//!   (SMT siblings of busy cores stay idle); each round is released by the
+//!   team's barrier and its pairs run in parallel.
+//! - The planner fits the schedule to the profile's time budget: fewer
+//!   samples, then shorter batches, then fewer CPUs (every pair of a subset
+//!   spread over the NUMA nodes: a round's pairs run in parallel, so time
+//!   goes with the number of rounds, about one per CPU), and says which it did.
+
+use crate::base::timer::Timer;
+use crate::base::Stats;
+use crate::experiments::coherence::infer::{self as c2c_infer, Declared, LatencyMatrix};
+use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
+use crate::kernels::c2c::{self as k, Method};
+use crate::machine::MachineInfo;
+use crate::placement::buffer::{Buffer, BufferOptions, Touch};
+use crate::placement::team::Team;
+use crate::placement::CpuSet;
+use crate::results::schema::{MetricId, ResultRecord};
+use anyhow::{bail, Result};
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+pub struct C2c;
+
+pub const EXP: &str = "c2c";
+/// Core-to-core latency of every measured pair (samples: the pairs' medians).
+pub const MATRIX: MetricId = MetricId::new(EXP, "matrix");
+/// One-way latency per relation of the pair (SMT, same L3, cross package...).
+pub const ONE_WAY_LATENCY: MetricId = MetricId::new(EXP, "one_way_latency");
+pub const METHOD_VERSION: u32 = 1;
+
+/// Cost model of the planner (deliberately pessimistic).
+/// Round trip assumed for planning: 2 × 250 ns, a slow cross-socket hop.
+pub const PLAN_RTT_NS: f64 = 500.0;
+/// Mapping, first touch, meeting the partner and unmapping, per pair.
+pub const PAIR_OVERHEAD_S: f64 = 0.0005;
+/// Waking the team and releasing it at the barrier, per round.
+pub const ROUND_OVERHEAD_S: f64 = 0.0005;
+/// Starting one pinned team thread.
+pub const THREAD_START_S: f64 = 0.0002;
+/// Fewest samples per pair the planner goes down to before shortening batches.
+pub const MIN_SAMPLES: usize = 15;
+/// How many budgets the first pass (every method) may take on a slow machine
+/// before the deadline stops it (later passes keep the caller's deadline).
+pub const FIRST_PASS_SLACK: f64 = 10.0;
+
+/// Fewest samples per pair that a slow machine's rounds are cut to.
+pub const MIN_ADAPTED_SAMPLES: usize = 5;
+
+/// Shortest batch (round trips per sample) before sampling pairs.
+pub const MIN_ROUND_TRIPS: u64 = 200;
+
+/// A pair is marked preempted when more than this share of its samples
+/// was disturbed (samples during which the initiator was switched out, plus
+/// the responder's switches): a stray timer tick does not mark it.
+pub const PREEMPTED_PAIR_SHARE: f64 = 0.01;
+/// Steal time (of the measured CPUs' time over the experiment) from which
+/// the figure is called disturbed.
+pub const STEAL_MATERIAL_SHARE: f64 = 0.02;
+
+/// Time budget of the whole c2c experiment (all methods) per profile, seconds.
+pub fn budget_secs(profile: Profile) -> f64 {
+    match profile {
+        Profile::Quick => 4.0,
+        Profile::Standard => 30.0,
+        Profile::Full => 300.0,
+    }
+}
+
+/// What to plan.
+#[derive(Clone, Debug)]
+pub struct PlanRequest {
+    /// CPUs to measure (at least two).
+    pub cpus: Vec<usize>,
+    pub methods: Vec<Method>,
+    pub budget_secs: f64,
+    /// Most samples per pair (the planner may use fewer).
+    pub max_samples: usize,
+    /// Round trips per sample (the planner may use fewer, down to MIN_ROUND_TRIPS).
+    pub round_trips: u64,
+    /// Fixed samples / round trips: the planner does not reduce them.
+    pub fixed: bool,
+    /// Measure at most this many pairs (`--sample`).
+    pub max_pairs: Option<usize>,
+    /// At most this many pairs at once (1 = one pair at a time).
+    pub max_parallel: Option<usize>,
+    /// Most passes over the schedule (each pass measures every pair again,
+    /// later in time; samples of all passes are pooled).
+    pub max_passes: usize,
+}
+
+impl PlanRequest {
+    /// The profile's defaults for these CPUs.
+    pub fn for_profile(profile: Profile, cpus: &[usize], methods: &[Method]) -> PlanRequest {
+        let (max_samples, round_trips) = match profile {
+            Profile::Quick => (100, 1000),
+            Profile::Standard => (300, 1000),
+            Profile::Full => (300, 5000),
+        };
+        PlanRequest {
+            cpus: cpus.to_vec(),
+            methods: methods.to_vec(),
+            budget_secs: budget_secs(profile),
+            max_samples,
+            round_trips,
+            fixed: false,
+            max_pairs: None,
+            max_parallel: None,
+            max_passes: match profile {
+                Profile::Quick => 4,
+                Profile::Standard => 24,
+                Profile::Full => 16,
+            },
+        }
+    }
+}
+
+/// A c2c measurement plan.
+#[derive(Clone, Debug, Serialize)]
+pub struct Plan {
+    /// The CPUs measured (all requested ones, or a subset spread over the nodes).
+    pub cpus: Vec<usize>,
+    /// How many CPUs were asked for.
+    pub requested_cpus: usize,
+    #[serde(serialize_with = "ser_methods")]
+    pub methods: Vec<Method>,
+    /// (initiator, responder) CPU ids; initiator < responder.
+    pub pairs: Vec<(usize, usize)>,
+    /// Indices into `pairs`, one list per round.
+    pub rounds: Vec<Vec<usize>>,
+    pub round_trips: u64,
+    /// Samples per pair in one pass.
+    pub samples: usize,
+    pub warmup: usize,
+    /// Passes over the schedule; a pair's figures pool the samples of all passes.
+    pub passes: usize,
+    /// Estimated seconds for all methods and passes.
+    pub est_secs: f64,
+    pub budget_secs: f64,
+    /// Every pair of `cpus` is measured.
+    pub full_matrix: bool,
+    /// What the planner reduced to fit the budget.
+    pub notes: Vec<String>,
+}
+
+fn ser_methods<S: serde::Serializer>(m: &[Method], s: S) -> std::result::Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = s.serialize_seq(Some(m.len()))?;
+    for x in m {
+        seq.serialize_element(x.as_str())?;
+    }
+    seq.end()
+}
+
+impl Plan {
+    /// Largest number of pairs in one round.
+    pub fn max_round_width(&self) -> usize {
+        self.rounds.iter().map(Vec::len).max().unwrap_or(0)
+    }
+}
+
+/// Seconds one method takes with this schedule.
+pub fn estimate_method_secs(rounds: usize, samples: usize, warmup: usize, round_trips: u64) -> f64 {
+    let pair = ((samples + warmup) as f64) * round_trips as f64 * PLAN_RTT_NS * 1e-9;
+    rounds as f64 * (pair + PAIR_OVERHEAD_S + ROUND_OVERHEAD_S)
+}
+
+fn warmup_for(samples: usize) -> usize {
+    (samples / 10).clamp(2, 20)
+}
+
+/// Round of the circle method (round-robin tournament) in which players `i`
+/// and `j` (indices, i != j) meet, for `n` players (padded to even).
+pub fn circle_round(i: usize, j: usize, n: usize) -> usize {
+    let m = if n.is_multiple_of(2) { n } else { n + 1 };
+    let (i, j) = if i < j { (i, j) } else { (j, i) };
+    if m < 2 {
+        return 0;
+    }
+    let last = m - 1;
+    if j == last {
+        i
+    } else {
+        // i = r + k, j = r - k (mod m-1)  =>  r = (i + j) / 2 (mod m-1);
+        // m-1 is odd, so the inverse of 2 is m/2.
+        ((i + j) * (m / 2)) % last
+    }
+}
+
+/// Pack pairs into rounds: pairs ordered by their circle-method round, then
+/// each put in the first round where neither CPU's core is already busy (a
+/// pair of SMT siblings occupies its one core) and fewer than `max_parallel`
+/// pairs run. Without SMT and with every pair, this gives the circle
+/// method's n-1 rounds of n/2 pairs. `cpus` gives the players' order. `core_of` maps a CPU id to its core; `index_of` a CPU id
+/// to its index among the planned CPUs (for the circle order).
+pub fn schedule(
+    pairs: &[(usize, usize)],
+    cpus: &[usize],
+    core_of: &dyn Fn(usize) -> usize,
+    max_parallel: usize,
+) -> Vec<Vec<usize>> {
+    let n_cpus = cpus.len();
+    let index: BTreeMap<usize, usize> = cpus.iter().enumerate().map(|(i, &c)| (c, i)).collect();
+    let index_of = |c: usize| index.get(&c).copied().unwrap_or(0);
+    let mut order: Vec<usize> = (0..pairs.len()).collect();
+    order.sort_by_cached_key(|&p| {
+        let (a, b) = pairs[p];
+        let (ia, ib) = (index_of(a), index_of(b));
+        (circle_round(ia, ib, n_cpus), ia.min(ib), ia.max(ib))
+    });
+    // First fit: each pair, in that order, goes to the first round where
+    // neither of its cores is busy and the round has room. Rounds are
+    // bitmaps (64 per word) per core, so a pair costs O(rounds / 64).
+    let max_core = pairs
+        .iter()
+        .flat_map(|&(a, b)| [core_of(a), core_of(b)])
+        .max()
+        .unwrap_or(0);
+    let max_parallel = max_parallel.max(1);
+    let mut used: Vec<Vec<u64>> = vec![Vec::new(); max_core + 1];
+    let mut full: Vec<u64> = Vec::new();
+    let mut rounds: Vec<Vec<usize>> = Vec::new();
+    let word = |v: &Vec<u64>, w: usize| v.get(w).copied().unwrap_or(0);
+    let set = |v: &mut Vec<u64>, r: usize| {
+        let w = r / 64;
+        if v.len() <= w {
+            v.resize(w + 1, 0);
+        }
+        v[w] |= 1 << (r % 64);
+    };
+    for p in order {
+        let (a, b) = pairs[p];
+        let (ca, cb) = (core_of(a), core_of(b));
+        let mut w = 0;
+        let r = loop {
+            let m = word(&full, w) | word(&used[ca], w) | word(&used[cb], w);
+            if m != u64::MAX {
+                break w * 64 + (!m).trailing_zeros() as usize;
+            }
+            w += 1;
+        };
+        set(&mut used[ca], r);
+        set(&mut used[cb], r);
+        if rounds.len() <= r {
+            rounds.resize(r + 1, Vec::new());
+        }
+        rounds[r].push(p);
+        if rounds[r].len() >= max_parallel {
+            set(&mut full, r);
+        }
+    }
+    rounds
+}
+
+/// CPUs in an order that spreads over the given groups (round-robin over
+/// groups, in CPU order within each): its first s entries are the subset
+/// measured when the whole machine does not fit.
+pub fn spread_order(cpus: &[usize], group_of: &dyn Fn(usize) -> usize) -> Vec<usize> {
+    let mut by: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for &c in cpus {
+        by.entry(group_of(c)).or_default().push(c);
+    }
+    let lists: Vec<Vec<usize>> = by.into_values().collect();
+    let mut out = Vec::with_capacity(cpus.len());
+    let longest = lists.iter().map(Vec::len).max().unwrap_or(0);
+    for k in 0..longest {
+        for l in &lists {
+            if let Some(&c) = l.get(k) {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// Plan a c2c run on `machine` (for core and node placement).
+pub fn plan(machine: &MachineInfo, req: &PlanRequest) -> Result<Plan> {
+    let mut cpus = req.cpus.clone();
+    cpus.sort_unstable();
+    cpus.dedup();
+    if cpus.len() < 2 {
+        bail!(
+            "core-to-core latency needs at least two usable CPUs (got {})",
+            if cpus.is_empty() {
+                "none".to_string()
+            } else {
+                format!("only CPU {}", cpus[0])
+            }
+        );
+    }
+    if req.methods.is_empty() {
+        bail!("no ping-pong method chosen");
+    }
+    if req.max_samples == 0 || req.round_trips == 0 || req.max_passes == 0 {
+        bail!("samples and round trips per sample must be at least 1");
+    }
+    if req.max_pairs == Some(0) {
+        bail!("--sample must allow at least one pair");
+    }
+    let decl = Declared::from_machine(machine, &cpus);
+    let n = cpus.len();
+    let index: BTreeMap<usize, usize> = cpus.iter().enumerate().map(|(i, &c)| (c, i)).collect();
+    let index_of = |c: usize| index.get(&c).copied().unwrap_or(0);
+    let core_of = |c: usize| decl.core_of[index_of(c)];
+    // Node (or package) of each CPU, to spread a subset over the machine.
+    let spread_level = decl.levels.iter().find(|l| {
+        l.names
+            .iter()
+            .any(|x| x == "same_node" || x == "same_package")
+    });
+    let group_of = |c: usize| spread_level.map(|l| l.group_of[index_of(c)]).unwrap_or(0);
+    // CPUs in an order spread over the nodes: a subset is its first s entries.
+    let order = spread_order(&cpus, &group_of);
+    let subset = |s: usize| -> Vec<usize> {
+        let mut v = order[..s.min(order.len())].to_vec();
+        v.sort_unstable();
+        v
+    };
+    let pairs_of = |sel: &[usize]| -> Vec<(usize, usize)> {
+        (0..sel.len())
+            .flat_map(|i| (i + 1..sel.len()).map(move |j| (i, j)))
+            .map(|(i, j)| (sel[i], sel[j]))
+            .collect()
+    };
+    let max_parallel = req.max_parallel.unwrap_or(usize::MAX);
+    let all_pairs = n * (n - 1) / 2;
+    let mut notes = Vec::new();
+    let nm = req.methods.len();
+    let fits = |rounds: usize, cpus: usize, s: usize, r: u64| {
+        nm as f64 * estimate_method_secs(rounds, s, warmup_for(s), r) + cpus as f64 * THREAD_START_S
+            <= req.budget_secs
+    };
+
+    let mut size = n;
+    if let Some(p) = req.max_pairs {
+        // Largest s with s(s-1)/2 <= p.
+        while size > 2 && size * (size - 1) / 2 > p {
+            size -= 1;
+        }
+        if size < n {
+            notes.push(format!(
+                "--sample {p}: every pair of {size} of the {n} CPUs, spread over the nodes ({} pairs of {all_pairs})",
+                size * (size - 1) / 2
+            ));
+        }
+    }
+    let mut sel = subset(size);
+    let mut pairs = pairs_of(&sel);
+    let mut rounds = schedule(&pairs, &sel, &core_of, max_parallel);
+    let mut samples = req.max_samples;
+    let mut rt = req.round_trips;
+    if !req.fixed && !fits(rounds.len(), sel.len(), samples, rt) {
+        // 1. fewer samples
+        while samples > MIN_SAMPLES && !fits(rounds.len(), sel.len(), samples, rt) {
+            samples = (samples * 4 / 5).max(MIN_SAMPLES);
+        }
+        // 2. shorter batches
+        while rt > MIN_ROUND_TRIPS && !fits(rounds.len(), sel.len(), samples, rt) {
+            rt = (rt * 4 / 5).max(MIN_ROUND_TRIPS);
+        }
+        if samples < req.max_samples || rt < req.round_trips {
+            notes.push(format!(
+                "to fit the {:.0} s budget: {samples} samples of {rt} round trips per pair (profile asks {} of {})",
+                req.budget_secs, req.max_samples, req.round_trips
+            ));
+        }
+        // 3. fewer CPUs: the rounds, not the pairs, cost time (a round's
+        // pairs run in parallel), and s CPUs need about s-1 rounds; so
+        // measure every pair of a subset spread over the nodes.
+        if !fits(rounds.len(), sel.len(), samples, rt) {
+            let per_round = nm as f64 * estimate_method_secs(1, samples, warmup_for(samples), rt);
+            while sel.len() > 2 && !fits(rounds.len(), sel.len(), samples, rt) {
+                let afford =
+                    ((req.budget_secs - sel.len() as f64 * THREAD_START_S) / per_round).max(1.0);
+                let want =
+                    ((sel.len() - 1) as f64 * afford / rounds.len() as f64).floor() as usize + 1;
+                size = want.clamp(2, sel.len() - 1);
+                sel = subset(size);
+                pairs = pairs_of(&sel);
+                rounds = schedule(&pairs, &sel, &core_of, max_parallel);
+            }
+            notes.push(format!(
+                "the full matrix over {n} CPUs ({all_pairs} pairs) does not fit the budget: measuring every pair of {} CPUs spread over the nodes ({})",
+                sel.len(),
+                CpuSet::from_ids(sel.iter().copied())
+            ));
+        }
+    }
+    let warmup = warmup_for(samples);
+    let one_pass = nm as f64 * estimate_method_secs(rounds.len(), samples, warmup, rt);
+    let start = sel.len() as f64 * THREAD_START_S;
+    // Spare budget buys passes: the same pairs measured again later, so that
+    // a pair's figure spans more of the machine's slow drifts.
+    let passes = if req.fixed {
+        1
+    } else {
+        (((req.budget_secs - start) / one_pass).floor() as usize).clamp(1, req.max_passes.max(1))
+    };
+    let est = passes as f64 * one_pass + start;
+    Ok(Plan {
+        passes,
+        full_matrix: pairs.len() == all_pairs,
+        requested_cpus: n,
+        cpus: sel,
+        methods: req.methods.clone(),
+        pairs,
+        rounds,
+        round_trips: rt,
+        samples,
+        warmup,
+        est_secs: est,
+        budget_secs: req.budget_secs,
+        notes,
+    })
+}
+
+/// Statistics of one pair.
+#[derive(Clone, Debug, Serialize)]
+pub struct PairStats {
+    pub initiator: usize,
+    pub responder: usize,
+    /// One-way latency statistics over the samples, ns.
+    pub stats: Stats,
+    pub p25: f64,
+    pub p75: f64,
+    /// Samples during which the initiator was involuntarily switched out
+    /// (getrusage ru_nivcsw changed); None when the kernel does not say.
+    pub preempted_samples: Option<usize>,
+    /// Involuntary switches of the responder over the whole pair.
+    pub responder_switches: Option<i64>,
+    /// Median of each pass, in pass order (repeatability over time).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pass_medians: Vec<f64>,
+    /// The samples themselves (kept only when asked).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<f64>,
+    /// Per sample, parallel to `samples` when both are kept: the initiator
+    /// was switched out during it.
+    #[serde(skip)]
+    pub sample_preempted: Vec<bool>,
+    /// Median of the samples not marked preempted (all of them when the
+    /// kernel does not say); None when every sample was.
+    pub clean_median_ns: Option<f64>,
+    /// Median of each pass's samples not marked preempted, in pass order
+    /// (a pass whose every sample was preempted has none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clean_pass_medians: Vec<f64>,
+}
+
+/// The result of measuring one method over a plan.
+#[derive(Clone, Debug, Serialize)]
+pub struct MatrixRun {
+    #[serde(serialize_with = "ser_method")]
+    pub method: Method,
+    pub cpus: Vec<usize>,
+    pub pairs: Vec<PairStats>,
+    pub rounds_done: usize,
+    pub rounds_planned: usize,
+    pub elapsed_s: f64,
+    /// Why the run stopped early, if it did.
+    pub stopped: Option<String>,
+    /// What was cut on the way to stay within the budget (fewer samples
+    /// per pair, fewer passes), when rounds ran slower than planned.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub adapted: Vec<String>,
+    /// Steal time of the measured CPUs over the experiment (set by the
+    /// experiment; all methods share it, as they alternate within passes).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub steal: Option<StealTime>,
+}
+
+/// Steal time over the c2c experiment: the delta of the `steal` column of
+/// /proc/stat, summed over the measured CPUs.
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct StealTime {
+    /// None with the reason when it could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+    /// Steal ticks (USER_HZ) over the measured CPUs.
+    pub ticks: u64,
+    /// Every column's ticks over the measured CPUs (their whole time).
+    pub total_ticks: u64,
+    /// `ticks` in seconds.
+    pub seconds: f64,
+    /// Steal over the measured CPUs' time, 0..1.
+    pub share: f64,
+    pub cpus: usize,
+    /// Wall time between the two readings, seconds.
+    pub wall_s: f64,
+}
+
+impl StealTime {
+    /// Not readable, with the reason.
+    pub fn unavailable(why: &str) -> StealTime {
+        StealTime {
+            unavailable: Some(why.to_string()),
+            ..Default::default()
+        }
+    }
+
+    /// From two readings of /proc/stat's steal column, over `cpus`;
+    /// `hz` = USER_HZ.
+    pub fn between(
+        before: &[crate::machine::devices::CpuSteal],
+        after: &[crate::machine::devices::CpuSteal],
+        cpus: &[usize],
+        hz: f64,
+        wall_s: f64,
+    ) -> StealTime {
+        let (mut ticks, mut total, mut seen) = (0u64, 0u64, 0usize);
+        for &c in cpus {
+            let b = before.iter().find(|x| x.cpu == c);
+            let a = after.iter().find(|x| x.cpu == c);
+            if let (Some(b), Some(a)) = (b, a) {
+                ticks += a.steal.saturating_sub(b.steal);
+                total += a.total.saturating_sub(b.total);
+                seen += 1;
+            }
+        }
+        if seen == 0 {
+            return StealTime::unavailable("/proc/stat lists none of the measured CPUs");
+        }
+        StealTime {
+            unavailable: None,
+            ticks,
+            total_ticks: total,
+            seconds: ticks as f64 / hz.max(1.0),
+            share: if total > 0 {
+                ticks as f64 / total as f64
+            } else {
+                0.0
+            },
+            cpus: seen,
+            wall_s,
+        }
+    }
+
+    /// Material: at least [`STEAL_MATERIAL_SHARE`] of the measured CPUs'
+    /// time (and more than one tick).
+    pub fn is_material(&self) -> bool {
+        self.unavailable.is_none() && self.ticks > 1 && self.share >= STEAL_MATERIAL_SHARE
+    }
+}
+
+fn ser_method<S: serde::Serializer>(m: &Method, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(m.as_str())
+}
+
+impl PairStats {
+    /// The pair's figure: the median of its pass medians when there are at
+    /// least three passes (robust to a pass the machine disturbed), else the
+    /// median of its samples.
+    pub fn median(&self) -> f64 {
+        if self.pass_medians.len() >= 3 {
+            let mut v = self.pass_medians.clone();
+            v.sort_by(|a, b| a.total_cmp(b));
+            quantile(&v, 0.5)
+        } else {
+            self.stats.median
+        }
+    }
+
+    /// Interquartile range over the median: a spread that preemption
+    /// outliers do not inflate.
+    pub fn iqr_ratio(&self) -> f64 {
+        (self.p75 - self.p25) / self.stats.median
+    }
+
+    /// The pair's figure from its clean samples only (what the grouping
+    /// uses): the median of the clean pass medians with at least three,
+    /// else the median of the clean samples.
+    pub fn clean_median(&self) -> Option<f64> {
+        if self.clean_pass_medians.len() >= 3 {
+            let mut v = self.clean_pass_medians.clone();
+            v.sort_by(|a, b| a.total_cmp(b));
+            Some(quantile(&v, 0.5))
+        } else {
+            self.clean_median_ns
+        }
+    }
+
+    /// Relative noise of the pair's figure: the CV of its (clean) pass
+    /// medians with at least three passes, else the spread of its samples
+    /// (interquartile range / 1.349 over the median, a standard deviation
+    /// that preemption outliers do not inflate).
+    pub fn rel_noise(&self) -> f64 {
+        let passes = if self.clean_pass_medians.len() >= 3 {
+            &self.clean_pass_medians
+        } else {
+            &self.pass_medians
+        };
+        if passes.len() >= 3 {
+            if let Some(s) = Stats::from_samples(passes) {
+                return s.cv;
+            }
+        }
+        self.iqr_ratio() / 1.349
+    }
+
+    /// Samples disturbed by preemption: the initiator's marked samples plus
+    /// the responder's involuntary switches (each disturbs about one sample).
+    pub fn disturbed_samples(&self) -> usize {
+        self.preempted_samples.unwrap_or(0) + self.responder_switches.unwrap_or(0).max(0) as usize
+    }
+
+    /// Marked preempted: more than [`PREEMPTED_PAIR_SHARE`] of its samples
+    /// were disturbed. Such a pair keeps its figure but is left out of the
+    /// latency groups.
+    pub fn is_preempted(&self) -> bool {
+        self.disturbed_samples() as f64 > PREEMPTED_PAIR_SHARE * self.stats.n.max(1) as f64
+    }
+
+    /// The pair's spread as JSON fields (ns), with `more` fields added.
+    pub fn json_with(&self, more: Value) -> Value {
+        let mut v = json!({
+            "pooled_median_ns": self.stats.median,
+            "p25_ns": self.p25,
+            "p75_ns": self.p75,
+            "mean_ns": self.stats.mean,
+            "min_ns": self.stats.min,
+            "max_ns": self.stats.max,
+            "cv": self.stats.cv,
+            "iqr_over_median": self.iqr_ratio(),
+            "pass_medians_ns": self.pass_medians,
+            "preempted_samples": self.preempted_samples,
+            "responder_switches": self.responder_switches,
+            "marked_preempted": self.is_preempted(),
+            "clean_median_ns": self.clean_median(),
+        });
+        if let (Value::Object(a), Value::Object(b)) = (&mut v, more) {
+            a.extend(b);
+        }
+        v
+    }
+}
+
+impl MatrixRun {
+    /// What the latency groups may use: the pairs not marked preempted,
+    /// each with its figure from its clean samples and its own noise.
+    pub fn clean_matrix(&self) -> LatencyMatrix {
+        let mut m = LatencyMatrix::new(self.cpus.clone());
+        let idx: BTreeMap<usize, usize> =
+            self.cpus.iter().enumerate().map(|(i, &c)| (c, i)).collect();
+        for p in self.pairs.iter().filter(|p| !p.is_preempted()) {
+            if let (Some(&i), Some(&j), Some(v)) = (
+                idx.get(&p.initiator),
+                idx.get(&p.responder),
+                p.clean_median(),
+            ) {
+                m.set_sym(i, j, v);
+                m.set_noise_sym(i, j, p.rel_noise());
+            }
+        }
+        m
+    }
+
+    /// Median one-way latency per pair as a symmetric matrix over `cpus`.
+    pub fn matrix(&self) -> LatencyMatrix {
+        let mut m = LatencyMatrix::new(self.cpus.clone());
+        let idx: BTreeMap<usize, usize> =
+            self.cpus.iter().enumerate().map(|(i, &c)| (c, i)).collect();
+        for p in &self.pairs {
+            if let (Some(&i), Some(&j)) = (idx.get(&p.initiator), idx.get(&p.responder)) {
+                m.set_sym(i, j, p.median());
+            }
+        }
+        m
+    }
+}
+
+/// Quartile by linear interpolation of sorted values.
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let pos = q * (sorted.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+/// Statistics of a pair's samples.
+pub fn pair_stats(a: usize, b: usize, samples: Vec<f64>, keep: bool) -> Option<PairStats> {
+    pair_stats_marked(a, b, samples, Vec::new(), keep)
+}
+
+/// Statistics of a pair's samples, `preempted` marking the samples during
+/// which the initiator was switched out (empty or of another length: none
+/// known). The clean median leaves the marked samples out.
+pub fn pair_stats_marked(
+    a: usize,
+    b: usize,
+    samples: Vec<f64>,
+    preempted: Vec<bool>,
+    keep: bool,
+) -> Option<PairStats> {
+    let stats = Stats::from_samples(&samples)?;
+    let mut s = samples.clone();
+    s.sort_by(|x, y| x.total_cmp(y));
+    let marked = preempted.len() == samples.len();
+    let mut clean: Vec<f64> = if marked {
+        samples
+            .iter()
+            .zip(&preempted)
+            .filter(|(_, &p)| !p)
+            .map(|(&x, _)| x)
+            .collect()
+    } else {
+        s.clone()
+    };
+    clean.sort_by(|x, y| x.total_cmp(y));
+    let clean_median = (!clean.is_empty()).then(|| quantile(&clean, 0.5));
+    Some(PairStats {
+        initiator: a,
+        responder: b,
+        stats,
+        p25: quantile(&s, 0.25),
+        p75: quantile(&s, 0.75),
+        preempted_samples: None,
+        responder_switches: None,
+        pass_medians: vec![quantile(&s, 0.5)],
+        clean_median_ns: clean_median,
+        clean_pass_medians: clean_median.into_iter().collect(),
+        sample_preempted: if keep && marked {
+            preempted
+        } else {
+            Vec::new()
+        },
+        samples: if keep { samples } else { Vec::new() },
+    })
+}
+
+/// Involuntary context switches of the calling thread so far (None when the
+/// kernel does not report them).
+fn involuntary_switches() -> Option<i64> {
+    // SAFETY: getrusage fills a caller-provided struct; zeroed is valid.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable rusage.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    (rc == 0).then_some(ru.ru_nivcsw)
+}
+
+/// Per-round meeting point of a pair.
+#[repr(align(128))]
+#[derive(Default)]
+struct Slot {
+    /// Address of the pair's page; FAILED when the initiator could not map it.
+    line: AtomicU64,
+    /// Set by the responder when it has answered every round trip.
+    done: AtomicU64,
+    /// Responder's involuntary switches during the pair, + 1 (0 = unknown).
+    switches: AtomicU64,
+}
+
+const FAILED: u64 = 1;
+
+/// What one pair of a round brings back.
+struct PairResult {
+    pair: usize,
+    samples: Vec<f64>,
+    /// Per sample: the initiator was switched out during it (empty when the
+    /// kernel does not say).
+    flags: Vec<bool>,
+    /// Samples marked preempted (None when the kernel does not say).
+    preempted: Option<usize>,
+    /// Cut short by the deadline or Ctrl-C.
+    cut: bool,
+}
+
+type PairOutcome = std::result::Result<Option<PairResult>, String>;
+
+/// Measure `method` over the plan's rounds on a team pinned to the plan's
+/// CPUs. Stops between rounds on `stop` or past `deadline`, keeping what
+/// finished, and inside a round too: each pair stops after the sample
+/// under way (a pair keeps the samples it took, at least one), so a machine
+/// far slower than planned (emulated, oversubscribed) still stops near its
+/// deadline and Ctrl-C within one sample. `progress(done, total)` is called
+/// after each round.
+pub fn run_matrix(
+    plan: &Plan,
+    method: Method,
+    team: &mut Team,
+    stop: &AtomicBool,
+    deadline: Option<Instant>,
+    keep_samples: bool,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<MatrixRun> {
+    let t0 = Instant::now();
+    let cpus = team.cpus().to_vec();
+    let index: BTreeMap<usize, usize> = cpus.iter().enumerate().map(|(i, &c)| (c, i)).collect();
+    let width = plan.max_round_width().max(1);
+    let slots: Vec<Slot> = (0..width).map(|_| Slot::default()).collect();
+    let timer = Timer::global();
+    let rt = plan.round_trips;
+    let (mut samples, mut warmup) = (plan.samples, plan.warmup);
+    // This method's share of the budget for one pass: past it, later rounds
+    // take fewer samples per pair (never fewer than MIN_ADAPTED_SAMPLES), so
+    // that a machine slower than the estimate (an oversubscribed or emulated
+    // one) still gets every pair measured instead of hitting the deadline.
+    let share = plan.budget_secs / (plan.methods.len().max(1) * plan.passes.max(1)) as f64;
+    let mut adapted = Vec::new();
+    let mut out = Vec::with_capacity(plan.pairs.len());
+    let mut stopped = None;
+    let mut done = 0;
+    for (r, round) in plan.rounds.iter().enumerate() {
+        if r > 0 && samples > MIN_ADAPTED_SAMPLES {
+            let spent = t0.elapsed().as_secs_f64();
+            let per_round = spent / r as f64;
+            let left = plan.rounds.len() - r;
+            let room = share - spent;
+            if per_round * left as f64 > room.max(0.0) * 1.25 {
+                let scale = (room.max(0.0) / (per_round * left as f64)).clamp(0.0, 1.0);
+                let s_new = ((samples as f64 * scale).floor() as usize).max(MIN_ADAPTED_SAMPLES);
+                if s_new < samples {
+                    adapted.push(format!(
+                        "samples per pair cut from {samples} to {s_new} after round {r} of {}: rounds took {:.2} s each, the plan assumed {:.2} s (a slower or busier machine than estimated)",
+                        plan.rounds.len(),
+                        per_round,
+                        share / plan.rounds.len().max(1) as f64
+                    ));
+                    samples = s_new;
+                    warmup = warmup.min(samples).max(1);
+                }
+            }
+        }
+        let total_rt = (samples + warmup) as u64 * rt;
+        if stop.load(Ordering::Relaxed) {
+            stopped = Some(format!(
+                "interrupted after {r} of {} rounds",
+                plan.rounds.len()
+            ));
+            break;
+        }
+        if let Some(d) = deadline {
+            if Instant::now() > d {
+                stopped = Some(format!(
+                    "stopped at the time limit after {r} of {} rounds ({:.1} s)",
+                    plan.rounds.len(),
+                    t0.elapsed().as_secs_f64()
+                ));
+                break;
+            }
+        }
+        // Roles: team index -> (slot, pair index, initiator?).
+        let mut roles: Vec<Option<(usize, usize, bool)>> = vec![None; cpus.len()];
+        for (s, &p) in round.iter().enumerate() {
+            let (a, b) = plan.pairs[p];
+            let (Some(&ia), Some(&ib)) = (index.get(&a), index.get(&b)) else {
+                bail!("pair ({a},{b}) names a CPU outside the team");
+            };
+            roles[ia] = Some((s, p, true));
+            roles[ib] = Some((s, p, false));
+        }
+        for s in &slots {
+            s.line.store(0, Ordering::Relaxed);
+            s.done.store(0, Ordering::Relaxed);
+            s.switches.store(0, Ordering::Relaxed);
+        }
+        let res = team.run_round(|ctx| -> PairOutcome {
+            let Some((s, p, initiator)) = roles[ctx.index] else {
+                return Ok(None);
+            };
+            let slot = &slots[s];
+            if initiator {
+                let buf = match Buffer::new(
+                    4096,
+                    &BufferOptions {
+                        touch: Touch::Here,
+                        ..Default::default()
+                    },
+                ) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        slot.line.store(FAILED, Ordering::Release);
+                        return Err(format!("CPU {}: {e:#}", ctx.cpu));
+                    }
+                };
+                let base = buf.as_ptr();
+                // SAFETY: the page is mapped, zeroed, page-aligned and lives
+                // until `buf` drops, after the responder reported done.
+                let (a, b) = unsafe {
+                    (
+                        &*(base as *const AtomicU64),
+                        &*(base.add(k::SECOND_LINE_OFFSET) as *const AtomicU64),
+                    )
+                };
+                let mut v = Vec::with_capacity(samples);
+                slot.line.store(base as u64, Ordering::Release);
+                let mut seq = 0u64;
+                for _ in 0..warmup {
+                    seq = k::ping(method, a, b, seq, rt);
+                }
+                let mut preempted = Some(0usize);
+                let mut flags: Vec<bool> = Vec::with_capacity(samples);
+                let mut cut = false;
+                for i in 0..samples {
+                    let late = deadline.is_some_and(|d| Instant::now() > d);
+                    if i > 0 && (late || stop.load(Ordering::Relaxed)) {
+                        cut = true;
+                        break;
+                    }
+                    let before = involuntary_switches();
+                    let t0 = timer.now();
+                    seq = k::ping(method, a, b, seq, rt);
+                    let t1 = timer.now();
+                    v.push(timer.ns(t0, t1) / rt as f64 / 2.0);
+                    match (before, involuntary_switches(), preempted.as_mut()) {
+                        (Some(x), Some(y), Some(p)) if y > x => {
+                            *p += 1;
+                            flags.push(true);
+                        }
+                        (Some(_), Some(_), _) => flags.push(false),
+                        _ => preempted = None,
+                    }
+                }
+                // The protocol's check: the line(s) hold what the round trips
+                // made. A pair cut short first waits for the responder's last
+                // answer, then writes ABORT for it (`k::abort`).
+                let want = k::expected_line_value(method, seq);
+                let ran = (warmup + v.len()) as u64 * rt;
+                let got_a = if cut {
+                    let held = k::abort(method, a, seq, Duration::from_secs(10));
+                    k::wait_nonzero(&slot.done);
+                    held
+                } else {
+                    k::wait_nonzero(&slot.done);
+                    a.load(Ordering::Acquire)
+                };
+                let ok = got_a == want
+                    && seq == 2 * ran
+                    && (method == Method::Cas || b.load(Ordering::Acquire) == want);
+                drop(buf);
+                if !ok {
+                    return Err(format!(
+                        "ping-pong check failed on CPUs {},{}: line holds {got_a}, expected {want}",
+                        plan.pairs[p].0, plan.pairs[p].1
+                    ));
+                }
+                if preempted.is_none() {
+                    flags.clear();
+                }
+                Ok(Some(PairResult {
+                    pair: p,
+                    samples: v,
+                    flags,
+                    preempted,
+                    cut,
+                }))
+            } else {
+                let addr = k::wait_nonzero(&slot.line);
+                if addr == FAILED {
+                    return Ok(None);
+                }
+                let base = addr as *const u8;
+                // SAFETY: the initiator keeps the page mapped until `done`.
+                let (a, b) = unsafe {
+                    (
+                        &*(base as *const AtomicU64),
+                        &*(base.add(k::SECOND_LINE_OFFSET) as *const AtomicU64),
+                    )
+                };
+                let before = involuntary_switches();
+                let seq = k::pong(method, a, b, 0, total_rt);
+                if let (Some(x), Some(y)) = (before, involuntary_switches()) {
+                    slot.switches
+                        .store((y - x).max(0) as u64 + 1, Ordering::Relaxed);
+                }
+                slot.done.store(1, Ordering::Release);
+                std::hint::black_box(seq);
+                Ok(None)
+            }
+        })?;
+        let mut cut = false;
+        for r in res.results {
+            match r {
+                Ok(Some(PairResult {
+                    pair: p,
+                    samples: v,
+                    flags,
+                    preempted: pre,
+                    cut: c,
+                })) => {
+                    cut |= c;
+                    let (a, b) = plan.pairs[p];
+                    let slot = round.iter().position(|&q| q == p).map(|s| &slots[s]);
+                    if let Some(mut ps) = pair_stats_marked(a, b, v, flags, keep_samples) {
+                        ps.preempted_samples = pre;
+                        ps.responder_switches = slot
+                            .map(|s| s.switches.load(Ordering::Relaxed))
+                            .filter(|&x| x > 0)
+                            .map(|x| x as i64 - 1);
+                        out.push(ps);
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => bail!("{e}"),
+            }
+        }
+        done = r + 1;
+        progress(done, plan.rounds.len());
+        if cut {
+            stopped = Some(format!(
+                "{} in round {done} of {} ({:.1} s): its pairs kept the samples they had",
+                if stop.load(Ordering::Relaxed) {
+                    "interrupted"
+                } else {
+                    "stopped at the time limit"
+                },
+                plan.rounds.len(),
+                t0.elapsed().as_secs_f64()
+            ));
+            break;
+        }
+    }
+    Ok(MatrixRun {
+        method,
+        cpus,
+        pairs: out,
+        rounds_done: done,
+        rounds_planned: plan.rounds.len(),
+        elapsed_s: t0.elapsed().as_secs_f64(),
+        stopped,
+        adapted,
+        steal: None,
+    })
+}
+
+/// Pool the passes of one method: samples of a pair are concatenated and
+/// its statistics recomputed; rounds and time add up; the first stop reason
+/// is kept.
+pub fn merge_passes(runs: Vec<MatrixRun>, keep_samples: bool) -> Option<MatrixRun> {
+    let mut it = runs.into_iter();
+    let first = it.next()?;
+    /// Pooled samples, preempted samples, responder switches, pass
+    /// medians, per-sample flags, clean pass medians.
+    type Acc = (
+        Vec<f64>,
+        Option<usize>,
+        Option<i64>,
+        Vec<f64>,
+        Vec<bool>,
+        Vec<f64>,
+    );
+    let mut acc: BTreeMap<(usize, usize), Acc> = BTreeMap::new();
+    let mut order: Vec<(usize, usize)> = Vec::new();
+    let (method, cpus) = (first.method, first.cpus.clone());
+    let (mut done, mut planned, mut elapsed, mut stopped) = (0, 0, 0.0, None);
+    let mut adapted: Vec<String> = Vec::new();
+    for run in std::iter::once(first).chain(it) {
+        adapted.extend(run.adapted.iter().cloned());
+        done += run.rounds_done;
+        planned += run.rounds_planned;
+        elapsed += run.elapsed_s;
+        if stopped.is_none() {
+            stopped = run.stopped.clone();
+        }
+        for p in run.pairs {
+            let key = (p.initiator, p.responder);
+            let e = acc.entry(key).or_insert_with(|| {
+                order.push(key);
+                (
+                    Vec::new(),
+                    Some(0),
+                    Some(0),
+                    Vec::new(),
+                    Vec::new(),
+                    Vec::new(),
+                )
+            });
+            // Flags stay parallel to the samples: a pass without them
+            // (kernel silent) marks its samples clean.
+            e.4.resize(e.0.len(), false);
+            if p.sample_preempted.len() == p.samples.len() {
+                e.4.extend_from_slice(&p.sample_preempted);
+            } else {
+                e.4.resize(e.0.len() + p.samples.len(), false);
+            }
+            e.0.extend_from_slice(&p.samples);
+            e.3.extend_from_slice(&p.pass_medians);
+            e.5.extend_from_slice(&p.clean_pass_medians);
+            e.1 = match (e.1, p.preempted_samples) {
+                (Some(a), Some(b)) => Some(a + b),
+                _ => None,
+            };
+            e.2 = match (e.2, p.responder_switches) {
+                (Some(a), Some(b)) => Some(a + b),
+                _ => None,
+            };
+        }
+    }
+    let pairs = order
+        .into_iter()
+        .filter_map(|k| {
+            let (v, pre, sw, pm, flags, cpm) = acc.remove(&k)?;
+            let mut ps = pair_stats_marked(k.0, k.1, v, flags, keep_samples)?;
+            ps.preempted_samples = pre;
+            ps.responder_switches = sw;
+            ps.pass_medians = pm;
+            ps.clean_pass_medians = cpm;
+            Some(ps)
+        })
+        .collect();
+    Some(MatrixRun {
+        method,
+        cpus,
+        pairs,
+        rounds_done: done,
+        rounds_planned: planned,
+        elapsed_s: elapsed,
+        stopped,
+        adapted,
+        steal: None,
+    })
+}
+
+/// Measure every method of the plan over all its passes (methods alternate
+/// within a pass, so they see the same machine state); one pooled run per
+/// method. Stops between rounds on `stop` or past `deadline`.
+pub fn run_plan(
+    plan: &Plan,
+    team: &mut Team,
+    stop: &AtomicBool,
+    deadline: Option<Instant>,
+    keep_samples: bool,
+    progress: &mut dyn FnMut(Method, usize, usize, usize),
+) -> Result<Vec<MatrixRun>> {
+    let mut per: Vec<Vec<MatrixRun>> = plan.methods.iter().map(|_| Vec::new()).collect();
+    let t0 = Instant::now();
+    let mut skipped_passes = None;
+    'passes: for pass in 0..plan.passes.max(1) {
+        // A later pass only repeats pairs already measured: skip it when the
+        // passes so far took more than their share of the budget.
+        let spent = t0.elapsed().as_secs_f64();
+        if pass > 0 && spent > plan.budget_secs * pass as f64 / plan.passes as f64 * 1.25 {
+            skipped_passes = Some(format!(
+                "{} of {} passes run: the first took {:.1} s of a {:.1} s budget",
+                pass, plan.passes, spent, plan.budget_secs
+            ));
+            break;
+        }
+        for (mi, &method) in plan.methods.iter().enumerate() {
+            let mut prog = |d: usize, t: usize| progress(method, pass, d, t);
+            // The first pass gives each method's matrix its every pair: on a
+            // machine slower than planned (samples already cut to the fewest)
+            // it may run to FIRST_PASS_SLACK budgets before the stop.
+            let limit = if pass == 0 {
+                deadline.map(|d| {
+                    d.max(
+                        t0 + std::time::Duration::from_secs_f64(
+                            plan.budget_secs * FIRST_PASS_SLACK,
+                        ),
+                    )
+                })
+            } else {
+                deadline
+            };
+            let mut run = run_matrix(plan, method, team, stop, limit, true, &mut prog)?;
+            if let Some(why) = &run.stopped {
+                run.stopped = Some(format!("{why}, in pass {} of {}", pass + 1, plan.passes));
+            }
+            let stopped = run.stopped.is_some();
+            per[mi].push(run);
+            if stopped {
+                break 'passes;
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (mi, runs) in per.into_iter().enumerate() {
+        match merge_passes(runs, keep_samples) {
+            Some(mut r) => {
+                r.adapted.extend(skipped_passes.iter().cloned());
+                out.push(r)
+            }
+            None => out.push(MatrixRun {
+                method: plan.methods[mi],
+                cpus: team.cpus().to_vec(),
+                pairs: Vec::new(),
+                rounds_done: 0,
+                rounds_planned: plan.rounds.len() * plan.passes,
+                elapsed_s: 0.0,
+                stopped: Some("not started: an earlier method was stopped".into()),
+                adapted: Vec::new(),
+                steal: None,
+            }),
+        }
+    }
+    Ok(out)
+}
+
+/// Method line for the records.
+pub fn method_text(method: Method, plan: &Plan) -> String {
+    format!(
+        "{}; fresh 128-byte-aligned line(s) per pair, first touched by the initiator (lower CPU id); initiator times batches of {} round trips with the harness timer; one-way latency = round trip / 2; {} pass(es) over the schedule, each {} samples per pair after {} warm-up batches; median per pair over the pooled samples",
+        method.describe(),
+        plan.round_trips,
+        plan.passes,
+        plan.samples,
+        plan.warmup
+    )
+}
+
+/// Per-pair detail objects are stored for matrices up to this many CPUs;
+/// above, the matrix and a summary of the worst pairs (keeps a 256-CPU
+/// record near 1 MB instead of 10).
+pub const MAX_DETAILED_CPUS: usize = 64;
+
+/// Declared relation of every pair: (relation names, n×n index into them,
+/// -1 on the diagonal).
+pub fn pair_relations(decl: &Declared, cpus: &[usize]) -> (Vec<String>, Vec<Vec<i32>>) {
+    let n = cpus.len();
+    let idx: Vec<Option<usize>> = cpus.iter().map(|&c| decl.index_of(c)).collect();
+    let mut names: Vec<String> = Vec::new();
+    let mut code = |name: String| -> i32 {
+        match names.iter().position(|x| *x == name) {
+            Some(p) => p as i32,
+            None => {
+                names.push(name);
+                names.len() as i32 - 1
+            }
+        }
+    };
+    let m = (0..n)
+        .map(|i| {
+            (0..n)
+                .map(|j| match (idx[i], idx[j]) {
+                    _ if i == j => -1,
+                    (Some(a), Some(b)) => code(decl.relation(a, b)),
+                    _ => code(c2c_infer::NOTHING_DECLARED.to_string()),
+                })
+                .collect()
+        })
+        .collect();
+    (names, m)
+}
+
+/// The structured result of one method: matrix, per-pair spread, relations,
+/// inference. Shared by the experiment and the stand-alone command.
+pub fn matrix_data(
+    run: &MatrixRun,
+    plan: &Plan,
+    decl: &Declared,
+    inference: &c2c_infer::Inference,
+    ghz: Option<f64>,
+) -> Value {
+    let m = run.matrix();
+    let n = m.n();
+    let round1 = |x: f64| (x * 10.0).round() / 10.0;
+    let rows: Vec<Vec<Option<f64>>> = (0..n)
+        .map(|i| (0..n).map(|j| m.get(i, j).map(round1)).collect())
+        .collect();
+    let detailed = n <= MAX_DETAILED_CPUS;
+    let mut cells: Vec<Value> = Vec::new();
+    // Above MAX_DETAILED_CPUS: the 20 widest-spread pairs only.
+    let mut shown: Vec<&PairStats> = run.pairs.iter().collect();
+    if !detailed {
+        shown.sort_by(|a, b| b.iqr_ratio().total_cmp(&a.iqr_ratio()));
+        shown.truncate(20);
+    }
+    for p in shown {
+        cells.push(p.json_with(json!({
+            "cpus": [p.initiator, p.responder],
+            "median_ns": p.median(),
+            "samples": p.stats.n,
+        })));
+    }
+    let (rel_names, rel_index) = pair_relations(decl, &m.cpus);
+    let smt: Vec<[usize; 2]> = (0..n)
+        .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+        .filter(
+            |&(i, j)| match (decl.index_of(m.cpus[i]), decl.index_of(m.cpus[j])) {
+                (Some(a), Some(b)) => decl.smt_siblings(a, b),
+                _ => false,
+            },
+        )
+        .map(|(i, j)| [m.cpus[i], m.cpus[j]])
+        .collect();
+    json!({
+        "method": run.method.as_str(),
+        "unit": "ns",
+        "one_way": "round-trip time / 2",
+        "cpus": m.cpus,
+        "matrix_ns": rows,
+        "pairs": cells,
+        "smt_siblings": smt,
+        "pairs_detail": if detailed { "every measured pair" } else { "the 20 pairs with the widest spread (interquartile range over median); the matrix has every pair" },
+        "relation_names": rel_names,
+        "relation_index": rel_index,
+        "declared_levels": decl.levels.iter().map(|l| json!({"names": l.names, "label": l.label, "groups": l.groups})).collect::<Vec<_>>(),
+        "inference": inference,
+        "ghz_single": ghz,
+        "plan": {
+            "pairs_planned": plan.pairs.len(),
+            "pairs_measured": run.pairs.len(),
+            "rounds_planned": run.rounds_planned,
+            "rounds_done": run.rounds_done,
+            "max_pairs_per_round": plan.max_round_width(),
+            "round_trips_per_sample": plan.round_trips,
+            "samples_per_pair_per_pass": plan.samples,
+            "passes": plan.passes,
+            "warmup_batches": plan.warmup,
+            "estimated_s": plan.est_secs,
+            "budget_s": plan.budget_secs,
+            "elapsed_s": run.elapsed_s,
+            "full_matrix": plan.full_matrix,
+            "notes": plan.notes,
+            "stopped": run.stopped,
+        },
+        "preemption_note": preemption_note(&run.pairs),
+        "disturbance": disturbance(run),
+    })
+}
+
+/// A note when pairs were disturbed by preemption.
+pub fn preemption_note(pairs: &[PairStats]) -> Option<String> {
+    let hit: Vec<&PairStats> = pairs
+        .iter()
+        .filter(|p| p.preempted_samples.unwrap_or(0) > 0 || p.responder_switches.unwrap_or(0) > 0)
+        .collect();
+    if hit.is_empty() {
+        return None;
+    }
+    let samples: usize = hit.iter().filter_map(|p| p.preempted_samples).sum();
+    let marked = pairs.iter().filter(|p| p.is_preempted()).count();
+    let share = PREEMPTED_PAIR_SHARE * 100.0;
+    Some(if marked > 0 {
+        format!(
+            "{marked} of {} pairs marked preempted (more than {share:.0}% of their samples disturbed; {} pair(s) saw a switch, {samples} initiator samples disturbed in all): the machine was busy; medians resist it, means do not; marked pairs are left out of the latency groups",
+            pairs.len(),
+            hit.len(),
+        )
+    } else {
+        format!(
+            "{} of {} pairs saw a preemption ({samples} initiator samples disturbed; none on more than {share:.0}% of its samples, so none marked preempted): medians resist it, means do not",
+            hit.len(),
+            pairs.len(),
+        )
+    })
+}
+
+/// How disturbed a method's measurement was: pairs marked preempted, their
+/// samples, the steal time over the experiment, and the verdict on it
+/// (`disturbed` when most pairs were marked preempted or the steal time is
+/// material), as the matrix record keeps it (`data.disturbance`).
+pub fn disturbance(run: &MatrixRun) -> Value {
+    let pairs = run.pairs.len();
+    let preempted = run.pairs.iter().filter(|p| p.is_preempted()).count();
+    let samples: usize = run.pairs.iter().map(|p| p.stats.n).sum();
+    let samples_preempted: usize = run.pairs.iter().filter_map(|p| p.preempted_samples).sum();
+    let switches: i64 = run.pairs.iter().filter_map(|p| p.responder_switches).sum();
+    let most = pairs > 0 && preempted * 2 > pairs;
+    let steal_material = run.steal.as_ref().is_some_and(StealTime::is_material);
+    let disturbed = most || steal_material;
+    let mut why = Vec::new();
+    if most {
+        why.push(format!("{preempted} of {pairs} pairs preempted"));
+    }
+    if let Some(st) = run.steal.as_ref().filter(|s| s.is_material()) {
+        why.push(format!(
+            "steal time {:.1}% of the measured CPUs' time ({:.2} s)",
+            st.share * 100.0,
+            st.seconds
+        ));
+    }
+    json!({
+        "pairs_measured": pairs,
+        "pairs_preempted": preempted,
+        "preempted_pair_share": PREEMPTED_PAIR_SHARE,
+        "samples": samples,
+        "samples_preempted": samples_preempted,
+        "responder_switches": switches,
+        "steal": run.steal,
+        "steal_material_share": STEAL_MATERIAL_SHARE,
+        "disturbed": disturbed,
+        "why": if disturbed { Some(why.join("; ")) } else { None },
+    })
+}
+
+/// Records of one method: the matrix record, then one per relation.
+pub fn records(
+    run: &MatrixRun,
+    plan: &Plan,
+    decl: &Declared,
+    ghz: Option<f64>,
+) -> (Vec<ResultRecord>, c2c_infer::Inference) {
+    let m = run.matrix();
+    let inference = c2c_infer::infer_with(&m, &run.clean_matrix(), decl);
+    let method = run.method;
+    let mtext = method_text(method, plan);
+    let mut recs = Vec::new();
+    let medians: Vec<f64> = run.pairs.iter().map(|p| p.median()).collect();
+    let mut mat = if medians.is_empty() {
+        ResultRecord::unavailable(
+            MATRIX.experiment,
+            MATRIX.metric,
+            "ns",
+            run.stopped.as_deref().unwrap_or("no pair was measured"),
+        )
+    } else {
+        ResultRecord::of(MATRIX, "ns", false).with_samples(medians)
+    };
+    mat = mat
+        .with_param("method", method.as_str())
+        .with_method(
+            &format!("{mtext}; one sample per pair (its median), value = median over pairs"),
+            METHOD_VERSION,
+        )
+        .with_data(matrix_data(run, plan, decl, &inference, ghz));
+    mat.higher_is_better = false;
+    for n in &plan.notes {
+        mat = mat.with_note(n);
+    }
+    if let Some(s) = &run.stopped {
+        mat = mat.with_note(s);
+    }
+    for a in &run.adapted {
+        mat = mat.with_note(a);
+    }
+    if let Some(n) = preemption_note(&run.pairs) {
+        mat = mat.with_note(&n);
+    }
+    match &run.steal {
+        Some(StealTime {
+            unavailable: Some(why),
+            ..
+        }) => mat = mat.with_note(&format!("steal time not available: {why}")),
+        Some(st) if st.ticks > 0 => {
+            mat = mat.with_note(&format!(
+                "steal time during the experiment: {:.2} s, {:.1}% of the measured CPUs' time (/proc/stat)",
+                st.seconds,
+                st.share * 100.0
+            ))
+        }
+        _ => {}
+    }
+    if let Some(why) = disturbance(run)["why"].as_str() {
+        mat = mat.with_note(&format!(
+            "disturbed: {why}; the figure is not a clean one (rerun on a quiet host)"
+        ));
+    }
+    if let Some(why) = &inference.not_inferred {
+        mat = mat.with_note(&format!("latency groups not inferred: {why}"));
+    }
+    for n in inference
+        .notes
+        .iter()
+        .filter(|n| n.contains("not separated beyond the noise"))
+    {
+        mat = mat.with_note(n);
+    }
+    for f in &inference.findings {
+        mat = mat.with_note(&format!("finding: {f}"));
+    }
+    for l in &inference.levels {
+        let inc = l
+            .increment_ns
+            .map(|d| format!(" ({d:+.1} ns)"))
+            .unwrap_or_default();
+        mat = mat.with_note(&format!(
+            "group {}: {:.1} ns{inc}, groups of {} CPUs: {}",
+            l.level,
+            l.latency_ns,
+            l.group_sizes
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join("/"),
+            if l.label.is_empty() { "?" } else { &l.label }
+        ));
+    }
+    recs.push(mat);
+
+    // Per relation.
+    let mut by_rel: BTreeMap<String, Vec<&PairStats>> = BTreeMap::new();
+    let idx = |c: usize| decl.index_of(c);
+    for p in &run.pairs {
+        let rel = match (idx(p.initiator), idx(p.responder)) {
+            (Some(a), Some(b)) => decl.relation(a, b),
+            _ => c2c_infer::NOTHING_DECLARED.to_string(),
+        };
+        by_rel.entry(rel).or_default().push(p);
+    }
+    for (rel, ps) in &by_rel {
+        let label = inference
+            .relations
+            .iter()
+            .find(|r| &r.relation == rel)
+            .map(|r| r.label.clone())
+            .unwrap_or_else(|| rel.clone());
+        let (samples, how) = if ps.len() == 1 && ps[0].pass_medians.len() >= 3 {
+            (
+                ps[0].pass_medians.clone(),
+                format!(
+                    "the one pair ({},{}): one sample per pass (the pass's median), {} passes",
+                    ps[0].initiator,
+                    ps[0].responder,
+                    ps[0].pass_medians.len()
+                ),
+            )
+        } else if ps.len() == 1 && !ps[0].samples.is_empty() {
+            (
+                ps[0].samples.clone(),
+                format!(
+                    "the one pair ({},{}): its {} samples",
+                    ps[0].initiator, ps[0].responder, ps[0].stats.n
+                ),
+            )
+        } else {
+            (
+                ps.iter().map(|p| p.median()).collect(),
+                format!("{} pairs: one sample per pair (its median)", ps.len()),
+            )
+        };
+        let mut r = ResultRecord::of(ONE_WAY_LATENCY, "ns", false)
+            .with_param("method", method.as_str())
+            .with_param("relation", rel.as_str())
+            .with_method(&format!("{mtext}; {how}"), METHOD_VERSION)
+            .with_samples(samples);
+        r.higher_is_better = false;
+        r = r.with_note(&format!(
+            "CPU pairs whose closest shared declared level is: {label}"
+        ));
+        if let Some(n) = preemption_note(&ps.iter().map(|p| (*p).clone()).collect::<Vec<_>>()) {
+            r = r.with_note(&n);
+        }
+        if ps.len() == 1 {
+            let p = ps[0];
+            r = r.with_note(&format!(
+                "pair {},{}: median {:.1} ns over all {} samples, quartiles {:.1}–{:.1} ns",
+                p.initiator, p.responder, p.stats.median, p.stats.n, p.p25, p.p75
+            ));
+        }
+        match (ghz, r.value) {
+            (Some(g), Some(v)) => {
+                r = r.with_note(&format!("{:.0} cycles at the measured {g:.2} GHz", v * g))
+            }
+            _ => r = r.with_note(
+                "cycles not available: no measured clock (the frequency experiment did not run)",
+            ),
+        }
+        recs.push(r);
+    }
+    for rel in ["smt_sibling", c2c_infer::CROSS_PACKAGE] {
+        if !by_rel.contains_key(rel) {
+            // Did the plan hold such a pair? Then it was cut short, and the
+            // reason is the stop, not the machine.
+            let planned = plan.pairs.iter().any(|&(a, b)| match (idx(a), idx(b)) {
+                (Some(i), Some(j)) if rel == "smt_sibling" => decl.smt_siblings(i, j),
+                (Some(i), Some(j)) => decl.relation(i, j) == c2c_infer::CROSS_PACKAGE,
+                _ => false,
+            });
+            let stopped_why;
+            let why = match (rel, planned, run.stopped.as_deref()) {
+                (_, true, Some(s)) => {
+                    stopped_why = format!("not measured: such pairs were planned but {s}");
+                    stopped_why.as_str()
+                }
+                ("smt_sibling", _, _) => "no two measured CPUs are threads of one core (no SMT, or siblings not selected)",
+                _ => "all measured CPUs are in one package (or packages are not declared)",
+            };
+            recs.push(
+                ResultRecord::unavailable(
+                    ONE_WAY_LATENCY.experiment,
+                    ONE_WAY_LATENCY.metric,
+                    "ns",
+                    why,
+                )
+                .with_param("method", method.as_str())
+                .with_param("relation", rel),
+            );
+        }
+    }
+    for r in recs.iter_mut() {
+        r.higher_is_better = false;
+    }
+    (recs, inference)
+}
+
+/// What `cpuscope c2c` may change (`None`: the profile's choice).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// One pair `A,B` instead of the matrix.
+    pub pair: Option<String>,
+    pub methods: Vec<Method>,
+    /// Samples per pair (fixed).
+    pub samples: Option<usize>,
+    /// Round trips per sample (fixed).
+    pub round_trips: Option<u64>,
+    /// Measure at most this many pairs (`--sample`).
+    pub max_pairs: Option<usize>,
+    /// One pair at a time.
+    pub serial: bool,
+}
+
+/// The experiment's parameters under `cpuscope c2c`.
+#[derive(Debug)]
+pub struct Params {
+    pub plan: Plan,
+    /// Sizes fixed by the user: no deadline (otherwise the measurement stops
+    /// at twice the budget, keeping what finished).
+    pub fixed: bool,
+    /// Keep every sample of each pair (one pair: `--pair`).
+    pub keep_samples: bool,
+    /// Set by the experiment: each method's measured pairs (for the
+    /// command's matrix text, CSV and one-pair views).
+    pub runs: Vec<MatrixRun>,
+}
+
+impl Params {
+    /// The plan `o` asks for among `cpus` (`--pair`: its two CPUs, which
+    /// must be among them); each error is one line naming the option.
+    pub fn new(
+        machine: &MachineInfo,
+        cpus: &CpuSet,
+        profile: Profile,
+        o: &Options,
+    ) -> Result<Params> {
+        if o.samples == Some(0) || o.round_trips == Some(0) {
+            bail!("--samples and --round-trips must be at least 1");
+        }
+        if o.max_pairs == Some(0) {
+            bail!("--sample must be at least 1 pair");
+        }
+        let list = match &o.pair {
+            Some(p) => {
+                let (a, b) = parse_pair(p, cpus)?;
+                vec![a.min(b), a.max(b)]
+            }
+            None => cpus.to_vec(),
+        };
+        let mut req = PlanRequest::for_profile(profile, &list, &o.methods);
+        if let Some(s) = o.samples {
+            req.max_samples = s;
+            req.fixed = true;
+        }
+        if let Some(r) = o.round_trips {
+            req.round_trips = r;
+            req.fixed = true;
+        }
+        req.max_pairs = o.max_pairs;
+        if o.serial {
+            req.max_parallel = Some(1);
+        }
+        Ok(Params {
+            plan: plan(machine, &req)?,
+            fixed: req.fixed,
+            keep_samples: o.pair.is_some(),
+            runs: Vec::new(),
+        })
+    }
+}
+
+/// Parse `A,B` into two different CPUs of `usable`.
+pub fn parse_pair(s: &str, usable: &CpuSet) -> Result<(usize, usize)> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    if parts.len() != 2 {
+        bail!("--pair '{s}': expected two CPU ids separated by a comma, e.g. --pair 0,17");
+    }
+    let num = |p: &str| -> Result<usize> {
+        p.parse::<usize>()
+            .map_err(|_| anyhow::anyhow!("--pair '{s}': '{p}' is not a CPU id"))
+    };
+    let (a, b) = (num(parts[0])?, num(parts[1])?);
+    if a == b {
+        bail!("--pair '{s}': the two CPUs must differ");
+    }
+    for c in [a, b] {
+        if !usable.contains(c) {
+            bail!("--pair '{s}': CPU {c} is not usable by this process (usable: {usable})");
+        }
+    }
+    Ok((a, b))
+}
+
+/// One pair measured by every method (`cpuscope c2c --pair`).
+pub struct PairView {
+    /// The initiator (lower id) and the responder.
+    pub cpus: (usize, usize),
+    /// Closest shared declared level, and its label.
+    pub relation: String,
+    pub label: String,
+    pub smt: bool,
+    pub results: Vec<(Method, PairStats)>,
+}
+
+impl PairView {
+    /// The pair of `p` (a one-pair plan) as measured; an error when it was not.
+    pub fn of(machine: &MachineInfo, p: &Params) -> Result<PairView> {
+        let (lo, hi) = (p.plan.cpus[0], p.plan.cpus[1]);
+        let decl = Declared::from_machine(machine, &p.plan.cpus);
+        let relation = decl.relation(0, 1);
+        let mut results = Vec::new();
+        for run in &p.runs {
+            match run.pairs.first() {
+                Some(s) => results.push((run.method, s.clone())),
+                None => bail!(
+                    "the pair {lo},{hi} was not measured ({})",
+                    run.stopped.as_deref().unwrap_or("no sample")
+                ),
+            }
+        }
+        if results.is_empty() {
+            bail!("the pair {lo},{hi} was not measured (stopped)");
+        }
+        let label = c2c_infer::LEVEL_NAMES
+            .iter()
+            .find(|(n, _)| *n == relation)
+            .map(|(_, l)| l.to_string())
+            .unwrap_or_else(|| relation.clone());
+        Ok(PairView {
+            cpus: (lo, hi),
+            smt: decl.smt_siblings(0, 1),
+            relation,
+            label,
+            results,
+        })
+    }
+
+    /// The pair's figures as JSON fields (with the clock used for cycles).
+    pub fn json(&self, plan: &Plan, ghz: Option<f64>, clock_note: &str) -> Value {
+        let (lo, hi) = self.cpus;
+        let ms: Vec<Value> = self
+            .results
+            .iter()
+            .map(|(m, p)| {
+                p.json_with(json!({
+                    "method": m.as_str(),
+                    "one_way_ns": p.median(),
+                    "round_trip_ns": p.median() * 2.0,
+                    "passes_cv": Stats::from_samples(&p.pass_medians).map(|s| s.cv),
+                    "one_way_cycles": ghz.map(|g| p.median() * g),
+                    "samples": p.samples,
+                }))
+            })
+            .collect();
+        json!({
+            "cpus": [lo, hi],
+            "initiator": lo,
+            "relation": self.relation,
+            "relation_label": self.label,
+            "smt_siblings": self.smt,
+            "round_trips_per_sample": plan.round_trips,
+            "samples_per_pass": plan.samples,
+            "passes": plan.passes,
+            "warmup_batches": plan.warmup,
+            "cycles_unavailable_reason": if ghz.is_none() { Some(clock_note) } else { None },
+            "methods": ms,
+        })
+    }
+}
+
+/// USER_HZ, the unit of /proc/stat's times (100 where sysconf does not say).
+fn user_hz() -> f64 {
+    // SAFETY: sysconf only reads a configuration value.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if hz > 0 {
+        hz as f64
+    } else {
+        100.0
+    }
+}
+
+/// The CPUs to measure in a run: all usable ones.
+fn run_cpus(cpus: &CpuSet) -> Vec<usize> {
+    cpus.to_vec()
+}
+
+impl Experiment for C2c {
+    fn name(&self) -> &'static str {
+        EXP
+    }
+
+    fn title(&self) -> &'static str {
+        "core-to-core latency matrix (CAS and load/store ping-pong) and latency groups vs declared topology"
+    }
+
+    fn estimate_secs(&self, machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> f64 {
+        let c = run_cpus(cpus);
+        if c.len() < 2 {
+            return 0.0;
+        }
+        let req = PlanRequest::for_profile(profile, &c, &[Method::Cas, Method::LoadStore]);
+        plan(machine, &req).map(|p| p.est_secs).unwrap_or(0.0)
+    }
+
+    /// Parameters: [`Params`] (`cpuscope c2c`); it hands back the measured
+    /// runs in `Params::runs`.
+    fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
+        let given = ctx
+            .params::<Params>()?
+            .map(|p| (p.plan.clone(), p.fixed, p.keep_samples));
+        let (plan, fixed, keep) = match given {
+            Some(g) => g,
+            None => {
+                let cpus = run_cpus(&ctx.cpus);
+                if cpus.len() < 2 {
+                    for m in [Method::Cas, Method::LoadStore] {
+                        out(ResultRecord::unavailable(
+                            MATRIX.experiment,
+                            MATRIX.metric,
+                            "ns",
+                            "core-to-core latency needs at least two usable CPUs",
+                        )
+                        .with_param("method", m.as_str()))?;
+                    }
+                    return Ok(());
+                }
+                let req =
+                    PlanRequest::for_profile(ctx.profile, &cpus, &[Method::Cas, Method::LoadStore]);
+                let plan = plan(ctx.machine, &req)?;
+                let keep = plan.pairs.len() == 1;
+                (plan, false, keep)
+            }
+        };
+        let decl = Declared::from_machine(ctx.machine, &plan.cpus);
+        (ctx.step)(&format!(
+            "{} CPUs, {} pairs in {} rounds (~{:.1} s)",
+            plan.cpus.len(),
+            plan.pairs.len(),
+            plan.rounds.len(),
+            plan.est_secs
+        ));
+        let mut team = Team::new(&plan.cpus)?;
+        // Under heavy load a ping-pong pair runs only while both threads are
+        // on a CPU: stop at twice the budget (keeping what finished) unless
+        // the sizes are fixed.
+        let deadline = (!fixed).then(|| {
+            Instant::now() + std::time::Duration::from_secs_f64(plan.budget_secs * 2.0 + 1.0)
+        });
+        let step = &mut ctx.step;
+        let mut last = Instant::now();
+        let mut prog = |m: Method, pass: usize, d: usize, t: usize| {
+            if last.elapsed().as_millis() > 500 || d == t {
+                step(&format!(
+                    "{} pass {}/{}: round {d}/{t}",
+                    m.as_str(),
+                    pass + 1,
+                    plan.passes
+                ));
+                last = Instant::now();
+            }
+        };
+        // Steal time over the measurement: /proc/stat's steal column before
+        // and after, over the measured CPUs.
+        let sys = crate::base::Sysroot::new("/").map_err(|e| format!("{e:#}"));
+        let read_steal = || {
+            sys.as_ref()
+                .map_err(Clone::clone)
+                .and_then(crate::machine::devices::read_stat_steal)
+        };
+        let before = read_steal();
+        let t_steal = Instant::now();
+        let mut runs = run_plan(&plan, &mut team, ctx.stop, deadline, keep, &mut prog)?;
+        let steal = match (before, read_steal()) {
+            (Ok(b), Ok(a)) => StealTime::between(
+                &b,
+                &a,
+                &plan.cpus,
+                user_hz(),
+                t_steal.elapsed().as_secs_f64(),
+            ),
+            (Err(e), _) | (_, Err(e)) => StealTime::unavailable(&e),
+        };
+        for run in runs.iter_mut() {
+            run.steal = Some(steal.clone());
+        }
+        for run in &runs {
+            let (recs, _) = records(run, &plan, &decl, ctx.facts.ghz_single);
+            for r in recs {
+                out(r)?;
+            }
+        }
+        if let Some(p) = ctx.params::<Params>()? {
+            p.runs = runs;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn circle_rounds_are_perfect_matchings() {
+        for n in [2usize, 3, 4, 7, 8, 16] {
+            let mut rounds: BTreeMap<usize, Vec<(usize, usize)>> = BTreeMap::new();
+            for i in 0..n {
+                for j in i + 1..n {
+                    rounds
+                        .entry(circle_round(i, j, n))
+                        .or_default()
+                        .push((i, j));
+                }
+            }
+            let m = if n.is_multiple_of(2) { n } else { n + 1 };
+            assert_eq!(rounds.len(), m - 1, "n={n}");
+            for ps in rounds.values() {
+                let mut seen = std::collections::BTreeSet::new();
+                for &(i, j) in ps {
+                    assert!(
+                        seen.insert(i) && seen.insert(j),
+                        "n={n}: CPU twice in a round"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn preempted_samples_stay_out_of_the_clean_median() {
+        let mut v = vec![70.0; 90];
+        v.extend(vec![5000.0; 10]);
+        let mut flags = vec![false; 90];
+        flags.extend(vec![true; 10]);
+        let mut p = pair_stats_marked(0, 1, v.clone(), flags, true).unwrap();
+        assert_eq!(p.clean_median(), Some(70.0));
+        p.preempted_samples = Some(10);
+        p.responder_switches = Some(0);
+        assert!(p.is_preempted(), "10 of 100 samples");
+        p.preempted_samples = Some(1);
+        assert!(!p.is_preempted(), "1 of 100 samples is a stray tick");
+        // Unknown flags: every sample is clean.
+        let q = pair_stats(0, 1, v, false).unwrap();
+        assert_eq!(q.clean_median(), Some(q.stats.median));
+        // Pooled over passes, flags stay with their samples.
+        let a = pair_stats_marked(0, 1, vec![70.0, 900.0], vec![false, true], true).unwrap();
+        let b = pair_stats_marked(0, 1, vec![72.0, 71.0], vec![false, false], true).unwrap();
+        let run = |p: PairStats| MatrixRun {
+            method: Method::Cas,
+            cpus: vec![0, 1],
+            pairs: vec![p],
+            rounds_done: 1,
+            rounds_planned: 1,
+            elapsed_s: 0.0,
+            stopped: None,
+            adapted: Vec::new(),
+            steal: None,
+        };
+        let m = merge_passes(vec![run(a), run(b)], true).unwrap();
+        assert_eq!(m.pairs[0].clean_median_ns, Some(71.0));
+        assert_eq!(m.pairs[0].clean_pass_medians, vec![70.0, 71.5]);
+    }
+
+    #[test]
+    fn steal_time_between_two_readings() {
+        use crate::machine::devices::CpuSteal;
+        let r = |cpu, steal, total| CpuSteal { cpu, steal, total };
+        let before = [r(0, 10, 1000), r(1, 5, 1000), r(2, 0, 1000)];
+        let after = [r(0, 16, 1100), r(1, 9, 1100), r(2, 50, 1100)];
+        let s = StealTime::between(&before, &after, &[0, 1], 100.0, 1.0);
+        assert_eq!((s.ticks, s.total_ticks, s.cpus), (10, 200, 2));
+        assert!((s.share - 0.05).abs() < 1e-12 && (s.seconds - 0.1).abs() < 1e-12);
+        assert!(s.is_material());
+        let quiet = StealTime::between(&before, &before, &[0, 1], 100.0, 1.0);
+        assert!(!quiet.is_material());
+        assert!(StealTime::between(&before, &after, &[7], 100.0, 1.0)
+            .unavailable
+            .is_some());
+    }
+
+    #[test]
+    fn quantiles() {
+        let v = [1.0, 2.0, 3.0, 4.0, 5.0];
+        assert_eq!(quantile(&v, 0.25), 2.0);
+        assert_eq!(quantile(&v, 0.5), 3.0);
+        assert_eq!(quantile(&v, 1.0), 5.0);
+    }
+}

@@ -1,0 +1,789 @@
+//! Text rendering of core-to-core latency and synchronisation costs: the
+//! matrix (numbers, or a heat map on large machines), the latency groups in
+//! the style of seed 001, one pair, the plan, the CSV form. Never measures.
+
+use crate::base::fmt::{fmt_num, for_terminal};
+use crate::experiments::coherence::c2c::{self, PairStats, PairView, Plan};
+use crate::experiments::coherence::infer::{Inference, LatencyMatrix};
+use crate::experiments::coherence::sync;
+use crate::experiments::common::PLACEMENT_PARAM;
+use crate::kernels::c2c::Method;
+use crate::results::schema::{MetricId, ResultRecord};
+use serde::Deserialize;
+use std::fmt::Write as _;
+
+/// Matrices up to this many CPUs are printed with numbers; larger ones as a heat map.
+pub const MAX_NUMERIC: usize = 24;
+
+/// Glyphs of the heat map, fastest to slowest.
+pub const HEAT: &[char] = &['.', ':', '-', '=', '+', '*', '#', '%', '@'];
+
+/// The matrix as CSV: a header `cpu,<ids>`, then one row per CPU; medians in
+/// ns with 3 decimals, empty where not measured (and on the diagonal).
+pub fn matrix_csv(m: &LatencyMatrix) -> String {
+    let mut s = String::from("cpu");
+    for c in &m.cpus {
+        let _ = write!(s, ",{c}");
+    }
+    s.push('\n');
+    for i in 0..m.n() {
+        let _ = write!(s, "{}", m.cpus[i]);
+        for j in 0..m.n() {
+            match m.get(i, j) {
+                Some(v) if i != j => {
+                    let _ = write!(s, ",{v:.3}");
+                }
+                _ => s.push(','),
+            }
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// Bucket of a value in [lo, hi] for the heat map.
+fn bucket(v: f64, lo: f64, hi: f64) -> usize {
+    if hi <= lo {
+        return 0;
+    }
+    let t = ((v - lo) / (hi - lo)).clamp(0.0, 1.0);
+    ((t * (HEAT.len() - 1) as f64).round() as usize).min(HEAT.len() - 1)
+}
+
+/// The matrix: numbers (ns, SMT siblings marked `s`) for small machines, a
+/// one-glyph-per-cell heat map with a legend for large ones.
+pub fn render_matrix(m: &LatencyMatrix, is_smt: &dyn Fn(usize, usize) -> bool) -> String {
+    let n = m.n();
+    let mut out = String::new();
+    let vals: Vec<f64> = m.ns.iter().flatten().copied().collect();
+    if vals.is_empty() {
+        out.push_str("  (no pair measured)\n");
+        return out;
+    }
+    let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let smt = |i: usize, j: usize| is_smt(m.cpus[i], m.cpus[j]);
+    let idw = m
+        .cpus
+        .iter()
+        .map(|c| c.to_string().len())
+        .max()
+        .unwrap_or(1)
+        .max(3);
+    if n <= MAX_NUMERIC {
+        let w = 7;
+        let _ = write!(out, "  {:>idw$}", "");
+        for c in &m.cpus {
+            let _ = write!(out, "{c:>w$}");
+        }
+        out.push('\n');
+        for i in 0..n {
+            let _ = write!(out, "  {:>idw$}", m.cpus[i]);
+            for j in 0..n {
+                let cell = if i == j {
+                    "·".to_string()
+                } else {
+                    match m.get(i, j) {
+                        Some(v) => format!(
+                            "{}{}",
+                            if v >= 100.0 {
+                                format!("{v:.0}")
+                            } else {
+                                format!("{v:.1}")
+                            },
+                            if smt(i, j) { "s" } else { "" }
+                        ),
+                        None => "?".to_string(),
+                    }
+                };
+                let _ = write!(out, "{cell:>w$}");
+            }
+            out.push('\n');
+        }
+        out.push_str("  ns one-way, median per pair; · = same CPU, ? = not measured");
+        if (0..n).any(|i| (0..n).any(|j| smt(i, j))) {
+            out.push_str(", s = SMT siblings");
+        }
+        out.push('\n');
+    } else {
+        // Column header: CPU ids vertically would be tall; print every 10th.
+        let _ = write!(out, "  {:>idw$} ", "");
+        let mut hdr = String::new();
+        let mut j = 0;
+        while j < n {
+            let label = m.cpus[j].to_string();
+            if j % 10 == 0 && j + label.len() <= n {
+                hdr.push_str(&label);
+                j += label.len();
+            } else {
+                hdr.push(' ');
+                j += 1;
+            }
+        }
+        out.push_str(hdr.trim_end());
+        out.push('\n');
+        for i in 0..n {
+            let _ = write!(out, "  {:>idw$} ", m.cpus[i]);
+            for j in 0..n {
+                let ch = if i == j {
+                    ' '
+                } else {
+                    match m.get(i, j) {
+                        Some(v) if smt(i, j) => {
+                            let _ = v;
+                            's'
+                        }
+                        Some(v) => HEAT[bucket(v, lo, hi)],
+                        None => '?',
+                    }
+                };
+                out.push(ch);
+            }
+            out.push('\n');
+        }
+        let step = (hi - lo) / (HEAT.len() - 1) as f64;
+        out.push_str("  heat map, ns one-way:");
+        for (k, g) in HEAT.iter().enumerate() {
+            let _ = write!(out, " {g}≈{:.0}", lo + step * k as f64);
+        }
+        out.push_str("; s = SMT siblings, ? = not measured\n");
+    }
+    out
+}
+
+/// The seed-001 style summary: each latency group, its increment, what it
+/// corresponds to in the declared topology, and the disagreements.
+pub fn render_inference(inf: &Inference, ghz: Option<f64>) -> String {
+    let mut out = String::new();
+    if let (true, Some(why)) = (inf.levels.is_empty(), &inf.not_inferred) {
+        let _ = writeln!(out, "Latency groups: not inferred: {}", for_terminal(why));
+    } else if inf.levels.is_empty() {
+        out.push_str("Latency groups: none (no measured pair)\n");
+    } else {
+        out.push_str("Latency groups (average-linkage clustering of the matrix):\n");
+        let base = inf.levels[0].latency_ns;
+        for l in &inf.levels {
+            let inc = match l.increment_ns {
+                Some(d) if l.level > 2 => format!(
+                    "{d:+.1} ns over group {}, {:+.1} over group 1",
+                    l.level - 1,
+                    l.latency_ns - base
+                ),
+                Some(d) => format!("{d:+.1} ns over group 1"),
+                None => "base".to_string(),
+            };
+            let cyc = ghz
+                .map(|g| format!(" ≈ {:.0} cycles", l.latency_ns * g))
+                .unwrap_or_default();
+            let sizes = l
+                .group_sizes
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join("/");
+            let _ = writeln!(
+                out,
+                "  {}. {:>7.1} ns{cyc} ({inc}; range {:.1}–{:.1}, {} pairs)",
+                l.level, l.latency_ns, l.min_ns, l.max_ns, l.pairs
+            );
+            let _ = writeln!(
+                out,
+                "     {} group(s) of {sizes} CPUs; each CPU reaches {:.1} other CPU(s) first at this level; {}",
+                l.groups.len(),
+                l.cpus_per_cpu,
+                if l.label.is_empty() { "?".to_string() } else if l.matches.is_empty() { l.label.clone() } else { format!("= {}", l.label) }
+            );
+        }
+    }
+    if !inf.relations.is_empty() {
+        out.push_str("By declared relation:\n");
+        for r in &inf.relations {
+            let _ = writeln!(
+                out,
+                "  {:<28} {:>7.1} ns median  ({:.1}–{:.1}, {} pairs)",
+                r.label, r.median_ns, r.min_ns, r.max_ns, r.pairs
+            );
+        }
+    }
+    if inf.findings.is_empty() {
+        // Without groups there is nothing to agree or disagree with.
+        if inf.not_inferred.is_none() {
+            out.push_str("Findings: the measured groups agree with the declared topology\n");
+        }
+    } else {
+        out.push_str("Findings:\n");
+        for f in &inf.findings {
+            let _ = writeln!(out, "  - {f}");
+        }
+    }
+    for n in &inf.notes {
+        let _ = writeln!(out, "  note: {}", for_terminal(n));
+    }
+    out
+}
+
+/// The plan: CPUs, pairs, rounds, batch sizes, estimate.
+pub fn render_plan(plan: &Plan) -> String {
+    let mut out = String::new();
+    let cpus = crate::placement::CpuSet::from_ids(plan.cpus.iter().copied());
+    let _ = writeln!(out, "c2c plan: CPUs {cpus} ({})", plan.cpus.len());
+    let _ = writeln!(
+        out,
+        "  methods {}; {} pairs{} in {} rounds of at most {} pairs in parallel",
+        plan.methods
+            .iter()
+            .map(|m| m.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        plan.pairs.len(),
+        if plan.full_matrix {
+            " (full matrix)"
+        } else {
+            " (sampled)"
+        },
+        plan.rounds.len(),
+        plan.max_round_width()
+    );
+    let _ = writeln!(
+        out,
+        "  per pair: {} pass(es) of {} samples of {} round trips after {} warm-up batches",
+        plan.passes, plan.samples, plan.round_trips, plan.warmup
+    );
+    let _ = writeln!(
+        out,
+        "  estimated {:.1} s (budget {:.0} s; planned with {:.0} ns round trips)",
+        plan.est_secs,
+        plan.budget_secs,
+        crate::experiments::coherence::c2c::PLAN_RTT_NS
+    );
+    for n in &plan.notes {
+        let _ = writeln!(out, "  note: {}", for_terminal(n));
+    }
+    out
+}
+
+/// A c2c matrix record's `data`, typed: what the one c2c renderer reads
+/// (for `cpuscope c2c`, the run summary and the HTML report alike).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct MatrixData {
+    pub method: String,
+    pub cpus: Vec<usize>,
+    pub matrix_ns: Vec<Vec<Option<f64>>>,
+    pub pairs: Vec<PairCell>,
+    pub smt_siblings: Vec<[usize; 2]>,
+    pub inference: Option<Inference>,
+    pub ghz_single: Option<f64>,
+    pub plan: PlanFacts,
+    pub preemption_note: Option<String>,
+    /// How disturbed the measurement was (absent in older records).
+    pub disturbance: Option<Disturbance>,
+}
+
+/// A matrix record's `data.disturbance`: pairs marked preempted, steal
+/// time, and whether the figure is called disturbed.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Disturbance {
+    pub pairs_measured: usize,
+    pub pairs_preempted: usize,
+    pub samples: usize,
+    pub samples_preempted: usize,
+    pub steal: Option<StealData>,
+    pub disturbed: bool,
+    pub why: Option<String>,
+}
+
+/// Steal time over the experiment, as stored.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct StealData {
+    pub unavailable: Option<String>,
+    pub ticks: u64,
+    pub seconds: f64,
+    pub share: f64,
+    pub wall_s: f64,
+}
+
+impl Disturbance {
+    /// One line: disturbed or not, by how many pairs, how much steal time.
+    pub fn line(&self) -> String {
+        let steal = match &self.steal {
+            None => "steal time not measured".to_string(),
+            Some(StealData {
+                unavailable: Some(why),
+                ..
+            }) => format!("steal time not available ({why})"),
+            Some(s) => format!(
+                "steal time {:.2} s = {:.1}% of the measured CPUs' time over {:.1} s",
+                s.seconds,
+                s.share * 100.0,
+                s.wall_s
+            ),
+        };
+        format!(
+            "{}{} of {} pairs marked preempted ({} of {} samples), {steal}",
+            if self.disturbed { "DISTURBED: " } else { "" },
+            self.pairs_preempted,
+            self.pairs_measured,
+            self.samples_preempted,
+            self.samples
+        )
+    }
+}
+
+/// One pair's detail in a matrix record.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct PairCell {
+    pub cpus: [usize; 2],
+    pub p25_ns: f64,
+    pub p75_ns: f64,
+    pub iqr_over_median: f64,
+    pub pass_medians_ns: Vec<f64>,
+}
+
+/// How a matrix was measured, as its record keeps it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct PlanFacts {
+    pub pairs_planned: usize,
+    pub pairs_measured: usize,
+    pub rounds_done: usize,
+    pub round_trips_per_sample: u64,
+    pub samples_per_pair_per_pass: u64,
+    pub passes: u64,
+    pub elapsed_s: f64,
+    pub notes: Vec<String>,
+    pub stopped: Option<String>,
+}
+
+impl MatrixData {
+    /// The data of a c2c matrix record (None for another record or none stored).
+    pub fn of(r: &ResultRecord) -> Option<MatrixData> {
+        if !r.is(c2c::MATRIX) {
+            return None;
+        }
+        serde_json::from_value(r.data.clone()?).ok()
+    }
+
+    /// The matrix (medians rounded to 0.1 ns, as stored).
+    pub fn matrix(&self) -> LatencyMatrix {
+        let mut m = LatencyMatrix::new(self.cpus.clone());
+        let n = m.n();
+        for (i, row) in self.matrix_ns.iter().enumerate().take(n) {
+            for (j, v) in row.iter().enumerate().take(n) {
+                m.ns[i * n + j] = *v;
+            }
+        }
+        m
+    }
+
+    fn smt(&self, a: usize, b: usize) -> bool {
+        self.smt_siblings
+            .iter()
+            .any(|p| (p[0] == a && p[1] == b) || (p[0] == b && p[1] == a))
+    }
+}
+
+/// How much of a matrix record to print.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detail {
+    /// The run summary: one line per method, then its latency groups and findings.
+    Summary,
+    /// `cpuscope c2c`: also how it was measured, the matrix and its spread.
+    Full,
+}
+
+/// One method's matrix record: the one c2c renderer.
+pub fn render_matrix_record(r: &ResultRecord, detail: Detail) -> String {
+    let mut out = String::new();
+    let method = r
+        .params
+        .get("method")
+        .and_then(|v| v.as_str())
+        .unwrap_or("?");
+    let Some(v) = r.value else {
+        let _ = writeln!(
+            out,
+            "  {method}: not available: {}",
+            r.unavailable_reason
+                .as_deref()
+                .unwrap_or("no reason recorded")
+        );
+        return out;
+    };
+    let d = MatrixData::of(r).unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "  {method}: {} CPUs, {} pair(s), median over pairs {} ns",
+        d.cpus.len(),
+        r.repetitions,
+        fmt_num(v)
+    );
+    if detail == Detail::Summary {
+        if let Some(dist) = d.disturbance.as_ref().filter(|x| x.disturbed) {
+            let _ = writeln!(out, "  {}", for_terminal(&dist.line()));
+        }
+    }
+    if detail == Detail::Full {
+        let p = &d.plan;
+        let _ = writeln!(
+            out,
+            "  one-way = round trip / 2; {} pass(es) × {} samples of {} round trips per pair; {} pairs, {} rounds, {:.1} s",
+            p.passes, p.samples_per_pair_per_pass, p.round_trips_per_sample, p.pairs_measured, p.rounds_done, p.elapsed_s
+        );
+        if let Some(s) = &p.stopped {
+            let _ = writeln!(out, "  stopped: {s}");
+        }
+        for n in &p.notes {
+            let _ = writeln!(out, "  note: {}", for_terminal(n));
+        }
+        out.push_str(&render_matrix(&d.matrix(), &|a, b| d.smt(a, b)));
+        let noisy: Vec<&PairCell> = d
+            .pairs
+            .iter()
+            .filter(|c| c.iqr_over_median > 0.10)
+            .collect();
+        if let Some(c) = noisy.first() {
+            let of = if d.pairs.len() == p.pairs_measured {
+                format!("{} pairs", d.pairs.len())
+            } else {
+                format!("the {} widest-spread pairs kept in detail", d.pairs.len())
+            };
+            let _ = writeln!(
+                out,
+                "  {} of {of} spread widely (interquartile range above 10% of the median), e.g. {},{}: {:.1}–{:.1} ns",
+                noisy.len(),
+                c.cpus[0],
+                c.cpus[1],
+                c.p25_ns,
+                c.p75_ns
+            );
+        }
+        if let Some(n) = &d.preemption_note {
+            let _ = writeln!(out, "  {}", for_terminal(n));
+        }
+        if let Some(dist) = &d.disturbance {
+            let _ = writeln!(out, "  {}", for_terminal(&dist.line()));
+        }
+        if let [c] = d.pairs.as_slice() {
+            if c.pass_medians_ns.len() >= 3 {
+                if let Some(s) = crate::harness::Stats::from_samples(&c.pass_medians_ns) {
+                    let _ = writeln!(
+                        out,
+                        "  over {} passes the pair's median ranged {:.1}–{:.1} ns (CV {:.1}%)",
+                        c.pass_medians_ns.len(),
+                        s.min,
+                        s.max,
+                        s.cv * 100.0
+                    );
+                }
+            }
+        }
+    }
+    if let Some(inf) = &d.inference {
+        out.push_str(&render_inference(inf, d.ghz_single));
+    }
+    out
+}
+
+/// One pair, every method.
+#[allow(clippy::too_many_arguments)]
+pub fn render_pair(
+    a: usize,
+    b: usize,
+    relation: &str,
+    smt: bool,
+    results: &[(Method, PairStats)],
+    plan: &Plan,
+    ghz: Option<f64>,
+    clock_note: &str,
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "CPUs {a} -> {b}: {relation}{}; initiator CPU {a} (first touches the line)",
+        if smt { " (SMT siblings)" } else { "" }
+    );
+    let _ = writeln!(
+        out,
+        "  {} pass(es) of {} samples of {} round trips after {} warm-up batches; one-way = round trip / 2",
+        plan.passes, plan.samples, plan.round_trips, plan.warmup
+    );
+    for (m, p) in results {
+        let cyc = ghz
+            .map(|g| format!(" = {:.0} cycles", p.median() * g))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  {:<10} one-way {:>7.1} ns{cyc}  (quartiles {:.1}–{:.1}, mean {:.1}, min {:.1}, max {:.1}); round trip {:.1} ns",
+            m.as_str(),
+            p.median(),
+            p.p25,
+            p.p75,
+            p.stats.mean,
+            p.stats.min,
+            p.stats.max,
+            p.median() * 2.0
+        );
+        if p.pass_medians.len() >= 3 {
+            if let Some(s) = crate::harness::Stats::from_samples(&p.pass_medians) {
+                let _ = writeln!(
+                    out,
+                    "             over {} passes the median ranged {:.1}–{:.1} ns (CV {:.1}%)",
+                    p.pass_medians.len(),
+                    s.min,
+                    s.max,
+                    s.cv * 100.0
+                );
+            }
+        }
+        if let Some(n) =
+            crate::experiments::coherence::c2c::preemption_note(std::slice::from_ref(p))
+        {
+            let _ = writeln!(out, "             {}", for_terminal(&n));
+        }
+    }
+    let _ = writeln!(out, "  {clock_note}");
+    out
+}
+
+/// Synchronisation records as a table: figure, value, spread, notes.
+pub fn render_sync(recs: &[ResultRecord]) -> String {
+    let mut out = String::from("Synchronisation costs (median of samples):\n");
+    let w = recs
+        .iter()
+        .map(|r| r.label().chars().count())
+        .max()
+        .unwrap_or(10);
+    for r in recs {
+        let label = r.label();
+        match r.value {
+            Some(v) => {
+                let spread = r
+                    .stats
+                    .as_ref()
+                    .map(|s| {
+                        format!(
+                            "  (min {}, max {}, CV {:.1}%, n={}){}",
+                            fmt_num(s.min),
+                            fmt_num(s.max),
+                            s.cv * 100.0,
+                            s.n,
+                            if s.is_noisy() { " NOISY" } else { "" }
+                        )
+                    })
+                    .unwrap_or_default();
+                let _ = writeln!(out, "  {label:<w$}  {:>10} {}{spread}", fmt_num(v), r.unit);
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "  {label:<w$}  not available: {}",
+                    r.unavailable_reason
+                        .as_deref()
+                        .unwrap_or("no reason recorded")
+                );
+            }
+        }
+        for n in &r.notes {
+            let _ = writeln!(out, "  {:<w$}    {}", "", for_terminal(n));
+        }
+    }
+    out
+}
+
+/// One figure of a record list by metric and params (all given params must match).
+fn find<'a>(
+    rs: &'a [ResultRecord],
+    id: MetricId,
+    params: &[(&str, &str)],
+) -> Option<&'a ResultRecord> {
+    rs.iter().find(|r| {
+        r.is(id)
+            && params.iter().all(|(k, v)| match r.params.get(*k) {
+                Some(serde_json::Value::String(s)) => s == v,
+                Some(o) => o.as_u64().map(|n| n.to_string()).as_deref() == Some(*v),
+                None => false,
+            })
+    })
+}
+
+fn value_text(r: Option<&ResultRecord>) -> String {
+    match r {
+        Some(r) => match r.value {
+            Some(v) => {
+                let noisy = if r.is_noisy() { "*" } else { "" };
+                if r.unit == "ns" && v >= 1_000.0 {
+                    format!("{:.1} µs{noisy}", v / 1000.0)
+                } else {
+                    format!("{} {}{noisy}", fmt_num(v), r.unit)
+                }
+            }
+            None => format!("{} n/a", r.unit),
+        },
+        None => "not run".into(),
+    }
+}
+
+/// The end-of-run summary section for `c2c` and `sync` records (empty when
+/// the run has none): latency groups per method, the synchronisation
+/// figures on a few lines.
+pub fn render_summary(results: &[ResultRecord]) -> String {
+    render_matrices(results, Detail::Summary)
+}
+
+/// Every c2c matrix record of `results` (one per method), at `detail`.
+pub fn render_matrices(results: &[ResultRecord], detail: Detail) -> String {
+    let mats: Vec<&ResultRecord> = results.iter().filter(|r| r.is(c2c::MATRIX)).collect();
+    if mats.is_empty() {
+        return String::new();
+    }
+    let mut out =
+        String::from("Core-to-core latency (one-way = round trip / 2, median per pair)\n");
+    for r in mats {
+        out.push_str(&render_matrix_record(r, detail));
+    }
+    out
+}
+
+/// The end-of-run summary section for `sync` records (empty when the run has none).
+pub fn render_sync_summary(results: &[ResultRecord]) -> String {
+    let mut out = String::new();
+    let s: Vec<ResultRecord> = results
+        .iter()
+        .filter(|r| r.from_experiment(sync::EXP))
+        .cloned()
+        .collect();
+    if !s.is_empty() {
+        out.push_str("Synchronisation costs (median; * = noisy)\n");
+        let hints: Vec<String> = s
+            .iter()
+            .filter(|r| r.is(sync::SPIN_HINT))
+            .map(|r| {
+                let ins = r
+                    .params
+                    .get("instruction")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("?");
+                let cyc = find(&s, sync::SPIN_HINT_CYCLES, &[("instruction", ins)]);
+                format!(
+                    "{} {} ({})",
+                    ins.to_uppercase(),
+                    value_text(Some(r)),
+                    value_text(cyc)
+                )
+            })
+            .collect();
+        if !hints.is_empty() {
+            let _ = writeln!(out, "  spin-wait hint: {}", hints.join(", "));
+        }
+        let alone = find(&s, sync::ATOMIC_INCREMENT, &[(PLACEMENT_PARAM, "alone")]);
+        let alone_c = find(
+            &s,
+            sync::ATOMIC_INCREMENT_CYCLES,
+            &[(PLACEMENT_PARAM, "alone")],
+        );
+        let mut contended = Vec::new();
+        for p in ["same_core", "same_l3", "cross_node"] {
+            if let Some(r) = find(&s, sync::ATOMIC_INCREMENT, &[(PLACEMENT_PARAM, p)]) {
+                if r.value.is_some() {
+                    contended.push(format!("{p} {}", value_text(Some(r))));
+                }
+            }
+        }
+        let _ = writeln!(
+            out,
+            "  atomic increment: alone {} ({}); two threads on one line: {}",
+            value_text(alone),
+            value_text(alone_c),
+            if contended.is_empty() {
+                "n/a".to_string()
+            } else {
+                contended.join(", ")
+            }
+        );
+        let _ = writeln!(
+            out,
+            "  lock/unlock: alone spin {}, mutex {}; two threads spin {}, mutex {}",
+            value_text(find(&s, sync::LOCK, &[("kind", "spin"), ("threads", "1")])),
+            value_text(find(&s, sync::LOCK, &[("kind", "mutex"), ("threads", "1")])),
+            value_text(find(&s, sync::LOCK, &[("kind", "spin"), ("threads", "2")])),
+            value_text(find(&s, sync::LOCK, &[("kind", "mutex"), ("threads", "2")])),
+        );
+        let _ = writeln!(
+            out,
+            "  handoff between two threads: spinning {}, futex sleep/wake {}",
+            value_text(find(&s, sync::HANDOFF, &[("wait", "spin")])),
+            value_text(find(&s, sync::HANDOFF, &[("wait", "futex")])),
+        );
+        let fs: Vec<String> = s
+            .iter()
+            .filter(|r| r.is(sync::FALSE_SHARING_SLOWDOWN) && r.value.is_some())
+            .map(|r| {
+                let op = r.params.get("op").and_then(|v| v.as_str()).unwrap_or("?");
+                let t = r
+                    .params
+                    .get("threads")
+                    .map(|v| v.to_string())
+                    .unwrap_or_default();
+                format!("{op} increments, {t} threads: {}", value_text(Some(r)))
+            })
+            .collect();
+        if !fs.is_empty() {
+            let _ = writeln!(
+                out,
+                "  false sharing (one line vs padded): {}",
+                fs.join("; ")
+            );
+        }
+    }
+    out
+}
+
+/// One pair per method as CSV.
+pub fn pair_csv(view: &PairView) -> String {
+    let (lo, hi) = view.cpus;
+    let mut out =
+        String::from("method,cpu_a,cpu_b,one_way_ns,p25_ns,p75_ns,min_ns,max_ns,cv,samples\n");
+    for (m, p) in &view.results {
+        out += &format!(
+            "{},{lo},{hi},{:.3},{:.3},{:.3},{:.3},{:.3},{:.5},{}\n",
+            m.as_str(),
+            p.median(),
+            p.p25,
+            p.p75,
+            p.stats.min,
+            p.stats.max,
+            p.stats.cv,
+            p.stats.n
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_has_header_and_blank_diagonal() {
+        let mut m = LatencyMatrix::new(vec![0, 1, 2]);
+        m.set_sym(0, 1, 40.0);
+        m.set_sym(1, 2, 90.5);
+        let s = matrix_csv(&m);
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines[0], "cpu,0,1,2");
+        assert_eq!(lines[1], "0,,40.000,");
+        assert_eq!(lines[2], "1,40.000,,90.500");
+        assert_eq!(lines.len(), 4);
+    }
+
+    #[test]
+    fn heat_buckets_span_the_glyphs() {
+        assert_eq!(bucket(10.0, 10.0, 20.0), 0);
+        assert_eq!(bucket(20.0, 10.0, 20.0), HEAT.len() - 1);
+        assert_eq!(bucket(5.0, 5.0, 5.0), 0);
+    }
+}

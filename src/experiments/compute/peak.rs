@@ -1,0 +1,1390 @@
+//! Theoretical peak next to measured (seed 000's formula and FLOPs/cycle):
+//!
+//! - FMA FLOPs per cycle per SIMD width on one core (FP64 FMA chains with
+//!   enough independent accumulators), converted to per-cycle figures with
+//!   the measured single-core clock, against FMA instructions/cycle × lanes ×
+//!   2 from the core table below;
+//! - the widest width on one thread per core at once, against
+//!   clock × cores × FLOPs/cycle;
+//! - seed 000's "capacity" formula, clock × cores × issue width × SMT factor
+//!   (1.3 for 2-way, 1.5 for 4-way SMT), against the instructions per second
+//!   the nop loop (known instruction count) reaches on all logical CPUs.
+//!
+//! Theoretical figures come from cpuscope's knowledge base (data/uarch/,
+//! `machine::uarch`, each figure with its source). Where the base has no
+//! figure (a core it does not know, a width its sources do not give), the
+//! record says why and the measured FLOP/cycle is read for the FMA units it
+//! implies, labelled inferred ([`infer_fma_units`]).
+
+use crate::experiments::compute::simd::{compute_policy, secs_per_figure, team_rate};
+use crate::experiments::experiment::{one_cpu_per_core, ExpCtx, Experiment, Profile};
+use crate::harness::{measure_bracketed, Bracketed, Policy, Stats};
+use crate::kernels::chains::{Chain, CHAIN_LEN};
+use crate::kernels::cpu_loops::{nop_loop, NOP_LOOP_INSNS};
+use crate::kernels::fma::{self, ClockProbe, Width};
+use crate::machine::uarch::{Core, Precision};
+use crate::machine::MachineInfo;
+use crate::placement::pin::AffinityGuard;
+use crate::placement::CpuSet;
+use crate::results::schema::{MetricId, ResultRecord};
+use anyhow::Result;
+use serde_json::json;
+use std::time::Duration;
+
+pub struct Peak;
+
+pub const EXP: &str = "peak";
+/// GFLOP/s of FMA chains at one width (params width, threads).
+pub const FMA_FLOPS: MetricId = MetricId::new(EXP, "fma_flops");
+/// FLOP per cycle of one core at one width, each sample by its own clock.
+pub const FMA_FLOPS_PER_CYCLE: MetricId = MetricId::new(EXP, "fma_flops_per_cycle");
+/// GHz of one core while FMAs of one width run (param width: `none` = the
+/// probe's add chain alone, the reference; `scalar`, `128`, `256`, `512`,
+/// `sve`): a dependent add chain with the FMAs in its shadow.
+pub const SIMD_CLOCK: MetricId = MetricId::new(EXP, "simd_clock");
+/// FLOP per actual cycle of one core at one width: the per-cycle figure
+/// (counted at the scalar add-chain clock) over the clock while that width
+/// runs, relative to the scalar clock.
+pub const FMA_FLOPS_PER_ACTUAL_CYCLE: MetricId = MetricId::new(EXP, "fma_flops_per_actual_cycle");
+/// G instructions/s of seed 000's nop loop on every usable CPU.
+pub const INSTRUCTION_RATE: MetricId = MetricId::new(EXP, "instruction_rate");
+const METHOD_VERSION: u32 = 1;
+
+/// The theoretical side of this run: the knowledge-base entry of the core
+/// that measures (data/uarch/, `machine::uarch`), or why there is none.
+pub type Spec = Result<Core, String>;
+
+/// The entry of the core kind that runs `cpu`, or why there is none.
+pub fn spec_for(machine: &MachineInfo, cpu: usize) -> Spec {
+    machine.uarch.core_for(cpu).cloned()
+}
+
+/// Theoretical FP64 FLOPs per cycle per core at width `w`, or why not.
+pub fn theoretical_flops_per_cycle(spec: &Spec, w: Width) -> Result<f64, String> {
+    let c = spec.as_ref().map_err(Clone::clone)?;
+    c.fp.flops_per_cycle(w.bits(), Precision::F64)
+        .map_err(|e| format!("{}: {e}", c.name))
+}
+
+/// The citation of the FP figures, "entry name (variant): source".
+fn fp_source(c: &Core) -> String {
+    format!(
+        "{}{}: {}",
+        c.name,
+        c.variant
+            .as_deref()
+            .map(|v| format!(", {v}"))
+            .unwrap_or_default(),
+        c.field_source(&c.fp.source, &c.fp.sources, "fma_units")
+    )
+}
+
+/// The knowledge base's entry as a record's `theory` data.
+fn theory_data(spec: &Spec, machine: &MachineInfo, cpu: usize) -> serde_json::Value {
+    match spec {
+        Ok(c) => json!({
+            "core": c.id,
+            "name": c.name,
+            "variant": c.variant,
+            "matched_by": machine.uarch.for_cpu(cpu).and_then(|r| r.matched_by.clone()),
+            "fp": c.fp,
+            "frontend": c.frontend,
+            "source": fp_source(c),
+        }),
+        Err(e) => json!({"reason": e}),
+    }
+}
+
+/// What a measured FLOP/cycle says about the FMA units when no documented
+/// figure is at hand: the unit count (whole, or half a unit when a wide
+/// instruction is split in two) that explains it, or why none does. The
+/// measurement can be below the hardware's rate (a busy host, a low clock),
+/// hardly above it: a count fits when the measured figure is 80–105% of it.
+pub fn infer_fma_units(bits: u32, fpc: f64) -> Result<(f64, String), String> {
+    let per_insn = (bits.max(64) / 64) as f64 * 2.0;
+    let est = fpc / per_insn;
+    let kind = if bits <= 64 {
+        "scalar".to_string()
+    } else {
+        format!("{bits}-bit")
+    };
+    let words = |u: f64| {
+        if u < 1.0 {
+            format!("one FMA unit at half rate ({kind} FMAs split into two halves)")
+        } else if u == 1.0 {
+            format!("one {kind} FMA unit")
+        } else {
+            format!(
+                "{} {kind} FMA units",
+                ["two", "three", "four"]
+                    .get(u as usize - 2)
+                    .copied()
+                    .unwrap_or("several")
+            )
+        }
+    };
+    let best = [0.5, 1.0, 2.0, 3.0, 4.0]
+        .into_iter()
+        .min_by(|a, b| (est / a - 1.0).abs().total_cmp(&(est / b - 1.0).abs()))
+        .unwrap_or(1.0);
+    let r = est / best;
+    if (0.8..=1.05).contains(&r) {
+        Ok((
+            best,
+            format!(
+                "measured {fpc:.1} FLOP/cycle at {}: consistent with {} ({:.0}% of {} FLOP/cycle) — inferred from this measurement, not from a table",
+                width_words(bits),
+                words(best),
+                r * 100.0,
+                best * per_insn
+            ),
+        ))
+    } else {
+        Err(format!(
+            "measured {fpc:.1} FLOP/cycle at {} = {est:.2} FMAs per cycle: no whole number of FMA units explains it within 80–105% (a busy or throttled core?) — nothing inferred",
+            width_words(bits)
+        ))
+    }
+}
+
+fn width_words(bits: u32) -> String {
+    if bits <= 64 {
+        "scalar FP64".into()
+    } else {
+        format!("{bits}-bit")
+    }
+}
+
+/// SMT factor of seed 000's formula: 1.0 without SMT, 1.3 for 2-way, 1.5 for 4-way.
+pub fn smt_factor(threads_per_core: usize) -> f64 {
+    match threads_per_core {
+        0 | 1 => 1.0,
+        2 | 3 => 1.3,
+        _ => 1.5,
+    }
+}
+
+/// Seed 000's capacity formula ("CPU性能验证公式：频率 x 核数 x 发射数/周期 x
+/// 1.3/1.5(smt2/smt4)"): G instructions per second from the clock (GHz), the
+/// cores, the issue width and the threads per core.
+pub fn capacity(ghz: f64, cores: usize, issue_width: f64, threads_per_core: usize) -> f64 {
+    ghz * cores as f64 * issue_width * smt_factor(threads_per_core)
+}
+
+/// Length of each add-chain clock reading around an FMA sample.
+const CLOCK_SAMPLE: Duration = Duration::from_millis(1);
+
+/// Per-sample figures of a bracketed FMA measurement.
+struct Paired {
+    gflops: Vec<f64>,
+    /// Per sample: the higher of the clock right before and right after, GHz.
+    ghz: Vec<f64>,
+    /// Per sample: after / before - 1.
+    drift: Vec<f64>,
+    per_cycle: Vec<f64>,
+    /// Samples across which the clock moved by more than 5%.
+    moved: usize,
+}
+
+impl Paired {
+    fn of(b: &Bracketed, flops_per_iter: f64) -> Paired {
+        let cyc = CHAIN_LEN as f64; // add chain: 1 cycle per add
+        let gflops: Vec<f64> = b
+            .subject
+            .samples
+            .iter()
+            .map(|ns| flops_per_iter / ns)
+            .collect();
+        let before = b.ref_before.iter().map(|ns| cyc / ns);
+        let after = b.ref_after.iter().map(|ns| cyc / ns);
+        let pairs: Vec<(f64, f64)> = before.zip(after).collect();
+        // The higher of the two readings: a reading disturbed by an interrupt
+        // or by the host can only read low (1 add per cycle is the ceiling),
+        // and a low clock would overstate FLOP/cycle.
+        let ghz: Vec<f64> = pairs.iter().map(|(a, b)| a.max(*b)).collect();
+        let drift: Vec<f64> = pairs.iter().map(|(a, b)| b / a - 1.0).collect();
+        let per_cycle = gflops.iter().zip(&ghz).map(|(f, g)| f / g).collect();
+        let moved = drift.iter().filter(|d| d.abs() > 0.05).count();
+        Paired {
+            gflops,
+            ghz,
+            drift,
+            per_cycle,
+            moved,
+        }
+    }
+    fn ghz_median(&self) -> Option<f64> {
+        Stats::from_samples(&self.ghz).map(|s| s.median)
+    }
+    fn drift_median(&self) -> Option<f64> {
+        Stats::from_samples(&self.drift).map(|s| s.median)
+    }
+    fn best(&self) -> Option<f64> {
+        self.per_cycle
+            .iter()
+            .copied()
+            .filter(|x| x.is_finite())
+            .reduce(f64::max)
+    }
+}
+
+fn method_fma(w: Width) -> String {
+    format!(
+        "{} accumulators of `{}` (FP64, {} lane(s)) per loop iteration, independent chains; GFLOP/s = 2 × lanes × FMAs / ns; FLOPs/cycle = GFLOP/s / measured clock; median of samples",
+        w.accumulators(),
+        w.instruction(),
+        w.lanes()
+    )
+}
+
+impl Experiment for Peak {
+    /// Shown in simd's section (`render_simd_configurations` takes simd and peak together).
+    fn name(&self) -> &'static str {
+        EXP
+    }
+
+    fn title(&self) -> &'static str {
+        "FMA FLOPs/cycle per SIMD width and seed 000's capacity formula, measured vs theoretical"
+    }
+
+    fn estimate_secs(&self, _machine: &MachineInfo, _cpus: &CpuSet, profile: Profile) -> f64 {
+        let widths = Width::ALL.iter().filter(|w| w.supported()).count() as f64;
+        // Per width: the FMA figure, its clock probe and the probe's check
+        // (half the budget); the reference probe; per core; the nop loop.
+        (3.5 * widths + 6.5) * secs_per_figure(profile)
+    }
+
+    fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
+        let policy = compute_policy(ctx.profile);
+        let per_core = one_cpu_per_core(ctx.machine, &ctx.cpus);
+        let Some(first) = per_core.first() else {
+            out(ResultRecord::unavailable(
+                FMA_FLOPS.experiment,
+                FMA_FLOPS.metric,
+                "GFLOP/s",
+                "no usable CPU",
+            ))?;
+            return Ok(());
+        };
+        let spec = spec_for(ctx.machine, first);
+        let theory_json = theory_data(&spec, ctx.machine, first);
+        let mut widest: Option<(Width, Option<f64>)> = None;
+
+        // The probe's add chain alone first: the reference every width's
+        // clock is read against, which must read the plain chain's clock.
+        let reference = ClockProbe {
+            width: None,
+            blocks: 1,
+            quarters: 0,
+        };
+        (ctx.step)("clock probe: the add chain alone");
+        let under = measure_clock_under(ctx, &policy, first, reference)?;
+        let none = FmaRate {
+            rate: None,
+            fits: true,
+            w: None,
+        };
+        out(clock_record(ctx, None, under.as_ref(), &none))?;
+
+        // 1. One core, every width. Every FMA sample is bracketed by a short
+        // add-chain clock reading right before and right after it (same CPU,
+        // same conditions), so each sample has its own FLOP/cycle figure even
+        // when the host's clock drifts between samples; then the clock while
+        // that width runs, and FLOP per actual cycle.
+        for w in Width::ALL {
+            if let Some(r) = w.unsupported_reason() {
+                for (id, unit) in [
+                    (FMA_FLOPS, "GFLOP/s"),
+                    (SIMD_CLOCK, "GHz"),
+                    (FMA_FLOPS_PER_ACTUAL_CYCLE, "FLOP/cycle"),
+                ] {
+                    let mut rec = ResultRecord::unavailable(id.experiment, id.metric, unit, &r)
+                        .with_param("width", w.name())
+                        .with_param("threads", "1");
+                    if id == FMA_FLOPS {
+                        rec = rec.with_method(&method_fma(w), METHOD_VERSION);
+                    }
+                    out(rec)?;
+                }
+                continue;
+            }
+            let one = fma_one_core(ctx, out, &policy, &spec, &theory_json, first, w)?;
+            widest = Some((w, one));
+        }
+
+        // 2. Widest width, one thread per core.
+        if let Some((w, one)) = widest {
+            if per_core.len() > 1 {
+                fma_per_core(ctx, out, &policy, &spec, &per_core, (w, one))?;
+            }
+        }
+
+        // 3. Seed 000's capacity formula vs the nop loop on all logical CPUs.
+        capacity_formula(ctx, out, &policy, &spec, &per_core, theory_json)
+    }
+}
+
+/// The clock readings of one width's FMA samples on one core.
+struct WidthClocks<'a> {
+    /// Median add-chain clock around the samples (GHz).
+    ghz1: Option<f64>,
+    /// Median relative clock change across a sample.
+    drift: Option<f64>,
+    /// The clock while FMAs of this width run, against the scalar clock.
+    under: Option<&'a ClockUnder>,
+}
+
+/// Step 1 of `Peak::run` at width `w`: FMA GFLOP/s, FLOP per scalar-clock
+/// cycle, the clock while this width runs and FLOP per actual cycle on CPU
+/// `first`; returns the GFLOP/s figure.
+fn fma_one_core(
+    ctx: &mut ExpCtx,
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    policy: &Policy,
+    spec: &Spec,
+    theory_json: &serde_json::Value,
+    first: usize,
+    w: Width,
+) -> Result<Option<f64>> {
+    (ctx.step)(&format!("FMA {}-bit, one core", w.bits()));
+    // The whole budget, not stopping at a CV target: the peak is the
+    // best sample, and more samples give a fairer chance of one
+    // undisturbed by whatever else shares the core or the host.
+    let fma_policy = Policy {
+        target_cv: None,
+        ..policy.clone()
+    };
+    let b = {
+        let _g = AffinityGuard::pin(first)?;
+        measure_bracketed(
+            &fma_policy,
+            ctx.stop,
+            CLOCK_SAMPLE,
+            |it| Chain::Add.run(it, 1),
+            |it| fma::run(w, it),
+        )?
+    };
+    let paired = Paired::of(&b, w.flops_per_iter());
+    let gflops = paired.gflops.clone();
+    let ghz1 = paired.ghz_median();
+    let drift = paired.drift_median();
+    let theo = theoretical_flops_per_cycle(spec, w).ok();
+    // The clock while FMAs of this width run (power licence), at an FMA
+    // density the units can take: from this width's measured rate (FMA
+    // instructions per scalar-clock cycle), else the documented one.
+    let per_insn = 2.0 * w.lanes() as f64;
+    let measured_rate = Stats::from_samples(&paired.per_cycle).map(|s| s.median / per_insn);
+    let rate = match (measured_rate, theo) {
+        (Some(m), _) if m > 0.0 => Some((m, "measured")),
+        (_, Some(t)) => Some((t / per_insn, "documented")),
+        _ => None,
+    };
+    let (quarters, fits) = fma::probe_quarters_for(rate.map(|r| r.0).unwrap_or(1.0));
+    let probe = ClockProbe {
+        width: Some(w),
+        blocks: 1,
+        quarters,
+    };
+    (ctx.step)(&format!(
+        "clock under {} FMAs",
+        Width::label(w.name(), Some(w.bits()))
+    ));
+    let under = measure_clock_under(ctx, policy, first, probe)?;
+    let mut rec = ResultRecord::of(FMA_FLOPS, "GFLOP/s", true)
+        .with_param("width", w.name())
+        .with_param("threads", "1")
+        .with_method(&method_fma(w), METHOD_VERSION)
+        .with_samples(gflops.clone());
+    let fpc = ghz1.and_then(|g| rec.value.map(|v| v / g));
+    let fpc_freq = ctx.facts.ghz_single.and_then(|g| rec.value.map(|v| v / g));
+    let change = under.as_ref().and_then(|u| u.change());
+    let lic = change.zip(ghz1).map(|(c, g)| g * c.ratio);
+    let fpc_lic = change.zip(fpc).map(|(c, f)| f / c.ratio);
+    rec = rec.with_data(json!({
+        "cpu": first,
+        "vector_bits": w.bits(),
+        "flops_per_cycle": fpc,
+        "ghz": ghz1,
+        "ghz_source": "add chain on the same CPU right before and right after every sample; median over samples of the higher of the two",
+        "ghz_drift": drift,
+        "ghz_under_this_width": lic,
+        "clock_ratio_under_this_width": change.map(|c| c.ratio),
+        "flops_per_cycle_at_that_clock": fpc_lic,
+        "ghz_frequency_experiment": ctx.facts.ghz_single,
+        "flops_per_cycle_vs_frequency_experiment": fpc_freq,
+        "theoretical_flops_per_cycle": theo,
+        "theory": theory_json,
+    }));
+    let one_core = rec.value;
+    out(rec)?;
+    let clocks = WidthClocks {
+        ghz1,
+        drift,
+        under: under.as_ref(),
+    };
+    let per_cycle = per_cycle_record(w, &paired, &clocks, spec, theo);
+    let fma_rate = FmaRate {
+        rate,
+        fits,
+        w: Some(w),
+    };
+    let actual = per_actual_cycle_record(w, &per_cycle, under.as_ref(), theo);
+    out(per_cycle)?;
+    out(clock_record(ctx, Some(w), under.as_ref(), &fma_rate))?;
+    out(actual)?;
+    Ok(one_core)
+}
+
+// ------------------------------------------------- the clock under each width
+
+/// Length of each plain add-chain reading around a clock-probe sample.
+const PROBE_BRACKET: Duration = Duration::from_millis(1);
+
+/// The smallest clock change called beyond noise (2%): the per-sample ratio
+/// of two add chains on one CPU repeats to about 0.1% (`frequency:
+/// xor_vs_add`), but a host moves its clock by a few % within a sample.
+pub const CLOCK_NOISE_FLOOR: f64 = 0.02;
+
+/// The clock while one width runs, against the scalar clock: the probe's
+/// samples, each bracketed by the plain add chain of `frequency` (the scalar
+/// clock) right before and right after it on the same CPU.
+#[derive(Clone, Debug)]
+pub struct ClockUnder {
+    pub probe: ClockProbe,
+    pub cpu: usize,
+    /// Per sample: the probe's GHz (chain adds / ns per iteration).
+    pub ghz: Vec<f64>,
+    /// Per sample: the mean of the two plain add-chain readings, GHz.
+    pub scalar_ghz: Vec<f64>,
+    /// Per sample: `ghz / scalar_ghz`.
+    pub ratio: Vec<f64>,
+    /// The same probe with twice the chain and twice the FMAs per iteration
+    /// (same density): median ratio against the scalar clock. Equal to the
+    /// main ratio when the chain, not the loop or the FMAs, sets the pace.
+    pub check_ratio: Option<f64>,
+    pub preempted: Option<String>,
+}
+
+/// How the clock under a width compares with the scalar clock.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClockChange {
+    /// Median of the per-sample ratios (clock under the width / scalar clock).
+    pub ratio: f64,
+    /// The 90th percentile of the width's clock readings over that of the
+    /// scalar clock's: a chain can only read low when disturbed (an
+    /// interrupt, another process, the host), so the high readings of both
+    /// are the undisturbed ones.
+    pub high_ratio: f64,
+    /// The noise tolerance: the larger of [`CLOCK_NOISE_FLOOR`] and three
+    /// robust standard errors of the median ratio (1.4826 × MAD × 1.2533 / √n).
+    pub tolerance: f64,
+    /// The clock is lower than the scalar clock by more than the tolerance,
+    /// by the median ratio and by the high readings alike.
+    pub drop_beyond_noise: bool,
+    /// The clock reads higher than the scalar clock by more than the
+    /// tolerance (both ways): impossible for a chain of one add per cycle
+    /// (the probe or the reading is wrong).
+    pub above_beyond_noise: bool,
+    /// The median ratio and the high readings agree within the tolerance;
+    /// false when most samples were disturbed (a busy machine).
+    pub consistent: bool,
+}
+
+/// The `q` quantile (0..1, nearest rank) of the finite values.
+fn quantile(v: &[f64], q: f64) -> Option<f64> {
+    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    if s.is_empty() {
+        return None;
+    }
+    s.sort_by(f64::total_cmp);
+    let i = ((q * s.len() as f64).ceil() as usize).clamp(1, s.len()) - 1;
+    Some(s[i])
+}
+
+/// The change of the clock under a width from its samples: per-sample
+/// ratios (clock under the width / scalar clock, bracketed sample by
+/// sample) and the two clocks' readings; None without samples.
+pub fn clock_change(ratios: &[f64], ghz: &[f64], scalar: &[f64]) -> Option<ClockChange> {
+    let v: Vec<f64> = ratios.iter().copied().filter(|r| r.is_finite()).collect();
+    let s = Stats::from_samples(&v)?;
+    let dev: Vec<f64> = v.iter().map(|r| (r - s.median).abs()).collect();
+    let mad = Stats::from_samples(&dev).map(|d| d.median).unwrap_or(0.0);
+    let se = 1.4826 * mad * 1.2533 / (v.len() as f64).sqrt();
+    let tolerance = CLOCK_NOISE_FLOOR.max(3.0 * se);
+    let high_ratio = match (quantile(ghz, 0.9), quantile(scalar, 0.9)) {
+        (Some(g), Some(c)) if c > 0.0 => g / c,
+        _ => s.median,
+    };
+    Some(ClockChange {
+        ratio: s.median,
+        high_ratio,
+        tolerance,
+        drop_beyond_noise: s.median < 1.0 - tolerance && high_ratio < 1.0 - tolerance,
+        above_beyond_noise: s.median > 1.0 + tolerance && high_ratio > 1.0 + tolerance,
+        consistent: (s.median - high_ratio).abs() <= tolerance,
+    })
+}
+
+impl ClockUnder {
+    pub fn change(&self) -> Option<ClockChange> {
+        clock_change(&self.ratio, &self.ghz, &self.scalar_ghz)
+    }
+    fn scalar_median(&self) -> Option<f64> {
+        Stats::from_samples(&self.scalar_ghz).map(|s| s.median)
+    }
+}
+
+/// The samples of one clock-probe measurement.
+struct ProbeSamples {
+    /// Per sample: the probe's GHz.
+    ghz: Vec<f64>,
+    /// Per sample: the mean of the plain add chain right before and after.
+    scalar: Vec<f64>,
+    /// Per sample: `ghz / scalar`.
+    ratio: Vec<f64>,
+    preempted: Option<String>,
+}
+
+/// One clock-probe measurement on `cpu`, each sample bracketed by the
+/// plain add chain.
+fn bracketed_probe(
+    ctx: &ExpCtx,
+    policy: &Policy,
+    cpu: usize,
+    probe: ClockProbe,
+) -> Result<ProbeSamples> {
+    let _g = AffinityGuard::pin(cpu)?;
+    let b = measure_bracketed(
+        policy,
+        ctx.stop,
+        PROBE_BRACKET,
+        |it| Chain::Add.run(it, 1),
+        |it| probe.run(it),
+    )?;
+    let adds = probe.chain_adds() as f64;
+    let cyc = CHAIN_LEN as f64;
+    let ghz: Vec<f64> = b.subject.samples.iter().map(|ns| adds / ns).collect();
+    let scalar: Vec<f64> = b
+        .ref_before
+        .iter()
+        .zip(&b.ref_after)
+        .map(|(a, z)| (cyc / a + cyc / z) / 2.0)
+        .collect();
+    let ratio = ghz.iter().zip(&scalar).map(|(g, s)| g / s).collect();
+    Ok(ProbeSamples {
+        ghz,
+        scalar,
+        ratio,
+        preempted: b.subject.preemption_note(),
+    })
+}
+
+/// The clock under `probe` on `cpu`, and the same probe with twice the
+/// chain (the check that the chain sets the pace, on half the budget).
+/// None when the probe cannot run here.
+fn measure_clock_under(
+    ctx: &mut ExpCtx,
+    policy: &Policy,
+    cpu: usize,
+    probe: ClockProbe,
+) -> Result<Option<ClockUnder>> {
+    if probe.unsupported_reason().is_some() {
+        return Ok(None);
+    }
+    // Samples as long as the plain chain's readings around them (1 ms), so
+    // that both are as likely to be disturbed (the timer tick, another
+    // process, the host); many of them, the whole budget.
+    let pp = Policy {
+        min_sample: PROBE_BRACKET,
+        min_reps: policy.min_reps.max(10),
+        max_reps: policy.max_reps.max(60),
+        target_cv: None,
+        ..policy.clone()
+    };
+    let main = bracketed_probe(ctx, &pp, cpu, probe)?;
+    let half = Policy {
+        time_budget: pp.time_budget / 2,
+        ..pp.clone()
+    };
+    let double = ClockProbe { blocks: 2, ..probe };
+    let check = bracketed_probe(ctx, &half, cpu, double)?;
+    Ok(Some(ClockUnder {
+        probe,
+        cpu,
+        ghz: main.ghz,
+        scalar_ghz: main.scalar,
+        ratio: main.ratio,
+        check_ratio: Stats::from_samples(&check.ratio).map(|s| s.median),
+        preempted: main.preempted,
+    }))
+}
+
+/// The FMA rate a probe's density was chosen from.
+struct FmaRate {
+    /// FMA instructions per cycle and where the figure came from.
+    rate: Option<(f64, &'static str)>,
+    /// Whether a density at most 85% of that rate was available.
+    fits: bool,
+    w: Option<Width>,
+}
+
+/// How a probe width is shown: "512-bit", "scalar", "SVE 256-bit", and for
+/// the reference "add chain alone".
+pub fn clock_width_label(w: Option<Width>) -> String {
+    match w {
+        Some(w) => Width::label(w.name(), Some(w.bits())),
+        None => "add chain alone".into(),
+    }
+}
+
+/// The `width` parameter of a [`SIMD_CLOCK`] record.
+pub fn clock_width_param(w: Option<Width>) -> &'static str {
+    w.map(Width::name).unwrap_or("none")
+}
+
+fn clock_method(probe: &ClockProbe) -> String {
+    format!(
+        "{}; GHz = adds × iterations / ns (the chain is the critical path: 1 add per cycle). Every sample bracketed by a {} ms plain add chain (256 `add`, as in frequency: the scalar clock) on the same CPU right before and after it; the change = median of the per-sample ratios; a second run with twice the chain and twice the FMAs per iteration checks that the chain sets the pace",
+        probe.describe(),
+        PROBE_BRACKET.as_millis()
+    )
+}
+
+/// Step 1 of `Peak::run`: the [`SIMD_CLOCK`] record of width `w` (None:
+/// the probe's chain alone, the reference), or not available with why.
+fn clock_record(
+    ctx: &ExpCtx,
+    w: Option<Width>,
+    under: Option<&ClockUnder>,
+    fr: &FmaRate,
+) -> ResultRecord {
+    let label = clock_width_label(w);
+    let Some(u) = under else {
+        let why = ClockProbe {
+            width: w,
+            blocks: 1,
+            quarters: fma::PROBE_QUARTERS[0],
+        }
+        .unsupported_reason()
+        .unwrap_or_else(|| "not measured".into());
+        return ResultRecord::unavailable(SIMD_CLOCK.experiment, SIMD_CLOCK.metric, "GHz", &why)
+            .with_param("width", clock_width_param(w))
+            .with_param("threads", "1");
+    };
+    let mut rec = ResultRecord::of(SIMD_CLOCK, "GHz", true)
+        .with_param("width", clock_width_param(w))
+        .with_param("threads", "1")
+        .with_method(&clock_method(&u.probe), METHOD_VERSION)
+        .with_samples(u.ghz.clone());
+    if let Some(p) = &u.preempted {
+        rec = rec.with_note(p);
+    }
+    let change = u.change();
+    let scalar = u.scalar_median();
+    let ratio_stats = Stats::from_samples(&u.ratio);
+    // Two medians, each with its noise: twice the tolerance.
+    let check_ok = match (change, u.check_ratio) {
+        (Some(c), Some(k)) => Some((k / c.ratio - 1.0).abs() <= 2.0 * c.tolerance),
+        _ => None,
+    };
+    let duty = fr.rate.map(|(r, _)| u.probe.fmas_per_cycle() / r);
+    if let (Some(c), Some(g)) = (change, scalar) {
+        let pct = (c.ratio - 1.0) * 100.0;
+        let tol = c.tolerance * 100.0;
+        let here = g * c.ratio;
+        let text = if w.is_none() {
+            if c.drop_beyond_noise || c.above_beyond_noise {
+                format!("the probe's add chain alone reads {here:.2} GHz, {pct:+.1}% against the plain add chain ({g:.2} GHz; tolerance ±{tol:.1}%): it should read the same clock")
+            } else {
+                format!("the probe's add chain alone reads the scalar clock: {here:.2} GHz against the plain add chain's {g:.2} GHz ({pct:+.1}%, within ±{tol:.1}%): the probe measures the clock")
+            }
+        } else if c.drop_beyond_noise {
+            format!("{label} runs at {here:.2} GHz ({pct:+.1}% vs scalar, {g:.2} GHz; beyond the noise of ±{tol:.1}%)")
+        } else if c.above_beyond_noise {
+            format!("{label} reads {here:.2} GHz, {pct:+.1}% above the scalar clock ({g:.2} GHz; tolerance ±{tol:.1}%)")
+        } else {
+            format!("{label} runs at the scalar clock: {here:.2} GHz against {g:.2} GHz ({pct:+.1}%, within the noise of ±{tol:.1}%)")
+        };
+        rec = rec.with_note(&text);
+        if w == Some(Width::Scalar) && c.drop_beyond_noise {
+            rec = rec.with_suspect(&format!(
+                "scalar FMAs hold no power licence, yet the chain with scalar FMAs in its shadow read {pct:+.1}% (beyond ±{tol:.1}%): the FMAs delay the chain here (shared ports or a busy core), so a drop at a wider width is not the clock alone"
+            ));
+        }
+        if c.above_beyond_noise || (w.is_none() && c.drop_beyond_noise) {
+            rec = rec.with_suspect(&format!(
+                "the probe read {pct:+.1}% against the plain add chain beyond the noise (±{tol:.1}%): a chain of one add per cycle cannot run faster than the clock, and the chain alone must read it; the clock reading was disturbed (another tenant on the core's ALU ports, a busy machine)"
+            ));
+        }
+    }
+    if let Some(c) = change.filter(|c| !c.consistent) {
+        rec = rec.with_suspect(&inconsistent_words(&c));
+    }
+    if let (Some(false), Some(k), Some(c)) = (check_ok, u.check_ratio, change) {
+        rec = rec.with_suspect(&format!(
+            "twice the chain per iteration read {:+.1}% against the scalar clock, this probe {:+.1}%: beyond twice the tolerance (±{:.1}%), so the chain may not be what sets the pace, or the machine was busy",
+            (k - 1.0) * 100.0,
+            (c.ratio - 1.0) * 100.0,
+            2.0 * c.tolerance * 100.0
+        ));
+    }
+    if !fr.fits {
+        rec = rec.with_note(&format!(
+            "the sparsest probe ({:.2} FMAs per cycle) is {:.0}% of the FMA rate this width reaches: the FMA units may set the pace, and the figure may read low",
+            u.probe.fmas_per_cycle(),
+            duty.unwrap_or(f64::NAN) * 100.0
+        ));
+    }
+    rec.with_data(json!({
+        "cpu": u.cpu,
+        "vector_bits": fr.w.map(Width::bits),
+        "chain_adds": u.probe.chain_adds(),
+        "fmas_per_iteration": u.probe.fmas_per_iter(),
+        "fmas_per_cycle": u.probe.fmas_per_cycle(),
+        "fma_rate_per_cycle": fr.rate.map(|r| r.0),
+        "fma_rate_source": fr.rate.map(|r| r.1),
+        "fma_units_busy": duty,
+        "ghz_scalar": scalar,
+        "ratio_vs_scalar": change.map(|c| c.ratio),
+        "high_ratio_vs_scalar": change.map(|c| c.high_ratio),
+        "change_pct": change.map(|c| (c.ratio - 1.0) * 100.0),
+        "ratio_stats": ratio_stats,
+        "noise_tolerance": change.map(|c| c.tolerance),
+        "drop_beyond_noise": change.map(|c| c.drop_beyond_noise),
+        "above_beyond_noise": change.map(|c| c.above_beyond_noise),
+        "check_double_chain_ratio": u.check_ratio,
+        "check_double_chain_agrees": check_ok,
+        "ghz_frequency_experiment": ctx.facts.ghz_single,
+    }))
+}
+
+/// Why a clock reading whose samples disagree is not a figure to rest on.
+fn inconsistent_words(c: &ClockChange) -> String {
+    format!(
+        "the median per-sample ratio ({:+.1}%) and the undisturbed (90th percentile) readings ({:+.1}%) disagree beyond ±{:.1}%: most samples were disturbed (another process or the host on this CPU); repeat on a quiet machine",
+        (c.ratio - 1.0) * 100.0,
+        (c.high_ratio - 1.0) * 100.0,
+        c.tolerance * 100.0
+    )
+}
+
+/// Step 1 of `Peak::run`: FLOP per actual cycle at width `w`: the per-cycle
+/// record's samples (each at its own scalar-clock reading) over the clock
+/// ratio under this width.
+fn per_actual_cycle_record(
+    w: Width,
+    per_cycle: &ResultRecord,
+    under: Option<&ClockUnder>,
+    theo: Option<f64>,
+) -> ResultRecord {
+    let label = clock_width_label(Some(w));
+    let change = under.and_then(ClockUnder::change);
+    let samples = per_cycle.samples.clone();
+    let (Some(c), Some(u), false) = (change, under, samples.is_empty()) else {
+        let why = if per_cycle.value.is_none() {
+            "the FLOP per scalar-clock cycle was not measured".to_string()
+        } else {
+            "the clock while this width runs was not measured".to_string()
+        };
+        return ResultRecord::unavailable(
+            FMA_FLOPS_PER_ACTUAL_CYCLE.experiment,
+            FMA_FLOPS_PER_ACTUAL_CYCLE.metric,
+            "FLOP/cycle",
+            &why,
+        )
+        .with_param("width", w.name())
+        .with_param("threads", "1");
+    };
+    let scalar = u.scalar_median();
+    let actual: Vec<f64> = samples.iter().map(|x| x / c.ratio).collect();
+    let mut rec = ResultRecord::of(FMA_FLOPS_PER_ACTUAL_CYCLE, "FLOP/cycle", true)
+        .with_param("width", w.name())
+        .with_param("threads", "1")
+        .with_method(
+            &format!("{}; each per-sample FLOP per scalar-clock cycle (peak: fma_flops_per_cycle) divided by the clock while {label} runs relative to the scalar clock (peak: simd_clock, median of per-sample ratios)", method_fma(w)),
+            METHOD_VERSION,
+        )
+        .with_samples(actual);
+    if !c.consistent {
+        rec = rec.with_suspect(&inconsistent_words(&c));
+    }
+    let nominal = per_cycle.value;
+    if let (Some(a), Some(n)) = (rec.value, nominal) {
+        let clock = scalar
+            .map(|g| format!("{:.2} GHz", g * c.ratio))
+            .unwrap_or_else(|| "its measured clock".into());
+        let th = theo
+            .map(|t| format!(" = {:.1}% of the theoretical {t:.0}", a / t * 100.0))
+            .unwrap_or_default();
+        rec = rec.with_note(&format!(
+            "{a:.2} FLOP per actual cycle at the clock while {label} runs ({clock}, {:+.1}% vs scalar){th}; {n:.2} per scalar-clock cycle",
+            (c.ratio - 1.0) * 100.0
+        ));
+    }
+    let value = rec.value;
+    rec.with_data(json!({
+        "vector_bits": w.bits(),
+        "flops_per_nominal_cycle": nominal,
+        "nominal_clock": "the scalar add-chain clock (peak: fma_flops_per_cycle)",
+        "actual_clock": format!("the clock while {label} runs (peak: simd_clock width={})", w.name()),
+        "ghz_scalar": scalar,
+        "ghz_actual": scalar.map(|g| g * c.ratio),
+        "clock_ratio": c.ratio,
+        "clock_drop_beyond_noise": c.drop_beyond_noise,
+        "theoretical": theo,
+        "ratio": theo.zip(value).map(|(t, a)| a / t),
+    }))
+}
+
+/// Step 1 of `Peak::run`: the FLOP/cycle record of width `w`, each sample by
+/// its own clock, with its notes against the theoretical figure.
+fn per_cycle_record(
+    w: Width,
+    paired: &Paired,
+    clocks: &WidthClocks,
+    spec: &Spec,
+    theo: Option<f64>,
+) -> ResultRecord {
+    let WidthClocks { ghz1, drift, .. } = *clocks;
+    // Per-cycle figure with its own samples.
+    let mut per_cycle = match ghz1 {
+        Some(_) => ResultRecord::of(FMA_FLOPS_PER_CYCLE, "FLOP/cycle", true)
+            .with_param("width", w.name())
+            .with_param("threads", "1")
+            .with_method(
+                &format!("{}; each sample divided by its own clock: a {} ms dependent add chain on the same CPU right before and right after it (the higher of the two: a disturbed reading can only be low); value = median of the per-sample figures, peak = the best sample", method_fma(w), CLOCK_SAMPLE.as_millis()),
+                METHOD_VERSION,
+            )
+            .with_samples(paired.per_cycle.clone()),
+        None => ResultRecord::unavailable(
+            FMA_FLOPS_PER_CYCLE.experiment,
+            FMA_FLOPS_PER_CYCLE.metric,
+            "FLOP/cycle",
+            "the clock could not be measured",
+        )
+        .with_param("width", w.name())
+        .with_param("threads", "1"),
+    };
+    if let Some(d) = drift.filter(|d| d.abs() > 0.05) {
+        per_cycle = per_cycle.with_note(&format!(
+            "unreliable: the measured clock moved {:+.0}% (median over samples) between right before and right after the kernel (other load or frequency changes)",
+            d * 100.0
+        ));
+    } else if paired.moved > 0 {
+        per_cycle = per_cycle.with_note(&format!(
+            "in {} of {} samples the clock moved more than 5% across the sample",
+            paired.moved,
+            paired.per_cycle.len()
+        ));
+    }
+    match (spec, theo, per_cycle.value) {
+        (Ok(s), Some(t), Some(m)) => {
+            per_cycle = with_theory_notes(per_cycle, w, paired, clocks, s, t, m);
+        }
+        (_, None, m) => {
+            let why = theoretical_flops_per_cycle(spec, w)
+                .err()
+                .unwrap_or_default();
+            per_cycle = per_cycle.with_note(&format!("theoretical figure not available: {why}"));
+            // Where no documented figure exists, the measurement speaks.
+            if let Some(m) = m {
+                per_cycle = match infer_fma_units(w.bits(), m) {
+                    Ok((units, text)) => per_cycle
+                        .with_note(&text)
+                        .add_data(json!({"inferred_fma_units": units, "inferred": text})),
+                    Err(text) => per_cycle.with_note(&text),
+                };
+            }
+        }
+        _ => {}
+    }
+    per_cycle.add_data(json!({"vector_bits": w.bits()}))
+}
+
+/// Step 1 of `Peak::run`: the notes and data of a FLOP/cycle record whose
+/// median `m` has a theoretical figure `t` from core `s`.
+fn with_theory_notes(
+    mut per_cycle: ResultRecord,
+    w: Width,
+    paired: &Paired,
+    clocks: &WidthClocks,
+    s: &Core,
+    t: f64,
+    m: f64,
+) -> ResultRecord {
+    let WidthClocks { ghz1, drift, under } = *clocks;
+    let change = under.and_then(ClockUnder::change);
+    let lic = change.zip(ghz1).map(|(c, g)| g * c.ratio);
+    let best = paired.best();
+    per_cycle = per_cycle.with_note(&format!(
+        "{:.1}% of the theoretical {t:.0} FLOP/cycle per scalar-clock cycle (median of {} samples){} (source: {})",
+        m / t * 100.0,
+        paired.per_cycle.len(),
+        best.map(|b| format!(
+            "; peak (best sample) {b:.2} FLOP/cycle = {:.1}%",
+            b / t * 100.0
+        ))
+        .unwrap_or_default(),
+        fp_source(s)
+    ));
+    if m > t * 1.02 {
+        per_cycle = per_cycle.with_note(&format!(
+            "the median reads {:.1}% of theoretical, more than the core can do: the clock reading is low. A dependent add chain runs slower than one add per cycle when something else competes for the core's ALU ports (on a VM, a host SMT sibling running another tenant), while independent FMAs lose less; FLOP/cycle here is an upper bound, and GFLOP/s is the figure to trust",
+            m / t * 100.0
+        ));
+    }
+    if let Some(b) = best.filter(|b| *b > t && m <= t * 1.02) {
+        let cv = per_cycle
+            .stats
+            .as_ref()
+            .map(|s| s.cv * 100.0)
+            .unwrap_or(f64::NAN);
+        per_cycle = per_cycle.with_note(&format!(
+            "the best sample reads {:.1}% of theoretical, above what the core can do: that is the noise of the per-sample clock reading (per-sample CV {:.1}%); the median is the figure to use",
+            b / t * 100.0,
+            cv
+        ));
+    }
+    per_cycle = per_cycle
+        .with_data(json!({"theoretical": t, "ratio": m / t, "best": best, "best_ratio": best.map(|b| b / t), "ghz_reference": ghz1, "ghz_drift": drift, "clock_moved_samples": paired.moved, "ghz_under_this_width": lic}));
+    if let (Some(c), Some(l)) = (change, lic) {
+        let at_lic = m / c.ratio;
+        let label = clock_width_label(Some(w));
+        per_cycle = per_cycle.with_note(&if c.drop_beyond_noise {
+            format!(
+                "{label} runs at {l:.2} GHz ({:+.1}% vs scalar, beyond the noise of ±{:.1}%): per actual cycle the kernel reaches {at_lic:.2} FLOP/cycle = {:.1}% of theoretical",
+                (c.ratio - 1.0) * 100.0,
+                c.tolerance * 100.0,
+                at_lic / t * 100.0
+            )
+        } else {
+            format!(
+                "{label} runs at the scalar clock ({l:.2} GHz, {:+.1}%, within the noise of ±{:.1}%): per actual cycle {at_lic:.2} FLOP/cycle = {:.1}% of theoretical",
+                (c.ratio - 1.0) * 100.0,
+                c.tolerance * 100.0,
+                at_lic / t * 100.0
+            )
+        });
+    }
+    per_cycle
+}
+
+/// Step 2 of `Peak::run`: the widest width `w`, one thread per core at once.
+fn fma_per_core(
+    ctx: &mut ExpCtx,
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    policy: &Policy,
+    spec: &Spec,
+    per_core: &CpuSet,
+    (w, one_core): (Width, Option<f64>),
+) -> Result<()> {
+    (ctx.step)(&format!("FMA {}-bit, {} cores", w.bits(), per_core.len()));
+    let (agg, per_thread) = team_rate(
+        per_core,
+        policy,
+        ctx.stop,
+        w.flops_per_iter() / 1e9,
+        |_t, it| fma::run(w, it),
+    )?;
+    let mut rec = ResultRecord::of(FMA_FLOPS, "GFLOP/s", true)
+        .with_param("width", w.name())
+        .with_param("threads", "per_core")
+        .with_method(
+            &format!("{}; one pinned thread per core, aggregate", method_fma(w)),
+            METHOD_VERSION,
+        )
+        .with_samples(agg);
+    let theo = match (spec, ctx.facts.ghz_all) {
+        (Ok(_), Some(g)) => theoretical_flops_per_cycle(spec, w)
+            .ok()
+            .map(|f| f * g * per_core.len() as f64),
+        _ => None,
+    };
+    if let (Some(t), Some(m)) = (theo, rec.value) {
+        rec = rec.with_note(&format!(
+            "{:.1}% of the theoretical {t:.0} GFLOP/s (measured all-core clock {:.2} GHz × {} cores × {:.0} FLOP/cycle)",
+            m / t * 100.0,
+            ctx.facts.ghz_all.unwrap_or(0.0),
+            per_core.len(),
+            t / ctx.facts.ghz_all.unwrap_or(1.0) / per_core.len() as f64
+        ));
+    }
+    if let Some(why) = all_cores_implausible(rec.value, one_core, per_core.len()) {
+        rec = rec.with_suspect(&why);
+    }
+    rec = rec.with_data(json!({"cpus": per_core.to_string(), "vector_bits": w.bits(), "per_thread_gflops": per_thread, "theoretical_gflops": theo, "ghz_all": ctx.facts.ghz_all}));
+    out(rec)
+}
+
+/// The register width of an FMA record in bits: the number its `width`
+/// parameter names, or SVE's recorded `vector_bits`.
+pub fn record_bits(r: &ResultRecord) -> Option<u32> {
+    let w = r.params.get("width").and_then(|v| v.as_str())?;
+    w.parse().ok().or_else(|| {
+        r.data
+            .as_ref()?
+            .get("vector_bits")?
+            .as_u64()
+            .map(|b| b as u32)
+    })
+}
+
+/// How an FMA record's width is shown: "512-bit", "scalar", "SVE 256-bit".
+pub fn record_width_label(r: &ResultRecord) -> String {
+    let w = r
+        .params
+        .get("width")
+        .and_then(|v| v.as_str())
+        .unwrap_or("?");
+    Width::label(w, record_bits(r))
+}
+
+/// How a [`SIMD_CLOCK`] record's width is shown: "512-bit", "scalar",
+/// "SVE 256-bit", or "add chain alone" for the reference (`width=none`).
+pub fn clock_record_label(r: &ResultRecord) -> String {
+    match r.params.get("width").and_then(|v| v.as_str()) {
+        Some("none") => clock_width_label(None),
+        _ => record_width_label(r),
+    }
+}
+
+/// A [`SIMD_CLOCK`] record read for reports: (clock GHz, change against
+/// the scalar clock as a ratio, noise tolerance, drop beyond noise); None
+/// when it has no figure.
+pub fn clock_change_of(r: &ResultRecord) -> Option<(f64, f64, f64, bool)> {
+    let d = r.data.as_ref()?;
+    let ratio = d.get("ratio_vs_scalar")?.as_f64()?;
+    let tol = d.get("noise_tolerance")?.as_f64()?;
+    let ghz = d
+        .get("ghz_scalar")
+        .and_then(|g| g.as_f64())
+        .map(|g| g * ratio)
+        .or(r.value)?;
+    let drop = d
+        .get("drop_beyond_noise")
+        .and_then(|b| b.as_bool())
+        .unwrap_or(false);
+    Some((ghz, ratio, tol, drop))
+}
+
+/// The words the verdict uses for the clock while a width runs: "512-bit
+/// runs at 3.10 GHz (−8% vs scalar)" when the drop is beyond noise, else
+/// "512-bit runs at the scalar clock (±2%)"; None without a figure.
+pub fn clock_words(r: &ResultRecord) -> Option<String> {
+    let (ghz, ratio, tol, drop) = clock_change_of(r)?;
+    let label = clock_record_label(r);
+    Some(if drop {
+        format!(
+            "{label} runs at {ghz:.2} GHz ({}% vs scalar)",
+            signed_pct(ratio - 1.0)
+        )
+    } else {
+        format!("{label} runs at the scalar clock (±{:.0}%)", tol * 100.0)
+    })
+}
+
+/// "−8", "+3", "0": a change in whole percent with a real minus sign.
+fn signed_pct(x: f64) -> String {
+    let p = (x * 100.0).round();
+    if p < 0.0 {
+        format!("\u{2212}{}", -p)
+    } else if p > 0.0 {
+        format!("+{p}")
+    } else {
+        "0".into()
+    }
+}
+
+/// Why an all-cores figure cannot be what the cores do together: `n` cores
+/// measured below half of what one core alone did (`one`) a moment before.
+/// Each core runs its own independent FMA chains, so together they can lose
+/// to shared clocks and power, never fall under one core: such a figure says
+/// the threads did not run at the same time (vCPUs the host descheduled, a
+/// fresh guest's vCPUs waking up, CPUs busy with other work).
+pub fn all_cores_implausible(all: Option<f64>, one: Option<f64>, n: usize) -> Option<String> {
+    let (all, one) = (all?, one?);
+    (n > 1 && all < 0.5 * one).then(|| {
+        format!(
+            "{n} cores together measured {} GFLOP/s, under half of one core alone ({} GFLOP/s): the threads did not run at the same time (vCPUs descheduled by the host, or CPUs busy with other work); not a figure of the hardware",
+            crate::base::fmt::fmt_num(all),
+            crate::base::fmt::fmt_num(one)
+        )
+    })
+}
+
+/// The most instructions per second the nop loop can retire on `cores`
+/// cores at the all-core clock `ghz`.
+pub struct NopBound {
+    pub g_instr_s: f64,
+    /// Instructions per cycle per core.
+    pub per_cycle: f64,
+    pub basis: String,
+}
+
+/// µops the core dispatches per iteration of the nop loop: x86 cores fuse
+/// the decrement with the branch (Intel and AMD optimisation guides), the
+/// Arm cores in the base are counted unfused (the conservative bound).
+fn nop_loop_uops() -> f64 {
+    if cfg!(target_arch = "x86_64") {
+        4.0
+    } else {
+        NOP_LOOP_INSNS as f64
+    }
+}
+
+/// The nop-loop bound: one taken branch per iteration caps a core at
+/// `taken branches/cycle × 5` instructions per cycle, and the dispatch
+/// width at `dispatch × 5 / µops per iteration`; SMT threads share both.
+pub fn nop_bound(spec: &Spec, ghz: Option<f64>, cores: usize) -> Result<NopBound, String> {
+    let c = spec.as_ref().map_err(Clone::clone)?;
+    let fe = c
+        .frontend
+        .as_ref()
+        .ok_or_else(|| format!("{} has no front-end figures in the knowledge base", c.name))?;
+    let insns = NOP_LOOP_INSNS as f64;
+    let mut limits = Vec::new();
+    if let Some(t) = fe.taken_branches_per_cycle {
+        limits.push((
+            t * insns,
+            format!("{t} taken branch(es)/cycle × {insns} instructions per iteration"),
+            "taken_branches_per_cycle",
+        ));
+    }
+    if let Some(d) = fe.dispatch {
+        let u = nop_loop_uops();
+        limits.push((
+            d * insns / u,
+            format!("dispatch {d} µops/cycle × {insns} instructions per {u} µops"),
+            "dispatch",
+        ));
+    }
+    let Some((per_cycle, why, field)) = limits.into_iter().min_by(|a, b| a.0.total_cmp(&b.0))
+    else {
+        return Err(format!(
+            "{}: neither taken branches per cycle nor dispatch width is in the knowledge base",
+            c.name
+        ));
+    };
+    let g = ghz.ok_or("the all-core clock was not measured")?;
+    Ok(NopBound {
+        g_instr_s: per_cycle * g * cores as f64,
+        per_cycle,
+        basis: format!(
+            "{per_cycle:.2} instructions/cycle per core from {why} ({}; source: {}) × {cores} cores × {g:.2} GHz",
+            c.name,
+            c.field_source(&fe.source, &fe.sources, field)
+        ),
+    })
+}
+
+/// Step 3 of `Peak::run`: seed 000's capacity formula against the nop loop
+/// on every usable CPU.
+fn capacity_formula(
+    ctx: &mut ExpCtx,
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    policy: &Policy,
+    spec: &Spec,
+    per_core: &CpuSet,
+    theory_json: serde_json::Value,
+) -> Result<()> {
+    (ctx.step)(&format!("nop loop on {} CPUs", ctx.cpus.len()));
+    let insns = NOP_LOOP_INSNS as f64;
+    let (agg, _) = team_rate(&ctx.cpus, policy, ctx.stop, insns / 1e9, |_t, it| {
+        nop_loop(it)
+    })?;
+    let cores = per_core.len();
+    let tpc = if cores > 0 {
+        ctx.cpus.len().div_ceil(cores)
+    } else {
+        1
+    };
+    let mut rec = ResultRecord::of(INSTRUCTION_RATE, "G instr/s", true)
+        .with_param("threads", "all")
+        .with_method(
+            "seed 000's cpu_bound loop (3 × nop + decrement + branch = 5 instructions per iteration, asm) on every usable CPU at once; G instr/s = threads × 5 × iterations / team time",
+            METHOD_VERSION,
+        )
+        .with_samples(agg);
+    let ghz = ctx.facts.ghz_all;
+    let fe = spec.as_ref().ok().and_then(|c| c.frontend.clone());
+    let dispatch = fe.as_ref().and_then(|f| f.dispatch);
+    let seed_width = fe.as_ref().and_then(|f| f.seed_stated_issue_width);
+    let f_of = |w: Option<f64>| match (w, ghz) {
+        (Some(iw), Some(g)) => Some(capacity(g, cores, iw, tpc)),
+        _ => None,
+    };
+    let formula = f_of(dispatch);
+    let formula_seed = f_of(seed_width);
+    match (formula, rec.value, spec) {
+        (Some(f), Some(m), Ok(c)) => {
+            let fe = c.frontend.clone().unwrap_or_default();
+            let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_else(|| "-".into());
+            rec = rec.with_note(&format!(
+                "{:.1}% of seed 000's formula with the documented width: {:.2} GHz (all-core, measured) × {cores} cores × issue width {} (documented dispatch/rename width of {}; source: {}) × SMT factor {} = {f:.1} G instr/s; documented widths: decode {}, µop cache {}, dispatch {}",
+                m / f * 100.0,
+                ghz.unwrap_or(0.0),
+                fe.dispatch.unwrap_or(0.0),
+                c.name,
+                c.field_source(&fe.source, &fe.sources, "dispatch"),
+                smt_factor(tpc),
+                opt(fe.decode),
+                opt(fe.uop_cache),
+                opt(fe.dispatch),
+            ));
+            if let (Some(fs), Some(w)) = (formula_seed, fe.seed_stated_issue_width) {
+                rec = rec.with_note(&format!(
+                    "{:.1}% of seed 000's formula with the seed's own stated issue width {w} (stated by the seed for this core, not a documented width; source: {}): {:.2} GHz × {cores} cores × {w} × SMT factor {} = {fs:.1} G instr/s",
+                    m / fs * 100.0,
+                    c.field_source(&fe.source, &fe.sources, "seed_stated_issue_width"),
+                    ghz.unwrap_or(0.0),
+                    smt_factor(tpc),
+                ));
+            }
+        }
+        (None, _, Err(e)) => rec = rec.with_note(&format!("seed 000's formula not available: {e}")),
+        (None, _, Ok(c)) => {
+            rec = rec.with_note(&format!(
+                "seed 000's formula not available: {}",
+                if dispatch.is_none() {
+                    format!("{}'s dispatch width is not in the knowledge base", c.name)
+                } else {
+                    "the all-core clock was not measured".to_string()
+                }
+            ))
+        }
+        _ => {}
+    }
+    let bound = nop_bound(spec, ghz, cores);
+    match (&bound, rec.value) {
+        (Ok(b), Some(m)) => {
+            rec = rec.with_note(&format!(
+                "{:.1}% of the nop-loop bound {:.1} G instr/s ({})",
+                m / b.g_instr_s * 100.0,
+                b.g_instr_s,
+                b.basis
+            ))
+        }
+        (Err(e), _) => rec = rec.with_note(&format!("nop-loop bound not available: {e}")),
+        _ => {}
+    }
+    let bound_data = bound.as_ref().ok().map(
+        |b| json!({"g_instr_s": b.g_instr_s, "per_core_per_cycle": b.per_cycle, "basis": b.basis}),
+    );
+    let widths = fe.as_ref().map(|f| {
+        json!({"decode": f.decode, "uop_cache": f.uop_cache, "dispatch": f.dispatch, "seed_stated_issue_width": f.seed_stated_issue_width})
+    });
+    rec = rec.with_data(json!({"formula_g_instr_s": formula, "formula_seed_stated_g_instr_s": formula_seed, "issue_widths": widths, "nop_bound": bound_data, "threads_per_core": tpc, "smt_factor": smt_factor(tpc), "cores": cores, "theory": theory_json}));
+    out(rec)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_cores_under_one_core_is_implausible() {
+        // The ARM lab's first all-cores 128-bit figure after boot: 0.0011
+        // GFLOP/s on 8 vCPUs against 0.33 on one.
+        let why = all_cores_implausible(Some(0.0011), Some(0.33), 8).unwrap();
+        assert!(why.contains("under half of one core alone"), "{why}");
+        // Shared clocks and power may cost, never this much.
+        assert!(all_cores_implausible(Some(0.9), Some(0.33), 8).is_none());
+        assert!(all_cores_implausible(Some(0.2), Some(0.33), 8).is_none());
+        assert!(all_cores_implausible(Some(0.1), Some(0.33), 1).is_none());
+        assert!(all_cores_implausible(None, Some(0.33), 8).is_none());
+        // Flagged: marked in the verdict and kept out of advice.
+        let r = ResultRecord::of(FMA_FLOPS, "GFLOP/s", true)
+            .with_samples(vec![0.0011])
+            .with_suspect(&why);
+        assert!(r.is_suspect() && r.is_flagged() && !r.is_noisy());
+    }
+
+    #[test]
+    fn clock_change_against_the_scalar_clock() {
+        // The user's 512-bit case: 8% below the scalar clock, 1% noise.
+        let drop: Vec<f64> = (0..12).map(|i| 0.92 + (i % 3) as f64 * 0.005).collect();
+        let g = |r: &[f64]| r.iter().map(|x| 3.0 * x).collect::<Vec<f64>>();
+        let flat = [3.0; 12];
+        let c = clock_change(&drop, &g(&drop), &flat).unwrap();
+        assert!(
+            c.drop_beyond_noise && !c.above_beyond_noise && c.consistent,
+            "{c:?}"
+        );
+        assert!((c.ratio - 0.925).abs() < 0.006);
+        assert_eq!(c.tolerance, CLOCK_NOISE_FLOOR);
+        // Within the floor: the scalar clock.
+        let same = [0.995, 0.99, 1.004, 0.998, 1.001, 0.993];
+        let c = clock_change(&same, &g(&same), &flat).unwrap();
+        assert!(!c.drop_beyond_noise && !c.above_beyond_noise, "{c:?}");
+        // A wide spread widens the tolerance: 6% below, but noisy.
+        let noisy = [0.80, 1.05, 0.94, 0.88, 1.02, 0.95, 0.86];
+        let c = clock_change(&noisy, &g(&noisy), &flat).unwrap();
+        assert!(c.tolerance > CLOCK_NOISE_FLOOR, "{c:?}");
+        assert!(!c.drop_beyond_noise, "{c:?}");
+        // Above the scalar clock beyond noise: what a chain cannot do.
+        let up = [1.06, 1.07, 1.05, 1.06, 1.06];
+        let c = clock_change(&up, &g(&up), &flat).unwrap();
+        assert!(c.above_beyond_noise);
+        // Most samples of the width disturbed by another process (read low,
+        // the median ratio too), its undisturbed readings at the scalar
+        // clock: not a drop.
+        let busy = [0.6, 0.61, 0.6, 0.6, 1.0, 0.99, 0.6, 0.6, 1.0, 0.6];
+        let c = clock_change(&busy, &g(&busy), &flat).unwrap();
+        assert!(c.ratio < 0.9 && c.high_ratio > 0.98, "{c:?}");
+        assert!(!c.drop_beyond_noise && !c.consistent, "{c:?}");
+        assert!(clock_change(&[], &[], &[]).is_none());
+        assert!(clock_change(&[f64::NAN], &[], &[]).is_none());
+    }
+
+    #[test]
+    fn clock_words_name_the_width_and_the_drop() {
+        let rec = |w: &str, ratio: f64, drop: bool| {
+            ResultRecord::of(SIMD_CLOCK, "GHz", true)
+                .with_param("width", w)
+                .with_param("threads", "1")
+                .with_samples(vec![3.0 * ratio; 5])
+                .with_data(json!({"ghz_scalar": 3.0, "ratio_vs_scalar": ratio, "noise_tolerance": 0.02, "drop_beyond_noise": drop}))
+        };
+        assert_eq!(
+            clock_words(&rec("512", 0.92, true)).unwrap(),
+            "512-bit runs at 2.76 GHz (\u{2212}8% vs scalar)"
+        );
+        assert_eq!(
+            clock_words(&rec("256", 0.99, false)).unwrap(),
+            "256-bit runs at the scalar clock (±2%)"
+        );
+        assert_eq!(
+            clock_record_label(&rec("none", 1.0, false)),
+            "add chain alone"
+        );
+        let na = ResultRecord::unavailable(SIMD_CLOCK.experiment, SIMD_CLOCK.metric, "GHz", "x");
+        assert!(clock_words(&na).is_none());
+    }
+
+    #[test]
+    fn seed_smt_factors() {
+        assert_eq!(smt_factor(1), 1.0);
+        assert_eq!(smt_factor(2), 1.3);
+        assert_eq!(smt_factor(4), 1.5);
+    }
+
+    #[test]
+    fn inference_from_measured_flops() {
+        // Two 512-bit FMA units at 98%.
+        let (u, t) = infer_fma_units(512, 31.5).unwrap();
+        assert_eq!(u, 2.0);
+        assert!(
+            t.contains("two 512-bit FMA units") && t.contains("inferred"),
+            "{t}"
+        );
+        // Zen 4: 512-bit split in two halves over two 256-bit units.
+        assert_eq!(infer_fma_units(512, 15.6).unwrap().0, 1.0);
+        assert_eq!(infer_fma_units(256, 7.9).unwrap().0, 1.0);
+        assert_eq!(infer_fma_units(256, 4.0).unwrap().0, 0.5);
+        assert_eq!(infer_fma_units(64, 7.8).unwrap().0, 4.0);
+        // Between two counts: nothing inferred.
+        let e = infer_fma_units(256, 11.0).unwrap_err();
+        assert!(e.contains("nothing inferred"), "{e}");
+    }
+}

@@ -1,0 +1,1695 @@
+//! The seeds' workloads as named experiments, each with time or throughput,
+//! counted (src/harness/counted.rs): the child processes with inherit, the
+//! in-process loops on their thread. Every record stores its counter
+//! readings (`counters`) and IPC / GHz in `data` (null with the counters'
+//! reason where the machine cannot count them, never 0), and IPC / GHz
+//! figures of their own (`workloads:ipc`, `workloads:ghz` with param
+//! `workload`), "not available" with that reason when not counted:
+//!
+//! - `bc_pow`: `echo "7^999999" | bc` (seed 000); quick/standard use smaller
+//!   exponents where the budget demands, and say so in the params;
+//! - `bc_pi`: `echo "scale=5000; 4*a(1)" | bc -l -q` (seed 000);
+//! - `openssl_aes`: `openssl speed` aes-256-ige (legacy provider tried on
+//!   OpenSSL 3), else aes-256-cbc — labelled, and never compared with the
+//!   seed's IGE figures — single and `-multi N`;
+//! - `nop_loop`: seed 000's `cpu_bound()` loop (asm, 5 instructions);
+//! - `branch_order`: seed 002's 100000×1000×100 vs 100×1000×100000 loops.
+//!
+//! The seeds' published figures (data/published/, loaded by
+//! `results::published`) are compared, as relative %, only where a declared
+//! mapping says the workload is the same; the others are carried as
+//! reference only.
+
+use crate::counters::group::TargetError;
+use crate::counters::workload::{self as cworkload, ChildStdio, Workload as CWorkload};
+use crate::counters::{events, CounterGroup, Target};
+use crate::experiments::compute::simd::{
+    compute_policy, counted_data, counted_figures, ghz_at, ordered_cpus, secs_per_figure,
+    single_rate_counted,
+};
+use crate::experiments::experiment::{one_cpu_per_core, ExpCtx, Experiment, Profile};
+use crate::harness::counted::{self, Counted};
+use crate::kernels::cpu_loops::{loop_nest, nop_loop, NOP_LOOP_INSNS};
+use crate::machine::MachineInfo;
+use crate::placement::mempolicy::{MemPolicy, PolicyGuard};
+use crate::placement::pin::AffinityGuard;
+use crate::placement::CpuSet;
+use crate::results::published::{self, Figure, PublishedSet};
+use crate::results::schema::{MetricId, ResultRecord};
+use anyhow::{bail, Context as _, Result};
+use serde_json::{json, Value};
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+pub struct Workloads;
+
+pub const EXP: &str = "workloads";
+/// Seconds of `bc` computing 7^N (param exp) and pi (param scale).
+pub const BC_POW: MetricId = MetricId::new(EXP, "bc_pow");
+pub const BC_PI: MetricId = MetricId::new(EXP, "bc_pi");
+/// MB/s of `openssl speed` AES (params alg, copies, bytes).
+pub const OPENSSL_AES: MetricId = MetricId::new(EXP, "openssl_aes");
+/// ns per iteration of seed 000's cpu_bound loop.
+pub const NOP_LOOP: MetricId = MetricId::new(EXP, "nop_loop");
+/// ns per innermost iteration of seed 002's loop nests (param shape), and
+/// the ratio of the two shapes.
+pub const BRANCH_ORDER: MetricId = MetricId::new(EXP, "branch_order");
+pub const BRANCH_ORDER_RATIO: MetricId = MetricId::new(EXP, "branch_order_ratio");
+/// Counted IPC and GHz of each workload (param workload: the figure's metric).
+pub const IPC: MetricId = MetricId::new(EXP, "ipc");
+pub const GHZ: MetricId = MetricId::new(EXP, "ghz");
+const METHOD_VERSION: u32 = 1;
+
+// ---------------------------------------------------------------------------
+// Published figures (data/published/, read through results::published).
+
+/// Seed 000's openssl speed tables.
+pub const OPENSSL_SET: &str = "seed000-openssl";
+/// Seed 000's cpu_bound loop (reference only).
+pub const CPU_BOUND_SET: &str = "seed000-cpu-bound";
+/// Seed 002's loop-order case (reference only).
+pub const BRANCH_ORDER_SET: &str = "seed002-branch-order";
+
+/// Label of every published comparison in a record's data.
+pub const PUBLISHED_LABEL: &str = "published data (not measured on this run)";
+
+fn param_str(f: &Figure, k: &str) -> Option<String> {
+    f.params.get(k).map(|v| match v {
+        Value::String(s) => s.clone(),
+        o => o.to_string(),
+    })
+}
+
+/// This machine's time against the published times of the same workload:
+/// the published figures that a declared mapping puts beside `rec` (e.g.
+/// seed 000's 7^999999 table beside `workloads:bc_pow {exp: 999999}`), one
+/// row per machine of that table, relative speed = published time / this
+/// time × 100%. A machine of the table without a published time gets a
+/// row with `published_s: null` and the reason. None when no published
+/// time maps to `rec` (e.g. another exponent).
+pub fn compare_times_in(
+    sets: &[PublishedSet],
+    rec: &ResultRecord,
+    measured_s: f64,
+) -> Option<Value> {
+    let matches = published::matches_in(sets, rec);
+    let first = matches
+        .iter()
+        .find(|m| m.figure.metric == "time" && m.figure.unit == "s")?;
+    let set = first.set;
+    let expr = first.figure.params.get("expression");
+    let in_table = |f: &Figure| f.params.get("expression") == expr;
+    let mut machines: Vec<&str> = Vec::new();
+    for f in set.figures.iter().filter(|f| in_table(f)) {
+        if !machines.contains(&f.machine.as_str()) {
+            machines.push(&f.machine);
+        }
+    }
+    let figure_of = |machine: &str, metric: &str| {
+        set.figures
+            .iter()
+            .find(|f| f.machine == machine && f.metric == metric && in_table(f))
+    };
+    let rows: Vec<Value> = machines
+        .iter()
+        .map(|&m| {
+            let time = matches
+                .iter()
+                .find(|x| x.set.id == set.id && x.figure.machine == m && x.figure.metric == "time");
+            let ipc = figure_of(m, "ipc").and_then(|f| f.value);
+            let ghz = figure_of(m, "stated_clock").and_then(|f| f.value);
+            match time.and_then(|t| t.value) {
+                Some(p) if measured_s > 0.0 => json!({
+                    "cpu": m,
+                    "published_s": p,
+                    "published_ipc": ipc,
+                    "published_ghz": ghz,
+                    "this_machine_speed_pct": p / measured_s * 100.0,
+                    "note": time.and_then(|t| t.figure.note.clone()),
+                }),
+                Some(_) => json!({"cpu": m, "published_s": null, "reason": "no positive time measured here"}),
+                None => json!({
+                    "cpu": m,
+                    "published_s": null,
+                    "published_ghz": ghz,
+                    "reason": "no time published for this machine (the source's table leaves it blank)",
+                }),
+            }
+        })
+        .collect();
+    Some(json!({
+        "label": PUBLISHED_LABEL,
+        "set": set.id,
+        "source": set.source.cite(),
+        "rows": rows,
+    }))
+}
+
+/// [`compare_times_in`] over the embedded published sets.
+pub fn compare_times(rec: &ResultRecord, measured_s: f64) -> Option<Value> {
+    published::all()
+        .ok()
+        .and_then(|sets| compare_times_in(sets, rec, measured_s))
+}
+
+/// This machine's openssl figure at one block size against seed 000's
+/// figures of the same algorithm and block size, per copy (every published
+/// process count: 1, 32, every logical CPU). Only the same algorithm is
+/// compared: an aes-256-cbc figure (AES-NI path) is never set beside the
+/// seed's aes-256-ige (no AES-NI path); it gets `label: "not compared"` and why.
+pub fn compare_openssl(alg: &str, copies: usize, bytes: u32, measured_mb_s: f64) -> Value {
+    let set = match published::by_id(OPENSSL_SET) {
+        Ok(s) => s,
+        Err(e) => return json!({"label": "not compared", "reason": format!("{e:#}")}),
+    };
+    let figs: Vec<&Figure> = set
+        .figures
+        .iter()
+        .filter(|f| {
+            f.metric == alg
+                && f.unit == "kB/s"
+                && f.params.get("block_bytes") == Some(&json!(bytes))
+        })
+        .collect();
+    if figs.is_empty() {
+        let mut algs: Vec<&str> = set.figures.iter().map(|f| f.metric.as_str()).collect();
+        algs.sort_unstable();
+        algs.dedup();
+        return json!({
+            "label": "not compared",
+            "reason": format!(
+                "the seed's figures are {} (no AES-NI code path in OpenSSL); this is {alg}, a different mode and code path",
+                algs.join(", ")
+            ),
+            "set": set.id,
+        });
+    }
+    let per_copy_here = measured_mb_s / copies.max(1) as f64;
+    let rows: Vec<Value> = figs
+        .iter()
+        .filter_map(|f| {
+            let v = f.value?;
+            let n = f.params.get("process_count")?.as_u64()?.max(1);
+            let total = v / 1000.0;
+            let per_copy_pub = total / n as f64;
+            Some(json!({
+                "cpu": f.machine,
+                "published_processes": param_str(f, "processes"),
+                "published_copies": n,
+                "published_mb_s_total": total,
+                "published_mb_s_per_copy": per_copy_pub,
+                "this_machine_mb_s_per_copy": per_copy_here,
+                "this_machine_per_copy_pct": per_copy_here / per_copy_pub * 100.0,
+            }))
+        })
+        .collect();
+    json!({
+        "label": format!("{PUBLISHED_LABEL}, {bytes}-byte blocks, per copy"),
+        "bytes": bytes,
+        "set": set.id,
+        "source": set.source.cite(),
+        "rows": rows,
+    })
+}
+
+/// A published set kept as reference only (a different binary or
+/// workload): its figures, labelled, never compared.
+pub fn published_reference(id: &str) -> Value {
+    match published::by_id(id) {
+        Ok(s) => json!({
+            "label": format!("{PUBLISHED_LABEL}: reference only, not the same binary"),
+            "set": s.id,
+            "source": s.source.cite(),
+            "workload": s.workload,
+            "figures": s.figures.iter().map(|f| json!({
+                "machine": f.machine,
+                "metric": f.metric,
+                "unit": f.unit,
+                "value": f.value,
+                "params": f.params,
+            })).collect::<Vec<_>>(),
+        }),
+        Err(e) => json!({"label": "not available", "reason": format!("{e:#}")}),
+    }
+}
+
+/// "seed 000 published IPC 1.57 (…) and 0.45 (…)" from seed 000's cpu_bound set.
+fn cpu_bound_note() -> String {
+    let ipcs: Vec<String> = published::by_id(CPU_BOUND_SET)
+        .map(|s| {
+            s.figures
+                .iter()
+                .filter(|f| f.metric == "ipc")
+                .filter_map(|f| {
+                    Some(format!(
+                        "{} ({})",
+                        published::fmt_published(f.value?),
+                        f.machine
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    format!(
+        "seed 000 published IPC {} for its compiled C loop, counted system-wide: a different binary, reference only",
+        if ipcs.is_empty() { "(not available)".to_string() } else { ipcs.join(" and ") }
+    )
+}
+
+/// "seed 002 published 25560 ms / 23420 ms = 1.09 …" from seed 002's set (run 1).
+fn branch_order_note() -> String {
+    let run1 = |case: &str| {
+        published::by_id(BRANCH_ORDER_SET).ok().and_then(|s| {
+            s.figures
+                .iter()
+                .find(|f| {
+                    param_str(f, "run").as_deref() == Some("1")
+                        && param_str(f, "case").is_some_and(|c| c.starts_with(case))
+                })
+                .and_then(|f| f.value)
+        })
+    };
+    match (run1("case1"), run1("case2")) {
+        (Some(a), Some(b)) if b > 0.0 => format!(
+            "seed 002 published {} ms / {} ms = {:.2} on x86_64 (compiled C, counters in memory): reference only",
+            published::fmt_published(a),
+            published::fmt_published(b),
+            a / b
+        ),
+        _ => "seed 002's published loop-order times are not available".into(),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Counters.
+
+/// What counters cover for a child-process workload.
+pub const COUNTED_SCOPE_CHILD: &str =
+    "the child process and every process it starts (inherit), from its exec to its exit";
+
+// ---------------------------------------------------------------------------
+// Child processes.
+
+/// One finished child process.
+#[derive(Clone, Debug, Default)]
+pub struct ProcRun {
+    pub wall_s: f64,
+    /// CPU time of the child (user + system, from wait4's rusage); None if unknown.
+    pub cpu_s: Option<f64>,
+    pub stdout: String,
+    pub stderr: String,
+    pub code: Option<i32>,
+}
+
+/// A command to run as a child: program, arguments, optional stdin text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cmd {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub stdin: Option<String>,
+}
+
+impl Cmd {
+    /// The command line, for records and messages.
+    pub fn display(&self) -> String {
+        let mut s = self.program.display().to_string();
+        for a in &self.args {
+            s.push(' ');
+            s.push_str(a);
+        }
+        if let Some(i) = &self.stdin {
+            s = format!("echo '{}' | {s}", i.trim_end());
+        }
+        s
+    }
+}
+
+/// Find an executable in PATH.
+pub fn find_in_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+struct Running {
+    child: Child,
+    start: Instant,
+    out: Option<std::thread::JoinHandle<String>>,
+    err: Option<std::thread::JoinHandle<String>>,
+}
+
+fn spawn(
+    cmd: &Cmd,
+    cpus: Option<&CpuSet>,
+    capture: bool,
+    policy: Option<&MemPolicy>,
+) -> Result<Running> {
+    // The child inherits the spawning thread's affinity and memory policy.
+    let _g = match cpus {
+        Some(s) => Some(AffinityGuard::set(s)?),
+        None => None,
+    };
+    let _m = match policy {
+        Some(p) => Some(PolicyGuard::set(p)?),
+        None => None,
+    };
+    // Checked here, not only by exec: the error then names the cause, and it
+    // holds where the exec failure of a vfork'd child is lost (qemu-user
+    // emulates vfork as fork, and the child just exits 127).
+    let prog = cmd.program.as_path();
+    let has_dir = prog.as_os_str().as_encoded_bytes().contains(&b'/');
+    if has_dir && !is_executable(prog) {
+        bail!("cannot start '{}': no such executable file", prog.display());
+    }
+    if !has_dir && find_in_path(&prog.to_string_lossy()).is_none() {
+        bail!("cannot start '{}': not found in PATH", prog.display());
+    }
+    let mut c = Command::new(&cmd.program);
+    c.args(&cmd.args)
+        .stdin(if cmd.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(if capture {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stderr(Stdio::piped());
+    let start = Instant::now();
+    let mut child = c
+        .spawn()
+        .with_context(|| format!("cannot start '{}'", cmd.program.display()))?;
+    if let (Some(text), Some(mut sin)) = (&cmd.stdin, child.stdin.take()) {
+        // A small input: the pipe buffer holds it; the child reads at EOF.
+        let _ = sin.write_all(text.as_bytes());
+    }
+    let out = child.stdout.take().map(|mut o| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = o.read_to_string(&mut s);
+            s
+        })
+    });
+    let err = child.stderr.take().map(|mut o| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = o.read_to_string(&mut s);
+            s
+        })
+    });
+    Ok(Running {
+        child,
+        start,
+        out,
+        err,
+    })
+}
+
+/// Reap a child if it has exited (non-blocking `wait4`): its exit code
+/// (None when killed by a signal) and CPU time (user + system).
+fn reap(pid: u32) -> Result<Option<(Option<i32>, Option<f64>)>> {
+    let mut status: libc::c_int = 0;
+    // SAFETY: rusage is plain data, fully written by wait4 on success.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointers to locals; pid is our own child.
+    let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, libc::WNOHANG, &mut ru) };
+    if r < 0 {
+        bail!(
+            "waiting for child {pid} failed: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    if r == 0 {
+        return Ok(None);
+    }
+    let code = if libc::WIFEXITED(status) {
+        Some(libc::WEXITSTATUS(status))
+    } else {
+        None
+    };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Ok(Some((code, Some(tv(ru.ru_utime) + tv(ru.ru_stime)))))
+}
+
+/// Run several commands at once, each pinned to its CPU set; wait for all.
+/// Kills every child on timeout or when `stop` is set (then fails).
+pub fn run_all(
+    cmds: &[(Cmd, Option<CpuSet>)],
+    capture: bool,
+    timeout: Duration,
+    stop: &AtomicBool,
+) -> Result<Vec<ProcRun>> {
+    run_all_placed(cmds, capture, timeout, stop, None)
+}
+
+/// [`run_all`], each child started under the memory policy `policy` (it
+/// inherits it at fork and allocates by it from its first page).
+pub fn run_all_placed(
+    cmds: &[(Cmd, Option<CpuSet>)],
+    capture: bool,
+    timeout: Duration,
+    stop: &AtomicBool,
+    policy: Option<&MemPolicy>,
+) -> Result<Vec<ProcRun>> {
+    let mut running = Vec::with_capacity(cmds.len());
+    for (c, cpus) in cmds {
+        match spawn(c, cpus.as_ref(), capture, policy) {
+            Ok(r) => running.push(r),
+            Err(e) => {
+                for r in &mut running {
+                    let _ = r.child.kill();
+                    let _ = r.child.wait();
+                }
+                return Err(e);
+            }
+        }
+    }
+    let mut done: Vec<Option<ProcRun>> = vec![None; running.len()];
+    let t0 = Instant::now();
+    loop {
+        let mut all = true;
+        for (i, r) in running.iter_mut().enumerate() {
+            if done[i].is_some() {
+                continue;
+            }
+            match reap(r.child.id())? {
+                Some((code, cpu_s)) => {
+                    done[i] = Some(ProcRun {
+                        wall_s: r.start.elapsed().as_secs_f64(),
+                        cpu_s,
+                        code,
+                        ..Default::default()
+                    })
+                }
+                None => all = false,
+            }
+        }
+        if all {
+            break;
+        }
+        let why = if stop.load(Ordering::Relaxed) {
+            Some("interrupted".to_string())
+        } else if t0.elapsed() > timeout {
+            Some(format!("timed out after {:.0} s", timeout.as_secs_f64()))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            for (i, r) in running.iter_mut().enumerate() {
+                if done[i].is_none() {
+                    let _ = r.child.kill();
+                    let _ = r.child.wait();
+                }
+            }
+            bail!("{} {why}", cmds[0].0.display());
+        }
+        std::thread::sleep(Duration::from_micros(500));
+    }
+    let mut out = Vec::with_capacity(running.len());
+    for (r, d) in running.into_iter().zip(done) {
+        let mut d = d.unwrap_or_default();
+        if let Some(h) = r.out {
+            d.stdout = h.join().unwrap_or_default();
+        }
+        if let Some(h) = r.err {
+            d.stderr = h.join().unwrap_or_default();
+        }
+        out.push(d);
+    }
+    Ok(out)
+}
+
+/// Run one command pinned to `cpus`.
+pub fn run_one(
+    cmd: &Cmd,
+    cpus: Option<&CpuSet>,
+    capture: bool,
+    timeout: Duration,
+    stop: &AtomicBool,
+) -> Result<ProcRun> {
+    let mut v = run_all(&[(cmd.clone(), cpus.cloned())], capture, timeout, stop)?;
+    Ok(v.remove(0))
+}
+
+fn read_all_thread(fd: OwnedFd) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::fs::File::from(fd).read_to_string(&mut s);
+        s
+    })
+}
+
+fn dev_null(write: bool) -> Result<OwnedFd> {
+    let f = std::fs::OpenOptions::new()
+        .read(!write)
+        .write(write)
+        .open("/dev/null")
+        .context("cannot open /dev/null")?;
+    Ok(OwnedFd::from(f))
+}
+
+/// Run one command pinned to `cpus` and count it: the child is started
+/// stopped (the counters room's starter), counters are attached to it with
+/// inherit (its own children count too) and enable on exec, then it runs.
+/// Wall time from its release to its exit; CPU time from wait4. When the
+/// counters cannot be attached, the run still happens and the counts say why.
+pub fn run_counted(
+    cmd: &Cmd,
+    cpus: Option<&CpuSet>,
+    capture: bool,
+    timeout: Duration,
+    stop: &AtomicBool,
+) -> Result<(ProcRun, Counted)> {
+    let name = cmd.program.display().to_string();
+    let mut argv = vec![cmd.program.to_string_lossy().into_owned()];
+    argv.extend(cmd.args.iter().cloned());
+    let pipe = |what: &str| {
+        cworkload::pipe().with_context(|| format!("cannot create a pipe for {what} of '{name}'"))
+    };
+    let stdin = match &cmd.stdin {
+        Some(text) => {
+            if text.len() > 32 * 1024 {
+                bail!(
+                    "the input for '{name}' is {} bytes: at most 32 KiB is passed through the pipe before the command starts",
+                    text.len()
+                );
+            }
+            let (r, w) = pipe("the input")?;
+            // A small input: the pipe buffer holds it; the child reads it after exec.
+            std::fs::File::from(w)
+                .write_all(text.as_bytes())
+                .with_context(|| format!("cannot pass the input to '{name}'"))?;
+            r
+        }
+        None => dev_null(false)?,
+    };
+    let (out_r, out_w) = if capture {
+        let (r, w) = pipe("the output")?;
+        (Some(r), w)
+    } else {
+        (None, dev_null(true)?)
+    };
+    let (err_r, err_w) = pipe("the error output")?;
+    let stdio = ChildStdio {
+        stdin: Some(stdin),
+        stdout: Some(out_w),
+        stderr: Some(err_w),
+    };
+    let mut w = {
+        // The child inherits the calling thread's affinity at fork.
+        let _g = match cpus {
+            Some(s) => Some(AffinityGuard::set(s)?),
+            None => None,
+        };
+        CWorkload::prepare_with(&argv, stdio)
+            .map_err(|e| anyhow::anyhow!("cannot start '{name}': {}", e.message))?
+    };
+    let out = out_r.map(read_all_thread);
+    let err = read_all_thread(err_r);
+    let target = Target::Task {
+        tid: w.pid(),
+        inherit: true,
+        enable_on_exec: true,
+    };
+    let groups = events::pack(&counted::workload_events());
+    let mut cg = match CounterGroup::open(&groups, &[target], counted::perf_env()) {
+        Ok(g) => Ok(g),
+        Err(TargetError::Gone) => {
+            Err("the child exited before counters could be attached".to_string())
+        }
+        Err(TargetError::Denied(_, r)) => Err(format!("not allowed to count the child: {r}")),
+    };
+    if let Ok(g) = cg.as_mut() {
+        g.mark_started();
+    }
+    let t0 = Instant::now();
+    w.start(&name)
+        .map_err(|e| anyhow::anyhow!("cannot start '{name}': {}", e.message))?;
+    let exit = loop {
+        if let Some(x) = w.wait(Some(Instant::now() + Duration::from_millis(50))) {
+            break x;
+        }
+        let why = if stop.load(Ordering::Relaxed) {
+            Some("interrupted".to_string())
+        } else if t0.elapsed() > timeout {
+            Some(format!("timed out after {:.0} s", timeout.as_secs_f64()))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            w.kill(libc::SIGKILL);
+            let _ = w.wait(None);
+            bail!("{} {why}", cmd.display());
+        }
+    };
+    let wall_s = t0.elapsed().as_secs_f64();
+    let counted = match cg.as_mut() {
+        Ok(g) => {
+            g.mark_stopped();
+            Counted::from_readings(COUNTED_SCOPE_CHILD, &g.read(), g.notes())
+        }
+        Err(why) => Counted::unavailable(COUNTED_SCOPE_CHILD, why),
+    };
+    let run = ProcRun {
+        wall_s,
+        cpu_s: Some(exit.user_s + exit.sys_s),
+        stdout: out
+            .map(|h| h.join().unwrap_or_default())
+            .unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+        code: exit.code,
+    };
+    Ok((run, counted))
+}
+
+fn check_exit(cmd: &Cmd, r: &ProcRun) -> Result<()> {
+    if r.code != Some(0) {
+        let first = r.stderr.lines().next().unwrap_or("").trim();
+        bail!(
+            "'{}' exited with {}{}",
+            cmd.display(),
+            r.code
+                .map(|c| format!("status {c}"))
+                .unwrap_or_else(|| "a signal".into()),
+            if first.is_empty() {
+                String::new()
+            } else {
+                format!(": {first}")
+            }
+        );
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// bc.
+
+/// Sizes of the bc workloads per profile: (exponent of 7, repetitions),
+/// (pi scale, repetitions).
+pub fn bc_sizes(profile: Profile) -> ((u32, usize), (u32, usize)) {
+    match profile {
+        Profile::Quick => ((99_999, 1), (1_000, 1)),
+        Profile::Standard => ((999_999, 1), (5_000, 1)),
+        Profile::Full => ((999_999, 3), (5_000, 1)),
+    }
+}
+
+/// `echo "7^E" | bc`.
+pub fn bc_pow_cmd(bc: &Path, exp: u32) -> Cmd {
+    Cmd {
+        program: bc.to_path_buf(),
+        args: vec![],
+        stdin: Some(format!("7^{exp}\n")),
+    }
+}
+
+/// `echo "scale=S; 4*a(1)" | bc -l -q`.
+pub fn bc_pi_cmd(bc: &Path, scale: u32) -> Cmd {
+    Cmd {
+        program: bc.to_path_buf(),
+        args: vec!["-l".into(), "-q".into()],
+        stdin: Some(format!("scale={scale}; 4*a(1)\n")),
+    }
+}
+
+fn bc_timeout(profile: Profile) -> Duration {
+    Duration::from_secs(match profile {
+        Profile::Quick => 60,
+        Profile::Standard => 180,
+        Profile::Full => 900,
+    })
+}
+
+/// A finished seed workload record and its IPC / GHz figures.
+type WithFigures = (ResultRecord, Vec<ResultRecord>);
+
+#[allow(clippy::too_many_arguments)]
+fn bc_record(
+    ctx: &mut ExpCtx,
+    bc: &Path,
+    id: MetricId,
+    cmd: Cmd,
+    param: (&str, u32),
+    reps: usize,
+    cpu: usize,
+    size_note: Option<String>,
+) -> Result<WithFigures> {
+    let pin = CpuSet::from_ids([cpu]);
+    let mut samples = Vec::new();
+    let mut cpu_s = Vec::new();
+    let mut windows = Vec::new();
+    for i in 0..reps {
+        (ctx.step)(&format!("{} ({} of {reps})", cmd.display(), i + 1));
+        let (r, c) = run_counted(&cmd, Some(&pin), false, bc_timeout(ctx.profile), ctx.stop)?;
+        check_exit(&cmd, &r)?;
+        samples.push(r.wall_s);
+        if let Some(c) = r.cpu_s {
+            cpu_s.push(c);
+        }
+        windows.push(c);
+    }
+    let wall_med = crate::harness::Stats::from_samples(&samples).map(|s| s.median);
+    let cpu_med = crate::harness::Stats::from_samples(&cpu_s).map(|s| s.median);
+    let mut rec = ResultRecord::of(id, "s", false)
+        .with_param(param.0, param.1)
+        .with_method(
+            &format!(
+                "`{}` with output discarded, pinned to one CPU, wall time from its start to its exit; median of runs",
+                cmd.display()
+            ),
+            METHOD_VERSION,
+        )
+        .with_samples(samples);
+    let (ghz, ghz_src) = ghz_at(ctx.facts, "1");
+    let mut data = json!({
+        "cpu": cpu,
+        "command": cmd.display(),
+        "bc": bc.display().to_string(),
+        "ghz_single": ghz,
+        "ghz_source": ghz_src,
+        "cpu_s": cpu_s,
+    });
+    merge(&mut data, counted_data(&windows));
+    if let (Some(w), Some(c)) = (wall_med, cpu_med) {
+        if c < 0.9 * w {
+            rec = rec.with_note(&format!(
+                "the process had its CPU {:.0}% of the time (CPU time {c:.2} s of {w:.2} s wall): other load shared the core, so the wall time overstates the work",
+                c / w * 100.0
+            ));
+        }
+    }
+    if let Some(n) = size_note {
+        rec = rec.with_note(&n);
+    }
+    if let Some(v) = rec.value {
+        if let Some(mut c) = compare_times(&rec, v) {
+            if let (Some(cm), Some(rows)) = (cpu_med, c["rows"].as_array_mut()) {
+                for row in rows {
+                    if let Some(p) = row["published_s"].as_f64() {
+                        row["this_machine_speed_pct_by_cpu_time"] = json!(p / cm * 100.0);
+                    }
+                }
+            }
+            for row in c["rows"].as_array().cloned().unwrap_or_default() {
+                if let (Some(cpu), Some(p), Some(t)) = (
+                    row["cpu"].as_str(),
+                    row["this_machine_speed_pct"].as_f64(),
+                    row["published_s"].as_f64(),
+                ) {
+                    rec = rec.with_note(&format!(
+                        "vs {cpu} (published {t:.2} s): this machine runs at {p:.0}% of its speed"
+                    ));
+                }
+            }
+            data["published"] = c;
+        }
+    }
+    let figures = counted_figures(
+        (IPC, GHZ),
+        &[("workload", json!(id.metric)), (param.0, json!(param.1))],
+        &windows,
+        true,
+    );
+    rec = rec
+        .with_data(data)
+        .with_counters(counted::to_value(&windows));
+    Ok((rec, figures))
+}
+
+/// Add the fields of `extra` (an object) to `data` (an object).
+fn merge(data: &mut Value, extra: Value) {
+    if let (Some(d), Value::Object(e)) = (data.as_object_mut(), extra) {
+        d.extend(e);
+    }
+}
+
+fn emit(
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    r: Result<WithFigures>,
+    unavailable: impl FnOnce(String) -> ResultRecord,
+) -> Result<()> {
+    match r {
+        Ok((rec, figs)) => {
+            out(rec)?;
+            for f in figs {
+                out(f)?;
+            }
+        }
+        Err(e) => out(unavailable(format!("{e:#}")))?,
+    }
+    Ok(())
+}
+
+fn run_bc(
+    ctx: &mut ExpCtx,
+    cpu: usize,
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+) -> Result<()> {
+    let ((exp, exp_reps), (scale, pi_reps)) = bc_sizes(ctx.profile);
+    let Some(bc) = find_in_path("bc") else {
+        for (id, p, v) in [(BC_POW, "exp", exp), (BC_PI, "scale", scale)] {
+            out(ResultRecord::unavailable(
+                id.experiment,
+                id.metric,
+                "s",
+                "bc not installed (not found in PATH)",
+            )
+            .with_param(p, v))?;
+        }
+        return Ok(());
+    };
+    let pow_note = (exp != 999_999).then(|| {
+        format!("profile {}: 7^{exp} instead of the seed's 7^999999 (not compared with the published figures)", ctx.profile.as_str())
+    });
+    let rec = bc_record(
+        ctx,
+        &bc,
+        BC_POW,
+        bc_pow_cmd(&bc, exp),
+        ("exp", exp),
+        exp_reps,
+        cpu,
+        pow_note,
+    );
+    emit(out, rec, |e| {
+        ResultRecord::unavailable(BC_POW.experiment, BC_POW.metric, "s", &e).with_param("exp", exp)
+    })?;
+    let pi_note = (scale != 5000).then(|| {
+        format!("profile {}: scale={scale} instead of the seed's 5000 (not compared with the published figures)", ctx.profile.as_str())
+    });
+    let rec = bc_record(
+        ctx,
+        &bc,
+        BC_PI,
+        bc_pi_cmd(&bc, scale),
+        ("scale", scale),
+        pi_reps,
+        cpu,
+        pi_note,
+    );
+    emit(out, rec, |e| {
+        ResultRecord::unavailable(BC_PI.experiment, BC_PI.metric, "s", &e)
+            .with_param("scale", scale)
+    })?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// openssl speed.
+
+/// Which AES benchmark this OpenSSL can run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AesChoice {
+    /// `aes-256-ige` or `aes-256-cbc`.
+    pub algorithm: String,
+    /// Extra arguments (`-provider legacy -provider default`).
+    pub provider_args: Vec<String>,
+    /// How it was chosen, for the record.
+    pub note: String,
+    /// Why the seed's aes-256-ige could not be run (said once, in its own
+    /// "not available" record); None when it runs.
+    pub ige_missing: Option<String>,
+}
+
+impl AesChoice {
+    pub fn is_ige(&self) -> bool {
+        self.algorithm == "aes-256-ige"
+    }
+
+    fn with_missing(mut self, why: String) -> AesChoice {
+        self.ige_missing = Some(why);
+        self
+    }
+}
+
+/// The last `+F:` line of `openssl speed -mr` output: bytes per second at
+/// the one block size asked for.
+pub fn parse_speed_mr(stdout: &str) -> Option<f64> {
+    stdout
+        .lines()
+        .filter(|l| l.starts_with("+F:"))
+        .filter_map(|l| l.rsplit(':').next()?.trim().parse::<f64>().ok())
+        .next_back()
+}
+
+/// Seed 000's block sizes: the five columns of its `openssl speed` tables
+/// (OpenSSL 1.0's sizes: 16, 64, 256, 1024, 8192 bytes).
+pub const SEED_BLOCK_BYTES: [u32; 5] = [16, 64, 256, 1024, 8192];
+/// The block size the seed's other figures and cpuscope's counters use.
+pub const MAIN_BLOCK_BYTES: u32 = 8192;
+/// Seed 000's middle process count ("测试32个线程并行": 32 processes).
+pub const SEED_PROCESSES: usize = 32;
+
+/// The block sizes a profile measures: quick only the 8192-byte column
+/// (its time budget), standard and full the seed's five.
+pub fn openssl_block_sizes(profile: Profile) -> &'static [u32] {
+    match profile {
+        Profile::Quick => &SEED_BLOCK_BYTES[4..],
+        _ => &SEED_BLOCK_BYTES,
+    }
+}
+
+fn openssl_cmd(
+    openssl: &Path,
+    choice: &AesChoice,
+    secs: u32,
+    multi: Option<usize>,
+    bytes: u32,
+) -> Cmd {
+    let mut args = vec!["speed".to_string()];
+    args.extend(choice.provider_args.iter().cloned());
+    args.extend(["-elapsed", "-mr", "-bytes"].iter().map(|s| s.to_string()));
+    args.push(bytes.to_string());
+    args.push("-seconds".into());
+    args.push(secs.to_string());
+    if let Some(n) = multi {
+        args.push("-multi".into());
+        args.push(n.to_string());
+    }
+    args.push(choice.algorithm.clone());
+    Cmd {
+        program: openssl.to_path_buf(),
+        args,
+        stdin: None,
+    }
+}
+
+/// Run the single-copy benchmark, choosing the algorithm on the way:
+/// aes-256-ige; on "Unknown algorithm" the same with the legacy provider;
+/// then aes-256-cbc. Returns the choice and the first measurement.
+fn openssl_first(
+    openssl: &Path,
+    secs: u32,
+    cpu: &CpuSet,
+    timeout: Duration,
+    stop: &AtomicBool,
+) -> Result<(AesChoice, ProcRun, Counted)> {
+    let tries = [
+        AesChoice {
+            algorithm: "aes-256-ige".into(),
+            provider_args: vec![],
+            note: "aes-256-ige, as in seed 000".into(),
+            ige_missing: None,
+        },
+        AesChoice {
+            algorithm: "aes-256-ige".into(),
+            provider_args: ["-provider", "legacy", "-provider", "default"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            note: "aes-256-ige through OpenSSL 3's legacy provider, as in seed 000".into(),
+            ige_missing: None,
+        },
+    ];
+    let mut why = Vec::new();
+    for t in tries {
+        let cmd = openssl_cmd(openssl, &t, secs, None, MAIN_BLOCK_BYTES);
+        let (r, c) = run_counted(&cmd, Some(cpu), true, timeout, stop)?;
+        if r.code == Some(0) && parse_speed_mr(&r.stdout).is_some() {
+            return Ok((t, r, c));
+        }
+        let msg = r
+            .stderr
+            .lines()
+            .chain(r.stdout.lines())
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("no output")
+            .trim()
+            .to_string();
+        why.push(format!("{}: {msg}", cmd.args.join(" ")));
+    }
+    let cbc = AesChoice {
+        algorithm: "aes-256-cbc".into(),
+        provider_args: vec![],
+        note: "aes-256-cbc instead of the seed's aes-256-ige (not in this OpenSSL: see the aes-256-ige record): OpenSSL's EVP path (AES-NI / Armv8 AES where present), another mode and code path, never compared with the seed's figures".into(),
+        ige_missing: None,
+    };
+    let missing = format!(
+        "aes-256-ige, the seed's algorithm, is not in this OpenSSL ({}): nothing is compared with the seed's figures; aes-256-cbc is measured instead (another mode and code path: OpenSSL's EVP path with AES-NI / Armv8 AES where present)",
+        why.join("; ")
+    );
+    let cmd = openssl_cmd(openssl, &cbc, secs, None, MAIN_BLOCK_BYTES);
+    let (r, c) = run_counted(&cmd, Some(cpu), true, timeout, stop)?;
+    check_exit(&cmd, &r)?;
+    Ok((cbc.with_missing(missing), r, c))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn openssl_record(
+    choice: &AesChoice,
+    cmd: &Cmd,
+    copies: usize,
+    label: &str,
+    cpus: &CpuSet,
+    bytes: u32,
+    bytes_per_s: Option<f64>,
+    counted: Counted,
+) -> WithFigures {
+    let params = [
+        ("alg", json!(choice.algorithm.as_str())),
+        ("copies", json!(label)),
+        ("bytes", json!(bytes)),
+    ];
+    let with_params = |mut r: ResultRecord| {
+        for (k, v) in &params {
+            r = r.with_param(k, v.clone());
+        }
+        r
+    };
+    let Some(b) = bytes_per_s else {
+        return (
+            with_params(ResultRecord::unavailable(
+                OPENSSL_AES.experiment,
+                OPENSSL_AES.metric,
+                "MB/s",
+                &format!("'{}' printed no +F result line", cmd.display()),
+            )),
+            Vec::new(),
+        );
+    };
+    let mbs = b / 1e6;
+    let mut rec = with_params(ResultRecord::of(OPENSSL_AES, "MB/s", true))
+        .with_method(
+            &format!(
+                "`{}` (wall-clock divisor, {bytes}-byte blocks); the CPU set is inherited by its {} process(es), which the kernel places within it",
+                cmd.display(),
+                copies
+            ),
+            METHOD_VERSION,
+        )
+        .with_samples(vec![mbs])
+        .with_note(&choice.note);
+    let windows = [counted];
+    let mut data = json!({
+        "command": cmd.display(),
+        "cpus": cpus.to_string(),
+        "copies": copies,
+    });
+    merge(&mut data, counted_data(&windows));
+    // Only the same algorithm is compared: CBC (AES-NI) never beside IGE.
+    let c = compare_openssl(&choice.algorithm, copies, bytes, mbs);
+    if copies == 1 && bytes == MAIN_BLOCK_BYTES {
+        for row in c["rows"].as_array().cloned().unwrap_or_default() {
+            if let (Some(cpu), Some(p), Some(1)) = (
+                row["cpu"].as_str(),
+                row["this_machine_per_copy_pct"].as_f64(),
+                row["published_copies"].as_u64(),
+            ) {
+                rec = rec.with_note(&format!("vs {cpu} (published, 1 copy): {p:.0}% per copy"));
+            }
+        }
+    }
+    data["published"] = c;
+    // IPC and GHz per process count at the seed's main block size: the
+    // IPC-versus-processes curve of seed 000's openssl charts.
+    let figures = if bytes == MAIN_BLOCK_BYTES {
+        let mut fparams = vec![("workload", json!(OPENSSL_AES.metric))];
+        fparams.extend(params.iter().cloned());
+        counted_figures((IPC, GHZ), &fparams, &windows, true)
+    } else {
+        Vec::new()
+    };
+    (
+        rec.with_data(data)
+            .with_counters(counted::to_value(&windows)),
+        figures,
+    )
+}
+
+fn run_openssl(ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
+    let Some(openssl) = find_in_path("openssl") else {
+        out(ResultRecord::unavailable(
+            OPENSSL_AES.experiment,
+            OPENSSL_AES.metric,
+            "MB/s",
+            "openssl not installed (not found in PATH)",
+        )
+        .with_param("copies", "1"))?;
+        return Ok(());
+    };
+    let secs = openssl_seconds(ctx.profile);
+    let sizes = openssl_block_sizes(ctx.profile);
+    let timeout = Duration::from_secs(secs as u64 * 10 + 30);
+    let per_core = one_cpu_per_core(ctx.machine, &ctx.cpus);
+    let Some(first) = per_core.first() else {
+        return Ok(());
+    };
+    let one = CpuSet::from_ids([first]);
+    (ctx.step)("openssl speed, 1 copy");
+    let (choice, r, c1) = match openssl_first(&openssl, secs, &one, timeout, ctx.stop) {
+        Ok(x) => x,
+        Err(e) => {
+            out(ResultRecord::unavailable(
+                OPENSSL_AES.experiment,
+                OPENSSL_AES.metric,
+                "MB/s",
+                &format!("{e:#}"),
+            )
+            .with_param("copies", "1"))?;
+            return Ok(());
+        }
+    };
+    // The seed's algorithm missing: said once, in its own record.
+    if let Some(why) = &choice.ige_missing {
+        out(
+            ResultRecord::unavailable(OPENSSL_AES.experiment, OPENSSL_AES.metric, "MB/s", why)
+                .with_param("alg", "aes-256-ige")
+                .with_param("copies", "1")
+                .with_param("bytes", MAIN_BLOCK_BYTES),
+        )?;
+    }
+    let size_note = (sizes.len() < SEED_BLOCK_BYTES.len()).then(|| {
+        format!(
+            "profile {}: {MAIN_BLOCK_BYTES}-byte blocks only (the seed's five sizes 16, 64, 256, 1024, 8192 run in standard and full)",
+            ctx.profile.as_str()
+        )
+    });
+    let cmd1 = openssl_cmd(&openssl, &choice, secs, None, MAIN_BLOCK_BYTES);
+    let (mut rec, figs) = openssl_record(
+        &choice,
+        &cmd1,
+        1,
+        "1",
+        &one,
+        MAIN_BLOCK_BYTES,
+        parse_speed_mr(&r.stdout),
+        c1,
+    );
+    if let Some(n) = &size_note {
+        rec = rec.with_note(n);
+    }
+    out(rec)?;
+    for f in figs {
+        out(f)?;
+    }
+    let mut points: Vec<(String, CpuSet)> = vec![("1".into(), one.clone())];
+    // The seed's 32 processes, where the machine has 32 usable CPUs.
+    let order = ordered_cpus(ctx.machine, &ctx.cpus);
+    if order.len() >= SEED_PROCESSES {
+        points.push((
+            SEED_PROCESSES.to_string(),
+            order[..SEED_PROCESSES].iter().copied().collect(),
+        ));
+    } else {
+        out(ResultRecord::unavailable(
+            OPENSSL_AES.experiment,
+            OPENSSL_AES.metric,
+            "MB/s",
+            &format!(
+                "the seed's {SEED_PROCESSES} processes need {SEED_PROCESSES} usable CPUs; {} are usable here",
+                order.len()
+            ),
+        )
+        .with_param("alg", choice.algorithm.as_str())
+        .with_param("copies", SEED_PROCESSES.to_string())
+        .with_param("bytes", MAIN_BLOCK_BYTES))?;
+    }
+    if per_core.len() > 1 {
+        points.push(("per_core".into(), per_core.clone()));
+    }
+    if ctx.cpus.len() > per_core.len() {
+        points.push(("all".into(), ctx.cpus.clone()));
+    } else {
+        out(ResultRecord::unavailable(
+            OPENSSL_AES.experiment,
+            OPENSSL_AES.metric,
+            "MB/s",
+            "no SMT among the usable CPUs: all logical CPUs = one copy per core",
+        )
+        .with_param("alg", choice.algorithm.as_str())
+        .with_param("copies", "all")
+        .with_param("bytes", MAIN_BLOCK_BYTES))?;
+    }
+    for (label, cpus) in points {
+        for &bytes in sizes {
+            if label == "1" && bytes == MAIN_BLOCK_BYTES {
+                continue; // measured first, above
+            }
+            let multi = (label != "1").then_some(cpus.len());
+            (ctx.step)(&format!(
+                "openssl speed{} -bytes {bytes}",
+                multi.map(|n| format!(" -multi {n}")).unwrap_or_default()
+            ));
+            let cmd = openssl_cmd(&openssl, &choice, secs, multi, bytes);
+            let rec = run_counted(&cmd, Some(&cpus), true, timeout, ctx.stop)
+                .and_then(|(r, c)| check_exit(&cmd, &r).map(|_| (r, c)))
+                .map(|(r, c)| {
+                    let (mut rec, figs) = openssl_record(
+                        &choice,
+                        &cmd,
+                        cpus.len(),
+                        &label,
+                        &cpus,
+                        bytes,
+                        parse_speed_mr(&r.stdout),
+                        c,
+                    );
+                    if let Some(n) = size_note.as_ref().filter(|_| bytes == MAIN_BLOCK_BYTES) {
+                        rec = rec.with_note(n);
+                    }
+                    (rec, figs)
+                });
+            emit(out, rec, |e| {
+                ResultRecord::unavailable(OPENSSL_AES.experiment, OPENSSL_AES.metric, "MB/s", &e)
+                    .with_param("alg", choice.algorithm.as_str())
+                    .with_param("copies", label.as_str())
+                    .with_param("bytes", bytes)
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Seconds `openssl speed` runs each block size.
+fn openssl_seconds(profile: Profile) -> u32 {
+    match profile {
+        Profile::Quick | Profile::Standard => 1,
+        Profile::Full => 3,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// In-process loops.
+
+fn run_loops(
+    ctx: &mut ExpCtx,
+    cpu: usize,
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+) -> Result<()> {
+    let policy = compute_policy(ctx.profile);
+    let (ghz, ghz_src) = ghz_at(ctx.facts, "1");
+
+    // Seed 000 cpu_bound.
+    (ctx.step)("nop loop (seed 000 cpu_bound)");
+    let (s, cnt) = single_rate_counted(cpu, &policy, ctx.stop, 1.0, nop_loop)?;
+    let windows = [cnt];
+    let ns: Vec<f64> = s.iter().map(|r| 1e9 / r).collect();
+    let mut rec = ResultRecord::of(NOP_LOOP, "ns/iteration", false)
+        .with_method(
+            "seed 000's cpu_bound loop body in asm: nop; nop; nop; decrement; branch (5 instructions per iteration), pinned, timed by the harness; median",
+            METHOD_VERSION,
+        )
+        .with_samples(ns);
+    let ipc = match (rec.value, ghz) {
+        (Some(v), Some(g)) => Some(NOP_LOOP_INSNS as f64 / (v * g)),
+        _ => None,
+    };
+    if let Some(i) = ipc {
+        rec = rec.with_note(&format!(
+            "{i:.2} instructions per cycle (5 instructions per iteration by construction, measured clock {:.2} GHz)",
+            ghz.unwrap_or(0.0)
+        ));
+    }
+    let mut data = json!({
+        "cpu": cpu,
+        "instructions_per_iteration": NOP_LOOP_INSNS,
+        "ipc_from_instruction_count": ipc,
+        "ghz": ghz,
+        "ghz_source": ghz_src,
+        "published": published_reference(CPU_BOUND_SET),
+    });
+    merge(&mut data, counted_data(&windows));
+    rec = rec
+        .with_note(&cpu_bound_note())
+        .with_data(data)
+        .with_counters(counted::to_value(&windows));
+    let measured = rec.value.is_some();
+    out(rec)?;
+    if measured {
+        let params = [("workload", json!(NOP_LOOP.metric))];
+        for f in counted_figures((IPC, GHZ), &params, &windows, true) {
+            out(f)?;
+        }
+    }
+
+    // Seed 002 loop order: same innermost iterations, different shapes.
+    let mut per_inner: Vec<(String, f64)> = Vec::new();
+    for (shape, mid, inner, seed_shape) in [
+        ("outer_many", 1000u64, 100u64, "100000x1000x100"),
+        ("inner_many", 1000u64, 100_000u64, "100x1000x100000"),
+    ] {
+        (ctx.step)(&format!("loop nest {seed_shape}"));
+        let per_call = (mid * inner) as f64;
+        let (s, cnt) = single_rate_counted(cpu, &policy, ctx.stop, per_call, |n| {
+            loop_nest(n, mid, inner)
+        })?;
+        let windows = [cnt];
+        let ns: Vec<f64> = s.iter().map(|r| 1e9 / r).collect();
+        let insns = 2.0 + 3.0 / inner as f64 + 3.0 / (inner * mid) as f64;
+        let mut rec = ResultRecord::of(BRANCH_ORDER, "ns/inner-iteration", false)
+            .with_param("shape", shape)
+            .with_method(
+                &format!(
+                    "seed 002's nested loops, shape {seed_shape} (the outer count scaled to the time budget), counters in registers (asm: decrement + branch per level); ns per innermost iteration; median"
+                ),
+                METHOD_VERSION,
+            )
+            .with_samples(ns);
+        let ipc = match (rec.value, ghz) {
+            (Some(v), Some(g)) => Some(insns / (v * g)),
+            _ => None,
+        };
+        if let Some(v) = rec.value {
+            per_inner.push((shape.to_string(), v));
+        }
+        let c = &windows[0];
+        let mut data = json!({
+            "cpu": cpu,
+            "seed_shape": seed_shape,
+            "middle": mid,
+            "inner": inner,
+            "instructions_per_inner_iteration": insns,
+            "ipc_from_instruction_count": ipc,
+            "ghz": ghz,
+            "branch_misses": c.value("branch-misses").ok(),
+            "branch_misses_reason": c.value("branch-misses").err(),
+            "branch_miss_pct": c.metrics.branch_miss_pct,
+            "branch_miss_pct_reason": c.metrics.missing.get("branch_miss_pct"),
+        });
+        merge(&mut data, counted_data(&windows));
+        rec = rec
+            .with_data(data)
+            .with_counters(counted::to_value(&windows));
+        let measured = rec.value.is_some();
+        out(rec)?;
+        if measured {
+            for f in counted_figures(
+                (IPC, GHZ),
+                &[
+                    ("workload", json!(BRANCH_ORDER.metric)),
+                    ("shape", json!(shape)),
+                ],
+                &windows,
+                true,
+            ) {
+                out(f)?;
+            }
+        }
+    }
+    if let (Some(a), Some(b)) = (
+        per_inner.iter().find(|x| x.0 == "outer_many"),
+        per_inner.iter().find(|x| x.0 == "inner_many"),
+    ) {
+        let ratio = a.1 / b.1;
+        let mut r = ResultRecord::of(BRANCH_ORDER_RATIO, "ratio", false)
+            .with_method(
+                "time per innermost iteration, 100000×1000×100 shape / 100×1000×100000 shape (above 1: the many short inner loops cost more, e.g. a mispredicted exit per inner loop)",
+                METHOD_VERSION,
+            )
+            .with_note(&branch_order_note())
+            .with_data(json!({"published": published_reference(BRANCH_ORDER_SET)}));
+        r.value = Some(ratio);
+        out(r)?;
+    }
+    Ok(())
+}
+
+impl Experiment for Workloads {
+    fn name(&self) -> &'static str {
+        EXP
+    }
+
+    fn title(&self) -> &'static str {
+        "seed workloads: bc 7^N and pi, openssl speed AES, nop loop, branch-order loops"
+    }
+
+    fn estimate_secs(&self, machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> f64 {
+        // bc on this machine's class (a 2.6 GHz Sapphire Rapids VM core):
+        // 7^99999 ≈ 0.3 s, 7^999999 ≈ 14 s, pi scale 1000 ≈ 0.2 s,
+        // 5000 ≈ 14 s (seed 000's machines took 15.6-31 s for it).
+        let bc = if find_in_path("bc").is_some() {
+            match profile {
+                Profile::Quick => 1.4,
+                Profile::Standard => 14.0 + 14.0,
+                Profile::Full => 3.0 * 14.0 + 14.0,
+            }
+        } else {
+            0.0
+        };
+        let per_core = one_cpu_per_core(machine, cpus).len();
+        let ossl_points =
+            1.0 + if cpus.len() >= SEED_PROCESSES {
+                1.0
+            } else {
+                0.0
+            } + if per_core > 1 { 1.0 } else { 0.0 }
+                + if cpus.len() > per_core { 1.0 } else { 0.0 };
+        let ossl_runs = ossl_points * openssl_block_sizes(profile).len() as f64;
+        let ossl = if find_in_path("openssl").is_some() {
+            ossl_runs * (openssl_seconds(profile) as f64 + 0.3)
+        } else {
+            0.0
+        };
+        bc + ossl + 3.0 * secs_per_figure(profile) + 0.1
+    }
+
+    fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
+        let order = ordered_cpus(ctx.machine, &ctx.cpus);
+        let Some(&cpu) = order.first() else {
+            out(ResultRecord::unavailable(
+                BC_POW.experiment,
+                BC_POW.metric,
+                "s",
+                "no usable CPU",
+            ))?;
+            return Ok(());
+        };
+        run_loops(ctx, cpu, out)?;
+        run_bc(ctx, cpu, out)?;
+        run_openssl(ctx, out)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bc_rec(id: MetricId, param: (&str, u32)) -> ResultRecord {
+        ResultRecord::of(id, "s", false).with_param(param.0, param.1)
+    }
+
+    #[test]
+    fn seed_references_come_from_the_one_loader() {
+        for id in [OPENSSL_SET, CPU_BOUND_SET, BRANCH_ORDER_SET] {
+            let s = published::by_id(id).unwrap();
+            assert!(s.source.seed.starts_with(&id[4..7]), "{id}");
+        }
+        let r = published_reference(CPU_BOUND_SET);
+        assert_eq!(r["set"], CPU_BOUND_SET);
+        assert!(r["label"].as_str().unwrap().contains("reference only"));
+        assert!(r["source"].as_str().unwrap().starts_with("000_"));
+        assert!(cpu_bound_note().contains("1.57") && cpu_bound_note().contains("0.45"));
+        assert!(branch_order_note().contains("25560 ms / 23420 ms = 1.09"));
+    }
+
+    #[test]
+    fn time_comparison_is_relative_speed() {
+        let c = compare_times(&bc_rec(BC_POW, ("exp", 999_999)), 18.603323495).unwrap();
+        assert_eq!(c["label"], PUBLISHED_LABEL);
+        assert_eq!(c["set"], "seed000-bc");
+        let rows = c["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 5, "{c}");
+        let intel = rows
+            .iter()
+            .find(|r| r["cpu"].as_str().unwrap().starts_with("Intel"))
+            .unwrap();
+        assert!((intel["this_machine_speed_pct"].as_f64().unwrap() - 100.0).abs() < 1e-9);
+        assert_eq!(intel["published_ipc"], 2.19);
+        assert_eq!(intel["published_ghz"], 2.5);
+        // FT2500 pi: no time published, said so; its stated clock kept.
+        let p = compare_times(&bc_rec(BC_PI, ("scale", 5000)), 20.0).unwrap();
+        let ft = p["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["cpu"] == "Phytium FT2500")
+            .unwrap();
+        assert!(ft["published_s"].is_null());
+        assert!(ft["reason"].as_str().unwrap().contains("no time published"));
+        assert_eq!(ft["published_ghz"], 2.1);
+        // The pi row is the 8163's, not the 7^999999 table's Intel.
+        assert!(p["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["cpu"] == "Intel Xeon Platinum 8163" && r["published_s"] == 22.979));
+        // Another size than the seed's: nothing to compare.
+        assert!(compare_times(&bc_rec(BC_POW, ("exp", 99_999)), 1.0).is_none());
+        assert!(compare_times(&bc_rec(BC_PI, ("scale", 1000)), 1.0).is_none());
+    }
+
+    #[test]
+    fn openssl_comparison_per_copy_and_never_cbc_with_ige() {
+        // Kunpeng single copy: 143196.16 kB/s = 143.19616 MB/s.
+        let c = compare_openssl("aes-256-ige", 1, 8192, 143.19616);
+        assert!(c["label"].as_str().unwrap().starts_with(PUBLISHED_LABEL));
+        let rows = c["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 9, "3 machines × 1, 32, all processes");
+        let row = rows
+            .iter()
+            .find(|r| {
+                r["cpu"].as_str().unwrap().starts_with("Kunpeng") && r["published_copies"] == 1
+            })
+            .unwrap();
+        assert!((row["this_machine_per_copy_pct"].as_f64().unwrap() - 100.0).abs() < 1e-6);
+        // Every logical CPU: per copy over the real process count (96 on the Kunpeng).
+        let all = rows
+            .iter()
+            .find(|r| {
+                r["cpu"].as_str().unwrap().starts_with("Kunpeng")
+                    && r["published_processes"] == "all"
+            })
+            .unwrap();
+        assert_eq!(all["published_copies"], 96);
+        // CBC is never set beside the seed's IGE.
+        let cbc = compare_openssl("aes-256-cbc", 1, 8192, 1000.0);
+        assert_eq!(cbc["label"], "not compared");
+        assert!(cbc["rows"].is_null());
+        assert!(cbc["reason"].as_str().unwrap().contains("aes-256-ige"));
+        let rec = ResultRecord::of(OPENSSL_AES, "MB/s", true)
+            .with_param("alg", "aes-256-cbc")
+            .with_param("copies", "1")
+            .with_param("bytes", 8192);
+        assert!(published::matches_for(&rec).is_empty());
+        let ige = rec.clone().with_param("alg", "aes-256-ige");
+        assert_eq!(published::matches_for(&ige).len(), 3);
+        // Every one of the seed's five block sizes and its 32 processes map.
+        for bytes in SEED_BLOCK_BYTES {
+            for copies in ["1", "32", "all"] {
+                let r = ige
+                    .clone()
+                    .with_param("bytes", bytes)
+                    .with_param("copies", copies);
+                assert_eq!(published::matches_for(&r).len(), 3, "{bytes} B, {copies}");
+            }
+            // Kunpeng, 16-byte blocks, 1 process: 133174.89 kB/s.
+            let c = compare_openssl("aes-256-ige", 1, bytes, 1.0);
+            assert_eq!(c["rows"].as_array().unwrap().len(), 9, "{bytes}");
+        }
+        let c16 = compare_openssl("aes-256-ige", 1, 16, 133.17489);
+        let k16 = c16["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| {
+                r["cpu"].as_str().unwrap().starts_with("Kunpeng") && r["published_copies"] == 1
+            })
+            .unwrap()
+            .clone();
+        assert!((k16["this_machine_per_copy_pct"].as_f64().unwrap() - 100.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn openssl_sizes_per_profile() {
+        assert_eq!(openssl_block_sizes(Profile::Quick), &[8192]);
+        assert_eq!(openssl_block_sizes(Profile::Standard), &SEED_BLOCK_BYTES);
+        assert_eq!(openssl_block_sizes(Profile::Full), &SEED_BLOCK_BYTES);
+    }
+
+    #[test]
+    fn counted_child_carries_figures_or_the_reason() {
+        let stop = AtomicBool::new(false);
+        let cmd = Cmd {
+            program: find_in_path("sh").expect("sh in PATH"),
+            args: vec!["-c".into(), "read x; echo \"got $x\"; echo err >&2".into()],
+            stdin: Some("hello\n".into()),
+        };
+        let (r, c) = run_counted(&cmd, None, true, Duration::from_secs(20), &stop).unwrap();
+        assert_eq!(r.code, Some(0));
+        assert_eq!(r.stdout.trim(), "got hello");
+        assert_eq!(r.stderr.trim(), "err");
+        assert!(r.wall_s > 0.0 && r.cpu_s.is_some());
+        assert_eq!(c.scope, COUNTED_SCOPE_CHILD);
+        // task-clock is software: counted wherever perf_event_open is allowed.
+        if let Ok(t) = c.value("task-clock") {
+            assert!(t > 0.0);
+        }
+        // IPC is a figure or a reason: never 0.
+        match c.ipc() {
+            Ok(i) => assert!(i > 0.0),
+            Err(w) => assert!(!w.is_empty()),
+        }
+        let d = counted_data(std::slice::from_ref(&c));
+        assert_eq!(d["ipc"].is_null(), c.ipc().is_err());
+        assert_eq!(d["ipc_reason"].is_string(), c.ipc().is_err());
+        let figs = counted_figures(
+            (IPC, GHZ),
+            &[("workload", json!(BC_POW.metric)), ("exp", json!(999_999))],
+            std::slice::from_ref(&c),
+            true,
+        );
+        assert_eq!(figs.len(), 2);
+        for f in &figs {
+            assert_eq!(f.value.is_none(), f.unavailable_reason.is_some());
+            assert_ne!(f.value, Some(0.0));
+        }
+        // The counted IPC of 7^999999 sits beside seed 000's published IPCs.
+        let ipc = figs.iter().find(|f| f.is(IPC)).unwrap();
+        let m = published::matches_for(ipc);
+        assert_eq!(m.len(), 5, "{}", ipc.key);
+        assert!(m
+            .iter()
+            .all(|x| x.set.id == "seed000-bc" && x.figure.metric == "ipc"));
+        // A failing start is an error, not a panic.
+        let bad = Cmd {
+            program: PathBuf::from("/nonexistent/cpuscope-no-such-program"),
+            args: vec![],
+            stdin: None,
+        };
+        let e = run_counted(&bad, None, false, Duration::from_secs(5), &stop).unwrap_err();
+        assert!(format!("{e:#}").contains("cannot start"), "{e:#}");
+    }
+
+    #[test]
+    fn speed_mr_parsing() {
+        let single = "+DT:aes-256-cbc:1:8192\n+R:50969:aes-256-cbc:0.9\n+H:8192\n+F:21:aes-256-cbc:927862328.89\n";
+        assert_eq!(parse_speed_mr(single), Some(927862328.89));
+        let multi = "Got: +F:21:aes-256-cbc:243967493.07 from 0\nGot: +F:21:aes-256-cbc:245362566.34 from 1\n+F:21:aes-256-cbc:489330059.41\n";
+        assert_eq!(parse_speed_mr(multi), Some(489330059.41));
+        assert_eq!(
+            parse_speed_mr("speed: Unknown algorithm aes-256-ige\n"),
+            None
+        );
+    }
+
+    #[test]
+    fn quick_sizes_differ_from_the_seed_and_keys_differ() {
+        let ((q, _), (qs, _)) = bc_sizes(Profile::Quick);
+        let ((f, _), (fs, _)) = bc_sizes(Profile::Full);
+        assert_ne!(q, f);
+        assert_ne!(qs, fs);
+        assert_eq!((f, fs), (999_999, 5000));
+        // The standard profile runs the seed's pi too (scale=5000).
+        assert_eq!(bc_sizes(Profile::Standard).1 .0, 5000);
+        let a = ResultRecord::of(BC_POW, "s", false).with_param("exp", q);
+        let b = ResultRecord::of(BC_POW, "s", false).with_param("exp", f);
+        assert_ne!(a.key, b.key);
+    }
+
+    #[test]
+    fn missing_program_is_an_error_not_a_panic() {
+        let stop = AtomicBool::new(false);
+        let cmd = Cmd {
+            program: PathBuf::from("/nonexistent/cpuscope-no-such-program"),
+            args: vec![],
+            stdin: None,
+        };
+        let e = run_one(&cmd, None, false, Duration::from_secs(5), &stop).unwrap_err();
+        assert!(format!("{e:#}").contains("cannot start"));
+    }
+}

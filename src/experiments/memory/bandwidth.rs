@@ -1,0 +1,1107 @@
+//! Memory bandwidth with STREAM semantics (read, write, copy, triad), in the
+//! widest vector width and in scalar code, with normal and non-temporal
+//! stores, swept over thread counts with compact and spread placements, plus
+//! bandwidth inside each cache level.
+//!
+//! Bytes are reported two ways: as the kernel counts them (STREAM: copy 16 B
+//! per element, triad 24 B) and write-allocate adjusted (a normal store also
+//! reads its line first: copy 24 B, triad 32 B; non-temporal stores do not).
+
+use crate::base::fmt::fmt_size;
+use crate::experiments::common::{
+    self, cpu_order, thread_counts, CacheFacts, Placement, LEVEL_NAMES, MIB, PLACEMENT_PARAM,
+};
+use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
+use crate::harness::measure::{measure_team_inline, Policy, Warmup};
+use crate::kernels::memory::{stream_pass, Arrays, BwKernel, StoreKind, Width, BW_ELEMS_ALIGN};
+use crate::machine::MachineInfo;
+use crate::placement::buffer::{Buffer, BufferOptions, PageRequest, Touch};
+use crate::placement::mempolicy::MemPolicy;
+use crate::placement::team::Team;
+use crate::placement::CpuSet;
+use crate::results::schema::{MetricId, ResultRecord};
+use anyhow::{bail, Result};
+use serde::Serialize;
+use serde_json::json;
+use std::time::Duration;
+
+pub struct Bandwidth;
+
+pub const EXP: &str = "bandwidth";
+const METHOD_VERSION: u32 = 1;
+
+/// GB/s of one STREAM kernel, named after the kernel (see [`kernel_metric`]).
+pub const READ: MetricId = MetricId::new(EXP, "read");
+pub const WRITE: MetricId = MetricId::new(EXP, "write");
+pub const COPY: MetricId = MetricId::new(EXP, "copy");
+pub const TRIAD: MetricId = MetricId::new(EXP, "triad");
+/// A placement's sweep, when it was not measured (same CPU order as another).
+pub const SWEEP: MetricId = MetricId::new(EXP, "sweep");
+/// The thread count after which the sweep stops growing; the curve in data.
+pub const SATURATION_THREADS: MetricId = MetricId::new(EXP, "saturation_threads");
+/// The best single-thread median over the kernels.
+pub const PER_CORE_CEILING: MetricId = MetricId::new(EXP, "per_core_ceiling");
+/// Per-level bandwidth, when no cache size is known.
+pub const CACHE_LEVEL: MetricId = MetricId::new(EXP, "cache_level");
+
+/// The `scope` param of the sweep's figures when the arrays follow STREAM's
+/// rule (see [`BandwidthPlan::scope`]): a place, not latency's figure.
+pub const DRAM_SCOPE: &str = "dram";
+
+/// The figure of kernel `k`: its GB/s are named after it.
+pub fn kernel_metric(k: BwKernel) -> MetricId {
+    match k {
+        BwKernel::Read => READ,
+        BwKernel::Write => WRITE,
+        BwKernel::Copy => COPY,
+        BwKernel::Triad => TRIAD,
+    }
+}
+
+/// One kernel flavour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Variant {
+    pub kernel: BwKernel,
+    pub width: Width,
+    pub store: StoreKind,
+}
+
+impl Variant {
+    pub fn new(kernel: BwKernel, width: Width, store: StoreKind) -> Variant {
+        Variant {
+            kernel,
+            width,
+            store: if kernel.has_stores() {
+                store
+            } else {
+                StoreKind::Normal
+            },
+        }
+    }
+    pub fn label(&self) -> String {
+        format!(
+            "{} {}{}",
+            self.kernel.name(),
+            self.width.name(),
+            if self.store == StoreKind::NonTemporal {
+                " nt"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+/// Everything the bandwidth experiment will do.
+#[derive(Clone, Debug, Serialize)]
+pub struct BandwidthPlan {
+    /// Bytes of each array (all threads together).
+    pub array_bytes: usize,
+    /// CPUs available to the sweep.
+    pub cpus: CpuSet,
+    /// Placements swept, each with its thread counts.
+    pub placements: Vec<Placement>,
+    /// Thread counts (applied to every placement, capped by its CPUs).
+    pub threads: Vec<usize>,
+    /// Measured at every thread count and placement.
+    pub sweep: Vec<Variant>,
+    /// Measured at 1 thread and at all threads (compact) only.
+    pub ends: Vec<Variant>,
+    /// Per-cache-level working sets (per thread).
+    pub levels: Vec<(String, usize)>,
+    pub level_kernels: Vec<Variant>,
+    pub reps: usize,
+    /// Bind the arrays to this node (None: first touch by each thread).
+    pub node: Option<usize>,
+    /// `scope` parameter of the sweep's records: "dram" when the arrays follow
+    /// STREAM's rule (≥ 4× the last-level cache), "array" for a smaller
+    /// size chosen by the user (figures may come from a cache).
+    pub scope: &'static str,
+    pub notes: Vec<String>,
+}
+
+fn vector() -> Width {
+    Width::widest().unwrap_or(Width::Scalar)
+}
+
+/// The default plan of a profile.
+pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> BandwidthPlan {
+    let cf = CacheFacts::of(machine);
+    let mut notes = Vec::new();
+    if let Some(n) = &cf.note {
+        notes.push(n.clone());
+    }
+    // STREAM rule: each array at least 4x the total last-level cache.
+    let mut array = (cf.llc_total * 4).max(64 * MIB);
+    let cap = common::auto_cap() / 3;
+    if array > cap {
+        notes.push(format!(
+            "arrays capped at {} each by available memory (STREAM wants {})",
+            fmt_size(cap),
+            fmt_size(array)
+        ));
+        array = cap;
+    }
+    let v = vector();
+    let nt = StoreKind::NonTemporal;
+    let no = StoreKind::Normal;
+    let (sweep, ends) = match profile {
+        Profile::Quick => (
+            vec![Variant::new(BwKernel::Triad, v, no)],
+            vec![
+                Variant::new(BwKernel::Read, v, no),
+                Variant::new(BwKernel::Copy, v, no),
+                Variant::new(BwKernel::Triad, v, nt),
+                Variant::new(BwKernel::Triad, Width::Scalar, no),
+            ],
+        ),
+        Profile::Standard => (
+            vec![
+                Variant::new(BwKernel::Triad, v, no),
+                Variant::new(BwKernel::Copy, v, no),
+            ],
+            vec![
+                Variant::new(BwKernel::Read, v, no),
+                Variant::new(BwKernel::Write, v, no),
+                Variant::new(BwKernel::Write, v, nt),
+                Variant::new(BwKernel::Copy, v, nt),
+                Variant::new(BwKernel::Triad, v, nt),
+                Variant::new(BwKernel::Read, Width::Scalar, no),
+                Variant::new(BwKernel::Triad, Width::Scalar, no),
+            ],
+        ),
+        Profile::Full => {
+            let mut ends = Vec::new();
+            for w in [v, Width::Scalar] {
+                for k in BwKernel::ALL {
+                    for s in [no, nt] {
+                        let var = Variant::new(k, w, s);
+                        if !ends.contains(&var) {
+                            ends.push(var);
+                        }
+                    }
+                }
+            }
+            (
+                vec![
+                    Variant::new(BwKernel::Triad, v, no),
+                    Variant::new(BwKernel::Copy, v, no),
+                    Variant::new(BwKernel::Read, v, no),
+                    Variant::new(BwKernel::Triad, v, nt),
+                ],
+                ends,
+            )
+        }
+    };
+    let ends = ends.into_iter().filter(|e| !sweep.contains(e)).collect();
+    let mut levels: Vec<(String, usize)> = Vec::new();
+    // Per-thread working set: half of a private level, or half of the
+    // shared level's share per core.
+    for (name, size) in &cf.levels {
+        let sharing = machine
+            .caches_named(name)
+            .first()
+            .map(|c| c.shared_cpu_list.len().max(1))
+            .unwrap_or(1);
+        let ws = if name.as_str() == LEVEL_NAMES[0] || sharing == 1 {
+            size / 2
+        } else {
+            size / sharing / 2
+        };
+        levels.push((name.clone(), (ws / 4096 * 4096).max(8192)));
+    }
+    BandwidthPlan {
+        array_bytes: array,
+        cpus: cpus.clone(),
+        placements: vec![
+            Placement::Compact,
+            Placement::SpreadCore,
+            Placement::SpreadNode,
+        ],
+        threads: thread_counts(cpus.len(), profile),
+        sweep,
+        ends,
+        levels,
+        level_kernels: vec![
+            Variant::new(BwKernel::Read, v, StoreKind::Normal),
+            Variant::new(BwKernel::Triad, v, StoreKind::Normal),
+        ],
+        reps: match profile {
+            Profile::Quick => 3,
+            Profile::Standard => 10,
+            Profile::Full => 20,
+        },
+        node: None,
+        scope: DRAM_SCOPE,
+        notes,
+    }
+}
+
+/// Rough duration (s), assuming 10 GB/s per thread up to 50 GB/s.
+pub fn estimate(plan: &BandwidthPlan, machine: &MachineInfo) -> f64 {
+    let pass = |v: &Variant, threads: usize| -> f64 {
+        let elems = plan.array_bytes as f64 / 8.0;
+        let bytes = elems * v.kernel.bus_bytes(v.store) as f64;
+        let bw =
+            (10e9 * threads as f64).min(50e9) * if v.width == Width::Scalar { 0.7 } else { 1.0 };
+        bytes / bw
+    };
+    // A sample lasts at least min_sample; a pass shorter than that is
+    // repeated, after calibration passes.
+    let min_s = SWEEP_MIN_SAMPLE.as_secs_f64();
+    let per = |v: &Variant, t: usize| {
+        let p = pass(v, t);
+        let calibration = if p < min_s { min_s * 1.5 } else { 0.0 };
+        p.max(min_s) * (plan.reps as f64 + 1.0) + calibration + 0.01
+    };
+    let n = plan.cpus.len().max(1);
+    let distinct = distinct_orders(plan, machine).len().max(1);
+    let mut t = 0.0;
+    for &th in &plan.threads {
+        for v in &plan.sweep {
+            t += per(v, th) * distinct as f64;
+        }
+    }
+    for v in &plan.ends {
+        t += per(v, 1) + if n > 1 { per(v, n) } else { 0.0 };
+    }
+    // Allocation and first touch of three arrays (~4 GB/s).
+    t += plan.array_bytes as f64 * 3.0 / 4e9;
+    // Cache levels: calibrated samples, ~2 ms each.
+    t += plan.levels.len() as f64 * plan.level_kernels.len() as f64 * 2.0 * 0.03;
+    t
+}
+
+fn distinct_orders(
+    plan: &BandwidthPlan,
+    machine: &MachineInfo,
+) -> Vec<(Placement, Vec<usize>, Option<Placement>)> {
+    let mut out: Vec<(Placement, Vec<usize>, Option<Placement>)> = Vec::new();
+    for &p in &plan.placements {
+        let order = cpu_order(machine, &plan.cpus, p);
+        // Same order for every thread count as an earlier placement: skip.
+        let same = out.iter().find(|(_, o, _)| *o == order).map(|(q, _, _)| *q);
+        out.push((p, order, same));
+    }
+    out
+}
+
+/// Three arrays shared by a team; with `n` threads, thread `t` owns chunk
+/// `t` of `n` of each array.
+pub struct StreamArrays {
+    bufs: Vec<Buffer>,
+    /// Elements of each array.
+    pub elems: usize,
+    /// Page kind obtained (thp, base, mixed_thp).
+    pub pages: String,
+}
+
+impl StreamArrays {
+    /// Map three arrays of about `array_bytes` and first-touch each thread's
+    /// chunk from its own CPU (a team round) with STREAM's initial values
+    /// (a = 1, b = 2, c = 0).
+    pub fn new(team: &mut Team, array_bytes: usize, node: Option<usize>) -> Result<StreamArrays> {
+        Self::with_count(team, array_bytes, node, 3)
+    }
+
+    /// Like [`new`](Self::new) with only the first `count` arrays (1: a only,
+    /// enough for read and write; 2: a and c... mapped as a and b, c).
+    pub fn with_count(
+        team: &mut Team,
+        array_bytes: usize,
+        node: Option<usize>,
+        count: usize,
+    ) -> Result<StreamArrays> {
+        let threads = team.size();
+        let unit = BW_ELEMS_ALIGN * threads;
+        let elems = array_bytes / 8 / unit * unit;
+        if elems == 0 {
+            bail!(
+                "arrays of {} are too small for {threads} threads",
+                fmt_size(array_bytes)
+            );
+        }
+        let policy = node.map(|n| MemPolicy::Bind(CpuSet::from_ids([n])));
+        let mut bufs = Vec::new();
+        for _ in 0..count.clamp(1, 3) {
+            let opts = BufferOptions {
+                pages: PageRequest::Thp,
+                policy: policy.clone(),
+                touch: Touch::No,
+            };
+            let bytes = elems * 8 + ARRAY_STAGGER * 3;
+            let b = match Buffer::new(bytes, &opts) {
+                Ok(b) => b,
+                Err(_) => Buffer::new(
+                    bytes,
+                    &BufferOptions {
+                        pages: PageRequest::Base,
+                        ..opts
+                    },
+                )?,
+            };
+            bufs.push(b);
+        }
+        let mut sa = StreamArrays {
+            bufs,
+            elems,
+            pages: String::new(),
+        };
+        sa.reset(team)?;
+        let rep = sa.bufs[0].page_report();
+        sa.pages = format!("{:?}", rep.kind).to_lowercase();
+        Ok(sa)
+    }
+
+    /// Elements per thread with `n` threads.
+    pub fn chunk(&self, n: usize) -> usize {
+        self.elems / n.max(1) / BW_ELEMS_ALIGN * BW_ELEMS_ALIGN
+    }
+
+    /// # Safety
+    /// Callers must not hold two live chunks for the same (array, t, n).
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn chunk_mut(&self, array: usize, t: usize, n: usize) -> &mut [f64] {
+        if array >= self.bufs.len() {
+            return &mut [];
+        }
+        let c = self.chunk(n);
+        // Array k starts k x ARRAY_STAGGER bytes into its buffer (see there).
+        let base = self.bufs[array].as_ptr().add(array * ARRAY_STAGGER) as *mut f64;
+        std::slice::from_raw_parts_mut(base.add(t * c), c)
+    }
+
+    /// One pass of `v` over the first `len` elements of thread `t`'s chunks.
+    pub fn pass(&self, v: &Variant, t: usize, n: usize, len: usize) -> f64 {
+        // SAFETY: each team thread uses only its own index t.
+        let (a, b, c) = unsafe {
+            (
+                self.chunk_mut(0, t, n),
+                self.chunk_mut(1, t, n),
+                self.chunk_mut(2, t, n),
+            )
+        };
+        let mut arr = Arrays { a, b, c };
+        stream_pass(v.kernel, v.width, v.store, &mut arr, len).unwrap_or(f64::NAN)
+    }
+
+    /// One pass of `v` over elements `off .. off + len` of thread `t`'s
+    /// chunks (`len` a multiple of BW_ELEMS_ALIGN; clipped to the chunk).
+    pub fn pass_range(&self, v: &Variant, t: usize, n: usize, off: usize, len: usize) -> f64 {
+        let c = self.chunk(n);
+        if off >= c {
+            return 0.0;
+        }
+        let len = len.min(c - off) / BW_ELEMS_ALIGN * BW_ELEMS_ALIGN;
+        if len == 0 {
+            return 0.0;
+        }
+        // SAFETY: each team thread uses only its own index t.
+        let (a, b, cc) = unsafe {
+            (
+                self.chunk_mut(0, t, n),
+                self.chunk_mut(1, t, n),
+                self.chunk_mut(2, t, n),
+            )
+        };
+        fn sub(s: &mut [f64], off: usize, len: usize) -> &mut [f64] {
+            if s.is_empty() {
+                s
+            } else {
+                &mut s[off..off + len]
+            }
+        }
+        let mut arr = Arrays {
+            a: sub(a, off, len),
+            b: sub(b, off, len),
+            c: sub(cc, off, len),
+        };
+        stream_pass(v.kernel, v.width, v.store, &mut arr, len).unwrap_or(f64::NAN)
+    }
+
+    /// Check a few elements after passes of `v` over `len` elements per thread.
+    pub fn check(&self, v: &Variant, n: usize, len: usize) -> Result<()> {
+        let q = crate::kernels::memory::SCALAR_Q;
+        for t in 0..n {
+            // SAFETY: no team round is running.
+            let (a, b, c) = unsafe {
+                (
+                    self.chunk_mut(0, t, n),
+                    self.chunk_mut(1, t, n),
+                    self.chunk_mut(2, t, n),
+                )
+            };
+            for &i in &[0, len / 2, len - 1] {
+                let ok = match v.kernel {
+                    BwKernel::Read => true,
+                    BwKernel::Write => a[i] == q,
+                    BwKernel::Copy => c.is_empty() || c[i] == a[i],
+                    BwKernel::Triad => c.is_empty() || a[i] == b[i] + q * c[i],
+                };
+                if !ok {
+                    bail!(
+                        "{} produced a wrong value at element {i} of thread {t}",
+                        v.label()
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// (Re)write STREAM's values, each thread its own chunk.
+    pub fn reset(&self, team: &mut Team) -> Result<()> {
+        let n = team.size();
+        team.run_round(|ctx| {
+            for (k, v) in [1.0f64, 2.0, 0.0].iter().enumerate() {
+                // SAFETY: each thread writes only its own chunk.
+                unsafe { self.chunk_mut(k, ctx.index, n) }.fill(*v);
+            }
+        })?;
+        Ok(())
+    }
+}
+
+/// Arrays start this many bytes apart modulo 4 KiB and 2 MiB (array k at
+/// k x ARRAY_STAGGER into its buffer; 17 cache lines, STREAM's OFFSET idea).
+/// Buffers are 2 MiB-aligned, so without it a[i], b[i] and c[i] share their
+/// low 21 address bits: loads then falsely alias earlier stores to the same
+/// 4 KiB offset (4K aliasing) and the streams compete for the same cache sets.
+pub const ARRAY_STAGGER: usize = 17 * 64;
+
+/// One measured point: GB/s per round, counted and bus.
+#[derive(Clone, Debug, Serialize)]
+pub struct BwPoint {
+    pub variant: Variant,
+    pub threads: usize,
+    pub cpus: Vec<usize>,
+    /// Counted GB/s, one per round.
+    pub samples: Vec<f64>,
+    pub bus_factor: f64,
+    pub working_set_bytes: usize,
+    /// Per round: how late the last thread started after the release, ns.
+    pub start_skew_ns: Vec<f64>,
+    /// Per round: the slowest thread's own time over the fastest's.
+    pub imbalance: Vec<f64>,
+    /// Rounds in which a thread was switched out (None: not counted).
+    pub preempted: Option<usize>,
+}
+
+/// Measure `v` on the team over the first `len` elements of each thread's
+/// chunks; GB/s per round (team time, release to last finish).
+pub fn measure_variant(
+    team: &mut Team,
+    arrays: &StreamArrays,
+    v: &Variant,
+    len: usize,
+    policy: &Policy,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<BwPoint> {
+    let n = team.size();
+    let len = len.min(arrays.chunk(n)) / BW_ELEMS_ALIGN * BW_ELEMS_ALIGN;
+    if len == 0 {
+        bail!("{}: working set too small for {n} threads", v.label());
+    }
+    // All rounds back to back in one team round (see measure_team_inline).
+    let m = measure_team_inline(team, policy, stop, |ctx, iters| {
+        let mut s = 0.0;
+        for _ in 0..iters {
+            s += arrays.pass(v, ctx.index, n, len);
+        }
+        s
+    })?;
+    if m.last_results.iter().any(|r| r.is_nan()) {
+        bail!(
+            "{} could not run (unsupported width or bad arrays)",
+            v.label()
+        );
+    }
+    arrays.check(v, n, len)?;
+    let (l, st) = v.kernel.counted_bytes();
+    // Bytes per pass as the kernel counts them; bytes per ns = GB/s.
+    let counted = (len * n * (l + st)) as f64;
+    Ok(BwPoint {
+        variant: *v,
+        threads: n,
+        cpus: team.cpus().to_vec(),
+        samples: m.samples.iter().map(|ns| counted / ns).collect(),
+        bus_factor: v.kernel.bus_bytes(v.store) as f64 / (l + st) as f64,
+        working_set_bytes: len * n * 8 * v.kernel.arrays(),
+        imbalance: (0..m.reps)
+            .map(|r| {
+                let ts = m.thread_samples.iter().filter_map(|t| t.get(r).copied());
+                let (lo, hi) = ts.fold((f64::INFINITY, 0.0f64), |(lo, hi), x| {
+                    (lo.min(x), hi.max(x))
+                });
+                hi / lo
+            })
+            .collect(),
+        start_skew_ns: m.max_start_skew_ns,
+        preempted: m.preempted,
+    })
+}
+
+fn method(v: &Variant) -> String {
+    let (l, s) = v.kernel.counted_bytes();
+    format!(
+        "STREAM {} ({}), {}-bit {} loads/stores{}; each thread streams its own chunk of every array (first-touched by that thread); GB/s = {} B counted per element × elements / team time (release to last finish); a round is one pass over the arrays (passes back to back when one lasts under 2 ms); rounds back to back in one team region, the threads spinning at a barrier between them; median of rounds, best in data",
+        v.kernel.name(),
+        match v.kernel {
+            BwKernel::Read => "s += a[i]",
+            BwKernel::Write => "a[i] = q",
+            BwKernel::Copy => "c[i] = a[i]",
+            BwKernel::Triad => "a[i] = b[i] + q*c[i]",
+        },
+        v.width.bits(),
+        v.width.name(),
+        if v.store == StoreKind::NonTemporal {
+            ", non-temporal stores"
+        } else {
+            ""
+        },
+        l + s
+    )
+}
+
+fn record(p: &BwPoint, placement: Placement, scope: &str) -> ResultRecord {
+    let v = &p.variant;
+    let best = p.samples.iter().copied().fold(f64::NAN, f64::max);
+    let st = crate::harness::Stats::from_samples(&p.samples);
+    let med = st.as_ref().map(|s| s.median);
+    let mut r = ResultRecord::of(kernel_metric(v.kernel), "GB/s", true)
+        .with_param("threads", p.threads as u64)
+        .with_param("width", v.width.name())
+        .with_param("store", v.store.name())
+        .with_param("scope", scope)
+        .with_method(&method(v), METHOD_VERSION)
+        .with_samples(p.samples.clone());
+    if scope == DRAM_SCOPE || scope == "array" {
+        r = r.with_param(PLACEMENT_PARAM, placement.name());
+    }
+    if let Some(m) = med {
+        if (p.bus_factor - 1.0).abs() > 1e-9 {
+            r = r.with_note(&format!(
+                "write-allocate adjusted: {:.2} GB/s on the bus (×{:.3}: each normal store also reads its line)",
+                m * p.bus_factor,
+                p.bus_factor
+            ));
+        }
+    }
+    if let Some(k) = p.preempted.filter(|&k| k > 0) {
+        r = r.with_note(&format!(
+            "{k} of {} rounds had a thread switched out (involuntary context switches): the machine was busy, figures may be low",
+            p.samples.len()
+        ));
+    }
+    let median_of = |xs: &[f64]| crate::harness::Stats::from_samples(xs).map(|s| s.median);
+    r.with_data(json!({
+        "cpus": p.cpus,
+        "preempted_rounds": p.preempted,
+        "start_skew_us_median": median_of(&p.start_skew_ns).map(|x| x / 1e3),
+        "start_skew_us_max": p.start_skew_ns.iter().copied().reduce(f64::max).map(|x| x / 1e3),
+        "thread_imbalance_median": median_of(&p.imbalance),
+        "best_gbs": best,
+        "median_gbs": med,
+        "bus_factor": p.bus_factor,
+        "bus_gbs_median": med.map(|m| m * p.bus_factor),
+        "bus_gbs_best": best * p.bus_factor,
+        "working_set_bytes": p.working_set_bytes,
+    }))
+}
+
+/// The theoretical DRAM bandwidth of the DIMMs behind `cpus` (SMBIOS type
+/// 17, `machine::dimm`), with how it was made; Err: why there is none.
+pub fn dram_theory(machine: &MachineInfo, cpus: &CpuSet) -> Result<(f64, String), String> {
+    let md = &machine.memory_devices;
+    if let Some(why) = &md.unavailable {
+        return Err(format!("the DIMMs are not known ({why})"));
+    }
+    if let Some(n) = md.notes.iter().find(|n| n.contains("invented")) {
+        return Err(n.clone());
+    }
+    let tb = md
+        .theoretical_bandwidth
+        .as_ref()
+        .ok_or("no populated DIMM with a known speed in the SMBIOS table")?;
+    let spanned: Vec<usize> = machine
+        .packages
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.cpus.iter().any(|c| cpus.contains(c)))
+        .map(|(i, _)| i)
+        .collect();
+    let bound = if tb.upper_bound { "at most " } else { "" };
+    if spanned.len() >= machine.packages.len() {
+        return Ok((tb.gbs, format!("{bound}{:.1} GB/s: {}", tb.gbs, tb.basis)));
+    }
+    // A subset of the sockets: their own channels, when the locators name
+    // as many sockets as the machine has (matched in order).
+    if tb.per_socket.len() != machine.packages.len() {
+        return Err(format!(
+            "these CPUs use {} of {} sockets and the DIMM locators do not tell which DIMMs are behind them",
+            spanned.len(),
+            machine.packages.len()
+        ));
+    }
+    let per: Vec<f64> = tb.per_socket.values().copied().collect();
+    let g: f64 = spanned.iter().filter_map(|&i| per.get(i)).sum();
+    Ok((
+        g,
+        format!(
+            "{bound}{g:.1} GB/s: the channels of the {} socket(s) these CPUs are on ({})",
+            spanned.len(),
+            tb.basis
+        ),
+    ))
+}
+
+/// A DRAM-scope bandwidth record with its efficiency against the DIMMs'
+/// theoretical bandwidth, or the reason there is none.
+fn with_dram_theory(r: ResultRecord, theory: &Result<(f64, String), String>) -> ResultRecord {
+    if r.params.get("scope").and_then(|v| v.as_str()) != Some(DRAM_SCOPE) {
+        return r;
+    }
+    let Some(v) = r.value else {
+        return r;
+    };
+    match theory {
+        Ok((g, basis)) => {
+            let bus = r
+                .data
+                .as_ref()
+                .and_then(|d| d.get("bus_gbs_median"))
+                .and_then(|b| b.as_f64())
+                .filter(|b| (b - v).abs() > 1e-9)
+                .map(|b| {
+                    format!(
+                        "; on the bus (write-allocate adjusted) {:.0}%",
+                        b / g * 100.0
+                    )
+                })
+                .unwrap_or_default();
+            r.with_note(&format!(
+                "{:.0}% of the DIMMs' theoretical {g:.1} GB/s{bus} ({basis})",
+                v / g * 100.0
+            ))
+            .add_data(json!({"theoretical_gbs": g, "dram_efficiency": v / g}))
+        }
+        Err(why) => r.with_note(&format!("theoretical DRAM bandwidth not available: {why}")),
+    }
+}
+
+/// Where growth stops: the first thread count after which adding threads
+/// gains 5% or less (None with fewer than two counts).
+pub fn saturation(points: &[(usize, f64)]) -> Option<usize> {
+    if points.len() < 2 {
+        return None;
+    }
+    for w in points.windows(2) {
+        if w[1].1 <= w[0].1 * 1.05 {
+            return Some(w[0].0);
+        }
+    }
+    None
+}
+
+/// Shortest sample of the sweep. One pass over arrays of 4× the last-level
+/// cache normally lasts longer (a sample is then one pass, as in STREAM);
+/// this only guards against passes so short that a microsecond of release
+/// skew or a timer step would show. Longer samples would not be better: on
+/// a busy machine every long sample catches some other task's time slice,
+/// where short ones leave most samples clean and the median robust.
+pub const SWEEP_MIN_SAMPLE: Duration = Duration::from_millis(2);
+
+/// The sweep's repetitions: `reps` samples after one warm-up pass, each
+/// sample at least `min_sample` long (one pass over the arrays, or, when a
+/// pass is shorter, as many passes back to back as it takes, calibrated by
+/// passes before the warm-up). The passes run inside one team round
+/// ([`measure_team_inline`]).
+pub fn sweep_policy(reps: usize, min_sample: Duration) -> Policy {
+    Policy {
+        min_sample,
+        iters: None,
+        max_iters: 1 << 20,
+        ..common::fixed_policy(reps, 1)
+    }
+}
+
+/// Run a plan.
+pub fn run_plan(
+    ctx: &mut ExpCtx,
+    plan: &BandwidthPlan,
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+) -> Result<()> {
+    if plan.cpus.is_empty() {
+        out(ResultRecord::unavailable(
+            TRIAD.experiment,
+            TRIAD.metric,
+            "GB/s",
+            "no usable CPU",
+        ))?;
+        return Ok(());
+    }
+    let multi_node = ctx.machine.numa_nodes.len() > 1;
+    let policy = sweep_policy(plan.reps, SWEEP_MIN_SAMPLE);
+    let orders = distinct_orders(plan, ctx.machine);
+    let mut one_thread: Vec<BwPoint> = Vec::new();
+    // Sweep.
+    for (placement, order, same) in &orders {
+        if let Some(q) = same {
+            out(ResultRecord::unavailable(
+                SWEEP.experiment,
+                SWEEP.metric,
+                "GB/s",
+                &format!(
+                    "{} places threads exactly like {} on this machine (same CPU order {}): not measured twice",
+                    placement.name(),
+                    q.name(),
+                    CpuSet::from_ids(order.iter().copied())
+                ),
+            )
+            .with_param(PLACEMENT_PARAM, placement.name()))?;
+            continue;
+        }
+        let mut arrays: Option<(usize, StreamArrays)> = None;
+        let mut curve: Vec<(Variant, usize, f64)> = Vec::new();
+        for &n in plan.threads.iter().filter(|&&n| n <= order.len()) {
+            if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Ok(());
+            }
+            let cpus = &order[..n];
+            let mut team = Team::new(cpus)?;
+            // With one node every page is local to every CPU: keep the
+            // arrays; with several, first-touch them again by this team.
+            let remake = match &arrays {
+                None => true,
+                Some((t, _)) => multi_node && *t != n,
+            };
+            if remake {
+                drop(arrays.take());
+                (ctx.step)(&format!(
+                    "first touch of 3 × {} by {n} thread(s)",
+                    fmt_size(plan.array_bytes)
+                ));
+                arrays = Some((
+                    n,
+                    StreamArrays::new(&mut team, plan.array_bytes, plan.node)?,
+                ));
+            }
+            let Some((_, arr)) = &arrays else { continue };
+            let ends_here = *placement == Placement::Compact && (n == 1 || n == order.len());
+            let mut vs: Vec<Variant> = plan.sweep.clone();
+            if ends_here {
+                vs.extend(plan.ends.iter().copied());
+            }
+            for v in vs {
+                if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    return Ok(());
+                }
+                (ctx.step)(&format!(
+                    "{} × {n} thread(s), {}",
+                    v.label(),
+                    placement.name()
+                ));
+                let p = measure_variant(&mut team, arr, &v, arr.chunk(n), &policy, ctx.stop)?;
+                if v.kernel == BwKernel::Write {
+                    arr.reset(&mut team)?;
+                }
+                let mut rec = record(&p, *placement, plan.scope).with_note(&format!(
+                    "arrays 3 × {} ({} pages)",
+                    fmt_size(arr.elems * 8),
+                    arr.pages
+                ));
+                if n == 1 && *placement == Placement::Compact {
+                    one_thread.push(p.clone());
+                }
+                if let Some(m) = rec.value {
+                    curve.push((v, n, m));
+                }
+                for note in &plan.notes {
+                    rec = rec.with_note(note);
+                }
+                out(rec)?;
+            }
+        }
+        // Saturation per sweep variant.
+        for v in &plan.sweep {
+            let pts: Vec<(usize, f64)> = curve
+                .iter()
+                .filter(|(x, _, _)| x == v)
+                .map(|(_, n, g)| (*n, *g))
+                .collect();
+            let sat = saturation(&pts);
+            let best = pts.iter().map(|p| p.1).fold(f64::NAN, f64::max);
+            let mut r = ResultRecord::of(SATURATION_THREADS, "threads", false)
+                .with_param("kernel", v.kernel.name())
+                .with_param("width", v.width.name())
+                .with_param("store", v.store.name())
+                .with_param(PLACEMENT_PARAM, placement.name())
+                .with_method("smallest thread count after which one more step of the sweep gains 5% or less (derived from the sweep medians)", METHOD_VERSION)
+                .with_data(json!({"curve": pts}));
+            match sat {
+                Some(s) => {
+                    r.value = Some(s as f64);
+                    r = r.with_note(&format!("peak {best:.1} GB/s over the sweep"));
+                }
+                None if pts.len() < 2 => {
+                    r.unavailable_reason = Some(format!(
+                        "a sweep needs at least two thread counts: {} measured ({})",
+                        pts.len(),
+                        if order.len() < 2 {
+                            "one usable CPU"
+                        } else {
+                            "the thread counts asked for"
+                        }
+                    ));
+                }
+                None => {
+                    r.unavailable_reason = Some(format!(
+                        "still growing by more than 5% at {} threads (all usable CPUs): not saturated",
+                        pts.last().map(|p| p.0).unwrap_or(0)
+                    ));
+                }
+            }
+            out(r)?;
+        }
+    }
+    // Per-core ceiling: the best single-thread median over the kernels.
+    if let Some(best) = one_thread
+        .iter()
+        .filter_map(|p| crate::harness::Stats::from_samples(&p.samples).map(|s| (p, s.median)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+    {
+        let mut r = ResultRecord::of(PER_CORE_CEILING, "GB/s", true)
+            .with_method(
+                "highest single-thread median over the measured kernels (counted bytes)",
+                METHOD_VERSION,
+            )
+            .with_note(&format!(
+                "from {} on CPU {:?}",
+                best.0.variant.label(),
+                best.0.cpus
+            ));
+        r.value = Some(best.1);
+        out(r)?;
+    }
+    // Cache levels.
+    if !plan.level_kernels.is_empty() {
+        cache_levels(ctx, plan, out)?;
+    }
+    Ok(())
+}
+
+fn cache_levels(
+    ctx: &mut ExpCtx,
+    plan: &BandwidthPlan,
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+) -> Result<()> {
+    if plan.levels.is_empty() {
+        out(ResultRecord::unavailable(
+            CACHE_LEVEL.experiment,
+            CACHE_LEVEL.metric,
+            "GB/s",
+            "no cache sizes known: per-level bandwidth not measured",
+        ))?;
+        return Ok(());
+    }
+    let order = cpu_order(ctx.machine, &plan.cpus, Placement::SpreadCore);
+    let mut counts = vec![1usize];
+    if order.len() > 1 {
+        counts.push(order.len());
+    }
+    let pol = Policy {
+        warmup: Warmup::Time(Duration::from_millis(5)),
+        min_reps: plan.reps.max(3),
+        max_reps: plan.reps.max(3) * 3,
+        time_budget: Duration::from_millis(20),
+        target_cv: Some(0.01),
+        min_sample: Duration::from_millis(2),
+        iters: None,
+        max_iters: 1 << 30,
+    };
+    let max_ws = plan.levels.iter().map(|l| l.1).max().unwrap_or(0);
+    for &n in &counts {
+        let mut team = Team::new(&order[..n])?;
+        // Arrays sized for the largest per-thread working set (all 3 arrays).
+        let arr = StreamArrays::new(&mut team, (max_ws + 2 * BW_ELEMS_ALIGN * 8) * n, None)?;
+        for (name, ws) in &plan.levels {
+            for v in &plan.level_kernels {
+                if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    return Ok(());
+                }
+                // Elements per thread so that all arrays of v fit in ws.
+                let elems = ws / 8 / v.kernel.arrays();
+                (ctx.step)(&format!(
+                    "{} in {name} ({} per thread) × {n}",
+                    v.label(),
+                    fmt_size(*ws)
+                ));
+                let p = measure_variant(&mut team, &arr, v, elems, &pol, ctx.stop)?;
+                out(record(&p, Placement::SpreadCore, name).with_note(&format!(
+                    "working set {} per thread (all arrays), inside {name}",
+                    fmt_size(p.working_set_bytes / n)
+                )))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What `cpuscope bandwidth` may change in a profile's plan (`None` or
+/// empty: the profile's choice).
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Thread counts to sweep (`1,2,4`, `1-16`).
+    pub threads: Option<String>,
+    /// Placements (compact, spread_core, spread_node).
+    pub placements: Vec<String>,
+    /// Kernels (read, write, copy, triad).
+    pub kernels: Vec<String>,
+    /// Widths (vector, scalar, avx512, avx, sse2, neon).
+    pub widths: Vec<String>,
+    /// Stores (normal, nt).
+    pub stores: Vec<String>,
+    /// Bytes of each array.
+    pub size: Option<String>,
+    /// Bind the arrays to this NUMA node.
+    pub node: Option<String>,
+    /// Leave out the per-cache-level figures.
+    pub no_levels: bool,
+    /// Rounds per figure.
+    pub reps: Option<usize>,
+}
+
+/// Each value of a comma list option, parsed by `f`.
+fn parse_list<T>(v: &[String], what: &str, f: impl Fn(&str) -> Option<T>) -> Result<Vec<T>> {
+    v.iter()
+        .map(|s| f(s.trim()).ok_or_else(|| anyhow::anyhow!("{what}: unknown value '{s}'")))
+        .collect()
+}
+
+/// The profile's plan with `o` applied; each error is one line naming the option.
+pub fn plan_with(m: &MachineInfo, cpus: &CpuSet, p: Profile, o: &Options) -> Result<BandwidthPlan> {
+    let mut plan = plan(m, cpus, p);
+    if let Some(t) = &o.threads {
+        let set = common::parse_counts(t, "--threads")?;
+        if set.is_empty() || set.contains(0) {
+            bail!("--threads '{t}': thread counts must be 1 or more");
+        }
+        let max = set.iter().last().unwrap_or(1);
+        if max > cpus.len() {
+            bail!(
+                "--threads: {max} threads but only {} usable CPUs ({cpus}): one pinned thread per CPU",
+                cpus.len()
+            );
+        }
+        plan.threads = set.to_vec();
+    }
+    if !o.placements.is_empty() {
+        plan.placements = parse_list(&o.placements, "--placement", Placement::parse)?;
+    }
+    let widths = parse_list(&o.widths, "--width", |s| match s {
+        "vector" => Some(vector()),
+        o => Width::parse(o),
+    })?;
+    for w in &widths {
+        if !w.supported() {
+            bail!("--width: {} is not supported by this CPU", w.name());
+        }
+    }
+    let kernels = parse_list(&o.kernels, "--kernels", BwKernel::parse)?;
+    let stores = parse_list(&o.stores, "--stores", |s| match s {
+        "normal" => Some(StoreKind::Normal),
+        "nt" | "non-temporal" | "nontemporal" => Some(StoreKind::NonTemporal),
+        _ => None,
+    })?;
+    if !kernels.is_empty() || !widths.is_empty() || !stores.is_empty() {
+        fn or<T>(v: Vec<T>, d: T) -> Vec<T> {
+            if v.is_empty() {
+                vec![d]
+            } else {
+                v
+            }
+        }
+        let (ks, ws, ss) = (
+            or(kernels, BwKernel::Triad),
+            or(widths, vector()),
+            or(stores, StoreKind::Normal),
+        );
+        let mut sweep = Vec::new();
+        for &k in &ks {
+            for &w in &ws {
+                for &s in &ss {
+                    let v = Variant::new(k, w, s);
+                    if !sweep.contains(&v) {
+                        sweep.push(v);
+                    }
+                }
+            }
+        }
+        plan.sweep = sweep;
+        plan.ends.clear();
+    }
+    if let Some(s) = &o.size {
+        let b = common::parse_size(s)?;
+        if b == 0 {
+            bail!("--size: size 0 is not a size");
+        }
+        common::check_fits("--size (3 arrays)", b.saturating_mul(3))?;
+        plan.array_bytes = b;
+        plan.notes.clear();
+        let cf = CacheFacts::of(m);
+        if b < cf.llc_total.saturating_mul(4) {
+            plan.scope = "array";
+            plan.notes.push(format!(
+                "arrays of {} are smaller than 4 × the last-level cache ({}): not a DRAM figure, parts may come from caches (records carry scope=array)",
+                fmt_size(b),
+                fmt_size(cf.llc_total)
+            ));
+        }
+    }
+    if let Some(n) = &o.node {
+        plan.node = Some(common::one_node(n, m, "--node")?);
+    }
+    if let Some(r) = o.reps {
+        if r == 0 || r > 1000 {
+            bail!("--reps {r}: must be between 1 and 1000");
+        }
+        plan.reps = r;
+    }
+    if o.no_levels {
+        plan.levels.clear();
+        plan.level_kernels.clear();
+    }
+    Ok(plan)
+}
+
+impl Experiment for Bandwidth {
+    fn name(&self) -> &'static str {
+        EXP
+    }
+    fn title(&self) -> &'static str {
+        "memory bandwidth (STREAM kernels), thread sweep, per cache level"
+    }
+    fn estimate_secs(&self, machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> f64 {
+        estimate(&plan(machine, cpus, profile), machine)
+    }
+    /// Parameters: a [`BandwidthPlan`] (`cpuscope bandwidth`, see [`plan_with`]).
+    fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
+        let p = ctx.params_or(plan)?;
+        let theory = dram_theory(ctx.machine, &p.cpus);
+        let mut with_theory = |r: ResultRecord| out(with_dram_theory(r, &theory));
+        run_plan(ctx, &p, &mut with_theory)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kernel_names_its_figure() {
+        for k in BwKernel::ALL {
+            let id = kernel_metric(k);
+            assert_eq!((id.experiment, id.metric), (EXP, k.name()));
+        }
+    }
+}

@@ -1,0 +1,394 @@
+//! HTML charts of the memory experiments for the run report: latency curves
+//! (log size, log ns, declared cache sizes marked), bandwidth vs threads,
+//! loaded latency (latency vs bandwidth), NUMA matrices. Never measures.
+
+use crate::base::fmt::fmt_bytes_axis;
+use crate::base::html::esc;
+use crate::experiments::common::PLACEMENT_PARAM;
+use crate::experiments::memory::payload::CurveData;
+use crate::experiments::memory::{bandwidth, latency, loaded_latency, numa_matrix};
+use crate::results::schema::{ResultRecord, Run};
+use serde_json::Value;
+use std::fmt::Write as _;
+
+const COLORS: [&str; 8] = [
+    "#4a7ab5", "#d08a3c", "#4f9a5a", "#b5494a", "#7d5ab5", "#3c9fb0", "#a0a03c", "#666666",
+];
+
+/// A line series: name and (x, y) points.
+pub type Series = (String, Vec<(f64, f64)>);
+
+/// An SVG line chart. `logx`/`logy` use log2/log10 axes; `vlines` are
+/// labelled vertical markers at x values; `xfmt` formats x tick labels.
+#[allow(clippy::too_many_arguments)]
+pub fn svg_lines(
+    title: &str,
+    xlabel: &str,
+    ylabel: &str,
+    series: &[Series],
+    logx: bool,
+    logy: bool,
+    vlines: &[(f64, String)],
+    xfmt: &dyn Fn(f64) -> String,
+) -> String {
+    let pts: Vec<(f64, f64)> = series
+        .iter()
+        .flat_map(|s| s.1.iter().copied())
+        .filter(|p| {
+            p.0.is_finite() && p.1.is_finite() && (!logx || p.0 > 0.0) && (!logy || p.1 > 0.0)
+        })
+        .collect();
+    if pts.is_empty() {
+        return String::new();
+    }
+    let tx = |x: f64| if logx { x.log2() } else { x };
+    let ty = |y: f64| if logy { y.log10() } else { y };
+    let (mut x0, mut x1) = pts.iter().fold((f64::MAX, f64::MIN), |a, p| {
+        (a.0.min(tx(p.0)), a.1.max(tx(p.0)))
+    });
+    let (mut y0, mut y1) = pts.iter().fold((f64::MAX, f64::MIN), |a, p| {
+        (a.0.min(ty(p.1)), a.1.max(ty(p.1)))
+    });
+    if !logy {
+        y0 = y0.min(0.0);
+    }
+    if x1 - x0 < 1e-9 {
+        x0 -= 1.0;
+        x1 += 1.0;
+    }
+    if y1 - y0 < 1e-9 {
+        y1 += 1.0;
+    }
+    let (w, h, l, r, t, b) = (720.0, 300.0, 60.0, 170.0, 24.0, 40.0);
+    let pw = w - l - r;
+    let ph = h - t - b;
+    let sx = |x: f64| l + (tx(x) - x0) / (x1 - x0) * pw;
+    let sy = |y: f64| t + ph - (ty(y) - y0) / (y1 - y0) * ph;
+    let mut s = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" role="img" aria-label="{t}" class="chart"><text x="0" y="14" font-weight="bold">{t}</text>"#,
+        t = esc(title)
+    );
+    let _ = write!(
+        s,
+        r##"<rect x="{l}" y="{t}" width="{pw}" height="{ph}" fill="none" stroke="#999"/><text x="{xl}" y="{yb}">{xlab}</text><text x="4" y="{ym}" transform="rotate(-90 12 {ym})">{ylab}</text>"##,
+        xl = l + pw / 2.0 - 30.0,
+        yb = h - 4.0,
+        ym = t + ph / 2.0 + 30.0,
+        xlab = esc(xlabel),
+        ylab = esc(ylabel)
+    );
+    // Ticks: 6 on each axis.
+    for k in 0..=5 {
+        let fx = x0 + (x1 - x0) * k as f64 / 5.0;
+        let xv = if logx { 2f64.powf(fx) } else { fx };
+        let px = l + pw * k as f64 / 5.0;
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            px,
+            t + ph + 14.0,
+            esc(&xfmt(xv))
+        );
+        let fy = y0 + (y1 - y0) * k as f64 / 5.0;
+        let yv = if logy { 10f64.powf(fy) } else { fy };
+        let py = t + ph - ph * k as f64 / 5.0;
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+            l - 4.0,
+            py + 4.0,
+            crate::base::fmt::fmt_num(yv)
+        );
+    }
+    for (x, label) in vlines {
+        if *x <= 0.0 && logx {
+            continue;
+        }
+        let px = sx(*x);
+        if px < l || px > l + pw {
+            continue;
+        }
+        let _ = write!(
+            s,
+            r##"<line x1="{px:.1}" y1="{t}" x2="{px:.1}" y2="{yb}" stroke="#aaa" stroke-dasharray="4 3"/><text x="{tx:.1}" y="{ty}" fill="#777">{lab}</text>"##,
+            yb = t + ph,
+            tx = px + 2.0,
+            ty = t + 10.0,
+            lab = esc(label)
+        );
+    }
+    for (i, (name, p)) in series.iter().enumerate() {
+        let c = COLORS[i % COLORS.len()];
+        let shown: Vec<(f64, f64)> = p
+            .iter()
+            .copied()
+            .filter(|q| {
+                q.0.is_finite() && q.1.is_finite() && (!logx || q.0 > 0.0) && (!logy || q.1 > 0.0)
+            })
+            .collect();
+        if shown.is_empty() {
+            continue;
+        }
+        let path: Vec<String> = shown
+            .iter()
+            .map(|q| format!("{:.1},{:.1}", sx(q.0), sy(q.1)))
+            .collect();
+        let _ = write!(
+            s,
+            r#"<polyline fill="none" stroke="{c}" stroke-width="1.8" points="{}"/>"#,
+            path.join(" ")
+        );
+        // Each point carries its values as a hover title.
+        for q in &shown {
+            let _ = write!(
+                s,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="2.6" fill="{c}"><title>{}: {} {} → {} {}</title></circle>"#,
+                sx(q.0),
+                sy(q.1),
+                esc(name),
+                esc(&xfmt(q.0)),
+                esc(xlabel),
+                crate::base::fmt::fmt_num(q.1),
+                esc(ylabel)
+            );
+        }
+        let ly = t + 12.0 + 16.0 * i as f64;
+        let _ = write!(
+            s,
+            r#"<rect x="{lx}" y="{ry}" width="10" height="10" fill="{c}"/><text x="{tx}" y="{ly}">{n}</text>"#,
+            lx = l + pw + 10.0,
+            ry = ly - 9.0,
+            tx = l + pw + 24.0,
+            n = esc(name)
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+fn param(r: &ResultRecord, k: &str) -> String {
+    match r.params.get(k) {
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+        None => String::new(),
+    }
+}
+
+pub fn latency_chart(recs: &[&ResultRecord]) -> String {
+    let mut series = Vec::new();
+    let mut vlines: Vec<(f64, String)> = Vec::new();
+    for r in recs.iter().filter(|r| r.is(latency::CURVE)) {
+        let Some(d) = r.data_as::<CurveData>() else {
+            continue;
+        };
+        let pts: Vec<(f64, f64)> = d.points.iter().map(|p| (p.bytes as f64, p.min)).collect();
+        series.push((
+            format!("{} {}", param(r, "pattern"), param(r, "pages")),
+            pts,
+        ));
+        if vlines.is_empty() {
+            for l in &d.levels {
+                vlines.push((l.declared_bytes as f64, format!("{} (sysfs)", l.name)));
+                if let (true, Some(e)) = (l.share, l.detected_bytes) {
+                    vlines.push((e as f64, format!("{} effective (measured)", l.name)));
+                }
+            }
+            if let Some(m) = &d.memory {
+                vlines.push((m.from_bytes as f64, "memory (measured)".to_string()));
+                if let Some(c) = &m.climb {
+                    vlines.push((c.from_bytes as f64, "page-walk climb".to_string()));
+                }
+            }
+        }
+    }
+    svg_lines(
+        "Load-to-use latency vs working set, fastest sample per size (dashed: cache sizes declared by sysfs, and where the first curve shows an effective cache share, memory and a page-walk climb begin)",
+        "working set (bytes, log scale)",
+        "ns (log)",
+        &series,
+        true,
+        true,
+        &vlines,
+        &fmt_bytes_axis,
+    )
+}
+
+pub fn bandwidth_chart(recs: &[&ResultRecord]) -> String {
+    let mut series = Vec::new();
+    for r in recs.iter().filter(|r| r.is(bandwidth::SATURATION_THREADS)) {
+        let Some(d) = &r.data else { continue };
+        let pts: Vec<(f64, f64)> = d
+            .get("curve")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|p| Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()?)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if pts.len() > 1 {
+            series.push((
+                format!(
+                    "{} {} {}",
+                    param(r, "kernel"),
+                    param(r, "width"),
+                    param(r, PLACEMENT_PARAM)
+                ),
+                pts,
+            ));
+        }
+    }
+    svg_lines(
+        "Memory bandwidth vs threads (counted bytes)",
+        "threads",
+        "GB/s",
+        &series,
+        false,
+        false,
+        &[],
+        &|x| {
+            if (x - x.round()).abs() < 0.05 {
+                format!("{x:.0}")
+            } else {
+                format!("{x:.1}")
+            }
+        },
+    )
+}
+
+pub fn loaded_chart(recs: &[&ResultRecord]) -> String {
+    let mut out = String::new();
+    for r in recs.iter().filter(|r| r.is(loaded_latency::CURVE)) {
+        let Some(d) = &r.data else { continue };
+        let pts: Vec<(f64, f64)> = d
+            .get("points")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|p| {
+                        Some((
+                            p.get("bandwidth_gbs")?.as_f64().unwrap_or(0.0),
+                            p.get("latency_ns")?.as_f64()?,
+                        ))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.push_str(&svg_lines(
+            "Loaded latency: chase latency vs bandwidth drawn by k streaming threads",
+            "stream bandwidth (GB/s)",
+            "ns",
+            // The points are the loaded_latency:latency figures.
+            &[(loaded_latency::LATENCY.metric.to_string(), pts)],
+            false,
+            false,
+            &[],
+            &|x| format!("{x:.1}"),
+        ));
+    }
+    out
+}
+
+pub fn numa_tables(recs: &[&ResultRecord]) -> String {
+    let mut out = String::new();
+    for r in recs.iter().filter(|r| r.is(numa_matrix::MATRIX)) {
+        let Some(d) = &r.data else { continue };
+        let rows = d
+            .get("rows")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let targets = d
+            .get("targets")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for (key, title) in [
+            (
+                "latency_ns",
+                "NUMA latency, ns (rows: CPUs of node; columns: memory)",
+            ),
+            ("bandwidth_gbs", "NUMA read bandwidth, GB/s"),
+            (
+                "measured_over_declared",
+                "Measured latency ratio / declared distance ratio",
+            ),
+        ] {
+            let m = d.get(key);
+            let cols: Vec<&Value> = if key == "measured_over_declared" {
+                targets
+                    .iter()
+                    .filter(|t| t.as_str() != Some("interleave"))
+                    .collect()
+            } else {
+                targets.iter().collect()
+            };
+            let all: Vec<f64> = m
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_array)
+                .flatten()
+                .filter_map(Value::as_f64)
+                .collect();
+            let (lo, hi) = all
+                .iter()
+                .fold((f64::MAX, f64::MIN), |a, v| (a.0.min(*v), a.1.max(*v)));
+            let _ = write!(out, "<p><b>{}</b></p><table><tr><th>node</th>", esc(title));
+            for c in &cols {
+                let _ = write!(
+                    out,
+                    "<th>{}</th>",
+                    esc(&c
+                        .as_str()
+                        .map(String::from)
+                        .unwrap_or_else(|| c.to_string()))
+                );
+            }
+            out.push_str("</tr>");
+            for (ri, rv) in rows.iter().enumerate() {
+                let _ = write!(out, "<tr><th>{rv}</th>");
+                for ci in 0..cols.len() {
+                    let v = m
+                        .and_then(|m| m.get(ri))
+                        .and_then(|row| row.get(ci))
+                        .and_then(Value::as_f64);
+                    match v {
+                        Some(v) => {
+                            let f = if hi > lo { (v - lo) / (hi - lo) } else { 0.0 };
+                            let col = cols
+                                .get(ci)
+                                .map(|c| {
+                                    c.as_str()
+                                        .map(String::from)
+                                        .unwrap_or_else(|| c.to_string())
+                                })
+                                .unwrap_or_default();
+                            let _ = write!(
+                                out,
+                                r#"<td class="num" style="background:rgba(208,138,60,{:.2})" title="{}: CPUs of node {rv}, memory {} → {}">{}</td>"#,
+                                0.1 + 0.6 * f,
+                                esc(title),
+                                esc(&col),
+                                crate::base::fmt::fmt_num(v),
+                                crate::base::fmt::fmt_num(v)
+                            );
+                        }
+                        None => out.push_str(r#"<td class="na">n/a</td>"#),
+                    }
+                }
+                out.push_str("</tr>");
+            }
+            out.push_str("</table>");
+        }
+        for n in &r.notes {
+            let _ = write!(out, "<div class=\"note\">{}</div>", esc(n));
+        }
+    }
+    out
+}
+
+/// Every record of `run`, as the chart functions take them.
+pub fn records(run: &Run) -> Vec<&ResultRecord> {
+    run.results.iter().collect()
+}

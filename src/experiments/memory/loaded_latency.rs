@@ -1,0 +1,433 @@
+//! Loaded latency: the DRAM latency one chasing thread sees while k other
+//! threads stream through memory, k = 0 .. all other CPUs. Each point pairs
+//! the latency with the bandwidth the streams drew at the same time: the
+//! latency-vs-bandwidth curve (Intel MLC's --loaded_latency view, open and
+//! cross-vendor; here the load is varied by the number of streams).
+
+use crate::base::fmt::fmt_size;
+use crate::experiments::common::{self, cpu_order, huge_buffer, CacheFacts, Placement, MIB};
+use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
+use crate::experiments::memory::bandwidth::{StreamArrays, Variant};
+use crate::harness::Stats;
+use crate::kernels::memory::{BwKernel, Layout, PointerChain, StoreKind, Width, BW_ELEMS_ALIGN};
+use crate::machine::MachineInfo;
+use crate::placement::team::Team;
+use crate::placement::CpuSet;
+use crate::results::schema::{MetricId, ResultRecord};
+use anyhow::{bail, Result};
+use serde::Serialize;
+use serde_json::json;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub struct LoadedLatency;
+
+pub const EXP: &str = "loaded_latency";
+/// Chase latency with `streams` streaming threads running.
+pub const LATENCY: MetricId = MetricId::new(EXP, "latency");
+/// Loaded/unloaded latency at the highest load; the curve in data.
+pub const CURVE: MetricId = MetricId::new(EXP, "curve");
+const METHOD_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LoadedPlan {
+    /// CPU that chases.
+    pub chaser: usize,
+    /// CPUs that stream, in the order they are added.
+    pub streamers: Vec<usize>,
+    /// Numbers of streaming threads to measure.
+    pub counts: Vec<usize>,
+    pub chain_bytes: usize,
+    pub array_bytes: usize,
+    pub traffic: BwKernel,
+    pub store: StoreKind,
+    /// Rounds per point.
+    pub reps: usize,
+    /// Chase time per round, ms.
+    pub round_ms: f64,
+    pub notes: Vec<String>,
+}
+
+pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> LoadedPlan {
+    let cf = CacheFacts::of(machine);
+    let mut notes = Vec::new();
+    if let Some(n) = &cf.note {
+        notes.push(n.clone());
+    }
+    let order = cpu_order(machine, cpus, Placement::SpreadCore);
+    let chaser = order.first().copied().unwrap_or(0);
+    let streamers: Vec<usize> = order.iter().skip(1).copied().collect();
+    let counts = {
+        let mut v: Vec<usize> = (0..=streamers.len())
+            .filter(|&k| match profile {
+                Profile::Full => true,
+                Profile::Standard => k <= 8 || k % 4 == 0,
+                Profile::Quick => k <= 2 || k.is_power_of_two(),
+            })
+            .collect();
+        if v.last() != Some(&streamers.len()) {
+            v.push(streamers.len());
+        }
+        v
+    };
+    let cap = common::auto_cap() / 2;
+    let chain = (cf.llc * 4).max(64 * MIB).min(cap);
+    let array = (cf.llc_total * 4).max(64 * MIB).min(cap);
+    if streamers.is_empty() {
+        notes.push("one usable CPU: no other CPU to generate load, only the unloaded point".into());
+    }
+    LoadedPlan {
+        chaser,
+        streamers,
+        counts,
+        chain_bytes: chain,
+        array_bytes: array,
+        traffic: BwKernel::Read,
+        store: StoreKind::Normal,
+        // Short rounds, many of them: see the latency experiment.
+        reps: match profile {
+            Profile::Quick => 9,
+            Profile::Standard => 15,
+            Profile::Full => 25,
+        },
+        round_ms: match profile {
+            Profile::Quick => 3.0,
+            Profile::Standard => 5.0,
+            Profile::Full => 10.0,
+        },
+        notes,
+    }
+}
+
+pub fn estimate(plan: &LoadedPlan) -> f64 {
+    let setup = plan.chain_bytes as f64 / 64.0 * 8e-9 + plan.array_bytes as f64 / 4e9;
+    setup + plan.counts.len() as f64 * (plan.reps as f64 + 1.0) * (plan.round_ms / 1000.0 + 0.01)
+}
+
+/// One point of the curve.
+#[derive(Clone, Debug, Serialize)]
+pub struct LoadedPoint {
+    pub streams: usize,
+    /// ns per load, one per round.
+    pub latency_ns: Vec<f64>,
+    /// GB/s drawn by the streams (counted bytes), one per round.
+    pub bandwidth_gbs: Vec<f64>,
+}
+
+pub fn run_plan(
+    ctx: &mut ExpCtx,
+    plan: &LoadedPlan,
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+) -> Result<()> {
+    let width = Width::widest().unwrap_or(Width::Scalar);
+    let v = Variant::new(plan.traffic, width, plan.store);
+    let max_k = plan.counts.iter().copied().max().unwrap_or(0);
+    if max_k > plan.streamers.len() {
+        bail!(
+            "{max_k} streams asked for but only {} other CPUs",
+            plan.streamers.len()
+        );
+    }
+    // Team: chaser first, then every streamer that may be used.
+    let mut cpus = vec![plan.chaser];
+    cpus.extend_from_slice(&plan.streamers[..max_k]);
+    let mut team = Team::new(&cpus)?;
+    (ctx.step)(&format!(
+        "building a {} chain on CPU {}",
+        fmt_size(plan.chain_bytes),
+        plan.chaser
+    ));
+    // The chain: built by the chaser thread (first touch on its node).
+    let chain_bytes = plan.chain_bytes;
+    let built = team.run_round(|c| -> Option<Result<(PointerChain, String)>> {
+        if c.index != 0 {
+            return None;
+        }
+        Some((|| {
+            let (buf, o) = huge_buffer(chain_bytes, None, |b| {
+                b.touch_here();
+                Ok(())
+            })?;
+            let ch = PointerChain::build(buf, chain_bytes, Layout::Random { stride: 64 }, 99)?;
+            Ok((ch, o.mechanism.to_string()))
+        })())
+    })?;
+    let Some(Some(r)) = built.results.into_iter().next() else {
+        bail!("the chaser thread built no chain");
+    };
+    let (chain, mech) = r?;
+    // Streams' arrays: split among all max_k streamers, first-touched by them.
+    let arrays = if max_k > 0 {
+        let mut st = Team::new(&plan.streamers[..max_k])?;
+        (ctx.step)(&format!(
+            "first touch of {} by {max_k} streaming thread(s)",
+            fmt_size(plan.array_bytes)
+        ));
+        Some(StreamArrays::with_count(
+            &mut st,
+            plan.array_bytes,
+            None,
+            v.kernel.arrays().max(1) + usize::from(v.kernel == BwKernel::Copy),
+        )?)
+    } else {
+        None
+    };
+    // Steps per round from an unloaded calibration.
+    let mut pos = chain.chase(200_000);
+    let t0 = std::time::Instant::now();
+    pos = chain.chase_from(pos, 100_000);
+    let ns0 = t0.elapsed().as_nanos() as f64 / 100_000.0;
+    let steps = ((plan.round_ms * 1e6 / ns0.max(1.0)) as u64).clamp(10_000, 50_000_000);
+    let pos = std::sync::atomic::AtomicUsize::new(pos);
+    let block = (256 * 1024 / 8) / BW_ELEMS_ALIGN * BW_ELEMS_ALIGN; // 256 KiB per array per step
+    let mut points: Vec<LoadedPoint> = Vec::new();
+    for &k in &plan.counts {
+        if ctx.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        (ctx.step)(&format!(
+            "chasing on CPU {} with {k} streaming thread(s)",
+            plan.chaser
+        ));
+        let mut lat = Vec::new();
+        let mut bw = Vec::new();
+        for rep in 0..=plan.reps {
+            let done = AtomicBool::new(false);
+            let round = team.run_round(|c| -> (f64, f64) {
+                let timer = c.timer();
+                if c.index == 0 {
+                    // Let the streams get going first.
+                    let t_start = timer.now();
+                    while timer.since(t_start) < 3e5 && k > 0 {
+                        std::hint::spin_loop();
+                    }
+                    let a = timer.now();
+                    let p = chain.chase_from(pos.load(Ordering::Relaxed), steps);
+                    let ns = timer.since(a);
+                    pos.store(p, Ordering::Relaxed);
+                    done.store(true, Ordering::Release);
+                    (ns, 0.0)
+                } else if c.index <= k {
+                    let Some(arr) = &arrays else {
+                        return (0.0, 0.0);
+                    };
+                    let t = c.index - 1;
+                    let chunk = arr.chunk(max_k);
+                    let mut off = 0;
+                    let mut elems = 0usize;
+                    let a = timer.now();
+                    while !done.load(Ordering::Acquire) {
+                        black_box(arr.pass_range(&v, t, max_k, off, block));
+                        elems += block.min(chunk - off);
+                        off += block;
+                        if off >= chunk {
+                            off = 0;
+                        }
+                    }
+                    let ns = timer.since(a);
+                    let (l, s) = v.kernel.counted_bytes();
+                    (ns, (elems * (l + s)) as f64)
+                } else {
+                    (0.0, 0.0)
+                }
+            })?;
+            if rep == 0 {
+                continue; // warm-up round
+            }
+            let r = &round.results;
+            lat.push(r[0].0 / steps as f64);
+            bw.push(
+                r.iter()
+                    .skip(1)
+                    .filter(|x| x.0 > 0.0)
+                    .map(|x| x.1 / x.0)
+                    .sum::<f64>(),
+            );
+        }
+        if lat.is_empty() {
+            break;
+        }
+        points.push(LoadedPoint {
+            streams: k,
+            latency_ns: lat,
+            bandwidth_gbs: bw,
+        });
+    }
+    let method = format!(
+        "one thread chases a random cycle over {} (2 MiB pages by {mech}) on CPU {} while k threads stream STREAM {} ({}) over their own chunks of {}; per round: ns per load of the chaser, GB/s (counted bytes) of the streams over the same time; median of rounds",
+        fmt_size(plan.chain_bytes),
+        plan.chaser,
+        v.kernel.name(),
+        width.name(),
+        fmt_size(plan.array_bytes)
+    );
+    let base = points
+        .first()
+        .and_then(|p| Stats::from_samples(&p.latency_ns))
+        .map(|s| s.median);
+    let mut curve = Vec::new();
+    for p in &points {
+        let bws = Stats::from_samples(&p.bandwidth_gbs);
+        let mut rec = ResultRecord::of(LATENCY, "ns", false)
+            .with_param("streams", p.streams as u64)
+            .with_param("traffic", v.kernel.name())
+            .with_method(&method, METHOD_VERSION)
+            .with_samples(p.latency_ns.clone());
+        if let (Some(b), Some(v)) = (base, rec.value) {
+            if p.streams > 0 {
+                rec = rec.with_note(&format!("×{:.2} the unloaded latency", v / b));
+            }
+        }
+        if let Some(s) = &bws {
+            if p.streams > 0 {
+                rec = rec.with_note(&format!(
+                    "streams drew {:.2} GB/s (median) meanwhile",
+                    s.median
+                ));
+            }
+        }
+        let cpus_used: Vec<usize> = plan.streamers[..p.streams].to_vec();
+        rec = rec.with_data(json!({
+            "bandwidth_gbs": p.bandwidth_gbs,
+            "bandwidth_median_gbs": bws.as_ref().map(|s| s.median),
+            "stream_cpus": cpus_used,
+            "chaser_cpu": plan.chaser,
+        }));
+        curve.push(json!({
+            "streams": p.streams,
+            "latency_ns": rec.value,
+            "bandwidth_gbs": bws.as_ref().map(|s| s.median),
+        }));
+        for n in &plan.notes {
+            rec = rec.with_note(n);
+        }
+        out(rec)?;
+    }
+    let mut c = ResultRecord::of(CURVE, "ratio", false)
+        .with_method("loaded/unloaded latency at the highest load measured (derived); the whole curve in data", METHOD_VERSION)
+        .with_data(json!({"points": curve, "chain_bytes": plan.chain_bytes, "array_bytes": plan.array_bytes}));
+    let last = points
+        .last()
+        .and_then(|p| Stats::from_samples(&p.latency_ns))
+        .map(|s| s.median);
+    match (base, last, points.len()) {
+        (Some(b), Some(l), n) if n > 1 => c.value = Some(l / b),
+        _ => {
+            c.unavailable_reason =
+                Some("only the unloaded point: no other usable CPU to generate load".into())
+        }
+    }
+    out(c)
+}
+
+/// What `cpuscope loaded-latency` may change in a profile's plan (`None`:
+/// the profile's choice).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// CPU that chases.
+    pub chaser: Option<usize>,
+    /// CPUs that stream, in the order they are added (`--cpus`).
+    pub streamers: Option<String>,
+    /// Numbers of streaming threads to measure.
+    pub streams: Option<String>,
+    /// Traffic of the streams: read, write, copy, triad.
+    pub traffic: String,
+    /// Non-temporal stores for the streams.
+    pub nt: bool,
+    /// Working set of the chase.
+    pub chain_size: Option<String>,
+    /// Bytes of the streams' arrays.
+    pub size: Option<String>,
+}
+
+/// The profile's plan with `o` applied; each error is one line naming the option.
+pub fn plan_with(m: &MachineInfo, cpus: &CpuSet, p: Profile, o: &Options) -> Result<LoadedPlan> {
+    let mut plan = plan(m, cpus, p);
+    if let Some(c) = o.chaser {
+        common::check_cpus(&CpuSet::from_ids([c]), cpus, "--cpu")?;
+        plan.chaser = c;
+        plan.streamers.retain(|&x| x != c);
+        if !plan.streamers.is_empty() || cpus.len() > 1 {
+            let others: Vec<usize> = cpus.iter().filter(|&x| x != c).collect();
+            plan.streamers.retain(|x| others.contains(x));
+            for o in others {
+                if !plan.streamers.contains(&o) {
+                    plan.streamers.push(o);
+                }
+            }
+        }
+    }
+    if let Some(l) = &o.streamers {
+        let want = CpuSet::parse(l).map_err(|e| anyhow::anyhow!("--cpus: {e}"))?;
+        common::check_cpus(&want, cpus, "--cpus")?;
+        if want.contains(plan.chaser) {
+            bail!(
+                "--cpus: CPU {} is the chasing CPU; list only the streaming CPUs",
+                plan.chaser
+            );
+        }
+        plan.streamers = want.to_vec();
+    }
+    let n = plan.streamers.len();
+    plan.counts = match &o.streams {
+        Some(s) => {
+            let set = common::parse_counts(s, "--streams")?;
+            if set.is_empty() {
+                bail!("--streams '{s}': names no count");
+            }
+            if let Some(m) = set.iter().last() {
+                if m > n {
+                    bail!("--streams: {m} streams but only {n} streaming CPU(s) available");
+                }
+            }
+            set.to_vec()
+        }
+        None => plan.counts.into_iter().filter(|&k| k <= n).collect(),
+    };
+    plan.traffic = BwKernel::parse(&o.traffic).ok_or_else(|| {
+        anyhow::anyhow!(
+            "--traffic: unknown kernel '{}' (read, write, copy, triad)",
+            o.traffic
+        )
+    })?;
+    if o.nt {
+        plan.store = StoreKind::NonTemporal;
+    }
+    if let Some(s) = &o.chain_size {
+        plan.chain_bytes = common::size_option("--chain-size", s, 1, 4096)?;
+    }
+    if let Some(s) = &o.size {
+        plan.array_bytes = common::size_option("--size", s, 3, 0)?;
+    }
+    let llc = CacheFacts::of(m).llc;
+    for (what, b, given) in [
+        (
+            "chase working set",
+            plan.chain_bytes,
+            o.chain_size.is_some(),
+        ),
+        ("stream array", plan.array_bytes, o.size.is_some()),
+    ] {
+        if let Some(n) = common::below_llc_note(what, b, llc).filter(|_| given) {
+            plan.notes.push(n);
+        }
+    }
+    Ok(plan)
+}
+
+impl Experiment for LoadedLatency {
+    fn name(&self) -> &'static str {
+        EXP
+    }
+    fn title(&self) -> &'static str {
+        "DRAM latency under streaming load from 0..all other CPUs (latency vs bandwidth)"
+    }
+    fn estimate_secs(&self, machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> f64 {
+        estimate(&plan(machine, cpus, profile))
+    }
+    /// Parameters: a [`LoadedPlan`] (`cpuscope loaded-latency`, see [`plan_with`]).
+    fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
+        let p = ctx.params_or(plan)?;
+        run_plan(ctx, &p, out)
+    }
+}

@@ -1,0 +1,491 @@
+//! NUMA matrices: latency (one CPU of node i chasing memory bound to node j)
+//! and bandwidth (all CPUs of node i reading memory bound to node j), plus
+//! interleave over all memory nodes, set against the kernel's declared
+//! distance matrix (measured/declared ratio tables: "distances look fake").
+
+use crate::base::fmt::fmt_size;
+use crate::experiments::common::{
+    self, fixed_policy, huge_buffer, memory_nodes, node_cpus, CacheFacts, MIB,
+};
+use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
+use crate::experiments::memory::bandwidth::{measure_variant, StreamArrays, Variant};
+use crate::experiments::memory::latency::chase_samples;
+use crate::kernels::memory::{BwKernel, Layout, PointerChain, StoreKind, Width};
+use crate::machine::MachineInfo;
+use crate::placement::mempolicy::{page_nodes, MemPolicy};
+use crate::placement::pin::AffinityGuard;
+use crate::placement::team::Team;
+use crate::placement::CpuSet;
+use crate::results::schema::{MetricId, ResultRecord};
+use anyhow::{bail, Result};
+use serde::Serialize;
+use serde_json::json;
+use std::time::Duration;
+
+pub struct NumaMatrix;
+
+pub const EXP: &str = "numa_matrix";
+/// Latency from a node's CPU to a memory target (params cpu_node, mem).
+pub const LATENCY: MetricId = MetricId::new(EXP, "latency");
+/// Read bandwidth from a node's CPUs to a memory target.
+pub const BANDWIDTH: MetricId = MetricId::new(EXP, "bandwidth");
+/// The largest remote/local latency ratio; both matrices in data.
+pub const MATRIX: MetricId = MetricId::new(EXP, "matrix");
+const METHOD_VERSION: u32 = 1;
+
+/// A memory target: one node, or interleave over several.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Target {
+    Node(usize),
+    Interleave(Vec<usize>),
+}
+
+impl Target {
+    pub fn label(&self) -> String {
+        match self {
+            Target::Node(n) => n.to_string(),
+            Target::Interleave(_) => "interleave".into(),
+        }
+    }
+    fn policy(&self) -> MemPolicy {
+        match self {
+            Target::Node(n) => MemPolicy::Bind(CpuSet::from_ids([*n])),
+            Target::Interleave(v) => MemPolicy::Interleave(CpuSet::from_ids(v.iter().copied())),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct NumaPlan {
+    /// Rows: nodes with usable CPUs, and those CPUs.
+    pub rows: Vec<(usize, CpuSet)>,
+    /// Columns: memory targets.
+    pub targets: Vec<Target>,
+    pub latency_bytes: usize,
+    pub array_bytes: usize,
+    pub reps: usize,
+    pub latency: bool,
+    pub bandwidth: bool,
+    pub notes: Vec<String>,
+}
+
+pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> NumaPlan {
+    let cf = CacheFacts::of(machine);
+    let mut notes = Vec::new();
+    if let Some(n) = &cf.note {
+        notes.push(n.clone());
+    }
+    let rows = node_cpus(machine, cpus);
+    let mem = memory_nodes(machine);
+    let mut targets: Vec<Target> = mem.iter().map(|&n| Target::Node(n)).collect();
+    if mem.len() > 1 {
+        targets.push(Target::Interleave(mem.clone()));
+    }
+    let cells = (rows.len() * targets.len()).max(1);
+    // DRAM working set: 4x the LLC of one instance (what one CPU sees),
+    // capped by memory and, with many cells, kept modest in quick.
+    let mut lat = (cf.llc * 4).max(64 * MIB);
+    let mut arr = (cf.llc_total * 4).max(64 * MIB);
+    let cap = common::auto_cap() / 2;
+    lat = lat.min(cap);
+    arr = arr.min(cap);
+    if profile == Profile::Quick && cells > 4 {
+        lat = lat.min(256 * MIB);
+        arr = arr.min(512 * MIB);
+        notes.push("quick profile: working sets capped at 256 MiB (latency) and 512 MiB (bandwidth) per cell".into());
+    }
+    NumaPlan {
+        rows,
+        targets,
+        latency_bytes: lat,
+        array_bytes: arr,
+        reps: match profile {
+            Profile::Quick => 5,
+            Profile::Standard => 7,
+            Profile::Full => 15,
+        },
+        latency: true,
+        bandwidth: true,
+        notes,
+    }
+}
+
+pub fn estimate(plan: &NumaPlan) -> f64 {
+    let cells = (plan.rows.len() * plan.targets.len()) as f64;
+    // Latency: build (~8 ns per line) + samples; bandwidth: touch + reps passes at ~8 GB/s.
+    let lat = plan.latency_bytes as f64 / 64.0 * 8e-9 + 0.05 * plan.reps as f64;
+    let bw =
+        plan.array_bytes as f64 / 4e9 + plan.array_bytes as f64 / 8e9 * (plan.reps as f64 + 1.0);
+    cells * ((if plan.latency { lat } else { 0.0 }) + if plan.bandwidth { bw } else { 0.0 })
+}
+
+/// Declared distance from node i to node j (None when not known).
+fn declared(machine: &MachineInfo, i: usize, j: usize) -> Option<u32> {
+    let order: Vec<usize> = machine.numa_nodes.iter().map(|n| n.id).collect();
+    let row = machine.numa_nodes.iter().find(|n| n.id == i)?;
+    let k = order.iter().position(|&x| x == j)?;
+    row.distances.get(k).copied()
+}
+
+/// Compare measured latency ratios (cell / local cell of the row) with the
+/// declared distance ratios (d_ij / d_ii). Returns the table and findings.
+pub fn distance_check(
+    rows: &[usize],
+    cols: &[usize],
+    lat: &[Vec<Option<f64>>],
+    dist: impl Fn(usize, usize) -> Option<u32>,
+) -> (Vec<Vec<Option<f64>>>, Vec<String>) {
+    let mut table = Vec::new();
+    let mut findings = Vec::new();
+    for (ri, &i) in rows.iter().enumerate() {
+        let local = cols.iter().position(|&c| c == i).and_then(|k| lat[ri][k]);
+        let dii = dist(i, i);
+        let mut row = Vec::new();
+        for (ci, &j) in cols.iter().enumerate() {
+            let v = match (lat[ri][ci], local, dist(i, j), dii) {
+                (Some(m), Some(l), Some(d), Some(d0)) if l > 0.0 && d0 > 0 => {
+                    let measured = m / l;
+                    let decl = d as f64 / d0 as f64;
+                    Some(measured / decl)
+                }
+                _ => None,
+            };
+            row.push(v);
+        }
+        table.push(row);
+    }
+    // Rank order per row: a node declared farther should not be measured nearer.
+    for (ri, &i) in rows.iter().enumerate() {
+        for (a, &ja) in cols.iter().enumerate() {
+            for (b, &jb) in cols.iter().enumerate() {
+                if let (Some(da), Some(db), Some(la), Some(lb)) =
+                    (dist(i, ja), dist(i, jb), lat[ri][a], lat[ri][b])
+                {
+                    if da < db && la > lb * 1.05 {
+                        findings.push(format!(
+                            "finding: from node {i}, node {ja} is declared nearer (distance {da}) than node {jb} ({db}) but measures slower ({la:.0} ns vs {lb:.0} ns): the declared distances do not describe this machine"
+                        ));
+                    }
+                }
+            }
+        }
+        for (ci, v) in table[ri].iter().enumerate() {
+            if let Some(r) = v {
+                if !(0.67..=1.5).contains(r) {
+                    findings.push(format!(
+                        "finding: node {i} -> node {}: measured latency ratio differs from the declared distance ratio by ×{r:.2} (declared distances look {})",
+                        cols[ci],
+                        if *r < 1.0 { "inflated" } else { "understated" }
+                    ));
+                }
+            }
+        }
+    }
+    (table, findings)
+}
+
+pub fn run_plan(
+    ctx: &mut ExpCtx,
+    plan: &NumaPlan,
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+) -> Result<()> {
+    let single = plan.rows.len() <= 1 && plan.targets.len() <= 1;
+    let single_note = "one NUMA node: the matrix is this single cell (no remote memory to compare with; interleave is the same as local)";
+    let nrow = plan.rows.len();
+    let ncol = plan.targets.len();
+    let mut lat: Vec<Vec<Option<f64>>> = vec![vec![None; ncol]; nrow];
+    let mut bw: Vec<Vec<Option<f64>>> = vec![vec![None; ncol]; nrow];
+    let mut reasons: Vec<String> = Vec::new();
+    let width = Width::widest().unwrap_or(Width::Scalar);
+    let read = Variant::new(BwKernel::Read, width, StoreKind::Normal);
+    for (ri, (node, cpus)) in plan.rows.iter().enumerate() {
+        for (ci, t) in plan.targets.iter().enumerate() {
+            if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Ok(());
+            }
+            let Some(cpu) = cpus.first() else { continue };
+            if plan.latency {
+                (ctx.step)(&format!(
+                    "latency: CPU {cpu} (node {node}) -> memory {}",
+                    t.label()
+                ));
+                let r = (|| -> Result<(Vec<f64>, String)> {
+                    let _pin = AffinityGuard::pin(cpu)?;
+                    let (buf, outcome) = huge_buffer(plan.latency_bytes, Some(t.policy()), |b| {
+                        b.touch_here();
+                        Ok(())
+                    })?;
+                    let placed = placement_text(&buf, t);
+                    let chain = PointerChain::build(
+                        buf,
+                        plan.latency_bytes,
+                        Layout::Random { stride: 64 },
+                        7,
+                    )?;
+                    let s = chase_samples(
+                        &chain,
+                        plan.reps.max(3) * 3,
+                        Duration::from_micros(500),
+                        ctx.stop,
+                    )?;
+                    Ok((s, format!("{placed}; 2 MiB pages by {}", outcome.mechanism)))
+                })();
+                let mut rec = ResultRecord::of(LATENCY, "ns", false)
+                    .with_param("cpu_node", *node as u64)
+                    .with_param("mem", t.label())
+                    .with_method(&format!("random pointer chase over {} bound to the memory target, from CPU {cpu} of the row's node; median of samples", fmt_size(plan.latency_bytes)), METHOD_VERSION);
+                match r {
+                    Ok((s, placed)) => {
+                        rec = rec.with_samples(s).with_note(&placed);
+                        lat[ri][ci] = rec.value;
+                    }
+                    Err(e) => {
+                        let m = format!("{e:#}");
+                        reasons.push(format!("latency {node}->{}: {m}", t.label()));
+                        rec.unavailable_reason = Some(m);
+                    }
+                }
+                if single {
+                    rec = rec.with_note(single_note);
+                }
+                out(rec)?;
+            }
+            if plan.bandwidth {
+                (ctx.step)(&format!(
+                    "bandwidth: CPUs {cpus} (node {node}) -> memory {}",
+                    t.label()
+                ));
+                let r = (|| -> Result<Vec<f64>> {
+                    let mut team = Team::new(&cpus.to_vec())?;
+                    let arr = match t {
+                        Target::Node(n) => {
+                            StreamArrays::with_count(&mut team, plan.array_bytes, Some(*n), 1)?
+                        }
+                        Target::Interleave(_) => {
+                            // Interleave: policy on the thread while touching.
+                            let pol = t.policy();
+                            team.run_round(|_| {
+                                crate::placement::mempolicy::set_thread_policy(&pol)
+                            })?
+                            .results
+                            .into_iter()
+                            .collect::<Result<Vec<()>>>()?;
+                            let a = StreamArrays::with_count(&mut team, plan.array_bytes, None, 1);
+                            team.run_round(|_| {
+                                crate::placement::mempolicy::set_thread_policy(&MemPolicy::Default)
+                            })?;
+                            a?
+                        }
+                    };
+                    let len = arr.chunk(team.size());
+                    let p = measure_variant(
+                        &mut team,
+                        &arr,
+                        &read,
+                        len,
+                        &fixed_policy(plan.reps, 1),
+                        ctx.stop,
+                    )?;
+                    Ok(p.samples)
+                })();
+                let mut rec = ResultRecord::of(BANDWIDTH, "GB/s", true)
+                    .with_param("cpu_node", *node as u64)
+                    .with_param("mem", t.label())
+                    .with_method(&format!("STREAM read ({}) by every usable CPU of the row's node ({cpus}), array of {} bound to the memory target; median of rounds", width.name(), fmt_size(plan.array_bytes)), METHOD_VERSION);
+                match r {
+                    Ok(s) => {
+                        rec = rec.with_samples(s);
+                        bw[ri][ci] = rec.value;
+                    }
+                    Err(e) => {
+                        let m = format!("{e:#}");
+                        reasons.push(format!("bandwidth {node}->{}: {m}", t.label()));
+                        rec.unavailable_reason = Some(m);
+                    }
+                }
+                if single {
+                    rec = rec.with_note(single_note);
+                }
+                out(rec)?;
+            }
+        }
+    }
+    // The matrices and the distance check.
+    let rows: Vec<usize> = plan.rows.iter().map(|r| r.0).collect();
+    let cols: Vec<usize> = plan
+        .targets
+        .iter()
+        .filter_map(|t| match t {
+            Target::Node(n) => Some(*n),
+            _ => None,
+        })
+        .collect();
+    let node_lat: Vec<Vec<Option<f64>>> = lat.iter().map(|r| r[..cols.len()].to_vec()).collect();
+    let (ratio, findings) =
+        distance_check(&rows, &cols, &node_lat, |i, j| declared(ctx.machine, i, j));
+    let declared_m: Vec<Vec<Option<u32>>> = rows
+        .iter()
+        .map(|&i| cols.iter().map(|&j| declared(ctx.machine, i, j)).collect())
+        .collect();
+    let worst = rows
+        .iter()
+        .enumerate()
+        .filter_map(|(ri, &i)| {
+            let l = cols
+                .iter()
+                .position(|&c| c == i)
+                .and_then(|k| node_lat[ri][k])?;
+            node_lat[ri]
+                .iter()
+                .flatten()
+                .map(|m| m / l)
+                .reduce(f64::max)
+        })
+        .reduce(f64::max);
+    let mut rec = ResultRecord::of(MATRIX, "ratio", false)
+        .with_method("latency and bandwidth matrices; value = largest remote/local latency ratio over the rows; ratio table = (measured latency ratio) / (declared distance ratio)", METHOD_VERSION)
+        .with_data(json!({
+            "rows": rows,
+            "targets": plan.targets.iter().map(|t| t.label()).collect::<Vec<_>>(),
+            "latency_ns": lat,
+            "bandwidth_gbs": bw,
+            "declared_distance": declared_m,
+            "measured_over_declared": ratio,
+            "latency_bytes": plan.latency_bytes,
+            "array_bytes": plan.array_bytes,
+        }));
+    rec.value = worst;
+    if worst.is_none() {
+        rec.unavailable_reason = Some(if reasons.is_empty() {
+            "no local latency cell was measured".into()
+        } else {
+            reasons.join("; ")
+        });
+    }
+    if single {
+        rec = rec.with_note(single_note);
+    }
+    for f in findings {
+        rec = rec.with_note(&f);
+    }
+    for n in &plan.notes {
+        rec = rec.with_note(n);
+    }
+    out(rec)
+}
+
+fn placement_text(buf: &crate::placement::buffer::Buffer, t: &Target) -> String {
+    // Check a sample of the pages (first 64 MiB) with move_pages.
+    let len = buf.len().min(64 * MIB);
+    match page_nodes(buf.as_ptr(), len) {
+        Ok(p) => {
+            let nodes: Vec<String> = p
+                .per_node
+                .iter()
+                .map(|(n, c)| format!("node {n}: {c}"))
+                .collect();
+            let ok = match t {
+                Target::Node(n) => p.all_on(*n),
+                Target::Interleave(_) => true,
+            };
+            format!(
+                "pages checked (first {}): {}{}",
+                fmt_size(len),
+                nodes.join(", "),
+                if ok {
+                    ""
+                } else {
+                    " — NOT all on the bound node"
+                }
+            )
+        }
+        Err(e) => format!("page placement not verified: {e:#}"),
+    }
+}
+
+/// What `cpuscope numa-matrix` may change in a profile's plan (`None`: the
+/// profile's choice).
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Rows: nodes whose CPUs run the measurement.
+    pub cpu_nodes: Option<String>,
+    /// Columns: nodes whose memory is read.
+    pub mem_nodes: Option<String>,
+    /// Leave out the interleave column.
+    pub no_interleave: bool,
+    /// Working set of the latency chase.
+    pub latency_size: Option<String>,
+    /// Bytes of the bandwidth array.
+    pub size: Option<String>,
+    /// Measure the latency matrix.
+    pub latency: bool,
+    /// Measure the bandwidth matrix.
+    pub bandwidth: bool,
+}
+
+/// The profile's plan with `o` applied; each error is one line naming the option.
+pub fn plan_with(m: &MachineInfo, cpus: &CpuSet, p: Profile, o: &Options) -> Result<NumaPlan> {
+    let mut plan = plan(m, cpus, p);
+    if let Some(l) = &o.cpu_nodes {
+        let want = common::check_nodes(l, m, "--cpu-nodes")?;
+        let rows: Vec<_> = plan
+            .rows
+            .iter()
+            .filter(|r| want.contains(&r.0))
+            .cloned()
+            .collect();
+        if rows.len() != want.len() {
+            let have: Vec<String> = plan.rows.iter().map(|r| r.0.to_string()).collect();
+            bail!(
+                "--cpu-nodes: some of node(s) {l} have no CPU this process may use (nodes with usable CPUs: {})",
+                have.join(",")
+            );
+        }
+        plan.rows = rows;
+    }
+    if let Some(l) = &o.mem_nodes {
+        let want = common::check_nodes(l, m, "--mem-nodes")?;
+        plan.targets = want.iter().map(|&n| Target::Node(n)).collect();
+        if want.len() > 1 {
+            plan.targets.push(Target::Interleave(want.clone()));
+        }
+    }
+    if o.no_interleave {
+        plan.targets.retain(|t| matches!(t, Target::Node(_)));
+    }
+    if let Some(s) = &o.latency_size {
+        plan.latency_bytes = common::size_option("--latency-size", s, 1, 4096)?;
+    }
+    if let Some(s) = &o.size {
+        plan.array_bytes = common::size_option("--size", s, 1, 0)?;
+    }
+    if o.size.is_some() || o.latency_size.is_some() {
+        let llc = CacheFacts::of(m).llc;
+        for (what, b) in [
+            ("latency working set", plan.latency_bytes),
+            ("bandwidth array", plan.array_bytes),
+        ] {
+            plan.notes.extend(common::below_llc_note(what, b, llc));
+        }
+    }
+    plan.latency = o.latency;
+    plan.bandwidth = o.bandwidth;
+    Ok(plan)
+}
+
+impl Experiment for NumaMatrix {
+    fn name(&self) -> &'static str {
+        EXP
+    }
+    fn title(&self) -> &'static str {
+        "NUMA latency and bandwidth matrices, interleave, vs declared distances"
+    }
+    fn estimate_secs(&self, machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> f64 {
+        estimate(&plan(machine, cpus, profile))
+    }
+    /// Parameters: a [`NumaPlan`] (`cpuscope numa-matrix`, see [`plan_with`]).
+    fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
+        let p = ctx.params_or(plan)?;
+        run_plan(ctx, &p, out)
+    }
+}

@@ -1,0 +1,181 @@
+//! The memory family's record payloads: what the latency experiment writes
+//! into each record's `data`, typed, and what every reader (the renderers,
+//! the verdict, the advice) reads back with `ResultRecord::data_as`. A leaf:
+//! it imports nothing of the experiments, so experiments and renderers both
+//! stand on it. The JSON keys are the field names (docs/schema-run.md).
+
+use serde::{Deserialize, Serialize};
+
+/// `latency.curve`'s data: one load-to-use latency curve, every size.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CurveData {
+    /// The CPU the chase ran on.
+    pub cpu: usize,
+    /// Bytes between two visited lines.
+    pub stride: usize,
+    /// The clock that turns ns into cycles; None when there is none.
+    pub ghz: Option<f64>,
+    /// Where that clock comes from, or why there is none.
+    pub ghz_source: String,
+    /// One point per working-set size, ascending.
+    pub points: Vec<CurvePoint>,
+    pub plateaus: Vec<Plateau>,
+    /// Where memory starts and what it does beyond (None without a step).
+    pub memory: Option<MemoryPart>,
+    /// Each declared cache level against the curve.
+    pub levels: Vec<LevelMatch>,
+    /// The huge pages obtained for a 2 MiB-page curve (the placement
+    /// layer's page report, kept as written; no reader takes it apart).
+    pub pages_obtained: Option<serde_json::Value>,
+}
+
+/// One size of a latency curve: ns per load (median of the repetitions,
+/// with their min, max, CV and count) and cycles when a clock is known.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CurvePoint {
+    pub bytes: usize,
+    pub ns: f64,
+    pub min: f64,
+    pub max: f64,
+    pub cv: f64,
+    pub n: usize,
+    pub cycles: Option<f64>,
+}
+
+/// A cache level's figure (`latency.L1d` … `latency.L4`): the working set
+/// of the point it was read at, its cycles, and the level's match.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LevelData {
+    pub working_set_bytes: usize,
+    pub cycles: Option<f64>,
+    #[serde(rename = "match")]
+    pub level: LevelMatch,
+}
+
+/// A cache level's cycles record (`latency.L1d_cycles` …): the core's
+/// published load-to-use cycles beside the measured ones. Without a
+/// published figure only `published_cycles` (null) is written.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PublishedData {
+    pub published_cycles: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub published_source: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_over_published: Option<f64>,
+    /// More than 20% off the published figure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finding: Option<bool>,
+}
+
+/// `latency.dram`'s data: the point it was read at and the sizes pooled.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DramData {
+    pub working_set_bytes: usize,
+    pub pooled_sizes: Vec<usize>,
+    pub cycles: Option<f64>,
+}
+
+/// `latency.page_walk_climb`'s data.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ClimbData {
+    pub climb: Climb,
+    pub dram_ns: f64,
+    pub memory_from_bytes: usize,
+}
+
+/// A run of sizes with about the same latency.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Plateau {
+    /// Index of the first and last point.
+    pub first: usize,
+    pub last: usize,
+    pub from_bytes: usize,
+    pub to_bytes: usize,
+    /// Median latency of its points, ns.
+    pub level_ns: f64,
+    /// Capacity estimate where it ends: where the curve crosses the
+    /// geometric middle of this level and the next (None for the last).
+    pub edge_bytes: Option<usize>,
+    /// Not flat: a run of two or more rising points between two plateaus
+    /// (a level too small or too shared to flatten, as an L3 in a VM).
+    pub ramp: bool,
+}
+
+/// A declared cache level set against what the curve shows.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LevelMatch {
+    pub name: String,
+    pub declared_bytes: usize,
+    /// The step of the curve taken as this level's capacity.
+    pub detected_bytes: Option<usize>,
+    /// detected / declared.
+    pub ratio: Option<f64>,
+    /// Within `latency::LEVEL_TOLERANCE` of the declared size (and, on 4 KiB
+    /// pages, not a TLB-miss plateau): only then is the plateau this level.
+    pub agrees: bool,
+    /// Latency of the plateau this level ends (ns).
+    pub level_ns: Option<f64>,
+    pub plateau: Option<usize>,
+    /// Named although its step is far below the declared size: the
+    /// effective capacity this CPU gets of the level (a VM's share of a host
+    /// cache shared with other tenants, a partitioned cache); the figure is
+    /// the level's, its capacity is `detected_bytes`.
+    #[serde(default)]
+    pub share: bool,
+    pub note: String,
+}
+
+/// Where a latency curve reaches memory, and what it does beyond.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MemoryPart {
+    /// Index of the first point past the last step (memory starts here).
+    pub first: usize,
+    pub from_bytes: usize,
+    /// Index of the last point of the memory plateau (within `latency::DRAM_FLAT`
+    /// of the first).
+    pub flat_last: usize,
+    pub flat_to_bytes: usize,
+    /// Median latency of the memory plateau's points, ns.
+    pub dram_ns: f64,
+    /// The climb beyond the memory plateau, if latency goes on rising.
+    pub climb: Option<Climb>,
+}
+
+/// Latency rising past the memory plateau as the working set grows: page
+/// walks (nested ones in a VM, whose host walks its own tables for the
+/// guest's memory; beyond the TLB reach of the page size on metal), not a
+/// cache level and not DRAM.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Climb {
+    /// First point of the climb (the last point of the plateau is its base).
+    pub first: usize,
+    pub from_bytes: usize,
+    pub to_bytes: usize,
+    /// Latency at the largest working set, ns.
+    pub ns_at_end: f64,
+    /// Least-squares slope of ns against log2(size) from the plateau's last
+    /// point to the end: ns added per doubling of the working set.
+    pub ns_per_doubling: f64,
+}
+
+/// `tlb_reach`'s page-walk record: the extra cost of a load as the pages
+/// it touches grow (one line per page, minus the same lines packed).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PageWalkData {
+    pub page_bytes: usize,
+    pub points: Vec<PageWalkPoint>,
+}
+
+/// One page count of the page-walk curve; medians, ns.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PageWalkPoint {
+    pub pages: usize,
+    pub spread_ns: f64,
+    pub packed_ns: f64,
+    /// `spread_ns - packed_ns`: what the page walks add.
+    pub extra_ns: f64,
+}

@@ -1,0 +1,159 @@
+//! The registry, the top floor of experiments/: every experiment paired
+//! with its renderers, in the order `cpuscope run` performs them. The one
+//! place `run`, the summary and the HTML report learn about experiments; no
+//! experiment imports a renderer, and nothing in experiments/ imports this.
+
+use crate::experiments::coherence::{self, c2c, sync};
+use crate::experiments::compute::{self, peak, placement_study, rate, simd, workloads};
+use crate::experiments::experiment::Experiment;
+use crate::experiments::memory::{
+    self, bandwidth, latency, loaded_latency, numa_matrix, seed_loops, tlb_reach,
+};
+use crate::experiments::state::{self, frequency, softirq};
+use crate::experiments::tune::{self, study};
+use crate::results::schema::Run;
+use anyhow::{bail, Result};
+
+/// An experiment and how its records are shown.
+pub struct Entry {
+    pub experiment: &'static dyn Experiment,
+    /// Its section of the summary `cpuscope run` prints, from its records of
+    /// the run; empty when it has nothing to show.
+    pub text: fn(&Run) -> String,
+    /// Its charts and tables in the HTML report (every figure is also in the
+    /// report's results table); empty: none.
+    pub html: fn(&Run) -> String,
+}
+
+/// No charts or tables of its own.
+fn no_html(_: &Run) -> String {
+    String::new()
+}
+
+/// Every experiment with its renderers, in the order `run` performs them
+/// (frequency first: later experiments turn nanoseconds into cycles with its
+/// figure); last the ones `run` leaves to their own command (`tune`).
+pub fn registry() -> Vec<Entry> {
+    vec![
+        Entry {
+            experiment: &frequency::Frequency,
+            text: |run| state::text::frequency(&run.results),
+            html: state::html::frequency,
+        },
+        Entry {
+            experiment: &softirq::Softirq,
+            text: |run| state::text::softirq(&run.results),
+            html: no_html,
+        },
+        Entry {
+            experiment: &latency::Latency,
+            text: |run| memory::text::section(run, latency::EXP),
+            html: |run| memory::html::latency_chart(&memory::html::records(run)),
+        },
+        Entry {
+            experiment: &tlb_reach::TlbReach,
+            text: memory::text::tlb_reach,
+            html: no_html,
+        },
+        Entry {
+            experiment: &bandwidth::Bandwidth,
+            text: |run| memory::text::section(run, bandwidth::EXP),
+            html: |run| memory::html::bandwidth_chart(&memory::html::records(run)),
+        },
+        Entry {
+            experiment: &numa_matrix::NumaMatrix,
+            text: |run| memory::text::section(run, numa_matrix::EXP),
+            html: |run| memory::html::numa_tables(&memory::html::records(run)),
+        },
+        Entry {
+            experiment: &loaded_latency::LoadedLatency,
+            text: |run| memory::text::section(run, loaded_latency::EXP),
+            html: |run| memory::html::loaded_chart(&memory::html::records(run)),
+        },
+        Entry {
+            experiment: &seed_loops::SeedLoops,
+            text: |run| memory::text::section(run, seed_loops::EXP),
+            html: no_html,
+        },
+        Entry {
+            experiment: &c2c::C2c,
+            text: |run| coherence::text::render_summary(&run.results),
+            html: coherence::html::c2c_charts,
+        },
+        Entry {
+            experiment: &sync::SyncCosts,
+            text: |run| coherence::text::render_sync_summary(&run.results),
+            html: coherence::html::sync_charts,
+        },
+        Entry {
+            experiment: &simd::Simd,
+            text: |run| compute::text::render_simd_configurations(&run.results),
+            html: |run| compute::html::simd_table(run) + &compute::html::peak_section(run),
+        },
+        Entry {
+            // Its figures are shown by simd's section and peak table.
+            experiment: &peak::Peak,
+            text: |_| String::new(),
+            html: no_html,
+        },
+        Entry {
+            experiment: &workloads::Workloads,
+            text: |run| compute::text::render_workloads(&run.results),
+            html: compute::html::published_section,
+        },
+        Entry {
+            experiment: &rate::Rate,
+            text: |run| compute::text::render_rate(&run.results),
+            html: compute::html::rate_section,
+        },
+        Entry {
+            experiment: &placement_study::PlacementStudy,
+            text: |run| compute::text::render_placement(&run.results),
+            html: compute::html::placement_section,
+        },
+        Entry {
+            experiment: &study::Tune,
+            text: tune::text::render,
+            html: tune::html::render,
+        },
+    ]
+}
+
+/// Every experiment, in run order.
+pub fn experiments() -> Vec<&'static dyn Experiment> {
+    registry().into_iter().map(|e| e.experiment).collect()
+}
+
+/// The registered experiment called `name`.
+pub fn by_name(name: &str) -> Result<&'static dyn Experiment> {
+    let all = experiments();
+    match all.iter().find(|e| e.name() == name) {
+        Some(e) => Ok(*e),
+        None => {
+            let names: Vec<&str> = all.iter().map(|e| e.name()).collect();
+            bail!("unknown experiment '{name}' (known: {})", names.join(", "))
+        }
+    }
+}
+
+/// The experiments `cpuscope run` selects by `--only` / `--skip` (comma
+/// lists of names), among those it runs ([`Experiment::in_run`]).
+pub fn select(only: &[String], skip: &[String]) -> Result<Vec<&'static dyn Experiment>> {
+    for n in only.iter().chain(skip) {
+        let e = by_name(n)?;
+        if !e.in_run() && only.contains(n) {
+            bail!("'{n}' is not part of `run`: it has its own command (cpuscope {n} --help)");
+        }
+    }
+    let all = experiments();
+    let chosen: Vec<_> = all
+        .into_iter()
+        .filter(|e| e.in_run())
+        .filter(|e| only.is_empty() || only.iter().any(|o| o == e.name()))
+        .filter(|e| !skip.iter().any(|s| s == e.name()))
+        .collect();
+    if chosen.is_empty() {
+        bail!("--only and --skip leave no experiment to run (see cpuscope run --list)");
+    }
+    Ok(chosen)
+}

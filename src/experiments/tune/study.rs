@@ -1,0 +1,1269 @@
+//! `cpuscope tune -- CMD ARGS...`: the best placement for the user's own
+//! command, with the evidence. The candidates come from the placement
+//! planner (`placement_plan::sized_sets`, `memory_for_set`): no binding
+//! (the baseline); `k` CPUs of one node with local, preferred, interleaved
+//! and remote memory; two nodes of one socket; two nodes on two sockets
+//! (nearest and farthest pair); all nodes; packed on SMT siblings; and,
+//! when the command takes a thread count (`{threads}` in its arguments or
+//! an environment variable), the thread-count curve without binding. Only
+//! the sets this machine has; the others are listed with the reason.
+//!
+//! The command runs as a child of this (unprivileged) process, once per
+//! candidate per round, in a random order each round (interleaved: drift
+//! and other load spread over every candidate alike), after warm-up
+//! rounds, until the ranking is settled (a winner separated from the
+//! runner-up, or the best two equal to within `resolution`), `max_runs`
+//! rounds, or the time budget. The score is its wall time (lower is
+//! better), or a figure read from its output or from a file it writes.
+//! Per candidate: median, spread, the ratio to the baseline with a
+//! distribution-free 95% interval (Hodges–Lehmann / Mann–Whitney, see
+//! `base::mann_whitney`), counters, the remote share of its pages, and the
+//! numactl/taskset line that reproduces it. A winner is declared only when
+//! it is separated from the runner-up beyond noise, at a level corrected
+//! for the number of candidates (Bonferroni).
+
+use crate::base::mann_whitney::{ratio_estimate, RatioEstimate};
+use crate::base::pattern::Pattern;
+use crate::base::Stats;
+use crate::experiments::compute::placement_plan::{memory_for_set, sized_sets};
+use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
+use crate::harness::child::{round_order, run_once, ChildRun, ChildSpec, COUNT_KEYS};
+use crate::machine::MachineInfo;
+use crate::placement::binding::Binding;
+use crate::placement::{CpuSet, MemPolicy};
+use crate::results::schema::{MetricId, ResultRecord, Run};
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant, SystemTime};
+
+pub struct Tune;
+
+pub const EXP: &str = "tune";
+/// One candidate's score (params set, memory, threads): the median of its
+/// runs, its samples, and in `data` everything else ([`CandidateData`]).
+pub const SCORE: MetricId = MetricId::new(EXP, "score");
+/// The ranking and the verdict (value: the best candidate's ratio to the
+/// baseline; `data`: [`VerdictData`]).
+pub const VERDICT: MetricId = MetricId::new(EXP, "verdict");
+const METHOD_VERSION: u32 = 1;
+
+/// The unit of a score read from the output or a file, unless given.
+pub const DEFAULT_UNIT: &str = "score";
+/// The confidence level of every interval shown.
+pub const LEVEL: f64 = 0.95;
+/// The set name of the baseline (no binding).
+pub const NO_BINDING: &str = "none";
+/// The memory name of a candidate that sets no memory policy.
+pub const NO_POLICY: &str = "-";
+/// What the intervals are, in words (output and docs).
+pub const INTERVAL_METHOD: &str = "ratio to the baseline: Hodges–Lehmann estimate with a 95% \
+distribution-free Mann–Whitney (Moses) interval on the logarithms of the scores (exact U \
+distribution up to 2500 pairs)";
+
+/// The most bytes read from a score file (`--score-file`).
+pub const SCORE_FILE_MAX_BYTES: u64 = 1 << 30;
+
+/// How the score of one run is read.
+#[derive(Clone, Debug)]
+pub enum ScoreSource {
+    /// Seconds from exec to exit.
+    WallTime,
+    /// The first group (else the whole match) of the last match of the
+    /// pattern in the command's standard output, else its standard error.
+    Output(Pattern),
+    /// A file the command writes (it must change during the run): the
+    /// pattern's last match in it, or its first number.
+    File {
+        path: PathBuf,
+        pattern: Option<Pattern>,
+    },
+}
+
+/// The score of the runs, and which way is better.
+#[derive(Clone, Debug)]
+pub struct Score {
+    pub source: ScoreSource,
+    pub higher_is_better: bool,
+    pub unit: String,
+}
+
+impl Score {
+    /// Wall time in seconds, lower is better.
+    pub fn wall_time() -> Score {
+        Score {
+            source: ScoreSource::WallTime,
+            higher_is_better: false,
+            unit: "s".into(),
+        }
+    }
+
+    /// One line saying what the score is.
+    pub fn describe(&self) -> String {
+        let way = if self.higher_is_better {
+            "higher is better"
+        } else {
+            "lower is better"
+        };
+        match &self.source {
+            ScoreSource::WallTime => format!("wall time (s, exec to exit), {way}"),
+            ScoreSource::Output(p) => {
+                format!("'{p}' in the command's output ({}), {way}", self.unit)
+            }
+            ScoreSource::File { path, pattern } => format!(
+                "{} in {} ({}), {way}",
+                pattern
+                    .as_ref()
+                    .map(|p| format!("'{p}'"))
+                    .unwrap_or_else(|| "the first number".into()),
+                path.display(),
+                self.unit
+            ),
+        }
+    }
+
+    /// The score file's stamp (modification time, size, inode) before a
+    /// run, to tell afterwards whether the run wrote it; None without a
+    /// score file or when it does not exist yet.
+    pub fn file_stamp(&self) -> Option<FileStamp> {
+        match &self.source {
+            ScoreSource::File { path, .. } => FileStamp::of(path),
+            _ => None,
+        }
+    }
+
+    /// The score of `run`, or why there is none; `before`: the score
+    /// file's stamp before the run ([`Score::file_stamp`]).
+    pub fn read(&self, run: &ChildRun, before: Option<&FileStamp>) -> Result<f64, String> {
+        match &self.source {
+            ScoreSource::WallTime => Ok(run.wall_s),
+            ScoreSource::Output(p) => extract(p, &run.stdout)
+                .or_else(|| extract(p, &run.stderr))
+                .ok_or_else(|| format!("no score: '{p}' does not match the command's output")),
+            ScoreSource::File { path, pattern } => {
+                let now = FileStamp::of(path)
+                    .ok_or_else(|| format!("no score: {} does not exist", path.display()))?;
+                if before == Some(&now) {
+                    return Err(format!(
+                        "no score: {} was not written during the run",
+                        path.display()
+                    ));
+                }
+                // Never blocks: a FIFO or device put there is refused (not
+                // opened to wait for a writer), a huge file is capped, and
+                // non-UTF-8 bytes (a log's stray byte) become U+FFFD.
+                let (text, _) =
+                    crate::base::files::read_file_text_capped(path, SCORE_FILE_MAX_BYTES)
+                        .map_err(|e| format!("no score: cannot read {}: {e}", path.display()))?;
+                let got = match pattern {
+                    Some(p) => extract(p, &text),
+                    None => first_number(&text),
+                };
+                got.ok_or_else(|| match pattern {
+                    Some(p) => format!("no score: '{p}' does not match {}", path.display()),
+                    None => format!("no score: {} holds no number", path.display()),
+                })
+            }
+        }
+    }
+}
+
+/// What tells two versions of a file apart: modification time, size,
+/// inode (a file rewritten or replaced changes one of them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileStamp {
+    modified: Option<SystemTime>,
+    len: u64,
+    ino: u64,
+}
+
+impl FileStamp {
+    /// The stamp of `path`; None when it does not exist.
+    pub fn of(path: &std::path::Path) -> Option<FileStamp> {
+        use std::os::unix::fs::MetadataExt;
+        let md = std::fs::metadata(path).ok()?;
+        Some(FileStamp {
+            modified: md.modified().ok(),
+            len: md.len(),
+            ino: md.ino(),
+        })
+    }
+}
+
+/// A number as programs print it: `14460`, `1.5e3`, `14,460.5`, `1_000`.
+pub fn parse_number(s: &str) -> Option<f64> {
+    let t: String = s
+        .trim()
+        .chars()
+        .filter(|c| *c != ',' && *c != '_')
+        .collect();
+    t.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// The first group (else the whole match) of the last match of `p` in
+/// `text`, as a number.
+pub fn extract(p: &Pattern, text: &str) -> Option<f64> {
+    let m = p.last_match(text)?;
+    let s = if p.group_count() > 1 {
+        m.text(text, 1)?
+    } else {
+        m.text(text, 0)?
+    };
+    parse_number(s)
+}
+
+/// The first number in `text`.
+pub fn first_number(text: &str) -> Option<f64> {
+    let p = Pattern::new(r"[-+]?(?:\d[\d,_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?").ok()?;
+    let m = p.find_at(text, 0)?;
+    parse_number(m.text(text, 0)?)
+}
+
+/// The command's thread-count knob.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ThreadKnob {
+    /// Counts of the curve (without binding).
+    pub counts: Vec<usize>,
+    /// Environment variable set to the count (`OMP_NUM_THREADS`).
+    pub env: Option<String>,
+    /// The arguments hold `{threads}`.
+    pub placeholder: bool,
+}
+
+/// The text a command's arguments use for the thread count.
+pub const THREADS_PLACEHOLDER: &str = "{threads}";
+
+/// One way to run the command.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Candidate {
+    /// The planner's set name, or [`NO_BINDING`].
+    pub set: String,
+    /// The memory policy's name (`local`, `preferred`, `interleave`,
+    /// `remote`), or [`NO_POLICY`].
+    pub memory: String,
+    /// Thread count given to the command (with a knob).
+    pub threads: Option<usize>,
+    /// What it is, in words.
+    pub what: String,
+    pub cpus: Option<CpuSet>,
+    pub policy: Option<MemPolicy>,
+    /// The baseline every ratio is taken against.
+    pub baseline: bool,
+    /// Other names the planner gave the same binding.
+    pub also: Vec<String>,
+}
+
+impl Candidate {
+    /// `none`, `one_node/local`, `none t=4`.
+    pub fn label(&self) -> String {
+        let mut s = self.set.clone();
+        if self.memory != NO_POLICY {
+            s.push('/');
+            s.push_str(&self.memory);
+        }
+        if let Some(t) = self.threads {
+            s.push_str(&format!(" t={t}"));
+        }
+        s
+    }
+}
+
+/// The candidates for this machine.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TunePlan {
+    /// CPUs per placement set.
+    pub k: usize,
+    pub candidates: Vec<Candidate>,
+    /// Sets and policies this machine cannot offer: (name, reason).
+    pub not_applicable: Vec<(String, String)>,
+    pub notes: Vec<String>,
+    pub threads: Option<ThreadKnob>,
+}
+
+/// The usable cores of the largest NUMA node (all usable cores when the
+/// nodes are unknown): what "one node's CPUs" means by default.
+pub fn default_cpus_needed(m: &MachineInfo, usable: &CpuSet) -> usize {
+    let cores = crate::experiments::experiment::one_cpu_per_core(m, usable);
+    let per_node = m
+        .numa_nodes
+        .iter()
+        .map(|n| n.cpus.intersection(&cores).len())
+        .max()
+        .unwrap_or(0);
+    if per_node > 0 {
+        per_node
+    } else {
+        cores.len().max(1)
+    }
+}
+
+/// Plan the candidates: the baseline, the planner's sets for `k` CPUs with
+/// local memory, the one-node set with every memory policy, and the thread
+/// curve. Identical bindings are run once (the others listed in `also`).
+pub fn plan_candidates(
+    m: &MachineInfo,
+    usable: &CpuSet,
+    k: usize,
+    knob: Option<ThreadKnob>,
+) -> TunePlan {
+    let sized = sized_sets(m, usable, k);
+    let mut notes = sized.notes.clone();
+    let mut not_applicable = Vec::new();
+    let k = sized.k;
+    let placed_threads = knob.as_ref().map(|_| k);
+    let mut cands: Vec<Candidate> = vec![Candidate {
+        set: NO_BINDING.into(),
+        memory: NO_POLICY.into(),
+        threads: placed_threads,
+        what: "no binding: the command as you would run it".into(),
+        cpus: None,
+        policy: None,
+        baseline: true,
+        also: Vec::new(),
+    }];
+    for s in &sized.sets {
+        let Some(cpus) = &s.cpus else {
+            not_applicable.push((s.name.clone(), s.not_applicable.clone().unwrap_or_default()));
+            continue;
+        };
+        let mems = memory_for_set(m, usable, cpus);
+        let wanted: &[&str] = if s.name == "one_node" {
+            &["local", "preferred", "interleave", "remote"]
+        } else {
+            &["local"]
+        };
+        let mut any = false;
+        for mp in mems.iter().filter(|mp| wanted.contains(&mp.name.as_str())) {
+            match &mp.policy {
+                Some(p) => {
+                    any = true;
+                    cands.push(Candidate {
+                        set: s.name.clone(),
+                        memory: mp.name.clone(),
+                        threads: placed_threads.map(|_| cpus.len()),
+                        what: format!("{}; {}", s.what, mp.what),
+                        cpus: Some(cpus.clone()),
+                        policy: Some(p.clone()),
+                        baseline: false,
+                        also: Vec::new(),
+                    });
+                }
+                None => not_applicable.push((
+                    format!("{}/{}", s.name, mp.name),
+                    mp.not_applicable.clone().unwrap_or_default(),
+                )),
+            }
+        }
+        if !any {
+            // No memory policy at all (no NUMA information): CPUs only.
+            cands.push(Candidate {
+                set: s.name.clone(),
+                memory: NO_POLICY.into(),
+                threads: placed_threads.map(|_| cpus.len()),
+                what: s.what.clone(),
+                cpus: Some(cpus.clone()),
+                policy: None,
+                baseline: false,
+                also: Vec::new(),
+            });
+        }
+    }
+    if let Some(kn) = &knob {
+        for &t in &kn.counts {
+            if Some(t) == placed_threads {
+                continue;
+            }
+            cands.push(Candidate {
+                set: NO_BINDING.into(),
+                memory: NO_POLICY.into(),
+                threads: Some(t),
+                what: format!("no binding, {t} thread(s)"),
+                cpus: None,
+                policy: None,
+                baseline: false,
+                also: Vec::new(),
+            });
+        }
+        if placed_threads.is_some() {
+            notes.push(format!(
+                "the placement sets run the command with as many threads as CPUs in the set ({k}); \
+                 the baseline too"
+            ));
+        }
+    }
+    // One run per distinct binding.
+    let mut out: Vec<Candidate> = Vec::new();
+    for c in cands {
+        match out
+            .iter_mut()
+            .find(|o| o.cpus == c.cpus && o.policy == c.policy && o.threads == c.threads)
+        {
+            Some(o) => o.also.push(c.label()),
+            None => out.push(c),
+        }
+    }
+    TunePlan {
+        k,
+        candidates: out,
+        not_applicable,
+        notes,
+        threads: knob,
+    }
+}
+
+/// Everything `cpuscope tune` asks.
+#[derive(Clone, Debug)]
+pub struct Params {
+    /// The command, `{threads}` placeholders unfilled.
+    pub command: Vec<String>,
+    pub plan: TunePlan,
+    pub score: Score,
+    /// Discarded runs of each candidate first.
+    pub warmup: usize,
+    /// Runs of each candidate before the ranking may be called settled.
+    pub min_runs: usize,
+    pub max_runs: usize,
+    /// Time for all runs, warm-up included.
+    pub budget: Duration,
+    /// Seed of the run order.
+    pub seed: u64,
+    /// Two candidates within this fraction of each other (at the interval's
+    /// level) count as equal.
+    pub resolution: f64,
+    pub counters: bool,
+    pub numa_maps: bool,
+    /// Pass the command's output through instead of keeping it.
+    pub show_output: bool,
+    /// Kill a run (and stop its candidate) past this.
+    pub run_timeout: Option<Duration>,
+}
+
+impl Params {
+    /// The arguments for candidate `c` (`{threads}` filled).
+    pub fn argv_for(&self, c: &Candidate) -> Vec<String> {
+        match c.threads {
+            Some(t) => self
+                .command
+                .iter()
+                .map(|a| a.replace(THREADS_PLACEHOLDER, &t.to_string()))
+                .collect(),
+            None => self.command.clone(),
+        }
+    }
+
+    /// The environment set for candidate `c`.
+    pub fn env_for(&self, c: &Candidate) -> Vec<(String, String)> {
+        match (&self.plan.threads, c.threads) {
+            (Some(ThreadKnob { env: Some(v), .. }), Some(t)) => vec![(v.clone(), t.to_string())],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The shell line that reproduces candidate `c` with numactl/taskset.
+    pub fn command_line(&self, c: &Candidate) -> String {
+        let mut b = Binding::none();
+        b.cpus = c.cpus.clone();
+        b.memory = c.policy.clone();
+        b.command_line(&self.env_for(c), &self.argv_for(c))
+    }
+}
+
+/// Where the rounds stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stopped {
+    /// The ranking was settled.
+    Settled,
+    MaxRuns,
+    Budget,
+    Interrupted,
+    /// Every candidate failed.
+    AllFailed,
+}
+
+impl Stopped {
+    pub fn words(self) -> &'static str {
+        match self {
+            Stopped::Settled => "the ranking was settled",
+            Stopped::MaxRuns => "the most runs per candidate (--max-runs) were made",
+            Stopped::Budget => "the time budget (--budget) was spent",
+            Stopped::Interrupted => "interrupted (Ctrl-C): the figures are what finished",
+            Stopped::AllFailed => "every candidate failed",
+        }
+    }
+}
+
+/// The verdict's kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VerdictKind {
+    /// The best is separated from the runner-up beyond noise.
+    Winner,
+    /// Every candidate's interval against the baseline holds 1.
+    NoneDistinguishable,
+    /// Some differ from the baseline, but the best two are within noise.
+    NoSingleWinner,
+    /// Too few runs (or one candidate) to tell.
+    NotEnough,
+}
+
+/// The ranking of candidates with scores.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Analysis {
+    /// Indices of the candidates with scores, best first.
+    pub order: Vec<usize>,
+    /// Each candidate's ratio to the baseline (None: no scores, or it is the baseline).
+    pub vs_baseline: Vec<Option<RatioEstimate>>,
+    /// The best against the runner-up, at [`Analysis::winner_level`].
+    pub top: Option<RatioEstimate>,
+    pub winner_level: f64,
+    pub kind: VerdictKind,
+    /// The ranking cannot change its answer with more runs of this kind.
+    pub settled: bool,
+}
+
+fn median(v: &[f64]) -> Option<f64> {
+    Stats::from_samples(v).map(|s| s.median)
+}
+
+/// Rank the candidates by median score and decide: a winner when the
+/// best's interval against the runner-up (at `1 - 0.05/(n-1)`, n ranked
+/// candidates) lies on the better side of 1; "none distinguishable" when
+/// every 95% interval against the baseline holds 1. Settled when the best
+/// is separated from the runner-up at the stricter level of `looks`
+/// interim checks (Bonferroni over the looks, so that stopping at the first
+/// lucky round does not make winners of noise), or the best two are equal
+/// to within `resolution`.
+pub fn analyse(
+    samples: &[Vec<f64>],
+    baseline: usize,
+    higher_is_better: bool,
+    resolution: f64,
+    looks: usize,
+) -> Analysis {
+    let mut order: Vec<usize> = (0..samples.len())
+        .filter(|&i| median(&samples[i]).is_some())
+        .collect();
+    let key = |i: &usize| median(&samples[*i]).unwrap_or(f64::NAN);
+    order.sort_by(|a, b| {
+        let (x, y) = (key(a), key(b));
+        let c = x.total_cmp(&y);
+        (if higher_is_better { c.reverse() } else { c }).then(a.cmp(b))
+    });
+    let base = samples.get(baseline).filter(|s| !s.is_empty());
+    let vs_baseline: Vec<Option<RatioEstimate>> = (0..samples.len())
+        .map(|i| {
+            if i == baseline {
+                return None;
+            }
+            ratio_estimate(&samples[i], base?, LEVEL)
+        })
+        .collect();
+    let n = order.len();
+    let winner_level = if n > 2 {
+        1.0 - (1.0 - LEVEL) / (n - 1) as f64
+    } else {
+        LEVEL
+    };
+    let top = (n >= 2)
+        .then(|| ratio_estimate(&samples[order[0]], &samples[order[1]], winner_level))
+        .flatten();
+    let better = |r: &RatioEstimate| {
+        if higher_is_better {
+            r.low > 1.0
+        } else {
+            r.high < 1.0
+        }
+    };
+    let winner = top.as_ref().is_some_and(better);
+    let all_bounded = vs_baseline
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != baseline && !samples[*i].is_empty())
+        .all(|(_, r)| r.as_ref().is_some_and(|r| r.bounded()));
+    let none_differ = vs_baseline.iter().flatten().all(|r| !r.excludes_one());
+    let kind = if winner {
+        VerdictKind::Winner
+    } else if n < 2 || base.is_none() || !all_bounded || !top.as_ref().is_some_and(|t| t.bounded())
+    {
+        VerdictKind::NotEnough
+    } else if none_differ {
+        VerdictKind::NoneDistinguishable
+    } else {
+        VerdictKind::NoSingleWinner
+    };
+    let early_level = 1.0 - (1.0 - winner_level) / looks.max(1) as f64;
+    let early = (n >= 2)
+        .then(|| ratio_estimate(&samples[order[0]], &samples[order[1]], early_level))
+        .flatten();
+    let settled =
+        early.as_ref().is_some_and(better) || top.as_ref().is_some_and(|t| t.within(resolution));
+    Analysis {
+        order,
+        vs_baseline,
+        top,
+        winner_level,
+        kind,
+        settled,
+    }
+}
+
+/// Medians of the counters over a candidate's runs, and why one is missing.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CounterMedians {
+    pub ipc: Option<f64>,
+    pub cpu_migrations: Option<f64>,
+    pub page_faults: Option<f64>,
+    pub context_switches: Option<f64>,
+    pub missing: BTreeMap<String, String>,
+}
+
+/// Where a candidate's pages were (numa_maps samples over its runs).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NumaShare {
+    /// Bytes on a node none of its threads ran on / all resident bytes,
+    /// summed over every sample of every run.
+    pub remote_share: Option<f64>,
+    pub samples: usize,
+    /// Bytes per node at the last sample of the last run.
+    pub last_per_node: BTreeMap<usize, u64>,
+    pub unavailable: Option<String>,
+}
+
+/// A candidate's record data.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CandidateData {
+    pub label: String,
+    pub set: String,
+    pub memory: String,
+    pub threads: Option<usize>,
+    pub what: String,
+    pub cpus: Option<String>,
+    pub policy: Option<String>,
+    pub env: Vec<(String, String)>,
+    /// The shell line that reproduces it.
+    pub command_line: String,
+    pub baseline: bool,
+    pub also: Vec<String>,
+    /// 1 = best; None when it has no score.
+    pub rank: Option<usize>,
+    /// Its ratio to the baseline.
+    pub vs_baseline: Option<RatioEstimate>,
+    /// Why it stopped (the command failed, no score...).
+    pub failed: Option<String>,
+    /// Wall time of each measured run, seconds.
+    pub wall_s: Vec<f64>,
+    pub counters: CounterMedians,
+    pub numa: NumaShare,
+}
+
+impl CandidateData {
+    /// Its ratio to the baseline as printed: "1 (baseline)", "0.98 [0.95,
+    /// 1.01]" (with " *" when `mark` and the interval excludes 1), "1.02
+    /// [too few runs]"; None when it has none.
+    pub fn vs_baseline_text(&self, mark: bool) -> Option<String> {
+        if self.baseline {
+            return Some("1 (baseline)".into());
+        }
+        let e = self.vs_baseline.as_ref()?;
+        Some(if !e.bounded() {
+            format!("{} [too few runs]", fmt_ratio(e.ratio))
+        } else {
+            format!(
+                "{} [{}, {}]{}",
+                fmt_ratio(e.ratio),
+                fmt_ratio(e.low),
+                fmt_ratio(e.high),
+                if mark && e.excludes_one() { " *" } else { "" }
+            )
+        })
+    }
+}
+
+/// The verdict record's data.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct VerdictData {
+    /// `winner`, `none-distinguishable`, `no-single-winner`, `not-enough`.
+    pub kind: String,
+    /// The verdict in one sentence.
+    pub text: String,
+    pub winner: Option<String>,
+    pub best: Option<String>,
+    pub runner_up: Option<String>,
+    /// The best against the runner-up.
+    pub best_vs_runner_up: Option<RatioEstimate>,
+    pub winner_level: f64,
+    /// Candidates separated from the baseline, better / worse.
+    pub better_than_baseline: Vec<String>,
+    pub worse_than_baseline: Vec<String>,
+    /// Ranked labels, best first.
+    pub ranking: Vec<String>,
+    /// Measured rounds (each candidate once per round).
+    pub rounds: usize,
+    pub warmup: usize,
+    pub stopped: Option<Stopped>,
+    pub score: String,
+    pub interval_method: String,
+    pub seed: u64,
+    pub command: Vec<String>,
+    pub k: usize,
+    pub not_applicable: Vec<(String, String)>,
+    pub notes: Vec<String>,
+    pub higher_is_better: bool,
+    pub unit: String,
+}
+
+/// One candidate while the rounds go.
+#[derive(Default)]
+struct State {
+    samples: Vec<f64>,
+    runs: Vec<ChildRun>,
+    failed: Option<String>,
+    binding: Option<Binding>,
+}
+
+/// The node of each CPU, when the machine has more than one node.
+fn cpu_nodes(m: &MachineInfo) -> Option<BTreeMap<usize, usize>> {
+    if m.numa_nodes.len() < 2 {
+        return None;
+    }
+    let mut map = BTreeMap::new();
+    for n in &m.numa_nodes {
+        for c in n.cpus.iter() {
+            map.insert(c, n.id);
+        }
+    }
+    Some(map)
+}
+
+impl Experiment for Tune {
+    fn name(&self) -> &'static str {
+        EXP
+    }
+    fn title(&self) -> &'static str {
+        "your command under each placement the topology offers, ranked with intervals (cpuscope tune -- CMD)"
+    }
+    fn estimate_secs(&self, _m: &MachineInfo, _cpus: &CpuSet, _p: Profile) -> f64 {
+        0.0
+    }
+    fn in_run(&self) -> bool {
+        false
+    }
+    fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
+        let Some(p) = ctx.params::<Params>()?.cloned() else {
+            // Under `run` there is no command to tune.
+            return Ok(());
+        };
+        run_tune(ctx, &p, out)
+    }
+}
+
+fn run_tune(
+    ctx: &mut ExpCtx,
+    p: &Params,
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+) -> Result<()> {
+    let cands = &p.plan.candidates;
+    if cands.is_empty() {
+        bail!("no candidate placement planned");
+    }
+    let baseline = cands.iter().position(|c| c.baseline).unwrap_or(0);
+    let mut st: Vec<State> = cands.iter().map(|_| State::default()).collect();
+    for (c, s) in cands.iter().zip(st.iter_mut()) {
+        match Binding::new(c.cpus.as_ref(), c.policy.as_ref()) {
+            Ok(b) => s.binding = Some(b),
+            Err(e) => s.failed = Some(format!("cannot bind: {e:#}")),
+        }
+    }
+    let nodes = if p.numa_maps {
+        cpu_nodes(ctx.machine)
+    } else {
+        None
+    };
+    let numa_reason = if !p.numa_maps {
+        Some("not sampled (--no-numa-maps)".to_string())
+    } else if nodes.is_none() {
+        Some("one NUMA node: no memory is remote".to_string())
+    } else {
+        None
+    };
+    let t0 = Instant::now();
+    let mut rounds = 0usize;
+    let mut stopped = Stopped::MaxRuns;
+    let total_rounds = p.warmup + p.max_runs;
+    for round in 0..total_rounds {
+        let live: Vec<usize> = (0..cands.len())
+            .filter(|&i| st[i].failed.is_none())
+            .collect();
+        if live.is_empty() {
+            stopped = Stopped::AllFailed;
+            break;
+        }
+        if ctx.stop.load(Ordering::Relaxed) {
+            stopped = Stopped::Interrupted;
+            break;
+        }
+        // Budget: never start a round expected to end past it (the first
+        // measured round excepted, so that there is something to show).
+        let expect: f64 = live
+            .iter()
+            .map(|&i| {
+                let w: Vec<f64> = st[i].runs.iter().map(|r| r.wall_s).collect();
+                median(&w).unwrap_or(0.0)
+            })
+            .sum();
+        if rounds >= 1 && t0.elapsed().as_secs_f64() + expect > p.budget.as_secs_f64() {
+            stopped = Stopped::Budget;
+            break;
+        }
+        let warm = round < p.warmup;
+        for i in round_order(&live, round as u64, p.seed) {
+            if ctx.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let c = &cands[i];
+            let Some(binding) = st[i].binding.clone() else {
+                continue;
+            };
+            let argv = p.argv_for(c);
+            let env = p.env_for(c);
+            let spec = ChildSpec {
+                argv: &argv,
+                env: &env,
+                binding: &binding,
+                capture: !p.show_output,
+                counters: p.counters,
+                cpu_nodes: nodes.as_ref(),
+                timeout: p.run_timeout,
+            };
+            let stamp = p.score.file_stamp();
+            let run = run_once(&spec, ctx.stop);
+            if run.interrupted {
+                break;
+            }
+            let what = if warm {
+                format!("warm-up {}/{}", round + 1, p.warmup)
+            } else {
+                format!("round {}/{}", round - p.warmup + 1, p.max_runs)
+            };
+            if let Some(why) = run.failure() {
+                (ctx.step)(&format!("{what}: {} failed: {why}", c.label()));
+                st[i].failed = Some(format!(
+                    "{} {}: {why}",
+                    if warm { "warm-up run" } else { "run" },
+                    st[i].samples.len() + 1
+                ));
+                continue;
+            }
+            match p.score.read(&run, stamp.as_ref()) {
+                Ok(v) if v.is_finite() && v > 0.0 => {
+                    (ctx.step)(&format!(
+                        "{what}: {} {} {}",
+                        c.label(),
+                        crate::base::fmt::fmt_num(v),
+                        p.score.unit
+                    ));
+                    if !warm {
+                        st[i].samples.push(v);
+                        st[i].runs.push(run);
+                    }
+                }
+                Ok(v) => {
+                    st[i].failed = Some(format!(
+                        "score {v} is not a positive number (ratios need positive scores)"
+                    ));
+                }
+                Err(why) => {
+                    (ctx.step)(&format!("{what}: {} failed: {why}", c.label()));
+                    st[i].failed = Some(why);
+                }
+            }
+        }
+        if ctx.stop.load(Ordering::Relaxed) {
+            stopped = Stopped::Interrupted;
+            break;
+        }
+        if warm {
+            continue;
+        }
+        rounds += 1;
+        if rounds >= p.min_runs {
+            let samples: Vec<Vec<f64>> = st.iter().map(|s| s.samples.clone()).collect();
+            let looks = p.max_runs + 1 - p.min_runs;
+            let a = analyse(
+                &samples,
+                baseline,
+                p.score.higher_is_better,
+                p.resolution,
+                looks,
+            );
+            if a.settled {
+                stopped = Stopped::Settled;
+                break;
+            }
+        }
+    }
+    if (0..cands.len()).all(|i| st[i].failed.is_some()) {
+        stopped = Stopped::AllFailed;
+    }
+    let samples: Vec<Vec<f64>> = st.iter().map(|s| s.samples.clone()).collect();
+    let a = analyse(
+        &samples,
+        baseline,
+        p.score.higher_is_better,
+        p.resolution,
+        1,
+    );
+    let rank_of = |i: usize| a.order.iter().position(|&o| o == i).map(|r| r + 1);
+    let method = format!(
+        "{}; interleaved rounds in a random order (seed {}), {} warm-up run(s) each; {}",
+        p.score.describe(),
+        p.seed,
+        p.warmup,
+        INTERVAL_METHOD
+    );
+    for (i, c) in cands.iter().enumerate() {
+        let s = &st[i];
+        let data = CandidateData {
+            label: c.label(),
+            set: c.set.clone(),
+            memory: c.memory.clone(),
+            threads: c.threads,
+            what: c.what.clone(),
+            cpus: c.cpus.as_ref().map(|x| x.to_string()),
+            policy: c.policy.as_ref().map(|x| x.to_string()),
+            env: p.env_for(c),
+            command_line: p.command_line(c),
+            baseline: c.baseline,
+            also: c.also.clone(),
+            rank: rank_of(i),
+            vs_baseline: a.vs_baseline[i].clone(),
+            failed: s.failed.clone(),
+            wall_s: s.runs.iter().map(|r| r.wall_s).collect(),
+            counters: counter_medians(&s.runs, p.counters),
+            numa: numa_share(&s.runs, numa_reason.as_deref()),
+        };
+        let mut rec = ResultRecord::of(SCORE, &p.score.unit, p.score.higher_is_better)
+            .with_param("set", c.set.as_str())
+            .with_param("memory", c.memory.as_str())
+            .with_method(&method, METHOD_VERSION);
+        if let Some(t) = c.threads {
+            rec = rec.with_param("threads", t as u64);
+        }
+        if s.samples.is_empty() {
+            rec.unavailable_reason = Some(match &s.failed {
+                Some(f) => format!("failed: {f}"),
+                None if stopped == Stopped::Interrupted => {
+                    "interrupted before its first run".into()
+                }
+                None => "no run finished".into(),
+            });
+        } else {
+            rec = rec.with_samples(s.samples.clone());
+            if let Some(f) = &s.failed {
+                rec = rec.with_note(&format!("stopped after {} run(s): {f}", s.samples.len()));
+            }
+        }
+        let counters = serde_json::to_value(&data.counters)?;
+        rec = rec
+            .with_counters(counters)
+            .with_data(serde_json::to_value(&data)?);
+        out(rec)?;
+    }
+    // Rounds in which something was measured.
+    let rounds = rounds.min(st.iter().map(|s| s.samples.len()).max().unwrap_or(0));
+    out(verdict_record(p, cands, &st, &a, rounds, stopped, &method)?)?;
+    Ok(())
+}
+
+fn counter_medians(runs: &[ChildRun], counting: bool) -> CounterMedians {
+    let mut m = CounterMedians::default();
+    if !counting {
+        for k in COUNT_KEYS {
+            m.missing
+                .insert(k.into(), "not counted (--no-counters)".into());
+        }
+        return m;
+    }
+    let counts: Vec<_> = runs.iter().filter_map(|r| r.counts.as_ref()).collect();
+    let med = |f: &dyn Fn(&crate::harness::child::Counts) -> Option<f64>| {
+        let v: Vec<f64> = counts.iter().filter_map(|c| f(c)).collect();
+        median(&v)
+    };
+    m.ipc = med(&|c| c.ipc);
+    m.cpu_migrations = med(&|c| c.cpu_migrations);
+    m.page_faults = med(&|c| c.page_faults);
+    m.context_switches = med(&|c| c.context_switches);
+    if let Some(c) = counts.first() {
+        m.missing = c.missing.clone();
+    }
+    m
+}
+
+fn numa_share(runs: &[ChildRun], reason: Option<&str>) -> NumaShare {
+    if let Some(r) = reason {
+        return NumaShare {
+            unavailable: Some(r.to_string()),
+            ..NumaShare::default()
+        };
+    }
+    let (mut remote, mut total, mut samples) = (0u64, 0u64, 0usize);
+    for r in runs {
+        remote += r.numa.remote_bytes;
+        total += r.numa.total_bytes;
+        samples += r.numa.samples;
+    }
+    NumaShare {
+        remote_share: (total > 0).then(|| remote as f64 / total as f64),
+        samples,
+        last_per_node: runs
+            .iter()
+            .rev()
+            .find(|r| r.numa.samples > 0)
+            .map(|r| r.numa.last_per_node.clone())
+            .unwrap_or_default(),
+        unavailable: (samples == 0).then(|| {
+            runs.iter()
+                .find_map(|r| r.numa.unavailable.clone())
+                .unwrap_or_else(|| "no run was sampled".into())
+        }),
+    }
+}
+
+fn verdict_record(
+    p: &Params,
+    cands: &[Candidate],
+    st: &[State],
+    a: &Analysis,
+    rounds: usize,
+    stopped: Stopped,
+    method: &str,
+) -> Result<ResultRecord> {
+    let label = |i: usize| cands[i].label();
+    let baseline = cands.iter().position(|c| c.baseline).unwrap_or(0);
+    let hib = p.score.higher_is_better;
+    let mut better = Vec::new();
+    let mut worse = Vec::new();
+    for (i, r) in a.vs_baseline.iter().enumerate() {
+        if let Some(r) = r.as_ref().filter(|r| r.excludes_one()) {
+            if (r.low > 1.0) == hib {
+                better.push(label(i));
+            } else {
+                worse.push(label(i));
+            }
+        }
+    }
+    let best = a.order.first().copied();
+    let runner = a.order.get(1).copied();
+    let fmt_iv = |r: &RatioEstimate| {
+        format!(
+            "{} [{}, {}]",
+            fmt_ratio(r.ratio),
+            fmt_ratio(r.low),
+            fmt_ratio(r.high)
+        )
+    };
+    let text = match (a.kind, best, runner) {
+        (VerdictKind::Winner, Some(b), Some(r)) => {
+            let vs = a.vs_baseline[b]
+                .as_ref()
+                .map(|x| format!("; against no binding {}", fmt_iv(x)))
+                .unwrap_or_default();
+            format!(
+                "winner: {} (ratio to the runner-up {}: {} at {:.1}%{vs})",
+                label(b),
+                label(r),
+                a.top.as_ref().map(fmt_iv).unwrap_or_default(),
+                a.winner_level * 100.0
+            )
+        }
+        (VerdictKind::NoneDistinguishable, _, _) => {
+            "no placement is distinguishable from no binding: every 95% interval of the ratio to the baseline holds 1".to_string()
+        }
+        (VerdictKind::NoSingleWinner, Some(b), Some(r)) => {
+            let mut s = format!(
+                "no single winner: {} and {} are within noise of each other ({} at {:.1}%)",
+                label(b),
+                label(r),
+                a.top.as_ref().map(fmt_iv).unwrap_or_default(),
+                a.winner_level * 100.0
+            );
+            if !better.is_empty() {
+                s.push_str(&format!("; better than no binding: {}", better.join(", ")));
+            }
+            if !worse.is_empty() {
+                s.push_str(&format!("; worse than no binding: {}", worse.join(", ")));
+            }
+            s
+        }
+        _ => {
+            if a.order.len() < 2 {
+                "not enough to rank: fewer than two candidates have scores".to_string()
+            } else if st.get(baseline).is_some_and(|s| s.samples.is_empty()) {
+                "not enough to tell: the baseline (no binding) has no score".to_string()
+            } else {
+                format!(
+                    "not enough runs to tell: with {rounds} run(s) per candidate the {:.0}% intervals are unbounded (more runs: --min-runs, --budget)",
+                    LEVEL * 100.0
+                )
+            }
+        }
+    };
+    let data = VerdictData {
+        kind: serde_json::to_value(a.kind)?
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        text,
+        winner: (a.kind == VerdictKind::Winner)
+            .then(|| best.map(label))
+            .flatten(),
+        best: best.map(label),
+        runner_up: runner.map(label),
+        best_vs_runner_up: a.top.clone(),
+        winner_level: a.winner_level,
+        better_than_baseline: better,
+        worse_than_baseline: worse,
+        ranking: a.order.iter().map(|&i| label(i)).collect(),
+        rounds,
+        warmup: p.warmup,
+        stopped: Some(stopped),
+        score: p.score.describe(),
+        interval_method: INTERVAL_METHOD.into(),
+        seed: p.seed,
+        command: p.command.clone(),
+        k: p.plan.k,
+        not_applicable: p.plan.not_applicable.clone(),
+        notes: p.plan.notes.clone(),
+        higher_is_better: hib,
+        unit: p.score.unit.clone(),
+    };
+    let mut rec = ResultRecord::of(VERDICT, "ratio", hib).with_method(method, METHOD_VERSION);
+    match best.and_then(|b| {
+        if b == baseline {
+            Some(1.0)
+        } else {
+            a.vs_baseline[b].as_ref().map(|r| r.ratio)
+        }
+    }) {
+        Some(v) => {
+            rec.value = Some(v);
+            rec.repetitions = u32::try_from(rounds).unwrap_or(u32::MAX);
+        }
+        None => {
+            rec.unavailable_reason = Some(data.text.clone());
+        }
+    }
+    Ok(rec.with_data(serde_json::to_value(&data)?))
+}
+
+/// A ratio with three significant digits (`0.973`, `1.25`, `12.3`).
+pub fn fmt_ratio(r: f64) -> String {
+    if !r.is_finite() {
+        return "inf".into();
+    }
+    if r == 0.0 {
+        return "0".into();
+    }
+    let digits = (2 - r.abs().log10().floor() as i32).clamp(0, 6) as usize;
+    format!("{r:.digits$}")
+}
+
+/// The typed view of a run's tune records: candidates (in planning order)
+/// and the verdict.
+pub struct TuneView {
+    pub candidates: Vec<(ResultRecord, CandidateData)>,
+    pub verdict: Option<(ResultRecord, VerdictData)>,
+}
+
+impl TuneView {
+    /// None when the run has no tune records.
+    pub fn of(run: &Run) -> Option<TuneView> {
+        let candidates: Vec<(ResultRecord, CandidateData)> = run
+            .records(SCORE)
+            .map(|r| {
+                let d = r
+                    .data
+                    .clone()
+                    .and_then(|d| serde_json::from_value(d).ok())
+                    .unwrap_or_default();
+                (r.clone(), d)
+            })
+            .collect();
+        let verdict = run.records(VERDICT).next().map(|r| {
+            let d = r
+                .data
+                .clone()
+                .and_then(|d| serde_json::from_value(d).ok())
+                .unwrap_or_default();
+            (r.clone(), d)
+        });
+        if candidates.is_empty() && verdict.is_none() {
+            return None;
+        }
+        Some(TuneView {
+            candidates,
+            verdict,
+        })
+    }
+
+    /// Candidates with a rank, best first, then the others in planning order.
+    pub fn ranked(&self) -> Vec<&(ResultRecord, CandidateData)> {
+        let mut v: Vec<&(ResultRecord, CandidateData)> = self.candidates.iter().collect();
+        v.sort_by_key(|(_, d)| d.rank.unwrap_or(usize::MAX));
+        v
+    }
+}
+
+/// A plan and its command lines, for `--dry-run`, as JSON.
+pub fn plan_json(p: &Params) -> serde_json::Value {
+    json!({
+        "command": p.command,
+        "k": p.plan.k,
+        "score": p.score.describe(),
+        "warmup": p.warmup,
+        "min_runs": p.min_runs,
+        "max_runs": p.max_runs,
+        "budget_s": p.budget.as_secs_f64(),
+        "seed": p.seed,
+        "threads": p.plan.threads,
+        "candidates": p.plan.candidates.iter().map(|c| json!({
+            "label": c.label(),
+            "set": c.set,
+            "memory": c.memory,
+            "threads": c.threads,
+            "what": c.what,
+            "cpus": c.cpus.as_ref().map(|x| x.to_string()),
+            "policy": c.policy.as_ref().map(|x| x.to_string()),
+            "baseline": c.baseline,
+            "also": c.also,
+            "command_line": p.command_line(c),
+        })).collect::<Vec<_>>(),
+        "not_applicable": p.plan.not_applicable,
+        "notes": p.plan.notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers() {
+        assert_eq!(parse_number("14,460.5"), Some(14460.5));
+        assert_eq!(parse_number(" 1_000 "), Some(1000.0));
+        assert_eq!(parse_number("abc"), None);
+        assert_eq!(first_number("took 1.5e3 ms"), Some(1500.0));
+        assert_eq!(first_number("none"), None);
+        assert_eq!(fmt_ratio(0.97312), "0.973");
+        assert_eq!(fmt_ratio(12.345), "12.3");
+        assert_eq!(fmt_ratio(f64::INFINITY), "inf");
+    }
+}

@@ -1,0 +1,393 @@
+//! Text of `cpuscope tune`: the plan (`--dry-run`) and the ranked table,
+//! the verdict, the lines that reproduce each candidate, the thread-count
+//! curve, what failed and what this machine cannot offer. Renders stored
+//! records only (the run summary and `tune` itself print the same).
+
+use crate::base::fmt::{columns, fmt_num, for_terminal, for_terminal_lines, is_unsafe_on_terminal};
+use crate::experiments::tune::study::{Params, TuneView, NO_BINDING};
+use crate::harness::child::COUNT_KEYS;
+use crate::placement::binding::shell_quote;
+use crate::results::schema::Run;
+use std::fmt::Write as _;
+
+/// The plan and the command lines, nothing measured. The command is the
+/// user's, and a stored run's strings may hold anything: no control
+/// character reaches the terminal (see [`shell_line`]).
+pub fn render_plan(p: &Params) -> String {
+    for_terminal_lines(&plan_text(p)).into_owned()
+}
+
+fn plan_text(p: &Params) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "tune plan (dry run: nothing is run)");
+    let _ = writeln!(o, "command: {}", shell_line(&p.command));
+    let _ = writeln!(o, "score: {}", p.score.describe());
+    let _ = writeln!(
+        o,
+        "runs: {} warm-up + {} to {} measured per candidate, interleaved in a random order per round (seed {}), budget {} s",
+        p.warmup,
+        p.min_runs,
+        p.max_runs,
+        p.seed,
+        fmt_num(p.budget.as_secs_f64())
+    );
+    let _ = writeln!(o, "CPUs per placement set: {}", p.plan.k);
+    if let Some(t) = &p.plan.threads {
+        let via: Vec<String> = [
+            t.placeholder
+                .then(|| "{threads} in the arguments".to_string()),
+            t.env.as_ref().map(|e| format!("${e}")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let counts: Vec<String> = t.counts.iter().map(|c| c.to_string()).collect();
+        let _ = writeln!(
+            o,
+            "thread counts (no binding): {} via {}",
+            counts.join(", "),
+            via.join(" and ")
+        );
+    }
+    let _ = writeln!(o);
+    let mut rows = vec![vec![
+        "candidate".to_string(),
+        "CPUs".into(),
+        "memory".into(),
+        "what".into(),
+    ]];
+    for c in &p.plan.candidates {
+        let mut label = c.label();
+        if c.baseline {
+            label.push_str(" (baseline)");
+        }
+        rows.push(vec![
+            label,
+            c.cpus
+                .as_ref()
+                .map(|x| x.to_string())
+                .unwrap_or_else(|| "-".into()),
+            c.policy
+                .as_ref()
+                .map(|x| x.to_string())
+                .unwrap_or_else(|| "-".into()),
+            if c.also.is_empty() {
+                c.what.clone()
+            } else {
+                format!("{} (also: {})", c.what, c.also.join(", "))
+            },
+        ]);
+    }
+    o.push_str(&columns(&rows, ""));
+    let _ = writeln!(o, "\ncommand lines:");
+    let w = p
+        .plan
+        .candidates
+        .iter()
+        .map(|c| c.label().len())
+        .max()
+        .unwrap_or(0);
+    for c in &p.plan.candidates {
+        let _ = writeln!(
+            o,
+            "  {:<w$}  {}",
+            c.label(),
+            for_terminal(&p.command_line(c))
+        );
+    }
+    if !p.plan.not_applicable.is_empty() {
+        let _ = writeln!(o, "\nnot applicable here:");
+        for (n, r) in &p.plan.not_applicable {
+            let _ = writeln!(o, "  {}: {}", for_terminal(n), for_terminal(r));
+        }
+    }
+    for n in &p.plan.notes {
+        let _ = writeln!(o, "note: {}", for_terminal(n));
+    }
+    o
+}
+
+/// A command as one shell line: each argument quoted for the shell; one
+/// that holds a control or bidirectional character (a newline, ESC) is
+/// written in bash's `$'...'` form with escapes, so that the line is still
+/// one line, safe on a terminal, and gives the same argument when pasted.
+pub fn shell_line(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| {
+            if a.chars().any(is_unsafe_on_terminal) {
+                ansi_c_quote(a)
+            } else {
+                shell_quote(a)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `a` in bash's ANSI-C quoting: `$'a\nb'`.
+fn ansi_c_quote(a: &str) -> String {
+    let mut o = String::from("$'");
+    for c in a.chars() {
+        match c {
+            '\\' => o.push_str("\\\\"),
+            '\'' => o.push_str("\\'"),
+            c if is_unsafe_on_terminal(c) => crate::base::fmt::push_escape(&mut o, c, true),
+            c => o.push(c),
+        }
+    }
+    o.push('\'');
+    o
+}
+
+fn pct(v: f64) -> String {
+    format!("{:.0}%", v * 100.0)
+}
+
+/// The tune section of a run: empty when the run has no tune records.
+/// Every string of the run reaches the terminal escaped.
+pub fn render(run: &Run) -> String {
+    for_terminal_lines(&section(run)).into_owned()
+}
+
+fn section(run: &Run) -> String {
+    let Some(v) = TuneView::of(run) else {
+        return String::new();
+    };
+    let mut o = String::new();
+    let vd = v.verdict.as_ref().map(|(_, d)| d);
+    if let Some(d) = vd {
+        let _ = writeln!(o, "tune: {}", shell_line(&d.command));
+        let _ = writeln!(o, "score: {}", d.score);
+        let _ = writeln!(
+            o,
+            "runs: {} measured per candidate after {} warm-up, interleaved in a random order per round (seed {}); stopped: {}",
+            d.rounds,
+            d.warmup,
+            d.seed,
+            d.stopped.map(|s| s.words()).unwrap_or("?")
+        );
+        let _ = writeln!(o, "intervals: {}", d.interval_method);
+    }
+    let _ = writeln!(o);
+    let mut rows = vec![vec![
+        "rank".to_string(),
+        "candidate".into(),
+        "CPUs".into(),
+        "memory".into(),
+        "runs".into(),
+        "median".into(),
+        "CV".into(),
+        "vs no binding [95%]".into(),
+        "IPC".into(),
+        "migrations".into(),
+        "page faults".into(),
+        "remote pages".into(),
+    ]];
+    let mut missing: Vec<String> = Vec::new();
+    let mut note_missing = |s: String| {
+        if !missing.contains(&s) {
+            missing.push(s);
+        }
+    };
+    for (r, d) in v.ranked() {
+        let mut label = d.label.clone();
+        if d.baseline {
+            label.push_str(" (baseline)");
+        }
+        let (median, cv) = match (&r.value, &r.stats) {
+            (Some(m), Some(s)) => (
+                format!("{} {}", fmt_num(*m), r.unit),
+                format!(
+                    "{:.1}%{}",
+                    s.cv * 100.0,
+                    if s.is_noisy() { "!" } else { "" }
+                ),
+            ),
+            _ => ("failed".into(), "-".into()),
+        };
+        let vs = d.vs_baseline_text(true).unwrap_or_else(|| "-".into());
+        let c = &d.counters;
+        let num = |x: Option<f64>, key: &str, f: &dyn Fn(f64) -> String| match x {
+            Some(v) => f(v),
+            None => {
+                if r.value.is_some() {
+                    if let Some(why) = c.missing.get(key) {
+                        return format!("n/a ({})", short(key, why));
+                    }
+                }
+                "n/a".into()
+            }
+        };
+        for key in COUNT_KEYS.iter().take(3).copied() {
+            if let Some(why) = c.missing.get(key) {
+                if r.value.is_some() {
+                    note_missing(format!("{key} not available: {why}"));
+                }
+            }
+        }
+        let remote = match (d.numa.remote_share, &d.numa.unavailable) {
+            (Some(s), _) => pct(s),
+            (None, Some(why)) => {
+                if r.value.is_some() {
+                    note_missing(format!("remote pages not available: {why}"));
+                }
+                "n/a".into()
+            }
+            _ => "n/a".into(),
+        };
+        rows.push(vec![
+            d.rank.map(|x| x.to_string()).unwrap_or_else(|| "-".into()),
+            label,
+            d.cpus.clone().unwrap_or_else(|| "-".into()),
+            d.policy.clone().unwrap_or_else(|| "-".into()),
+            r.stats.as_ref().map(|s| s.n).unwrap_or(0).to_string(),
+            median,
+            cv,
+            vs,
+            num(c.ipc, COUNT_KEYS[0], &|x| format!("{x:.2}")),
+            num(c.cpu_migrations, COUNT_KEYS[1], &fmt_num),
+            num(c.page_faults, COUNT_KEYS[2], &fmt_num),
+            remote,
+        ]);
+    }
+    let marked = rows
+        .iter()
+        .skip(1)
+        .any(|r| r[6].ends_with('!') || r[7].ends_with('*'));
+    o.push_str(&columns(&rows, ""));
+    if marked {
+        let _ = writeln!(
+            o,
+            "  * the interval excludes 1: different from no binding beyond noise; ! CV above 5%"
+        );
+    }
+    if let Some(d) = vd {
+        let _ = writeln!(o, "\nverdict: {}", for_terminal(&d.text));
+        if let Some(w) = &d.winner {
+            if let Some((_, c)) = v.candidates.iter().find(|(_, c)| &c.label == w) {
+                let _ = writeln!(
+                    o,
+                    "reproduce the winner:\n  {}",
+                    for_terminal(&c.command_line)
+                );
+            }
+        }
+    }
+    // The thread-count curve (no binding).
+    let mut curve: Vec<_> = v
+        .candidates
+        .iter()
+        .filter(|(_, d)| d.set == NO_BINDING && d.threads.is_some())
+        .collect();
+    if curve.len() > 1 {
+        curve.sort_by_key(|(_, d)| d.threads);
+        let best = curve
+            .iter()
+            .filter_map(|(r, _)| r.value)
+            .fold(0.0f64, f64::max);
+        let _ = writeln!(o, "\nthread count (no binding):");
+        let mut rows = vec![vec![
+            "threads".to_string(),
+            "median".into(),
+            "vs baseline [95%]".into(),
+            String::new(),
+        ]];
+        for (r, d) in &curve {
+            let bar = r
+                .value
+                .filter(|_| best > 0.0)
+                .map(|x| "#".repeat(((x / best) * 40.0).round().max(1.0) as usize))
+                .unwrap_or_default();
+            rows.push(vec![
+                d.threads.map(|t| t.to_string()).unwrap_or_default(),
+                r.value
+                    .map(|m| format!("{} {}", fmt_num(m), r.unit))
+                    .unwrap_or_else(|| "failed".into()),
+                d.vs_baseline_text(false).unwrap_or_else(|| "-".into()),
+                bar,
+            ]);
+        }
+        o.push_str(&columns(&rows, "  "));
+    }
+    let _ = writeln!(o, "\nreproduce:");
+    let w = v
+        .candidates
+        .iter()
+        .map(|(_, d)| d.label.len())
+        .max()
+        .unwrap_or(0);
+    for (_, d) in v.ranked() {
+        let _ = writeln!(
+            o,
+            "  {:<w$}  {}",
+            for_terminal(&d.label),
+            for_terminal(&d.command_line)
+        );
+    }
+    let failed: Vec<_> = v
+        .candidates
+        .iter()
+        .filter_map(|(r, d)| {
+            r.unavailable_reason
+                .as_ref()
+                .or(d.failed.as_ref())
+                .map(|f| (d, f))
+        })
+        .collect();
+    if !failed.is_empty() {
+        let _ = writeln!(o, "\nfailed (stopped that candidate only):");
+        for (d, f) in failed {
+            let _ = writeln!(o, "  {}: {}", for_terminal(&d.label), for_terminal(f));
+        }
+    }
+    if let Some(d) = vd {
+        if !d.not_applicable.is_empty() {
+            let _ = writeln!(o, "\nnot applicable here:");
+            for (n, r) in &d.not_applicable {
+                let _ = writeln!(o, "  {}: {}", for_terminal(n), for_terminal(r));
+            }
+        }
+        for n in &d.notes {
+            let _ = writeln!(o, "note: {}", for_terminal(n));
+        }
+    }
+    for m in missing {
+        let _ = writeln!(o, "note: {}", for_terminal(&m));
+    }
+    o
+}
+
+/// A short reason code for a table cell (the full reason is in the notes).
+fn short(_key: &str, why: &str) -> &'static str {
+    if why.contains("no-pmu") || why.contains("no hardware PMU") {
+        "no PMU"
+    } else if why.contains("--no-counters") {
+        "off"
+    } else if why.contains("permission") || why.contains("paranoid") {
+        "denied"
+    } else {
+        "see note"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_with_control_characters_is_one_safe_line_that_pastes_back() {
+        let argv: Vec<String> = vec![
+            "bash".into(),
+            "-c".into(),
+            "echo 'hi'\nprintf '\x1b[2J'\u{202e}".into(),
+        ];
+        let line = shell_line(&argv);
+        assert_eq!(
+            line,
+            "bash -c $'echo \\'hi\\'\\nprintf \\'\\x1b[2J\\'\\u202e'"
+        );
+        assert!(!line.chars().any(is_unsafe_on_terminal), "{line}");
+        // Plain arguments keep their usual quoting.
+        assert_eq!(shell_line(&["echo".into(), "a b".into()]), "echo 'a b'");
+    }
+}

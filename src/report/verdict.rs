@@ -13,7 +13,7 @@ use crate::experiments::coherence::{c2c, text as c2c_text};
 use crate::experiments::common::{LEVEL_NAMES, PLACEMENT_PARAM};
 use crate::experiments::compute::{peak, simd};
 use crate::experiments::memory::bandwidth;
-use crate::experiments::memory::payload::{ClimbData, LevelData};
+use crate::experiments::memory::payload::{ClimbData, DramData, LevelData};
 use crate::experiments::memory::{latency, numa_matrix};
 use crate::experiments::state::frequency;
 use crate::experiments::tune::study as tune;
@@ -277,8 +277,13 @@ fn latency_lines(run: &Run) -> Vec<Line> {
                 .and_then(|c| c.value)
                 .map(|c| format!(" ({c:.0} c)"))
                 .unwrap_or_default();
+            let plateau = d
+                .data_as::<DramData>()
+                .and_then(|p| p.memory_plateau_bytes)
+                .map(|[a, b]| format!(" on {}–{}", fmt_size(a), fmt_size(b)))
+                .unwrap_or_default();
             parts.push(format!(
-                "DRAM {} ns{cy}{}",
+                "DRAM {} ns{cy}{plateau}{}",
                 fmt_num(d.value.unwrap_or(0.0)),
                 noisy_mark(d)
             ));

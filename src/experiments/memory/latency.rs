@@ -1368,6 +1368,7 @@ fn emit_curve(
             working_set_bytes: dp.bytes,
             pooled_sizes: sizes,
             cycles: dp.cycles,
+            memory_plateau_bytes: c.memory.as_ref().map(|m| [m.from_bytes, m.flat_to_bytes]),
         });
     if let (Some(g), Some(v)) = (ghz, r.value) {
         r = r.with_note(&format!("{:.0} cycles at {g:.2} GHz ({ghz_src})", v * g));

@@ -77,6 +77,11 @@ pub struct DramData {
     pub working_set_bytes: usize,
     pub pooled_sizes: Vec<usize>,
     pub cycles: Option<f64>,
+    /// The working sets of the memory plateau the figure is read on, first
+    /// and last (past the last cache step, before any page-walk climb);
+    /// None when the curve showed no step into memory (the figure is then
+    /// the largest size's, which may still be a cache) or in runs before it.
+    pub memory_plateau_bytes: Option<[usize; 2]>,
 }
 
 /// `latency.page_walk_climb`'s data.

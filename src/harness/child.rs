@@ -217,6 +217,47 @@ fn events() -> Vec<Vec<Event>> {
     ]
 }
 
+/// The command's standard streams: stdin from /dev/null; with `capture`,
+/// stdout and stderr to two temporary files (also returned, to read the
+/// tails from). Err: why the files could not be made.
+fn child_stdio(spec: &ChildSpec) -> Result<(ChildStdio, Option<(File, File)>), String> {
+    let mut stdio = ChildStdio {
+        stdin: File::open("/dev/null").ok().map(OwnedFd::from),
+        ..ChildStdio::default()
+    };
+    if !spec.capture {
+        return Ok((stdio, None));
+    }
+    match (temp_output(), temp_output()) {
+        (Ok(o), Ok(e)) => {
+            stdio.stdout = o.try_clone().ok().map(OwnedFd::from);
+            stdio.stderr = e.try_clone().ok().map(OwnedFd::from);
+            Ok((stdio, Some((o, e))))
+        }
+        (Err(e), _) | (_, Err(e)) => Err(format!(
+            "cannot create a temporary file for the command's output in {}: {e}",
+            std::env::temp_dir().display()
+        )),
+    }
+}
+
+/// The counters of the prepared (not yet started) process `pid` and its
+/// children, enabled at its exec; or why they could not be opened.
+fn open_counters(pid: i32) -> (Option<CounterGroup>, Option<String>) {
+    let env = Sysroot::new("/")
+        .map(|s| PerfEnv::detect(&s))
+        .unwrap_or_default();
+    let target = Target::Task {
+        tid: pid,
+        inherit: true,
+        enable_on_exec: true,
+    };
+    match CounterGroup::open(&events(), &[target], env) {
+        Ok(g) => (Some(g), None),
+        Err(e) => (None, Some(format!("counters not opened: {e:?}"))),
+    }
+}
+
 /// Run `spec` once; `stop` (Ctrl-C) interrupts it. Never fails: what went
 /// wrong is in the returned run.
 pub fn run_once(spec: &ChildSpec, stop: &AtomicBool) -> ChildRun {
@@ -225,27 +266,13 @@ pub fn run_once(spec: &ChildSpec, stop: &AtomicBool) -> ChildRun {
         run.launch_error = Some("no command given".into());
         return run;
     };
-    let mut outs: Option<(File, File)> = None;
-    let mut stdio = ChildStdio {
-        stdin: File::open("/dev/null").ok().map(OwnedFd::from),
-        ..ChildStdio::default()
-    };
-    if spec.capture {
-        match (temp_output(), temp_output()) {
-            (Ok(o), Ok(e)) => {
-                stdio.stdout = o.try_clone().ok().map(OwnedFd::from);
-                stdio.stderr = e.try_clone().ok().map(OwnedFd::from);
-                outs = Some((o, e));
-            }
-            (Err(e), _) | (_, Err(e)) => {
-                run.launch_error = Some(format!(
-                    "cannot create a temporary file for the command's output in {}: {e}",
-                    std::env::temp_dir().display()
-                ));
-                return run;
-            }
+    let (stdio, outs) = match child_stdio(spec) {
+        Ok(x) => x,
+        Err(e) => {
+            run.launch_error = Some(e);
+            return run;
         }
-    }
+    };
     let binding = spec.binding;
     let apply = move || binding.apply_raw();
     let opts = LaunchOptions {
@@ -260,22 +287,11 @@ pub fn run_once(spec: &ChildSpec, stop: &AtomicBool) -> ChildRun {
             return run;
         }
     };
-    let mut cg = None;
-    let mut count_note = None;
-    if spec.counters {
-        let env = Sysroot::new("/")
-            .map(|s| PerfEnv::detect(&s))
-            .unwrap_or_default();
-        let target = Target::Task {
-            tid: w.pid(),
-            inherit: true,
-            enable_on_exec: true,
-        };
-        match CounterGroup::open(&events(), &[target], env) {
-            Ok(g) => cg = Some(g),
-            Err(e) => count_note = Some(format!("counters not opened: {e:?}")),
-        }
-    }
+    let (mut cg, count_note) = if spec.counters {
+        open_counters(w.pid())
+    } else {
+        (None, None)
+    };
     let t0 = Instant::now();
     if let Some(g) = cg.as_mut() {
         g.mark_started();

@@ -696,26 +696,7 @@ where
     let slots: Vec<PassSlot> = (0..n).map(|_| PassSlot::default()).collect();
     let finish = AtomicBool::new(false);
     let iters_now = AtomicU64::new(policy.iters.unwrap_or(1));
-    let state = std::sync::Mutex::new(InlineState {
-        phase: Phase::Warmup,
-        passes: 0,
-        release: Tick(0),
-        iters: policy.iters.unwrap_or(1),
-        calibrated: policy.iters.is_some(),
-        calibration_calls: 0,
-        warmup_calls: 0,
-        warmup_start: None,
-        sample_start: None,
-        end: None,
-        samples: Vec::with_capacity(policy.max_reps),
-        run: Running::default(),
-        thread_samples: (0..n)
-            .map(|_| Vec::with_capacity(policy.max_reps))
-            .collect(),
-        max_skew: Vec::with_capacity(policy.max_reps),
-        preempted: 0,
-        stop: None,
-    });
+    let state = std::sync::Mutex::new(InlineState::new(policy, n));
     let min_ns = policy.min_sample.as_nanos() as f64;
     let budget_ns = policy.time_budget.as_nanos() as f64;
     // Run by the last thread to arrive at a barrier, before it releases the
@@ -724,64 +705,13 @@ where
         let mut guard = state.lock().unwrap_or_else(|e| e.into_inner());
         let st = &mut *guard;
         if st.passes > 0 {
-            let (release, iters) = (st.release, st.iters as f64);
-            let mut last_end = release;
-            let mut skew = 0.0f64;
-            let mut any_preempted = false;
-            for (i, slot) in slots.iter().enumerate() {
-                let s = Tick(slot.start.load(Ordering::Relaxed));
-                let e = Tick(slot.end.load(Ordering::Relaxed));
-                last_end = last_end.max(e);
-                skew = skew.max(timer.ns(release, s));
-                any_preempted |= slot.preempted.load(Ordering::Relaxed);
-                if st.phase == Phase::Sample {
-                    st.thread_samples[i].push(timer.ns(s, e) / iters);
-                }
-            }
-            let team_ns = timer.ns(release, last_end);
-            if st.phase == Phase::Sample {
-                st.samples.push(team_ns / iters);
-                st.run.push(team_ns / iters);
-                st.max_skew.push(skew);
-                st.preempted += usize::from(any_preempted);
-            } else if !st.calibrated && team_ns < min_ns && st.iters < policy.max_iters {
-                st.calibration_calls += 1;
-                st.iters = grow_iters(st.iters, team_ns, min_ns, policy.max_iters);
-            } else {
-                st.calibrated = true;
-                st.warmup_calls += 1;
-            }
+            st.account_pass(&slots, &timer, policy, min_ns);
         }
         let now = timer.now();
         if stop.load(Ordering::Relaxed) {
             st.stop = Some(StopReason::Interrupted);
         } else {
-            if st.phase == Phase::Warmup && st.calibrated {
-                let warm = match policy.warmup {
-                    Warmup::Reps(k) => st.warmup_calls >= k,
-                    Warmup::Time(d) => {
-                        let t0 = *st.warmup_start.get_or_insert(now);
-                        timer.ns(t0, now) >= d.as_nanos() as f64
-                    }
-                };
-                if warm {
-                    st.phase = Phase::Sample;
-                    st.sample_start = Some(now);
-                }
-            }
-            if st.phase == Phase::Sample {
-                let k = st.samples.len();
-                let t0 = st.sample_start.unwrap_or(now);
-                if k >= policy.max_reps {
-                    st.stop = Some(StopReason::MaxReps);
-                } else if k >= policy.min_reps {
-                    if policy.target_cv.is_some_and(|t| st.run.cv() <= t) {
-                        st.stop = Some(StopReason::TargetCv);
-                    } else if timer.ns(t0, now) >= budget_ns {
-                        st.stop = Some(StopReason::TimeBudget);
-                    }
-                }
-            }
+            st.advance(now, &timer, policy, budget_ns);
         }
         if st.stop.is_some() {
             st.end = Some(now);
@@ -823,40 +753,152 @@ where
         last
     })?;
     let st = state.into_inner().unwrap_or_else(|e| e.into_inner());
-    if st.samples.is_empty() {
-        if st.stop == Some(StopReason::Interrupted) {
-            return Err(Interrupted.into());
+    let last_results = round.results.into_iter().flatten().collect();
+    st.into_measurement(&timer, cpus, counted, last_results)
+}
+
+impl InlineState {
+    /// The state before the first pass: warming up (calibrating `iters`
+    /// first unless the policy fixes it), with room for `max_reps` samples
+    /// of each of `n` threads.
+    fn new(policy: &Policy, n: usize) -> Self {
+        InlineState {
+            phase: Phase::Warmup,
+            passes: 0,
+            release: Tick(0),
+            iters: policy.iters.unwrap_or(1),
+            calibrated: policy.iters.is_some(),
+            calibration_calls: 0,
+            warmup_calls: 0,
+            warmup_start: None,
+            sample_start: None,
+            end: None,
+            samples: Vec::with_capacity(policy.max_reps),
+            run: Running::default(),
+            thread_samples: (0..n)
+                .map(|_| Vec::with_capacity(policy.max_reps))
+                .collect(),
+            max_skew: Vec::with_capacity(policy.max_reps),
+            preempted: 0,
+            stop: None,
         }
-        bail!("the team measurement took no sample");
     }
-    let stats = Stats::from_samples(&st.samples)
-        .ok_or_else(|| anyhow::anyhow!("the team measurement produced non-finite samples"))?;
-    let thread_stats = st
-        .thread_samples
-        .iter()
-        .map(|s| Stats::from_samples(s).unwrap_or_default())
-        .collect();
-    let total_ns = match (st.sample_start, st.end) {
-        (Some(a), Some(b)) => timer.ns(a, b),
-        _ => 0.0,
-    };
-    Ok(TeamMeasurement {
-        iters: st.iters,
-        cpus,
-        reps: st.samples.len(),
-        samples: st.samples,
-        stats,
-        thread_samples: st.thread_samples,
-        thread_stats,
-        max_start_skew_ns: st.max_skew,
-        calibration_calls: st.calibration_calls,
-        warmup_calls: st.warmup_calls,
-        total_ns,
-        stop: st.stop.unwrap_or(StopReason::MaxReps),
-        timer: timer.info(),
-        last_results: round.results.into_iter().flatten().collect(),
-        preempted: counted.then_some(st.preempted),
-    })
+
+    /// Accounts the pass that just ended from the threads' slots: in the
+    /// sample phase, a sample (team time from the release to the last
+    /// thread's end, each thread's own time, how late the last thread
+    /// started, whether some thread was switched out); before it, a
+    /// calibration pass (`iters` grows while a pass lasts less than
+    /// `min_ns`) or a warm-up pass.
+    fn account_pass(&mut self, slots: &[PassSlot], timer: &Timer, policy: &Policy, min_ns: f64) {
+        let (release, iters) = (self.release, self.iters as f64);
+        let mut last_end = release;
+        let mut skew = 0.0f64;
+        let mut any_preempted = false;
+        for (i, slot) in slots.iter().enumerate() {
+            let s = Tick(slot.start.load(Ordering::Relaxed));
+            let e = Tick(slot.end.load(Ordering::Relaxed));
+            last_end = last_end.max(e);
+            skew = skew.max(timer.ns(release, s));
+            any_preempted |= slot.preempted.load(Ordering::Relaxed);
+            if self.phase == Phase::Sample {
+                self.thread_samples[i].push(timer.ns(s, e) / iters);
+            }
+        }
+        let team_ns = timer.ns(release, last_end);
+        if self.phase == Phase::Sample {
+            self.samples.push(team_ns / iters);
+            self.run.push(team_ns / iters);
+            self.max_skew.push(skew);
+            self.preempted += usize::from(any_preempted);
+        } else if !self.calibrated && team_ns < min_ns && self.iters < policy.max_iters {
+            self.calibration_calls += 1;
+            self.iters = grow_iters(self.iters, team_ns, min_ns, policy.max_iters);
+        } else {
+            self.calibrated = true;
+            self.warmup_calls += 1;
+        }
+    }
+
+    /// Applies the policy at `now` (the stop flag not set): moves from
+    /// warm-up to sampling once calibrated and warm (`Warmup::Reps(k)`: k
+    /// passes; `Warmup::Time(d)`: d since the first warm-up pass), and in the
+    /// sample phase sets the stop reason once the samples are enough
+    /// (maximum count; from the minimum count on, target CV or time budget).
+    fn advance(&mut self, now: Tick, timer: &Timer, policy: &Policy, budget_ns: f64) {
+        if self.phase == Phase::Warmup && self.calibrated {
+            let warm = match policy.warmup {
+                Warmup::Reps(k) => self.warmup_calls >= k,
+                Warmup::Time(d) => {
+                    let t0 = *self.warmup_start.get_or_insert(now);
+                    timer.ns(t0, now) >= d.as_nanos() as f64
+                }
+            };
+            if warm {
+                self.phase = Phase::Sample;
+                self.sample_start = Some(now);
+            }
+        }
+        if self.phase == Phase::Sample {
+            let k = self.samples.len();
+            let t0 = self.sample_start.unwrap_or(now);
+            if k >= policy.max_reps {
+                self.stop = Some(StopReason::MaxReps);
+            } else if k >= policy.min_reps {
+                if policy.target_cv.is_some_and(|t| self.run.cv() <= t) {
+                    self.stop = Some(StopReason::TargetCv);
+                } else if timer.ns(t0, now) >= budget_ns {
+                    self.stop = Some(StopReason::TimeBudget);
+                }
+            }
+        }
+    }
+
+    /// The measurement of the ended round: its samples and their statistics
+    /// (the [`Interrupted`] error, or an error, when it took none), with the
+    /// threads' last results.
+    fn into_measurement<R>(
+        self,
+        timer: &Timer,
+        cpus: Vec<usize>,
+        counted: bool,
+        last_results: Vec<R>,
+    ) -> Result<TeamMeasurement<R>> {
+        if self.samples.is_empty() {
+            if self.stop == Some(StopReason::Interrupted) {
+                return Err(Interrupted.into());
+            }
+            bail!("the team measurement took no sample");
+        }
+        let stats = Stats::from_samples(&self.samples)
+            .ok_or_else(|| anyhow::anyhow!("the team measurement produced non-finite samples"))?;
+        let thread_stats = self
+            .thread_samples
+            .iter()
+            .map(|s| Stats::from_samples(s).unwrap_or_default())
+            .collect();
+        let total_ns = match (self.sample_start, self.end) {
+            (Some(a), Some(b)) => timer.ns(a, b),
+            _ => 0.0,
+        };
+        Ok(TeamMeasurement {
+            iters: self.iters,
+            cpus,
+            reps: self.samples.len(),
+            samples: self.samples,
+            stats,
+            thread_samples: self.thread_samples,
+            thread_stats,
+            max_start_skew_ns: self.max_skew,
+            calibration_calls: self.calibration_calls,
+            warmup_calls: self.warmup_calls,
+            total_ns,
+            stop: self.stop.unwrap_or(StopReason::MaxReps),
+            timer: timer.info(),
+            last_results,
+            preempted: counted.then_some(self.preempted),
+        })
+    }
 }
 
 #[cfg(test)]

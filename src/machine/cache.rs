@@ -65,6 +65,21 @@ pub fn parse_size(s: &str) -> Option<u64> {
     num.trim().parse::<u64>().ok()?.checked_mul(mult)
 }
 
+/// What each CPU's shared_cpu_list and shared_cpu_map say, per (cpu, level,
+/// type): both come from one kernel mask, but recorded trees show them
+/// disagreeing.
+type SharingViews = BTreeMap<(usize, u64, String), [Option<CpuSet>; 2]>;
+
+/// One `cpuN/cache/indexM` directory with a readable level.
+struct IndexDir {
+    cpu: usize,
+    /// The directory's path under the sysroot.
+    dir: String,
+    level: u64,
+    /// `type`, "Unknown" when unreadable.
+    kind: String,
+}
+
 /// Read all cache instances seen by the online CPUs. Returns the instances
 /// (sorted by level, type, first CPU) and, when there are none, why.
 pub fn read(
@@ -73,11 +88,44 @@ pub fn read(
     cores: &[Core],
 ) -> (Vec<CacheInstance>, Option<String>) {
     let mut found: BTreeMap<(u32, String, CpuSet), CacheInstance> = BTreeMap::new();
+    let (dirs, views, any_dir) = index_dirs(sys, online);
+    for dir in dirs {
+        let mut notes = Vec::new();
+        let shared = sharing(&views, online, &dir, &mut notes);
+        let key = (dir.level as u32, dir.kind.clone(), shared.clone());
+        if found.contains_key(&key) {
+            continue;
+        }
+        found.insert(key, instance(sys, dir, shared, cores, notes));
+    }
+    let mut v: Vec<CacheInstance> = found.into_values().collect();
+    sort(&mut v);
+    // arm64 kernels booted with a device tree that gives no line sizes: the
+    // running CPU's CTR_EL0 says the smallest line (this machine only).
+    if sys.is_live() && v.iter().any(|c| c.line_bytes.is_none()) {
+        if let Some(lines) = live_ctr_el0_lines() {
+            fill_ctr_el0_lines(&mut v, lines);
+        }
+    }
+    let reason = if v.is_empty() {
+        Some(if any_dir {
+            "cpuN/cache/indexM directories hold no readable level".to_string()
+        } else {
+            "the kernel exports no cpuN/cache directories (common on older ARM kernels and some VMs)"
+                .to_string()
+        })
+    } else {
+        None
+    };
+    (v, reason)
+}
+
+/// Every cache index directory of the online CPUs with a readable level, in
+/// CPU then index order; what each says of its sharing; and whether any
+/// index directory exists at all.
+fn index_dirs(sys: &Sysroot, online: &CpuSet) -> (Vec<IndexDir>, SharingViews, bool) {
     let mut any_dir = false;
-    // What each CPU's shared_cpu_list and shared_cpu_map say, per (level, type):
-    // both come from one kernel mask, but recorded trees show them disagreeing.
-    let mut views: BTreeMap<(usize, u64, String), [Option<CpuSet>; 2]> = BTreeMap::new();
-    // Every cache index directory of the online CPUs: (cpu, dir, level, type).
+    let mut views = SharingViews::new();
     let mut dirs = Vec::new();
     for cpu in online.iter() {
         let base = format!("/sys/devices/system/cpu/cpu{cpu}/cache");
@@ -97,144 +145,162 @@ pub fn read(
                     sys.read_cpumask(&format!("{d}/shared_cpu_map")),
                 ],
             );
-            dirs.push((cpu, d, level, kind));
+            dirs.push(IndexDir {
+                cpu,
+                dir: d,
+                level,
+                kind,
+            });
         }
     }
-    // A sharing set is believable when every other online CPU in it says the same.
-    let agreed = |cpu: usize, level: u64, kind: &str, s: &CpuSet| -> bool {
-        s.iter()
-            .filter(|y| *y != cpu && online.contains(*y))
-            .all(|y| {
-                views
-                    .get(&(y, level, kind.to_string()))
-                    .is_some_and(|v| v.iter().flatten().any(|o| o == s))
-            })
-    };
-    for (cpu, d, level, kind) in dirs {
-        let mut notes = Vec::new();
-        // When shared_cpu_list and shared_cpu_map disagree (an AMD Bulldozer
-        // L2 listed as "0" with map 0x3; an L3 map edited to conflict with
-        // the package), the one the other sharing CPUs confirm is used, the
-        // map when both or neither are confirmed (hwloc reads the map).
-        let [list, map] = views
-            .get(&(cpu, level, kind.clone()))
-            .cloned()
-            .unwrap_or_default();
-        let chosen = match (list, map) {
-            (Some(l), Some(m)) if l != m => {
-                let (use_list, which) =
-                    if !agreed(cpu, level, &kind, &m) && agreed(cpu, level, &kind, &l) {
-                        (true, "the list, which the other CPUs confirm, is used")
-                    } else {
-                        (false, "the map is used")
-                    };
-                // Same words for every instance, so reports can group them.
-                notes.push(format!(
-                    "shared_cpu_list and shared_cpu_map disagree: {which}"
-                ));
-                Some(if use_list { l } else { m })
-            }
-            (l, m) => m.or(l),
-        };
-        let shared = match chosen {
-            Some(s) => s,
-            None => {
-                notes.push(
-                    "shared_cpu_list/shared_cpu_map missing: assumed private to one CPU".into(),
-                );
-                CpuSet::from_ids([cpu])
-            }
-        };
-        let mut shared = shared.intersection(online);
-        shared.insert(cpu);
-        let key = (level as u32, kind.clone(), shared.clone());
-        if found.contains_key(&key) {
-            continue;
+    (dirs, views, any_dir)
+}
+
+/// Whether a sharing set `s` that `cpu` reports for (level, type) is
+/// believable: every other online CPU in it says the same.
+fn agreed(
+    views: &SharingViews,
+    online: &CpuSet,
+    cpu: usize,
+    (level, kind): (u64, &str),
+    s: &CpuSet,
+) -> bool {
+    s.iter()
+        .filter(|y| *y != cpu && online.contains(*y))
+        .all(|y| {
+            views
+                .get(&(y, level, kind.to_string()))
+                .is_some_and(|v| v.iter().flatten().any(|o| o == s))
+        })
+}
+
+/// The online CPUs sharing the cache of `dir` (its own CPU always among
+/// them), noting in `notes` when the list and the map disagree or both are
+/// missing.
+fn sharing(
+    views: &SharingViews,
+    online: &CpuSet,
+    dir: &IndexDir,
+    notes: &mut Vec<String>,
+) -> CpuSet {
+    let IndexDir {
+        cpu, level, kind, ..
+    } = dir;
+    let (cpu, level) = (*cpu, *level);
+    // When shared_cpu_list and shared_cpu_map disagree (an AMD Bulldozer
+    // L2 listed as "0" with map 0x3; an L3 map edited to conflict with
+    // the package), the one the other sharing CPUs confirm is used, the
+    // map when both or neither are confirmed (hwloc reads the map).
+    let [list, map] = views
+        .get(&(cpu, level, kind.clone()))
+        .cloned()
+        .unwrap_or_default();
+    let chosen = match (list, map) {
+        (Some(l), Some(m)) if l != m => {
+            let confirmed = |s: &CpuSet| agreed(views, online, cpu, (level, kind), s);
+            let (use_list, which) = if !confirmed(&m) && confirmed(&l) {
+                (true, "the list, which the other CPUs confirm, is used")
+            } else {
+                (false, "the map is used")
+            };
+            // Same words for every instance, so reports can group them.
+            notes.push(format!(
+                "shared_cpu_list and shared_cpu_map disagree: {which}"
+            ));
+            Some(if use_list { l } else { m })
         }
-        let field = |name: &str, notes: &mut Vec<String>| -> Option<u64> {
-            let v = sys.read_u64(&format!("{d}/{name}"));
+        (l, m) => m.or(l),
+    };
+    let shared = match chosen {
+        Some(s) => s,
+        None => {
+            notes.push("shared_cpu_list/shared_cpu_map missing: assumed private to one CPU".into());
+            CpuSet::from_ids([cpu])
+        }
+    };
+    let mut shared = shared.intersection(online);
+    shared.insert(cpu);
+    shared
+}
+
+/// The cache instance of `dir` shared by `shared`: its size, line, ways and
+/// sets as the kernel reports them (each one missing noted), and each core's
+/// share of the size.
+fn instance(
+    sys: &Sysroot,
+    dir: IndexDir,
+    shared: CpuSet,
+    cores: &[Core],
+    mut notes: Vec<String>,
+) -> CacheInstance {
+    let d = &dir.dir;
+    let field = |name: &str, notes: &mut Vec<String>| -> Option<u64> {
+        let v = sys.read_u64(&format!("{d}/{name}"));
+        if v.is_none() {
+            notes.push(format!("{name}: not reported by the kernel"));
+        }
+        v
+    };
+    let size_bytes = match sys.read_string(&format!("{d}/size")) {
+        Some(s) => {
+            let v = parse_size(&s);
             if v.is_none() {
-                notes.push(format!("{name}: not reported by the kernel"));
+                notes.push(format!("size: unreadable value '{s}'"));
             }
             v
-        };
-        let size_bytes = match sys.read_string(&format!("{d}/size")) {
-            Some(s) => {
-                let v = parse_size(&s);
-                if v.is_none() {
-                    notes.push(format!("size: unreadable value '{s}'"));
-                }
-                v
-            }
-            None => {
-                notes.push("size: not reported by the kernel".into());
-                None
-            }
-        };
-        let line_bytes = field("coherency_line_size", &mut notes);
-        let ways = field("ways_of_associativity", &mut notes);
-        let sets = field("number_of_sets", &mut notes);
-        let physical_line_partition = sys.read_u64(&format!("{d}/physical_line_partition"));
-        let id = sys.read_u64(&format!("{d}/id"));
-        let ncores = cores
-            .iter()
-            .filter(|c| c.cpus.iter().any(|x| shared.contains(x)))
-            .count()
-            .max(1);
-        found.insert(
-            key,
-            CacheInstance {
-                level: level as u32,
-                kind,
-                size_bytes,
-                line_bytes,
-                ways,
-                sets,
-                physical_line_partition,
-                id,
-                shared_cpu_list: shared,
-                cores: ncores,
-                per_core_bytes: size_bytes.map(|s| s / ncores as u64),
-                notes,
-                size_source: None,
-                documented_only: false,
-            },
-        );
-    }
-    let mut v: Vec<CacheInstance> = found.into_values().collect();
-    sort(&mut v);
-    // arm64 kernels booted with a device tree that gives no line sizes: the
-    // running CPU's CTR_EL0 says the smallest line (this machine only).
-    if sys.is_live() && v.iter().any(|c| c.line_bytes.is_none()) {
-        if let Some((dmin, imin)) = live_ctr_el0_lines() {
-            for c in v.iter_mut().filter(|c| c.line_bytes.is_none()) {
-                let (line, which) = if c.kind == "Instruction" {
-                    (imin, "IminLine: the smallest instruction-cache line")
-                } else {
-                    (
-                        dmin,
-                        "DminLine: the smallest line of the data and unified caches",
-                    )
-                };
-                c.line_bytes = Some(line);
-                c.notes.retain(|n| !n.starts_with("coherency_line_size:"));
-                c.notes.push(format!(
-                    "line size from CTR_EL0 {which} (the kernel reports none)"
-                ));
-            }
         }
-    }
-    let reason = if v.is_empty() {
-        Some(if any_dir {
-            "cpuN/cache/indexM directories hold no readable level".to_string()
-        } else {
-            "the kernel exports no cpuN/cache directories (common on older ARM kernels and some VMs)"
-                .to_string()
-        })
-    } else {
-        None
+        None => {
+            notes.push("size: not reported by the kernel".into());
+            None
+        }
     };
-    (v, reason)
+    let line_bytes = field("coherency_line_size", &mut notes);
+    let ways = field("ways_of_associativity", &mut notes);
+    let sets = field("number_of_sets", &mut notes);
+    let physical_line_partition = sys.read_u64(&format!("{d}/physical_line_partition"));
+    let id = sys.read_u64(&format!("{d}/id"));
+    let ncores = cores
+        .iter()
+        .filter(|c| c.cpus.iter().any(|x| shared.contains(x)))
+        .count()
+        .max(1);
+    CacheInstance {
+        level: dir.level as u32,
+        kind: dir.kind,
+        size_bytes,
+        line_bytes,
+        ways,
+        sets,
+        physical_line_partition,
+        id,
+        shared_cpu_list: shared,
+        cores: ncores,
+        per_core_bytes: size_bytes.map(|s| s / ncores as u64),
+        notes,
+        size_source: None,
+        documented_only: false,
+    }
+}
+
+/// Gives the instances with no line size the smallest line CTR_EL0 says
+/// (`(DminLine, IminLine)` in bytes): IminLine for instruction caches,
+/// DminLine for the others, replacing the "not reported" note.
+fn fill_ctr_el0_lines(v: &mut [CacheInstance], (dmin, imin): (u64, u64)) {
+    for c in v.iter_mut().filter(|c| c.line_bytes.is_none()) {
+        let (line, which) = if c.kind == "Instruction" {
+            (imin, "IminLine: the smallest instruction-cache line")
+        } else {
+            (
+                dmin,
+                "DminLine: the smallest line of the data and unified caches",
+            )
+        };
+        c.line_bytes = Some(line);
+        c.notes.retain(|n| !n.starts_with("coherency_line_size:"));
+        c.notes.push(format!(
+            "line size from CTR_EL0 {which} (the kernel reports none)"
+        ));
+    }
 }
 
 /// A level's documented size (KiB), ways and sharing from a knowledge-base

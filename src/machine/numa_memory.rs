@@ -287,31 +287,7 @@ fn read_knob(sys: &Sysroot, mm: &mut NumaMemory, file: &str, key: &str) -> Optio
 /// Read the NUMA memory facts under `sys` for the nodes `ids`.
 pub fn read(sys: &Sysroot, ids: &[usize]) -> NumaMemory {
     let mut mm = NumaMemory::default();
-    mm.zone_reclaim_mode = read_knob(
-        sys,
-        &mut mm,
-        "/proc/sys/vm/zone_reclaim_mode",
-        "zone_reclaim_mode",
-    )
-    .map(|v| ZoneReclaim::decode(v as u32));
-    mm.min_free_kbytes = read_knob(
-        sys,
-        &mut mm,
-        "/proc/sys/vm/min_free_kbytes",
-        "min_free_kbytes",
-    );
-    mm.min_unmapped_ratio_pct = read_knob(
-        sys,
-        &mut mm,
-        "/proc/sys/vm/min_unmapped_ratio",
-        "min_unmapped_ratio",
-    );
-    mm.watermark_scale_factor = read_knob(
-        sys,
-        &mut mm,
-        "/proc/sys/vm/watermark_scale_factor",
-        "watermark_scale_factor",
-    );
+    read_vm_knobs(sys, &mut mm);
     let zones = match sys.read_raw("/proc/zoneinfo") {
         Some(t) => parse_zoneinfo(&t),
         None => {
@@ -328,70 +304,118 @@ pub fn read(sys: &Sysroot, ids: &[usize]) -> NumaMemory {
         }
     };
     for &id in ids {
-        let d = format!("{NODE_DIR}/node{id}");
-        let mut n = NodeMemory {
-            node: id,
-            ..NodeMemory::default()
-        };
-        match sys.read_raw(&format!("{d}/meminfo")) {
-            Some(t) => {
-                n.total_bytes = meminfo::field(&t, "MemTotal");
-                n.free_bytes = meminfo::field(&t, "MemFree");
-                n.file_bytes = meminfo::field(&t, "FilePages");
-                n.anon_bytes = meminfo::field(&t, "AnonPages");
-                n.mapped_bytes = meminfo::field(&t, "Mapped");
-                n.unmapped_file_bytes = match (
-                    meminfo::field(&t, "Active(file)"),
-                    meminfo::field(&t, "Inactive(file)"),
-                    n.mapped_bytes,
-                ) {
-                    (Some(a), Some(i), Some(m)) => Some((a + i).saturating_sub(m)),
-                    _ => None,
-                };
-                for (k, v) in [("file_bytes", n.file_bytes), ("anon_bytes", n.anon_bytes)] {
-                    if v.is_none() {
-                        unavailable(
-                            &mut n.unavailable,
-                            k,
-                            format!(
-                                "{d}/meminfo has no {}",
-                                if k == "file_bytes" {
-                                    "FilePages"
-                                } else {
-                                    "AnonPages"
-                                }
-                            ),
-                        );
-                    }
-                }
-            }
-            None => unavailable(
-                &mut n.unavailable,
-                "meminfo",
-                format!("{d}/meminfo is missing"),
-            ),
-        }
-        match sys.read_raw(&format!("{d}/numastat")) {
-            Some(t) => n.numastat = Some(NumaStat::parse(&t)),
-            None => unavailable(
-                &mut n.unavailable,
-                "numastat",
-                if sys.is_live() {
-                    format!("{d}/numastat is missing")
-                } else {
-                    format!("not recorded under this root ({d}/numastat)")
-                },
-            ),
-        }
-        n.zones = zones
-            .iter()
-            .filter(|(node, _)| *node == id)
-            .map(|(_, z)| z.clone())
-            .collect();
-        mm.nodes.push(n);
+        mm.nodes.push(read_node(sys, id, &zones));
     }
-    // Page size for the zone counts: the running kernel's; for a recorded
-    // tree, MemFree (kB) over the zones' free pages, rounded to a power of two.
+    page_size(sys, &mut mm);
+    if mm.page_bytes.is_none() && !zones.is_empty() {
+        unavailable(
+            &mut mm.unavailable,
+            "page_bytes",
+            "page size of the recorded kernel not known: watermarks are given in pages",
+        );
+    }
+    mm.advice = advice(&mm);
+    mm
+}
+
+/// The reclaim and watermark knobs of /proc/sys/vm (each one missing noted).
+fn read_vm_knobs(sys: &Sysroot, mm: &mut NumaMemory) {
+    mm.zone_reclaim_mode = read_knob(
+        sys,
+        mm,
+        "/proc/sys/vm/zone_reclaim_mode",
+        "zone_reclaim_mode",
+    )
+    .map(|v| ZoneReclaim::decode(v as u32));
+    mm.min_free_kbytes = read_knob(sys, mm, "/proc/sys/vm/min_free_kbytes", "min_free_kbytes");
+    mm.min_unmapped_ratio_pct = read_knob(
+        sys,
+        mm,
+        "/proc/sys/vm/min_unmapped_ratio",
+        "min_unmapped_ratio",
+    );
+    mm.watermark_scale_factor = read_knob(
+        sys,
+        mm,
+        "/proc/sys/vm/watermark_scale_factor",
+        "watermark_scale_factor",
+    );
+}
+
+/// Node `id`'s memory: its meminfo, numastat, and its zones among `zones`.
+fn read_node(sys: &Sysroot, id: usize, zones: &[(usize, Zone)]) -> NodeMemory {
+    let d = format!("{NODE_DIR}/node{id}");
+    let mut n = NodeMemory {
+        node: id,
+        ..NodeMemory::default()
+    };
+    match sys.read_raw(&format!("{d}/meminfo")) {
+        Some(t) => node_meminfo(&mut n, &d, &t),
+        None => unavailable(
+            &mut n.unavailable,
+            "meminfo",
+            format!("{d}/meminfo is missing"),
+        ),
+    }
+    match sys.read_raw(&format!("{d}/numastat")) {
+        Some(t) => n.numastat = Some(NumaStat::parse(&t)),
+        None => unavailable(
+            &mut n.unavailable,
+            "numastat",
+            if sys.is_live() {
+                format!("{d}/numastat is missing")
+            } else {
+                format!("not recorded under this root ({d}/numastat)")
+            },
+        ),
+    }
+    n.zones = zones
+        .iter()
+        .filter(|(node, _)| *node == id)
+        .map(|(_, z)| z.clone())
+        .collect();
+    n
+}
+
+/// The figures of a node's meminfo `t` (read from directory `d`): total,
+/// free, file, anonymous, mapped and unmapped file memory, noting a missing
+/// FilePages or AnonPages.
+fn node_meminfo(n: &mut NodeMemory, d: &str, t: &str) {
+    n.total_bytes = meminfo::field(t, "MemTotal");
+    n.free_bytes = meminfo::field(t, "MemFree");
+    n.file_bytes = meminfo::field(t, "FilePages");
+    n.anon_bytes = meminfo::field(t, "AnonPages");
+    n.mapped_bytes = meminfo::field(t, "Mapped");
+    n.unmapped_file_bytes = match (
+        meminfo::field(t, "Active(file)"),
+        meminfo::field(t, "Inactive(file)"),
+        n.mapped_bytes,
+    ) {
+        (Some(a), Some(i), Some(m)) => Some((a + i).saturating_sub(m)),
+        _ => None,
+    };
+    for (k, v) in [("file_bytes", n.file_bytes), ("anon_bytes", n.anon_bytes)] {
+        if v.is_none() {
+            unavailable(
+                &mut n.unavailable,
+                k,
+                format!(
+                    "{d}/meminfo has no {}",
+                    if k == "file_bytes" {
+                        "FilePages"
+                    } else {
+                        "AnonPages"
+                    }
+                ),
+            );
+        }
+    }
+}
+
+/// Page size for the zone counts: the running kernel's; for a recorded
+/// tree, MemFree (kB) over the zones' free pages, rounded to a power of two
+/// (left unknown when far from one).
+fn page_size(sys: &Sysroot, mm: &mut NumaMemory) {
     if sys.is_live() {
         // SAFETY: sysconf has no memory-safety preconditions.
         let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
@@ -413,15 +437,6 @@ pub fn read(sys: &Sysroot, ids: &[usize]) -> NumaMemory {
             ));
         }
     }
-    if mm.page_bytes.is_none() && !zones.is_empty() {
-        unavailable(
-            &mut mm.unavailable,
-            "page_bytes",
-            "page size of the recorded kernel not known: watermarks are given in pages",
-        );
-    }
-    mm.advice = advice(&mm);
-    mm
 }
 
 fn pct(a: u64, b: u64) -> f64 {

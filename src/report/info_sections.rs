@@ -224,58 +224,7 @@ pub fn frequency(info: &MachineInfo) -> String {
         kv(&mut out, "nominal:", nominal);
     }
     if f.cpufreq {
-        let range = match (f.min_khz, f.max_khz) {
-            (Some(a), Some(b)) => format!("{} - {}", mhz(a), mhz(b)),
-            (None, Some(b)) => format!("max {}", mhz(b)),
-            (Some(a), None) => format!("min {}", mhz(a)),
-            (None, None) => "limits not exposed".into(),
-        };
-        kv(&mut out, "cpufreq range:", range);
-        if f.max_khz_groups.len() > 1 {
-            let g: Vec<String> = f
-                .max_khz_groups
-                .iter()
-                .map(|g| {
-                    let khz: u64 = g.value.parse().unwrap_or(0);
-                    format!("{} on CPUs {}", mhz(khz), g.cpus)
-                })
-                .collect();
-            kv(&mut out, "max by CPU:", g.join("; "));
-        }
-        if let Some(b) = f.base_khz {
-            kv(&mut out, "base:", format!("{} (base_frequency)", mhz(b)));
-        }
-        let groups = |gs: &[crate::machine::freq::Group], key: &str| -> String {
-            if gs.is_empty() {
-                na(&f.unavailable, key)
-            } else if gs.len() == 1 {
-                gs[0].value.clone()
-            } else {
-                gs.iter()
-                    .map(|g| format!("{} (CPUs {})", g.value, g.cpus))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            }
-        };
-        let mut drv = groups(&f.drivers, "drivers");
-        if let Some(p) = &f.pstate_status {
-            drv.push_str(&format!(" [{p}]"));
-        }
-        kv(&mut out, "driver:", drv);
-        kv(&mut out, "governor:", groups(&f.governors, "governors"));
-        if !f.epp.is_empty() {
-            kv(&mut out, "EPP:", groups(&f.epp, "epp"));
-        }
-        let cur: Vec<u64> = f.per_cpu.iter().filter_map(|c| c.cur_khz).collect();
-        if !cur.is_empty() {
-            let lo = cur.iter().min().copied().unwrap_or(0);
-            let hi = cur.iter().max().copied().unwrap_or(0);
-            kv(
-                &mut out,
-                "current:",
-                format!("{} - {} (scaling_cur_freq, a snapshot)", mhz(lo), mhz(hi)),
-            );
-        }
+        cpufreq_lines(&mut out, f);
     } else {
         kv(
             &mut out,
@@ -286,48 +235,10 @@ pub fn frequency(info: &MachineInfo) -> String {
             ),
         );
     }
-    let boost = match f.boost.enabled {
-        Some(true) => Some(format!(
-            "enabled ({})",
-            f.boost.source.as_deref().unwrap_or("")
-        )),
-        Some(false) => Some(format!(
-            "disabled ({})",
-            f.boost.source.as_deref().unwrap_or("")
-        )),
-        // Without cpufreq there is no boost switch: the cpufreq line says why.
-        None if !f.cpufreq => None,
-        None => Some(format!(
-            "n/a ({})",
-            f.boost.reason.as_deref().unwrap_or("unknown")
-        )),
-    };
-    if let Some(b) = boost {
+    if let Some(b) = boost_text(f) {
         kv(&mut out, "boost:", b);
     }
-    match &f.declared {
-        Some(d) => {
-            let v = if (d.max_mhz - d.min_mhz).abs() < 0.5 {
-                format!("{:.0} MHz on all {} CPUs", d.mean_mhz, d.cpus)
-            } else {
-                format!(
-                    "{:.0} - {:.0} MHz over {} CPUs (mean {:.0})",
-                    d.min_mhz, d.max_mhz, d.cpus, d.mean_mhz
-                )
-            };
-            let note = d
-                .note
-                .as_ref()
-                .map(|n| format!("; {n}"))
-                .unwrap_or_default();
-            kv(
-                &mut out,
-                "cpu MHz:",
-                format!("{v} (/proc/cpuinfo, declared{note})"),
-            );
-        }
-        None => kv(&mut out, "cpu MHz:", na(&f.unavailable, "declared")),
-    }
+    declared_line(&mut out, f);
     if let Some(t) = &f.tsc {
         let yes = |b: bool, s: &str| if b { s.to_string() } else { format!("not {s}") };
         kv(
@@ -351,35 +262,121 @@ pub fn frequency(info: &MachineInfo) -> String {
     out
 }
 
+/// The cpufreq lines: range (and maxima by CPU when they differ), base,
+/// driver, governor, EPP, the current clocks' span.
+fn cpufreq_lines(out: &mut String, f: &crate::machine::freq::Frequency) {
+    let range = match (f.min_khz, f.max_khz) {
+        (Some(a), Some(b)) => format!("{} - {}", mhz(a), mhz(b)),
+        (None, Some(b)) => format!("max {}", mhz(b)),
+        (Some(a), None) => format!("min {}", mhz(a)),
+        (None, None) => "limits not exposed".into(),
+    };
+    kv(out, "cpufreq range:", range);
+    if f.max_khz_groups.len() > 1 {
+        let g: Vec<String> = f
+            .max_khz_groups
+            .iter()
+            .map(|g| {
+                let khz: u64 = g.value.parse().unwrap_or(0);
+                format!("{} on CPUs {}", mhz(khz), g.cpus)
+            })
+            .collect();
+        kv(out, "max by CPU:", g.join("; "));
+    }
+    if let Some(b) = f.base_khz {
+        kv(out, "base:", format!("{} (base_frequency)", mhz(b)));
+    }
+    let groups = |gs: &[crate::machine::freq::Group], key: &str| -> String {
+        if gs.is_empty() {
+            na(&f.unavailable, key)
+        } else if gs.len() == 1 {
+            gs[0].value.clone()
+        } else {
+            gs.iter()
+                .map(|g| format!("{} (CPUs {})", g.value, g.cpus))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    let mut drv = groups(&f.drivers, "drivers");
+    if let Some(p) = &f.pstate_status {
+        drv.push_str(&format!(" [{p}]"));
+    }
+    kv(out, "driver:", drv);
+    kv(out, "governor:", groups(&f.governors, "governors"));
+    if !f.epp.is_empty() {
+        kv(out, "EPP:", groups(&f.epp, "epp"));
+    }
+    let cur: Vec<u64> = f.per_cpu.iter().filter_map(|c| c.cur_khz).collect();
+    if !cur.is_empty() {
+        let lo = cur.iter().min().copied().unwrap_or(0);
+        let hi = cur.iter().max().copied().unwrap_or(0);
+        kv(
+            out,
+            "current:",
+            format!("{} - {} (scaling_cur_freq, a snapshot)", mhz(lo), mhz(hi)),
+        );
+    }
+}
+
+/// The boost line's value: enabled or disabled and where that is read, or
+/// why unknown; none without cpufreq (no boost switch: the cpufreq line says
+/// why).
+fn boost_text(f: &crate::machine::freq::Frequency) -> Option<String> {
+    match f.boost.enabled {
+        Some(true) => Some(format!(
+            "enabled ({})",
+            f.boost.source.as_deref().unwrap_or("")
+        )),
+        Some(false) => Some(format!(
+            "disabled ({})",
+            f.boost.source.as_deref().unwrap_or("")
+        )),
+        None if !f.cpufreq => None,
+        None => Some(format!(
+            "n/a ({})",
+            f.boost.reason.as_deref().unwrap_or("unknown")
+        )),
+    }
+}
+
+/// The "cpu MHz" line: the clocks /proc/cpuinfo declares (one value or a
+/// span with the mean), or why none.
+fn declared_line(out: &mut String, f: &crate::machine::freq::Frequency) {
+    match &f.declared {
+        Some(d) => {
+            let v = if (d.max_mhz - d.min_mhz).abs() < 0.5 {
+                format!("{:.0} MHz on all {} CPUs", d.mean_mhz, d.cpus)
+            } else {
+                format!(
+                    "{:.0} - {:.0} MHz over {} CPUs (mean {:.0})",
+                    d.min_mhz, d.max_mhz, d.cpus, d.mean_mhz
+                )
+            };
+            let note = d
+                .note
+                .as_ref()
+                .map(|n| format!("; {n}"))
+                .unwrap_or_default();
+            kv(
+                out,
+                "cpu MHz:",
+                format!("{v} (/proc/cpuinfo, declared{note})"),
+            );
+        }
+        None => kv(out, "cpu MHz:", na(&f.unavailable, "declared")),
+    }
+}
+
+/// Width of the name column of the knobs section.
+const KW: usize = 21;
+
 /// Kernel knobs section: one line per knob (name, value, why it matters),
 /// unrecorded knobs folded into one line, then the values worth attention.
 pub fn knobs(info: &MachineInfo) -> String {
-    const KW: usize = 21;
     let k = &info.knobs;
     let mut out = String::from("Kernel knobs\n");
-    let unrecorded =
-        |r: &Option<String>| r.as_deref().is_some_and(|r| r.starts_with("not recorded"));
-    let mut missing: Vec<&str> = Vec::new();
-    for knob in &k.knobs {
-        if knob.value.is_none() && unrecorded(&knob.reason) {
-            missing.push(&knob.name);
-            continue;
-        }
-        let line = match &knob.value {
-            Some(v) => {
-                let v = if v.is_empty() { "(empty)" } else { v.as_str() };
-                format!("{v:<13} {}", knob.why)
-            }
-            None => format!("n/a ({})", knob.reason.as_deref().unwrap_or("not readable")),
-        };
-        for (i, l) in wrap(&for_terminal(&line), WIDTH - 2 - KW)
-            .iter()
-            .enumerate()
-        {
-            let name = if i == 0 { knob.name.as_str() } else { "" };
-            let _ = writeln!(out, "  {name:<KW$}{l}");
-        }
-    }
+    let missing = knob_lines(&mut out, k);
     let nothing =
         missing.len() == k.knobs.len() && k.pmu.present.is_none() && k.hugepages.is_empty();
     if nothing {
@@ -409,12 +406,60 @@ pub fn knobs(info: &MachineInfo) -> String {
                 missing.len()
             )
         };
-        for (i, l) in wrap(&line, WIDTH - 2 - KW).iter().enumerate() {
-            let name = if i == 0 { "settings" } else { "" };
-            let _ = writeln!(out, "  {name:<KW$}{l}");
-        }
+        knob_row(&mut out, "settings", &line);
     }
-    let pmu = match k.pmu.present {
+    let folded = missing.len() > 4;
+    if !(folded && pmu_unrecorded) {
+        knob_row(&mut out, "hardware PMU", &for_terminal(&pmu_text(k)));
+    }
+    if !(folded && pools_unrecorded) {
+        knob_row(&mut out, "huge page pools", &pools_text(k));
+    }
+    for knob in k.knobs.iter().filter(|k| k.attention) {
+        let v = knob.value.as_deref().unwrap_or("");
+        let what = knob.note.as_deref().unwrap_or(knob.why.as_str());
+        kv(&mut out, "attention:", format!("{}={v}: {what}", knob.name));
+    }
+    out
+}
+
+/// `  name                 text`, the text wrapped under its column (the
+/// knobs section's wider name column).
+fn knob_row(out: &mut String, name: &str, text: &str) {
+    for (i, l) in wrap(text, WIDTH - 2 - KW).iter().enumerate() {
+        let name = if i == 0 { name } else { "" };
+        let _ = writeln!(out, "  {name:<KW$}{l}");
+    }
+}
+
+/// One line per recorded knob (value and why it matters, or why it is not
+/// readable); returns the names of the knobs not recorded under the root,
+/// left for one folded line.
+fn knob_lines<'a>(out: &mut String, k: &'a crate::machine::knobs::Knobs) -> Vec<&'a str> {
+    let unrecorded =
+        |r: &Option<String>| r.as_deref().is_some_and(|r| r.starts_with("not recorded"));
+    let mut missing: Vec<&str> = Vec::new();
+    for knob in &k.knobs {
+        if knob.value.is_none() && unrecorded(&knob.reason) {
+            missing.push(&knob.name);
+            continue;
+        }
+        let line = match &knob.value {
+            Some(v) => {
+                let v = if v.is_empty() { "(empty)" } else { v.as_str() };
+                format!("{v:<13} {}", knob.why)
+            }
+            None => format!("n/a ({})", knob.reason.as_deref().unwrap_or("not readable")),
+        };
+        knob_row(out, &knob.name, &for_terminal(&line));
+    }
+    missing
+}
+
+/// The hardware PMU line's value: its core devices and name, none and why,
+/// or n/a.
+fn pmu_text(k: &crate::machine::knobs::Knobs) -> String {
+    match k.pmu.present {
         Some(true) => format!(
             "present: {}{}",
             k.pmu.core_devices.join(", "),
@@ -426,54 +471,39 @@ pub fn knobs(info: &MachineInfo) -> String {
         ),
         Some(false) => format!("none: {}", k.pmu.reason.as_deref().unwrap_or("no core PMU")),
         None => format!("n/a ({})", k.pmu.reason.as_deref().unwrap_or("unknown")),
-    };
-    let folded = missing.len() > 4;
-    if !(folded && pmu_unrecorded) {
-        for (i, l) in wrap(&for_terminal(&pmu), WIDTH - 2 - KW).iter().enumerate() {
-            let name = if i == 0 { "hardware PMU" } else { "" };
-            let _ = writeln!(out, "  {name:<KW$}{l}");
-        }
     }
-    let pools = if k.hugepages.is_empty() {
-        "n/a (no sys/kernel/mm/hugepages)".to_string()
-    } else {
-        k.hugepages
-            .iter()
-            .map(|p| {
-                let size = if p.size_kb >= 1 << 20 {
-                    format!("{} GiB", p.size_kb >> 20)
-                } else if p.size_kb >= 1024 {
-                    format!("{} MiB", p.size_kb >> 10)
-                } else {
-                    format!("{} kB", p.size_kb)
-                };
-                let o = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "?".into());
-                let mut s = format!("{size}: {} in pool, {} free", o(p.nr), o(p.free));
-                if p.per_node.len() > 1 && p.nr.unwrap_or(0) > 0 {
-                    let per: Vec<String> = p
-                        .per_node
-                        .iter()
-                        .map(|n| format!("N{}={}", n.node, o(n.nr)))
-                        .collect();
-                    s.push_str(&format!(" [{}]", per.join(" ")));
-                }
-                s
-            })
-            .collect::<Vec<_>>()
-            .join("; ")
-    };
-    if !(folded && pools_unrecorded) {
-        for (i, l) in wrap(&pools, WIDTH - 2 - KW).iter().enumerate() {
-            let name = if i == 0 { "huge page pools" } else { "" };
-            let _ = writeln!(out, "  {name:<KW$}{l}");
-        }
+}
+
+/// The huge page pools line's value: each pool's size, pages and free pages
+/// (per node when several nodes hold some), or n/a.
+fn pools_text(k: &crate::machine::knobs::Knobs) -> String {
+    if k.hugepages.is_empty() {
+        return "n/a (no sys/kernel/mm/hugepages)".to_string();
     }
-    for knob in k.knobs.iter().filter(|k| k.attention) {
-        let v = knob.value.as_deref().unwrap_or("");
-        let what = knob.note.as_deref().unwrap_or(knob.why.as_str());
-        kv(&mut out, "attention:", format!("{}={v}: {what}", knob.name));
-    }
-    out
+    k.hugepages
+        .iter()
+        .map(|p| {
+            let size = if p.size_kb >= 1 << 20 {
+                format!("{} GiB", p.size_kb >> 20)
+            } else if p.size_kb >= 1024 {
+                format!("{} MiB", p.size_kb >> 10)
+            } else {
+                format!("{} kB", p.size_kb)
+            };
+            let o = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "?".into());
+            let mut s = format!("{size}: {} in pool, {} free", o(p.nr), o(p.free));
+            if p.per_node.len() > 1 && p.nr.unwrap_or(0) > 0 {
+                let per: Vec<String> = p
+                    .per_node
+                    .iter()
+                    .map(|n| format!("N{}={}", n.node, o(n.nr)))
+                    .collect();
+                s.push_str(&format!(" [{}]", per.join(" ")));
+            }
+            s
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn nic_line(out: &mut String, name: &str, text: &str) {
@@ -516,104 +546,10 @@ pub fn devices(info: &MachineInfo) -> String {
             None => format!("speed {}", na(&nic.unavailable, "speed_mbps")),
         });
         nic_line(&mut out, &nic.name, &parts.join(", "));
-        if nic.irqs.is_empty() {
-            nic_line(
-                &mut out,
-                "",
-                &format!(
-                    "IRQs: {}; {}",
-                    na(&nic.unavailable, "irqs"),
-                    queues_text(nic)
-                ),
-            );
-        } else {
-            let ids: crate::placement::CpuSet = nic.irqs.iter().map(|i| i.irq as usize).collect();
-            let counted = nic.irqs.iter().any(|i| i.total.is_some());
-            // Not counted: the IRQ totals line below says why.
-            let served = if !counted {
-                "n/a".to_string()
-            } else if nic.served_cpus.is_empty() {
-                "none yet".to_string()
-            } else {
-                nic.served_cpus.to_string()
-            };
-            let nodes = if nic.irq_nodes.is_empty() {
-                String::new()
-            } else {
-                let set: crate::placement::CpuSet = nic.irq_nodes.iter().copied().collect();
-                format!(" (node {set})")
-            };
-            let routed = if nic.affinity_cpus.is_empty() {
-                "?".to_string()
-            } else {
-                nic.affinity_cpus.to_string()
-            };
-            let by_node = if nic.irqs_per_node.len() > 1 {
-                format!(
-                    "; IRQs by node {}",
-                    nic.irqs_per_node
-                        .iter()
-                        .map(|x| format!("{}:{}", x.node, x.irqs))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                )
-            } else {
-                String::new()
-            };
-            // irq_nodes are the served CPUs' nodes, else the routed ones'.
-            let (routed_nodes, served_nodes) = if nic.served_cpus.is_empty() {
-                (nodes, String::new())
-            } else {
-                (String::new(), nodes)
-            };
-            nic_line(
-                &mut out,
-                "",
-                &format!(
-                    "{} IRQs ({ids}); routed to CPUs {routed}{routed_nodes}, served on CPUs {served}{served_nodes}{by_node}; {}",
-                    nic.irqs.len(),
-                    queues_text(nic)
-                ),
-            );
-        }
+        nic_line(&mut out, "", &nic_irqs_text(nic));
     }
     match &d.interrupts {
-        Some(t) => {
-            if t.per_node.len() > 1 {
-                let total: u64 = t.per_node.iter().map(|n| n.device).sum();
-                let parts: Vec<String> = t
-                    .per_node
-                    .iter()
-                    .map(|n| {
-                        let pct = if total > 0 {
-                            100.0 * n.device as f64 / total as f64
-                        } else {
-                            0.0
-                        };
-                        format!("node {} {} ({pct:.0}%)", n.node, n.device)
-                    })
-                    .collect();
-                kv(&mut out, "device IRQs:", parts.join(", "));
-            } else {
-                let total: u64 = t.per_cpu.iter().map(|c| c.device).sum();
-                let busiest = t.per_cpu.iter().max_by_key(|c| c.device);
-                let b = busiest
-                    .filter(|_| total > 0)
-                    .map(|c| {
-                        format!(
-                            "; busiest CPU {} with {:.0}%",
-                            c.cpu,
-                            100.0 * c.device as f64 / total as f64
-                        )
-                    })
-                    .unwrap_or_default();
-                kv(
-                    &mut out,
-                    "device IRQs:",
-                    format!("{total} since boot over {} CPUs{b}", t.per_cpu.len()),
-                );
-            }
-        }
+        Some(t) => kv(&mut out, "device IRQs:", device_irqs_text(t)),
         None => kv(&mut out, "IRQ totals:", na(&d.unavailable, "interrupts")),
     }
     for w in &d.warnings {
@@ -623,6 +559,97 @@ pub fn devices(info: &MachineInfo) -> String {
         kv(&mut out, "advice:", a);
     }
     out
+}
+
+/// A NIC's IRQ line: its IRQs, the CPUs (and nodes) they are routed to and
+/// served on, IRQs by node, its queues; or why its IRQs are not known.
+fn nic_irqs_text(nic: &crate::machine::devices::Nic) -> String {
+    if nic.irqs.is_empty() {
+        return format!(
+            "IRQs: {}; {}",
+            na(&nic.unavailable, "irqs"),
+            queues_text(nic)
+        );
+    }
+    let ids: crate::placement::CpuSet = nic.irqs.iter().map(|i| i.irq as usize).collect();
+    let counted = nic.irqs.iter().any(|i| i.total.is_some());
+    // Not counted: the IRQ totals line below says why.
+    let served = if !counted {
+        "n/a".to_string()
+    } else if nic.served_cpus.is_empty() {
+        "none yet".to_string()
+    } else {
+        nic.served_cpus.to_string()
+    };
+    let nodes = if nic.irq_nodes.is_empty() {
+        String::new()
+    } else {
+        let set: crate::placement::CpuSet = nic.irq_nodes.iter().copied().collect();
+        format!(" (node {set})")
+    };
+    let routed = if nic.affinity_cpus.is_empty() {
+        "?".to_string()
+    } else {
+        nic.affinity_cpus.to_string()
+    };
+    let by_node = if nic.irqs_per_node.len() > 1 {
+        format!(
+            "; IRQs by node {}",
+            nic.irqs_per_node
+                .iter()
+                .map(|x| format!("{}:{}", x.node, x.irqs))
+                .collect::<Vec<_>>()
+                .join(" ")
+        )
+    } else {
+        String::new()
+    };
+    // irq_nodes are the served CPUs' nodes, else the routed ones'.
+    let (routed_nodes, served_nodes) = if nic.served_cpus.is_empty() {
+        (nodes, String::new())
+    } else {
+        (String::new(), nodes)
+    };
+    format!(
+        "{} IRQs ({ids}); routed to CPUs {routed}{routed_nodes}, served on CPUs {served}{served_nodes}{by_node}; {}",
+        nic.irqs.len(),
+        queues_text(nic)
+    )
+}
+
+/// The device IRQs line's value: per node with shares when there are
+/// several nodes, else the total since boot and the busiest CPU's share.
+fn device_irqs_text(t: &crate::machine::devices::InterruptTotals) -> String {
+    if t.per_node.len() > 1 {
+        let total: u64 = t.per_node.iter().map(|n| n.device).sum();
+        let parts: Vec<String> = t
+            .per_node
+            .iter()
+            .map(|n| {
+                let pct = if total > 0 {
+                    100.0 * n.device as f64 / total as f64
+                } else {
+                    0.0
+                };
+                format!("node {} {} ({pct:.0}%)", n.node, n.device)
+            })
+            .collect();
+        parts.join(", ")
+    } else {
+        let total: u64 = t.per_cpu.iter().map(|c| c.device).sum();
+        let busiest = t.per_cpu.iter().max_by_key(|c| c.device);
+        let b = busiest
+            .filter(|_| total > 0)
+            .map(|c| {
+                format!(
+                    "; busiest CPU {} with {:.0}%",
+                    c.cpu,
+                    100.0 * c.device as f64 / total as f64
+                )
+            })
+            .unwrap_or_default();
+        format!("{total} since boot over {} CPUs{b}", t.per_cpu.len())
+    }
 }
 
 /// "queues 8 rx, 8 tx" or why not known.

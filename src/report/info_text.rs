@@ -569,7 +569,26 @@ fn caches(info: &MachineInfo) -> String {
         let _ = writeln!(out, "  not available: {}", for_terminal(why));
         return out;
     }
-    // Group instances that look alike.
+    let mut rows: Vec<[String; 8]> = vec![[
+        "level".into(),
+        "size".into(),
+        "line".into(),
+        "ways".into(),
+        "sets".into(),
+        "count".into(),
+        "scope".into(),
+        "CPUs sharing each instance".into(),
+    ]];
+    rows.extend(cache_groups(info).iter().map(|v| cache_row(info, v)));
+    cache_table(&mut out, &rows);
+    cache_notes(&mut out, info);
+    out
+}
+
+/// The cache instances grouped when they look alike (level, type, size,
+/// line, ways, sets), the groups of one level and type in the order of their
+/// first CPU.
+fn cache_groups(info: &MachineInfo) -> Vec<Vec<&CacheInstance>> {
     type Key = (u32, u8, Option<u64>, Option<u64>, Option<u64>, Option<u64>);
     let mut groups: BTreeMap<Key, Vec<&CacheInstance>> = BTreeMap::new();
     for c in &info.caches {
@@ -582,60 +601,59 @@ fn caches(info: &MachineInfo) -> String {
         let key = (c.level, ko, c.size_bytes, c.line_bytes, c.ways, c.sets);
         groups.entry(key).or_default().push(c);
     }
-    let mut rows: Vec<[String; 8]> = vec![[
-        "level".into(),
-        "size".into(),
-        "line".into(),
-        "ways".into(),
-        "sets".into(),
-        "count".into(),
-        "scope".into(),
-        "CPUs sharing each instance".into(),
-    ]];
-    // Rows of one level and type in the order of their first CPU.
-    let mut ordered: Vec<(&Key, &Vec<&CacheInstance>)> = groups.iter().collect();
+    let mut ordered: Vec<(Key, Vec<&CacheInstance>)> = groups.into_iter().collect();
     ordered.sort_by_key(|(k, v)| (k.0, k.1, v[0].shared_cpu_list.first()));
-    for (_, v) in ordered {
-        let c = v[0];
-        let scope = group_scope(info, v);
-        let lists: Vec<String> = v.iter().map(|x| x.shared_cpu_list.to_string()).collect();
-        let joined = lists.join(" | ");
-        let mut shared = if lists.len() <= CACHE_LIST_MAX && joined.chars().count() <= 60 {
-            joined
-        } else {
-            format!("{} | … | {}", lists[0], lists[lists.len() - 1])
-        };
-        if c.level >= 2 && c.cores > 1 {
-            if let Some(pc) = c.per_core_bytes {
-                let _ = write!(shared, "  ({} per core)", fmt_bytes(pc));
-            }
+    ordered.into_iter().map(|(_, v)| v).collect()
+}
+
+/// The table row of one group of alike instances: name, size (`*` when from
+/// the knowledge base), line, ways, sets, count, scope, the CPUs sharing
+/// each (elided when long; each core's share of a shared level).
+fn cache_row(info: &MachineInfo, v: &[&CacheInstance]) -> [String; 8] {
+    let c = v[0];
+    let scope = group_scope(info, v);
+    let lists: Vec<String> = v.iter().map(|x| x.shared_cpu_list.to_string()).collect();
+    let joined = lists.join(" | ");
+    let mut shared = if lists.len() <= CACHE_LIST_MAX && joined.chars().count() <= 60 {
+        joined
+    } else {
+        format!("{} | … | {}", lists[0], lists[lists.len() - 1])
+    };
+    if c.level >= 2 && c.cores > 1 {
+        if let Some(pc) = c.per_core_bytes {
+            let _ = write!(shared, "  ({} per core)", fmt_bytes(pc));
         }
-        let opt = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "n/a".into());
-        rows.push([
-            c.name(),
-            // * : a size from the knowledge base (said below the table).
-            format!(
-                "{}{}",
-                opt_bytes(c.size_bytes),
-                if c.size_source.is_some() { "*" } else { "" }
-            ),
-            c.line_bytes
-                .map(|l| format!("{l} B"))
-                .unwrap_or_else(|| "n/a".into()),
-            opt(c.ways),
-            opt(c.sets),
-            format!("×{}", v.len()),
-            scope,
-            shared,
-        ]);
     }
+    let opt = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "n/a".into());
+    [
+        c.name(),
+        // * : a size from the knowledge base (said below the table).
+        format!(
+            "{}{}",
+            opt_bytes(c.size_bytes),
+            if c.size_source.is_some() { "*" } else { "" }
+        ),
+        c.line_bytes
+            .map(|l| format!("{l} B"))
+            .unwrap_or_else(|| "n/a".into()),
+        opt(c.ways),
+        opt(c.sets),
+        format!("×{}", v.len()),
+        scope,
+        shared,
+    ]
+}
+
+/// The cache table, columns aligned: the figures (size to count) to the
+/// right except in the header row.
+fn cache_table(out: &mut String, rows: &[[String; 8]]) {
     let mut w = [0usize; 8];
-    for r in &rows {
+    for r in rows {
         for (i, cell) in r.iter().enumerate() {
             w[i] = w[i].max(cell.chars().count());
         }
     }
-    for r in &rows {
+    for r in rows {
         let mut line = String::from(" ");
         for (i, cell) in r.iter().enumerate() {
             let n = cell.chars().count();
@@ -654,7 +672,12 @@ fn caches(info: &MachineInfo) -> String {
         out.push_str(line.trim_end());
         out.push('\n');
     }
-    // Sizes from the knowledge base, once per source.
+}
+
+/// The lines under the cache table: sizes from the knowledge base (once per
+/// source), its notes, and the instances' oddities (once per cache name and
+/// note, with how many instances).
+fn cache_notes(out: &mut String, info: &MachineInfo) {
     let mut documented: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for c in &info.caches {
         if let Some(src) = &c.size_source {
@@ -675,7 +698,6 @@ fn caches(info: &MachineInfo) -> String {
     for n in &info.caches_documented_notes {
         let _ = writeln!(out, "  note: {n}");
     }
-    // Oddities, once per cache name and note.
     let mut odd: BTreeMap<(String, String), usize> = BTreeMap::new();
     for c in &info.caches {
         for n in &c.notes {
@@ -689,7 +711,6 @@ fn caches(info: &MachineInfo) -> String {
             plural(count, "instance")
         );
     }
-    out
 }
 
 fn numa(info: &MachineInfo) -> String {
@@ -707,7 +728,28 @@ fn numa(info: &MachineInfo) -> String {
     if let Some(note) = &info.numa.note {
         let _ = writeln!(out, "  note: {}", for_terminal(note));
     }
-    let show_usable = info.numa.usable.len() != n;
+    out.push_str(&table(&numa_node_rows(info), 2));
+    let mem_notes: Vec<String> = info
+        .numa_nodes
+        .iter()
+        .filter_map(|x| {
+            x.memory_note
+                .as_ref()
+                .map(|m| format!("node {}: memory {m}", x.id))
+        })
+        .collect();
+    for m in mem_notes {
+        let _ = writeln!(out, "  {}", for_terminal(&m));
+    }
+    numa_distances(&mut out, info);
+    out
+}
+
+/// The node table: per node its CPUs (offline ones said), memory, free
+/// memory, huge pages of each size (free), and whether this process may
+/// allocate there when not on every node.
+fn numa_node_rows(info: &MachineInfo) -> Vec<Vec<String>> {
+    let show_usable = info.numa.usable.len() != info.numa_nodes.len();
     let sizes: Vec<u64> = {
         let mut v: Vec<u64> = info
             .numa_nodes
@@ -763,56 +805,48 @@ fn numa(info: &MachineInfo) -> String {
         }
         rows.push(r);
     }
-    out.push_str(&table(&rows, 2));
-    let mem_notes: Vec<String> = info
-        .numa_nodes
-        .iter()
-        .filter_map(|x| {
-            x.memory_note
-                .as_ref()
-                .map(|m| format!("node {}: memory {m}", x.id))
-        })
-        .collect();
-    for m in mem_notes {
-        let _ = writeln!(out, "  {}", for_terminal(&m));
-    }
-    // Distances.
+    rows
+}
+
+/// The node distances: one line when one node or when every pair is alike
+/// (more than 4 nodes), else the matrix; or that the kernel reports none.
+fn numa_distances(out: &mut String, info: &MachineInfo) {
+    let n = info.numa_nodes.len();
     let d: Vec<&Vec<u32>> = info.numa_nodes.iter().map(|x| &x.distances).collect();
-    if d.iter().all(|r| r.len() == n) && n > 0 {
-        if n == 1 {
-            let _ = writeln!(out, "  distance: {} (local)", d[0][0]);
-        } else {
-            let diag: Vec<u32> = (0..n).map(|i| d[i][i]).collect();
-            let off: Vec<u32> = (0..n)
-                .flat_map(|i| (0..n).filter(move |j| *j != i).map(move |j| (i, j)))
-                .map(|(i, j)| d[i][j])
-                .collect();
-            let same_diag = diag.iter().all(|x| *x == diag[0]);
-            let same_off = off.iter().all(|x| *x == off[0]);
-            if same_diag && same_off && n > 4 {
-                let _ = writeln!(
-                    out,
-                    "  distances: {} local, {} between every pair of nodes",
-                    diag[0], off[0]
-                );
-            } else {
-                let mut rows = vec![std::iter::once("distances".to_string())
-                    .chain(info.numa_nodes.iter().map(|x| x.id.to_string()))
-                    .collect::<Vec<_>>()];
-                for (i, node) in info.numa_nodes.iter().enumerate() {
-                    rows.push(
-                        std::iter::once(format!("{:>9}", node.id))
-                            .chain(d[i].iter().map(|x| x.to_string()))
-                            .collect(),
-                    );
-                }
-                out.push_str(&table_right(&rows, 2));
-            }
-        }
-    } else {
+    if !(d.iter().all(|r| r.len() == n) && n > 0) {
         let _ = writeln!(out, "  distances: not available (the kernel reports none)");
+        return;
     }
-    out
+    if n == 1 {
+        let _ = writeln!(out, "  distance: {} (local)", d[0][0]);
+        return;
+    }
+    let diag: Vec<u32> = (0..n).map(|i| d[i][i]).collect();
+    let off: Vec<u32> = (0..n)
+        .flat_map(|i| (0..n).filter(move |j| *j != i).map(move |j| (i, j)))
+        .map(|(i, j)| d[i][j])
+        .collect();
+    let same_diag = diag.iter().all(|x| *x == diag[0]);
+    let same_off = off.iter().all(|x| *x == off[0]);
+    if same_diag && same_off && n > 4 {
+        let _ = writeln!(
+            out,
+            "  distances: {} local, {} between every pair of nodes",
+            diag[0], off[0]
+        );
+    } else {
+        let mut rows = vec![std::iter::once("distances".to_string())
+            .chain(info.numa_nodes.iter().map(|x| x.id.to_string()))
+            .collect::<Vec<_>>()];
+        for (i, node) in info.numa_nodes.iter().enumerate() {
+            rows.push(
+                std::iter::once(format!("{:>9}", node.id))
+                    .chain(d[i].iter().map(|x| x.to_string()))
+                    .collect(),
+            );
+        }
+        out.push_str(&table_right(&rows, 2));
+    }
 }
 
 /// A count as perf and numastat readers want it short: 129.6M, 23.7k, 812.

@@ -2,7 +2,7 @@
 //! full, the Markdown table of docs/uarch.md, and JSON.
 
 use crate::base::fmt::{columns, for_terminal, for_terminal_lines};
-use crate::machine::uarch::{Base, Core, Precision};
+use crate::machine::uarch::{Base, Cache, Core, Frontend, Latency, Precision};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 
@@ -108,124 +108,16 @@ pub fn render_one(base: &Base, id: &str, c: &Core, variants: &[Core]) -> String 
 
 fn entry_text(base: &Base, id: &str, c: &Core, variants: &[Core]) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{}  ({id}, {})", c.name, c.vendor);
-    if !c.products.is_empty() {
-        let _ = writeln!(out, "  products:   {}", c.products);
-    }
-    if let Some(e) = base.entry(id) {
-        for r in e.rules() {
-            let _ = writeln!(out, "  recognised: {r}");
-        }
-    }
-    let _ = writeln!(
-        out,
-        "  SMT:        {}",
-        c.smt.map(|s| s.to_string()).unwrap_or("-".into())
-    );
-    for n in &c.notes {
-        let _ = writeln!(out, "  note:       {n}");
-    }
-    let cells = flops_cells(c);
-    let fp = &c.fp;
-    let _ = writeln!(
-        out,
-        "  FP:         FP64 FLOP/cycle scalar {}, 128-bit {}, 256-bit {}, 512-bit {}{}{}",
-        cells[0],
-        cells[1],
-        cells[2],
-        cells[3],
-        match (fp.fma_units, fp.fma_bits) {
-            (Some(u), Some(b)) => format!(" ({} FMA units of {b} bits)", num(u)),
-            _ => match (fp.add_units, fp.mul_units) {
-                (Some(a), Some(m)) =>
-                    format!(" (no FMA: {} add + {} multiply units)", num(a), num(m)),
-                _ => String::new(),
-            },
-        },
-        fp.sve_bits
-            .map(|b| format!(", SVE {b} bits"))
-            .unwrap_or_default()
-    );
-    let _ = writeln!(
-        out,
-        "              source: {}",
-        section_sources(c, &fp.source, &fp.sources)
-    );
-    for n in &fp.notes {
-        let _ = writeln!(out, "              {n}");
-    }
+    entry_head(&mut out, base, id, c);
+    fp_lines(&mut out, c);
     if let Some(f) = &c.frontend {
-        let _ = writeln!(
-            out,
-            "  front end:  decode {}, µop cache {}, dispatch {}, taken branches/cycle {}",
-            opt(f.decode),
-            opt(f.uop_cache),
-            opt(f.dispatch),
-            opt(f.taken_branches_per_cycle)
-        );
-        if let Some(w) = f.seed_stated_issue_width {
-            let _ = writeln!(
-                out,
-                "              issue width stated by a seed for its formula: {} ({}; not a documented width)",
-                num(w),
-                c.field_source(&f.source, &f.sources, "seed_stated_issue_width")
-            );
-        }
-        let _ = writeln!(
-            out,
-            "              source: {}",
-            section_sources(c, &f.source, &f.sources)
-        );
-        for n in &f.notes {
-            let _ = writeln!(out, "              {n}");
-        }
+        frontend_lines(&mut out, c, f);
     }
     if let Some(l) = &c.latency {
-        let _ = writeln!(
-            out,
-            "  latency:    L1d {}, L2 {}, L3 {} cycles (load-to-use)",
-            opt(l.l1d),
-            opt(l.l2),
-            opt(l.l3)
-        );
-        let _ = writeln!(
-            out,
-            "              source: {}",
-            section_sources(c, &l.source, &l.sources)
-        );
-        for n in &l.notes {
-            let _ = writeln!(out, "              {n}");
-        }
+        latency_lines(&mut out, c, l);
     }
     if let Some(k) = &c.cache {
-        let kib = |v: Option<u64>, w: Option<u32>| match (v, w) {
-            (Some(v), Some(w)) => format!("{v} KiB {w}-way"),
-            (Some(v), None) => format!("{v} KiB"),
-            _ => "-".into(),
-        };
-        let _ = writeln!(
-            out,
-            "  caches:     L1d {}, L2 {}{}, L3 {}{}",
-            kib(k.l1d_kib, k.l1d_ways),
-            kib(k.l2_kib, k.l2_ways),
-            k.l2_scope
-                .as_deref()
-                .map(|s| format!(" ({s})"))
-                .unwrap_or_default(),
-            kib(k.l3_kib, k.l3_ways),
-            k.l3_scope
-                .as_deref()
-                .map(|s| format!(" ({s})"))
-                .unwrap_or_default()
-        );
-        let _ = writeln!(
-            out,
-            "              source: {}",
-            section_sources(c, &k.source, &k.sources)
-        );
-        for n in &k.notes {
-            let _ = writeln!(out, "              {n}");
-        }
+        cache_lines(&mut out, c, k);
     }
     for v in variants {
         let vc = flops_cells(v);
@@ -255,6 +147,143 @@ fn entry_text(base: &Base, id: &str, c: &Core, variants: &[Core]) -> String {
         );
     }
     out
+}
+
+/// The entry's first lines: name, id and vendor; products; the rules that
+/// recognise it; SMT; its notes.
+fn entry_head(out: &mut String, base: &Base, id: &str, c: &Core) {
+    let _ = writeln!(out, "{}  ({id}, {})", c.name, c.vendor);
+    if !c.products.is_empty() {
+        let _ = writeln!(out, "  products:   {}", c.products);
+    }
+    if let Some(e) = base.entry(id) {
+        for r in e.rules() {
+            let _ = writeln!(out, "  recognised: {r}");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  SMT:        {}",
+        c.smt.map(|s| s.to_string()).unwrap_or("-".into())
+    );
+    for n in &c.notes {
+        let _ = writeln!(out, "  note:       {n}");
+    }
+}
+
+/// The FP line: FP64 FLOP/cycle at each width, the FMA (or add and
+/// multiply) units, SVE; its sources and notes.
+fn fp_lines(out: &mut String, c: &Core) {
+    let cells = flops_cells(c);
+    let fp = &c.fp;
+    let _ = writeln!(
+        out,
+        "  FP:         FP64 FLOP/cycle scalar {}, 128-bit {}, 256-bit {}, 512-bit {}{}{}",
+        cells[0],
+        cells[1],
+        cells[2],
+        cells[3],
+        match (fp.fma_units, fp.fma_bits) {
+            (Some(u), Some(b)) => format!(" ({} FMA units of {b} bits)", num(u)),
+            _ => match (fp.add_units, fp.mul_units) {
+                (Some(a), Some(m)) =>
+                    format!(" (no FMA: {} add + {} multiply units)", num(a), num(m)),
+                _ => String::new(),
+            },
+        },
+        fp.sve_bits
+            .map(|b| format!(", SVE {b} bits"))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(
+        out,
+        "              source: {}",
+        section_sources(c, &fp.source, &fp.sources)
+    );
+    for n in &fp.notes {
+        let _ = writeln!(out, "              {n}");
+    }
+}
+
+/// The front-end line: decode, µop cache, dispatch, taken branches per
+/// cycle, a seed's stated issue width; its sources and notes.
+fn frontend_lines(out: &mut String, c: &Core, f: &Frontend) {
+    let _ = writeln!(
+        out,
+        "  front end:  decode {}, µop cache {}, dispatch {}, taken branches/cycle {}",
+        opt(f.decode),
+        opt(f.uop_cache),
+        opt(f.dispatch),
+        opt(f.taken_branches_per_cycle)
+    );
+    if let Some(w) = f.seed_stated_issue_width {
+        let _ = writeln!(
+            out,
+            "              issue width stated by a seed for its formula: {} ({}; not a documented width)",
+            num(w),
+            c.field_source(&f.source, &f.sources, "seed_stated_issue_width")
+        );
+    }
+    let _ = writeln!(
+        out,
+        "              source: {}",
+        section_sources(c, &f.source, &f.sources)
+    );
+    for n in &f.notes {
+        let _ = writeln!(out, "              {n}");
+    }
+}
+
+/// The load-to-use latency line (L1d, L2, L3 cycles); its sources and notes.
+fn latency_lines(out: &mut String, c: &Core, l: &Latency) {
+    let _ = writeln!(
+        out,
+        "  latency:    L1d {}, L2 {}, L3 {} cycles (load-to-use)",
+        opt(l.l1d),
+        opt(l.l2),
+        opt(l.l3)
+    );
+    let _ = writeln!(
+        out,
+        "              source: {}",
+        section_sources(c, &l.source, &l.sources)
+    );
+    for n in &l.notes {
+        let _ = writeln!(out, "              {n}");
+    }
+}
+
+/// The caches line (L1d, L2, L3 sizes, ways and scopes); its sources and
+/// notes.
+fn cache_lines(out: &mut String, c: &Core, k: &Cache) {
+    let kib = |v: Option<u64>, w: Option<u32>| match (v, w) {
+        (Some(v), Some(w)) => format!("{v} KiB {w}-way"),
+        (Some(v), None) => format!("{v} KiB"),
+        _ => "-".into(),
+    };
+    let _ = writeln!(
+        out,
+        "  caches:     L1d {}, L2 {}{}, L3 {}{}",
+        kib(k.l1d_kib, k.l1d_ways),
+        kib(k.l2_kib, k.l2_ways),
+        k.l2_scope
+            .as_deref()
+            .map(|s| format!(" ({s})"))
+            .unwrap_or_default(),
+        kib(k.l3_kib, k.l3_ways),
+        k.l3_scope
+            .as_deref()
+            .map(|s| format!(" ({s})"))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(
+        out,
+        "              source: {}",
+        section_sources(c, &k.source, &k.sources)
+    );
+    for n in &k.notes {
+        let _ = writeln!(out, "              {n}");
+    }
 }
 
 fn md_cell(s: &str) -> String {

@@ -210,63 +210,81 @@ fn fmt_short(v: f64) -> String {
     }
 }
 
-/// Overlaid line chart: (series name, colour, points).
-pub fn svg_lines(
-    title: &str,
-    x_label: &str,
-    x_unit: &str,
-    y_unit: &str,
-    log_x: Option<bool>,
-    series: &[Series],
-) -> String {
-    let all: Vec<(f64, f64)> = series.iter().flat_map(|s| s.2.iter().copied()).collect();
-    if all.is_empty() {
-        return String::new();
+/// The plot area of a line chart and its scales: the data's range (y from 0
+/// or 5% below a negative minimum, to 5% above the maximum), log2 or linear x.
+struct LinePlot {
+    x0: f64,
+    x1: f64,
+    y0: f64,
+    y1: f64,
+    log: bool,
+    /// Size of the whole chart.
+    w: f64,
+    h: f64,
+    /// Left and top margins, and the plot area's width and height.
+    l: f64,
+    t: f64,
+    pw: f64,
+    ph: f64,
+}
+
+impl LinePlot {
+    /// The plot of `all` points (not empty); `log_x` forces or forbids a log
+    /// x axis (by default log when positive x span 64 times or more).
+    fn new(all: &[(f64, f64)], log_x: Option<bool>) -> LinePlot {
+        let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
+        let (mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY);
+        for &(x, y) in all {
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+            y0 = y0.min(y);
+            y1 = y1.max(y);
+        }
+        let log = log_x.unwrap_or(x0 > 0.0 && x1 / x0 >= 64.0) && x0 > 0.0;
+        let y0 = if y0 >= 0.0 { 0.0 } else { y0 * 1.05 };
+        let y1 = if y1 > y0 { y1 * 1.05 } else { y0 + 1.0 };
+        let (w, h) = (760.0, 320.0);
+        let (l, r, t, b) = (64.0, 170.0, 28.0, 42.0);
+        LinePlot {
+            x0,
+            x1,
+            y0,
+            y1,
+            log,
+            w,
+            h,
+            l,
+            t,
+            pw: w - l - r,
+            ph: h - t - b,
+        }
     }
-    let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
-    let (mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY);
-    for &(x, y) in &all {
-        x0 = x0.min(x);
-        x1 = x1.max(x);
-        y0 = y0.min(y);
-        y1 = y1.max(y);
-    }
-    let log = log_x.unwrap_or(x0 > 0.0 && x1 / x0 >= 64.0) && x0 > 0.0;
-    let y0 = if y0 >= 0.0 { 0.0 } else { y0 * 1.05 };
-    let y1 = if y1 > y0 { y1 * 1.05 } else { y0 + 1.0 };
-    let (w, h) = (760.0, 320.0);
-    let (l, r, t, b) = (64.0, 170.0, 28.0, 42.0);
-    let pw = w - l - r;
-    let ph = h - t - b;
-    let fx = |x: f64| -> f64 {
-        let (a, bb, v) = if log {
-            (x0.log2(), x1.log2(), x.log2())
+
+    /// The horizontal position of `x`.
+    fn fx(&self, x: f64) -> f64 {
+        let (a, bb, v) = if self.log {
+            (self.x0.log2(), self.x1.log2(), x.log2())
         } else {
-            (x0, x1, x)
+            (self.x0, self.x1, x)
         };
         if bb > a {
-            l + (v - a) / (bb - a) * pw
+            self.l + (v - a) / (bb - a) * self.pw
         } else {
-            l + pw / 2.0
+            self.l + self.pw / 2.0
         }
-    };
-    let fy = |y: f64| t + ph - (y - y0) / (y1 - y0) * ph;
-    let mut s = format!(
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{w}" height="{h}" role="img" aria-label="{tt}"><text x="0" y="14" font-weight="bold">{tt}</text>"#,
-        tt = esc(title)
-    );
-    for ty in axis_ticks(y0, y1, 5) {
-        let y = fy(ty);
-        let _ = write!(
-            s,
-            r#"<line class="grid" x1="{l}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
-            l + pw,
-            l - 4.0,
-            y + 4.0,
-            fmt_short(ty)
-        );
     }
-    let xt: Vec<f64> = if log {
+
+    /// The vertical position of `y`.
+    fn fy(&self, y: f64) -> f64 {
+        self.t + self.ph - (y - self.y0) / (self.y1 - self.y0) * self.ph
+    }
+
+    /// The x ticks: powers of two (at most about 10) on a log axis.
+    fn x_ticks(&self) -> Vec<f64> {
+        let (x0, x1) = (self.x0, self.x1);
+        if !self.log {
+            return axis_ticks(x0, x1, 6);
+        }
         let mut v = Vec::new();
         let mut e = x0.log2().floor();
         while e <= x1.log2().ceil() {
@@ -281,51 +299,75 @@ pub fn svg_lines(
             v = v.into_iter().step_by(k).collect();
         }
         v
-    } else {
-        axis_ticks(x0, x1, 6)
-    };
-    for tx in xt {
-        let x = fx(tx);
+    }
+
+    /// The grid lines and their tick texts, y then x.
+    fn write_grid(&self, s: &mut String, x_unit: &str) {
+        let (l, t, pw, ph) = (self.l, self.t, self.pw, self.ph);
+        for ty in axis_ticks(self.y0, self.y1, 5) {
+            let y = self.fy(ty);
+            let _ = write!(
+                s,
+                r#"<line class="grid" x1="{l}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+                l + pw,
+                l - 4.0,
+                y + 4.0,
+                fmt_short(ty)
+            );
+        }
+        for tx in self.x_ticks() {
+            let x = self.fx(tx);
+            let _ = write!(
+                s,
+                r#"<line class="grid" x1="{x:.1}" x2="{x:.1}" y1="{t}" y2="{:.1}"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+                t + ph,
+                t + ph + 14.0,
+                esc(&x_tick_text(tx, x_unit))
+            );
+        }
+    }
+
+    /// The two axes and their labels (the x label says a log scale).
+    fn write_axes(&self, s: &mut String, x_label: &str, x_unit: &str, y_unit: &str) {
+        let (l, t, pw, ph) = (self.l, self.t, self.pw, self.ph);
         let _ = write!(
             s,
-            r#"<line class="grid" x1="{x:.1}" x2="{x:.1}" y1="{t}" y2="{:.1}"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            r#"<line class="axis" x1="{l}" x2="{l}" y1="{t}" y2="{:.1}"/><line class="axis" x1="{l}" x2="{:.1}" y1="{:.1}" y2="{:.1}"/>"#,
             t + ph,
-            t + ph + 14.0,
-            esc(&x_tick_text(tx, x_unit))
+            l + pw,
+            t + ph,
+            t + ph
+        );
+        let xl = if x_unit.is_empty() {
+            x_label.to_string()
+        } else {
+            format!(
+                "{x_label} ({x_unit}{})",
+                if self.log { ", log scale" } else { "" }
+            )
+        };
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text><text x="12" y="{:.1}" transform="rotate(-90 12 {:.1})" text-anchor="middle">{}</text>"#,
+            l + pw / 2.0,
+            self.h - 6.0,
+            esc(&xl),
+            t + ph / 2.0,
+            t + ph / 2.0,
+            esc(y_unit)
         );
     }
-    let _ = write!(
-        s,
-        r#"<line class="axis" x1="{l}" x2="{l}" y1="{t}" y2="{:.1}"/><line class="axis" x1="{l}" x2="{:.1}" y1="{:.1}" y2="{:.1}"/>"#,
-        t + ph,
-        l + pw,
-        t + ph,
-        t + ph
-    );
-    let xl = if x_unit.is_empty() {
-        x_label.to_string()
-    } else {
-        format!(
-            "{x_label} ({x_unit}{})",
-            if log { ", log scale" } else { "" }
-        )
-    };
-    let _ = write!(
-        s,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text><text x="12" y="{:.1}" transform="rotate(-90 12 {:.1})" text-anchor="middle">{}</text>"#,
-        l + pw / 2.0,
-        h - 6.0,
-        esc(&xl),
-        t + ph / 2.0,
-        t + ph / 2.0,
-        esc(y_unit)
-    );
-    for (i, (name, col, pts)) in series.iter().enumerate() {
+
+    /// Series `i`: its line (points sorted by x), a marker with a tooltip
+    /// per point, and its legend entry.
+    fn write_series(&self, s: &mut String, i: usize, series: &Series, units: (&str, &str)) {
+        let (name, col, pts) = series;
+        let (x_unit, y_unit) = units;
         let mut pts = pts.clone();
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
         let path: Vec<String> = pts
             .iter()
-            .map(|&(x, y)| format!("{:.1},{:.1}", fx(x), fy(y)))
+            .map(|&(x, y)| format!("{:.1},{:.1}", self.fx(x), self.fy(y)))
             .collect();
         let _ = write!(
             s,
@@ -336,23 +378,50 @@ pub fn svg_lines(
             let _ = write!(
                 s,
                 r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{col}" data-v="{y}"><title>{}: {} → {} {}</title></circle>"#,
-                fx(x),
-                fy(y),
+                self.fx(x),
+                self.fy(y),
                 esc(name),
                 esc(&x_tick_text(x, x_unit)),
                 fmt_num(y),
                 esc(y_unit)
             );
         }
-        let ly = t + 6.0 + 16.0 * i as f64;
+        let ly = self.t + 6.0 + 16.0 * i as f64;
         let _ = write!(
             s,
             r#"<rect x="{:.1}" y="{ly:.1}" width="12" height="10" fill="{col}"/><text x="{:.1}" y="{:.1}">{}</text>"#,
-            l + pw + 12.0,
-            l + pw + 28.0,
+            self.l + self.pw + 12.0,
+            self.l + self.pw + 28.0,
             ly + 9.0,
             esc(name)
         );
+    }
+}
+
+/// Overlaid line chart: (series name, colour, points).
+pub fn svg_lines(
+    title: &str,
+    x_label: &str,
+    x_unit: &str,
+    y_unit: &str,
+    log_x: Option<bool>,
+    series: &[Series],
+) -> String {
+    let all: Vec<(f64, f64)> = series.iter().flat_map(|s| s.2.iter().copied()).collect();
+    if all.is_empty() {
+        return String::new();
+    }
+    let plot = LinePlot::new(&all, log_x);
+    let mut s = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{w}" height="{h}" role="img" aria-label="{tt}"><text x="0" y="14" font-weight="bold">{tt}</text>"#,
+        w = plot.w,
+        h = plot.h,
+        tt = esc(title)
+    );
+    plot.write_grid(&mut s, x_unit);
+    plot.write_axes(&mut s, x_label, x_unit, y_unit);
+    for (i, one) in series.iter().enumerate() {
+        plot.write_series(&mut s, i, one, (x_unit, y_unit));
     }
     s.push_str("</svg>");
     s
@@ -614,6 +683,29 @@ pub fn render(c: &Comparison, runs: &[Run]) -> String {
         c.runs.len(),
         esc(&base.label)
     );
+    runs_table(&mut h, c);
+    if c.runs.len() > 1 {
+        environment_table(&mut h, c);
+    }
+    h.push_str("<h2>Charts</h2>");
+    geomean_chart(&mut h, c);
+    h.push_str(&relative_charts(c));
+    h.push_str(&curve_charts(c, runs));
+    h.push_str(&published_chart(c));
+    results_table(&mut h, c);
+    if c.with_published {
+        published_table(&mut h, c);
+    }
+    for n in &c.notes {
+        let _ = write!(h, "<p class=\"note\">note: {}</p>", esc(n));
+    }
+    h.push_str("</body></html>\n");
+    h
+}
+
+/// The "Runs" section: one row per run with its colour, id, host, CPU,
+/// profile, status, start and tags.
+fn runs_table(h: &mut String, c: &Comparison) {
     h.push_str("<h2>Runs</h2><table><tr><th></th><th>run</th><th>host</th><th>CPU</th><th>profile</th><th>status</th><th>started</th><th>tags</th></tr>");
     for (i, r) in c.runs.iter().enumerate() {
         let _ = write!(
@@ -632,34 +724,39 @@ pub fn render(c: &Comparison, runs: &[Run]) -> String {
         );
     }
     h.push_str("</table>");
+}
 
-    if c.runs.len() > 1 {
-        h.push_str("<h2>Environment and topology</h2><p class=\"note\">Highlighted rows differ between the runs: they explain results.</p><table><tr><th></th>");
-        for r in &c.runs {
-            let _ = write!(h, "<th>{}</th>", esc(&r.label));
+/// The "Environment and topology" section (two runs or more): each field
+/// per run, the rows that differ highlighted.
+fn environment_table(h: &mut String, c: &Comparison) {
+    h.push_str("<h2>Environment and topology</h2><p class=\"note\">Highlighted rows differ between the runs: they explain results.</p><table><tr><th></th>");
+    for r in &c.runs {
+        let _ = write!(h, "<th>{}</th>", esc(&r.label));
+    }
+    h.push_str("</tr>");
+    for d in &c.differences {
+        let _ = write!(
+            h,
+            "<tr{}><th>{}</th>",
+            if d.differs { " class=\"diff\"" } else { "" },
+            esc(&d.field)
+        );
+        for v in &d.values {
+            match v {
+                Some(v) => {
+                    let _ = write!(h, "<td>{}</td>", esc(v));
+                }
+                None => h.push_str("<td class=\"na\">not recorded</td>"),
+            }
         }
         h.push_str("</tr>");
-        for d in &c.differences {
-            let _ = write!(
-                h,
-                "<tr{}><th>{}</th>",
-                if d.differs { " class=\"diff\"" } else { "" },
-                esc(&d.field)
-            );
-            for v in &d.values {
-                match v {
-                    Some(v) => {
-                        let _ = write!(h, "<td>{}</td>", esc(v));
-                    }
-                    None => h.push_str("<td class=\"na\">not recorded</td>"),
-                }
-            }
-            h.push_str("</tr>");
-        }
-        h.push_str("</table>");
     }
+    h.push_str("</table>");
+}
 
-    h.push_str("<h2>Charts</h2>");
+/// The geometric-mean chart (one bar per run, 100% marked), or why there is
+/// none.
+fn geomean_chart(h: &mut String, c: &Comparison) {
     let g = &c.geomean;
     if g.results_used > 0 {
         let bars: Vec<Bar> = g
@@ -683,10 +780,12 @@ pub fn render(c: &Comparison, runs: &[Run]) -> String {
             g.results_total
         );
     }
-    h.push_str(&relative_charts(c));
-    h.push_str(&curve_charts(c, runs));
-    h.push_str(&published_chart(c));
+}
 
+/// The "Results" section: one row per result with each run's cell, the
+/// geometric mean row, and what was left out of the mean.
+fn results_table(h: &mut String, c: &Comparison) {
+    let g = &c.geomean;
     h.push_str("<h2>Results</h2><table><tr><th>result</th><th>unit</th>");
     for r in &c.runs {
         let _ = write!(h, "<th>{}</th>", esc(&r.label));
@@ -729,40 +828,37 @@ pub fn render(c: &Comparison, runs: &[Run]) -> String {
             esc(&why.join(", "))
         );
     }
+}
 
-    if c.with_published {
-        h.push_str("<h2>Published figures (not measured here)</h2>");
-        let rows: Vec<&Row> = c.rows.iter().filter(|r| !r.published.is_empty()).collect();
-        if rows.is_empty() {
-            h.push_str("<p class=\"na\">No published figure matches these results.</p>");
-        } else {
-            h.push_str("<table><tr><th>result</th><th>machine (published)</th><th>published</th><th>vs baseline</th><th>source</th></tr>");
-            for row in rows {
-                for p in &row.published {
-                    let _ = write!(
-                        h,
-                        "<tr class=\"pub\"><td>{}</td><td>{}</td><td class=\"num\">{} {}</td><td class=\"num\">{}</td><td>{}{}</td></tr>",
-                        esc(&row.label),
-                        esc(&p.machine),
-                        esc(&p.text),
-                        esc(&row.unit),
-                        p.relative_pct.map(pct).unwrap_or_default(),
-                        esc(&p.source),
-                        p.note
-                            .as_deref()
-                            .map(|n| format!("<div class=\"note\">{}</div>", esc(n)))
-                            .unwrap_or_default()
-                    );
-                }
-            }
-            h.push_str("</table><p class=\"note\">Published figures are copied from the sources named; cpuscope did not measure them.</p>");
+/// The "Published figures" section (`--published`): each published figure
+/// matching a result, with its source, or that none matches.
+fn published_table(h: &mut String, c: &Comparison) {
+    h.push_str("<h2>Published figures (not measured here)</h2>");
+    let rows: Vec<&Row> = c.rows.iter().filter(|r| !r.published.is_empty()).collect();
+    if rows.is_empty() {
+        h.push_str("<p class=\"na\">No published figure matches these results.</p>");
+        return;
+    }
+    h.push_str("<table><tr><th>result</th><th>machine (published)</th><th>published</th><th>vs baseline</th><th>source</th></tr>");
+    for row in rows {
+        for p in &row.published {
+            let _ = write!(
+                h,
+                "<tr class=\"pub\"><td>{}</td><td>{}</td><td class=\"num\">{} {}</td><td class=\"num\">{}</td><td>{}{}</td></tr>",
+                esc(&row.label),
+                esc(&p.machine),
+                esc(&p.text),
+                esc(&row.unit),
+                p.relative_pct.map(pct).unwrap_or_default(),
+                esc(&p.source),
+                p.note
+                    .as_deref()
+                    .map(|n| format!("<div class=\"note\">{}</div>", esc(n)))
+                    .unwrap_or_default()
+            );
         }
     }
-    for n in &c.notes {
-        let _ = write!(h, "<p class=\"note\">note: {}</p>", esc(n));
-    }
-    h.push_str("</body></html>\n");
-    h
+    h.push_str("</table><p class=\"note\">Published figures are copied from the sources named; cpuscope did not measure them.</p>");
 }
 
 #[cfg(test)]

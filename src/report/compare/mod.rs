@@ -230,34 +230,38 @@ fn count(n: usize) -> Option<usize> {
     (n > 0).then_some(n)
 }
 
-/// The facts compared between runs: (field, value) in a fixed order.
-pub fn facts(run: &Run) -> Vec<(&'static str, Option<String>)> {
-    let m = run.machine_info();
-    let cores = count(m.cores.len());
-    let threads = count(m.threads.len()).or_else(|| count(m.cpus.online.len()));
-    let smt = match (cores, threads) {
+/// SMT on (threads per core) or off, when cores and threads are known.
+fn smt_text(cores: Option<usize>, threads: Option<usize>) -> Option<String> {
+    match (cores, threads) {
         (Some(c), Some(t)) if c > 0 => Some(if t > c {
             format!("on ({} threads per core)", fmt_num(t as f64 / c as f64))
         } else {
             "off (1 thread per core)".to_string()
         }),
         _ => None,
-    };
-    let l3 = {
-        let sizes: Vec<u64> = m
-            .caches
-            .iter()
-            .filter(|c| c.level == 3)
-            .filter_map(|c| c.size_bytes)
-            .collect();
-        let total: u64 = sizes.iter().sum();
-        match sizes.len() {
-            0 => None,
-            1 => Some(fmt_bytes_exact(total)),
-            n => Some(format!("{} in {n} instances", fmt_bytes_exact(total))),
-        }
-    };
-    let vm = match run.environment.is_vm {
+    }
+}
+
+/// The L3's total size (and its instances when several), when known.
+fn l3_text(m: &crate::machine::MachineInfo) -> Option<String> {
+    let sizes: Vec<u64> = m
+        .caches
+        .iter()
+        .filter(|c| c.level == 3)
+        .filter_map(|c| c.size_bytes)
+        .collect();
+    let total: u64 = sizes.iter().sum();
+    match sizes.len() {
+        0 => None,
+        1 => Some(fmt_bytes_exact(total)),
+        n => Some(format!("{} in {n} instances", fmt_bytes_exact(total))),
+    }
+}
+
+/// Whether the run was in a virtual machine (and its hypervisor), when
+/// recorded.
+fn vm_text(run: &Run, m: &crate::machine::MachineInfo) -> Option<String> {
+    match run.environment.is_vm {
         Some(true) => Some(
             match m
                 .identity
@@ -272,7 +276,17 @@ pub fn facts(run: &Run) -> Vec<(&'static str, Option<String>)> {
         ),
         Some(false) => Some("no".into()),
         None => None,
-    };
+    }
+}
+
+/// The facts compared between runs: (field, value) in a fixed order.
+pub fn facts(run: &Run) -> Vec<(&'static str, Option<String>)> {
+    let m = run.machine_info();
+    let cores = count(m.cores.len());
+    let threads = count(m.threads.len()).or_else(|| count(m.cpus.online.len()));
+    let smt = smt_text(cores, threads);
+    let l3 = l3_text(&m);
+    let vm = vm_text(run, &m);
     let drivers = non_empty(
         &m.frequency
             .drivers

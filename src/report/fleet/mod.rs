@@ -831,9 +831,17 @@ fn figure(
     let all: Vec<f64> = present.iter().map(|x| x.2).collect();
     let med = median(&all).unwrap_or(f64::NAN);
     let enough = judged && present.len() >= rule.min_hosts;
+    let scope = FigureScope {
+        id,
+        label: &label,
+        unit: &unit,
+        hib,
+        runs,
+        facts_of,
+        rule,
+    };
     let mut values = Vec::new();
     for &(h, r, x) in &present {
-        let (sd, lo, hi) = own_spread(r);
         let mut hv = HostValue {
             host: runs[h].host.clone(),
             value: x,
@@ -847,60 +855,10 @@ fn figure(
             verdict: Verdict::NotJudged,
         };
         if enough {
-            let peers: Vec<&(usize, &ResultRecord, f64)> =
-                present.iter().filter(|p| p.0 != h).collect();
-            let pv: Vec<f64> = peers.iter().map(|p| p.2).collect();
-            let m = median(&pv).unwrap_or(f64::NAN);
-            let peer_sd =
-                median(&peers.iter().map(|p| own_spread(p.1).0).collect::<Vec<_>>()).unwrap_or(0.0);
-            let scale = (MAD_TO_SD * mad(&pv, m))
-                .max(peer_sd)
-                .max(1e-9 * m.abs())
-                .max(f64::MIN_POSITIVE);
-            let dev = x - m;
-            let own = (rule.own_noise_sd * sd).max((hi - lo) / 2.0);
-            if m.is_finite() && m != 0.0 {
-                let z = dev / scale;
-                let pct = dev / m.abs() * 100.0;
-                let own_pct = own / m.abs() * 100.0;
-                hv.peers_median = Some(m);
-                hv.deviation_pct = Some(pct);
-                hv.robust_z = Some(z);
-                hv.own_noise_pct = Some(own_pct);
-                let far = z.abs() > rule.threshold && pct.abs() >= rule.min_diff_pct;
-                hv.verdict = if !far {
-                    Verdict::Typical
-                } else if dev.abs() > own {
-                    Verdict::Outlier
-                } else {
-                    Verdict::WithinNoise
-                };
-                if hv.verdict != Verdict::Typical {
-                    let f = finding(
-                        id,
-                        &label,
-                        &unit,
-                        hib,
-                        runs,
-                        h,
-                        r,
-                        x,
-                        m,
-                        pv.len(),
-                        pct,
-                        z,
-                        own_pct,
-                        peers
-                            .iter()
-                            .map(|p| (runs[p.0].host.as_str(), p.1))
-                            .collect(),
-                        facts_of,
-                        hv.verdict,
-                    );
-                    match hv.verdict {
-                        Verdict::Outlier => outliers.push(f),
-                        _ => within_noise.push(f),
-                    }
+            if let Some(f) = judge(&scope, &present, (h, r, x), &mut hv) {
+                match hv.verdict {
+                    Verdict::Outlier => outliers.push(f),
+                    _ => within_noise.push(f),
                 }
             }
         }
@@ -931,6 +889,87 @@ fn figure(
         values,
         missing,
     }
+}
+
+/// What judging a host's value of one key figure needs besides the values:
+/// the figure (key, label, unit, direction), the group's runs and their
+/// facts, the rule.
+struct FigureScope<'a> {
+    id: &'a str,
+    label: &'a str,
+    unit: &'a str,
+    hib: bool,
+    runs: &'a [&'a Run],
+    facts_of: &'a [Vec<(&'static str, Option<String>)>],
+    rule: &'a Rule,
+}
+
+/// Judges host `h`'s value `x` (record `r`) against its peers (the other
+/// hosts with a value, `present`): fills in `hv` the peers' median, the
+/// deviation, the robust z, the host's own noise and the verdict (far from
+/// the peers: beyond the threshold and the smallest difference; an outlier
+/// when also beyond its own noise). The finding when it is not typical.
+fn judge(
+    s: &FigureScope,
+    present: &[(usize, &ResultRecord, f64)],
+    (h, r, x): (usize, &ResultRecord, f64),
+    hv: &mut HostValue,
+) -> Option<Finding> {
+    let rule = s.rule;
+    let (sd, lo, hi) = own_spread(r);
+    let peers: Vec<&(usize, &ResultRecord, f64)> = present.iter().filter(|p| p.0 != h).collect();
+    let pv: Vec<f64> = peers.iter().map(|p| p.2).collect();
+    let m = median(&pv).unwrap_or(f64::NAN);
+    let peer_sd =
+        median(&peers.iter().map(|p| own_spread(p.1).0).collect::<Vec<_>>()).unwrap_or(0.0);
+    let scale = (MAD_TO_SD * mad(&pv, m))
+        .max(peer_sd)
+        .max(1e-9 * m.abs())
+        .max(f64::MIN_POSITIVE);
+    let dev = x - m;
+    let own = (rule.own_noise_sd * sd).max((hi - lo) / 2.0);
+    if !(m.is_finite() && m != 0.0) {
+        return None;
+    }
+    let z = dev / scale;
+    let pct = dev / m.abs() * 100.0;
+    let own_pct = own / m.abs() * 100.0;
+    hv.peers_median = Some(m);
+    hv.deviation_pct = Some(pct);
+    hv.robust_z = Some(z);
+    hv.own_noise_pct = Some(own_pct);
+    let far = z.abs() > rule.threshold && pct.abs() >= rule.min_diff_pct;
+    hv.verdict = if !far {
+        Verdict::Typical
+    } else if dev.abs() > own {
+        Verdict::Outlier
+    } else {
+        Verdict::WithinNoise
+    };
+    if hv.verdict == Verdict::Typical {
+        return None;
+    }
+    Some(finding(
+        s.id,
+        s.label,
+        s.unit,
+        s.hib,
+        s.runs,
+        h,
+        r,
+        x,
+        m,
+        pv.len(),
+        pct,
+        z,
+        own_pct,
+        peers
+            .iter()
+            .map(|p| (s.runs[p.0].host.as_str(), p.1))
+            .collect(),
+        s.facts_of,
+        hv.verdict,
+    ))
 }
 
 #[allow(clippy::too_many_arguments)]

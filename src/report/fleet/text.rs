@@ -2,7 +2,7 @@
 //! notes and the findings built from them reach the terminal through
 //! [`for_terminal`]; table cells get it from [`columns`].
 
-use super::{Fleet, Group, Verdict};
+use super::{Finding, Fleet, Group, Verdict};
 use crate::base::fmt::{columns, fmt_num, for_terminal};
 use std::fmt::Write as _;
 
@@ -72,61 +72,81 @@ fn group(out: &mut String, i: usize, g: &Group, min_hosts: usize) {
         );
     }
     if g.judged {
-        if g.outliers.is_empty() {
-            out.push_str("  Outliers: none (no host stands out on any key figure)\n");
-        } else {
-            let _ = writeln!(out, "  Outliers ({})", g.outliers.len());
-            for o in &g.outliers {
-                let _ = writeln!(out, "    {}", for_terminal(&o.text));
-                for e in &o.evidence {
-                    let _ = writeln!(out, "      evidence: {}", for_terminal(e));
-                }
-            }
-        }
-        if !g.within_noise.is_empty() {
-            let _ = writeln!(
-                out,
-                "  Far from their peers but within their own noise, not flagged ({})",
-                g.within_noise.len()
-            );
-            for o in &g.within_noise {
-                let _ = writeln!(out, "    {}", for_terminal(&o.text));
-                for e in &o.evidence {
-                    let _ = writeln!(out, "      evidence: {}", for_terminal(e));
-                }
-            }
-        }
+        findings(out, g);
     }
     if g.members.len() > 1 {
-        if g.differences.is_empty() {
-            out.push_str(
-                "  Environment and configuration: no difference recorded between the hosts\n",
-            );
-        } else {
-            out.push_str("  Environment and configuration differences (listed whether or not a figure moved)\n");
-            let mut rows = Vec::new();
-            for d in &g.differences {
-                let vals: Vec<String> = d
-                    .values
-                    .iter()
-                    .map(|v| {
-                        let val = v.value.clone().unwrap_or_else(|| "(not recorded)".into());
-                        if v.hosts.len() > 3 {
-                            format!("{val} on {} hosts", v.hosts.len())
-                        } else {
-                            format!("{val} on {}", v.hosts.join(", "))
-                        }
-                    })
-                    .collect();
-                rows.push(vec![d.field.clone(), vals.join("; ")]);
-            }
-            out.push_str(&columns(&rows, "    "));
-        }
+        differences(out, g);
     }
     if g.figures.is_empty() {
         out.push_str("  Key figures: none measured in these runs\n");
         return;
     }
+    figures(out, g);
+}
+
+/// A judged group's verdicts: its outliers (or that there is none), then
+/// the hosts far from their peers but within their own noise; each with its
+/// evidence.
+fn findings(out: &mut String, g: &Group) {
+    if g.outliers.is_empty() {
+        out.push_str("  Outliers: none (no host stands out on any key figure)\n");
+    } else {
+        let _ = writeln!(out, "  Outliers ({})", g.outliers.len());
+        finding_lines(out, &g.outliers);
+    }
+    if !g.within_noise.is_empty() {
+        let _ = writeln!(
+            out,
+            "  Far from their peers but within their own noise, not flagged ({})",
+            g.within_noise.len()
+        );
+        finding_lines(out, &g.within_noise);
+    }
+}
+
+/// Each finding's text and its lines of evidence.
+fn finding_lines(out: &mut String, list: &[Finding]) {
+    for o in list {
+        let _ = writeln!(out, "    {}", for_terminal(&o.text));
+        for e in &o.evidence {
+            let _ = writeln!(out, "      evidence: {}", for_terminal(e));
+        }
+    }
+}
+
+/// The environment and configuration fields that differ between the
+/// group's hosts (each value with its hosts, or their count beyond 3), or
+/// that none does.
+fn differences(out: &mut String, g: &Group) {
+    if g.differences.is_empty() {
+        out.push_str("  Environment and configuration: no difference recorded between the hosts\n");
+        return;
+    }
+    out.push_str(
+        "  Environment and configuration differences (listed whether or not a figure moved)\n",
+    );
+    let mut rows = Vec::new();
+    for d in &g.differences {
+        let vals: Vec<String> = d
+            .values
+            .iter()
+            .map(|v| {
+                let val = v.value.clone().unwrap_or_else(|| "(not recorded)".into());
+                if v.hosts.len() > 3 {
+                    format!("{val} on {} hosts", v.hosts.len())
+                } else {
+                    format!("{val} on {}", v.hosts.join(", "))
+                }
+            })
+            .collect();
+        rows.push(vec![d.field.clone(), vals.join("; ")]);
+    }
+    out.push_str(&columns(&rows, "    "));
+}
+
+/// The key figures table (median, MAD, range, count, the hosts standing out
+/// marked ! or ~ with their deviation), then the figures some hosts lack.
+fn figures(out: &mut String, g: &Group) {
     out.push_str(
         "  Key figures across the group (! = outlier, ~ = far but within its own noise)\n",
     );

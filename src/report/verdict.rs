@@ -217,6 +217,7 @@ fn clock_line(run: &Run) -> Option<Line> {
     Some(line("Clock", t))
 }
 
+/// The latency lines: the curve's levels and DRAM, then local vs remote memory.
 fn latency_lines(run: &Run) -> Vec<Line> {
     let mut out = Vec::new();
     // The 2 MiB-page random curve defines the levels (no TLB cost), else 4 KiB.
@@ -227,86 +228,99 @@ fn latency_lines(run: &Run) -> Vec<Line> {
         .is_some()
     });
     if let Some(pg) = pages {
-        let pick = |id| {
-            find(run, id, |r| {
-                has(r, "pages", pg) && has(r, "pattern", "random")
-            })
+        out.push(curve_line(run, pg));
+    }
+    if let Some(l) = numa_line(run, if out.is_empty() { "Latency" } else { "" }) {
+        out.push(l);
+    }
+    out
+}
+
+/// One line of the random-chase curve on `pg` pages: each cache level, DRAM
+/// (on the memory plateau it is read on) and any page-walk climb beyond.
+fn curve_line(run: &Run, pg: &str) -> Line {
+    let pick = |id| {
+        find(run, id, |r| {
+            has(r, "pages", pg) && has(r, "pattern", "random")
+        })
+    };
+    let mut parts = Vec::new();
+    for name in LEVEL_NAMES.iter().take(3) {
+        let Some((ns_id, cy_id)) = latency::level(name) else {
+            continue;
         };
-        let mut parts = Vec::new();
-        for name in LEVEL_NAMES.iter().take(3) {
-            let Some((ns_id, cy_id)) = latency::level(name) else {
-                continue;
-            };
-            let missing = run
-                .records(ns_id)
-                .find(|r| r.value.is_none() && has(r, "pages", pg) && has(r, "pattern", "random"));
-            if let Some(r) = missing {
-                let why = r
-                    .unavailable_reason
-                    .as_deref()
-                    .map(cause)
-                    .unwrap_or_default();
-                parts.push(format!("{name} n/a ({})", short(&why, 40)));
-            }
-            if let Some(ns) = pick(ns_id) {
-                let cy = pick(cy_id)
-                    .and_then(|c| c.value)
-                    .map(|c| format!(" ({c:.0} c)"))
-                    .unwrap_or_default();
-                let share = ns
-                    .data_as::<LevelData>()
-                    .map(|d| d.level)
-                    .filter(|m| m.share)
-                    .map(|m| {
-                        format!(
-                            " (effective ~{} of {} declared)",
-                            fmt_size(m.detected_bytes.unwrap_or(0)),
-                            fmt_size(m.declared_bytes)
-                        )
-                    })
-                    .unwrap_or_default();
-                parts.push(format!(
-                    "{name} {} ns{cy}{share}{}",
-                    fmt_num(ns.value.unwrap_or(0.0)),
-                    noisy_mark(ns)
-                ));
-            }
+        let missing = run
+            .records(ns_id)
+            .find(|r| r.value.is_none() && has(r, "pages", pg) && has(r, "pattern", "random"));
+        if let Some(r) = missing {
+            let why = r
+                .unavailable_reason
+                .as_deref()
+                .map(cause)
+                .unwrap_or_default();
+            parts.push(format!("{name} n/a ({})", short(&why, 40)));
         }
-        if let Some(d) = pick(latency::DRAM) {
-            let cy = pick(latency::DRAM_CYCLES)
+        if let Some(ns) = pick(ns_id) {
+            let cy = pick(cy_id)
                 .and_then(|c| c.value)
                 .map(|c| format!(" ({c:.0} c)"))
                 .unwrap_or_default();
-            let plateau = d
-                .data_as::<DramData>()
-                .and_then(|p| p.memory_plateau_bytes)
-                .map(|[a, b]| format!(" on {}–{}", fmt_size(a), fmt_size(b)))
+            let share = ns
+                .data_as::<LevelData>()
+                .map(|d| d.level)
+                .filter(|m| m.share)
+                .map(|m| {
+                    format!(
+                        " (effective ~{} of {} declared)",
+                        fmt_size(m.detected_bytes.unwrap_or(0)),
+                        fmt_size(m.declared_bytes)
+                    )
+                })
                 .unwrap_or_default();
             parts.push(format!(
-                "DRAM {} ns{cy}{plateau}{}",
-                fmt_num(d.value.unwrap_or(0.0)),
-                noisy_mark(d)
+                "{name} {} ns{cy}{share}{}",
+                fmt_num(ns.value.unwrap_or(0.0)),
+                noisy_mark(ns)
             ));
         }
-        if let Some(c) = pick(latency::PAGE_WALK_CLIMB) {
-            let from = c.data_as::<ClimbData>().map(|d| d.climb);
-            if let (Some(v), Some(cl)) = (c.value, from) {
-                parts.push(format!(
-                    "then {v:+.0} ns per doubling from {} (page walks, not DRAM)",
-                    fmt_size(cl.from_bytes)
-                ));
-            }
-        }
-        out.push(line(
-            "Latency",
-            format!(
-                "{}   [{} pages, random chase]",
-                parts.join(" · "),
-                if pg == "2m" { "2 MiB" } else { "4 KiB" }
-            ),
+    }
+    if let Some(d) = pick(latency::DRAM) {
+        let cy = pick(latency::DRAM_CYCLES)
+            .and_then(|c| c.value)
+            .map(|c| format!(" ({c:.0} c)"))
+            .unwrap_or_default();
+        let plateau = d
+            .data_as::<DramData>()
+            .and_then(|p| p.memory_plateau_bytes)
+            .map(|[a, b]| format!(" on {}–{}", fmt_size(a), fmt_size(b)))
+            .unwrap_or_default();
+        parts.push(format!(
+            "DRAM {} ns{cy}{plateau}{}",
+            fmt_num(d.value.unwrap_or(0.0)),
+            noisy_mark(d)
         ));
     }
-    // Local vs remote memory.
+    if let Some(c) = pick(latency::PAGE_WALK_CLIMB) {
+        let from = c.data_as::<ClimbData>().map(|d| d.climb);
+        if let (Some(v), Some(cl)) = (c.value, from) {
+            parts.push(format!(
+                "then {v:+.0} ns per doubling from {} (page walks, not DRAM)",
+                fmt_size(cl.from_bytes)
+            ));
+        }
+    }
+    line(
+        "Latency",
+        format!(
+            "{}   [{} pages, random chase]",
+            parts.join(" · "),
+            if pg == "2m" { "2 MiB" } else { "4 KiB" }
+        ),
+    )
+}
+
+/// Local vs remote memory latency from the NUMA matrix, when it has both.
+fn numa_line(run: &Run, label: &'static str) -> Option<Line> {
     let lat: Vec<&ResultRecord> = run
         .records(numa_matrix::LATENCY)
         .filter(|r| r.value.is_some())
@@ -324,21 +338,21 @@ fn latency_lines(run: &Run) -> Vec<Line> {
         .filter(|r| !is_local(r) && param(r, "mem").is_some_and(|m| m.parse::<usize>().is_ok()))
         .filter_map(|r| r.value)
         .collect();
-    if !local.is_empty() && !remote.is_empty() {
-        let l = local.iter().sum::<f64>() / local.len() as f64;
-        let worst = remote.iter().copied().fold(f64::NAN, f64::max);
-        out.push(line(
-            if out.is_empty() { "Latency" } else { "" },
-            format!(
-                "NUMA: local {} ns · remote up to {} ns (×{:.2}) over {} node pairs",
-                fmt_num(l),
-                fmt_num(worst),
-                worst / l,
-                remote.len()
-            ),
-        ));
+    if local.is_empty() || remote.is_empty() {
+        return None;
     }
-    out
+    let l = local.iter().sum::<f64>() / local.len() as f64;
+    let worst = remote.iter().copied().fold(f64::NAN, f64::max);
+    Some(line(
+        label,
+        format!(
+            "NUMA: local {} ns · remote up to {} ns (×{:.2}) over {} node pairs",
+            fmt_num(l),
+            fmt_num(worst),
+            worst / l,
+            remote.len()
+        ),
+    ))
 }
 
 fn bandwidth_line(run: &Run) -> Option<Line> {

@@ -28,7 +28,7 @@ import rust_lex  # noqa: E402  scripts/rust_lex.py, beside this script
 PAYLOAD_FILES = set()
 
 # The most keyed reads src/ may hold (issue 26's goal: 0).
-RATCHET = 164
+RATCHET = 154
 
 KEYED = re.compile(r'\[\s*"[A-Za-z_][A-Za-z0-9_]*"\s*\]|\.get\(\s*"[^"]*"\s*\)|\.pointer\(')
 

@@ -21,6 +21,7 @@ use crate::base::fmt::{fmt_num, for_terminal};
 use crate::experiments::common::{Placement, PLACEMENT_PARAM};
 use crate::experiments::memory::bandwidth;
 use crate::experiments::state::frequency;
+use crate::experiments::state::payload::{SingleCoreData, TeamClockData};
 use crate::machine::MachineInfo;
 use crate::results::schema::{MetricId, ResultRecord, Run};
 use serde::Serialize;
@@ -890,12 +891,7 @@ pub fn all_core_frequency_drop(run: &Run) -> Vec<Finding> {
     if drop < DROP {
         return Vec::new();
     }
-    let n = a
-        .data
-        .as_ref()
-        .and_then(|d| d.get("per_thread_ghz"))
-        .and_then(Value::as_array)
-        .map(Vec::len);
+    let n = a.data_as::<TeamClockData>().map(|d| d.per_thread_ghz.len());
     let threads = n
         .map(|n| format!("{n} cores"))
         .unwrap_or_else(|| "all cores".into());
@@ -935,19 +931,31 @@ pub fn declared_vs_measured_frequency(run: &Run) -> Vec<Finding> {
     let Some(v) = s.value else {
         return Vec::new();
     };
-    let Some(decl) = s.data.as_ref().and_then(|d| d.get("declared")) else {
+    let Some(decl) = s.data_as::<SingleCoreData>().map(|d| d.declared) else {
         return Vec::new();
     };
     let mhz = v * 1000.0;
     let mut below = Vec::new();
     let mut above = Vec::new();
-    for (k, label) in [
-        ("cpufreq_max_mhz", "cpufreq maximum (cpuinfo_max_freq)"),
-        ("model_name_mhz", "the model name's clock"),
-        ("cpuinfo_mhz", "/proc/cpuinfo 'cpu MHz'"),
-        ("cpufreq_base_mhz", "cpufreq base frequency"),
+    for (k, label, value) in [
+        (
+            "cpufreq_max_mhz",
+            "cpufreq maximum (cpuinfo_max_freq)",
+            decl.cpufreq_max_mhz,
+        ),
+        (
+            "model_name_mhz",
+            "the model name's clock",
+            decl.model_name_mhz,
+        ),
+        ("cpuinfo_mhz", "/proc/cpuinfo 'cpu MHz'", decl.cpuinfo_mhz),
+        (
+            "cpufreq_base_mhz",
+            "cpufreq base frequency",
+            decl.cpufreq_base_mhz,
+        ),
     ] {
-        let Some(d) = decl.get(k).and_then(Value::as_f64).filter(|d| *d > 0.0) else {
+        let Some(d) = value.filter(|d| *d > 0.0) else {
             continue;
         };
         let ratio = mhz / d;

@@ -16,6 +16,7 @@ use crate::experiments::memory::bandwidth;
 use crate::experiments::memory::payload::{ClimbData, DramData, LevelData};
 use crate::experiments::memory::{latency, numa_matrix};
 use crate::experiments::state::frequency;
+use crate::experiments::state::payload::SingleCoreData;
 use crate::experiments::tune::study as tune;
 use crate::results::published;
 use crate::results::schema::{MetricId, ResultRecord, Run};
@@ -206,12 +207,14 @@ fn clock_line(run: &Run) -> Option<Line> {
         let d = all.value.unwrap_or(0.0) / one.value.unwrap_or(1.0) - 1.0;
         t.push_str(&format!(" · all cores {} ({:+.0}%)", fig(all), d * 100.0));
     }
-    let declared = one.data.as_ref().and_then(|d| d.get("declared"));
-    let get = |k: &str| declared.and_then(|d| d.get(k)).and_then(Value::as_f64);
-    if let Some(mx) = get("cpufreq_max_mhz") {
+    let declared = one
+        .data_as::<SingleCoreData>()
+        .map(|d| d.declared)
+        .unwrap_or_default();
+    if let Some(mx) = declared.cpufreq_max_mhz {
         t.push_str(&format!(" · declared max {:.2} GHz", mx / 1000.0));
     }
-    if let Some(b) = get("cpufreq_base_mhz").or_else(|| get("cpuinfo_mhz")) {
+    if let Some(b) = declared.cpufreq_base_mhz.or(declared.cpuinfo_mhz) {
         t.push_str(&format!(" · nominal {:.2} GHz", b / 1000.0));
     }
     Some(line("Clock", t))

@@ -293,14 +293,15 @@ where
 
 /// Turbo/boost state as the machine snapshot reports it.
 pub fn turbo_state(machine: &MachineInfo) -> (Value, String) {
-    let f = serde_json::to_value(&machine.frequency).unwrap_or_default();
-    match f.pointer("/boost/enabled").and_then(|v| v.as_bool()) {
+    let boost = &machine.frequency.boost;
+    match boost.enabled {
         Some(true) => (json!(true), "on".into()),
         Some(false) => (json!(false), "off".into()),
         None => (
             Value::Null,
-            f.pointer("/boost/reason")
-                .and_then(|v| v.as_str())
+            boost
+                .reason
+                .as_deref()
                 .map(|r| format!("unknown ({r})"))
                 .unwrap_or_else(|| "unknown (not reported by the machine snapshot)".into()),
         ),

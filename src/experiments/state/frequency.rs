@@ -10,6 +10,7 @@
 
 use crate::base::timer::Timer;
 use crate::experiments::experiment::{one_cpu_per_core, smt_groups, ExpCtx, Experiment, Profile};
+use crate::experiments::state::payload::{CpuClock, DeclaredClock, SingleCoreData, TeamClockData};
 use crate::harness::measure::{measure, measure_bracketed, measure_team, Policy};
 use crate::kernels::chains::{Chain, CHAIN_LEN};
 use crate::machine::MachineInfo;
@@ -18,7 +19,6 @@ use crate::placement::team::Team;
 use crate::placement::CpuSet;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::Result;
-use serde_json::json;
 use std::time::Duration;
 
 pub struct Frequency;
@@ -117,38 +117,34 @@ fn team(
     Ok((per_round, per_thread))
 }
 
-fn declared(machine: &MachineInfo, timer_ghz: Option<f64>) -> serde_json::Value {
-    // Read through the JSON form so this stays independent of field layout.
-    let f = serde_json::to_value(&machine.frequency).unwrap_or_default();
-    let num = |p: &str| f.pointer(p).and_then(|v| v.as_f64());
-    json!({
-        "cpuinfo_mhz": num("/declared/mean_mhz"),
-        "cpuinfo_label": f.pointer("/declared/label").cloned(),
-        "cpufreq_max_mhz": num("/max_khz").map(|k| k / 1000.0),
-        "cpufreq_base_mhz": num("/base_khz").map(|k| k / 1000.0),
-        "model_name_mhz": num("/nominal_mhz"),
-        "tsc_mhz": timer_ghz.map(|g| g * 1000.0),
-        "cpufreq_reason": f.pointer("/cpufreq_reason").cloned(),
-    })
+/// Every clock the machine declares, from the typed snapshot (MHz).
+fn declared(machine: &MachineInfo, timer_ghz: Option<f64>) -> DeclaredClock {
+    let f = &machine.frequency;
+    DeclaredClock {
+        cpuinfo_mhz: f.declared.as_ref().map(|d| d.mean_mhz),
+        cpuinfo_label: f.declared.as_ref().map(|d| d.label.clone()),
+        cpufreq_max_mhz: f.max_khz.map(|k| k as f64 / 1000.0),
+        cpufreq_base_mhz: f.base_khz.map(|k| k as f64 / 1000.0),
+        model_name_mhz: f.nominal_mhz,
+        tsc_mhz: timer_ghz.map(|g| g * 1000.0),
+        cpufreq_reason: f.cpufreq_reason.clone(),
+    }
 }
 
 /// One line listing every declared figure, labelled as declared.
-fn declared_line(decl: &serde_json::Value) -> String {
+fn declared_line(decl: &DeclaredClock) -> String {
     let mut parts = Vec::new();
-    for (k, label) in [
-        ("cpuinfo_mhz", "/proc/cpuinfo cpu MHz"),
-        ("cpufreq_max_mhz", "cpufreq max"),
-        ("cpufreq_base_mhz", "cpufreq base"),
-        ("model_name_mhz", "model name"),
-        ("tsc_mhz", "TSC rate (calibrated)"),
+    for (mhz, label) in [
+        (decl.cpuinfo_mhz, "/proc/cpuinfo cpu MHz"),
+        (decl.cpufreq_max_mhz, "cpufreq max"),
+        (decl.cpufreq_base_mhz, "cpufreq base"),
+        (decl.model_name_mhz, "model name"),
+        (decl.tsc_mhz, "TSC rate (calibrated)"),
     ] {
-        match decl.get(k).and_then(|v| v.as_f64()) {
+        match mhz {
             Some(mhz) => parts.push(format!("{label} {mhz:.0} MHz")),
-            None if k == "cpufreq_max_mhz" => {
-                let why = decl
-                    .get("cpufreq_reason")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("not exposed");
+            None if label == "cpufreq max" => {
+                let why = decl.cpufreq_reason.as_deref().unwrap_or("not exposed");
                 parts.push(format!("cpufreq max n/a ({why})"));
             }
             None => {}
@@ -158,15 +154,15 @@ fn declared_line(decl: &serde_json::Value) -> String {
 }
 
 /// Findings: where a declared figure differs from the measured one by > 5%.
-fn disagreements(measured_ghz: f64, decl: &serde_json::Value) -> Vec<String> {
+fn disagreements(measured_ghz: f64, decl: &DeclaredClock) -> Vec<String> {
     let mut notes = Vec::new();
-    for (k, label) in [
-        ("cpuinfo_mhz", "/proc/cpuinfo 'cpu MHz'"),
-        ("cpufreq_max_mhz", "cpufreq cpuinfo_max_freq"),
-        ("tsc_mhz", "the TSC rate"),
-        ("model_name_mhz", "the model name's nominal clock"),
+    for (mhz, label) in [
+        (decl.cpuinfo_mhz, "/proc/cpuinfo 'cpu MHz'"),
+        (decl.cpufreq_max_mhz, "cpufreq cpuinfo_max_freq"),
+        (decl.tsc_mhz, "the TSC rate"),
+        (decl.model_name_mhz, "the model name's nominal clock"),
     ] {
-        if let Some(mhz) = decl.get(k).and_then(|v| v.as_f64()) {
+        if let Some(mhz) = mhz {
             let ratio = measured_ghz * 1000.0 / mhz;
             if (ratio - 1.0).abs() > 0.05 {
                 notes.push(format!(
@@ -178,6 +174,14 @@ fn disagreements(measured_ghz: f64, decl: &serde_json::Value) -> Vec<String> {
         }
     }
     notes
+}
+
+/// A team's clock as its record's data.
+fn team_data(cpus: &CpuSet, per_thread: &[f64]) -> TeamClockData {
+    TeamClockData {
+        cpus: cpus.to_string(),
+        per_thread_ghz: per_thread.iter().map(|g| Some(*g)).collect(),
+    }
 }
 
 impl Experiment for Frequency {
@@ -231,7 +235,11 @@ impl Experiment for Frequency {
             (ctx.step)(&format!("single core, CPU {cpu}"));
             let (ghz, busy) = single(cpu, Chain::Add, &policy, ctx.stop)?;
             let st = crate::harness::Stats::from_samples(&ghz);
-            per_cpu.push(json!({"cpu": cpu, "ghz": st.as_ref().map(|s| s.median), "cv": st.as_ref().map(|s| s.cv)}));
+            per_cpu.push(CpuClock {
+                cpu,
+                ghz: st.as_ref().map(|s| s.median),
+                cv: st.as_ref().map(|s| s.cv),
+            });
             if headline.is_none() {
                 headline = Some((ghz, busy));
             }
@@ -252,7 +260,11 @@ impl Experiment for Frequency {
                 rec = rec.with_note(&n);
             }
         }
-        rec = rec.with_data(json!({"per_cpu": per_cpu, "declared": decl, "timer": timer}));
+        rec = rec.with_payload(&SingleCoreData {
+            per_cpu,
+            declared: decl,
+            timer: serde_json::to_value(&timer).unwrap_or_default(),
+        });
         out(rec)?;
 
         // 2. Independent check: xor chain on the same CPU, every sample
@@ -330,7 +342,7 @@ impl Experiment for Frequency {
                 METHOD_VERSION,
             )
             .with_samples(rounds)
-            .with_data(json!({"cpus": per_core.to_string(), "per_thread_ghz": per_thread}));
+            .with_payload(&team_data(&per_core, &per_thread));
         if let (Some(s), Some(a)) = (ctx.facts.ghz_single, all.value) {
             ctx.facts.ghz_all = Some(a);
             all = all.with_note(&format!(
@@ -359,7 +371,7 @@ impl Experiment for Frequency {
                 .with_param("threads", "all")
                 .with_method(&method_text(Chain::Add), METHOD_VERSION)
                 .with_samples(rounds)
-                .with_data(json!({"cpus": ctx.cpus.to_string(), "per_thread_ghz": per_thread})))?;
+                .with_payload(&team_data(&ctx.cpus, &per_thread)))?;
             let pair = &groups[0];
             (ctx.step)(&format!("SMT siblings {pair}"));
             let (rounds, per_thread) = team(pair, Chain::Add, &policy, ctx)?;
@@ -373,7 +385,7 @@ impl Experiment for Frequency {
                     METHOD_VERSION,
                 )
                 .with_samples(rounds)
-                .with_data(json!({"cpus": pair.to_string(), "per_thread_ghz": per_thread})))?;
+                .with_payload(&team_data(pair, &per_thread)))?;
         }
         Ok(())
     }

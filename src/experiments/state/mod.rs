@@ -3,5 +3,6 @@
 
 pub mod frequency;
 pub mod html;
+pub mod payload;
 pub mod softirq;
 pub mod text;

@@ -47,9 +47,28 @@ pub fn render_simd(rs: &[ResultRecord]) -> String {
     if thr.is_empty() {
         return out;
     }
+    let (variants, points) = simd_axes(&thr);
+    let _ = writeln!(
+        out,
+        "ChaCha20 keystream: throughput (MB/s) and per-thread efficiency vs 1 thread (seed 004's table)"
+    );
+    out.push_str(&simd_context(rs));
+    out.push_str(&simd_table(rs, &thr, &variants, &points));
+    out.push_str(&simd_unmeasured(&thr));
+    out.push_str(&smt_yield_lines(rs));
+    if let Some(best) = of(rs, simd::BEST_THROUGHPUT).first() {
+        for n in &best.notes {
+            let _ = writeln!(out, "  {}", for_terminal(n));
+        }
+    }
+    out
+}
+
+/// The variants and thread points measured, in first-seen order.
+fn simd_axes(thr: &[&ResultRecord]) -> (Vec<String>, Vec<String>) {
     let mut variants: Vec<String> = Vec::new();
     let mut points: Vec<String> = Vec::new();
-    for r in &thr {
+    for r in thr {
         if r.value.is_none() {
             continue;
         }
@@ -64,10 +83,13 @@ pub fn render_simd(rs: &[ResultRecord]) -> String {
             }
         }
     }
-    let _ = writeln!(
-        out,
-        "ChaCha20 keystream: throughput (MB/s) and per-thread efficiency vs 1 thread (seed 004's table)"
-    );
+    (variants, points)
+}
+
+/// The turbo state and core counts of the best point, and the variants'
+/// verification notes.
+fn simd_context(rs: &[ResultRecord]) -> String {
+    let mut out = String::new();
     if let Some(best) = of(rs, simd::BEST_THROUGHPUT).first() {
         if let Some(d) = &best.data {
             let how = if param(best, "turbo").is_some() {
@@ -89,15 +111,27 @@ pub fn render_simd(rs: &[ResultRecord]) -> String {
             let _ = writeln!(out, "  verified: {}", for_terminal(n));
         }
     }
+    out
+}
+
+/// The table: per thread point, n and GHz, then each variant's MB/s and
+/// efficiency.
+fn simd_table(
+    rs: &[ResultRecord],
+    thr: &[&ResultRecord],
+    variants: &[String],
+    points: &[String],
+) -> String {
+    let mut out = String::new();
     let mut head = vec!["threads".to_string(), "n".into(), "GHz".into()];
-    for v in &variants {
+    for v in variants {
         head.push(format!("{v} MB/s"));
         head.push("eff".into());
     }
     let mut rows = vec![head];
-    for p in &points {
+    for p in points {
         let mut row = vec![p.clone(), String::new(), String::new()];
-        for v in &variants {
+        for v in variants {
             let t = thr
                 .iter()
                 .find(|r| param(r, "variant") == Some(v) && param(r, "threads") == Some(p));
@@ -139,6 +173,13 @@ pub fn render_simd(rs: &[ResultRecord]) -> String {
         rows.push(row);
     }
     out.push_str(&columns_ragged(&rows, "  "));
+    out
+}
+
+/// Points not measured for every variant, each reason once, and the noise
+/// mark's legend.
+fn simd_unmeasured(thr: &[&ResultRecord]) -> String {
+    let mut out = String::new();
     // Points not measured for every variant (e.g. no SMT).
     let mut said = Vec::new();
     for r in thr.iter().filter(|r| r.value.is_none()) {
@@ -163,6 +204,12 @@ pub fn render_simd(rs: &[ResultRecord]) -> String {
     if thr.iter().any(|r| r.is_noisy()) {
         let _ = writeln!(out, "  * NOISY: CV above 5%");
     }
+    out
+}
+
+/// What the second hardware thread adds, per variant, or why not measured.
+fn smt_yield_lines(rs: &[ResultRecord]) -> String {
+    let mut out = String::new();
     let ys = of(rs, simd::SMT_YIELD);
     let measured: Vec<&&ResultRecord> = ys.iter().filter(|r| r.value.is_some()).collect();
     if !measured.is_empty() {
@@ -180,11 +227,6 @@ pub fn render_simd(rs: &[ResultRecord]) -> String {
         }
     } else if let Some(r) = ys.first() {
         let _ = writeln!(out, "  SMT yield: {}", na(r));
-    }
-    if let Some(best) = of(rs, simd::BEST_THROUGHPUT).first() {
-        for n in &best.notes {
-            let _ = writeln!(out, "  {}", for_terminal(n));
-        }
     }
     out
 }
@@ -341,82 +383,7 @@ pub fn render_peak(rs: &[ResultRecord]) -> String {
         "ratio".into(),
     ]];
     for f in &fl {
-        let w = param(f, "width").unwrap_or("?");
-        let t = param(f, "threads").unwrap_or("?");
-        let shown = peak::record_width_label(f);
-        let Some(v) = f.value else {
-            rows.push(vec![shown, t.into(), na(f)]);
-            continue;
-        };
-        let same =
-            |r: &&&ResultRecord| param(r, "width") == Some(w) && param(r, "threads") == Some(t);
-        let p = pc.iter().find(same);
-        let per = p.and_then(|r| r.value);
-        let theo = p.and_then(|r| data_f64(r, "/theoretical"));
-        let (theo_s, ratio_s) = if t == "1" {
-            (
-                theo.map(|x| format!("{x:.0} FLOP/cycle"))
-                    .unwrap_or_else(|| "n/a".into()),
-                per.zip(theo)
-                    .map(|(a, b)| {
-                        let best = p
-                            .and_then(|r| data_f64(r, "/best"))
-                            .map(|x| format!(" (peak {:.1}%)", x / b * 100.0))
-                            .unwrap_or_default();
-                        format!("{:.1}%{best}", a / b * 100.0)
-                    })
-                    .unwrap_or_else(|| "n/a".into()),
-            )
-        } else {
-            let tg = data_f64(f, "/theoretical_gflops");
-            (
-                tg.map(|x| format!("{x:.0} GFLOP/s"))
-                    .unwrap_or_else(|| "n/a".into()),
-                tg.map(|x| format!("{:.1}%", v / x * 100.0))
-                    .unwrap_or_else(|| "n/a".into()),
-            )
-        };
-        // Per actual cycle: the clock while this width runs.
-        let (clock_s, act_s, act_ratio_s) = match (t, actual.iter().find(same)) {
-            ("1", Some(a)) if a.value.is_some() => {
-                let av = a.value.unwrap_or(f64::NAN);
-                let clock = match (data_f64(a, "/ghz_actual"), data_f64(a, "/clock_ratio")) {
-                    (Some(g), Some(r)) => format!("{g:.2} GHz ({:+.1}%)", (r - 1.0) * 100.0),
-                    (None, Some(r)) => format!("{:+.1}%", (r - 1.0) * 100.0),
-                    _ => "-".into(),
-                };
-                (
-                    clock,
-                    format!("{av:.2}"),
-                    theo.map(|x| format!("{:.1}%", av / x * 100.0))
-                        .unwrap_or_else(|| "n/a".into()),
-                )
-            }
-            ("1", _) => ("n/a".into(), "n/a".into(), String::new()),
-            _ => (String::new(), String::new(), String::new()),
-        };
-        let mut flags = Vec::new();
-        if let Some(d) = p
-            .and_then(|r| data_f64(r, "/ghz_drift"))
-            .filter(|d| d.abs() > 0.05)
-        {
-            flags.push(format!(
-                "unreliable: clock moved {:+.0}% during the kernel",
-                d * 100.0
-            ));
-        }
-        rows.push(vec![
-            shown,
-            t.into(),
-            fmt_num(v),
-            per.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into()),
-            theo_s,
-            ratio_s,
-            clock_s,
-            act_s,
-            act_ratio_s,
-            flags.join("; "),
-        ]);
+        rows.push(peak_row(f, &pc, &actual));
     }
     out.push_str(&columns_ragged(&rows, "  "));
     let _ = writeln!(
@@ -424,6 +391,92 @@ pub fn render_peak(rs: &[ResultRecord]) -> String {
         "  FLOP/cycle: per scalar-clock cycle (the add chain right before and after each sample); FLOP/actual cycle: at the clock while that width runs (below)"
     );
     out.push_str(&render_simd_clocks(&clocks));
+    out.push_str(&peak_theory_and_rate(rs, &fl));
+    out
+}
+
+/// One row of the peak table: a width and thread count's GFLOP/s, FLOP per
+/// scalar-clock cycle against the theoretical figure, and per actual cycle.
+fn peak_row(f: &ResultRecord, pc: &[&ResultRecord], actual: &[&ResultRecord]) -> Vec<String> {
+    let w = param(f, "width").unwrap_or("?");
+    let t = param(f, "threads").unwrap_or("?");
+    let shown = peak::record_width_label(f);
+    let Some(v) = f.value else {
+        return vec![shown, t.into(), na(f)];
+    };
+    let same = |r: &&&ResultRecord| param(r, "width") == Some(w) && param(r, "threads") == Some(t);
+    let p = pc.iter().find(same);
+    let per = p.and_then(|r| r.value);
+    let theo = p.and_then(|r| data_f64(r, "/theoretical"));
+    let (theo_s, ratio_s) = if t == "1" {
+        (
+            theo.map(|x| format!("{x:.0} FLOP/cycle"))
+                .unwrap_or_else(|| "n/a".into()),
+            per.zip(theo)
+                .map(|(a, b)| {
+                    let best = p
+                        .and_then(|r| data_f64(r, "/best"))
+                        .map(|x| format!(" (peak {:.1}%)", x / b * 100.0))
+                        .unwrap_or_default();
+                    format!("{:.1}%{best}", a / b * 100.0)
+                })
+                .unwrap_or_else(|| "n/a".into()),
+        )
+    } else {
+        let tg = data_f64(f, "/theoretical_gflops");
+        (
+            tg.map(|x| format!("{x:.0} GFLOP/s"))
+                .unwrap_or_else(|| "n/a".into()),
+            tg.map(|x| format!("{:.1}%", v / x * 100.0))
+                .unwrap_or_else(|| "n/a".into()),
+        )
+    };
+    // Per actual cycle: the clock while this width runs.
+    let (clock_s, act_s, act_ratio_s) = match (t, actual.iter().find(same)) {
+        ("1", Some(a)) if a.value.is_some() => {
+            let av = a.value.unwrap_or(f64::NAN);
+            let clock = match (data_f64(a, "/ghz_actual"), data_f64(a, "/clock_ratio")) {
+                (Some(g), Some(r)) => format!("{g:.2} GHz ({:+.1}%)", (r - 1.0) * 100.0),
+                (None, Some(r)) => format!("{:+.1}%", (r - 1.0) * 100.0),
+                _ => "-".into(),
+            };
+            (
+                clock,
+                format!("{av:.2}"),
+                theo.map(|x| format!("{:.1}%", av / x * 100.0))
+                    .unwrap_or_else(|| "n/a".into()),
+            )
+        }
+        ("1", _) => ("n/a".into(), "n/a".into(), String::new()),
+        _ => (String::new(), String::new(), String::new()),
+    };
+    let mut flags = Vec::new();
+    if let Some(d) = p
+        .and_then(|r| data_f64(r, "/ghz_drift"))
+        .filter(|d| d.abs() > 0.05)
+    {
+        flags.push(format!(
+            "unreliable: clock moved {:+.0}% during the kernel",
+            d * 100.0
+        ));
+    }
+    vec![
+        shown,
+        t.into(),
+        fmt_num(v),
+        per.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into()),
+        theo_s,
+        ratio_s,
+        clock_s,
+        act_s,
+        act_ratio_s,
+        flags.join("; "),
+    ]
+}
+
+/// Where the theoretical figures come from, and the nop loop's rate.
+fn peak_theory_and_rate(rs: &[ResultRecord], fl: &[&ResultRecord]) -> String {
+    let mut out = String::new();
     if let Some(th) = fl
         .iter()
         .find_map(|r| r.data.as_ref().and_then(|d| d.get("theory")))
@@ -570,8 +623,17 @@ pub fn render_workloads(rs: &[ResultRecord]) -> String {
         return out;
     }
     let _ = writeln!(out, "Seed workloads");
+    out.push_str(&workload_rows(&ws));
+    out.push_str(&published_tables(&ws));
+    out.push_str(&openssl_choice_note(&ws));
+    out
+}
+
+/// One row per workload figure: its params, value and IPC by instruction count.
+fn workload_rows(ws: &[&ResultRecord]) -> String {
+    let mut out = String::new();
     let mut rows = Vec::new();
-    for r in &ws {
+    for r in ws {
         let mut label = r.metric.clone();
         let p: Vec<String> = r
             .params
@@ -601,6 +663,13 @@ pub fn render_workloads(rs: &[ResultRecord]) -> String {
         }
     }
     out.push_str(&columns_ragged(&rows, "  "));
+    out
+}
+
+/// Each figure beside the published ones it is compared with (bc times,
+/// openssl per copy), or once per algorithm why it is not compared.
+fn published_tables(ws: &[&ResultRecord]) -> String {
+    let mut out = String::new();
     let mut said_not_compared: Vec<String> = Vec::new();
     // A missing aes-256-ige record already says that nothing is compared.
     if ws.iter().any(|r| {
@@ -608,7 +677,7 @@ pub fn render_workloads(rs: &[ResultRecord]) -> String {
     }) {
         said_not_compared.push("aes-256-cbc".into());
     }
-    for r in &ws {
+    for r in ws {
         let Some(pubd) = r.data.as_ref().and_then(|d| d.get("published")) else {
             continue;
         };
@@ -645,65 +714,85 @@ pub fn render_workloads(rs: &[ResultRecord]) -> String {
         };
         let lbl = format!("{lbl}{src}");
         if r.metric.starts_with("bc_") {
-            let _ = writeln!(out, "  {} vs {lbl}:", r.metric);
-            let mut t = vec![vec![
-                "CPU".to_string(),
-                "published".into(),
-                "this machine's speed (wall)".into(),
-                "(CPU time)".into(),
-            ]];
-            for row in prow {
-                let cpu = row["cpu"].as_str().unwrap_or("?").to_string();
-                match (
-                    row["published_s"].as_f64(),
-                    row["this_machine_speed_pct"].as_f64(),
-                ) {
-                    (Some(p), Some(pct)) => t.push(vec![
-                        cpu,
-                        format!("{p:.2} s"),
-                        format!("{pct:.0}%"),
-                        row["this_machine_speed_pct_by_cpu_time"]
-                            .as_f64()
-                            .map(|c| format!("{c:.0}%"))
-                            .unwrap_or_default(),
-                    ]),
-                    _ => t.push(vec![
-                        cpu,
-                        row["reason"].as_str().unwrap_or("no figure").to_string(),
-                    ]),
-                }
-            }
-            out.push_str(&columns_ragged(&t, "    "));
+            out.push_str(&bc_table(r, &lbl, prow));
         } else if r.is(workloads::OPENSSL_AES) {
-            let _ = writeln!(
-                out,
-                "  openssl {} copies={} vs {lbl}:",
-                param(r, "alg").unwrap_or("?"),
-                param(r, "copies").unwrap_or("?")
-            );
-            let mut t = vec![vec![
-                "CPU".to_string(),
-                "copies".into(),
-                "published MB/s per copy".into(),
-                "this machine per copy".into(),
-            ]];
-            for row in prow {
-                t.push(vec![
-                    row["cpu"].as_str().unwrap_or("?").to_string(),
-                    row["published_copies"].to_string(),
-                    format!(
-                        "{:.1}",
-                        row["published_mb_s_per_copy"].as_f64().unwrap_or(0.0)
-                    ),
-                    format!(
-                        "{:.0}%",
-                        row["this_machine_per_copy_pct"].as_f64().unwrap_or(0.0)
-                    ),
-                ]);
-            }
-            out.push_str(&columns_ragged(&t, "    "));
+            out.push_str(&openssl_table(r, &lbl, prow));
         }
     }
+    out
+}
+
+/// A bc time against the published machines' times: speed by wall and CPU time.
+fn bc_table(r: &ResultRecord, lbl: &str, prow: &[Value]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "  {} vs {lbl}:", r.metric);
+    let mut t = vec![vec![
+        "CPU".to_string(),
+        "published".into(),
+        "this machine's speed (wall)".into(),
+        "(CPU time)".into(),
+    ]];
+    for row in prow {
+        let cpu = row["cpu"].as_str().unwrap_or("?").to_string();
+        match (
+            row["published_s"].as_f64(),
+            row["this_machine_speed_pct"].as_f64(),
+        ) {
+            (Some(p), Some(pct)) => t.push(vec![
+                cpu,
+                format!("{p:.2} s"),
+                format!("{pct:.0}%"),
+                row["this_machine_speed_pct_by_cpu_time"]
+                    .as_f64()
+                    .map(|c| format!("{c:.0}%"))
+                    .unwrap_or_default(),
+            ]),
+            _ => t.push(vec![
+                cpu,
+                row["reason"].as_str().unwrap_or("no figure").to_string(),
+            ]),
+        }
+    }
+    out.push_str(&columns_ragged(&t, "    "));
+    out
+}
+
+/// An openssl figure per copy against the published per-copy figures.
+fn openssl_table(r: &ResultRecord, lbl: &str, prow: &[Value]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "  openssl {} copies={} vs {lbl}:",
+        param(r, "alg").unwrap_or("?"),
+        param(r, "copies").unwrap_or("?")
+    );
+    let mut t = vec![vec![
+        "CPU".to_string(),
+        "copies".into(),
+        "published MB/s per copy".into(),
+        "this machine per copy".into(),
+    ]];
+    for row in prow {
+        t.push(vec![
+            row["cpu"].as_str().unwrap_or("?").to_string(),
+            row["published_copies"].to_string(),
+            format!(
+                "{:.1}",
+                row["published_mb_s_per_copy"].as_f64().unwrap_or(0.0)
+            ),
+            format!(
+                "{:.0}%",
+                row["this_machine_per_copy_pct"].as_f64().unwrap_or(0.0)
+            ),
+        ]);
+    }
+    out.push_str(&columns_ragged(&t, "    "));
+    out
+}
+
+/// How the openssl algorithm was chosen, once.
+fn openssl_choice_note(ws: &[&ResultRecord]) -> String {
+    let mut out = String::new();
     // How the algorithm was chosen (e.g. through OpenSSL 3's legacy
     // provider), once; a missing IGE is its own "not available" row above.
     for r in ws

@@ -294,25 +294,7 @@ pub fn plan(machine: &MachineInfo, req: &PlanRequest) -> Result<Plan> {
     let mut cpus = req.cpus.clone();
     cpus.sort_unstable();
     cpus.dedup();
-    if cpus.len() < 2 {
-        bail!(
-            "core-to-core latency needs at least two usable CPUs (got {})",
-            if cpus.is_empty() {
-                "none".to_string()
-            } else {
-                format!("only CPU {}", cpus[0])
-            }
-        );
-    }
-    if req.methods.is_empty() {
-        bail!("no ping-pong method chosen");
-    }
-    if req.max_samples == 0 || req.round_trips == 0 || req.max_passes == 0 {
-        bail!("samples and round trips per sample must be at least 1");
-    }
-    if req.max_pairs == Some(0) {
-        bail!("--sample must allow at least one pair");
-    }
+    check_request(req, &cpus)?;
     let decl = Declared::from_machine(machine, &cpus);
     let n = cpus.len();
     let index: BTreeMap<usize, usize> = cpus.iter().enumerate().map(|(i, &c)| (c, i)).collect();
@@ -347,19 +329,7 @@ pub fn plan(machine: &MachineInfo, req: &PlanRequest) -> Result<Plan> {
             <= req.budget_secs
     };
 
-    let mut size = n;
-    if let Some(p) = req.max_pairs {
-        // Largest s with s(s-1)/2 <= p.
-        while size > 2 && size * (size - 1) / 2 > p {
-            size -= 1;
-        }
-        if size < n {
-            notes.push(format!(
-                "--sample {p}: every pair of {size} of the {n} CPUs, spread over the nodes ({} pairs of {all_pairs})",
-                size * (size - 1) / 2
-            ));
-        }
-    }
+    let mut size = sampled_size(n, req.max_pairs, &mut notes);
     let mut sel = subset(size);
     let mut pairs = pairs_of(&sel);
     let mut rounds = schedule(&pairs, &sel, &core_of, max_parallel);
@@ -405,13 +375,7 @@ pub fn plan(machine: &MachineInfo, req: &PlanRequest) -> Result<Plan> {
     let warmup = warmup_for(samples);
     let one_pass = nm as f64 * estimate_method_secs(rounds.len(), samples, warmup, rt);
     let start = sel.len() as f64 * THREAD_START_S;
-    // Spare budget buys passes: the same pairs measured again later, so that
-    // a pair's figure spans more of the machine's slow drifts.
-    let passes = if req.fixed {
-        1
-    } else {
-        (((req.budget_secs - start) / one_pass).floor() as usize).clamp(1, req.max_passes.max(1))
-    };
+    let passes = passes_for(req, one_pass, start);
     let est = passes as f64 * one_pass + start;
     Ok(Plan {
         passes,
@@ -428,6 +392,62 @@ pub fn plan(machine: &MachineInfo, req: &PlanRequest) -> Result<Plan> {
         budget_secs: req.budget_secs,
         notes,
     })
+}
+
+/// Refuses a request that cannot be planned: fewer than two CPUs (`cpus`,
+/// sorted and deduplicated), no method, zero sizes.
+fn check_request(req: &PlanRequest, cpus: &[usize]) -> Result<()> {
+    if cpus.len() < 2 {
+        bail!(
+            "core-to-core latency needs at least two usable CPUs (got {})",
+            if cpus.is_empty() {
+                "none".to_string()
+            } else {
+                format!("only CPU {}", cpus[0])
+            }
+        );
+    }
+    if req.methods.is_empty() {
+        bail!("no ping-pong method chosen");
+    }
+    if req.max_samples == 0 || req.round_trips == 0 || req.max_passes == 0 {
+        bail!("samples and round trips per sample must be at least 1");
+    }
+    if req.max_pairs == Some(0) {
+        bail!("--sample must allow at least one pair");
+    }
+    Ok(())
+}
+
+/// How many of the `n` CPUs `--sample` (at most `max_pairs` pairs) leaves:
+/// the largest s with s(s-1)/2 pairs within it, with a note when it cuts.
+fn sampled_size(n: usize, max_pairs: Option<usize>, notes: &mut Vec<String>) -> usize {
+    let all_pairs = n * (n - 1) / 2;
+    let mut size = n;
+    if let Some(p) = max_pairs {
+        // Largest s with s(s-1)/2 <= p.
+        while size > 2 && size * (size - 1) / 2 > p {
+            size -= 1;
+        }
+        if size < n {
+            notes.push(format!(
+                "--sample {p}: every pair of {size} of the {n} CPUs, spread over the nodes ({} pairs of {all_pairs})",
+                size * (size - 1) / 2
+            ));
+        }
+    }
+    size
+}
+
+/// Passes over the schedule: spare budget buys passes (the same pairs
+/// measured again later, so that a pair's figure spans more of the
+/// machine's slow drifts); one with fixed sizes.
+fn passes_for(req: &PlanRequest, one_pass: f64, start: f64) -> usize {
+    if req.fixed {
+        1
+    } else {
+        (((req.budget_secs - start) / one_pass).floor() as usize).clamp(1, req.max_passes.max(1))
+    }
 }
 
 /// Statistics of one pair.
@@ -809,70 +829,20 @@ pub fn run_matrix(
     let slots: Vec<Slot> = (0..width).map(|_| Slot::default()).collect();
     let timer = Timer::global();
     let rt = plan.round_trips;
-    let (mut samples, mut warmup) = (plan.samples, plan.warmup);
-    // This method's share of the budget for one pass: past it, later rounds
-    // take fewer samples per pair (never fewer than MIN_ADAPTED_SAMPLES), so
-    // that a machine slower than the estimate (an oversubscribed or emulated
-    // one) still gets every pair measured instead of hitting the deadline.
-    let share = plan.budget_secs / (plan.methods.len().max(1) * plan.passes.max(1)) as f64;
-    let mut adapted = Vec::new();
+    let mut pace = Pacing::new(plan, t0);
     let mut out = Vec::with_capacity(plan.pairs.len());
     let mut stopped = None;
     let mut done = 0;
     for (r, round) in plan.rounds.iter().enumerate() {
-        if r > 0 && samples > MIN_ADAPTED_SAMPLES {
-            let spent = t0.elapsed().as_secs_f64();
-            let per_round = spent / r as f64;
-            let left = plan.rounds.len() - r;
-            let room = share - spent;
-            if per_round * left as f64 > room.max(0.0) * 1.25 {
-                let scale = (room.max(0.0) / (per_round * left as f64)).clamp(0.0, 1.0);
-                let s_new = ((samples as f64 * scale).floor() as usize).max(MIN_ADAPTED_SAMPLES);
-                if s_new < samples {
-                    adapted.push(format!(
-                        "samples per pair cut from {samples} to {s_new} after round {r} of {}: rounds took {:.2} s each, the plan assumed {:.2} s (a slower or busier machine than estimated)",
-                        plan.rounds.len(),
-                        per_round,
-                        share / plan.rounds.len().max(1) as f64
-                    ));
-                    samples = s_new;
-                    warmup = warmup.min(samples).max(1);
-                }
-            }
-        }
+        pace.adapt(plan, r);
+        let (samples, warmup) = (pace.samples, pace.warmup);
         let total_rt = (samples + warmup) as u64 * rt;
-        if stop.load(Ordering::Relaxed) {
-            stopped = Some(format!(
-                "interrupted after {r} of {} rounds",
-                plan.rounds.len()
-            ));
+        if let Some(why) = stop_before_round(plan, r, stop, deadline, t0) {
+            stopped = Some(why);
             break;
         }
-        if let Some(d) = deadline {
-            if Instant::now() > d {
-                stopped = Some(format!(
-                    "stopped at the time limit after {r} of {} rounds ({:.1} s)",
-                    plan.rounds.len(),
-                    t0.elapsed().as_secs_f64()
-                ));
-                break;
-            }
-        }
-        // Roles: team index -> (slot, pair index, initiator?).
-        let mut roles: Vec<Option<(usize, usize, bool)>> = vec![None; cpus.len()];
-        for (s, &p) in round.iter().enumerate() {
-            let (a, b) = plan.pairs[p];
-            let (Some(&ia), Some(&ib)) = (index.get(&a), index.get(&b)) else {
-                bail!("pair ({a},{b}) names a CPU outside the team");
-            };
-            roles[ia] = Some((s, p, true));
-            roles[ib] = Some((s, p, false));
-        }
-        for s in &slots {
-            s.line.store(0, Ordering::Relaxed);
-            s.done.store(0, Ordering::Relaxed);
-            s.switches.store(0, Ordering::Relaxed);
-        }
+        let roles = round_roles(plan, round, &index, cpus.len())?;
+        reset_slots(&slots);
         let res = team.run_round(|ctx| -> PairOutcome {
             let Some((s, p, initiator)) = roles[ctx.index] else {
                 return Ok(None);
@@ -987,45 +957,11 @@ pub fn run_matrix(
                 Ok(None)
             }
         })?;
-        let mut cut = false;
-        for r in res.results {
-            match r {
-                Ok(Some(PairResult {
-                    pair: p,
-                    samples: v,
-                    flags,
-                    preempted: pre,
-                    cut: c,
-                })) => {
-                    cut |= c;
-                    let (a, b) = plan.pairs[p];
-                    let slot = round.iter().position(|&q| q == p).map(|s| &slots[s]);
-                    if let Some(mut ps) = pair_stats_marked(a, b, v, flags, keep_samples) {
-                        ps.preempted_samples = pre;
-                        ps.responder_switches = slot
-                            .map(|s| s.switches.load(Ordering::Relaxed))
-                            .filter(|&x| x > 0)
-                            .map(|x| x as i64 - 1);
-                        out.push(ps);
-                    }
-                }
-                Ok(None) => {}
-                Err(e) => bail!("{e}"),
-            }
-        }
+        let cut = collect_round(plan, round, &slots, keep_samples, res.results, &mut out)?;
         done = r + 1;
         progress(done, plan.rounds.len());
         if cut {
-            stopped = Some(format!(
-                "{} in round {done} of {} ({:.1} s): its pairs kept the samples they had",
-                if stop.load(Ordering::Relaxed) {
-                    "interrupted"
-                } else {
-                    "stopped at the time limit"
-                },
-                plan.rounds.len(),
-                t0.elapsed().as_secs_f64()
-            ));
+            stopped = Some(cut_reason(plan, done, stop, t0));
             break;
         }
     }
@@ -1037,9 +973,175 @@ pub fn run_matrix(
         rounds_planned: plan.rounds.len(),
         elapsed_s: t0.elapsed().as_secs_f64(),
         stopped,
-        adapted,
+        adapted: pace.adapted,
         steal: None,
     })
+}
+
+/// Samples and warm-up batches per pair as the rounds go: the plan's, cut
+/// when rounds run slower than planned.
+struct Pacing {
+    t0: Instant,
+    /// This method's share of the budget for one pass: past it, later
+    /// rounds take fewer samples per pair (never fewer than
+    /// MIN_ADAPTED_SAMPLES), so that a machine slower than the estimate (an
+    /// oversubscribed or emulated one) still gets every pair measured
+    /// instead of hitting the deadline.
+    share: f64,
+    samples: usize,
+    warmup: usize,
+    /// What was cut, and why (notes of the matrix record).
+    adapted: Vec<String>,
+}
+
+impl Pacing {
+    fn new(plan: &Plan, t0: Instant) -> Pacing {
+        Pacing {
+            t0,
+            share: plan.budget_secs / (plan.methods.len().max(1) * plan.passes.max(1)) as f64,
+            samples: plan.samples,
+            warmup: plan.warmup,
+            adapted: Vec::new(),
+        }
+    }
+
+    /// Before round `r`: fewer samples when the rounds so far, at their
+    /// pace, would run the remaining ones well past the share.
+    fn adapt(&mut self, plan: &Plan, r: usize) {
+        let (share, samples) = (self.share, self.samples);
+        if r > 0 && samples > MIN_ADAPTED_SAMPLES {
+            let spent = self.t0.elapsed().as_secs_f64();
+            let per_round = spent / r as f64;
+            let left = plan.rounds.len() - r;
+            let room = share - spent;
+            if per_round * left as f64 > room.max(0.0) * 1.25 {
+                let scale = (room.max(0.0) / (per_round * left as f64)).clamp(0.0, 1.0);
+                let s_new = ((samples as f64 * scale).floor() as usize).max(MIN_ADAPTED_SAMPLES);
+                if s_new < samples {
+                    self.adapted.push(format!(
+                        "samples per pair cut from {samples} to {s_new} after round {r} of {}: rounds took {:.2} s each, the plan assumed {:.2} s (a slower or busier machine than estimated)",
+                        plan.rounds.len(),
+                        per_round,
+                        share / plan.rounds.len().max(1) as f64
+                    ));
+                    self.samples = s_new;
+                    self.warmup = self.warmup.min(self.samples).max(1);
+                }
+            }
+        }
+    }
+}
+
+/// Why round `r` must not start, if so: Ctrl-C or the deadline.
+fn stop_before_round(
+    plan: &Plan,
+    r: usize,
+    stop: &AtomicBool,
+    deadline: Option<Instant>,
+    t0: Instant,
+) -> Option<String> {
+    if stop.load(Ordering::Relaxed) {
+        return Some(format!(
+            "interrupted after {r} of {} rounds",
+            plan.rounds.len()
+        ));
+    }
+    if let Some(d) = deadline {
+        if Instant::now() > d {
+            return Some(format!(
+                "stopped at the time limit after {r} of {} rounds ({:.1} s)",
+                plan.rounds.len(),
+                t0.elapsed().as_secs_f64()
+            ));
+        }
+    }
+    None
+}
+
+/// A thread's part in a round: (slot, pair index, initiator?).
+type Role = Option<(usize, usize, bool)>;
+
+/// Roles of the `n` team threads in `round`: team index -> role (`index`
+/// maps a CPU id to its team index).
+fn round_roles(
+    plan: &Plan,
+    round: &[usize],
+    index: &BTreeMap<usize, usize>,
+    n: usize,
+) -> Result<Vec<Role>> {
+    let mut roles: Vec<Role> = vec![None; n];
+    for (s, &p) in round.iter().enumerate() {
+        let (a, b) = plan.pairs[p];
+        let (Some(&ia), Some(&ib)) = (index.get(&a), index.get(&b)) else {
+            bail!("pair ({a},{b}) names a CPU outside the team");
+        };
+        roles[ia] = Some((s, p, true));
+        roles[ib] = Some((s, p, false));
+    }
+    Ok(roles)
+}
+
+/// Clears the meeting points before a round.
+fn reset_slots(slots: &[Slot]) {
+    for s in slots {
+        s.line.store(0, Ordering::Relaxed);
+        s.done.store(0, Ordering::Relaxed);
+        s.switches.store(0, Ordering::Relaxed);
+    }
+}
+
+/// The statistics of each pair `round` measured, with the responder's
+/// switches (from its slot), appended to `out`. Whether a pair was cut
+/// short; an error when one failed.
+fn collect_round(
+    plan: &Plan,
+    round: &[usize],
+    slots: &[Slot],
+    keep_samples: bool,
+    results: Vec<PairOutcome>,
+    out: &mut Vec<PairStats>,
+) -> Result<bool> {
+    let mut cut = false;
+    for r in results {
+        match r {
+            Ok(Some(PairResult {
+                pair: p,
+                samples: v,
+                flags,
+                preempted: pre,
+                cut: c,
+            })) => {
+                cut |= c;
+                let (a, b) = plan.pairs[p];
+                let slot = round.iter().position(|&q| q == p).map(|s| &slots[s]);
+                if let Some(mut ps) = pair_stats_marked(a, b, v, flags, keep_samples) {
+                    ps.preempted_samples = pre;
+                    ps.responder_switches = slot
+                        .map(|s| s.switches.load(Ordering::Relaxed))
+                        .filter(|&x| x > 0)
+                        .map(|x| x as i64 - 1);
+                    out.push(ps);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => bail!("{e}"),
+        }
+    }
+    Ok(cut)
+}
+
+/// Why the rounds stopped inside round `done` (a pair cut short).
+fn cut_reason(plan: &Plan, done: usize, stop: &AtomicBool, t0: Instant) -> String {
+    format!(
+        "{} in round {done} of {} ({:.1} s): its pairs kept the samples they had",
+        if stop.load(Ordering::Relaxed) {
+            "interrupted"
+        } else {
+            "stopped at the time limit"
+        },
+        plan.rounds.len(),
+        t0.elapsed().as_secs_f64()
+    )
 }
 
 /// Pool the passes of one method: samples of a pair are concatenated and
@@ -1405,6 +1507,50 @@ pub fn records(
     let method = run.method;
     let mtext = method_text(method, plan);
     let mut recs = Vec::new();
+    let mat = matrix_record(run, plan, decl, &inference, ghz, &mtext);
+    recs.push(matrix_notes(mat, run, plan, &inference));
+
+    // Per relation.
+    let by_rel = pairs_by_relation(run, decl);
+    for (rel, ps) in &by_rel {
+        let label = inference
+            .relations
+            .iter()
+            .find(|r| &r.relation == rel)
+            .map(|r| r.label.clone())
+            .unwrap_or_else(|| rel.clone());
+        recs.push(relation_record(method, rel, ps, &label, &mtext, ghz));
+    }
+    for rel in ["smt_sibling", c2c_infer::CROSS_PACKAGE] {
+        if !by_rel.contains_key(rel) {
+            recs.push(
+                ResultRecord::unavailable(
+                    ONE_WAY_LATENCY.experiment,
+                    ONE_WAY_LATENCY.metric,
+                    "ns",
+                    &missing_relation_reason(rel, run, plan, decl),
+                )
+                .with_param("method", method.as_str())
+                .with_param("relation", rel),
+            );
+        }
+    }
+    for r in recs.iter_mut() {
+        r.higher_is_better = false;
+    }
+    (recs, inference)
+}
+
+/// The matrix record, before its notes: the pairs' medians (or why there
+/// are none) and the structured result.
+fn matrix_record(
+    run: &MatrixRun,
+    plan: &Plan,
+    decl: &Declared,
+    inference: &c2c_infer::Inference,
+    ghz: Option<f64>,
+    mtext: &str,
+) -> ResultRecord {
     let medians: Vec<f64> = run.pairs.iter().map(|p| p.median()).collect();
     let mut mat = if medians.is_empty() {
         ResultRecord::unavailable(
@@ -1417,13 +1563,24 @@ pub fn records(
         ResultRecord::of(MATRIX, "ns", false).with_samples(medians)
     };
     mat = mat
-        .with_param("method", method.as_str())
+        .with_param("method", run.method.as_str())
         .with_method(
             &format!("{mtext}; one sample per pair (its median), value = median over pairs"),
             METHOD_VERSION,
         )
-        .with_data(matrix_data(run, plan, decl, &inference, ghz));
+        .with_data(matrix_data(run, plan, decl, inference, ghz));
     mat.higher_is_better = false;
+    mat
+}
+
+/// The matrix record's notes: the plan's, how the rounds stopped or were
+/// cut, preemption, steal time, disturbance, and the latency groups.
+fn matrix_notes(
+    mut mat: ResultRecord,
+    run: &MatrixRun,
+    plan: &Plan,
+    inference: &c2c_infer::Inference,
+) -> ResultRecord {
     for n in &plan.notes {
         mat = mat.with_note(n);
     }
@@ -1455,6 +1612,12 @@ pub fn records(
             "disturbed: {why}; the figure is not a clean one (rerun on a quiet host)"
         ));
     }
+    inference_notes(mat, inference)
+}
+
+/// The inference's notes on the matrix record: why no groups, levels not
+/// separated beyond the noise, findings, and each latency group.
+fn inference_notes(mut mat: ResultRecord, inference: &c2c_infer::Inference) -> ResultRecord {
     if let Some(why) = &inference.not_inferred {
         mat = mat.with_note(&format!("latency groups not inferred: {why}"));
     }
@@ -1485,9 +1648,14 @@ pub fn records(
             if l.label.is_empty() { "?" } else { &l.label }
         ));
     }
-    recs.push(mat);
+    mat
+}
 
-    // Per relation.
+/// The measured pairs by their closest shared declared level.
+fn pairs_by_relation<'a>(
+    run: &'a MatrixRun,
+    decl: &Declared,
+) -> BTreeMap<String, Vec<&'a PairStats>> {
     let mut by_rel: BTreeMap<String, Vec<&PairStats>> = BTreeMap::new();
     let idx = |c: usize| decl.index_of(c);
     for p in &run.pairs {
@@ -1497,100 +1665,95 @@ pub fn records(
         };
         by_rel.entry(rel).or_default().push(p);
     }
-    for (rel, ps) in &by_rel {
-        let label = inference
-            .relations
-            .iter()
-            .find(|r| &r.relation == rel)
-            .map(|r| r.label.clone())
-            .unwrap_or_else(|| rel.clone());
-        let (samples, how) = if ps.len() == 1 && ps[0].pass_medians.len() >= 3 {
-            (
-                ps[0].pass_medians.clone(),
-                format!(
-                    "the one pair ({},{}): one sample per pass (the pass's median), {} passes",
-                    ps[0].initiator,
-                    ps[0].responder,
-                    ps[0].pass_medians.len()
-                ),
-            )
-        } else if ps.len() == 1 && !ps[0].samples.is_empty() {
-            (
-                ps[0].samples.clone(),
-                format!(
-                    "the one pair ({},{}): its {} samples",
-                    ps[0].initiator, ps[0].responder, ps[0].stats.n
-                ),
-            )
-        } else {
-            (
-                ps.iter().map(|p| p.median()).collect(),
-                format!("{} pairs: one sample per pair (its median)", ps.len()),
-            )
-        };
-        let mut r = ResultRecord::of(ONE_WAY_LATENCY, "ns", false)
-            .with_param("method", method.as_str())
-            .with_param("relation", rel.as_str())
-            .with_method(&format!("{mtext}; {how}"), METHOD_VERSION)
-            .with_samples(samples);
-        r.higher_is_better = false;
-        r = r.with_note(&format!(
-            "CPU pairs whose closest shared declared level is: {label}"
-        ));
-        if let Some(n) = preemption_note(&ps.iter().map(|p| (*p).clone()).collect::<Vec<_>>()) {
-            r = r.with_note(&n);
-        }
-        if ps.len() == 1 {
-            let p = ps[0];
-            r = r.with_note(&format!(
-                "pair {},{}: median {:.1} ns over all {} samples, quartiles {:.1}–{:.1} ns",
-                p.initiator, p.responder, p.stats.median, p.stats.n, p.p25, p.p75
-            ));
-        }
-        match (ghz, r.value) {
-            (Some(g), Some(v)) => {
-                r = r.with_note(&format!("{:.0} cycles at the measured {g:.2} GHz", v * g))
-            }
-            _ => r = r.with_note(
-                "cycles not available: no measured clock (the frequency experiment did not run)",
+    by_rel
+}
+
+/// The record of relation `rel` from its pairs `ps`: the samples and how
+/// they were taken, and its notes (`label`: the relation in words).
+fn relation_record(
+    method: Method,
+    rel: &str,
+    ps: &[&PairStats],
+    label: &str,
+    mtext: &str,
+    ghz: Option<f64>,
+) -> ResultRecord {
+    let (samples, how) = if ps.len() == 1 && ps[0].pass_medians.len() >= 3 {
+        (
+            ps[0].pass_medians.clone(),
+            format!(
+                "the one pair ({},{}): one sample per pass (the pass's median), {} passes",
+                ps[0].initiator,
+                ps[0].responder,
+                ps[0].pass_medians.len()
             ),
+        )
+    } else if ps.len() == 1 && !ps[0].samples.is_empty() {
+        (
+            ps[0].samples.clone(),
+            format!(
+                "the one pair ({},{}): its {} samples",
+                ps[0].initiator, ps[0].responder, ps[0].stats.n
+            ),
+        )
+    } else {
+        (
+            ps.iter().map(|p| p.median()).collect(),
+            format!("{} pairs: one sample per pair (its median)", ps.len()),
+        )
+    };
+    let mut r = ResultRecord::of(ONE_WAY_LATENCY, "ns", false)
+        .with_param("method", method.as_str())
+        .with_param("relation", rel)
+        .with_method(&format!("{mtext}; {how}"), METHOD_VERSION)
+        .with_samples(samples);
+    r.higher_is_better = false;
+    r = r.with_note(&format!(
+        "CPU pairs whose closest shared declared level is: {label}"
+    ));
+    if let Some(n) = preemption_note(&ps.iter().map(|p| (*p).clone()).collect::<Vec<_>>()) {
+        r = r.with_note(&n);
+    }
+    if ps.len() == 1 {
+        let p = ps[0];
+        r = r.with_note(&format!(
+            "pair {},{}: median {:.1} ns over all {} samples, quartiles {:.1}–{:.1} ns",
+            p.initiator, p.responder, p.stats.median, p.stats.n, p.p25, p.p75
+        ));
+    }
+    match (ghz, r.value) {
+        (Some(g), Some(v)) => {
+            r = r.with_note(&format!("{:.0} cycles at the measured {g:.2} GHz", v * g))
         }
-        recs.push(r);
-    }
-    for rel in ["smt_sibling", c2c_infer::CROSS_PACKAGE] {
-        if !by_rel.contains_key(rel) {
-            // Did the plan hold such a pair? Then it was cut short, and the
-            // reason is the stop, not the machine.
-            let planned = plan.pairs.iter().any(|&(a, b)| match (idx(a), idx(b)) {
-                (Some(i), Some(j)) if rel == "smt_sibling" => decl.smt_siblings(i, j),
-                (Some(i), Some(j)) => decl.relation(i, j) == c2c_infer::CROSS_PACKAGE,
-                _ => false,
-            });
-            let stopped_why;
-            let why = match (rel, planned, run.stopped.as_deref()) {
-                (_, true, Some(s)) => {
-                    stopped_why = format!("not measured: such pairs were planned but {s}");
-                    stopped_why.as_str()
-                }
-                ("smt_sibling", _, _) => "no two measured CPUs are threads of one core (no SMT, or siblings not selected)",
-                _ => "all measured CPUs are in one package (or packages are not declared)",
-            };
-            recs.push(
-                ResultRecord::unavailable(
-                    ONE_WAY_LATENCY.experiment,
-                    ONE_WAY_LATENCY.metric,
-                    "ns",
-                    why,
-                )
-                .with_param("method", method.as_str())
-                .with_param("relation", rel),
-            );
+        _ => {
+            r = r.with_note(
+                "cycles not available: no measured clock (the frequency experiment did not run)",
+            )
         }
     }
-    for r in recs.iter_mut() {
-        r.higher_is_better = false;
+    r
+}
+
+/// Why relation `rel` (SMT siblings or cross package) has no pairs: the
+/// plan held such pairs but the rounds stopped first, or the measured CPUs
+/// have none.
+fn missing_relation_reason(rel: &str, run: &MatrixRun, plan: &Plan, decl: &Declared) -> String {
+    let idx = |c: usize| decl.index_of(c);
+    // Did the plan hold such a pair? Then it was cut short, and the
+    // reason is the stop, not the machine.
+    let planned = plan.pairs.iter().any(|&(a, b)| match (idx(a), idx(b)) {
+        (Some(i), Some(j)) if rel == "smt_sibling" => decl.smt_siblings(i, j),
+        (Some(i), Some(j)) => decl.relation(i, j) == c2c_infer::CROSS_PACKAGE,
+        _ => false,
+    });
+    match (rel, planned, run.stopped.as_deref()) {
+        (_, true, Some(s)) => format!("not measured: such pairs were planned but {s}"),
+        ("smt_sibling", _, _) => {
+            "no two measured CPUs are threads of one core (no SMT, or siblings not selected)"
+                .to_string()
+        }
+        _ => "all measured CPUs are in one package (or packages are not declared)".to_string(),
     }
-    (recs, inference)
 }
 
 /// What `cpuscope c2c` may change (`None`: the profile's choice).

@@ -50,8 +50,61 @@ pub fn svg_heatmap(
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0}" height="{h:.0}" role="img" aria-label="{t}" class="chart"><text x="0" y="14" font-weight="bold">{t}</text>"#,
         t = esc(title)
     );
+    let map = Heatmap {
+        cpus,
+        rows,
+        smt,
+        lo,
+        hi,
+        cell,
+        left,
+        top,
+    };
     if label {
-        for (i, c) in cpus.iter().enumerate() {
+        map.axis_labels(&mut s);
+    }
+    if n > DETAILED_HEATMAP {
+        map.quantised_runs(&mut s);
+        map.smt_dots(&mut s);
+    } else {
+        map.cells(&mut s);
+    }
+    let ly = top + size + 20.0;
+    let smt_how = if n > DETAILED_HEATMAP {
+        "dots"
+    } else {
+        "outlined"
+    };
+    let range = if hi > lo {
+        format!("{lo:.1} ns (green) … {hi:.1} ns (red)")
+    } else {
+        format!("{lo:.1} ns")
+    };
+    let _ = write!(
+        s,
+        r#"<text x="{left}" y="{ly:.0}">{range}; {smt_how}: SMT siblings; grey: not measured</text></svg>"#
+    );
+    s
+}
+
+/// A heat map being drawn: the matrix, its range of values and the
+/// geometry (cell size, left and top margins).
+struct Heatmap<'a> {
+    cpus: &'a [u64],
+    rows: &'a [Vec<Option<f64>>],
+    smt: &'a [(u64, u64)],
+    lo: f64,
+    hi: f64,
+    cell: f64,
+    left: f64,
+    top: f64,
+}
+
+impl Heatmap<'_> {
+    /// The CPU numbers along the top and the left side.
+    fn axis_labels(&self, s: &mut String) {
+        let (cell, left, top) = (self.cell, self.left, self.top);
+        for (i, c) in self.cpus.iter().enumerate() {
             let x = left + cell * i as f64 + cell / 2.0;
             let y = top + cell * i as f64 + cell / 2.0 + 4.0;
             let _ = write!(
@@ -62,15 +115,15 @@ pub fn svg_heatmap(
             );
         }
     }
-    let is_smt = |a: u64, b: u64| {
-        smt.iter()
-            .any(|&(x, y)| (x == a && y == b) || (x == b && y == a))
-    };
-    if n > DETAILED_HEATMAP {
-        // Large matrices: colours quantised to 32 steps and runs of equal
-        // colour along a row drawn as one rectangle with one tooltip; SMT
-        // siblings marked by a dot. Keeps a 256-CPU map to a few hundred KB.
-        for (i, row) in rows.iter().enumerate() {
+
+    /// Large matrices: colours quantised to 32 steps and runs of equal
+    /// colour along a row drawn as one rectangle with one tooltip. Keeps a
+    /// 256-CPU map to a few hundred KB.
+    fn quantised_runs(&self, s: &mut String) {
+        let (cpus, lo, hi) = (self.cpus, self.lo, self.hi);
+        let (cell, left, top) = (self.cell, self.left, self.top);
+        let n = cpus.len();
+        for (i, row) in self.rows.iter().enumerate() {
             let y = top + cell * i as f64;
             let key = |j: usize| -> i32 {
                 match row[j] {
@@ -118,10 +171,15 @@ pub fn svg_heatmap(
                 j = e;
             }
         }
-        for &(a, b) in smt {
+    }
+
+    /// Large matrices: SMT siblings marked by a dot.
+    fn smt_dots(&self, s: &mut String) {
+        let (cell, left, top) = (self.cell, self.left, self.top);
+        for &(a, b) in self.smt {
             let (Some(i), Some(j)) = (
-                cpus.iter().position(|&c| c == a),
-                cpus.iter().position(|&c| c == b),
+                self.cpus.iter().position(|&c| c == a),
+                self.cpus.iter().position(|&c| c == b),
             ) else {
                 continue;
             };
@@ -135,8 +193,20 @@ pub fn svg_heatmap(
                 );
             }
         }
-    } else {
-        for (i, row) in rows.iter().enumerate() {
+    }
+
+    /// Up to DETAILED_HEATMAP CPUs: one rectangle per cell with its
+    /// tooltip, SMT siblings outlined, values written in (up to 16 CPUs).
+    fn cells(&self, s: &mut String) {
+        let (cpus, lo, hi) = (self.cpus, self.lo, self.hi);
+        let (cell, left, top) = (self.cell, self.left, self.top);
+        let n = cpus.len();
+        let is_smt = |a: u64, b: u64| {
+            self.smt
+                .iter()
+                .any(|&(x, y)| (x == a && y == b) || (x == b && y == a))
+        };
+        for (i, row) in self.rows.iter().enumerate() {
             for (j, v) in row.iter().enumerate() {
                 let x = left + cell * j as f64;
                 let y = top + cell * i as f64;
@@ -179,22 +249,6 @@ pub fn svg_heatmap(
             }
         }
     }
-    let ly = top + size + 20.0;
-    let smt_how = if n > DETAILED_HEATMAP {
-        "dots"
-    } else {
-        "outlined"
-    };
-    let range = if hi > lo {
-        format!("{lo:.1} ns (green) … {hi:.1} ns (red)")
-    } else {
-        format!("{lo:.1} ns")
-    };
-    let _ = write!(
-        s,
-        r#"<text x="{left}" y="{ly:.0}">{range}; {smt_how}: SMT siblings; grey: not measured</text></svg>"#
-    );
-    s
 }
 
 /// Horizontal bars on a logarithmic scale (figures spanning 0.1 ns to tens

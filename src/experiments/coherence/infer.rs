@@ -746,15 +746,73 @@ pub fn infer_with(m: &LatencyMatrix, clean: &LatencyMatrix, decl: &Declared) -> 
         inference.notes = notes;
         return inference;
     }
-    let mut cuts = level_cuts(&merges.iter().map(|m| m.height).collect::<Vec<_>>());
-    // Merge adjacent levels that the noise does not separate, one boundary
-    // at a time (the lowest failing first), until every boundary holds.
     // Sized on the measured matrix: leaving preempted pairs out must not
     // lower the bar for a group.
     let min_pairs = min_level_pairs(n, measured);
+    let (parts, merged_why) = separated_partitions(clean, &merges, min_pairs);
+    if !merged_why.is_empty() {
+        notes.push(format!(
+            "{} latency step(s) not separated beyond the noise merged into one group: {}",
+            merged_why.len(),
+            merged_why.join("; ")
+        ));
+    }
+    // CPUs whose every measured pair was left out are in no group.
+    let placed: Vec<bool> = (0..n).map(|i| has_pair(clean, i)).collect();
+    let unplaced: Vec<usize> = (0..n)
+        .filter(|&i| !placed[i] && has_pair(m, i))
+        .map(|i| m.cpus[i])
+        .collect();
+    if !unplaced.is_empty() {
+        notes.push(format!(
+            "CPU(s) {}: every pair left out as preempted, so in no latency group",
+            fmt_cpus(&unplaced)
+        ));
+    }
+    let roots = top_groups(m, &parts, &placed);
+    if roots > 1 {
+        notes.push(format!(
+            "the measured pairs leave {roots} separate groups at the top (no measured pair joins them)"
+        ));
+    }
+    let whole = vec![0usize; n];
+    let decl_parts = declared_parts(decl, n, &whole);
+    let mut matched_decl: Vec<bool> = vec![false; decl_parts.len()];
+    let levels = measured_levels(
+        clean,
+        &parts,
+        (&decl_parts, &mut matched_decl),
+        &placed,
+        &mut findings,
+    );
+    closing_findings(
+        clean,
+        &decl_parts,
+        &matched_decl,
+        partial || pairs_clean < measured,
+        &levels,
+        &mut findings,
+    );
+    inference.levels = levels;
+    inference.findings = findings;
+    inference.notes = notes;
+    inference
+}
+
+/// Step of `infer`: the partitions at the cuts of the merge heights, after
+/// merging adjacent levels that the noise does not separate (one boundary at
+/// a time, the lowest failing first, until every boundary holds;
+/// `min_pairs`: the fewest pairs a level needs), and why each was merged.
+fn separated_partitions(
+    clean: &LatencyMatrix,
+    merges: &[Merge],
+    min_pairs: usize,
+) -> (Vec<Vec<usize>>, Vec<String>) {
+    let n = clean.n();
+    let mut cuts = level_cuts(&merges.iter().map(|m| m.height).collect::<Vec<_>>());
     let mut merged_why = Vec::new();
     let parts = loop {
-        let parts = partitions_at_cuts(&merges, &cuts, n);
+        let parts = partitions_at_cuts(merges, &cuts, n);
         let mut steps: Vec<(usize, LevelPairs)> = Vec::new();
         let mut prev: Vec<usize> = (0..n).collect();
         for (ci, part) in parts.iter().enumerate() {
@@ -786,27 +844,19 @@ pub fn infer_with(m: &LatencyMatrix, clean: &LatencyMatrix, decl: &Declared) -> 
             _ => break parts,
         }
     };
-    if !merged_why.is_empty() {
-        notes.push(format!(
-            "{} latency step(s) not separated beyond the noise merged into one group: {}",
-            merged_why.len(),
-            merged_why.join("; ")
-        ));
-    }
-    // CPUs whose every measured pair was left out are in no group.
-    let has_pair = |mm: &LatencyMatrix, i: usize| (0..n).any(|j| j != i && mm.dist(i, j).is_some());
-    let placed: Vec<bool> = (0..n).map(|i| has_pair(clean, i)).collect();
-    let unplaced: Vec<usize> = (0..n)
-        .filter(|&i| !placed[i] && has_pair(m, i))
-        .map(|i| m.cpus[i])
-        .collect();
-    if !unplaced.is_empty() {
-        notes.push(format!(
-            "CPU(s) {}: every pair left out as preempted, so in no latency group",
-            fmt_cpus(&unplaced)
-        ));
-    }
-    let roots = parts
+    (parts, merged_why)
+}
+
+/// Whether CPU index `i` has a measured pair in `m`.
+fn has_pair(m: &LatencyMatrix, i: usize) -> bool {
+    (0..m.n()).any(|j| j != i && m.dist(i, j).is_some())
+}
+
+/// How many separate groups the last partition leaves at the top, counting
+/// the CPUs in a group (`placed`) and those with no measured pair at all.
+fn top_groups(m: &LatencyMatrix, parts: &[Vec<usize>], placed: &[bool]) -> usize {
+    let n = m.n();
+    parts
         .last()
         .map(|p| {
             let mut g: Vec<usize> = (0..n)
@@ -817,16 +867,14 @@ pub fn infer_with(m: &LatencyMatrix, clean: &LatencyMatrix, decl: &Declared) -> 
             g.dedup();
             g.len()
         })
-        .unwrap_or(n);
-    if roots > 1 {
-        notes.push(format!(
-            "the measured pairs leave {roots} separate groups at the top (no measured pair joins them)"
-        ));
-    }
-    // Declared partitions plus the whole machine; a partition that puts
-    // every CPU alone (the cores of a machine without SMT, a per-core L2)
-    // joins no pair, so it names no group and bounds no hidden level.
-    let whole = vec![0usize; n];
+        .unwrap_or(n)
+}
+
+/// Step of `infer`: the declared partitions plus the whole machine
+/// (`whole`: every CPU in group 0); a partition that puts every CPU alone
+/// (the cores of a machine without SMT, a per-core L2) joins no pair, so it
+/// names no group and bounds no hidden level.
+fn declared_parts<'a>(decl: &'a Declared, n: usize, whole: &'a [usize]) -> Vec<DeclPart<'a>> {
     let mut decl_parts: Vec<DeclPart> = decl
         .levels
         .iter()
@@ -834,12 +882,24 @@ pub fn infer_with(m: &LatencyMatrix, clean: &LatencyMatrix, decl: &Declared) -> 
         .map(|l| (l.label.clone(), l.names.clone(), l.group_of.as_slice()))
         .collect();
     if !decl_parts.iter().any(|(_, _, p)| p.iter().all(|&g| g == 0)) {
-        decl_parts.push(("whole machine".into(), vec!["machine".into()], &whole));
+        decl_parts.push(("whole machine".into(), vec!["machine".into()], whole));
     }
+    decl_parts
+}
 
+/// Step of `infer`: the measured level each partition adds, matched
+/// against the declared partitions (marking `matched_decl`), numbered from
+/// 1 with its increment over the one below.
+fn measured_levels(
+    clean: &LatencyMatrix,
+    parts: &[Vec<usize>],
+    (decl_parts, matched_decl): (&[DeclPart], &mut [bool]),
+    placed: &[bool],
+    findings: &mut Vec<String>,
+) -> Vec<MeasuredLevel> {
+    let n = clean.n();
     let mut levels: Vec<MeasuredLevel> = Vec::new();
     let mut prev_part: Vec<usize> = (0..n).collect();
-    let mut matched_decl: Vec<bool> = vec![false; decl_parts.len()];
     for (li, part) in parts.iter().enumerate() {
         let Some(mut level) = level_step(clean, part, &prev_part) else {
             prev_part = part.clone();
@@ -850,10 +910,10 @@ pub fn infer_with(m: &LatencyMatrix, clean: &LatencyMatrix, decl: &Declared) -> 
             li,
             &mut level,
             part,
-            &decl_parts,
-            &placed,
-            &mut matched_decl,
-            &mut findings,
+            decl_parts,
+            placed,
+            matched_decl,
+            findings,
         );
         level.increment_ns = levels
             .last()
@@ -862,18 +922,7 @@ pub fn infer_with(m: &LatencyMatrix, clean: &LatencyMatrix, decl: &Declared) -> 
         levels.push(level);
         prev_part = part.clone();
     }
-    closing_findings(
-        clean,
-        &decl_parts,
-        &matched_decl,
-        partial || pairs_clean < measured,
-        &levels,
-        &mut findings,
-    );
-    inference.levels = levels;
-    inference.findings = findings;
-    inference.notes = notes;
-    inference
+    levels
 }
 
 /// The pairs a level adds: their latencies and (where known) their own

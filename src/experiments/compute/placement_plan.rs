@@ -85,6 +85,40 @@ pub struct MemoryPlacement {
     pub not_applicable: Option<String>,
 }
 
+impl MemoryPlacement {
+    /// A placement this machine cannot offer, with the reason.
+    fn na(name: &str, what: &str, cpu: Option<usize>, reason: &str) -> MemoryPlacement {
+        MemoryPlacement {
+            name: name.into(),
+            what: what.into(),
+            cpu,
+            policy_text: None,
+            policy: None,
+            distance: None,
+            not_applicable: Some(reason.into()),
+        }
+    }
+
+    /// A thread on `cpu` with its memory placed by `policy`.
+    fn bound(
+        name: &str,
+        what: String,
+        cpu: Option<usize>,
+        policy: MemPolicy,
+        distance: Option<u32>,
+    ) -> MemoryPlacement {
+        MemoryPlacement {
+            name: name.into(),
+            what,
+            cpu,
+            policy_text: Some(policy.to_string()),
+            policy: Some(policy),
+            distance,
+            not_applicable: None,
+        }
+    }
+}
+
 /// Everything the placement study will run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Plan {
@@ -534,15 +568,30 @@ fn numa(v: &View) -> Comparison {
 
 fn spread(v: &View, k: usize) -> Comparison {
     let nodes = v.cpu_nodes();
-    let mut sets = Vec::new();
-    let half = k / 2;
+    let mut sets = vec![one_node_set(v, &nodes, k)];
+    // k/2 + k/2 in two nodes, of one package / of two packages.
+    for (name, same_pkg, label) in [
+        ("two_nodes_same_socket", true, "one socket"),
+        ("two_nodes_cross_socket", false, "two sockets"),
+    ] {
+        sets.push(two_nodes_set(v, &nodes, k / 2, (name, label), same_pkg));
+    }
+    sets.push(all_nodes_set(v, &nodes, k));
+    sets.push(smt_packed_set(v, k));
+    Comparison {
+        name: "spread".into(),
+        question: format!("{k} threads: packed in one node vs spread over nodes and sockets"),
+        sets,
+    }
+}
 
-    // k cores in one node.
+/// `one_node`: k cores in one node.
+fn one_node_set(v: &View, nodes: &[Option<usize>], k: usize) -> PlacementSet {
     let one = nodes
         .iter()
         .map(|n| v.cores_in_node(*n))
         .find(|c| c.len() >= k);
-    sets.push(match one {
+    match one {
         Some(c) => PlacementSet::ok(
             "one_node",
             format!("{k} cores in {}", node_text(c[0].node)),
@@ -553,111 +602,124 @@ fn spread(v: &View, k: usize) -> Comparison {
             &format!("{k} cores in one NUMA node"),
             format!("no NUMA node holds {k} usable cores"),
         ),
-    });
+    }
+}
 
-    // k/2 + k/2 in two nodes, of one package / of two packages.
-    let two = |same_pkg: bool| -> Option<(Vec<Loc>, Vec<Loc>)> {
-        for (i, a) in nodes.iter().enumerate() {
-            let ca = v.cores_in_node(*a);
-            if ca.len() < half {
-                continue;
-            }
-            for b in &nodes[i + 1..] {
-                let cb = v.cores_in_node(*b);
-                let same = v.package_of_node(*a) == v.package_of_node(*b);
-                if cb.len() >= half && same == same_pkg {
-                    return Some((ca[..half].to_vec(), cb[..half].to_vec()));
-                }
+/// The first two nodes, of one package (`same_pkg`) or of two, with `half`
+/// usable cores each, and those cores.
+fn two_nodes(
+    v: &View,
+    nodes: &[Option<usize>],
+    half: usize,
+    same_pkg: bool,
+) -> Option<(Vec<Loc>, Vec<Loc>)> {
+    for (i, a) in nodes.iter().enumerate() {
+        let ca = v.cores_in_node(*a);
+        if ca.len() < half {
+            continue;
+        }
+        for b in &nodes[i + 1..] {
+            let cb = v.cores_in_node(*b);
+            let same = v.package_of_node(*a) == v.package_of_node(*b);
+            if cb.len() >= half && same == same_pkg {
+                return Some((ca[..half].to_vec(), cb[..half].to_vec()));
             }
         }
-        None
-    };
-    for (name, same_pkg, label) in [
-        ("two_nodes_same_socket", true, "one socket"),
-        ("two_nodes_cross_socket", false, "two sockets"),
-    ] {
-        let what = format!("{half} + {half} cores in two NUMA nodes of {label}");
-        sets.push(if half == 0 {
-            PlacementSet::na(name, &what, "fewer than two usable cores")
-        } else {
-            match two(same_pkg) {
-                Some((a, b)) => {
-                    let mut all = a.clone();
-                    all.extend(b.iter().copied());
-                    PlacementSet::ok(
-                        name,
-                        format!(
-                            "{half} cores in {} + {half} in {}",
-                            node_text(a[0].node),
-                            node_text(b[0].node)
-                        ),
-                        set_of(&all),
-                    )
-                }
-                None => PlacementSet::na(
-                    name,
-                    &what,
-                    if nodes.len() <= 1 {
-                        "one NUMA node (among the usable CPUs)".to_string()
-                    } else if same_pkg {
-                        format!("no socket holds two NUMA nodes with {half} usable cores each")
-                    } else if !v.packages_known {
-                        "packages unknown: cannot tell sockets apart".to_string()
-                    } else {
-                        format!(
-                            "no two NUMA nodes on different sockets with {half} usable cores each"
-                        )
-                    },
-                ),
-            }
-        });
     }
+    None
+}
 
-    // One core per node, round robin.
+/// `half` + `half` cores in two nodes of one package (`same_pkg`) or of two
+/// (`name`, and `label`: which, in words).
+fn two_nodes_set(
+    v: &View,
+    nodes: &[Option<usize>],
+    half: usize,
+    (name, label): (&str, &str),
+    same_pkg: bool,
+) -> PlacementSet {
+    let what = format!("{half} + {half} cores in two NUMA nodes of {label}");
+    if half == 0 {
+        return PlacementSet::na(name, &what, "fewer than two usable cores");
+    }
+    match two_nodes(v, nodes, half, same_pkg) {
+        Some((a, b)) => {
+            let mut all = a.clone();
+            all.extend(b.iter().copied());
+            PlacementSet::ok(
+                name,
+                format!(
+                    "{half} cores in {} + {half} in {}",
+                    node_text(a[0].node),
+                    node_text(b[0].node)
+                ),
+                set_of(&all),
+            )
+        }
+        None => PlacementSet::na(
+            name,
+            &what,
+            if nodes.len() <= 1 {
+                "one NUMA node (among the usable CPUs)".to_string()
+            } else if same_pkg {
+                format!("no socket holds two NUMA nodes with {half} usable cores each")
+            } else if !v.packages_known {
+                "packages unknown: cannot tell sockets apart".to_string()
+            } else {
+                format!("no two NUMA nodes on different sockets with {half} usable cores each")
+            },
+        ),
+    }
+}
+
+/// `all_nodes`: k cores, one core per node, round robin.
+fn all_nodes_set(v: &View, nodes: &[Option<usize>], k: usize) -> PlacementSet {
     if nodes.len() <= 1 {
-        sets.push(PlacementSet::na(
+        return PlacementSet::na(
             "all_nodes",
             &format!("{k} cores spread one per NUMA node"),
             "one NUMA node (among the usable CPUs)",
-        ));
-    } else {
-        let per: Vec<Vec<Loc>> = nodes.iter().map(|n| v.cores_in_node(*n)).collect();
-        let mut picked = Vec::new();
-        let mut round = 0;
-        while picked.len() < k {
-            let before = picked.len();
-            for c in &per {
-                if picked.len() < k {
-                    if let Some(l) = c.get(round) {
-                        picked.push(*l);
-                    }
+        );
+    }
+    let per: Vec<Vec<Loc>> = nodes.iter().map(|n| v.cores_in_node(*n)).collect();
+    let mut picked = Vec::new();
+    let mut round = 0;
+    while picked.len() < k {
+        let before = picked.len();
+        for c in &per {
+            if picked.len() < k {
+                if let Some(l) = c.get(round) {
+                    picked.push(*l);
                 }
             }
-            if picked.len() == before {
-                break;
-            }
-            round += 1;
         }
-        let used = nodes.len().min(k);
-        sets.push(if picked.len() == k {
-            PlacementSet::ok(
-                "all_nodes",
-                format!("{k} cores spread round-robin over {used} NUMA nodes"),
-                set_of(&picked),
-            )
-        } else {
-            PlacementSet::na(
-                "all_nodes",
-                &format!("{k} cores spread one per NUMA node"),
-                format!("fewer than {k} usable cores"),
-            )
-        });
+        if picked.len() == before {
+            break;
+        }
+        round += 1;
     }
+    let used = nodes.len().min(k);
+    if picked.len() == k {
+        PlacementSet::ok(
+            "all_nodes",
+            format!("{k} cores spread round-robin over {used} NUMA nodes"),
+            set_of(&picked),
+        )
+    } else {
+        PlacementSet::na(
+            "all_nodes",
+            &format!("{k} cores spread one per NUMA node"),
+            format!("fewer than {k} usable cores"),
+        )
+    }
+}
 
-    // k threads packed on k/2 cores' SMT siblings.
+/// `smt_packed`: k threads packed on k/2 cores' SMT siblings.
+fn smt_packed_set(v: &View, k: usize) -> PlacementSet {
+    let half = k / 2;
     let sib: Vec<&Vec<usize>> = v.core_cpus.values().filter(|c| c.len() >= 2).collect();
     let what = format!("{k} threads on the SMT siblings of {half} cores");
-    sets.push(if half == 0 {
+    if half == 0 {
         PlacementSet::na("smt_packed", &what, "fewer than two usable cores")
     } else if sib.len() >= half {
         let mut s = CpuSet::new();
@@ -678,41 +740,30 @@ fn spread(v: &View, k: usize) -> Comparison {
             &what,
             format!("only {} cores have two usable hardware threads", sib.len()),
         )
-    });
-    Comparison {
-        name: "spread".into(),
-        question: format!("{k} threads: packed in one node vs spread over nodes and sockets"),
-        sets,
     }
 }
 
+/// The memory placements of the placement study, in order.
+const MEMORY_NAMES: [(&str, &str); 4] = [
+    ("local", "memory on the thread's own node"),
+    ("remote_near", "memory on the nearest other node"),
+    ("remote_far", "memory on the farthest node"),
+    ("interleave", "memory interleaved over all nodes"),
+];
+
 fn memory(v: &View) -> Vec<MemoryPlacement> {
-    let na = |name: &str, what: &str, r: &str| MemoryPlacement {
-        name: name.into(),
-        what: what.into(),
-        cpu: None,
-        policy_text: None,
-        policy: None,
-        distance: None,
-        not_applicable: Some(r.into()),
-    };
-    let names = [
-        ("local", "memory on the thread's own node"),
-        ("remote_near", "memory on the nearest other node"),
-        ("remote_far", "memory on the farthest node"),
-        ("interleave", "memory interleaved over all nodes"),
-    ];
-    if v.locs.is_empty() {
-        return names
+    let names = MEMORY_NAMES;
+    let all_na = |r: &str| {
+        names
             .iter()
-            .map(|(n, w)| na(n, w, "no usable CPU"))
-            .collect();
+            .map(|(n, w)| MemoryPlacement::na(n, w, None, r))
+            .collect()
+    };
+    if v.locs.is_empty() {
+        return all_na("no usable CPU");
     }
     if v.locs.iter().all(|l| l.node.is_none()) {
-        return names
-            .iter()
-            .map(|(n, w)| na(n, w, "NUMA nodes unknown"))
-            .collect();
+        return all_na("NUMA nodes unknown");
     }
     // The home CPU: the first usable CPU whose node holds memory this
     // process may use (a CPU-only node, or one outside the cpuset's mems,
@@ -726,40 +777,53 @@ fn memory(v: &View) -> Vec<MemoryPlacement> {
             "no usable CPU sits on a node whose memory this process may use (memory nodes allowed: {})",
             v.mem_nodes.iter().copied().collect::<CpuSet>()
         );
-        return names.iter().map(|(n, w)| na(n, w, &r)).collect();
+        return all_na(&r);
     };
-    let mk = |name: &str, what: String, cpu: usize, policy: MemPolicy, distance: Option<u32>| {
-        MemoryPlacement {
-            name: name.into(),
-            what,
-            cpu: Some(cpu),
-            policy_text: Some(policy.to_string()),
-            policy: Some(policy),
-            distance,
-            not_applicable: None,
-        }
-    };
-    let mut out = vec![mk(
+    let mut out = vec![MemoryPlacement::bound(
         "local",
         format!("CPU {} with memory bound to its node {home}", first.cpu),
-        first.cpu,
+        Some(first.cpu),
         MemPolicy::Bind(CpuSet::from_ids([home])),
         v.distance(home, home),
     )];
-    // Remote: the home CPU with memory bound to another allowed memory node;
-    // where there is none, a CPU of another node with memory bound to home.
-    struct Remote {
-        cpu: usize,
-        cpu_node: usize,
-        mem: usize,
-        distance: Option<u32>,
+    let remotes = remote_candidates(v, first.cpu, home);
+    if remotes.is_empty() {
+        let r = if v.nodes.len() <= 1 {
+            "one NUMA node: there is no remote memory".to_string()
+        } else {
+            format!(
+                "one usable NUMA node: no other node with memory this process may use (allowed {}) and no usable CPU on another node",
+                v.mem_nodes.iter().copied().collect::<CpuSet>()
+            )
+        };
+        for (n, w) in &names[1..] {
+            out.push(MemoryPlacement::na(n, w, None, &r));
+        }
+        return out;
     }
+    out.extend(remote_near_far(&remotes));
+    out.push(interleave_from(v, first.cpu, home));
+    out
+}
+
+/// A remote placement: a CPU with memory bound to a node other than its own.
+struct Remote {
+    cpu: usize,
+    cpu_node: usize,
+    mem: usize,
+    distance: Option<u32>,
+}
+
+/// The remote placements: the home CPU (`cpu`, on node `home`) with memory
+/// bound to another allowed memory node; where there is none, a CPU of
+/// another node with memory bound to home.
+fn remote_candidates(v: &View, cpu: usize, home: usize) -> Vec<Remote> {
     let mut remotes: Vec<Remote> = v
         .mem_nodes
         .iter()
         .filter(|&&n| n != home)
         .map(|&n| Remote {
-            cpu: first.cpu,
+            cpu,
             cpu_node: home,
             mem: n,
             distance: v.distance(home, n),
@@ -779,20 +843,13 @@ fn memory(v: &View) -> Vec<MemoryPlacement> {
             }
         }
     }
-    if remotes.is_empty() {
-        let r = if v.nodes.len() <= 1 {
-            "one NUMA node: there is no remote memory".to_string()
-        } else {
-            format!(
-                "one usable NUMA node: no other node with memory this process may use (allowed {}) and no usable CPU on another node",
-                v.mem_nodes.iter().copied().collect::<CpuSet>()
-            )
-        };
-        for (n, w) in &names[1..] {
-            out.push(na(n, w, &r));
-        }
-        return out;
-    }
+    remotes
+}
+
+/// `remote_near` and `remote_far` from the remote placements (at least
+/// one): the nearest and the farthest, far not applicable when distances
+/// are unknown or all equal.
+fn remote_near_far(remotes: &[Remote]) -> [MemoryPlacement; 2] {
     let known = remotes.iter().all(|d| d.distance.is_some());
     let near = remotes
         .iter()
@@ -819,54 +876,62 @@ fn memory(v: &View) -> Vec<MemoryPlacement> {
                 .unwrap_or_default()
         )
     };
-    out.push(mk(
+    let near_p = MemoryPlacement::bound(
         "remote_near",
         remote_text(near),
-        near.cpu,
+        Some(near.cpu),
         MemPolicy::Bind(CpuSet::from_ids([near.mem])),
         near.distance,
-    ));
-    if !known {
-        out.push(na(
+    );
+    let far_p = if !known {
+        MemoryPlacement::na(
             "remote_far",
             "memory on the farthest node",
+            None,
             "node distances unknown",
-        ));
+        )
     } else if far.distance == near.distance {
-        out.push(na(
+        MemoryPlacement::na(
             "remote_far",
             "memory on the farthest node",
+            None,
             "every other node is at the same distance as the nearest",
-        ));
+        )
     } else {
-        out.push(mk(
+        MemoryPlacement::bound(
             "remote_far",
             remote_text(far),
-            far.cpu,
+            Some(far.cpu),
             MemPolicy::Bind(CpuSet::from_ids([far.mem])),
             far.distance,
-        ));
-    }
+        )
+    };
+    [near_p, far_p]
+}
+
+/// `interleave`: the home CPU (`cpu`, on node `home`) with memory
+/// interleaved over every allowed memory node.
+fn interleave_from(v: &View, cpu: usize, home: usize) -> MemoryPlacement {
     if v.mem_nodes.len() < 2 {
-        out.push(na(
+        MemoryPlacement::na(
             "interleave",
             "memory interleaved over all nodes",
+            None,
             &format!(
                 "one usable memory node ({}): nothing to interleave over",
                 home
             ),
-        ));
+        )
     } else {
         let all: CpuSet = v.mem_nodes.iter().copied().collect();
-        out.push(mk(
+        MemoryPlacement::bound(
             "interleave",
-            format!("CPU {} with memory interleaved over nodes {all}", first.cpu),
-            first.cpu,
+            format!("CPU {} with memory interleaved over nodes {all}", cpu),
+            Some(cpu),
             MemPolicy::Interleave(all),
             None,
-        ));
+        )
     }
-    out
 }
 
 /// The CPU sets a command that needs `k` CPUs can be bound to, and what the
@@ -1003,6 +1068,14 @@ pub fn sized_sets(m: &MachineInfo, usable: &CpuSet, k: usize) -> SizedPlan {
     SizedPlan { k, sets, notes }
 }
 
+/// The memory policies for a set, in order.
+const SET_MEMORY_NAMES: [(&str, &str); 4] = [
+    ("local", "memory on the set's own nodes"),
+    ("preferred", "memory preferred on the set's first node"),
+    ("interleave", "memory interleaved over all nodes"),
+    ("remote", "memory on the nearest node outside the set"),
+];
+
 /// Memory policies for a command bound to `set` (a subset of `usable`):
 /// `local` (bound to the set's own nodes), `preferred` (the node of the
 /// set's first CPU, falling back elsewhere when full), `interleave` (over
@@ -1012,21 +1085,8 @@ pub fn sized_sets(m: &MachineInfo, usable: &CpuSet, k: usize) -> SizedPlan {
 pub fn memory_for_set(m: &MachineInfo, usable: &CpuSet, set: &CpuSet) -> Vec<MemoryPlacement> {
     let mut scratch = Vec::new();
     let v = View::new(m, usable, &mut scratch);
-    let names = [
-        ("local", "memory on the set's own nodes"),
-        ("preferred", "memory preferred on the set's first node"),
-        ("interleave", "memory interleaved over all nodes"),
-        ("remote", "memory on the nearest node outside the set"),
-    ];
-    let na = |name: &str, what: &str, r: &str| MemoryPlacement {
-        name: name.into(),
-        what: what.into(),
-        cpu: set.first(),
-        policy_text: None,
-        policy: None,
-        distance: None,
-        not_applicable: Some(r.into()),
-    };
+    let names = SET_MEMORY_NAMES;
+    let cpu = set.first();
     let mut set_nodes: Vec<usize> = v
         .locs
         .iter()
@@ -1038,7 +1098,7 @@ pub fn memory_for_set(m: &MachineInfo, usable: &CpuSet, set: &CpuSet) -> Vec<Mem
     if set_nodes.is_empty() {
         return names
             .iter()
-            .map(|(n, w)| na(n, w, "NUMA nodes unknown"))
+            .map(|(n, w)| MemoryPlacement::na(n, w, cpu, "NUMA nodes unknown"))
             .collect();
     }
     let local: CpuSet = set_nodes
@@ -1054,61 +1114,79 @@ pub fn memory_for_set(m: &MachineInfo, usable: &CpuSet, set: &CpuSet) -> Vec<Mem
     let home = first_node
         .filter(|n| v.mem_nodes.contains(n))
         .or_else(|| local.first());
-    let mk = |name: &str, what: String, policy: MemPolicy, distance: Option<u32>| MemoryPlacement {
-        name: name.into(),
-        what,
-        cpu: set.first(),
-        policy_text: Some(policy.to_string()),
-        policy: Some(policy),
-        distance,
-        not_applicable: None,
-    };
-    let mut out = Vec::new();
-    match home {
-        None => {
-            let r = "the set's nodes hold no memory this process may use";
-            out.push(na("local", names[0].1, r));
-            out.push(na("preferred", names[1].1, r));
-        }
-        Some(home) => {
-            out.push(mk(
-                "local",
-                format!("memory bound to the set's node(s) {local}"),
-                MemPolicy::Bind(local.clone()),
-                v.distance(home, home),
-            ));
-            if v.mem_nodes.len() < 2 {
-                out.push(na(
-                    "preferred",
-                    names[1].1,
-                    "one memory node: preferred is the same as local",
-                ));
-            } else {
-                out.push(mk(
-                    "preferred",
-                    format!("memory preferred on node {home}, elsewhere when it is full"),
-                    MemPolicy::Preferred(home),
-                    v.distance(home, home),
-                ));
-            }
-        }
-    }
+    let mut out = local_and_preferred(&v, cpu, home, &local).to_vec();
     if v.mem_nodes.len() < 2 {
-        out.push(na(
+        out.push(MemoryPlacement::na(
             "interleave",
             names[2].1,
+            cpu,
             "one memory node: nothing to interleave over",
         ));
     } else {
         let all: CpuSet = v.mem_nodes.iter().copied().collect();
-        out.push(mk(
+        out.push(MemoryPlacement::bound(
             "interleave",
             format!("memory interleaved over nodes {all}"),
+            cpu,
             MemPolicy::Interleave(all),
             None,
         ));
     }
-    let from = home.or(first_node);
+    out.push(remote_for_set(&v, cpu, &set_nodes, home.or(first_node)));
+    out
+}
+
+/// `local` (bound to the set's nodes that hold memory, `local`) and
+/// `preferred` (on `home`, the node of the set's first CPU) for a set
+/// whose first CPU is `cpu`.
+fn local_and_preferred(
+    v: &View,
+    cpu: Option<usize>,
+    home: Option<usize>,
+    local: &CpuSet,
+) -> [MemoryPlacement; 2] {
+    let names = SET_MEMORY_NAMES;
+    let Some(home) = home else {
+        let r = "the set's nodes hold no memory this process may use";
+        return [
+            MemoryPlacement::na("local", names[0].1, cpu, r),
+            MemoryPlacement::na("preferred", names[1].1, cpu, r),
+        ];
+    };
+    let local_p = MemoryPlacement::bound(
+        "local",
+        format!("memory bound to the set's node(s) {local}"),
+        cpu,
+        MemPolicy::Bind(local.clone()),
+        v.distance(home, home),
+    );
+    let preferred = if v.mem_nodes.len() < 2 {
+        MemoryPlacement::na(
+            "preferred",
+            names[1].1,
+            cpu,
+            "one memory node: preferred is the same as local",
+        )
+    } else {
+        MemoryPlacement::bound(
+            "preferred",
+            format!("memory preferred on node {home}, elsewhere when it is full"),
+            cpu,
+            MemPolicy::Preferred(home),
+            v.distance(home, home),
+        )
+    };
+    [local_p, preferred]
+}
+
+/// `remote`: memory bound to the allowed memory node outside the set
+/// (`set_nodes`) nearest to `from`.
+fn remote_for_set(
+    v: &View,
+    cpu: Option<usize>,
+    set_nodes: &[usize],
+    from: Option<usize>,
+) -> MemoryPlacement {
     let remote = v
         .mem_nodes
         .iter()
@@ -1118,25 +1196,26 @@ pub fn memory_for_set(m: &MachineInfo, usable: &CpuSet, set: &CpuSet) -> Vec<Mem
     match remote {
         Some(r) => {
             let d = from.and_then(|f| v.distance(f, r));
-            out.push(mk(
+            MemoryPlacement::bound(
                 "remote",
                 format!(
                     "memory bound to node {r}, outside the set{}",
                     d.map(|d| format!(" (distance {d})")).unwrap_or_default()
                 ),
+                cpu,
                 MemPolicy::Bind(CpuSet::from_ids([r])),
                 d,
-            ));
+            )
         }
-        None => out.push(na(
+        None => MemoryPlacement::na(
             "remote",
-            names[3].1,
+            SET_MEMORY_NAMES[3].1,
+            cpu,
             if v.nodes.len() <= 1 {
                 "one NUMA node: there is no remote memory"
             } else {
                 "the set spans every node this process may take memory from"
             },
-        )),
+        ),
     }
-    out
 }

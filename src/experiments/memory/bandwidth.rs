@@ -747,18 +747,7 @@ pub fn run_plan(
     // Sweep.
     for (placement, order, same) in &orders {
         if let Some(q) = same {
-            out(ResultRecord::unavailable(
-                SWEEP.experiment,
-                SWEEP.metric,
-                "GB/s",
-                &format!(
-                    "{} places threads exactly like {} on this machine (same CPU order {}): not measured twice",
-                    placement.name(),
-                    q.name(),
-                    CpuSet::from_ids(order.iter().copied())
-                ),
-            )
-            .with_param(PLACEMENT_PARAM, placement.name()))?;
+            out(same_order_record(*placement, order, *q))?;
             continue;
         }
         let mut arrays: Option<(usize, StreamArrays)> = None;
@@ -824,63 +813,10 @@ pub fn run_plan(
         }
         // Saturation per sweep variant.
         for v in &plan.sweep {
-            let pts: Vec<(usize, f64)> = curve
-                .iter()
-                .filter(|(x, _, _)| x == v)
-                .map(|(_, n, g)| (*n, *g))
-                .collect();
-            let sat = saturation(&pts);
-            let best = pts.iter().map(|p| p.1).fold(f64::NAN, f64::max);
-            let mut r = ResultRecord::of(SATURATION_THREADS, "threads", false)
-                .with_param("kernel", v.kernel.name())
-                .with_param("width", v.width.name())
-                .with_param("store", v.store.name())
-                .with_param(PLACEMENT_PARAM, placement.name())
-                .with_method("smallest thread count after which one more step of the sweep gains 5% or less (derived from the sweep medians)", METHOD_VERSION)
-                .with_data(json!({"curve": pts}));
-            match sat {
-                Some(s) => {
-                    r.value = Some(s as f64);
-                    r = r.with_note(&format!("peak {best:.1} GB/s over the sweep"));
-                }
-                None if pts.len() < 2 => {
-                    r.unavailable_reason = Some(format!(
-                        "a sweep needs at least two thread counts: {} measured ({})",
-                        pts.len(),
-                        if order.len() < 2 {
-                            "one usable CPU"
-                        } else {
-                            "the thread counts asked for"
-                        }
-                    ));
-                }
-                None => {
-                    r.unavailable_reason = Some(format!(
-                        "still growing by more than 5% at {} threads (all usable CPUs): not saturated",
-                        pts.last().map(|p| p.0).unwrap_or(0)
-                    ));
-                }
-            }
-            out(r)?;
+            out(saturation_record(v, *placement, &curve, order.len()))?;
         }
     }
-    // Per-core ceiling: the best single-thread median over the kernels.
-    if let Some(best) = one_thread
-        .iter()
-        .filter_map(|p| crate::harness::Stats::from_samples(&p.samples).map(|s| (p, s.median)))
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-    {
-        let mut r = ResultRecord::of(PER_CORE_CEILING, "GB/s", true)
-            .with_method(
-                "highest single-thread median over the measured kernels (counted bytes)",
-                METHOD_VERSION,
-            )
-            .with_note(&format!(
-                "from {} on CPU {:?}",
-                best.0.variant.label(),
-                best.0.cpus
-            ));
-        r.value = Some(best.1);
+    if let Some(r) = per_core_ceiling(&one_thread) {
         out(r)?;
     }
     // Cache levels.
@@ -888,6 +824,93 @@ pub fn run_plan(
         cache_levels(ctx, plan, out)?;
     }
     Ok(())
+}
+
+/// The sweep record of a placement that orders the CPUs exactly like `q`,
+/// measured already: not measured twice.
+fn same_order_record(placement: Placement, order: &[usize], q: Placement) -> ResultRecord {
+    ResultRecord::unavailable(
+        SWEEP.experiment,
+        SWEEP.metric,
+        "GB/s",
+        &format!(
+            "{} places threads exactly like {} on this machine (same CPU order {}): not measured twice",
+            placement.name(),
+            q.name(),
+            CpuSet::from_ids(order.iter().copied())
+        ),
+    )
+    .with_param(PLACEMENT_PARAM, placement.name())
+}
+
+/// The saturation record of sweep variant `v` under `placement`, from the
+/// sweep's medians (`curve`: variant, threads, GB/s) over `cpus` usable
+/// CPUs.
+fn saturation_record(
+    v: &Variant,
+    placement: Placement,
+    curve: &[(Variant, usize, f64)],
+    cpus: usize,
+) -> ResultRecord {
+    let pts: Vec<(usize, f64)> = curve
+        .iter()
+        .filter(|(x, _, _)| x == v)
+        .map(|(_, n, g)| (*n, *g))
+        .collect();
+    let sat = saturation(&pts);
+    let best = pts.iter().map(|p| p.1).fold(f64::NAN, f64::max);
+    let mut r = ResultRecord::of(SATURATION_THREADS, "threads", false)
+        .with_param("kernel", v.kernel.name())
+        .with_param("width", v.width.name())
+        .with_param("store", v.store.name())
+        .with_param(PLACEMENT_PARAM, placement.name())
+        .with_method("smallest thread count after which one more step of the sweep gains 5% or less (derived from the sweep medians)", METHOD_VERSION)
+        .with_data(json!({"curve": pts}));
+    match sat {
+        Some(s) => {
+            r.value = Some(s as f64);
+            r = r.with_note(&format!("peak {best:.1} GB/s over the sweep"));
+        }
+        None if pts.len() < 2 => {
+            r.unavailable_reason = Some(format!(
+                "a sweep needs at least two thread counts: {} measured ({})",
+                pts.len(),
+                if cpus < 2 {
+                    "one usable CPU"
+                } else {
+                    "the thread counts asked for"
+                }
+            ));
+        }
+        None => {
+            r.unavailable_reason = Some(format!(
+                "still growing by more than 5% at {} threads (all usable CPUs): not saturated",
+                pts.last().map(|p| p.0).unwrap_or(0)
+            ));
+        }
+    }
+    r
+}
+
+/// Per-core ceiling: the best single-thread median over the kernels (none
+/// without a single-thread point).
+fn per_core_ceiling(one_thread: &[BwPoint]) -> Option<ResultRecord> {
+    let best = one_thread
+        .iter()
+        .filter_map(|p| crate::harness::Stats::from_samples(&p.samples).map(|s| (p, s.median)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let mut r = ResultRecord::of(PER_CORE_CEILING, "GB/s", true)
+        .with_method(
+            "highest single-thread median over the measured kernels (counted bytes)",
+            METHOD_VERSION,
+        )
+        .with_note(&format!(
+            "from {} on CPU {:?}",
+            best.0.variant.label(),
+            best.0.cpus
+        ));
+    r.value = Some(best.1);
+    Some(r)
 }
 
 fn cache_levels(

@@ -41,29 +41,10 @@ pub fn svg_lines(
     if pts.is_empty() {
         return String::new();
     }
-    let tx = |x: f64| if logx { x.log2() } else { x };
-    let ty = |y: f64| if logy { y.log10() } else { y };
-    let (mut x0, mut x1) = pts.iter().fold((f64::MAX, f64::MIN), |a, p| {
-        (a.0.min(tx(p.0)), a.1.max(tx(p.0)))
-    });
-    let (mut y0, mut y1) = pts.iter().fold((f64::MAX, f64::MIN), |a, p| {
-        (a.0.min(ty(p.1)), a.1.max(ty(p.1)))
-    });
-    if !logy {
-        y0 = y0.min(0.0);
-    }
-    if x1 - x0 < 1e-9 {
-        x0 -= 1.0;
-        x1 += 1.0;
-    }
-    if y1 - y0 < 1e-9 {
-        y1 += 1.0;
-    }
     let (w, h, l, r, t, b) = (720.0, 300.0, 60.0, 170.0, 24.0, 40.0);
     let pw = w - l - r;
     let ph = h - t - b;
-    let sx = |x: f64| l + (tx(x) - x0) / (x1 - x0) * pw;
-    let sy = |y: f64| t + ph - (ty(y) - y0) / (y1 - y0) * ph;
+    let f = Frame::new(&pts, (logx, logy), (l, t, pw, ph));
     let mut s = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" role="img" aria-label="{t}" class="chart"><text x="0" y="14" font-weight="bold">{t}</text>"#,
         t = esc(title)
@@ -77,61 +58,177 @@ pub fn svg_lines(
         xlab = esc(xlabel),
         ylab = esc(ylabel)
     );
-    // Ticks: 6 on each axis.
-    for k in 0..=5 {
-        let fx = x0 + (x1 - x0) * k as f64 / 5.0;
-        let xv = if logx { 2f64.powf(fx) } else { fx };
-        let px = l + pw * k as f64 / 5.0;
-        let _ = write!(
-            s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-            px,
-            t + ph + 14.0,
-            esc(&xfmt(xv))
-        );
-        let fy = y0 + (y1 - y0) * k as f64 / 5.0;
-        let yv = if logy { 10f64.powf(fy) } else { fy };
-        let py = t + ph - ph * k as f64 / 5.0;
-        let _ = write!(
-            s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
-            l - 4.0,
-            py + 4.0,
-            crate::base::fmt::fmt_num(yv)
-        );
-    }
-    for (x, label) in vlines {
-        if *x <= 0.0 && logx {
-            continue;
-        }
-        let px = sx(*x);
-        if px < l || px > l + pw {
-            continue;
-        }
-        let _ = write!(
-            s,
-            r##"<line x1="{px:.1}" y1="{t}" x2="{px:.1}" y2="{yb}" stroke="#aaa" stroke-dasharray="4 3"/><text x="{tx:.1}" y="{ty}" fill="#777">{lab}</text>"##,
-            yb = t + ph,
-            tx = px + 2.0,
-            ty = t + 10.0,
-            lab = esc(label)
-        );
-    }
+    f.ticks(&mut s, xfmt);
+    f.vlines(&mut s, vlines);
     for (i, (name, p)) in series.iter().enumerate() {
+        f.series(
+            &mut s,
+            i,
+            (name.as_str(), p.as_slice()),
+            (xlabel, ylabel),
+            xfmt,
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// The plot area of a line chart: its axes (log or linear, their range in
+/// axis units) and where it sits (left, top, width, height in pixels).
+struct Frame {
+    logx: bool,
+    logy: bool,
+    x0: f64,
+    x1: f64,
+    y0: f64,
+    y1: f64,
+    l: f64,
+    t: f64,
+    pw: f64,
+    ph: f64,
+}
+
+impl Frame {
+    /// The frame that holds `pts` (linear y axes start at 0).
+    fn new(
+        pts: &[(f64, f64)],
+        (logx, logy): (bool, bool),
+        (l, t, pw, ph): (f64, f64, f64, f64),
+    ) -> Frame {
+        let mut f = Frame {
+            logx,
+            logy,
+            x0: 0.0,
+            x1: 0.0,
+            y0: 0.0,
+            y1: 0.0,
+            l,
+            t,
+            pw,
+            ph,
+        };
+        let (mut x0, mut x1) = pts.iter().fold((f64::MAX, f64::MIN), |a, p| {
+            (a.0.min(f.tx(p.0)), a.1.max(f.tx(p.0)))
+        });
+        let (mut y0, mut y1) = pts.iter().fold((f64::MAX, f64::MIN), |a, p| {
+            (a.0.min(f.ty(p.1)), a.1.max(f.ty(p.1)))
+        });
+        if !logy {
+            y0 = y0.min(0.0);
+        }
+        if x1 - x0 < 1e-9 {
+            x0 -= 1.0;
+            x1 += 1.0;
+        }
+        if y1 - y0 < 1e-9 {
+            y1 += 1.0;
+        }
+        (f.x0, f.x1, f.y0, f.y1) = (x0, x1, y0, y1);
+        f
+    }
+
+    /// x in axis units.
+    fn tx(&self, x: f64) -> f64 {
+        if self.logx {
+            x.log2()
+        } else {
+            x
+        }
+    }
+
+    /// y in axis units.
+    fn ty(&self, y: f64) -> f64 {
+        if self.logy {
+            y.log10()
+        } else {
+            y
+        }
+    }
+
+    /// x in pixels.
+    fn sx(&self, x: f64) -> f64 {
+        self.l + (self.tx(x) - self.x0) / (self.x1 - self.x0) * self.pw
+    }
+
+    /// y in pixels.
+    fn sy(&self, y: f64) -> f64 {
+        self.t + self.ph - (self.ty(y) - self.y0) / (self.y1 - self.y0) * self.ph
+    }
+
+    /// Whether a point can be drawn (finite, positive on a log axis).
+    fn shows(&self, q: &(f64, f64)) -> bool {
+        q.0.is_finite() && q.1.is_finite() && (!self.logx || q.0 > 0.0) && (!self.logy || q.1 > 0.0)
+    }
+
+    /// Ticks: 6 on each axis.
+    fn ticks(&self, s: &mut String, xfmt: &dyn Fn(f64) -> String) {
+        let (x0, x1, y0, y1) = (self.x0, self.x1, self.y0, self.y1);
+        let (l, t, pw, ph) = (self.l, self.t, self.pw, self.ph);
+        for k in 0..=5 {
+            let fx = x0 + (x1 - x0) * k as f64 / 5.0;
+            let xv = if self.logx { 2f64.powf(fx) } else { fx };
+            let px = l + pw * k as f64 / 5.0;
+            let _ = write!(
+                s,
+                r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+                px,
+                t + ph + 14.0,
+                esc(&xfmt(xv))
+            );
+            let fy = y0 + (y1 - y0) * k as f64 / 5.0;
+            let yv = if self.logy { 10f64.powf(fy) } else { fy };
+            let py = t + ph - ph * k as f64 / 5.0;
+            let _ = write!(
+                s,
+                r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+                l - 4.0,
+                py + 4.0,
+                crate::base::fmt::fmt_num(yv)
+            );
+        }
+    }
+
+    /// The labelled vertical markers that fall inside the frame.
+    fn vlines(&self, s: &mut String, vlines: &[(f64, String)]) {
+        let (l, t, pw, ph) = (self.l, self.t, self.pw, self.ph);
+        for (x, label) in vlines {
+            if *x <= 0.0 && self.logx {
+                continue;
+            }
+            let px = self.sx(*x);
+            if px < l || px > l + pw {
+                continue;
+            }
+            let _ = write!(
+                s,
+                r##"<line x1="{px:.1}" y1="{t}" x2="{px:.1}" y2="{yb}" stroke="#aaa" stroke-dasharray="4 3"/><text x="{tx:.1}" y="{ty}" fill="#777">{lab}</text>"##,
+                yb = t + ph,
+                tx = px + 2.0,
+                ty = t + 10.0,
+                lab = esc(label)
+            );
+        }
+    }
+
+    /// Series `i`: its line, a point with a hover title at each value, and
+    /// its legend entry.
+    fn series(
+        &self,
+        s: &mut String,
+        i: usize,
+        (name, p): (&str, &[(f64, f64)]),
+        (xlabel, ylabel): (&str, &str),
+        xfmt: &dyn Fn(f64) -> String,
+    ) {
+        let (l, t, pw) = (self.l, self.t, self.pw);
         let c = COLORS[i % COLORS.len()];
-        let shown: Vec<(f64, f64)> = p
-            .iter()
-            .copied()
-            .filter(|q| {
-                q.0.is_finite() && q.1.is_finite() && (!logx || q.0 > 0.0) && (!logy || q.1 > 0.0)
-            })
-            .collect();
+        let shown: Vec<(f64, f64)> = p.iter().copied().filter(|q| self.shows(q)).collect();
         if shown.is_empty() {
-            continue;
+            return;
         }
         let path: Vec<String> = shown
             .iter()
-            .map(|q| format!("{:.1},{:.1}", sx(q.0), sy(q.1)))
+            .map(|q| format!("{:.1},{:.1}", self.sx(q.0), self.sy(q.1)))
             .collect();
         let _ = write!(
             s,
@@ -143,8 +240,8 @@ pub fn svg_lines(
             let _ = write!(
                 s,
                 r#"<circle cx="{:.1}" cy="{:.1}" r="2.6" fill="{c}"><title>{}: {} {} → {} {}</title></circle>"#,
-                sx(q.0),
-                sy(q.1),
+                self.sx(q.0),
+                self.sy(q.1),
                 esc(name),
                 esc(&xfmt(q.0)),
                 esc(xlabel),
@@ -162,8 +259,6 @@ pub fn svg_lines(
             n = esc(name)
         );
     }
-    s.push_str("</svg>");
-    s
 }
 
 fn param(r: &ResultRecord, k: &str) -> String {

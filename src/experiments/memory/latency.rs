@@ -1202,7 +1202,6 @@ fn climb_record(c: &CurveResult, plan: &LatencyPlan, vm: Option<bool>) -> Option
     Some(r)
 }
 
-/// Emit the records of one curve.
 /// What turns a curve's ns into cycles, and the published cycles to set
 /// them against.
 struct CurveClock<'a> {
@@ -1218,6 +1217,7 @@ struct CurveClock<'a> {
     giant: String,
 }
 
+/// Emit the records of one curve.
 fn emit_curve(
     c: &CurveResult,
     spec: &CurveSpec,
@@ -1226,105 +1226,149 @@ fn emit_curve(
     clock: &CurveClock,
     out: &mut dyn FnMut(ResultRecord) -> Result<()>,
 ) -> Result<()> {
-    let (ghz, ghz_src) = (clock.ghz, clock.source.as_str());
     let Some(last) = c.points.last() else {
         return Ok(());
     };
     let (mut levels, unmatched) = curve_levels(c, &cf.levels);
     if c.pages == Pages::Small {
-        match &clock.huge {
-            Some((huge, dram)) if c.pattern == Pattern::Random => {
-                tlb_check(&mut levels, huge, *dram)
-            }
-            _ => {
-                for l in levels.iter_mut().filter(|l| l.plateau.is_some()) {
-                    l.note.push_str(
-                        " (4 KiB pages only: beyond the TLB reach the plateau includes TLB misses)",
-                    );
-                }
-            }
-        }
+        small_page_levels(c, clock, &mut levels);
     }
-    let meth = method(spec, plan.stride);
-    let mut rec = curve_params(ResultRecord::of(CURVE, "ns", false), c, plan)
-        .with_method(&meth, METHOD_VERSION)
-        .with_samples(last.samples.clone())
-        .with_note(&format!(
-            "value: latency at the largest working set ({}); every size in data.points",
-            fmt_size(last.bytes)
-        ));
-    if let Some(o) = &c.pages_obtained {
-        rec = rec.with_note(&format!(
-            "2 MiB pages by {}: {:?}{}",
-            o.mechanism,
-            o.report.kind,
-            o.note
-                .as_deref()
-                .map(|n| format!(" ({n})"))
-                .unwrap_or_default()
-        ));
-    }
-    for u in &unmatched {
-        rec = rec.with_note(&format!(
-            "step at ~{} matches no declared cache (TLB reach, a partitioned or shared cache, or noise)",
-            fmt_size(*u)
-        ));
-    }
-    let points: Vec<CurvePoint> = c
-        .points
-        .iter()
-        .map(|p| CurvePoint {
-            bytes: p.bytes,
-            ns: p.ns.median,
-            min: p.ns.min,
-            max: p.ns.max,
-            cv: p.ns.cv,
-            n: p.ns.n,
-            cycles: p.cycles,
-        })
-        .collect();
-    rec = rec.with_payload(&CurveData {
-        cpu: plan.cpu,
-        stride: plan.stride,
-        ghz,
-        ghz_source: ghz_src.to_string(),
-        points,
-        plateaus: c.plateaus.clone(),
-        memory: c.memory.clone(),
-        levels: levels.clone(),
-        pages_obtained: c
-            .pages_obtained
-            .as_ref()
-            .and_then(|o| serde_json::to_value(o).ok()),
-    });
-    out(rec)?;
+    let e = CurveEmit {
+        c,
+        plan,
+        clock,
+        meth: method(spec, plan.stride),
+        last,
+    };
+    out(e.curve_record(&levels, &unmatched))?;
 
     // Only the random curves define the levels.
     if c.pattern != Pattern::Random {
         // DRAM figure of the variant.
         let r = curve_params(ResultRecord::of(DRAM, "ns", false), c, plan)
-            .with_method(&meth, METHOD_VERSION)
+            .with_method(&e.meth, METHOD_VERSION)
             .with_samples(last.samples.clone())
             .with_note(&format!("working set {}", fmt_size(last.bytes)));
         out(r)?;
         return Ok(());
     }
     for lm in &levels {
+        e.level_records(lm, out)?;
+    }
+    e.dram_records(&levels, out)?;
+    if let Some(r) = climb_record(c, plan, clock.vm) {
+        out(r.with_note(&clock.giant))?;
+    }
+    Ok(())
+}
+
+/// The levels of a 4 KiB-page curve: the random one checked against the
+/// 2 MiB-page curve (TLB), the others noted as including TLB misses.
+fn small_page_levels(c: &CurveResult, clock: &CurveClock, levels: &mut [LevelMatch]) {
+    match &clock.huge {
+        Some((huge, dram)) if c.pattern == Pattern::Random => tlb_check(levels, huge, *dram),
+        _ => {
+            for l in levels.iter_mut().filter(|l| l.plateau.is_some()) {
+                l.note.push_str(
+                    " (4 KiB pages only: beyond the TLB reach the plateau includes TLB misses)",
+                );
+            }
+        }
+    }
+}
+
+/// One curve's records being emitted: the curve, its method line and its
+/// last (largest) point.
+struct CurveEmit<'a> {
+    c: &'a CurveResult,
+    plan: &'a LatencyPlan,
+    clock: &'a CurveClock<'a>,
+    meth: String,
+    last: &'a Point,
+}
+
+impl CurveEmit<'_> {
+    /// The curve record: the latency at the largest working set, every
+    /// size and the levels in data (`unmatched`: steps that match no
+    /// declared cache).
+    fn curve_record(&self, levels: &[LevelMatch], unmatched: &[usize]) -> ResultRecord {
+        let (c, plan, last) = (self.c, self.plan, self.last);
+        let mut rec = curve_params(ResultRecord::of(CURVE, "ns", false), c, plan)
+            .with_method(&self.meth, METHOD_VERSION)
+            .with_samples(last.samples.clone())
+            .with_note(&format!(
+                "value: latency at the largest working set ({}); every size in data.points",
+                fmt_size(last.bytes)
+            ));
+        if let Some(o) = &c.pages_obtained {
+            rec = rec.with_note(&format!(
+                "2 MiB pages by {}: {:?}{}",
+                o.mechanism,
+                o.report.kind,
+                o.note
+                    .as_deref()
+                    .map(|n| format!(" ({n})"))
+                    .unwrap_or_default()
+            ));
+        }
+        for u in unmatched {
+            rec = rec.with_note(&format!(
+                "step at ~{} matches no declared cache (TLB reach, a partitioned or shared cache, or noise)",
+                fmt_size(*u)
+            ));
+        }
+        let points: Vec<CurvePoint> = c
+            .points
+            .iter()
+            .map(|p| CurvePoint {
+                bytes: p.bytes,
+                ns: p.ns.median,
+                min: p.ns.min,
+                max: p.ns.max,
+                cv: p.ns.cv,
+                n: p.ns.n,
+                cycles: p.cycles,
+            })
+            .collect();
+        rec.with_payload(&CurveData {
+            cpu: plan.cpu,
+            stride: plan.stride,
+            ghz: self.clock.ghz,
+            ghz_source: self.clock.source.clone(),
+            points,
+            plateaus: c.plateaus.clone(),
+            memory: c.memory.clone(),
+            levels: levels.to_vec(),
+            pages_obtained: c
+                .pages_obtained
+                .as_ref()
+                .and_then(|o| serde_json::to_value(o).ok()),
+        })
+    }
+
+    /// The records of one cache level: ns (or why it has no plateau) and,
+    /// with a clock, cycles set against the published figure.
+    fn level_records(
+        &self,
+        lm: &LevelMatch,
+        out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    ) -> Result<()> {
+        let (c, plan, meth) = (self.c, self.plan, &self.meth);
+        let (ghz, ghz_src) = (self.clock.ghz, self.clock.source.as_str());
         // Every name of CacheFacts::levels has its figures (tested).
         let Some((ns_id, cycles_id)) = level(&lm.name) else {
-            continue;
+            return Ok(());
         };
         let Some(pi) = lm.plateau else {
-            out(curve_params(
+            return out(curve_params(
                 ResultRecord::unavailable(ns_id.experiment, ns_id.metric, "ns", &lm.note),
                 c,
                 plan,
-            ))?;
-            continue;
+            ));
         };
         let p = plateau_point(c, &c.plateaus[pi]);
         let mut r = curve_params(ResultRecord::of(ns_id, "ns", false), c, plan)
-            .with_method(&meth, METHOD_VERSION)
+            .with_method(meth, METHOD_VERSION)
             .with_samples(p.samples.clone())
             .with_note(&lm.note)
             .with_payload(&LevelData {
@@ -1347,47 +1391,56 @@ fn emit_curve(
                 )
                 .with_samples(p.samples.iter().map(|s| s * g).collect());
             if let Some(v) = r.value {
-                let (note, data) = against_published(&lm.name, v, clock.published.clone());
+                let (note, data) = against_published(&lm.name, v, self.clock.published.clone());
                 r = r.with_note(&note).with_payload(&data);
             }
             out(r)?;
         }
+        Ok(())
     }
-    let (pool, dnote) = dram_pool(c, &levels);
-    let dp = *pool.last().unwrap_or(&last);
-    let samples: Vec<f64> = pool
-        .iter()
-        .flat_map(|q| q.samples.iter().copied())
-        .collect();
-    let sizes: Vec<usize> = pool.iter().map(|q| q.bytes).collect();
-    let mut r = curve_params(ResultRecord::of(DRAM, "ns", false), c, plan)
-        .with_method(&meth, METHOD_VERSION)
-        .with_samples(samples.clone())
-        .with_note(&format!("working set {}: {dnote}", fmt_size(dp.bytes)))
-        .with_payload(&DramData {
-            working_set_bytes: dp.bytes,
-            pooled_sizes: sizes,
-            cycles: dp.cycles,
-            memory_plateau_bytes: c.memory.as_ref().map(|m| [m.from_bytes, m.flat_to_bytes]),
-        });
-    if let (Some(g), Some(v)) = (ghz, r.value) {
-        r = r.with_note(&format!("{:.0} cycles at {g:.2} GHz ({ghz_src})", v * g));
+
+    /// The DRAM records of a random curve: ns over the pooled DRAM points
+    /// and, with a clock, cycles.
+    fn dram_records(
+        &self,
+        levels: &[LevelMatch],
+        out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    ) -> Result<()> {
+        let (c, plan, meth) = (self.c, self.plan, &self.meth);
+        let (ghz, ghz_src) = (self.clock.ghz, self.clock.source.as_str());
+        let (pool, dnote) = dram_pool(c, levels);
+        let dp = *pool.last().unwrap_or(&self.last);
+        let samples: Vec<f64> = pool
+            .iter()
+            .flat_map(|q| q.samples.iter().copied())
+            .collect();
+        let sizes: Vec<usize> = pool.iter().map(|q| q.bytes).collect();
+        let mut r = curve_params(ResultRecord::of(DRAM, "ns", false), c, plan)
+            .with_method(meth, METHOD_VERSION)
+            .with_samples(samples.clone())
+            .with_note(&format!("working set {}: {dnote}", fmt_size(dp.bytes)))
+            .with_payload(&DramData {
+                working_set_bytes: dp.bytes,
+                pooled_sizes: sizes,
+                cycles: dp.cycles,
+                memory_plateau_bytes: c.memory.as_ref().map(|m| [m.from_bytes, m.flat_to_bytes]),
+            });
+        if let (Some(g), Some(v)) = (ghz, r.value) {
+            r = r.with_note(&format!("{:.0} cycles at {g:.2} GHz ({ghz_src})", v * g));
+        }
+        out(r)?;
+        if let Some(g) = ghz {
+            out(
+                curve_params(ResultRecord::of(DRAM_CYCLES, "cycles", false), c, plan)
+                    .with_method(
+                        &format!("{meth}; cycles = ns × {g:.3} GHz ({ghz_src})"),
+                        METHOD_VERSION,
+                    )
+                    .with_samples(samples.iter().map(|s| s * g).collect()),
+            )?;
+        }
+        Ok(())
     }
-    out(r)?;
-    if let Some(g) = ghz {
-        out(
-            curve_params(ResultRecord::of(DRAM_CYCLES, "cycles", false), c, plan)
-                .with_method(
-                    &format!("{meth}; cycles = ns × {g:.3} GHz ({ghz_src})"),
-                    METHOD_VERSION,
-                )
-                .with_samples(samples.iter().map(|s| s * g).collect()),
-        )?;
-    }
-    if let Some(r) = climb_record(c, plan, clock.vm) {
-        out(r.with_note(&clock.giant))?;
-    }
-    Ok(())
 }
 
 /// Run a plan: every curve, level records, the TLB cost, per-L3 instances.

@@ -132,46 +132,8 @@ pub fn run_plan(
     let mut cpus = vec![plan.chaser];
     cpus.extend_from_slice(&plan.streamers[..max_k]);
     let mut team = Team::new(&cpus)?;
-    (ctx.step)(&format!(
-        "building a {} chain on CPU {}",
-        fmt_size(plan.chain_bytes),
-        plan.chaser
-    ));
-    // The chain: built by the chaser thread (first touch on its node).
-    let chain_bytes = plan.chain_bytes;
-    let built = team.run_round(|c| -> Option<Result<(PointerChain, String)>> {
-        if c.index != 0 {
-            return None;
-        }
-        Some((|| {
-            let (buf, o) = huge_buffer(chain_bytes, None, |b| {
-                b.touch_here();
-                Ok(())
-            })?;
-            let ch = PointerChain::build(buf, chain_bytes, Layout::Random { stride: 64 }, 99)?;
-            Ok((ch, o.mechanism.to_string()))
-        })())
-    })?;
-    let Some(Some(r)) = built.results.into_iter().next() else {
-        bail!("the chaser thread built no chain");
-    };
-    let (chain, mech) = r?;
-    // Streams' arrays: split among all max_k streamers, first-touched by them.
-    let arrays = if max_k > 0 {
-        let mut st = Team::new(&plan.streamers[..max_k])?;
-        (ctx.step)(&format!(
-            "first touch of {} by {max_k} streaming thread(s)",
-            fmt_size(plan.array_bytes)
-        ));
-        Some(StreamArrays::with_count(
-            &mut st,
-            plan.array_bytes,
-            None,
-            v.kernel.arrays().max(1) + usize::from(v.kernel == BwKernel::Copy),
-        )?)
-    } else {
-        None
-    };
+    let (chain, mech) = build_chain(ctx, &mut team, plan)?;
+    let arrays = stream_arrays(ctx, plan, max_k, &v)?;
     // Steps per round from an unloaded calibration.
     let mut pos = chain.chase(200_000);
     let t0 = std::time::Instant::now();
@@ -253,56 +215,143 @@ pub fn run_plan(
             bandwidth_gbs: bw,
         });
     }
-    let method = format!(
-        "one thread chases a random cycle over {} (2 MiB pages by {mech}) on CPU {} while k threads stream STREAM {} ({}) over their own chunks of {}; per round: ns per load of the chaser, GB/s (counted bytes) of the streams over the same time; median of rounds",
-        fmt_size(plan.chain_bytes),
-        plan.chaser,
-        v.kernel.name(),
-        width.name(),
-        fmt_size(plan.array_bytes)
-    );
+    let method = method_text(plan, &v, &mech);
     let base = points
         .first()
         .and_then(|p| Stats::from_samples(&p.latency_ns))
         .map(|s| s.median);
     let mut curve = Vec::new();
     for p in &points {
-        let bws = Stats::from_samples(&p.bandwidth_gbs);
-        let mut rec = ResultRecord::of(LATENCY, "ns", false)
-            .with_param("streams", p.streams as u64)
-            .with_param("traffic", v.kernel.name())
-            .with_method(&method, METHOD_VERSION)
-            .with_samples(p.latency_ns.clone());
-        if let (Some(b), Some(v)) = (base, rec.value) {
-            if p.streams > 0 {
-                rec = rec.with_note(&format!("×{:.2} the unloaded latency", v / b));
-            }
-        }
-        if let Some(s) = &bws {
-            if p.streams > 0 {
-                rec = rec.with_note(&format!(
-                    "streams drew {:.2} GB/s (median) meanwhile",
-                    s.median
-                ));
-            }
-        }
-        let cpus_used: Vec<usize> = plan.streamers[..p.streams].to_vec();
-        rec = rec.with_data(json!({
-            "bandwidth_gbs": p.bandwidth_gbs,
-            "bandwidth_median_gbs": bws.as_ref().map(|s| s.median),
-            "stream_cpus": cpus_used,
-            "chaser_cpu": plan.chaser,
-        }));
-        curve.push(json!({
-            "streams": p.streams,
-            "latency_ns": rec.value,
-            "bandwidth_gbs": bws.as_ref().map(|s| s.median),
-        }));
-        for n in &plan.notes {
-            rec = rec.with_note(n);
-        }
+        let (rec, point) = point_record(plan, p, base, &method, &v);
+        curve.push(point);
         out(rec)?;
     }
+    out(curve_record(plan, &points, base, curve))
+}
+
+/// The chase chain, built by the chaser thread (team index 0, first touch
+/// on its node), and how its huge pages were had.
+fn build_chain(
+    ctx: &mut ExpCtx,
+    team: &mut Team,
+    plan: &LoadedPlan,
+) -> Result<(PointerChain, String)> {
+    (ctx.step)(&format!(
+        "building a {} chain on CPU {}",
+        fmt_size(plan.chain_bytes),
+        plan.chaser
+    ));
+    let chain_bytes = plan.chain_bytes;
+    let built = team.run_round(|c| -> Option<Result<(PointerChain, String)>> {
+        if c.index != 0 {
+            return None;
+        }
+        Some((|| {
+            let (buf, o) = huge_buffer(chain_bytes, None, |b| {
+                b.touch_here();
+                Ok(())
+            })?;
+            let ch = PointerChain::build(buf, chain_bytes, Layout::Random { stride: 64 }, 99)?;
+            Ok((ch, o.mechanism.to_string()))
+        })())
+    })?;
+    let Some(Some(r)) = built.results.into_iter().next() else {
+        bail!("the chaser thread built no chain");
+    };
+    r
+}
+
+/// The streams' arrays: split among all `max_k` streamers, first-touched
+/// by them (none without streamers).
+fn stream_arrays(
+    ctx: &mut ExpCtx,
+    plan: &LoadedPlan,
+    max_k: usize,
+    v: &Variant,
+) -> Result<Option<StreamArrays>> {
+    if max_k == 0 {
+        return Ok(None);
+    }
+    let mut st = Team::new(&plan.streamers[..max_k])?;
+    (ctx.step)(&format!(
+        "first touch of {} by {max_k} streaming thread(s)",
+        fmt_size(plan.array_bytes)
+    ));
+    Ok(Some(StreamArrays::with_count(
+        &mut st,
+        plan.array_bytes,
+        None,
+        v.kernel.arrays().max(1) + usize::from(v.kernel == BwKernel::Copy),
+    )?))
+}
+
+/// The method line of the latency records (`mech`: how the chain's huge
+/// pages were had).
+fn method_text(plan: &LoadedPlan, v: &Variant, mech: &str) -> String {
+    format!(
+        "one thread chases a random cycle over {} (2 MiB pages by {mech}) on CPU {} while k threads stream STREAM {} ({}) over their own chunks of {}; per round: ns per load of the chaser, GB/s (counted bytes) of the streams over the same time; median of rounds",
+        fmt_size(plan.chain_bytes),
+        plan.chaser,
+        v.kernel.name(),
+        v.width.name(),
+        fmt_size(plan.array_bytes)
+    )
+}
+
+/// The latency record of one point, with the load against the unloaded
+/// latency (`base`) and the streams' bandwidth, and its entry of the curve.
+fn point_record(
+    plan: &LoadedPlan,
+    p: &LoadedPoint,
+    base: Option<f64>,
+    method: &str,
+    v: &Variant,
+) -> (ResultRecord, serde_json::Value) {
+    let bws = Stats::from_samples(&p.bandwidth_gbs);
+    let mut rec = ResultRecord::of(LATENCY, "ns", false)
+        .with_param("streams", p.streams as u64)
+        .with_param("traffic", v.kernel.name())
+        .with_method(method, METHOD_VERSION)
+        .with_samples(p.latency_ns.clone());
+    if let (Some(b), Some(v)) = (base, rec.value) {
+        if p.streams > 0 {
+            rec = rec.with_note(&format!("×{:.2} the unloaded latency", v / b));
+        }
+    }
+    if let Some(s) = &bws {
+        if p.streams > 0 {
+            rec = rec.with_note(&format!(
+                "streams drew {:.2} GB/s (median) meanwhile",
+                s.median
+            ));
+        }
+    }
+    let cpus_used: Vec<usize> = plan.streamers[..p.streams].to_vec();
+    rec = rec.with_data(json!({
+        "bandwidth_gbs": p.bandwidth_gbs,
+        "bandwidth_median_gbs": bws.as_ref().map(|s| s.median),
+        "stream_cpus": cpus_used,
+        "chaser_cpu": plan.chaser,
+    }));
+    let point = json!({
+        "streams": p.streams,
+        "latency_ns": rec.value,
+        "bandwidth_gbs": bws.as_ref().map(|s| s.median),
+    });
+    for n in &plan.notes {
+        rec = rec.with_note(n);
+    }
+    (rec, point)
+}
+
+/// The curve record: loaded over unloaded latency at the highest load, the
+/// whole curve in data.
+fn curve_record(
+    plan: &LoadedPlan,
+    points: &[LoadedPoint],
+    base: Option<f64>,
+    curve: Vec<serde_json::Value>,
+) -> ResultRecord {
     let mut c = ResultRecord::of(CURVE, "ratio", false)
         .with_method("loaded/unloaded latency at the highest load measured (derived); the whole curve in data", METHOD_VERSION)
         .with_data(json!({"points": curve, "chain_bytes": plan.chain_bytes, "array_bytes": plan.array_bytes}));
@@ -317,7 +366,7 @@ pub fn run_plan(
                 Some("only the unloaded point: no other usable CPU to generate load".into())
         }
     }
-    out(c)
+    c
 }
 
 /// What `cpuscope loaded-latency` may change in a profile's plan (`None`:

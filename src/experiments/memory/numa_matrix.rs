@@ -20,6 +20,7 @@ use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::{bail, Result};
 use serde::Serialize;
 use serde_json::json;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 pub struct NumaMatrix;
@@ -184,17 +185,22 @@ pub fn distance_check(
     (table, findings)
 }
 
+/// A matrix of figures, rows × memory targets (None: not measured).
+type Cells = Vec<Vec<Option<f64>>>;
+
+/// The note on every record of a one-node machine.
+const SINGLE_NOTE: &str = "one NUMA node: the matrix is this single cell (no remote memory to compare with; interleave is the same as local)";
+
 pub fn run_plan(
     ctx: &mut ExpCtx,
     plan: &NumaPlan,
     out: &mut dyn FnMut(ResultRecord) -> Result<()>,
 ) -> Result<()> {
     let single = plan.rows.len() <= 1 && plan.targets.len() <= 1;
-    let single_note = "one NUMA node: the matrix is this single cell (no remote memory to compare with; interleave is the same as local)";
     let nrow = plan.rows.len();
     let ncol = plan.targets.len();
-    let mut lat: Vec<Vec<Option<f64>>> = vec![vec![None; ncol]; nrow];
-    let mut bw: Vec<Vec<Option<f64>>> = vec![vec![None; ncol]; nrow];
+    let mut lat: Cells = vec![vec![None; ncol]; nrow];
+    let mut bw: Cells = vec![vec![None; ncol]; nrow];
     let mut reasons: Vec<String> = Vec::new();
     let width = Width::widest().unwrap_or(Width::Scalar);
     let read = Variant::new(BwKernel::Read, width, StoreKind::Normal);
@@ -209,27 +215,7 @@ pub fn run_plan(
                     "latency: CPU {cpu} (node {node}) -> memory {}",
                     t.label()
                 ));
-                let r = (|| -> Result<(Vec<f64>, String)> {
-                    let _pin = AffinityGuard::pin(cpu)?;
-                    let (buf, outcome) = huge_buffer(plan.latency_bytes, Some(t.policy()), |b| {
-                        b.touch_here();
-                        Ok(())
-                    })?;
-                    let placed = placement_text(&buf, t);
-                    let chain = PointerChain::build(
-                        buf,
-                        plan.latency_bytes,
-                        Layout::Random { stride: 64 },
-                        7,
-                    )?;
-                    let s = chase_samples(
-                        &chain,
-                        plan.reps.max(3) * 3,
-                        Duration::from_micros(500),
-                        ctx.stop,
-                    )?;
-                    Ok((s, format!("{placed}; 2 MiB pages by {}", outcome.mechanism)))
-                })();
+                let r = latency_cell(plan, cpu, t, ctx.stop);
                 let mut rec = ResultRecord::of(LATENCY, "ns", false)
                     .with_param("cpu_node", *node as u64)
                     .with_param("mem", t.label())
@@ -246,7 +232,7 @@ pub fn run_plan(
                     }
                 }
                 if single {
-                    rec = rec.with_note(single_note);
+                    rec = rec.with_note(SINGLE_NOTE);
                 }
                 out(rec)?;
             }
@@ -255,39 +241,7 @@ pub fn run_plan(
                     "bandwidth: CPUs {cpus} (node {node}) -> memory {}",
                     t.label()
                 ));
-                let r = (|| -> Result<Vec<f64>> {
-                    let mut team = Team::new(&cpus.to_vec())?;
-                    let arr = match t {
-                        Target::Node(n) => {
-                            StreamArrays::with_count(&mut team, plan.array_bytes, Some(*n), 1)?
-                        }
-                        Target::Interleave(_) => {
-                            // Interleave: policy on the thread while touching.
-                            let pol = t.policy();
-                            team.run_round(|_| {
-                                crate::placement::mempolicy::set_thread_policy(&pol)
-                            })?
-                            .results
-                            .into_iter()
-                            .collect::<Result<Vec<()>>>()?;
-                            let a = StreamArrays::with_count(&mut team, plan.array_bytes, None, 1);
-                            team.run_round(|_| {
-                                crate::placement::mempolicy::set_thread_policy(&MemPolicy::Default)
-                            })?;
-                            a?
-                        }
-                    };
-                    let len = arr.chunk(team.size());
-                    let p = measure_variant(
-                        &mut team,
-                        &arr,
-                        &read,
-                        len,
-                        &fixed_policy(plan.reps, 1),
-                        ctx.stop,
-                    )?;
-                    Ok(p.samples)
-                })();
+                let r = bandwidth_cell(plan, cpus, t, &read, ctx.stop);
                 let mut rec = ResultRecord::of(BANDWIDTH, "GB/s", true)
                     .with_param("cpu_node", *node as u64)
                     .with_param("mem", t.label())
@@ -304,12 +258,95 @@ pub fn run_plan(
                     }
                 }
                 if single {
-                    rec = rec.with_note(single_note);
+                    rec = rec.with_note(SINGLE_NOTE);
                 }
                 out(rec)?;
             }
         }
     }
+    out(matrix_record(
+        ctx.machine,
+        plan,
+        (lat, bw),
+        &reasons,
+        single,
+    ))
+}
+
+/// Latency samples of one cell: CPU `cpu` chases a random chain over memory
+/// bound to `t`, and where the pages went (and how huge pages were had).
+fn latency_cell(
+    plan: &NumaPlan,
+    cpu: usize,
+    t: &Target,
+    stop: &AtomicBool,
+) -> Result<(Vec<f64>, String)> {
+    let _pin = AffinityGuard::pin(cpu)?;
+    let (buf, outcome) = huge_buffer(plan.latency_bytes, Some(t.policy()), |b| {
+        b.touch_here();
+        Ok(())
+    })?;
+    let placed = placement_text(&buf, t);
+    let chain = PointerChain::build(buf, plan.latency_bytes, Layout::Random { stride: 64 }, 7)?;
+    let s = chase_samples(
+        &chain,
+        plan.reps.max(3) * 3,
+        Duration::from_micros(500),
+        stop,
+    )?;
+    Ok((s, format!("{placed}; 2 MiB pages by {}", outcome.mechanism)))
+}
+
+/// Bandwidth samples of one cell: every CPU of the row (`cpus`) reads
+/// arrays bound to `t` (interleave: the policy set on each thread while it
+/// touches).
+fn bandwidth_cell(
+    plan: &NumaPlan,
+    cpus: &CpuSet,
+    t: &Target,
+    read: &Variant,
+    stop: &AtomicBool,
+) -> Result<Vec<f64>> {
+    let mut team = Team::new(&cpus.to_vec())?;
+    let arr = match t {
+        Target::Node(n) => StreamArrays::with_count(&mut team, plan.array_bytes, Some(*n), 1)?,
+        Target::Interleave(_) => {
+            // Interleave: policy on the thread while touching.
+            let pol = t.policy();
+            team.run_round(|_| crate::placement::mempolicy::set_thread_policy(&pol))?
+                .results
+                .into_iter()
+                .collect::<Result<Vec<()>>>()?;
+            let a = StreamArrays::with_count(&mut team, plan.array_bytes, None, 1);
+            team.run_round(|_| {
+                crate::placement::mempolicy::set_thread_policy(&MemPolicy::Default)
+            })?;
+            a?
+        }
+    };
+    let len = arr.chunk(team.size());
+    let p = measure_variant(
+        &mut team,
+        &arr,
+        read,
+        len,
+        &fixed_policy(plan.reps, 1),
+        stop,
+    )?;
+    Ok(p.samples)
+}
+
+/// The matrix record: both matrices (latency, bandwidth: rows × targets),
+/// the declared distances and the measured/declared table; value: the
+/// largest remote/local latency ratio, or why there is none (`reasons`:
+/// the cells that failed).
+fn matrix_record(
+    machine: &MachineInfo,
+    plan: &NumaPlan,
+    (lat, bw): (Cells, Cells),
+    reasons: &[String],
+    single: bool,
+) -> ResultRecord {
     // The matrices and the distance check.
     let rows: Vec<usize> = plan.rows.iter().map(|r| r.0).collect();
     let cols: Vec<usize> = plan
@@ -321,11 +358,10 @@ pub fn run_plan(
         })
         .collect();
     let node_lat: Vec<Vec<Option<f64>>> = lat.iter().map(|r| r[..cols.len()].to_vec()).collect();
-    let (ratio, findings) =
-        distance_check(&rows, &cols, &node_lat, |i, j| declared(ctx.machine, i, j));
+    let (ratio, findings) = distance_check(&rows, &cols, &node_lat, |i, j| declared(machine, i, j));
     let declared_m: Vec<Vec<Option<u32>>> = rows
         .iter()
-        .map(|&i| cols.iter().map(|&j| declared(ctx.machine, i, j)).collect())
+        .map(|&i| cols.iter().map(|&j| declared(machine, i, j)).collect())
         .collect();
     let worst = rows
         .iter()
@@ -363,7 +399,7 @@ pub fn run_plan(
         });
     }
     if single {
-        rec = rec.with_note(single_note);
+        rec = rec.with_note(SINGLE_NOTE);
     }
     for f in findings {
         rec = rec.with_note(&f);
@@ -371,7 +407,7 @@ pub fn run_plan(
     for n in &plan.notes {
         rec = rec.with_note(n);
     }
-    out(rec)
+    rec
 }
 
 fn placement_text(buf: &crate::placement::buffer::Buffer, t: &Target) -> String {

@@ -775,25 +775,8 @@ fn run_tune(
         bail!("no candidate placement planned");
     }
     let baseline = cands.iter().position(|c| c.baseline).unwrap_or(0);
-    let mut st: Vec<State> = cands.iter().map(|_| State::default()).collect();
-    for (c, s) in cands.iter().zip(st.iter_mut()) {
-        match Binding::new(c.cpus.as_ref(), c.policy.as_ref()) {
-            Ok(b) => s.binding = Some(b),
-            Err(e) => s.failed = Some(format!("cannot bind: {e:#}")),
-        }
-    }
-    let nodes = if p.numa_maps {
-        cpu_nodes(ctx.machine)
-    } else {
-        None
-    };
-    let numa_reason = if !p.numa_maps {
-        Some("not sampled (--no-numa-maps)".to_string())
-    } else if nodes.is_none() {
-        Some("one NUMA node: no memory is remote".to_string())
-    } else {
-        None
-    };
+    let mut st = bind_candidates(cands);
+    let (nodes, numa_reason) = numa_sampling(p, ctx.machine);
     let t0 = Instant::now();
     let mut rounds = 0usize;
     let mut stopped = Stopped::MaxRuns;
@@ -802,25 +785,8 @@ fn run_tune(
         let live: Vec<usize> = (0..cands.len())
             .filter(|&i| st[i].failed.is_none())
             .collect();
-        if live.is_empty() {
-            stopped = Stopped::AllFailed;
-            break;
-        }
-        if ctx.stop.load(Ordering::Relaxed) {
-            stopped = Stopped::Interrupted;
-            break;
-        }
-        // Budget: never start a round expected to end past it (the first
-        // measured round excepted, so that there is something to show).
-        let expect: f64 = live
-            .iter()
-            .map(|&i| {
-                let w: Vec<f64> = st[i].runs.iter().map(|r| r.wall_s).collect();
-                median(&w).unwrap_or(0.0)
-            })
-            .sum();
-        if rounds >= 1 && t0.elapsed().as_secs_f64() + expect > p.budget.as_secs_f64() {
-            stopped = Stopped::Budget;
+        if let Some(why) = round_gate(ctx, p, &st, &live, rounds, t0) {
+            stopped = why;
             break;
         }
         let warm = round < p.warmup;
@@ -828,62 +794,8 @@ fn run_tune(
             if ctx.stop.load(Ordering::Relaxed) {
                 break;
             }
-            let c = &cands[i];
-            let Some(binding) = st[i].binding.clone() else {
-                continue;
-            };
-            let argv = p.argv_for(c);
-            let env = p.env_for(c);
-            let spec = ChildSpec {
-                argv: &argv,
-                env: &env,
-                binding: &binding,
-                capture: !p.show_output,
-                counters: p.counters,
-                cpu_nodes: nodes.as_ref(),
-                timeout: p.run_timeout,
-            };
-            let stamp = p.score.file_stamp();
-            let run = run_once(&spec, ctx.stop);
-            if run.interrupted {
+            if !run_candidate(ctx, p, &cands[i], &mut st[i], nodes.as_ref(), round) {
                 break;
-            }
-            let what = if warm {
-                format!("warm-up {}/{}", round + 1, p.warmup)
-            } else {
-                format!("round {}/{}", round - p.warmup + 1, p.max_runs)
-            };
-            if let Some(why) = run.failure() {
-                (ctx.step)(&format!("{what}: {} failed: {why}", c.label()));
-                st[i].failed = Some(format!(
-                    "{} {}: {why}",
-                    if warm { "warm-up run" } else { "run" },
-                    st[i].samples.len() + 1
-                ));
-                continue;
-            }
-            match p.score.read(&run, stamp.as_ref()) {
-                Ok(v) if v.is_finite() && v > 0.0 => {
-                    (ctx.step)(&format!(
-                        "{what}: {} {} {}",
-                        c.label(),
-                        crate::base::fmt::fmt_num(v),
-                        p.score.unit
-                    ));
-                    if !warm {
-                        st[i].samples.push(v);
-                        st[i].runs.push(run);
-                    }
-                }
-                Ok(v) => {
-                    st[i].failed = Some(format!(
-                        "score {v} is not a positive number (ratios need positive scores)"
-                    ));
-                }
-                Err(why) => {
-                    (ctx.step)(&format!("{what}: {} failed: {why}", c.label()));
-                    st[i].failed = Some(why);
-                }
             }
         }
         if ctx.stop.load(Ordering::Relaxed) {
@@ -894,20 +806,9 @@ fn run_tune(
             continue;
         }
         rounds += 1;
-        if rounds >= p.min_runs {
-            let samples: Vec<Vec<f64>> = st.iter().map(|s| s.samples.clone()).collect();
-            let looks = p.max_runs + 1 - p.min_runs;
-            let a = analyse(
-                &samples,
-                baseline,
-                p.score.higher_is_better,
-                p.resolution,
-                looks,
-            );
-            if a.settled {
-                stopped = Stopped::Settled;
-                break;
-            }
+        if rounds >= p.min_runs && settled(p, &st, baseline) {
+            stopped = Stopped::Settled;
+            break;
         }
     }
     if (0..cands.len()).all(|i| st[i].failed.is_some()) {
@@ -921,7 +822,6 @@ fn run_tune(
         p.resolution,
         1,
     );
-    let rank_of = |i: usize| a.order.iter().position(|&o| o == i).map(|r| r + 1);
     let method = format!(
         "{}; interleaved rounds in a random order (seed {}), {} warm-up run(s) each; {}",
         p.score.describe(),
@@ -931,56 +831,220 @@ fn run_tune(
     );
     for (i, c) in cands.iter().enumerate() {
         let s = &st[i];
-        let data = CandidateData {
-            label: c.label(),
-            set: c.set.clone(),
-            memory: c.memory.clone(),
-            threads: c.threads,
-            what: c.what.clone(),
-            cpus: c.cpus.as_ref().map(|x| x.to_string()),
-            policy: c.policy.as_ref().map(|x| x.to_string()),
-            env: p.env_for(c),
-            command_line: p.command_line(c),
-            baseline: c.baseline,
-            also: c.also.clone(),
-            rank: rank_of(i),
-            vs_baseline: a.vs_baseline[i].clone(),
-            failed: s.failed.clone(),
-            wall_s: s.runs.iter().map(|r| r.wall_s).collect(),
-            counters: counter_medians(&s.runs, p.counters),
-            numa: numa_share(&s.runs, numa_reason.as_deref()),
-        };
-        let mut rec = ResultRecord::of(SCORE, &p.score.unit, p.score.higher_is_better)
-            .with_param("set", c.set.as_str())
-            .with_param("memory", c.memory.as_str())
-            .with_method(&method, METHOD_VERSION);
-        if let Some(t) = c.threads {
-            rec = rec.with_param("threads", t as u64);
-        }
-        if s.samples.is_empty() {
-            rec.unavailable_reason = Some(match &s.failed {
-                Some(f) => format!("failed: {f}"),
-                None if stopped == Stopped::Interrupted => {
-                    "interrupted before its first run".into()
-                }
-                None => "no run finished".into(),
-            });
-        } else {
-            rec = rec.with_samples(s.samples.clone());
-            if let Some(f) = &s.failed {
-                rec = rec.with_note(&format!("stopped after {} run(s): {f}", s.samples.len()));
-            }
-        }
-        let counters = serde_json::to_value(&data.counters)?;
-        rec = rec
-            .with_counters(counters)
-            .with_data(serde_json::to_value(&data)?);
-        out(rec)?;
+        let data = candidate_data(p, c, s, &a, i, numa_reason.as_deref());
+        out(candidate_record(p, c, s, &data, stopped, &method)?)?;
     }
     // Rounds in which something was measured.
     let rounds = rounds.min(st.iter().map(|s| s.samples.len()).max().unwrap_or(0));
     out(verdict_record(p, cands, &st, &a, rounds, stopped, &method)?)?;
     Ok(())
+}
+
+/// One state per candidate, bound up front: a candidate that cannot be
+/// bound fails before the first round.
+fn bind_candidates(cands: &[Candidate]) -> Vec<State> {
+    let mut st: Vec<State> = cands.iter().map(|_| State::default()).collect();
+    for (c, s) in cands.iter().zip(st.iter_mut()) {
+        match Binding::new(c.cpus.as_ref(), c.policy.as_ref()) {
+            Ok(b) => s.binding = Some(b),
+            Err(e) => s.failed = Some(format!("cannot bind: {e:#}")),
+        }
+    }
+    st
+}
+
+/// The CPU → node map the numa_maps sampling needs, and why there is none
+/// (not asked for, or one node only).
+fn numa_sampling(p: &Params, m: &MachineInfo) -> (Option<BTreeMap<usize, usize>>, Option<String>) {
+    let nodes = if p.numa_maps { cpu_nodes(m) } else { None };
+    let numa_reason = if !p.numa_maps {
+        Some("not sampled (--no-numa-maps)".to_string())
+    } else if nodes.is_none() {
+        Some("one NUMA node: no memory is remote".to_string())
+    } else {
+        None
+    };
+    (nodes, numa_reason)
+}
+
+/// Why the next round must not start, if so: every candidate failed,
+/// Ctrl-C, or the budget (never start a round expected to end past it, the
+/// first measured round excepted, so that there is something to show).
+fn round_gate(
+    ctx: &ExpCtx,
+    p: &Params,
+    st: &[State],
+    live: &[usize],
+    rounds: usize,
+    t0: Instant,
+) -> Option<Stopped> {
+    if live.is_empty() {
+        return Some(Stopped::AllFailed);
+    }
+    if ctx.stop.load(Ordering::Relaxed) {
+        return Some(Stopped::Interrupted);
+    }
+    let expect: f64 = live
+        .iter()
+        .map(|&i| {
+            let w: Vec<f64> = st[i].runs.iter().map(|r| r.wall_s).collect();
+            median(&w).unwrap_or(0.0)
+        })
+        .sum();
+    if rounds >= 1 && t0.elapsed().as_secs_f64() + expect > p.budget.as_secs_f64() {
+        return Some(Stopped::Budget);
+    }
+    None
+}
+
+/// Runs candidate `c` once in `round` (a warm-up round below `p.warmup`)
+/// and keeps its score, or marks it failed. False when the run was
+/// interrupted (the round ends).
+fn run_candidate(
+    ctx: &mut ExpCtx,
+    p: &Params,
+    c: &Candidate,
+    s: &mut State,
+    nodes: Option<&BTreeMap<usize, usize>>,
+    round: usize,
+) -> bool {
+    let warm = round < p.warmup;
+    let Some(binding) = s.binding.clone() else {
+        return true;
+    };
+    let argv = p.argv_for(c);
+    let env = p.env_for(c);
+    let spec = ChildSpec {
+        argv: &argv,
+        env: &env,
+        binding: &binding,
+        capture: !p.show_output,
+        counters: p.counters,
+        cpu_nodes: nodes,
+        timeout: p.run_timeout,
+    };
+    let stamp = p.score.file_stamp();
+    let run = run_once(&spec, ctx.stop);
+    if run.interrupted {
+        return false;
+    }
+    let what = if warm {
+        format!("warm-up {}/{}", round + 1, p.warmup)
+    } else {
+        format!("round {}/{}", round - p.warmup + 1, p.max_runs)
+    };
+    if let Some(why) = run.failure() {
+        (ctx.step)(&format!("{what}: {} failed: {why}", c.label()));
+        s.failed = Some(format!(
+            "{} {}: {why}",
+            if warm { "warm-up run" } else { "run" },
+            s.samples.len() + 1
+        ));
+        return true;
+    }
+    match p.score.read(&run, stamp.as_ref()) {
+        Ok(v) if v.is_finite() && v > 0.0 => {
+            (ctx.step)(&format!(
+                "{what}: {} {} {}",
+                c.label(),
+                crate::base::fmt::fmt_num(v),
+                p.score.unit
+            ));
+            if !warm {
+                s.samples.push(v);
+                s.runs.push(run);
+            }
+        }
+        Ok(v) => {
+            s.failed = Some(format!(
+                "score {v} is not a positive number (ratios need positive scores)"
+            ));
+        }
+        Err(why) => {
+            (ctx.step)(&format!("{what}: {} failed: {why}", c.label()));
+            s.failed = Some(why);
+        }
+    }
+    true
+}
+
+/// Whether the ranking is settled after a measured round (the sequential
+/// test spends its level over the rounds from `min_runs` to `max_runs`).
+fn settled(p: &Params, st: &[State], baseline: usize) -> bool {
+    let samples: Vec<Vec<f64>> = st.iter().map(|s| s.samples.clone()).collect();
+    let looks = p.max_runs + 1 - p.min_runs;
+    let a = analyse(
+        &samples,
+        baseline,
+        p.score.higher_is_better,
+        p.resolution,
+        looks,
+    );
+    a.settled
+}
+
+/// Everything the record of candidate `i` carries beyond its samples.
+fn candidate_data(
+    p: &Params,
+    c: &Candidate,
+    s: &State,
+    a: &Analysis,
+    i: usize,
+    numa_reason: Option<&str>,
+) -> CandidateData {
+    CandidateData {
+        label: c.label(),
+        set: c.set.clone(),
+        memory: c.memory.clone(),
+        threads: c.threads,
+        what: c.what.clone(),
+        cpus: c.cpus.as_ref().map(|x| x.to_string()),
+        policy: c.policy.as_ref().map(|x| x.to_string()),
+        env: p.env_for(c),
+        command_line: p.command_line(c),
+        baseline: c.baseline,
+        also: c.also.clone(),
+        rank: a.order.iter().position(|&o| o == i).map(|r| r + 1),
+        vs_baseline: a.vs_baseline[i].clone(),
+        failed: s.failed.clone(),
+        wall_s: s.runs.iter().map(|r| r.wall_s).collect(),
+        counters: counter_medians(&s.runs, p.counters),
+        numa: numa_share(&s.runs, numa_reason),
+    }
+}
+
+/// The score record of one candidate: its samples, or why it has none.
+fn candidate_record(
+    p: &Params,
+    c: &Candidate,
+    s: &State,
+    data: &CandidateData,
+    stopped: Stopped,
+    method: &str,
+) -> Result<ResultRecord> {
+    let mut rec = ResultRecord::of(SCORE, &p.score.unit, p.score.higher_is_better)
+        .with_param("set", c.set.as_str())
+        .with_param("memory", c.memory.as_str())
+        .with_method(method, METHOD_VERSION);
+    if let Some(t) = c.threads {
+        rec = rec.with_param("threads", t as u64);
+    }
+    if s.samples.is_empty() {
+        rec.unavailable_reason = Some(match &s.failed {
+            Some(f) => format!("failed: {f}"),
+            None if stopped == Stopped::Interrupted => "interrupted before its first run".into(),
+            None => "no run finished".into(),
+        });
+    } else {
+        rec = rec.with_samples(s.samples.clone());
+        if let Some(f) = &s.failed {
+            rec = rec.with_note(&format!("stopped after {} run(s): {f}", s.samples.len()));
+        }
+    }
+    let counters = serde_json::to_value(&data.counters)?;
+    Ok(rec
+        .with_counters(counters)
+        .with_data(serde_json::to_value(data)?))
 }
 
 fn counter_medians(runs: &[ChildRun], counting: bool) -> CounterMedians {
@@ -1049,73 +1113,10 @@ fn verdict_record(
     let label = |i: usize| cands[i].label();
     let baseline = cands.iter().position(|c| c.baseline).unwrap_or(0);
     let hib = p.score.higher_is_better;
-    let mut better = Vec::new();
-    let mut worse = Vec::new();
-    for (i, r) in a.vs_baseline.iter().enumerate() {
-        if let Some(r) = r.as_ref().filter(|r| r.excludes_one()) {
-            if (r.low > 1.0) == hib {
-                better.push(label(i));
-            } else {
-                worse.push(label(i));
-            }
-        }
-    }
+    let (better, worse) = separated_from_baseline(a, cands, hib);
     let best = a.order.first().copied();
     let runner = a.order.get(1).copied();
-    let fmt_iv = |r: &RatioEstimate| {
-        format!(
-            "{} [{}, {}]",
-            fmt_ratio(r.ratio),
-            fmt_ratio(r.low),
-            fmt_ratio(r.high)
-        )
-    };
-    let text = match (a.kind, best, runner) {
-        (VerdictKind::Winner, Some(b), Some(r)) => {
-            let vs = a.vs_baseline[b]
-                .as_ref()
-                .map(|x| format!("; against no binding {}", fmt_iv(x)))
-                .unwrap_or_default();
-            format!(
-                "winner: {} (ratio to the runner-up {}: {} at {:.1}%{vs})",
-                label(b),
-                label(r),
-                a.top.as_ref().map(fmt_iv).unwrap_or_default(),
-                a.winner_level * 100.0
-            )
-        }
-        (VerdictKind::NoneDistinguishable, _, _) => {
-            "no placement is distinguishable from no binding: every 95% interval of the ratio to the baseline holds 1".to_string()
-        }
-        (VerdictKind::NoSingleWinner, Some(b), Some(r)) => {
-            let mut s = format!(
-                "no single winner: {} and {} are within noise of each other ({} at {:.1}%)",
-                label(b),
-                label(r),
-                a.top.as_ref().map(fmt_iv).unwrap_or_default(),
-                a.winner_level * 100.0
-            );
-            if !better.is_empty() {
-                s.push_str(&format!("; better than no binding: {}", better.join(", ")));
-            }
-            if !worse.is_empty() {
-                s.push_str(&format!("; worse than no binding: {}", worse.join(", ")));
-            }
-            s
-        }
-        _ => {
-            if a.order.len() < 2 {
-                "not enough to rank: fewer than two candidates have scores".to_string()
-            } else if st.get(baseline).is_some_and(|s| s.samples.is_empty()) {
-                "not enough to tell: the baseline (no binding) has no score".to_string()
-            } else {
-                format!(
-                    "not enough runs to tell: with {rounds} run(s) per candidate the {:.0}% intervals are unbounded (more runs: --min-runs, --budget)",
-                    LEVEL * 100.0
-                )
-            }
-        }
-    };
+    let text = verdict_text(a, cands, st, (&better, &worse), rounds);
     let data = VerdictData {
         kind: serde_json::to_value(a.kind)?
             .as_str()
@@ -1162,6 +1163,97 @@ fn verdict_record(
         }
     }
     Ok(rec.with_data(serde_json::to_value(&data)?))
+}
+
+/// The candidates whose interval of the ratio to the baseline excludes 1:
+/// (better, worse) labels, in planning order.
+fn separated_from_baseline(
+    a: &Analysis,
+    cands: &[Candidate],
+    hib: bool,
+) -> (Vec<String>, Vec<String>) {
+    let mut better = Vec::new();
+    let mut worse = Vec::new();
+    for (i, r) in a.vs_baseline.iter().enumerate() {
+        if let Some(r) = r.as_ref().filter(|r| r.excludes_one()) {
+            if (r.low > 1.0) == hib {
+                better.push(cands[i].label());
+            } else {
+                worse.push(cands[i].label());
+            }
+        }
+    }
+    (better, worse)
+}
+
+/// The verdict in one sentence: the winner, no difference, no single
+/// winner (with those better / worse than the baseline), or why there is
+/// not enough to tell.
+fn verdict_text(
+    a: &Analysis,
+    cands: &[Candidate],
+    st: &[State],
+    (better, worse): (&[String], &[String]),
+    rounds: usize,
+) -> String {
+    let label = |i: usize| cands[i].label();
+    let baseline = cands.iter().position(|c| c.baseline).unwrap_or(0);
+    let best = a.order.first().copied();
+    let runner = a.order.get(1).copied();
+    let fmt_iv = |r: &RatioEstimate| {
+        format!(
+            "{} [{}, {}]",
+            fmt_ratio(r.ratio),
+            fmt_ratio(r.low),
+            fmt_ratio(r.high)
+        )
+    };
+    match (a.kind, best, runner) {
+        (VerdictKind::Winner, Some(b), Some(r)) => {
+            let vs = a.vs_baseline[b]
+                .as_ref()
+                .map(|x| format!("; against no binding {}", fmt_iv(x)))
+                .unwrap_or_default();
+            format!(
+                "winner: {} (ratio to the runner-up {}: {} at {:.1}%{vs})",
+                label(b),
+                label(r),
+                a.top.as_ref().map(fmt_iv).unwrap_or_default(),
+                a.winner_level * 100.0
+            )
+        }
+        (VerdictKind::NoneDistinguishable, _, _) => {
+            "no placement is distinguishable from no binding: every 95% interval of the ratio to the baseline holds 1".to_string()
+        }
+        (VerdictKind::NoSingleWinner, Some(b), Some(r)) => {
+            let mut s = format!(
+                "no single winner: {} and {} are within noise of each other ({} at {:.1}%)",
+                label(b),
+                label(r),
+                a.top.as_ref().map(fmt_iv).unwrap_or_default(),
+                a.winner_level * 100.0
+            );
+            if !better.is_empty() {
+                s.push_str(&format!("; better than no binding: {}", better.join(", ")));
+            }
+            if !worse.is_empty() {
+                s.push_str(&format!("; worse than no binding: {}", worse.join(", ")));
+            }
+            s
+        }
+        _ => {
+            if a.order.len() < 2 {
+                "not enough to rank: fewer than two candidates have scores".to_string()
+            } else if st.get(baseline).is_some_and(|s| s.samples.is_empty()) {
+                "not enough to tell: the baseline (no binding) has no score".to_string()
+            } else {
+                format!(
+                    "not enough runs to tell: with {rounds} run(s) per candidate the {:.0}% intervals are unbounded (more runs: --min-runs, --budget)",
+                    LEVEL * 100.0
+                )
+            }
+        }
+    }
 }
 
 /// A ratio with three significant digits (`0.973`, `1.25`, `12.3`).

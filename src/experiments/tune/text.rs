@@ -4,10 +4,10 @@
 //! records only (the run summary and `tune` itself print the same).
 
 use crate::base::fmt::{columns, fmt_num, for_terminal, for_terminal_lines, is_unsafe_on_terminal};
-use crate::experiments::tune::study::{Params, TuneView, NO_BINDING};
+use crate::experiments::tune::study::{CandidateData, Params, TuneView, VerdictData, NO_BINDING};
 use crate::harness::child::COUNT_KEYS;
 use crate::placement::binding::shell_quote;
-use crate::results::schema::Run;
+use crate::results::schema::{ResultRecord, Run};
 use std::fmt::Write as _;
 
 /// The plan and the command lines, nothing measured. The command is the
@@ -156,19 +156,45 @@ fn section(run: &Run) -> String {
     let mut o = String::new();
     let vd = v.verdict.as_ref().map(|(_, d)| d);
     if let Some(d) = vd {
-        let _ = writeln!(o, "tune: {}", shell_line(&d.command));
-        let _ = writeln!(o, "score: {}", d.score);
-        let _ = writeln!(
-            o,
-            "runs: {} measured per candidate after {} warm-up, interleaved in a random order per round (seed {}); stopped: {}",
-            d.rounds,
-            d.warmup,
-            d.seed,
-            d.stopped.map(|s| s.words()).unwrap_or("?")
-        );
-        let _ = writeln!(o, "intervals: {}", d.interval_method);
+        run_header(&mut o, d);
     }
     let _ = writeln!(o);
+    let mut missing: Vec<String> = Vec::new();
+    ranked_table(&mut o, &v, &mut missing);
+    if let Some(d) = vd {
+        verdict_lines(&mut o, &v, d);
+    }
+    thread_curve(&mut o, &v);
+    reproduce_lines(&mut o, &v);
+    failed_lines(&mut o, &v);
+    if let Some(d) = vd {
+        plan_notes(&mut o, d);
+    }
+    for m in missing {
+        let _ = writeln!(o, "note: {}", for_terminal(&m));
+    }
+    o
+}
+
+/// The command, the score, how the rounds went and the interval method.
+fn run_header(o: &mut String, d: &VerdictData) {
+    let _ = writeln!(o, "tune: {}", shell_line(&d.command));
+    let _ = writeln!(o, "score: {}", d.score);
+    let _ = writeln!(
+        o,
+        "runs: {} measured per candidate after {} warm-up, interleaved in a random order per round (seed {}); stopped: {}",
+        d.rounds,
+        d.warmup,
+        d.seed,
+        d.stopped.map(|s| s.words()).unwrap_or("?")
+    );
+    let _ = writeln!(o, "intervals: {}", d.interval_method);
+}
+
+/// The table of candidates, best first, with the legend of its marks; what
+/// a measured candidate lacks (counters, remote pages) goes to `missing`,
+/// each reason once.
+fn ranked_table(o: &mut String, v: &TuneView, missing: &mut Vec<String>) {
     let mut rows = vec![vec![
         "rank".to_string(),
         "candidate".into(),
@@ -183,72 +209,8 @@ fn section(run: &Run) -> String {
         "page faults".into(),
         "remote pages".into(),
     ]];
-    let mut missing: Vec<String> = Vec::new();
-    let mut note_missing = |s: String| {
-        if !missing.contains(&s) {
-            missing.push(s);
-        }
-    };
     for (r, d) in v.ranked() {
-        let mut label = d.label.clone();
-        if d.baseline {
-            label.push_str(" (baseline)");
-        }
-        let (median, cv) = match (&r.value, &r.stats) {
-            (Some(m), Some(s)) => (
-                format!("{} {}", fmt_num(*m), r.unit),
-                format!(
-                    "{:.1}%{}",
-                    s.cv * 100.0,
-                    if s.is_noisy() { "!" } else { "" }
-                ),
-            ),
-            _ => ("failed".into(), "-".into()),
-        };
-        let vs = d.vs_baseline_text(true).unwrap_or_else(|| "-".into());
-        let c = &d.counters;
-        let num = |x: Option<f64>, key: &str, f: &dyn Fn(f64) -> String| match x {
-            Some(v) => f(v),
-            None => {
-                if r.value.is_some() {
-                    if let Some(why) = c.missing.get(key) {
-                        return format!("n/a ({})", short(key, why));
-                    }
-                }
-                "n/a".into()
-            }
-        };
-        for key in COUNT_KEYS.iter().take(3).copied() {
-            if let Some(why) = c.missing.get(key) {
-                if r.value.is_some() {
-                    note_missing(format!("{key} not available: {why}"));
-                }
-            }
-        }
-        let remote = match (d.numa.remote_share, &d.numa.unavailable) {
-            (Some(s), _) => pct(s),
-            (None, Some(why)) => {
-                if r.value.is_some() {
-                    note_missing(format!("remote pages not available: {why}"));
-                }
-                "n/a".into()
-            }
-            _ => "n/a".into(),
-        };
-        rows.push(vec![
-            d.rank.map(|x| x.to_string()).unwrap_or_else(|| "-".into()),
-            label,
-            d.cpus.clone().unwrap_or_else(|| "-".into()),
-            d.policy.clone().unwrap_or_else(|| "-".into()),
-            r.stats.as_ref().map(|s| s.n).unwrap_or(0).to_string(),
-            median,
-            cv,
-            vs,
-            num(c.ipc, COUNT_KEYS[0], &|x| format!("{x:.2}")),
-            num(c.cpu_migrations, COUNT_KEYS[1], &fmt_num),
-            num(c.page_faults, COUNT_KEYS[2], &fmt_num),
-            remote,
-        ]);
+        rows.push(ranked_row(r, d, missing));
     }
     let marked = rows
         .iter()
@@ -261,54 +223,132 @@ fn section(run: &Run) -> String {
             "  * the interval excludes 1: different from no binding beyond noise; ! CV above 5%"
         );
     }
-    if let Some(d) = vd {
-        let _ = writeln!(o, "\nverdict: {}", for_terminal(&d.text));
-        if let Some(w) = &d.winner {
-            if let Some((_, c)) = v.candidates.iter().find(|(_, c)| &c.label == w) {
-                let _ = writeln!(
-                    o,
-                    "reproduce the winner:\n  {}",
-                    for_terminal(&c.command_line)
-                );
+}
+
+/// One candidate's row of the ranked table.
+fn ranked_row(r: &ResultRecord, d: &CandidateData, missing: &mut Vec<String>) -> Vec<String> {
+    let mut note_missing = |s: String| {
+        if !missing.contains(&s) {
+            missing.push(s);
+        }
+    };
+    let mut label = d.label.clone();
+    if d.baseline {
+        label.push_str(" (baseline)");
+    }
+    let (median, cv) = match (&r.value, &r.stats) {
+        (Some(m), Some(s)) => (
+            format!("{} {}", fmt_num(*m), r.unit),
+            format!(
+                "{:.1}%{}",
+                s.cv * 100.0,
+                if s.is_noisy() { "!" } else { "" }
+            ),
+        ),
+        _ => ("failed".into(), "-".into()),
+    };
+    let vs = d.vs_baseline_text(true).unwrap_or_else(|| "-".into());
+    let c = &d.counters;
+    let num = |x: Option<f64>, key: &str, f: &dyn Fn(f64) -> String| match x {
+        Some(v) => f(v),
+        None => {
+            if r.value.is_some() {
+                if let Some(why) = c.missing.get(key) {
+                    return format!("n/a ({})", short(key, why));
+                }
+            }
+            "n/a".into()
+        }
+    };
+    for key in COUNT_KEYS.iter().take(3).copied() {
+        if let Some(why) = c.missing.get(key) {
+            if r.value.is_some() {
+                note_missing(format!("{key} not available: {why}"));
             }
         }
     }
-    // The thread-count curve (no binding).
+    let remote = match (d.numa.remote_share, &d.numa.unavailable) {
+        (Some(s), _) => pct(s),
+        (None, Some(why)) => {
+            if r.value.is_some() {
+                note_missing(format!("remote pages not available: {why}"));
+            }
+            "n/a".into()
+        }
+        _ => "n/a".into(),
+    };
+    vec![
+        d.rank.map(|x| x.to_string()).unwrap_or_else(|| "-".into()),
+        label,
+        d.cpus.clone().unwrap_or_else(|| "-".into()),
+        d.policy.clone().unwrap_or_else(|| "-".into()),
+        r.stats.as_ref().map(|s| s.n).unwrap_or(0).to_string(),
+        median,
+        cv,
+        vs,
+        num(c.ipc, COUNT_KEYS[0], &|x| format!("{x:.2}")),
+        num(c.cpu_migrations, COUNT_KEYS[1], &fmt_num),
+        num(c.page_faults, COUNT_KEYS[2], &fmt_num),
+        remote,
+    ]
+}
+
+/// The verdict, and the line that reproduces the winner when there is one.
+fn verdict_lines(o: &mut String, v: &TuneView, d: &VerdictData) {
+    let _ = writeln!(o, "\nverdict: {}", for_terminal(&d.text));
+    if let Some(w) = &d.winner {
+        if let Some((_, c)) = v.candidates.iter().find(|(_, c)| &c.label == w) {
+            let _ = writeln!(
+                o,
+                "reproduce the winner:\n  {}",
+                for_terminal(&c.command_line)
+            );
+        }
+    }
+}
+
+/// The thread-count curve (no binding), when more than one count ran.
+fn thread_curve(o: &mut String, v: &TuneView) {
     let mut curve: Vec<_> = v
         .candidates
         .iter()
         .filter(|(_, d)| d.set == NO_BINDING && d.threads.is_some())
         .collect();
-    if curve.len() > 1 {
-        curve.sort_by_key(|(_, d)| d.threads);
-        let best = curve
-            .iter()
-            .filter_map(|(r, _)| r.value)
-            .fold(0.0f64, f64::max);
-        let _ = writeln!(o, "\nthread count (no binding):");
-        let mut rows = vec![vec![
-            "threads".to_string(),
-            "median".into(),
-            "vs baseline [95%]".into(),
-            String::new(),
-        ]];
-        for (r, d) in &curve {
-            let bar = r
-                .value
-                .filter(|_| best > 0.0)
-                .map(|x| "#".repeat(((x / best) * 40.0).round().max(1.0) as usize))
-                .unwrap_or_default();
-            rows.push(vec![
-                d.threads.map(|t| t.to_string()).unwrap_or_default(),
-                r.value
-                    .map(|m| format!("{} {}", fmt_num(m), r.unit))
-                    .unwrap_or_else(|| "failed".into()),
-                d.vs_baseline_text(false).unwrap_or_else(|| "-".into()),
-                bar,
-            ]);
-        }
-        o.push_str(&columns(&rows, "  "));
+    if curve.len() <= 1 {
+        return;
     }
+    curve.sort_by_key(|(_, d)| d.threads);
+    let best = curve
+        .iter()
+        .filter_map(|(r, _)| r.value)
+        .fold(0.0f64, f64::max);
+    let _ = writeln!(o, "\nthread count (no binding):");
+    let mut rows = vec![vec![
+        "threads".to_string(),
+        "median".into(),
+        "vs baseline [95%]".into(),
+        String::new(),
+    ]];
+    for (r, d) in &curve {
+        let bar = r
+            .value
+            .filter(|_| best > 0.0)
+            .map(|x| "#".repeat(((x / best) * 40.0).round().max(1.0) as usize))
+            .unwrap_or_default();
+        rows.push(vec![
+            d.threads.map(|t| t.to_string()).unwrap_or_default(),
+            r.value
+                .map(|m| format!("{} {}", fmt_num(m), r.unit))
+                .unwrap_or_else(|| "failed".into()),
+            d.vs_baseline_text(false).unwrap_or_else(|| "-".into()),
+            bar,
+        ]);
+    }
+    o.push_str(&columns(&rows, "  "));
+}
+
+/// The command line of each candidate, best first.
+fn reproduce_lines(o: &mut String, v: &TuneView) {
     let _ = writeln!(o, "\nreproduce:");
     let w = v
         .candidates
@@ -324,6 +364,10 @@ fn section(run: &Run) -> String {
             for_terminal(&d.command_line)
         );
     }
+}
+
+/// The candidates that failed, with why.
+fn failed_lines(o: &mut String, v: &TuneView) {
     let failed: Vec<_> = v
         .candidates
         .iter()
@@ -340,21 +384,19 @@ fn section(run: &Run) -> String {
             let _ = writeln!(o, "  {}: {}", for_terminal(&d.label), for_terminal(f));
         }
     }
-    if let Some(d) = vd {
-        if !d.not_applicable.is_empty() {
-            let _ = writeln!(o, "\nnot applicable here:");
-            for (n, r) in &d.not_applicable {
-                let _ = writeln!(o, "  {}: {}", for_terminal(n), for_terminal(r));
-            }
-        }
-        for n in &d.notes {
-            let _ = writeln!(o, "note: {}", for_terminal(n));
+}
+
+/// What this machine could not offer, and the planner's notes.
+fn plan_notes(o: &mut String, d: &VerdictData) {
+    if !d.not_applicable.is_empty() {
+        let _ = writeln!(o, "\nnot applicable here:");
+        for (n, r) in &d.not_applicable {
+            let _ = writeln!(o, "  {}: {}", for_terminal(n), for_terminal(r));
         }
     }
-    for m in missing {
-        let _ = writeln!(o, "note: {}", for_terminal(&m));
+    for n in &d.notes {
+        let _ = writeln!(o, "note: {}", for_terminal(n));
     }
-    o
 }
 
 /// A short reason code for a table cell (the full reason is in the notes).

@@ -220,175 +220,210 @@ impl Experiment for Frequency {
                 return Ok(());
             }
         };
-        let timer = Timer::new().info();
-        let tsc_ghz = match timer.source {
-            crate::base::timer::TimerSource::Tsc => Some(timer.ticks_per_ns),
-            _ => None,
-        };
-        let decl = declared(ctx.machine, tsc_ghz);
+        single_core_records(ctx, &policy, &per_core, first, out)?;
+        xor_and_imul_checks(ctx, &policy, first, out)?;
+        all_cores_record(ctx, &policy, &per_core, out)?;
+        smt_records(ctx, &policy, out)?;
+        Ok(())
+    }
+}
 
-        // 1. One core at a time (add chain), on a sample of cores.
-        let sample = single_core_sample(ctx.profile, &per_core);
-        let mut per_cpu = Vec::new();
-        let mut headline: Option<(Vec<f64>, Option<String>)> = None;
-        for cpu in sample.iter() {
-            (ctx.step)(&format!("single core, CPU {cpu}"));
-            let (ghz, busy) = single(cpu, Chain::Add, &policy, ctx.stop)?;
-            let st = crate::harness::Stats::from_samples(&ghz);
-            per_cpu.push(CpuClock {
-                cpu,
-                ghz: st.as_ref().map(|s| s.median),
-                cv: st.as_ref().map(|s| s.cv),
-            });
-            if headline.is_none() {
-                headline = Some((ghz, busy));
-            }
-        }
-        let (headline, busy) = headline.unwrap_or_default();
-        let mut rec = ResultRecord::of(SINGLE_CORE, "GHz", true)
-            .with_param("threads", 1)
-            .with_method(&method_text(Chain::Add), METHOD_VERSION)
-            .with_samples(headline)
-            .with_note(&format!("measured on CPU {first}; per-CPU figures in data"));
-        rec = rec.with_note(&declared_line(&decl));
-        if let Some(b) = busy {
-            rec = rec.with_note(&b);
-        }
-        if let Some(v) = rec.value {
-            ctx.facts.ghz_single = Some(v);
-            for n in disagreements(v, &decl) {
-                rec = rec.with_note(&n);
-            }
-        }
-        rec = rec.with_payload(&SingleCoreData {
-            per_cpu,
-            declared: decl,
-            timer: serde_json::to_value(&timer).unwrap_or_default(),
+type Out<'a> = &'a mut dyn FnMut(ResultRecord) -> Result<()>;
+
+/// 1. One core at a time (add chain) on a sample of cores: the headline
+/// figure, measured beside every declared clock.
+fn single_core_records(
+    ctx: &mut ExpCtx,
+    policy: &Policy,
+    per_core: &CpuSet,
+    first: usize,
+    out: Out,
+) -> Result<()> {
+    let timer = Timer::new().info();
+    let tsc_ghz = match timer.source {
+        crate::base::timer::TimerSource::Tsc => Some(timer.ticks_per_ns),
+        _ => None,
+    };
+    let decl = declared(ctx.machine, tsc_ghz);
+
+    // 1. One core at a time (add chain), on a sample of cores.
+    let sample = single_core_sample(ctx.profile, per_core);
+    let mut per_cpu = Vec::new();
+    let mut headline: Option<(Vec<f64>, Option<String>)> = None;
+    for cpu in sample.iter() {
+        (ctx.step)(&format!("single core, CPU {cpu}"));
+        let (ghz, busy) = single(cpu, Chain::Add, policy, ctx.stop)?;
+        let st = crate::harness::Stats::from_samples(&ghz);
+        per_cpu.push(CpuClock {
+            cpu,
+            ghz: st.as_ref().map(|s| s.median),
+            cv: st.as_ref().map(|s| s.cv),
         });
-        out(rec)?;
-
-        // 2. Independent check: xor chain on the same CPU, every sample
-        // bracketed by a short add-chain reading right before and after it,
-        // so that the two methods are compared under the same conditions
-        // (the host's clock moves from second to second).
-        (ctx.step)("single core, xor chain (independent check)");
-        let b = {
-            let _guard = AffinityGuard::pin(first)?;
-            measure_bracketed(
-                &policy,
-                ctx.stop,
-                BRACKET,
-                |it| Chain::Add.run(it, 1),
-                |it| Chain::Xor.run(it, 1),
-            )?
-        };
-        let xs: Vec<f64> = b
-            .subject
-            .samples
-            .iter()
-            .map(|&ns| ghz_of(ns, Chain::Xor))
-            .collect();
-        let ratios: Vec<f64> = xs
-            .iter()
-            .zip(b.ref_before.iter().zip(&b.ref_after))
-            .map(|(x, (a, c))| x / ((ghz_of(*a, Chain::Add) + ghz_of(*c, Chain::Add)) / 2.0))
-            .collect();
-        let mut xr = ResultRecord::of(SINGLE_CORE_XOR, "GHz", true)
-            .with_param("threads", 1)
-            .with_method(&method_text(Chain::Xor), METHOD_VERSION)
-            .with_samples(xs);
-        if let Some(n) = b.subject.preemption_note() {
-            xr = xr.with_note(&n);
+        if headline.is_none() {
+            headline = Some((ghz, busy));
         }
-        let mut agree = ResultRecord::of(XOR_VS_ADD, "ratio", true)
+    }
+    let (headline, busy) = headline.unwrap_or_default();
+    let mut rec = ResultRecord::of(SINGLE_CORE, "GHz", true)
+        .with_param("threads", 1)
+        .with_method(&method_text(Chain::Add), METHOD_VERSION)
+        .with_samples(headline)
+        .with_note(&format!("measured on CPU {first}; per-CPU figures in data"));
+    rec = rec.with_note(&declared_line(&decl));
+    if let Some(b) = busy {
+        rec = rec.with_note(&b);
+    }
+    if let Some(v) = rec.value {
+        ctx.facts.ghz_single = Some(v);
+        for n in disagreements(v, &decl) {
+            rec = rec.with_note(&n);
+        }
+    }
+    rec = rec.with_payload(&SingleCoreData {
+        per_cpu,
+        declared: decl,
+        timer: serde_json::to_value(&timer).unwrap_or_default(),
+    });
+    out(rec)?;
+
+    Ok(())
+}
+
+/// 2. Independent checks on the first CPU: the xor chain bracketed by add
+/// chain readings, and with the full profile the imul chain.
+fn xor_and_imul_checks(ctx: &mut ExpCtx, policy: &Policy, first: usize, out: Out) -> Result<()> {
+    // 2. Independent check: xor chain on the same CPU, every sample
+    // bracketed by a short add-chain reading right before and after it,
+    // so that the two methods are compared under the same conditions
+    // (the host's clock moves from second to second).
+    (ctx.step)("single core, xor chain (independent check)");
+    let b = {
+        let _guard = AffinityGuard::pin(first)?;
+        measure_bracketed(
+            &policy,
+            ctx.stop,
+            BRACKET,
+            |it| Chain::Add.run(it, 1),
+            |it| Chain::Xor.run(it, 1),
+        )?
+    };
+    let xs: Vec<f64> = b
+        .subject
+        .samples
+        .iter()
+        .map(|&ns| ghz_of(ns, Chain::Xor))
+        .collect();
+    let ratios: Vec<f64> = xs
+        .iter()
+        .zip(b.ref_before.iter().zip(&b.ref_after))
+        .map(|(x, (a, c))| x / ((ghz_of(*a, Chain::Add) + ghz_of(*c, Chain::Add)) / 2.0))
+        .collect();
+    let mut xr = ResultRecord::of(SINGLE_CORE_XOR, "GHz", true)
+        .with_param("threads", 1)
+        .with_method(&method_text(Chain::Xor), METHOD_VERSION)
+        .with_samples(xs);
+    if let Some(n) = b.subject.preemption_note() {
+        xr = xr.with_note(&n);
+    }
+    let mut agree = ResultRecord::of(XOR_VS_ADD, "ratio", true)
+        .with_param("threads", 1)
+        .with_method(
+            &format!(
+                "per sample: the xor chain's GHz over the mean of {} ms add-chain readings on the same CPU right before and right after it; median of samples; 1.000 = the two methods agree",
+                BRACKET.as_millis()
+            ),
+            METHOD_VERSION,
+        )
+        .with_samples(ratios);
+    if let Some(r) = agree.value {
+        let note = format!(
+            "the xor chain agrees with the add chain within {:.1}% (sample by sample, same conditions)",
+            (r - 1.0).abs() * 100.0
+        );
+        xr = xr.with_note(&note);
+        agree = agree.with_note(&note);
+    }
+    out(xr)?;
+    out(agree)?;
+
+    if ctx.profile == Profile::Full {
+        (ctx.step)("single core, imul chain (3-cycle check)");
+        let (ms, _) = single(first, Chain::Mul, policy, ctx.stop)?;
+        out(ResultRecord::of(SINGLE_CORE_IMUL, "GHz", true)
             .with_param("threads", 1)
+            .with_method(&method_text(Chain::Mul), METHOD_VERSION)
+            .with_samples(ms)
+            .with_note("assumes a 3-cycle 64-bit multiply; a different figure means a different latency, not a different clock"))?;
+    }
+
+    Ok(())
+}
+
+/// 3. One thread per physical core, all at once.
+fn all_cores_record(ctx: &mut ExpCtx, policy: &Policy, per_core: &CpuSet, out: Out) -> Result<()> {
+    // 3. One thread per physical core, all at once.
+    let n = per_core.len();
+    (ctx.step)(&format!("all cores ({n} threads, one per core)"));
+    let (rounds, per_thread) = team(per_core, Chain::Add, policy, ctx)?;
+    let mut all = ResultRecord::of(ALL_CORES, "GHz", true)
+        .with_param("threads", "per_core")
+        .with_method(
+            &format!("{}; one pinned thread per physical core released by a barrier; sample = mean of the threads' GHz", method_text(Chain::Add)),
+            METHOD_VERSION,
+        )
+        .with_samples(rounds)
+        .with_payload(&team_data(per_core, &per_thread));
+    if let (Some(s), Some(a)) = (ctx.facts.ghz_single, all.value) {
+        ctx.facts.ghz_all = Some(a);
+        all = all.with_note(&format!(
+            "{:+.1}% against one core ({:.2} -> {:.2} GHz)",
+            (a / s - 1.0) * 100.0,
+            s,
+            a
+        ));
+    }
+    out(all)?;
+
+    Ok(())
+}
+
+/// 4. All usable logical CPUs and one core's SMT siblings (differs from 3
+/// only with SMT).
+fn smt_records(ctx: &mut ExpCtx, policy: &Policy, out: Out) -> Result<()> {
+    // 4. All usable logical CPUs (differs from 3 only with SMT).
+    let groups = smt_groups(ctx.machine, &ctx.cpus);
+    if groups.is_empty() {
+        out(ResultRecord::unavailable(
+            SMT_PAIR.experiment,
+            SMT_PAIR.metric,
+            "GHz",
+            "no SMT: every usable core runs one hardware thread",
+        )
+        .with_param("threads", "smt_pair"))?;
+    } else {
+        (ctx.step)(&format!("all CPUs ({} threads)", ctx.cpus.len()));
+        let (rounds, per_thread) = team(&ctx.cpus, Chain::Add, policy, ctx)?;
+        out(ResultRecord::of(ALL_CPUS, "GHz", true)
+            .with_param("threads", "all")
+            .with_method(&method_text(Chain::Add), METHOD_VERSION)
+            .with_samples(rounds)
+            .with_payload(&team_data(&ctx.cpus, &per_thread)))?;
+        let pair = &groups[0];
+        (ctx.step)(&format!("SMT siblings {pair}"));
+        let (rounds, per_thread) = team(pair, Chain::Add, policy, ctx)?;
+        out(ResultRecord::of(SMT_PAIR, "GHz", true)
+            .with_param("threads", "smt_pair")
             .with_method(
                 &format!(
-                    "per sample: the xor chain's GHz over the mean of {} ms add-chain readings on the same CPU right before and right after it; median of samples; 1.000 = the two methods agree",
-                    BRACKET.as_millis()
+                    "{}; the hardware threads of one core together",
+                    method_text(Chain::Add)
                 ),
                 METHOD_VERSION,
             )
-            .with_samples(ratios);
-        if let Some(r) = agree.value {
-            let note = format!(
-                "the xor chain agrees with the add chain within {:.1}% (sample by sample, same conditions)",
-                (r - 1.0).abs() * 100.0
-            );
-            xr = xr.with_note(&note);
-            agree = agree.with_note(&note);
-        }
-        out(xr)?;
-        out(agree)?;
-
-        if ctx.profile == Profile::Full {
-            (ctx.step)("single core, imul chain (3-cycle check)");
-            let (ms, _) = single(first, Chain::Mul, &policy, ctx.stop)?;
-            out(ResultRecord::of(SINGLE_CORE_IMUL, "GHz", true)
-                .with_param("threads", 1)
-                .with_method(&method_text(Chain::Mul), METHOD_VERSION)
-                .with_samples(ms)
-                .with_note("assumes a 3-cycle 64-bit multiply; a different figure means a different latency, not a different clock"))?;
-        }
-
-        // 3. One thread per physical core, all at once.
-        let n = per_core.len();
-        (ctx.step)(&format!("all cores ({n} threads, one per core)"));
-        let (rounds, per_thread) = team(&per_core, Chain::Add, &policy, ctx)?;
-        let mut all = ResultRecord::of(ALL_CORES, "GHz", true)
-            .with_param("threads", "per_core")
-            .with_method(
-                &format!("{}; one pinned thread per physical core released by a barrier; sample = mean of the threads' GHz", method_text(Chain::Add)),
-                METHOD_VERSION,
-            )
             .with_samples(rounds)
-            .with_payload(&team_data(&per_core, &per_thread));
-        if let (Some(s), Some(a)) = (ctx.facts.ghz_single, all.value) {
-            ctx.facts.ghz_all = Some(a);
-            all = all.with_note(&format!(
-                "{:+.1}% against one core ({:.2} -> {:.2} GHz)",
-                (a / s - 1.0) * 100.0,
-                s,
-                a
-            ));
-        }
-        out(all)?;
-
-        // 4. All usable logical CPUs (differs from 3 only with SMT).
-        let groups = smt_groups(ctx.machine, &ctx.cpus);
-        if groups.is_empty() {
-            out(ResultRecord::unavailable(
-                SMT_PAIR.experiment,
-                SMT_PAIR.metric,
-                "GHz",
-                "no SMT: every usable core runs one hardware thread",
-            )
-            .with_param("threads", "smt_pair"))?;
-        } else {
-            (ctx.step)(&format!("all CPUs ({} threads)", ctx.cpus.len()));
-            let (rounds, per_thread) = team(&ctx.cpus, Chain::Add, &policy, ctx)?;
-            out(ResultRecord::of(ALL_CPUS, "GHz", true)
-                .with_param("threads", "all")
-                .with_method(&method_text(Chain::Add), METHOD_VERSION)
-                .with_samples(rounds)
-                .with_payload(&team_data(&ctx.cpus, &per_thread)))?;
-            let pair = &groups[0];
-            (ctx.step)(&format!("SMT siblings {pair}"));
-            let (rounds, per_thread) = team(pair, Chain::Add, &policy, ctx)?;
-            out(ResultRecord::of(SMT_PAIR, "GHz", true)
-                .with_param("threads", "smt_pair")
-                .with_method(
-                    &format!(
-                        "{}; the hardware threads of one core together",
-                        method_text(Chain::Add)
-                    ),
-                    METHOD_VERSION,
-                )
-                .with_samples(rounds)
-                .with_payload(&team_data(pair, &per_thread)))?;
-        }
-        Ok(())
+            .with_payload(&team_data(pair, &per_thread)))?;
     }
+    Ok(())
 }
 
 /// A short clock reading for the run's environment: the add chain on `cpu`,

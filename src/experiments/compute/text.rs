@@ -826,147 +826,170 @@ pub fn render_rate(rs: &[ResultRecord]) -> String {
         }
     }
     for wl in workloads {
-        let recs: Vec<&&ResultRecord> = j
-            .iter()
-            .filter(|r| param(r, "workload").unwrap_or("?") == wl)
-            .collect();
-        let with_mem = recs.iter().any(|r| param(r, "mem").is_some());
-        let _ = writeln!(
-            out,
-            "Rate (SPEC-rate style): {wl}{}",
-            if with_mem {
-                " by memory placement (seed 003)"
-            } else {
-                ""
-            }
-        );
-        let mut head = vec!["copies".to_string()];
-        if with_mem {
-            head.push("memory".into());
-        }
-        head.extend([
-            "CPUs".to_string(),
-            "jobs/hour".into(),
-            "slowest copy".into(),
-            "efficiency per copy".into(),
-        ]);
-        if with_mem {
-            head.push("vs interleave".into());
-            head.push("pages (mem:N only, move_pages)".into());
-        }
-        let mut rows = vec![head];
-        let mut notes: Vec<String> = Vec::new();
-        for r in recs {
-            let c = param(r, "copies").unwrap_or("?").to_string();
-            let mem = param(r, "mem");
-            let same = |e: &ResultRecord| {
-                param(e, "copies") == Some(&c)
-                    && param(e, "workload") == param(r, "workload")
-                    && param(e, "mem") == mem
-            };
-            let mut row = vec![format!(
-                "{c}{}",
-                data_f64(r, "/copies")
-                    .filter(|_| c.parse::<usize>().is_err())
-                    .map(|n| format!(" ({n:.0})"))
-                    .unwrap_or_default()
-            )];
-            if with_mem {
-                row.push(mem.unwrap_or("default").to_string());
-            }
-            // The matching record of `id` as text: Some("-") when it has no
-            // value, None when there is none.
-            let cell = |id, f: &dyn Fn(f64) -> String| {
-                of(rs, id)
-                    .into_iter()
-                    .find(|e| same(e))
-                    .map(|e| e.value.map(f).unwrap_or_else(|| "-".into()))
-            };
-            match r.value {
-                Some(v) => {
-                    let eff =
-                        cell(rate::EFFICIENCY, &|x| format!("{x:.1}%")).unwrap_or_else(|| {
-                            if c == "1" {
-                                "100% (baseline)".into()
-                            } else {
-                                "-".into()
-                            }
-                        });
-                    let slow = r
-                        .data
-                        .as_ref()
-                        .and_then(|d| d["makespan_s"].as_array().cloned())
-                        .and_then(|a| {
-                            let v: Vec<f64> = a.iter().filter_map(|x| x.as_f64()).collect();
-                            crate::harness::Stats::from_samples(&v).map(|s| s.median)
-                        })
-                        .map(|s| format!("{s:.3} s"))
-                        .unwrap_or_default();
-                    row.extend([
-                        r.data
-                            .as_ref()
-                            .and_then(|d| d["cpus"].as_str())
-                            .unwrap_or("")
-                            .to_string(),
-                        format!("{}{}", fmt_num(v), if r.is_noisy() { " NOISY" } else { "" }),
-                        slow,
-                        eff,
-                    ]);
-                    if with_mem {
-                        let change = cell(rate::MEM_CHANGE, &|x| format!("{x:+.1}%"))
-                            .unwrap_or_else(|| {
-                                if mem == Some("interleave") {
-                                    "(reference)".into()
-                                } else {
-                                    "-".into()
-                                }
-                            });
-                        row.push(change);
-                        let pp = r.data.as_ref().and_then(|d| d.get("pages_per_node"));
-                        let why = pp
-                            .and_then(|p| p.get("not_available"))
-                            .and_then(|e| e.as_str());
-                        if let Some(e) = why {
-                            let n = format!("pages not counted: {e}");
-                            if !notes.contains(&n) {
-                                notes.push(n);
-                            }
-                        }
-                        let pages = pp
-                            .filter(|_| why.is_none())
-                            .and_then(|p| p.as_object())
-                            .map(|o| {
-                                let total: f64 = o.values().filter_map(|v| v.as_f64()).sum();
-                                o.iter()
-                                    .filter_map(|(k, v)| {
-                                        let v = v.as_f64()?;
-                                        (total > 0.0)
-                                            .then(|| format!("N{k} {:.0}%", v / total * 100.0))
-                                    })
-                                    .collect::<Vec<_>>()
-                                    .join(" ")
-                            })
-                            .unwrap_or_else(|| if why.is_some() { "n/a" } else { "-" }.into());
-                        row.push(pages);
-                    }
-                    for n in &r.notes {
-                        if (n.starts_with("one NUMA node") || n.contains("touches little memory"))
-                            && !notes.contains(n)
-                        {
-                            notes.push(n.clone());
-                        }
-                    }
-                }
-                None => row.push(na(r)),
-            }
-            rows.push(row);
-        }
-        out.push_str(&columns_ragged(&rows, "  "));
-        for n in notes {
-            let _ = writeln!(out, "  note: {}", for_terminal(&n));
-        }
+        out.push_str(&rate_table(rs, &j, wl));
     }
     out
+}
+
+/// One workload's table: a row per copy count (and memory placement), then
+/// its notes once each.
+fn rate_table(rs: &[ResultRecord], j: &[&ResultRecord], wl: &str) -> String {
+    let mut out = String::new();
+    let recs: Vec<&&ResultRecord> = j
+        .iter()
+        .filter(|r| param(r, "workload").unwrap_or("?") == wl)
+        .collect();
+    let with_mem = recs.iter().any(|r| param(r, "mem").is_some());
+    let _ = writeln!(
+        out,
+        "Rate (SPEC-rate style): {wl}{}",
+        if with_mem {
+            " by memory placement (seed 003)"
+        } else {
+            ""
+        }
+    );
+    let mut head = vec!["copies".to_string()];
+    if with_mem {
+        head.push("memory".into());
+    }
+    head.extend([
+        "CPUs".to_string(),
+        "jobs/hour".into(),
+        "slowest copy".into(),
+        "efficiency per copy".into(),
+    ]);
+    if with_mem {
+        head.push("vs interleave".into());
+        head.push("pages (mem:N only, move_pages)".into());
+    }
+    let mut rows = vec![head];
+    let mut notes: Vec<String> = Vec::new();
+    for r in recs {
+        rows.push(rate_row(rs, r, with_mem, &mut notes));
+    }
+    out.push_str(&columns_ragged(&rows, "  "));
+    for n in notes {
+        let _ = writeln!(out, "  note: {}", for_terminal(&n));
+    }
+    out
+}
+
+/// One row of a rate table: copies, memory, CPUs, jobs/hour, the slowest
+/// copy, the efficiency per copy and, by memory placement, the change
+/// against interleave and the pages per node. Notes worth saying once go
+/// to `notes`.
+fn rate_row(
+    rs: &[ResultRecord],
+    r: &ResultRecord,
+    with_mem: bool,
+    notes: &mut Vec<String>,
+) -> Vec<String> {
+    let c = param(r, "copies").unwrap_or("?").to_string();
+    let mem = param(r, "mem");
+    let same = |e: &ResultRecord| {
+        param(e, "copies") == Some(&c)
+            && param(e, "workload") == param(r, "workload")
+            && param(e, "mem") == mem
+    };
+    let mut row = vec![format!(
+        "{c}{}",
+        data_f64(r, "/copies")
+            .filter(|_| c.parse::<usize>().is_err())
+            .map(|n| format!(" ({n:.0})"))
+            .unwrap_or_default()
+    )];
+    if with_mem {
+        row.push(mem.unwrap_or("default").to_string());
+    }
+    // The matching record of `id` as text: Some("-") when it has no
+    // value, None when there is none.
+    let cell = |id, f: &dyn Fn(f64) -> String| {
+        of(rs, id)
+            .into_iter()
+            .find(|e| same(e))
+            .map(|e| e.value.map(f).unwrap_or_else(|| "-".into()))
+    };
+    match r.value {
+        Some(v) => {
+            let eff = cell(rate::EFFICIENCY, &|x| format!("{x:.1}%")).unwrap_or_else(|| {
+                if c == "1" {
+                    "100% (baseline)".into()
+                } else {
+                    "-".into()
+                }
+            });
+            let slow = r
+                .data
+                .as_ref()
+                .and_then(|d| d["makespan_s"].as_array().cloned())
+                .and_then(|a| {
+                    let v: Vec<f64> = a.iter().filter_map(|x| x.as_f64()).collect();
+                    crate::harness::Stats::from_samples(&v).map(|s| s.median)
+                })
+                .map(|s| format!("{s:.3} s"))
+                .unwrap_or_default();
+            row.extend([
+                r.data
+                    .as_ref()
+                    .and_then(|d| d["cpus"].as_str())
+                    .unwrap_or("")
+                    .to_string(),
+                format!("{}{}", fmt_num(v), if r.is_noisy() { " NOISY" } else { "" }),
+                slow,
+                eff,
+            ]);
+            if with_mem {
+                let change =
+                    cell(rate::MEM_CHANGE, &|x| format!("{x:+.1}%")).unwrap_or_else(|| {
+                        if mem == Some("interleave") {
+                            "(reference)".into()
+                        } else {
+                            "-".into()
+                        }
+                    });
+                row.push(change);
+                row.push(pages_cell(r, notes));
+            }
+            for n in &r.notes {
+                if (n.starts_with("one NUMA node") || n.contains("touches little memory"))
+                    && !notes.contains(n)
+                {
+                    notes.push(n.clone());
+                }
+            }
+        }
+        None => row.push(na(r)),
+    }
+    row
+}
+
+/// The pages-per-node cell of a memory-placement row (share per node), or
+/// why the pages were not counted (said once in `notes`).
+fn pages_cell(r: &ResultRecord, notes: &mut Vec<String>) -> String {
+    let pp = r.data.as_ref().and_then(|d| d.get("pages_per_node"));
+    let why = pp
+        .and_then(|p| p.get("not_available"))
+        .and_then(|e| e.as_str());
+    if let Some(e) = why {
+        let n = format!("pages not counted: {e}");
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
+    }
+    pp.filter(|_| why.is_none())
+        .and_then(|p| p.as_object())
+        .map(|o| {
+            let total: f64 = o.values().filter_map(|v| v.as_f64()).sum();
+            o.iter()
+                .filter_map(|(k, v)| {
+                    let v = v.as_f64()?;
+                    (total > 0.0).then(|| format!("N{k} {:.0}%", v / total * 100.0))
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_else(|| if why.is_some() { "n/a" } else { "-" }.into())
 }
 
 /// Placement: one relative table per comparison and workload, then memory.

@@ -798,6 +798,8 @@ mod scalar {
         }
     }
 
+    /// One pass of `kernel` over the arrays in x86-64 assembly (each
+    /// kernel's loop in its own function below; the loops are what is timed).
     #[cfg(target_arch = "x86_64")]
     unsafe fn x86(
         kernel: BwKernel,
@@ -807,125 +809,148 @@ mod scalar {
         c: *mut f64,
         n: usize,
     ) -> f64 {
-        use core::arch::asm;
         let end_a = a.add(n);
         match kernel {
-            BwKernel::Read => {
-                // Integer adds of the bit patterns: 8 independent accumulators,
-                // one 8-byte load each (the sum is a checksum, not a float sum).
-                let (mut s0, mut s1, mut s2, mut s3) = (0u64, 0u64, 0u64, 0u64);
+            BwKernel::Read => x86_read(a, end_a),
+            BwKernel::Write => x86_write(nt, a, end_a),
+            BwKernel::Copy => x86_copy(nt, a, c, end_a),
+            BwKernel::Triad => x86_triad(nt, a, b, c, end_a),
+        }
+    }
+
+    /// Read: integer adds of the bit patterns into 4 accumulators.
+    #[cfg(target_arch = "x86_64")]
+    #[inline]
+    unsafe fn x86_read(a: *mut f64, end_a: *mut f64) -> f64 {
+        use core::arch::asm;
+        // Integer adds of the bit patterns: 8 independent accumulators,
+        // one 8-byte load each (the sum is a checksum, not a float sum).
+        let (mut s0, mut s1, mut s2, mut s3) = (0u64, 0u64, 0u64, 0u64);
+        asm!(
+            "2:",
+            "add {s0}, [{p}]",
+            "add {s1}, [{p} + 8]",
+            "add {s2}, [{p} + 16]",
+            "add {s3}, [{p} + 24]",
+            "add {s0}, [{p} + 32]",
+            "add {s1}, [{p} + 40]",
+            "add {s2}, [{p} + 48]",
+            "add {s3}, [{p} + 56]",
+            "add {p}, 64",
+            "cmp {p}, {e}",
+            "jb 2b",
+            p = inout(reg) a => _,
+            e = in(reg) end_a,
+            s0 = inout(reg) s0, s1 = inout(reg) s1, s2 = inout(reg) s2, s3 = inout(reg) s3,
+            options(nostack, readonly)
+        );
+        (s0.wrapping_add(s1).wrapping_add(s2).wrapping_add(s3)) as f64
+    }
+
+    /// Write: 8-byte stores (`movnti` with `nt`) of one value.
+    #[cfg(target_arch = "x86_64")]
+    #[inline]
+    unsafe fn x86_write(nt: bool, a: *mut f64, end_a: *mut f64) -> f64 {
+        use core::arch::asm;
+        let v = super::SCALAR_Q.to_bits();
+        if nt {
+            asm!(
+                "2:",
+                "movnti [{p}], {v}", "movnti [{p} + 8], {v}", "movnti [{p} + 16], {v}", "movnti [{p} + 24], {v}",
+                "movnti [{p} + 32], {v}", "movnti [{p} + 40], {v}", "movnti [{p} + 48], {v}", "movnti [{p} + 56], {v}",
+                "add {p}, 64", "cmp {p}, {e}", "jb 2b", "sfence",
+                p = inout(reg) a => _, e = in(reg) end_a, v = in(reg) v, options(nostack)
+            );
+        } else {
+            asm!(
+                "2:",
+                "mov [{p}], {v}", "mov [{p} + 8], {v}", "mov [{p} + 16], {v}", "mov [{p} + 24], {v}",
+                "mov [{p} + 32], {v}", "mov [{p} + 40], {v}", "mov [{p} + 48], {v}", "mov [{p} + 56], {v}",
+                "add {p}, 64", "cmp {p}, {e}", "jb 2b",
+                p = inout(reg) a => _, e = in(reg) end_a, v = in(reg) v, options(nostack)
+            );
+        }
+        *a
+    }
+
+    /// Copy: c[i] = a[i] (`movnti` stores with `nt`).
+    #[cfg(target_arch = "x86_64")]
+    #[inline]
+    unsafe fn x86_copy(nt: bool, a: *mut f64, c: *mut f64, end_a: *mut f64) -> f64 {
+        use core::arch::asm;
+        // c[i] = a[i]; index register runs over both arrays.
+        let d = (c as isize) - (a as isize);
+        macro_rules! copy_loop {
+            ($st:literal) => {
                 asm!(
                     "2:",
-                    "add {s0}, [{p}]",
-                    "add {s1}, [{p} + 8]",
-                    "add {s2}, [{p} + 16]",
-                    "add {s3}, [{p} + 24]",
-                    "add {s0}, [{p} + 32]",
-                    "add {s1}, [{p} + 40]",
-                    "add {s2}, [{p} + 48]",
-                    "add {s3}, [{p} + 56]",
-                    "add {p}, 64",
-                    "cmp {p}, {e}",
-                    "jb 2b",
-                    p = inout(reg) a => _,
-                    e = in(reg) end_a,
-                    s0 = inout(reg) s0, s1 = inout(reg) s1, s2 = inout(reg) s2, s3 = inout(reg) s3,
-                    options(nostack, readonly)
-                );
-                (s0.wrapping_add(s1).wrapping_add(s2).wrapping_add(s3)) as f64
-            }
-            BwKernel::Write => {
-                let v = super::SCALAR_Q.to_bits();
-                if nt {
-                    asm!(
-                        "2:",
-                        "movnti [{p}], {v}", "movnti [{p} + 8], {v}", "movnti [{p} + 16], {v}", "movnti [{p} + 24], {v}",
-                        "movnti [{p} + 32], {v}", "movnti [{p} + 40], {v}", "movnti [{p} + 48], {v}", "movnti [{p} + 56], {v}",
-                        "add {p}, 64", "cmp {p}, {e}", "jb 2b", "sfence",
-                        p = inout(reg) a => _, e = in(reg) end_a, v = in(reg) v, options(nostack)
-                    );
-                } else {
-                    asm!(
-                        "2:",
-                        "mov [{p}], {v}", "mov [{p} + 8], {v}", "mov [{p} + 16], {v}", "mov [{p} + 24], {v}",
-                        "mov [{p} + 32], {v}", "mov [{p} + 40], {v}", "mov [{p} + 48], {v}", "mov [{p} + 56], {v}",
-                        "add {p}, 64", "cmp {p}, {e}", "jb 2b",
-                        p = inout(reg) a => _, e = in(reg) end_a, v = in(reg) v, options(nostack)
-                    );
-                }
-                *a
-            }
-            BwKernel::Copy => {
-                // c[i] = a[i]; index register runs over both arrays.
-                let d = (c as isize) - (a as isize);
-                macro_rules! copy_loop {
-                    ($st:literal) => {
-                        asm!(
-                            "2:",
-                            "mov {t0}, [{p}]", "mov {t1}, [{p} + 8]", "mov {t2}, [{p} + 16]", "mov {t3}, [{p} + 24]",
-                            concat!($st, " [{p} + {d}], {t0}"), concat!($st, " [{p} + {d} + 8], {t1}"),
-                            concat!($st, " [{p} + {d} + 16], {t2}"), concat!($st, " [{p} + {d} + 24], {t3}"),
-                            "mov {t0}, [{p} + 32]", "mov {t1}, [{p} + 40]", "mov {t2}, [{p} + 48]", "mov {t3}, [{p} + 56]",
-                            concat!($st, " [{p} + {d} + 32], {t0}"), concat!($st, " [{p} + {d} + 40], {t1}"),
-                            concat!($st, " [{p} + {d} + 48], {t2}"), concat!($st, " [{p} + {d} + 56], {t3}"),
-                            "add {p}, 64", "cmp {p}, {e}", "jb 2b",
-                            p = inout(reg) a => _, e = in(reg) end_a, d = in(reg) d,
-                            t0 = out(reg) _, t1 = out(reg) _, t2 = out(reg) _, t3 = out(reg) _,
-                            options(nostack)
-                        )
-                    };
-                }
-                if nt {
-                    copy_loop!("movnti");
-                    asm!("sfence", options(nostack));
-                } else {
-                    copy_loop!("mov");
-                }
-                *c
-            }
-            BwKernel::Triad => {
-                // a[i] = b[i] + q * c[i] with scalar double SSE2 (mulsd/addsd).
-                let db = (b as isize) - (a as isize);
-                let dc = (c as isize) - (a as isize);
-                let q = super::SCALAR_Q;
-                if nt {
-                    asm!(
-                        "2:",
-                        ".rept 8",
-                        "movsd {x0}, [{p} + {dc}]",
-                        "mulsd {x0}, {q}",
-                        "addsd {x0}, [{p} + {db}]",
-                        "movq {t}, {x0}",
-                        "movnti [{p}], {t}",
-                        "add {p}, 8",
-                        ".endr",
-                        "cmp {p}, {e}",
-                        "jb 2b",
-                        "sfence",
-                        p = inout(reg) a => _, e = in(reg) end_a, db = in(reg) db, dc = in(reg) dc,
-                        q = in(xmm_reg) q, x0 = out(xmm_reg) _, t = out(reg) _,
-                        options(nostack)
-                    );
-                } else {
-                    asm!(
-                        "2:",
-                        ".rept 8",
-                        "movsd {x0}, [{p} + {dc}]",
-                        "mulsd {x0}, {q}",
-                        "addsd {x0}, [{p} + {db}]",
-                        "movsd [{p}], {x0}",
-                        "add {p}, 8",
-                        ".endr",
-                        "cmp {p}, {e}",
-                        "jb 2b",
-                        p = inout(reg) a => _, e = in(reg) end_a, db = in(reg) db, dc = in(reg) dc,
-                        q = in(xmm_reg) q, x0 = out(xmm_reg) _,
-                        options(nostack)
-                    );
-                }
-                *a
-            }
+                    "mov {t0}, [{p}]", "mov {t1}, [{p} + 8]", "mov {t2}, [{p} + 16]", "mov {t3}, [{p} + 24]",
+                    concat!($st, " [{p} + {d}], {t0}"), concat!($st, " [{p} + {d} + 8], {t1}"),
+                    concat!($st, " [{p} + {d} + 16], {t2}"), concat!($st, " [{p} + {d} + 24], {t3}"),
+                    "mov {t0}, [{p} + 32]", "mov {t1}, [{p} + 40]", "mov {t2}, [{p} + 48]", "mov {t3}, [{p} + 56]",
+                    concat!($st, " [{p} + {d} + 32], {t0}"), concat!($st, " [{p} + {d} + 40], {t1}"),
+                    concat!($st, " [{p} + {d} + 48], {t2}"), concat!($st, " [{p} + {d} + 56], {t3}"),
+                    "add {p}, 64", "cmp {p}, {e}", "jb 2b",
+                    p = inout(reg) a => _, e = in(reg) end_a, d = in(reg) d,
+                    t0 = out(reg) _, t1 = out(reg) _, t2 = out(reg) _, t3 = out(reg) _,
+                    options(nostack)
+                )
+            };
         }
+        if nt {
+            copy_loop!("movnti");
+            asm!("sfence", options(nostack));
+        } else {
+            copy_loop!("mov");
+        }
+        *c
+    }
+
+    /// Triad: a[i] = b[i] + q * c[i] (`movnti` stores with `nt`).
+    #[cfg(target_arch = "x86_64")]
+    #[inline]
+    unsafe fn x86_triad(nt: bool, a: *mut f64, b: *mut f64, c: *mut f64, end_a: *mut f64) -> f64 {
+        use core::arch::asm;
+        // a[i] = b[i] + q * c[i] with scalar double SSE2 (mulsd/addsd).
+        let db = (b as isize) - (a as isize);
+        let dc = (c as isize) - (a as isize);
+        let q = super::SCALAR_Q;
+        if nt {
+            asm!(
+                "2:",
+                ".rept 8",
+                "movsd {x0}, [{p} + {dc}]",
+                "mulsd {x0}, {q}",
+                "addsd {x0}, [{p} + {db}]",
+                "movq {t}, {x0}",
+                "movnti [{p}], {t}",
+                "add {p}, 8",
+                ".endr",
+                "cmp {p}, {e}",
+                "jb 2b",
+                "sfence",
+                p = inout(reg) a => _, e = in(reg) end_a, db = in(reg) db, dc = in(reg) dc,
+                q = in(xmm_reg) q, x0 = out(xmm_reg) _, t = out(reg) _,
+                options(nostack)
+            );
+        } else {
+            asm!(
+                "2:",
+                ".rept 8",
+                "movsd {x0}, [{p} + {dc}]",
+                "mulsd {x0}, {q}",
+                "addsd {x0}, [{p} + {db}]",
+                "movsd [{p}], {x0}",
+                "add {p}, 8",
+                ".endr",
+                "cmp {p}, {e}",
+                "jb 2b",
+                p = inout(reg) a => _, e = in(reg) end_a, db = in(reg) db, dc = in(reg) dc,
+                q = in(xmm_reg) q, x0 = out(xmm_reg) _,
+                options(nostack)
+            );
+        }
+        *a
     }
 
     #[cfg(target_arch = "aarch64")]

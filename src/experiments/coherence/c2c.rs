@@ -849,28 +849,11 @@ pub fn run_matrix(
             };
             let slot = &slots[s];
             if initiator {
-                let buf = match Buffer::new(
-                    4096,
-                    &BufferOptions {
-                        touch: Touch::Here,
-                        ..Default::default()
-                    },
-                ) {
-                    Ok(b) => b,
-                    Err(e) => {
-                        slot.line.store(FAILED, Ordering::Release);
-                        return Err(format!("CPU {}: {e:#}", ctx.cpu));
-                    }
-                };
+                let buf = pair_page(slot, ctx.cpu)?;
                 let base = buf.as_ptr();
                 // SAFETY: the page is mapped, zeroed, page-aligned and lives
                 // until `buf` drops, after the responder reported done.
-                let (a, b) = unsafe {
-                    (
-                        &*(base as *const AtomicU64),
-                        &*(base.add(k::SECOND_LINE_OFFSET) as *const AtomicU64),
-                    )
-                };
+                let (a, b) = unsafe { pair_lines(base) };
                 let mut v = Vec::with_capacity(samples);
                 slot.line.store(base as u64, Ordering::Release);
                 let mut seq = 0u64;
@@ -903,21 +886,10 @@ pub fn run_matrix(
                 // The protocol's check: the line(s) hold what the round trips
                 // made. A pair cut short first waits for the responder's last
                 // answer, then writes ABORT for it (`k::abort`).
-                let want = k::expected_line_value(method, seq);
                 let ran = (warmup + v.len()) as u64 * rt;
-                let got_a = if cut {
-                    let held = k::abort(method, a, seq, Duration::from_secs(10));
-                    k::wait_nonzero(&slot.done);
-                    held
-                } else {
-                    k::wait_nonzero(&slot.done);
-                    a.load(Ordering::Acquire)
-                };
-                let ok = got_a == want
-                    && seq == 2 * ran
-                    && (method == Method::Cas || b.load(Ordering::Acquire) == want);
+                let check = line_check(method, (a, b), slot, seq, ran, cut);
                 drop(buf);
-                if !ok {
+                if let Err((got_a, want)) = check {
                     return Err(format!(
                         "ping-pong check failed on CPUs {},{}: line holds {got_a}, expected {want}",
                         plan.pairs[p].0, plan.pairs[p].1
@@ -934,27 +906,7 @@ pub fn run_matrix(
                     cut,
                 }))
             } else {
-                let addr = k::wait_nonzero(&slot.line);
-                if addr == FAILED {
-                    return Ok(None);
-                }
-                let base = addr as *const u8;
-                // SAFETY: the initiator keeps the page mapped until `done`.
-                let (a, b) = unsafe {
-                    (
-                        &*(base as *const AtomicU64),
-                        &*(base.add(k::SECOND_LINE_OFFSET) as *const AtomicU64),
-                    )
-                };
-                let before = involuntary_switches();
-                let seq = k::pong(method, a, b, 0, total_rt);
-                if let (Some(x), Some(y)) = (before, involuntary_switches()) {
-                    slot.switches
-                        .store((y - x).max(0) as u64 + 1, Ordering::Relaxed);
-                }
-                slot.done.store(1, Ordering::Release);
-                std::hint::black_box(seq);
-                Ok(None)
+                respond(method, slot, total_rt)
             }
         })?;
         let cut = collect_round(plan, round, &slots, keep_samples, res.results, &mut out)?;
@@ -976,6 +928,93 @@ pub fn run_matrix(
         adapted: pace.adapted,
         steal: None,
     })
+}
+
+/// The two lines of a pair's page: the first and the one at
+/// `k::SECOND_LINE_OFFSET`.
+///
+/// # Safety
+/// `base` must point to a mapped, page-aligned page that stays mapped for
+/// `'a`.
+unsafe fn pair_lines<'a>(base: *const u8) -> (&'a AtomicU64, &'a AtomicU64) {
+    // SAFETY: the caller's promise; both offsets lie inside the page and
+    // are 8-byte aligned.
+    unsafe {
+        (
+            &*(base as *const AtomicU64),
+            &*(base.add(k::SECOND_LINE_OFFSET) as *const AtomicU64),
+        )
+    }
+}
+
+/// The initiator's page of one pair (two lines), mapped and touched on
+/// its own CPU; on failure the slot says FAILED so the responder returns.
+fn pair_page(slot: &Slot, cpu: usize) -> std::result::Result<Buffer, String> {
+    match Buffer::new(
+        4096,
+        &BufferOptions {
+            touch: Touch::Here,
+            ..Default::default()
+        },
+    ) {
+        Ok(b) => Ok(b),
+        Err(e) => {
+            slot.line.store(FAILED, Ordering::Release);
+            Err(format!("CPU {cpu}: {e:#}"))
+        }
+    }
+}
+
+/// The protocol's check after the timed samples: the line(s) hold what the
+/// round trips made. A pair cut short first waits for the responder's last
+/// answer, then writes ABORT for it (`k::abort`). Err((held, expected)).
+fn line_check(
+    method: Method,
+    (a, b): (&AtomicU64, &AtomicU64),
+    slot: &Slot,
+    seq: u64,
+    ran: u64,
+    cut: bool,
+) -> std::result::Result<(), (u64, u64)> {
+    let want = k::expected_line_value(method, seq);
+    let got_a = if cut {
+        let held = k::abort(method, a, seq, Duration::from_secs(10));
+        k::wait_nonzero(&slot.done);
+        held
+    } else {
+        k::wait_nonzero(&slot.done);
+        a.load(Ordering::Acquire)
+    };
+    let ok = got_a == want
+        && seq == 2 * ran
+        && (method == Method::Cas || b.load(Ordering::Acquire) == want);
+    if ok {
+        Ok(())
+    } else {
+        Err((got_a, want))
+    }
+}
+
+/// The responder of one pair: waits for the initiator's page, answers
+/// every round trip (`k::pong`), counts its involuntary switches and says
+/// it is done.
+fn respond(method: Method, slot: &Slot, total_rt: u64) -> PairOutcome {
+    let addr = k::wait_nonzero(&slot.line);
+    if addr == FAILED {
+        return Ok(None);
+    }
+    let base = addr as *const u8;
+    // SAFETY: the initiator keeps the page mapped until `done`.
+    let (a, b) = unsafe { pair_lines(base) };
+    let before = involuntary_switches();
+    let seq = k::pong(method, a, b, 0, total_rt);
+    if let (Some(x), Some(y)) = (before, involuntary_switches()) {
+        slot.switches
+            .store((y - x).max(0) as u64 + 1, Ordering::Relaxed);
+    }
+    slot.done.store(1, Ordering::Release);
+    std::hint::black_box(seq);
+    Ok(None)
 }
 
 /// Samples and warm-up batches per pair as the rounds go: the plan's, cut

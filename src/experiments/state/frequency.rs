@@ -230,7 +230,7 @@ impl Experiment for Frequency {
 
 type Out<'a> = &'a mut dyn FnMut(ResultRecord) -> Result<()>;
 
-/// 1. One core at a time (add chain) on a sample of cores: the headline
+/// Step 1, one core at a time (add chain) on a sample of cores: the headline
 /// figure, measured beside every declared clock.
 fn single_core_records(
     ctx: &mut ExpCtx,
@@ -289,7 +289,7 @@ fn single_core_records(
     Ok(())
 }
 
-/// 2. Independent checks on the first CPU: the xor chain bracketed by add
+/// Step 2, independent checks on the first CPU: the xor chain bracketed by add
 /// chain readings, and with the full profile the imul chain.
 fn xor_and_imul_checks(ctx: &mut ExpCtx, policy: &Policy, first: usize, out: Out) -> Result<()> {
     // 2. Independent check: xor chain on the same CPU, every sample
@@ -359,7 +359,7 @@ fn xor_and_imul_checks(ctx: &mut ExpCtx, policy: &Policy, first: usize, out: Out
     Ok(())
 }
 
-/// 3. One thread per physical core, all at once.
+/// Step 3, one thread per physical core, all at once.
 fn all_cores_record(ctx: &mut ExpCtx, policy: &Policy, per_core: &CpuSet, out: Out) -> Result<()> {
     // 3. One thread per physical core, all at once.
     let n = per_core.len();
@@ -387,7 +387,7 @@ fn all_cores_record(ctx: &mut ExpCtx, policy: &Policy, per_core: &CpuSet, out: O
     Ok(())
 }
 
-/// 4. All usable logical CPUs and one core's SMT siblings (differs from 3
+/// Step 4, all usable logical CPUs and one core's SMT siblings (differs from 3
 /// only with SMT).
 fn smt_records(ctx: &mut ExpCtx, policy: &Policy, out: Out) -> Result<()> {
     // 4. All usable logical CPUs (differs from 3 only with SMT).

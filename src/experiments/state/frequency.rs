@@ -300,7 +300,7 @@ fn xor_and_imul_checks(ctx: &mut ExpCtx, policy: &Policy, first: usize, out: Out
     let b = {
         let _guard = AffinityGuard::pin(first)?;
         measure_bracketed(
-            &policy,
+            policy,
             ctx.stop,
             BRACKET,
             |it| Chain::Add.run(it, 1),

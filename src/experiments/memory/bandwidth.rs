@@ -12,6 +12,7 @@ use crate::experiments::common::{
     self, cpu_order, thread_counts, CacheFacts, Placement, LEVEL_NAMES, MIB, PLACEMENT_PARAM,
 };
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
+use crate::experiments::memory::payload::SaturationData;
 use crate::harness::measure::{measure_team_inline, Policy, Warmup};
 use crate::kernels::memory::{stream_pass, Arrays, BwKernel, StoreKind, Width, BW_ELEMS_ALIGN};
 use crate::machine::MachineInfo;
@@ -865,7 +866,9 @@ fn saturation_record(
         .with_param("store", v.store.name())
         .with_param(PLACEMENT_PARAM, placement.name())
         .with_method("smallest thread count after which one more step of the sweep gains 5% or less (derived from the sweep medians)", METHOD_VERSION)
-        .with_data(json!({"curve": pts}));
+        .with_payload(&SaturationData {
+            curve: pts.iter().map(|&(n, g)| (n, Some(g))).collect(),
+        });
     match sat {
         Some(s) => {
             r.value = Some(s as f64);

@@ -5,7 +5,9 @@
 use crate::base::fmt::fmt_bytes_axis;
 use crate::base::html::esc;
 use crate::experiments::common::PLACEMENT_PARAM;
-use crate::experiments::memory::payload::CurveData;
+use crate::experiments::memory::payload::{
+    CurveData, LoadedCurveData, NumaMatrixData, SaturationData,
+};
 use crate::experiments::memory::{bandwidth, latency, loaded_latency, numa_matrix};
 use crate::results::schema::{ResultRecord, Run};
 use serde_json::Value;
@@ -311,16 +313,14 @@ pub fn latency_chart(recs: &[&ResultRecord]) -> String {
 pub fn bandwidth_chart(recs: &[&ResultRecord]) -> String {
     let mut series = Vec::new();
     for r in recs.iter().filter(|r| r.is(bandwidth::SATURATION_THREADS)) {
-        let Some(d) = &r.data else { continue };
+        let Some(d) = r.data_as::<SaturationData>() else {
+            continue;
+        };
         let pts: Vec<(f64, f64)> = d
-            .get("curve")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|p| Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()?)))
-                    .collect()
-            })
-            .unwrap_or_default();
+            .curve
+            .iter()
+            .filter_map(|&(n, g)| Some((n as f64, g?)))
+            .collect();
         if pts.len() > 1 {
             series.push((
                 format!(
@@ -354,21 +354,14 @@ pub fn bandwidth_chart(recs: &[&ResultRecord]) -> String {
 pub fn loaded_chart(recs: &[&ResultRecord]) -> String {
     let mut out = String::new();
     for r in recs.iter().filter(|r| r.is(loaded_latency::CURVE)) {
-        let Some(d) = &r.data else { continue };
+        let Some(d) = r.data_as::<LoadedCurveData>() else {
+            continue;
+        };
         let pts: Vec<(f64, f64)> = d
-            .get("points")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|p| {
-                        Some((
-                            p.get("bandwidth_gbs")?.as_f64().unwrap_or(0.0),
-                            p.get("latency_ns")?.as_f64()?,
-                        ))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+            .points
+            .iter()
+            .filter_map(|p| Some((p.bandwidth_gbs.unwrap_or(0.0), p.latency_ns?)))
+            .collect();
         out.push_str(&svg_lines(
             "Loaded latency: chase latency vs bandwidth drawn by k streaming threads",
             "stream bandwidth (GB/s)",
@@ -387,99 +380,66 @@ pub fn loaded_chart(recs: &[&ResultRecord]) -> String {
 pub fn numa_tables(recs: &[&ResultRecord]) -> String {
     let mut out = String::new();
     for r in recs.iter().filter(|r| r.is(numa_matrix::MATRIX)) {
-        let Some(d) = &r.data else { continue };
-        let rows = d
-            .get("rows")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let targets = d
-            .get("targets")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        for (key, title) in [
+        let Some(d) = r.data_as::<NumaMatrixData>() else {
+            continue;
+        };
+        let nodes = d.node_targets();
+        for (title, cols, m) in [
             (
-                "latency_ns",
                 "NUMA latency, ns (rows: CPUs of node; columns: memory)",
+                &d.targets,
+                &d.latency_ns,
             ),
-            ("bandwidth_gbs", "NUMA read bandwidth, GB/s"),
+            ("NUMA read bandwidth, GB/s", &d.targets, &d.bandwidth_gbs),
             (
-                "measured_over_declared",
                 "Measured latency ratio / declared distance ratio",
+                &nodes,
+                &d.measured_over_declared,
             ),
         ] {
-            let m = d.get(key);
-            let cols: Vec<&Value> = if key == "measured_over_declared" {
-                targets
-                    .iter()
-                    .filter(|t| t.as_str() != Some("interleave"))
-                    .collect()
-            } else {
-                targets.iter().collect()
-            };
-            let all: Vec<f64> = m
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_array)
-                .flatten()
-                .filter_map(Value::as_f64)
-                .collect();
-            let (lo, hi) = all
-                .iter()
-                .fold((f64::MAX, f64::MIN), |a, v| (a.0.min(*v), a.1.max(*v)));
-            let _ = write!(out, "<p><b>{}</b></p><table><tr><th>node</th>", esc(title));
-            for c in &cols {
-                let _ = write!(
-                    out,
-                    "<th>{}</th>",
-                    esc(&c
-                        .as_str()
-                        .map(String::from)
-                        .unwrap_or_else(|| c.to_string()))
-                );
-            }
-            out.push_str("</tr>");
-            for (ri, rv) in rows.iter().enumerate() {
-                let _ = write!(out, "<tr><th>{rv}</th>");
-                for ci in 0..cols.len() {
-                    let v = m
-                        .and_then(|m| m.get(ri))
-                        .and_then(|row| row.get(ci))
-                        .and_then(Value::as_f64);
-                    match v {
-                        Some(v) => {
-                            let f = if hi > lo { (v - lo) / (hi - lo) } else { 0.0 };
-                            let col = cols
-                                .get(ci)
-                                .map(|c| {
-                                    c.as_str()
-                                        .map(String::from)
-                                        .unwrap_or_else(|| c.to_string())
-                                })
-                                .unwrap_or_default();
-                            let _ = write!(
-                                out,
-                                r#"<td class="num" style="background:rgba(208,138,60,{:.2})" title="{}: CPUs of node {rv}, memory {} → {}">{}</td>"#,
-                                0.1 + 0.6 * f,
-                                esc(title),
-                                esc(&col),
-                                crate::base::fmt::fmt_num(v),
-                                crate::base::fmt::fmt_num(v)
-                            );
-                        }
-                        None => out.push_str(r#"<td class="na">n/a</td>"#),
-                    }
-                }
-                out.push_str("</tr>");
-            }
-            out.push_str("</table>");
+            out.push_str(&heat_table(title, &d.rows, cols, m));
         }
         for n in &r.notes {
             let _ = write!(out, "<div class=\"note\">{}</div>", esc(n));
         }
     }
+    out
+}
+
+/// One NUMA matrix as a table shaded from its lowest to its highest cell.
+fn heat_table(title: &str, rows: &[usize], cols: &[String], m: &[Vec<Option<f64>>]) -> String {
+    let mut out = String::new();
+    let all: Vec<f64> = m.iter().flatten().flatten().copied().collect();
+    let (lo, hi) = all
+        .iter()
+        .fold((f64::MAX, f64::MIN), |a, v| (a.0.min(*v), a.1.max(*v)));
+    let _ = write!(out, "<p><b>{}</b></p><table><tr><th>node</th>", esc(title));
+    for c in cols {
+        let _ = write!(out, "<th>{}</th>", esc(c));
+    }
+    out.push_str("</tr>");
+    for (ri, rv) in rows.iter().enumerate() {
+        let _ = write!(out, "<tr><th>{rv}</th>");
+        for (ci, col) in cols.iter().enumerate() {
+            match m.get(ri).and_then(|row| row.get(ci)).copied().flatten() {
+                Some(v) => {
+                    let f = if hi > lo { (v - lo) / (hi - lo) } else { 0.0 };
+                    let _ = write!(
+                        out,
+                        r#"<td class="num" style="background:rgba(208,138,60,{:.2})" title="{}: CPUs of node {rv}, memory {} → {}">{}</td>"#,
+                        0.1 + 0.6 * f,
+                        esc(title),
+                        esc(col),
+                        crate::base::fmt::fmt_num(v),
+                        crate::base::fmt::fmt_num(v)
+                    );
+                }
+                None => out.push_str(r#"<td class="na">n/a</td>"#),
+            }
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</table>");
     out
 }
 

@@ -8,6 +8,7 @@ use crate::base::fmt::fmt_size;
 use crate::experiments::common::{self, cpu_order, huge_buffer, CacheFacts, Placement, MIB};
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
 use crate::experiments::memory::bandwidth::{StreamArrays, Variant};
+use crate::experiments::memory::payload::{LoadedCurveData, LoadedCurvePoint, LoadedPointData};
 use crate::harness::Stats;
 use crate::kernels::memory::{BwKernel, Layout, PointerChain, StoreKind, Width, BW_ELEMS_ALIGN};
 use crate::machine::MachineInfo;
@@ -16,7 +17,6 @@ use crate::placement::CpuSet;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::{bail, Result};
 use serde::Serialize;
-use serde_json::json;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -306,7 +306,7 @@ fn point_record(
     base: Option<f64>,
     method: &str,
     v: &Variant,
-) -> (ResultRecord, serde_json::Value) {
+) -> (ResultRecord, LoadedCurvePoint) {
     let bws = Stats::from_samples(&p.bandwidth_gbs);
     let mut rec = ResultRecord::of(LATENCY, "ns", false)
         .with_param("streams", p.streams as u64)
@@ -327,17 +327,17 @@ fn point_record(
         }
     }
     let cpus_used: Vec<usize> = plan.streamers[..p.streams].to_vec();
-    rec = rec.with_data(json!({
-        "bandwidth_gbs": p.bandwidth_gbs,
-        "bandwidth_median_gbs": bws.as_ref().map(|s| s.median),
-        "stream_cpus": cpus_used,
-        "chaser_cpu": plan.chaser,
-    }));
-    let point = json!({
-        "streams": p.streams,
-        "latency_ns": rec.value,
-        "bandwidth_gbs": bws.as_ref().map(|s| s.median),
+    rec = rec.with_payload(&LoadedPointData {
+        bandwidth_gbs: p.bandwidth_gbs.clone(),
+        bandwidth_median_gbs: bws.as_ref().map(|s| s.median),
+        stream_cpus: cpus_used,
+        chaser_cpu: plan.chaser,
     });
+    let point = LoadedCurvePoint {
+        streams: p.streams,
+        latency_ns: rec.value,
+        bandwidth_gbs: bws.as_ref().map(|s| s.median),
+    };
     for n in &plan.notes {
         rec = rec.with_note(n);
     }
@@ -350,11 +350,15 @@ fn curve_record(
     plan: &LoadedPlan,
     points: &[LoadedPoint],
     base: Option<f64>,
-    curve: Vec<serde_json::Value>,
+    curve: Vec<LoadedCurvePoint>,
 ) -> ResultRecord {
     let mut c = ResultRecord::of(CURVE, "ratio", false)
         .with_method("loaded/unloaded latency at the highest load measured (derived); the whole curve in data", METHOD_VERSION)
-        .with_data(json!({"points": curve, "chain_bytes": plan.chain_bytes, "array_bytes": plan.array_bytes}));
+        .with_payload(&LoadedCurveData {
+            points: curve,
+            chain_bytes: plan.chain_bytes,
+            array_bytes: plan.array_bytes,
+        });
     let last = points
         .last()
         .and_then(|p| Stats::from_samples(&p.latency_ns))

@@ -10,6 +10,7 @@ use crate::experiments::common::{
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
 use crate::experiments::memory::bandwidth::{measure_variant, StreamArrays, Variant};
 use crate::experiments::memory::latency::chase_samples;
+use crate::experiments::memory::payload::{NumaMatrixData, INTERLEAVE_TARGET};
 use crate::kernels::memory::{BwKernel, Layout, PointerChain, StoreKind, Width};
 use crate::machine::MachineInfo;
 use crate::placement::mempolicy::{page_nodes, MemPolicy};
@@ -19,7 +20,6 @@ use crate::placement::CpuSet;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::{bail, Result};
 use serde::Serialize;
-use serde_json::json;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -45,7 +45,7 @@ impl Target {
     pub fn label(&self) -> String {
         match self {
             Target::Node(n) => n.to_string(),
-            Target::Interleave(_) => "interleave".into(),
+            Target::Interleave(_) => INTERLEAVE_TARGET.into(),
         }
     }
     fn policy(&self) -> MemPolicy {
@@ -380,16 +380,16 @@ fn matrix_record(
         .reduce(f64::max);
     let mut rec = ResultRecord::of(MATRIX, "ratio", false)
         .with_method("latency and bandwidth matrices; value = largest remote/local latency ratio over the rows; ratio table = (measured latency ratio) / (declared distance ratio)", METHOD_VERSION)
-        .with_data(json!({
-            "rows": rows,
-            "targets": plan.targets.iter().map(|t| t.label()).collect::<Vec<_>>(),
-            "latency_ns": lat,
-            "bandwidth_gbs": bw,
-            "declared_distance": declared_m,
-            "measured_over_declared": ratio,
-            "latency_bytes": plan.latency_bytes,
-            "array_bytes": plan.array_bytes,
-        }));
+        .with_payload(&NumaMatrixData {
+            rows,
+            targets: plan.targets.iter().map(|t| t.label()).collect(),
+            latency_ns: lat,
+            bandwidth_gbs: bw,
+            declared_distance: declared_m,
+            measured_over_declared: ratio,
+            latency_bytes: plan.latency_bytes,
+            array_bytes: plan.array_bytes,
+        });
     rec.value = worst;
     if worst.is_none() {
         rec.unavailable_reason = Some(if reasons.is_empty() {

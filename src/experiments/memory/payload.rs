@@ -184,3 +184,72 @@ pub struct PageWalkPoint {
     /// `spread_ns - packed_ns`: what the page walks add.
     pub extra_ns: f64,
 }
+
+/// `numa_matrix.matrix`'s data: latency and read bandwidth from the CPUs of
+/// each node (`rows`) to each memory target (`targets`: the nodes, then
+/// interleave), the declared distances and the measured latency ratio over
+/// the declared distance ratio (node columns only).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NumaMatrixData {
+    pub rows: Vec<usize>,
+    pub targets: Vec<String>,
+    pub latency_ns: Vec<Vec<Option<f64>>>,
+    pub bandwidth_gbs: Vec<Vec<Option<f64>>>,
+    pub declared_distance: Vec<Vec<Option<u32>>>,
+    pub measured_over_declared: Vec<Vec<Option<f64>>>,
+    pub latency_bytes: usize,
+    pub array_bytes: usize,
+}
+
+/// The interleave column's label in [`NumaMatrixData::targets`].
+pub const INTERLEAVE_TARGET: &str = "interleave";
+
+impl NumaMatrixData {
+    /// The node columns (every target but interleave).
+    pub fn node_targets(&self) -> Vec<String> {
+        self.targets
+            .iter()
+            .filter(|t| t.as_str() != INTERLEAVE_TARGET)
+            .cloned()
+            .collect()
+    }
+}
+
+/// `loaded_latency.curve`'s data: the chase latency at each number of
+/// streaming threads, with the bandwidth they drew.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LoadedCurveData {
+    pub points: Vec<LoadedCurvePoint>,
+    pub chain_bytes: usize,
+    pub array_bytes: usize,
+}
+
+/// One load level of the loaded-latency curve (medians).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LoadedCurvePoint {
+    pub streams: usize,
+    pub latency_ns: Option<f64>,
+    pub bandwidth_gbs: Option<f64>,
+}
+
+/// One loaded-latency figure's data: the streams' GB/s per round, their
+/// median, and the CPUs that streamed and chased.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LoadedPointData {
+    pub bandwidth_gbs: Vec<f64>,
+    pub bandwidth_median_gbs: Option<f64>,
+    pub stream_cpus: Vec<usize>,
+    pub chaser_cpu: usize,
+}
+
+/// `bandwidth.saturation_threads`'s data: the sweep's median GB/s per
+/// thread count, as `[threads, GB/s]` pairs.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SaturationData {
+    pub curve: Vec<(usize, Option<f64>)>,
+}

@@ -2,16 +2,13 @@
 //! bandwidth sweeps, NUMA matrices, loaded latency, seed loops). Never measures.
 
 use crate::base::fmt::{fmt_num, fmt_size, for_terminal};
-use crate::experiments::memory::payload::{CurveData, MemoryPart, PageWalkData};
+use crate::experiments::memory::payload::{
+    CurveData, LoadedCurveData, MemoryPart, NumaMatrixData, PageWalkData, SaturationData,
+};
 use crate::experiments::memory::{bandwidth, latency, loaded_latency, numa_matrix, tlb_reach};
 use crate::experiments::render::{figure_line, params_text};
 use crate::results::schema::ResultRecord;
-use serde_json::Value;
 use std::fmt::Write as _;
-
-fn num(v: &Value, p: &str) -> Option<f64> {
-    v.pointer(p).and_then(Value::as_f64)
-}
 
 fn latency_curve(r: &ResultRecord, out: &mut String) {
     let Some(d) = r.data_as::<CurveData>() else {
@@ -102,27 +99,18 @@ fn cell(v: Option<f64>) -> String {
     v.map(fmt_num).unwrap_or_else(|| "n/a".into())
 }
 
-fn matrix_text(title: &str, rows: &[Value], targets: &[Value], m: Option<&Value>) -> String {
+fn matrix_text(title: &str, rows: &[usize], targets: &[String], m: &[Vec<Option<f64>>]) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "  {title} (rows: CPUs of node; columns: memory)");
     let mut line = format!("    {:>8}", "node");
     for t in targets {
-        let _ = write!(
-            line,
-            " {:>11}",
-            t.as_str()
-                .map(String::from)
-                .unwrap_or_else(|| t.to_string())
-        );
+        let _ = write!(line, " {:>11}", t);
     }
     let _ = writeln!(o, "{line}");
     for (ri, r) in rows.iter().enumerate() {
-        let mut line = format!("    {:>8}", r);
+        let mut line = format!("    {r}");
         for ci in 0..targets.len() {
-            let v = m
-                .and_then(|m| m.get(ri))
-                .and_then(|row| row.get(ci))
-                .and_then(Value::as_f64);
+            let v = m.get(ri).and_then(|row| row.get(ci)).copied().flatten();
             let _ = write!(line, " {:>11}", cell(v));
         }
         let _ = writeln!(o, "{line}");
@@ -132,69 +120,66 @@ fn matrix_text(title: &str, rows: &[Value], targets: &[Value], m: Option<&Value>
 
 /// Tables for records that carry a sweep or a matrix.
 fn structured(r: &ResultRecord) -> Option<String> {
-    let d = r.data.as_ref()?;
     let mut o = String::new();
     if r.is(numa_matrix::MATRIX) {
-        let rows = d.get("rows")?.as_array()?;
-        let targets = d.get("targets")?.as_array()?;
+        let d = r.data_as::<NumaMatrixData>()?;
         let _ = writeln!(o, "\nNUMA matrices");
         o.push_str(&matrix_text(
             "latency, ns",
-            rows,
-            targets,
-            d.get("latency_ns"),
+            &d.rows,
+            &d.targets,
+            &d.latency_ns,
         ));
         o.push_str(&matrix_text(
             "bandwidth (read), GB/s",
-            rows,
-            targets,
-            d.get("bandwidth_gbs"),
+            &d.rows,
+            &d.targets,
+            &d.bandwidth_gbs,
         ));
-        let nodes: Vec<Value> = targets
+        let nodes = d.node_targets();
+        let declared: Vec<Vec<Option<f64>>> = d
+            .declared_distance
             .iter()
-            .filter(|t| t.as_str() != Some("interleave"))
-            .cloned()
+            .map(|row| row.iter().map(|v| v.map(f64::from)).collect())
             .collect();
         o.push_str(&matrix_text(
             "declared distance (kernel)",
-            rows,
+            &d.rows,
             &nodes,
-            d.get("declared_distance"),
+            &declared,
         ));
         o.push_str(&matrix_text(
             "measured latency ratio / declared distance ratio (1.00 = the distances tell the truth)",
-            rows,
+            &d.rows,
             &nodes,
-            d.get("measured_over_declared"),
+            &d.measured_over_declared,
         ));
     } else if r.is(loaded_latency::CURVE) {
-        let pts = d.get("points")?.as_array()?;
+        let d = r.data_as::<LoadedCurveData>()?;
         let _ = writeln!(o, "\nLoaded latency (latency vs bandwidth)");
         let _ = writeln!(
             o,
             "    {:>7}  {:>10}  {:>12}",
             "streams", "latency ns", "stream GB/s"
         );
-        for p in pts {
+        for p in &d.points {
             let _ = writeln!(
                 o,
                 "    {:>7}  {:>10}  {:>12}",
-                p.get("streams").and_then(Value::as_u64).unwrap_or(0),
-                cell(num(p, "/latency_ns")),
-                cell(num(p, "/bandwidth_gbs"))
+                p.streams,
+                cell(p.latency_ns),
+                cell(p.bandwidth_gbs)
             );
         }
     } else if r.is(bandwidth::SATURATION_THREADS) {
-        let pts = d.get("curve")?.as_array()?;
-        if pts.len() < 2 {
+        let d = r.data_as::<SaturationData>()?;
+        if d.curve.len() < 2 {
             return None;
         }
         let _ = writeln!(o, "\nBandwidth sweep: {}", params_text(r));
         let _ = writeln!(o, "    {:>7}  {:>9}  {:>8}", "threads", "GB/s", "gain");
         let mut prev: Option<f64> = None;
-        for p in pts {
-            let n = p.get(0).and_then(Value::as_u64).unwrap_or(0);
-            let g = p.get(1).and_then(Value::as_f64);
+        for &(n, g) in &d.curve {
             let gain = match (prev, g) {
                 (Some(a), Some(b)) if a > 0.0 => format!("{:+.1}%", (b / a - 1.0) * 100.0),
                 _ => String::new(),

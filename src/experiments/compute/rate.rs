@@ -22,7 +22,7 @@
 use crate::experiments::common::MIB;
 use crate::experiments::compute::simd::ordered_cpus;
 use crate::experiments::compute::workloads::{
-    bc_pi_cmd, bc_pow_cmd, find_in_path, run_all_placed, Cmd,
+    bc_pi_cmd, bc_pow_cmd, find_in_path, run_all_placed, Cmd, ProcRun,
 };
 use crate::experiments::experiment::{one_cpu_per_core, ExpCtx, Experiment, Profile};
 use crate::kernels::chacha::{self, Variant};
@@ -371,6 +371,63 @@ pub fn process_cmd(w: &RateWorkload) -> Result<Cmd> {
     })
 }
 
+/// Fail when any copy of a process workload did not exit with status 0:
+/// the command, how the first failed copy ended and its first stderr line.
+fn check_copies_ok(cmd: &Cmd, res: &[ProcRun]) -> Result<()> {
+    if let Some(bad) = res.iter().find(|r| r.code != Some(0)) {
+        bail!(
+            "'{}' failed ({}): {}",
+            cmd.display(),
+            bad.code
+                .map(|c| format!("status {c}"))
+                .unwrap_or_else(|| "killed by a signal".into()),
+            bad.stderr.lines().next().unwrap_or("").trim()
+        );
+    }
+    Ok(())
+}
+
+/// The `mem` workload's arrays of `mib` MiB: one per copy, bound by the
+/// policy and first touched from the copy's CPU (so "local" is the copy's
+/// node).
+fn mem_arrays(mib: u32, cpus: &[usize], policy: Option<&MemPolicy>) -> Result<Vec<Buffer>> {
+    let mut bufs: Vec<Buffer> = Vec::new();
+    for &c in cpus {
+        bufs.push(Buffer::new(
+            mib as usize * MIB,
+            &BufferOptions {
+                pages: PageRequest::Base,
+                policy: policy.cloned(),
+                touch: Touch::FromCpu(c),
+            },
+        )?);
+    }
+    Ok(bufs)
+}
+
+/// Where the arrays' pages lie, summed over the arrays (from `move_pages`),
+/// or why not known (the last error met).
+fn pages_per_node(
+    bufs: &[Buffer],
+) -> std::result::Result<std::collections::BTreeMap<usize, usize>, String> {
+    let mut per: std::collections::BTreeMap<usize, usize> = Default::default();
+    let mut why = None;
+    for b in bufs {
+        match page_nodes(b.as_ptr(), b.len()) {
+            Ok(p) => {
+                for (n, k) in p.per_node {
+                    *per.entry(n).or_insert(0) += k;
+                }
+            }
+            Err(e) => why = Some(format!("{e:#}")),
+        }
+    }
+    match why {
+        None => Ok(per),
+        Some(e) => Err(e),
+    }
+}
+
 /// Run `copies` copies on the first `copies` CPUs of `order`, `rounds` times.
 /// `work` is the per-copy iteration count for in-process workloads.
 #[allow(clippy::too_many_arguments)]
@@ -413,16 +470,7 @@ pub fn measure_rate(
             let t0 = Instant::now();
             let res = run_all_placed(&specs, false, timeout, stop, policy.as_ref())?;
             let makespan = t0.elapsed().as_secs_f64();
-            if let Some(bad) = res.iter().find(|r| r.code != Some(0)) {
-                bail!(
-                    "'{}' failed ({}): {}",
-                    cmd.display(),
-                    bad.code
-                        .map(|c| format!("status {c}"))
-                        .unwrap_or_else(|| "killed by a signal".into()),
-                    bad.stderr.lines().next().unwrap_or("").trim()
-                );
-            }
+            check_copies_ok(&cmd, &res)?;
             run.makespan_s.push(makespan);
             run.copy_s.push(res.iter().map(|r| r.wall_s).collect());
         }
@@ -431,32 +479,8 @@ pub fn measure_rate(
         // first touched from the copy's CPU (so "local" is the copy's node).
         let mut bufs: Vec<Buffer> = Vec::new();
         if let RateWorkload::Mem(m) = w {
-            for &c in &cpus {
-                bufs.push(Buffer::new(
-                    *m as usize * MIB,
-                    &BufferOptions {
-                        pages: PageRequest::Base,
-                        policy: policy.clone(),
-                        touch: Touch::FromCpu(c),
-                    },
-                )?);
-            }
-            let mut per: std::collections::BTreeMap<usize, usize> = Default::default();
-            let mut why = None;
-            for b in &bufs {
-                match page_nodes(b.as_ptr(), b.len()) {
-                    Ok(p) => {
-                        for (n, k) in p.per_node {
-                            *per.entry(n).or_insert(0) += k;
-                        }
-                    }
-                    Err(e) => why = Some(format!("{e:#}")),
-                }
-            }
-            run.pages = Some(match why {
-                None => Ok(per),
-                Some(e) => Err(e),
-            });
+            bufs = mem_arrays(*m, &cpus, policy.as_ref())?;
+            run.pages = Some(pages_per_node(&bufs));
         }
         let arrays: Vec<ArrayPtr> = bufs
             .iter_mut()
@@ -525,110 +549,17 @@ pub fn rate_records_on(
     efficiency: bool,
 ) -> Vec<ResultRecord> {
     let mut out = Vec::new();
-    let median =
-        |r: &RateRun| crate::harness::Stats::from_samples(&r.jobs_per_hour()).map(|s| s.median);
     let one = |mem: &Option<MemPlacement>| {
         runs.iter()
             .find(|r| r.1.copies == 1 && r.1.mem == *mem)
-            .and_then(|r| median(&r.1))
-    };
-    let with_mem = |mut rec: ResultRecord, r: &RateRun| {
-        if let Some(m) = &r.mem {
-            rec = rec.with_param("mem", m.label());
-        }
-        rec
+            .and_then(|r| median_jobs_per_hour(&r.1))
     };
     for (label, r) in runs {
-        let mem_text = r
-            .mem
-            .as_ref()
-            .map(|m| format!("; {}", m.describe(nodes)))
-            .unwrap_or_default();
-        let mut rec = with_mem(
-            ResultRecord::of(JOBS_PER_HOUR, "jobs/h", true)
-                .with_param("workload", w.key())
-                .with_param("copies", label.as_str()),
-            r,
-        )
-        .with_method(
-            &format!(
-                "{}; {} copies started together, each pinned to its own CPU{mem_text}; jobs/h = copies × 3600 / seconds until the last copy finished; median of rounds",
-                w.describe(),
-                r.copies
-            ),
-            METHOD_VERSION,
-        )
-        .with_samples(r.jobs_per_hour());
-        let pages = match &r.pages {
-            Some(Ok(p)) => json!(p),
-            Some(Err(e)) => json!({"not_available": e}),
-            None => Value::Null,
-        };
-        rec = rec.with_data(json!({
-            "copies": r.copies,
-            "cpus": r.cpus.to_string(),
-            "makespan_s": r.makespan_s,
-            "copy_s": r.copy_s,
-            "work_iterations_per_copy": work,
-            "mem": r.mem.as_ref().map(|m| m.label()),
-            "mem_nodes": nodes.to_string(),
-            "pages_per_node": pages,
-        }));
-        if let Some(m) = &r.mem {
-            if let Some(n) = m.same_as_local(nodes) {
-                rec = rec.with_note(&n);
-            }
-            if !w.uses_memory() {
-                rec = rec.with_note(&format!(
-                    "{} touches little memory (its state fits in registers and the stack): the placement hardly matters to it",
-                    w.key()
-                ));
-            }
-            if let Some(Ok(p)) = &r.pages {
-                let total: usize = p.values().sum();
-                if total > 0 {
-                    let parts: Vec<String> = p
-                        .iter()
-                        .map(|(n, k)| format!("node {n}: {:.0}%", *k as f64 / total as f64 * 100.0))
-                        .collect();
-                    rec =
-                        rec.with_note(&format!("pages checked (move_pages): {}", parts.join(", ")));
-                }
-            }
-        }
+        let rec = jobs_per_hour_record(w, label, r, work, nodes);
         let v = rec.value;
         out.push(rec);
         if r.copies > 1 && efficiency {
-            let mut e = with_mem(
-                ResultRecord::of(EFFICIENCY, "%", true)
-                    .with_param("workload", w.key())
-                    .with_param("copies", label.as_str()),
-                r,
-            )
-            .with_method(
-                "rate with N copies / (N × rate with 1 copy), from the medians: 100% = perfect scaling",
-                METHOD_VERSION,
-            );
-            match (v, one(&r.mem)) {
-                (Some(n), Some(o)) if o > 0.0 => {
-                    e.value = Some(n / (r.copies as f64 * o) * 100.0);
-                    e = e.with_data(json!({"copies": r.copies, "jobs_per_hour": n, "one_copy_jobs_per_hour": o}));
-                }
-                _ => {
-                    e = with_mem(
-                        ResultRecord::unavailable(
-                            EFFICIENCY.experiment,
-                            EFFICIENCY.metric,
-                            "%",
-                            "the 1-copy rate was not measured",
-                        )
-                        .with_param("workload", w.key())
-                        .with_param("copies", label.as_str()),
-                        r,
-                    );
-                }
-            }
-            out.push(e);
+            out.push(efficiency_record(w, label, r, v, one(&r.mem)));
         }
     }
     // Each placement against interleave at the same copies (seed 003's reference).
@@ -642,40 +573,178 @@ pub fn rate_records_on(
         else {
             continue;
         };
-        let mut c = ResultRecord::of(MEM_CHANGE, "%", true)
-            .with_param("workload", w.key())
-            .with_param("copies", label.as_str())
-            .with_param("mem", m.label())
-            .with_method(
-                "jobs/h under this memory placement / jobs/h with memory interleaved over every node, same workload and copies, minus 1, in % (medians; seed 003's reference: symmetric NUMA with node interleave = 100%)",
-                METHOD_VERSION,
-            );
-        match (median(r), median(&il.1)) {
-            (Some(a), Some(b)) if b > 0.0 => {
-                c.value = Some((a / b - 1.0) * 100.0);
-                c = c.with_data(json!({"jobs_per_hour": a, "interleave_jobs_per_hour": b}));
-                if let Some(n) = m
-                    .same_as_local(nodes)
-                    .or_else(|| MemPlacement::Interleave.same_as_local(nodes))
-                {
-                    c = c.with_note(&n);
-                }
-            }
-            _ => {
-                c = ResultRecord::unavailable(
-                    MEM_CHANGE.experiment,
-                    MEM_CHANGE.metric,
-                    "%",
-                    "a rate under one of the two placements was not measured",
-                )
-                .with_param("workload", w.key())
-                .with_param("copies", label.as_str())
-                .with_param("mem", m.label());
-            }
-        }
-        out.push(c);
+        out.push(mem_change_record(w, label, m, (r, &il.1), nodes));
     }
     out
+}
+
+/// Median jobs/h over a run's rounds (None when there are no rounds).
+fn median_jobs_per_hour(r: &RateRun) -> Option<f64> {
+    crate::harness::Stats::from_samples(&r.jobs_per_hour()).map(|s| s.median)
+}
+
+/// `rec` with param `mem` when the run had a chosen memory placement.
+fn with_mem(mut rec: ResultRecord, r: &RateRun) -> ResultRecord {
+    if let Some(m) = &r.mem {
+        rec = rec.with_param("mem", m.label());
+    }
+    rec
+}
+
+/// The jobs/h record of one copy count: samples per round, the run's data
+/// (CPUs, makespans, per-copy times, memory placement and pages) and the
+/// placement notes.
+fn jobs_per_hour_record(
+    w: &RateWorkload,
+    label: &str,
+    r: &RateRun,
+    work: Option<u64>,
+    nodes: &CpuSet,
+) -> ResultRecord {
+    let mem_text = r
+        .mem
+        .as_ref()
+        .map(|m| format!("; {}", m.describe(nodes)))
+        .unwrap_or_default();
+    let mut rec = with_mem(
+        ResultRecord::of(JOBS_PER_HOUR, "jobs/h", true)
+            .with_param("workload", w.key())
+            .with_param("copies", label),
+        r,
+    )
+    .with_method(
+        &format!(
+            "{}; {} copies started together, each pinned to its own CPU{mem_text}; jobs/h = copies × 3600 / seconds until the last copy finished; median of rounds",
+            w.describe(),
+            r.copies
+        ),
+        METHOD_VERSION,
+    )
+    .with_samples(r.jobs_per_hour());
+    let pages = match &r.pages {
+        Some(Ok(p)) => json!(p),
+        Some(Err(e)) => json!({"not_available": e}),
+        None => Value::Null,
+    };
+    rec = rec.with_data(json!({
+        "copies": r.copies,
+        "cpus": r.cpus.to_string(),
+        "makespan_s": r.makespan_s,
+        "copy_s": r.copy_s,
+        "work_iterations_per_copy": work,
+        "mem": r.mem.as_ref().map(|m| m.label()),
+        "mem_nodes": nodes.to_string(),
+        "pages_per_node": pages,
+    }));
+    if let Some(m) = &r.mem {
+        if let Some(n) = m.same_as_local(nodes) {
+            rec = rec.with_note(&n);
+        }
+        if !w.uses_memory() {
+            rec = rec.with_note(&format!(
+                "{} touches little memory (its state fits in registers and the stack): the placement hardly matters to it",
+                w.key()
+            ));
+        }
+        if let Some(Ok(p)) = &r.pages {
+            let total: usize = p.values().sum();
+            if total > 0 {
+                let parts: Vec<String> = p
+                    .iter()
+                    .map(|(n, k)| format!("node {n}: {:.0}%", *k as f64 / total as f64 * 100.0))
+                    .collect();
+                rec = rec.with_note(&format!("pages checked (move_pages): {}", parts.join(", ")));
+            }
+        }
+    }
+    rec
+}
+
+/// The scaling efficiency of one copy count: its median jobs/h `n` against
+/// `copies` × the 1-copy median `one` under the same placement; not
+/// available without a 1-copy rate.
+fn efficiency_record(
+    w: &RateWorkload,
+    label: &str,
+    r: &RateRun,
+    n: Option<f64>,
+    one: Option<f64>,
+) -> ResultRecord {
+    let mut e = with_mem(
+        ResultRecord::of(EFFICIENCY, "%", true)
+            .with_param("workload", w.key())
+            .with_param("copies", label),
+        r,
+    )
+    .with_method(
+        "rate with N copies / (N × rate with 1 copy), from the medians: 100% = perfect scaling",
+        METHOD_VERSION,
+    );
+    match (n, one) {
+        (Some(n), Some(o)) if o > 0.0 => {
+            e.value = Some(n / (r.copies as f64 * o) * 100.0);
+            e = e.with_data(
+                json!({"copies": r.copies, "jobs_per_hour": n, "one_copy_jobs_per_hour": o}),
+            );
+        }
+        _ => {
+            e = with_mem(
+                ResultRecord::unavailable(
+                    EFFICIENCY.experiment,
+                    EFFICIENCY.metric,
+                    "%",
+                    "the 1-copy rate was not measured",
+                )
+                .with_param("workload", w.key())
+                .with_param("copies", label),
+                r,
+            );
+        }
+    }
+    e
+}
+
+/// The change of jobs/h under placement `m` against memory interleaved
+/// over every node, same workload and copies (`(run, interleaved run)`).
+fn mem_change_record(
+    w: &RateWorkload,
+    label: &str,
+    m: &MemPlacement,
+    (r, il): (&RateRun, &RateRun),
+    nodes: &CpuSet,
+) -> ResultRecord {
+    let mut c = ResultRecord::of(MEM_CHANGE, "%", true)
+        .with_param("workload", w.key())
+        .with_param("copies", label)
+        .with_param("mem", m.label())
+        .with_method(
+            "jobs/h under this memory placement / jobs/h with memory interleaved over every node, same workload and copies, minus 1, in % (medians; seed 003's reference: symmetric NUMA with node interleave = 100%)",
+            METHOD_VERSION,
+        );
+    match (median_jobs_per_hour(r), median_jobs_per_hour(il)) {
+        (Some(a), Some(b)) if b > 0.0 => {
+            c.value = Some((a / b - 1.0) * 100.0);
+            c = c.with_data(json!({"jobs_per_hour": a, "interleave_jobs_per_hour": b}));
+            if let Some(n) = m
+                .same_as_local(nodes)
+                .or_else(|| MemPlacement::Interleave.same_as_local(nodes))
+            {
+                c = c.with_note(&n);
+            }
+        }
+        _ => {
+            c = ResultRecord::unavailable(
+                MEM_CHANGE.experiment,
+                MEM_CHANGE.metric,
+                "%",
+                "a rate under one of the two placements was not measured",
+            )
+            .with_param("workload", w.key())
+            .with_param("copies", label)
+            .with_param("mem", m.label());
+        }
+    }
+    c
 }
 
 /// The copy counts `run` uses: 1, one per core, all logical CPUs (if more).

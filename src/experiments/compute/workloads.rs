@@ -1172,12 +1172,7 @@ fn run_openssl(ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>
                 .with_param("bytes", MAIN_BLOCK_BYTES),
         )?;
     }
-    let size_note = (sizes.len() < SEED_BLOCK_BYTES.len()).then(|| {
-        format!(
-            "profile {}: {MAIN_BLOCK_BYTES}-byte blocks only (the seed's five sizes 16, 64, 256, 1024, 8192 run in standard and full)",
-            ctx.profile.as_str()
-        )
-    });
+    let size_note = openssl_size_note(ctx.profile, sizes);
     let cmd1 = openssl_cmd(&openssl, &choice, secs, None, MAIN_BLOCK_BYTES);
     let (mut rec, figs) = openssl_record(
         &choice,
@@ -1196,44 +1191,7 @@ fn run_openssl(ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>
     for f in figs {
         out(f)?;
     }
-    let mut points: Vec<(String, CpuSet)> = vec![("1".into(), one.clone())];
-    // The seed's 32 processes, where the machine has 32 usable CPUs.
-    let order = ordered_cpus(ctx.machine, &ctx.cpus);
-    if order.len() >= SEED_PROCESSES {
-        points.push((
-            SEED_PROCESSES.to_string(),
-            order[..SEED_PROCESSES].iter().copied().collect(),
-        ));
-    } else {
-        out(ResultRecord::unavailable(
-            OPENSSL_AES.experiment,
-            OPENSSL_AES.metric,
-            "MB/s",
-            &format!(
-                "the seed's {SEED_PROCESSES} processes need {SEED_PROCESSES} usable CPUs; {} are usable here",
-                order.len()
-            ),
-        )
-        .with_param("alg", choice.algorithm.as_str())
-        .with_param("copies", SEED_PROCESSES.to_string())
-        .with_param("bytes", MAIN_BLOCK_BYTES))?;
-    }
-    if per_core.len() > 1 {
-        points.push(("per_core".into(), per_core.clone()));
-    }
-    if ctx.cpus.len() > per_core.len() {
-        points.push(("all".into(), ctx.cpus.clone()));
-    } else {
-        out(ResultRecord::unavailable(
-            OPENSSL_AES.experiment,
-            OPENSSL_AES.metric,
-            "MB/s",
-            "no SMT among the usable CPUs: all logical CPUs = one copy per core",
-        )
-        .with_param("alg", choice.algorithm.as_str())
-        .with_param("copies", "all")
-        .with_param("bytes", MAIN_BLOCK_BYTES))?;
-    }
+    let points = openssl_points(ctx, &choice, &one, &per_core, out)?;
     for (label, cpus) in points {
         for &bytes in sizes {
             if label == "1" && bytes == MAIN_BLOCK_BYTES {
@@ -1274,6 +1232,69 @@ fn run_openssl(ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>
     Ok(())
 }
 
+/// The note for profiles that run the main block size only (None when all
+/// the seed's block sizes run).
+fn openssl_size_note(profile: Profile, sizes: &[u32]) -> Option<String> {
+    (sizes.len() < SEED_BLOCK_BYTES.len()).then(|| {
+        format!(
+            "profile {}: {MAIN_BLOCK_BYTES}-byte blocks only (the seed's five sizes 16, 64, 256, 1024, 8192 run in standard and full)",
+            profile.as_str()
+        )
+    })
+}
+
+/// The process counts `openssl speed` runs at, each with its CPUs: 1 copy
+/// (`one`), the seed's 32 processes, one per core, all logical CPUs. The
+/// seed's 32 and "all" are reported not available (through `out`) where
+/// the usable CPUs do not allow them.
+fn openssl_points(
+    ctx: &ExpCtx,
+    choice: &AesChoice,
+    one: &CpuSet,
+    per_core: &CpuSet,
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+) -> Result<Vec<(String, CpuSet)>> {
+    let mut points: Vec<(String, CpuSet)> = vec![("1".into(), one.clone())];
+    // The seed's 32 processes, where the machine has 32 usable CPUs.
+    let order = ordered_cpus(ctx.machine, &ctx.cpus);
+    if order.len() >= SEED_PROCESSES {
+        points.push((
+            SEED_PROCESSES.to_string(),
+            order[..SEED_PROCESSES].iter().copied().collect(),
+        ));
+    } else {
+        out(ResultRecord::unavailable(
+            OPENSSL_AES.experiment,
+            OPENSSL_AES.metric,
+            "MB/s",
+            &format!(
+                "the seed's {SEED_PROCESSES} processes need {SEED_PROCESSES} usable CPUs; {} are usable here",
+                order.len()
+            ),
+        )
+        .with_param("alg", choice.algorithm.as_str())
+        .with_param("copies", SEED_PROCESSES.to_string())
+        .with_param("bytes", MAIN_BLOCK_BYTES))?;
+    }
+    if per_core.len() > 1 {
+        points.push(("per_core".into(), per_core.clone()));
+    }
+    if ctx.cpus.len() > per_core.len() {
+        points.push(("all".into(), ctx.cpus.clone()));
+    } else {
+        out(ResultRecord::unavailable(
+            OPENSSL_AES.experiment,
+            OPENSSL_AES.metric,
+            "MB/s",
+            "no SMT among the usable CPUs: all logical CPUs = one copy per core",
+        )
+        .with_param("alg", choice.algorithm.as_str())
+        .with_param("copies", "all")
+        .with_param("bytes", MAIN_BLOCK_BYTES))?;
+    }
+    Ok(points)
+}
+
 /// Seconds `openssl speed` runs each block size.
 fn openssl_seconds(profile: Profile) -> u32 {
     match profile {
@@ -1297,6 +1318,93 @@ fn run_loops(
     (ctx.step)("nop loop (seed 000 cpu_bound)");
     let (s, cnt) = single_rate_counted(cpu, &policy, ctx.stop, 1.0, nop_loop)?;
     let windows = [cnt];
+    let rec = nop_loop_record(cpu, &s, &windows, (ghz, &ghz_src));
+    let measured = rec.value.is_some();
+    out(rec)?;
+    if measured {
+        let params = [("workload", json!(NOP_LOOP.metric))];
+        for f in counted_figures((IPC, GHZ), &params, &windows, true) {
+            out(f)?;
+        }
+    }
+
+    // Seed 002 loop order: same innermost iterations, different shapes.
+    let mut per_inner: Vec<(String, f64)> = Vec::new();
+    for nest in [
+        LoopNest {
+            shape: "outer_many",
+            mid: 1000,
+            inner: 100,
+            seed_shape: "100000x1000x100",
+        },
+        LoopNest {
+            shape: "inner_many",
+            mid: 1000,
+            inner: 100_000,
+            seed_shape: "100x1000x100000",
+        },
+    ] {
+        let LoopNest {
+            shape,
+            mid,
+            inner,
+            seed_shape,
+        } = nest;
+        (ctx.step)(&format!("loop nest {seed_shape}"));
+        let per_call = (mid * inner) as f64;
+        let (s, cnt) = single_rate_counted(cpu, &policy, ctx.stop, per_call, |n| {
+            loop_nest(n, mid, inner)
+        })?;
+        let windows = [cnt];
+        let rec = loop_nest_record(&nest, cpu, &s, &windows, ghz);
+        if let Some(v) = rec.value {
+            per_inner.push((shape.to_string(), v));
+        }
+        let measured = rec.value.is_some();
+        out(rec)?;
+        if measured {
+            for f in counted_figures(
+                (IPC, GHZ),
+                &[
+                    ("workload", json!(BRANCH_ORDER.metric)),
+                    ("shape", json!(shape)),
+                ],
+                &windows,
+                true,
+            ) {
+                out(f)?;
+            }
+        }
+    }
+    if let Some(r) = branch_order_ratio_record(&per_inner) {
+        out(r)?;
+    }
+    Ok(())
+}
+
+/// One shape of seed 002's loop nest: the same innermost iterations in
+/// total, `mid` × `inner` per outer iteration.
+#[derive(Clone, Copy)]
+struct LoopNest {
+    /// Name in the record's `shape` param.
+    shape: &'static str,
+    /// Middle loop count.
+    mid: u64,
+    /// Innermost loop count.
+    inner: u64,
+    /// The seed's outer×middle×inner counts, for the method.
+    seed_shape: &'static str,
+}
+
+/// The nop loop record (seed 000 cpu_bound): ns per iteration from the
+/// rates `s`, with IPC from the measured clock `(ghz, source)` and the
+/// counters of `windows`.
+fn nop_loop_record(
+    cpu: usize,
+    s: &[f64],
+    windows: &[Counted],
+    (ghz, ghz_src): (Option<f64>, &str),
+) -> ResultRecord {
     let ns: Vec<f64> = s.iter().map(|r| 1e9 / r).collect();
     let mut rec = ResultRecord::of(NOP_LOOP, "ns/iteration", false)
         .with_method(
@@ -1322,100 +1430,77 @@ fn run_loops(
         "ghz_source": ghz_src,
         "published": published_reference(CPU_BOUND_SET),
     });
-    merge(&mut data, counted_data(&windows));
-    rec = rec
-        .with_note(&cpu_bound_note())
+    merge(&mut data, counted_data(windows));
+    rec.with_note(&cpu_bound_note())
         .with_data(data)
-        .with_counters(counted::to_value(&windows));
-    let measured = rec.value.is_some();
-    out(rec)?;
-    if measured {
-        let params = [("workload", json!(NOP_LOOP.metric))];
-        for f in counted_figures((IPC, GHZ), &params, &windows, true) {
-            out(f)?;
-        }
-    }
+        .with_counters(counted::to_value(windows))
+}
 
-    // Seed 002 loop order: same innermost iterations, different shapes.
-    let mut per_inner: Vec<(String, f64)> = Vec::new();
-    for (shape, mid, inner, seed_shape) in [
-        ("outer_many", 1000u64, 100u64, "100000x1000x100"),
-        ("inner_many", 1000u64, 100_000u64, "100x1000x100000"),
-    ] {
-        (ctx.step)(&format!("loop nest {seed_shape}"));
-        let per_call = (mid * inner) as f64;
-        let (s, cnt) = single_rate_counted(cpu, &policy, ctx.stop, per_call, |n| {
-            loop_nest(n, mid, inner)
-        })?;
-        let windows = [cnt];
-        let ns: Vec<f64> = s.iter().map(|r| 1e9 / r).collect();
-        let insns = 2.0 + 3.0 / inner as f64 + 3.0 / (inner * mid) as f64;
-        let mut rec = ResultRecord::of(BRANCH_ORDER, "ns/inner-iteration", false)
-            .with_param("shape", shape)
-            .with_method(
-                &format!(
-                    "seed 002's nested loops, shape {seed_shape} (the outer count scaled to the time budget), counters in registers (asm: decrement + branch per level); ns per innermost iteration; median"
-                ),
-                METHOD_VERSION,
-            )
-            .with_samples(ns);
-        let ipc = match (rec.value, ghz) {
-            (Some(v), Some(g)) => Some(insns / (v * g)),
-            _ => None,
-        };
-        if let Some(v) = rec.value {
-            per_inner.push((shape.to_string(), v));
-        }
-        let c = &windows[0];
-        let mut data = json!({
-            "cpu": cpu,
-            "seed_shape": seed_shape,
-            "middle": mid,
-            "inner": inner,
-            "instructions_per_inner_iteration": insns,
-            "ipc_from_instruction_count": ipc,
-            "ghz": ghz,
-            "branch_misses": c.value("branch-misses").ok(),
-            "branch_misses_reason": c.value("branch-misses").err(),
-            "branch_miss_pct": c.metrics.branch_miss_pct,
-            "branch_miss_pct_reason": c.metrics.missing.get("branch_miss_pct"),
-        });
-        merge(&mut data, counted_data(&windows));
-        rec = rec
-            .with_data(data)
-            .with_counters(counted::to_value(&windows));
-        let measured = rec.value.is_some();
-        out(rec)?;
-        if measured {
-            for f in counted_figures(
-                (IPC, GHZ),
-                &[
-                    ("workload", json!(BRANCH_ORDER.metric)),
-                    ("shape", json!(shape)),
-                ],
-                &windows,
-                true,
-            ) {
-                out(f)?;
-            }
-        }
-    }
-    if let (Some(a), Some(b)) = (
-        per_inner.iter().find(|x| x.0 == "outer_many"),
-        per_inner.iter().find(|x| x.0 == "inner_many"),
-    ) {
-        let ratio = a.1 / b.1;
-        let mut r = ResultRecord::of(BRANCH_ORDER_RATIO, "ratio", false)
-            .with_method(
-                "time per innermost iteration, 100000×1000×100 shape / 100×1000×100000 shape (above 1: the many short inner loops cost more, e.g. a mispredicted exit per inner loop)",
-                METHOD_VERSION,
-            )
-            .with_note(&branch_order_note())
-            .with_data(json!({"published": published_reference(BRANCH_ORDER_SET)}));
-        r.value = Some(ratio);
-        out(r)?;
-    }
-    Ok(())
+/// The record of one loop-nest shape: ns per innermost iteration from the
+/// rates `s`, IPC from the instruction count and the measured clock `ghz`,
+/// branch misses from the counters of `windows`.
+fn loop_nest_record(
+    nest: &LoopNest,
+    cpu: usize,
+    s: &[f64],
+    windows: &[Counted],
+    ghz: Option<f64>,
+) -> ResultRecord {
+    let LoopNest {
+        shape,
+        mid,
+        inner,
+        seed_shape,
+    } = *nest;
+    let ns: Vec<f64> = s.iter().map(|r| 1e9 / r).collect();
+    let insns = 2.0 + 3.0 / inner as f64 + 3.0 / (inner * mid) as f64;
+    let rec = ResultRecord::of(BRANCH_ORDER, "ns/inner-iteration", false)
+        .with_param("shape", shape)
+        .with_method(
+            &format!(
+                "seed 002's nested loops, shape {seed_shape} (the outer count scaled to the time budget), counters in registers (asm: decrement + branch per level); ns per innermost iteration; median"
+            ),
+            METHOD_VERSION,
+        )
+        .with_samples(ns);
+    let ipc = match (rec.value, ghz) {
+        (Some(v), Some(g)) => Some(insns / (v * g)),
+        _ => None,
+    };
+    let c = &windows[0];
+    let mut data = json!({
+        "cpu": cpu,
+        "seed_shape": seed_shape,
+        "middle": mid,
+        "inner": inner,
+        "instructions_per_inner_iteration": insns,
+        "ipc_from_instruction_count": ipc,
+        "ghz": ghz,
+        "branch_misses": c.value("branch-misses").ok(),
+        "branch_misses_reason": c.value("branch-misses").err(),
+        "branch_miss_pct": c.metrics.branch_miss_pct,
+        "branch_miss_pct_reason": c.metrics.missing.get("branch_miss_pct"),
+    });
+    merge(&mut data, counted_data(windows));
+    rec.with_data(data)
+        .with_counters(counted::to_value(windows))
+}
+
+/// Time per innermost iteration, outer_many shape / inner_many shape, when
+/// both were measured (`per_inner`: shape and ns per inner iteration).
+fn branch_order_ratio_record(per_inner: &[(String, f64)]) -> Option<ResultRecord> {
+    let a = per_inner.iter().find(|x| x.0 == "outer_many")?;
+    let b = per_inner.iter().find(|x| x.0 == "inner_many")?;
+    let ratio = a.1 / b.1;
+    let mut r = ResultRecord::of(BRANCH_ORDER_RATIO, "ratio", false)
+        .with_method(
+            "time per innermost iteration, 100000×1000×100 shape / 100×1000×100000 shape (above 1: the many short inner loops cost more, e.g. a mispredicted exit per inner loop)",
+            METHOD_VERSION,
+        )
+        .with_note(&branch_order_note())
+        .with_data(json!({"published": published_reference(BRANCH_ORDER_SET)}));
+    r.value = Some(ratio);
+    Some(r)
 }
 
 impl Experiment for Workloads {

@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rust_lex  # noqa: E402  scripts/rust_lex.py, beside this script
 
 # The most functions over 120 lines src/ may hold (issue 26's goal: 0).
-RATCHET = 4
+RATCHET = 0
 
 FN = re.compile(r"\bfn\s+([A-Za-z_][A-Za-z0-9_]*)")
 

@@ -1,0 +1,163 @@
+//! Issue 26: records carry typed payloads. The recorded runs in
+//! tests/fixtures (written by earlier versions, on a 2-CPU VM, a 2-socket
+//! lab guest and the fleet fixture) must still read: every record of a
+//! typed kind reads as its family's payload type, and writing that value
+//! back loses no key or value of the stored data (so the JSON of a run is
+//! what it was). The runs still render as text and HTML.
+
+use cpuscope::experiments::coherence::c2c;
+use cpuscope::experiments::coherence::text::MatrixData;
+use cpuscope::experiments::common::LEVEL_NAMES;
+use cpuscope::experiments::memory::payload::{
+    ClimbData, CurveData, DramData, LevelData, LoadedCurveData, LoadedPointData, NumaMatrixData,
+    PageWalkData, PublishedData, SaturationData,
+};
+use cpuscope::experiments::memory::{bandwidth, latency, loaded_latency, numa_matrix, tlb_reach};
+use cpuscope::experiments::state::frequency;
+use cpuscope::experiments::state::payload::{SingleCoreData, TeamClockData};
+use cpuscope::results::schema::{ResultRecord, Run};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+const FIXTURES: [&str; 3] = [
+    "tests/fixtures/runs/vm-2cpu-quick.json",
+    "tests/fixtures/runs/lab-2s2c2t-quick.json",
+    "tests/fixtures/fleet/quick-run.json",
+];
+
+fn load(rel: &str) -> Run {
+    let path = format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The first path where `orig` has something `back` lacks or differs in.
+fn lost(orig: &Value, back: &Value, path: &str) -> Option<String> {
+    match (orig, back) {
+        (Value::Object(o), Value::Object(b)) => o.iter().find_map(|(k, v)| match b.get(k) {
+            Some(w) => lost(v, w, &format!("{path}.{k}")),
+            None => Some(format!("{path}.{k} (gone)")),
+        }),
+        (Value::Array(o), Value::Array(b)) if o.len() == b.len() => o
+            .iter()
+            .zip(b)
+            .enumerate()
+            .find_map(|(i, (v, w))| lost(v, w, &format!("{path}[{i}]"))),
+        (Value::Number(x), Value::Number(y)) if x.as_f64() == y.as_f64() => None,
+        (x, y) if x == y => None,
+        (x, y) => Some(format!("{path}: {x} became {y}")),
+    }
+}
+
+/// Reads `r`'s data as `T` and writes it back; what went wrong, if anything.
+fn round_trip<T: Serialize + DeserializeOwned>(r: &ResultRecord, what: &str) -> Option<String> {
+    let d = r.data.as_ref()?;
+    let Some(t) = r.data_as::<T>() else {
+        return Some(format!("{}: data does not read as {what}", r.key));
+    };
+    let back = serde_json::to_value(&t).expect("a payload serialises");
+    lost(d, &back, "data").map(|p| format!("{}: {what} loses {p}", r.key))
+}
+
+#[test]
+fn recorded_runs_read_as_typed_payloads_without_loss() {
+    let mut failures = Vec::new();
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for rel in FIXTURES {
+        let run = load(rel);
+        for r in &run.results {
+            if r.data.is_none() {
+                continue;
+            }
+            let mut check = |what: &'static str, f: fn(&ResultRecord, &str) -> Option<String>| {
+                *seen.entry(what).or_default() += 1;
+                if let Some(e) = f(r, what) {
+                    failures.push(format!("{rel}: {e}"));
+                }
+            };
+            let level = LEVEL_NAMES
+                .iter()
+                .filter_map(|n| latency::level(n))
+                .find(|(ns, cy)| r.is(*ns) || r.is(*cy));
+            if r.is(latency::CURVE) {
+                check("CurveData", round_trip::<CurveData>);
+            } else if r.is(latency::DRAM) {
+                check("DramData", round_trip::<DramData>);
+            } else if r.is(latency::PAGE_WALK_CLIMB) {
+                check("ClimbData", round_trip::<ClimbData>);
+            } else if let Some((ns, _)) = level {
+                if r.is(ns) {
+                    check("LevelData", round_trip::<LevelData>);
+                } else {
+                    check("PublishedData", round_trip::<PublishedData>);
+                }
+            } else if r.is(tlb_reach::PAGE_WALK) {
+                check("PageWalkData", round_trip::<PageWalkData>);
+            } else if r.is(numa_matrix::MATRIX) {
+                check("NumaMatrixData", round_trip::<NumaMatrixData>);
+            } else if r.is(loaded_latency::CURVE) {
+                check("LoadedCurveData", round_trip::<LoadedCurveData>);
+            } else if r.is(loaded_latency::LATENCY) {
+                check("LoadedPointData", round_trip::<LoadedPointData>);
+            } else if r.is(bandwidth::SATURATION_THREADS) {
+                check("SaturationData", round_trip::<SaturationData>);
+            } else if r.is(frequency::SINGLE_CORE) {
+                check("SingleCoreData", round_trip::<SingleCoreData>);
+            } else if r.is(frequency::ALL_CORES)
+                || r.is(frequency::ALL_CPUS)
+                || r.is(frequency::SMT_PAIR)
+            {
+                check("TeamClockData", round_trip::<TeamClockData>);
+            } else if r.is(c2c::MATRIX) {
+                // Read-only view (no Serialize): it must at least read.
+                check("MatrixData", |r, what| {
+                    r.data_as::<MatrixData>()
+                        .is_none()
+                        .then(|| format!("{}: data does not read as {what}", r.key))
+                });
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Not vacuous: the fixtures hold every kind checked here.
+    for what in [
+        "CurveData",
+        "DramData",
+        "LevelData",
+        "PublishedData",
+        "PageWalkData",
+        "NumaMatrixData",
+        "LoadedCurveData",
+        "LoadedPointData",
+        "SaturationData",
+        "SingleCoreData",
+        "TeamClockData",
+        "MatrixData",
+    ] {
+        assert!(
+            seen.get(what).copied().unwrap_or(0) > 0,
+            "no fixture record of {what}: {seen:?}"
+        );
+    }
+}
+
+#[test]
+fn recorded_runs_still_render() {
+    for rel in FIXTURES {
+        let run = load(rel);
+        let text = cpuscope::report::run_text::render_run(&run);
+        let summary = cpuscope::report::summary::render(&run);
+        let html = cpuscope::report::html::render_run(&run);
+        assert!(text.contains(&run.id), "{rel}: show text lacks the run id");
+        assert!(
+            summary.contains("Effective frequency"),
+            "{rel}: summary lacks the frequency section"
+        );
+        assert!(
+            html.contains("id=\"exp-frequency\""),
+            "{rel}: report lacks the frequency chart"
+        );
+    }
+}

@@ -9,8 +9,8 @@ use cpuscope::experiments::coherence::c2c;
 use cpuscope::experiments::coherence::text::MatrixData;
 use cpuscope::experiments::common::LEVEL_NAMES;
 use cpuscope::experiments::memory::payload::{
-    ClimbData, CurveData, DramData, LevelData, LoadedCurveData, LoadedPointData, NumaMatrixData,
-    PageWalkData, PublishedData, SaturationData,
+    BandwidthData, ClimbData, CurveData, DramData, LevelData, LoadedCurveData, LoadedPointData,
+    NumaMatrixData, PageWalkData, PublishedData, SaturationData,
 };
 use cpuscope::experiments::memory::{bandwidth, latency, loaded_latency, numa_matrix, tlb_reach};
 use cpuscope::experiments::state::frequency;
@@ -101,6 +101,16 @@ fn recorded_runs_read_as_typed_payloads_without_loss() {
                 check("LoadedCurveData", round_trip::<LoadedCurveData>);
             } else if r.is(loaded_latency::LATENCY) {
                 check("LoadedPointData", round_trip::<LoadedPointData>);
+            } else if [
+                bandwidth::READ,
+                bandwidth::WRITE,
+                bandwidth::COPY,
+                bandwidth::TRIAD,
+            ]
+            .iter()
+            .any(|id| r.is(*id))
+            {
+                check("BandwidthData", round_trip::<BandwidthData>);
             } else if r.is(bandwidth::SATURATION_THREADS) {
                 check("SaturationData", round_trip::<SaturationData>);
             } else if r.is(frequency::SINGLE_CORE) {
@@ -132,6 +142,7 @@ fn recorded_runs_read_as_typed_payloads_without_loss() {
         "LoadedCurveData",
         "LoadedPointData",
         "SaturationData",
+        "BandwidthData",
         "SingleCoreData",
         "TeamClockData",
         "MatrixData",

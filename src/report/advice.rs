@@ -20,6 +20,7 @@
 use crate::base::fmt::{fmt_num, for_terminal};
 use crate::experiments::common::{Placement, PLACEMENT_PARAM};
 use crate::experiments::memory::bandwidth;
+use crate::experiments::memory::payload::BandwidthData;
 use crate::experiments::state::frequency;
 use crate::experiments::state::payload::{SingleCoreData, TeamClockData};
 use crate::machine::MachineInfo;
@@ -1095,7 +1096,7 @@ pub fn dimm_population(run: &Run) -> Vec<Finding> {
     let eff = run
         .records(bandwidth::TRIAD)
         .filter(|r| r.value.is_some())
-        .filter_map(|r| Some((r, r.data.as_ref()?.get("dram_efficiency")?.as_f64()?)))
+        .filter_map(|r| Some((r, r.data_as::<BandwidthData>()?.dram_efficiency?)))
         .max_by(|a, b| a.1.total_cmp(&b.1));
     if let Some((r, e)) = eff {
         evidence.push(ev(

@@ -1496,19 +1496,12 @@ pub fn preemption_note(pairs: &[PairStats]) -> Option<String> {
     })
 }
 
-/// How disturbed a method's measurement was: pairs marked preempted, their
-/// samples, the steal time over the experiment, and the verdict on it
-/// (`disturbed` when most pairs were marked preempted or the steal time is
-/// material), as the matrix record keeps it (`data.disturbance`).
-pub fn disturbance(run: &MatrixRun) -> Value {
+/// Why the matrix is called disturbed (most pairs preempted, or material
+/// steal time), or None when it is a clean one.
+fn disturbed_why(run: &MatrixRun) -> Option<String> {
     let pairs = run.pairs.len();
     let preempted = run.pairs.iter().filter(|p| p.is_preempted()).count();
-    let samples: usize = run.pairs.iter().map(|p| p.stats.n).sum();
-    let samples_preempted: usize = run.pairs.iter().filter_map(|p| p.preempted_samples).sum();
-    let switches: i64 = run.pairs.iter().filter_map(|p| p.responder_switches).sum();
     let most = pairs > 0 && preempted * 2 > pairs;
-    let steal_material = run.steal.as_ref().is_some_and(StealTime::is_material);
-    let disturbed = most || steal_material;
     let mut why = Vec::new();
     if most {
         why.push(format!("{preempted} of {pairs} pairs preempted"));
@@ -1520,6 +1513,21 @@ pub fn disturbance(run: &MatrixRun) -> Value {
             st.seconds
         ));
     }
+    (!why.is_empty()).then(|| why.join("; "))
+}
+
+/// How disturbed a method's measurement was: pairs marked preempted, their
+/// samples, the steal time over the experiment, and the verdict on it
+/// (`disturbed` when most pairs were marked preempted or the steal time is
+/// material), as the matrix record keeps it (`data.disturbance`).
+pub fn disturbance(run: &MatrixRun) -> Value {
+    let pairs = run.pairs.len();
+    let preempted = run.pairs.iter().filter(|p| p.is_preempted()).count();
+    let why = disturbed_why(run);
+    let disturbed = why.is_some();
+    let samples: usize = run.pairs.iter().map(|p| p.stats.n).sum();
+    let samples_preempted: usize = run.pairs.iter().filter_map(|p| p.preempted_samples).sum();
+    let switches: i64 = run.pairs.iter().filter_map(|p| p.responder_switches).sum();
     json!({
         "pairs_measured": pairs,
         "pairs_preempted": preempted,
@@ -1530,7 +1538,7 @@ pub fn disturbance(run: &MatrixRun) -> Value {
         "steal": run.steal,
         "steal_material_share": STEAL_MATERIAL_SHARE,
         "disturbed": disturbed,
-        "why": if disturbed { Some(why.join("; ")) } else { None },
+        "why": why,
     })
 }
 
@@ -1646,7 +1654,7 @@ fn matrix_notes(
         }
         _ => {}
     }
-    if let Some(why) = disturbance(run)["why"].as_str() {
+    if let Some(why) = disturbed_why(run) {
         mat = mat.with_note(&format!(
             "disturbed: {why}; the figure is not a clean one (rerun on a quiet host)"
         ));

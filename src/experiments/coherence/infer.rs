@@ -237,20 +237,10 @@ impl Declared {
             }
             parts.push((name, g));
         }
-        // Clusters and dies: read through the JSON form so this works whether
-        // or not the machine room reports them.
-        let j = serde_json::to_value(machine).unwrap_or_default();
-        for (ptr, name) in [("/clusters", "same_cluster"), ("/dies", "same_die")] {
-            let g: Vec<CpuSet> = j
-                .pointer(ptr)
-                .and_then(|v| v.as_array())
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|d| d.get("cpus")?.as_str())
-                        .filter_map(|s| CpuSet::parse(s).ok())
-                        .collect()
-                })
-                .unwrap_or_default();
+        // Clusters and dies, as the machine reports them (none: empty).
+        let clusters: Vec<CpuSet> = machine.clusters.iter().map(|c| c.cpus.clone()).collect();
+        let dies: Vec<CpuSet> = machine.dies.iter().map(|d| d.cpus.clone()).collect();
+        for (g, name) in [(clusters, "same_cluster"), (dies, "same_die")] {
             parts.push((name, g));
         }
         let nodes: Vec<CpuSet> = machine.numa_nodes.iter().map(|n| n.cpus.clone()).collect();

@@ -12,7 +12,7 @@ use crate::experiments::common::{
     self, cpu_order, thread_counts, CacheFacts, Placement, LEVEL_NAMES, MIB, PLACEMENT_PARAM,
 };
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
-use crate::experiments::memory::payload::SaturationData;
+use crate::experiments::memory::payload::{BandwidthData, SaturationData};
 use crate::harness::measure::{measure_team_inline, Policy, Warmup};
 use crate::kernels::memory::{stream_pass, Arrays, BwKernel, StoreKind, Width, BW_ELEMS_ALIGN};
 use crate::machine::MachineInfo;
@@ -23,7 +23,6 @@ use crate::placement::CpuSet;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::{bail, Result};
 use serde::Serialize;
-use serde_json::json;
 use std::time::Duration;
 
 pub struct Bandwidth;
@@ -595,19 +594,26 @@ fn record(p: &BwPoint, placement: Placement, scope: &str) -> ResultRecord {
         ));
     }
     let median_of = |xs: &[f64]| crate::harness::Stats::from_samples(xs).map(|s| s.median);
-    r.with_data(json!({
-        "cpus": p.cpus,
-        "preempted_rounds": p.preempted,
-        "start_skew_us_median": median_of(&p.start_skew_ns).map(|x| x / 1e3),
-        "start_skew_us_max": p.start_skew_ns.iter().copied().reduce(f64::max).map(|x| x / 1e3),
-        "thread_imbalance_median": median_of(&p.imbalance),
-        "best_gbs": best,
-        "median_gbs": med,
-        "bus_factor": p.bus_factor,
-        "bus_gbs_median": med.map(|m| m * p.bus_factor),
-        "bus_gbs_best": best * p.bus_factor,
-        "working_set_bytes": p.working_set_bytes,
-    }))
+    r.with_payload(&BandwidthData {
+        cpus: p.cpus.clone(),
+        preempted_rounds: p.preempted,
+        start_skew_us_median: median_of(&p.start_skew_ns).map(|x| x / 1e3),
+        start_skew_us_max: p
+            .start_skew_ns
+            .iter()
+            .copied()
+            .reduce(f64::max)
+            .map(|x| x / 1e3),
+        thread_imbalance_median: median_of(&p.imbalance),
+        best_gbs: Some(best),
+        median_gbs: med,
+        bus_factor: p.bus_factor,
+        bus_gbs_median: med.map(|m| m * p.bus_factor),
+        bus_gbs_best: Some(best * p.bus_factor),
+        working_set_bytes: p.working_set_bytes,
+        theoretical_gbs: None,
+        dram_efficiency: None,
+    })
 }
 
 /// The theoretical DRAM bandwidth of the DIMMs behind `cpus` (SMBIOS type
@@ -667,11 +673,9 @@ fn with_dram_theory(r: ResultRecord, theory: &Result<(f64, String), String>) -> 
     };
     match theory {
         Ok((g, basis)) => {
-            let bus = r
-                .data
-                .as_ref()
-                .and_then(|d| d.get("bus_gbs_median"))
-                .and_then(|b| b.as_f64())
+            let mut data = r.data_as::<BandwidthData>().unwrap_or_default();
+            let bus = data
+                .bus_gbs_median
                 .filter(|b| (b - v).abs() > 1e-9)
                 .map(|b| {
                     format!(
@@ -680,11 +684,13 @@ fn with_dram_theory(r: ResultRecord, theory: &Result<(f64, String), String>) -> 
                     )
                 })
                 .unwrap_or_default();
+            data.theoretical_gbs = Some(*g);
+            data.dram_efficiency = Some(v / g);
             r.with_note(&format!(
                 "{:.0}% of the DIMMs' theoretical {g:.1} GB/s{bus} ({basis})",
                 v / g * 100.0
             ))
-            .add_data(json!({"theoretical_gbs": g, "dram_efficiency": v / g}))
+            .with_payload(&data)
         }
         Err(why) => r.with_note(&format!("theoretical DRAM bandwidth not available: {why}")),
     }

@@ -253,3 +253,32 @@ pub struct LoadedPointData {
 pub struct SaturationData {
     pub curve: Vec<(usize, Option<f64>)>,
 }
+
+/// A bandwidth figure's data: the CPUs, the spread of the team's start and
+/// work, best and median GB/s, the write-allocate factor and what it makes
+/// on the bus, and (DRAM scope) the efficiency against the DIMMs'
+/// theoretical bandwidth.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BandwidthData {
+    pub cpus: Vec<usize>,
+    /// Rounds with a thread switched out (None: not counted here).
+    pub preempted_rounds: Option<usize>,
+    pub start_skew_us_median: Option<f64>,
+    pub start_skew_us_max: Option<f64>,
+    pub thread_imbalance_median: Option<f64>,
+    pub best_gbs: Option<f64>,
+    pub median_gbs: Option<f64>,
+    /// Bytes on the bus per byte counted (2 for a normal write, 1.5 for
+    /// a normal copy or triad, 1 otherwise).
+    pub bus_factor: f64,
+    pub bus_gbs_median: Option<f64>,
+    pub bus_gbs_best: Option<f64>,
+    pub working_set_bytes: usize,
+    /// DRAM scope with a known DIMM configuration: the theoretical GB/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub theoretical_gbs: Option<f64>,
+    /// The median over the theoretical GB/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dram_efficiency: Option<f64>,
+}

@@ -8,8 +8,9 @@
 //! and distances, the virt board recognised, and the caches a device tree
 //! leaves out taken from the core's knowledge-base entry with their source.
 
+use cpuscope::base::Sysroot;
 use cpuscope::experiments::coherence::infer::Declared;
-use cpuscope::machine::{discover, MachineInfo, Sysroot};
+use cpuscope::machine::{discover, MachineInfo};
 use std::process::Command;
 
 const TREE: &str = concat!(

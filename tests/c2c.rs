@@ -10,6 +10,7 @@ mod hwloc_trees;
 #[path = "common/seed_trees.rs"]
 mod seed_trees;
 
+use cpuscope::base::CpuSet;
 use cpuscope::experiments::coherence::c2c::{self, circle_round, schedule, PlanRequest};
 use cpuscope::experiments::coherence::infer::{infer, Declared, LatencyMatrix};
 use cpuscope::experiments::experiment::Profile;
@@ -18,7 +19,6 @@ use cpuscope::machine::cache::CacheInstance;
 use cpuscope::machine::numa::NumaNode;
 use cpuscope::machine::topology::{Core, Package};
 use cpuscope::machine::MachineInfo;
-use cpuscope::placement::CpuSet;
 use std::collections::BTreeSet;
 use std::process::Command;
 
@@ -335,7 +335,7 @@ fn circle_method_meets_everyone_once() {
 /// 4-core cluster. `None` (after a visible SKIP line) without python3.
 fn ft2500_fixture() -> Option<MachineInfo> {
     let root = seed_trees::tree("phytium-ft2500")?;
-    let sys = cpuscope::machine::Sysroot::new(&root).expect("FT2500 seed tree is a sysroot");
+    let sys = cpuscope::base::Sysroot::new(&root).expect("FT2500 seed tree is a sysroot");
     Some(cpuscope::machine::discover(&sys).expect("discover the FT2500 seed tree"))
 }
 
@@ -754,7 +754,7 @@ fn hwloc_4s2c2t_declared_levels_plan_and_groups() {
     let Some(root) = hwloc_trees::tree("16em64t-4s2c2t") else {
         return;
     };
-    let sys = cpuscope::machine::Sysroot::new(&root).unwrap();
+    let sys = cpuscope::base::Sysroot::new(&root).unwrap();
     let m = cpuscope::machine::discover(&sys).unwrap();
     let cpus: Vec<usize> = (0..16).collect();
     let d = Declared::from_machine(&m, &cpus);

@@ -13,6 +13,7 @@ mod seed_trees;
 
 #[path = "common/emulator.rs"]
 mod emulator;
+use cpuscope::base::CpuSet;
 use cpuscope::experiments::compute::peak;
 use cpuscope::experiments::compute::rate::{parse_workload, RateWorkload};
 use cpuscope::experiments::compute::simd::{ordered_cpus, smt_advice, smt_yield, thread_points};
@@ -24,7 +25,6 @@ use cpuscope::kernels::chacha::{self, Variant};
 use cpuscope::kernels::fma::Width;
 use cpuscope::machine::topology::Core;
 use cpuscope::machine::MachineInfo;
-use cpuscope::placement::CpuSet;
 use cpuscope::report::verdict::{self, Style};
 use cpuscope::results::published;
 use cpuscope::results::schema::{ResultRecord, Run};

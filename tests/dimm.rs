@@ -1,8 +1,8 @@
 //! SMBIOS type 17 (Memory Device) DIMMs: raw structures built in code after
 //! the DSP0134 layout, parsed, summarized, and read from fake sysroots.
 
+use cpuscope::base::Sysroot;
 use cpuscope::machine::dimm::{self, Dimm};
-use cpuscope::machine::Sysroot;
 use std::fs;
 use std::path::Path;
 use std::process::Command;
@@ -520,7 +520,7 @@ fn per_socket_bandwidth_and_the_cpus_behind_it() {
     }))
     .unwrap();
     info.memory_devices = m;
-    let set = |s: &str| cpuscope::placement::CpuSet::parse(s).unwrap();
+    let set = |s: &str| cpuscope::base::CpuSet::parse(s).unwrap();
     use cpuscope::experiments::memory::bandwidth::dram_theory;
     let (all, basis) = dram_theory(&info, &set("0-7")).unwrap();
     assert!(

@@ -1,10 +1,10 @@
 //! Timer and repetition policy. Properties only: no assertion on how fast
 //! anything runs.
 
+use cpuscope::base::timer::{Tick, Timer, TimerSource};
 use cpuscope::harness::measure::{
     measure, measure_bracketed, measure_team, Interrupted, Policy, StopReason, Warmup,
 };
-use cpuscope::harness::timer::{Tick, Timer, TimerSource};
 use cpuscope::placement::pin::{current_affinity, pin_current_thread};
 use cpuscope::placement::team::Team;
 use std::hint::black_box;

@@ -20,9 +20,10 @@
 #[path = "common/hwloc_trees.rs"]
 mod hwloc_trees;
 
+use cpuscope::base::CpuSet;
+use cpuscope::base::Sysroot;
 use cpuscope::machine::cache::CacheInstance;
-use cpuscope::machine::{discover, MachineInfo, Sysroot};
-use cpuscope::placement::CpuSet;
+use cpuscope::machine::{discover, MachineInfo};
 use hwloc_trees::{fixtures_dir, say, tree};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

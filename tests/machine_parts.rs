@@ -1,7 +1,8 @@
 //! Identity, ISA, frequency, knobs, devices and numa_maps parts of `machine`,
 //! read from small fake roots and from the live machine.
 
-use cpuscope::machine::{devices, freq, identity, isa, knobs, process, Sysroot};
+use cpuscope::base::Sysroot;
+use cpuscope::machine::{devices, freq, identity, isa, knobs, process};
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::Path;

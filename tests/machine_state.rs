@@ -7,7 +7,7 @@
 //! The restore registry is process-wide and the signal test raises SIGINT,
 //! so every test takes `LOCK` (one at a time in this binary).
 
-use cpuscope::machine::Sysroot;
+use cpuscope::base::Sysroot;
 use cpuscope::placement::machine_state::{
     self, boost_control, plan, smt_control, Knob, Privilege, Setting, Want,
 };

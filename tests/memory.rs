@@ -6,6 +6,8 @@
 #[path = "common/hwloc_trees.rs"]
 mod hwloc_trees;
 
+use cpuscope::base::CpuSet;
+use cpuscope::base::Sysroot;
 use cpuscope::experiments::common::{
     cpu_order, parse_size, parse_size_list, size_range, CacheFacts, Placement, KIB, MIB,
 };
@@ -17,9 +19,8 @@ use cpuscope::experiments::memory::{bandwidth, loaded_latency, numa_matrix, seed
 use cpuscope::kernels::memory::{
     sattolo, stream_pass, Arrays, BwKernel, Layout, PointerChain, Rng, StoreKind, Width, SCALAR_Q,
 };
-use cpuscope::machine::{discover, MachineInfo, Sysroot};
+use cpuscope::machine::{discover, MachineInfo};
 use cpuscope::placement::buffer::{Buffer, BufferOptions, PageRequest, Touch};
-use cpuscope::placement::CpuSet;
 use std::process::Command;
 
 /// A recorded hwloc tree; panics (under CI) or skips the calling test after a

@@ -1,6 +1,7 @@
 //! Placement primitives on the live machine: pinning, teams, memory policy,
 //! buffers. Properties only; nothing is timed.
 
+use cpuscope::base::CpuSet;
 use cpuscope::placement::buffer::{
     thp_mode, Buffer, BufferOptions, PageKind, PageRequest, Touch, Unavailable,
 };
@@ -12,7 +13,6 @@ use cpuscope::placement::pin::{
     current_affinity, current_cpu, pin_current_thread, set_affinity, AffinityGuard,
 };
 use cpuscope::placement::team::{run_once, Team};
-use cpuscope::placement::CpuSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// CPUs this test process may use.

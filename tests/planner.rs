@@ -10,12 +10,13 @@
 #[path = "common/hwloc_trees.rs"]
 mod hwloc_trees;
 
+use cpuscope::base::CpuSet;
 use cpuscope::experiments::compute::placement_plan::{plan, Plan};
 use cpuscope::machine::cache::CacheInstance;
 use cpuscope::machine::numa::NumaNode;
 use cpuscope::machine::topology::{Core, Package};
 use cpuscope::machine::MachineInfo;
-use cpuscope::placement::{CpuSet, MemPolicy};
+use cpuscope::placement::MemPolicy;
 
 fn set(s: &str) -> CpuSet {
     CpuSet::parse(s).expect("valid list")
@@ -415,7 +416,7 @@ fn every_planned_set_uses_usable_cpus_and_distinct_cores() {
 /// visible `SKIP:` line (tar/bzip2 missing, outside CI).
 fn recorded(name: &str) -> Option<MachineInfo> {
     let root = hwloc_trees::tree(name)?;
-    let sys = cpuscope::machine::Sysroot::new(&root).expect("recorded sysroot");
+    let sys = cpuscope::base::Sysroot::new(&root).expect("recorded sysroot");
     Some(cpuscope::machine::discover(&sys).expect("discover recorded tree"))
 }
 

@@ -10,7 +10,8 @@
 #[path = "common/seed_trees.rs"]
 mod seed_trees;
 
-use cpuscope::machine::{discover, Sysroot};
+use cpuscope::base::Sysroot;
+use cpuscope::machine::discover;
 use cpuscope::results::published::{self, PublishedSet};
 use serde_json::json;
 

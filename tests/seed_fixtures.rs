@@ -7,7 +7,8 @@
 #[path = "common/seed_trees.rs"]
 mod seed_trees;
 
-use cpuscope::machine::{discover, MachineInfo, Sysroot};
+use cpuscope::base::Sysroot;
+use cpuscope::machine::{discover, MachineInfo};
 use std::path::PathBuf;
 use std::process::Command;
 

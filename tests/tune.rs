@@ -15,6 +15,8 @@ mod skip;
 mod emulator;
 use cpuscope::base::mann_whitney::ratio_estimate;
 use cpuscope::base::pattern::Pattern;
+use cpuscope::base::CpuSet;
+use cpuscope::base::Sysroot;
 use cpuscope::experiments::compute::placement_plan::{memory_for_set, sized_sets};
 use cpuscope::experiments::tune::study::{
     analyse, extract, plan_candidates, Score, ScoreSource, ThreadKnob, VerdictKind,
@@ -22,8 +24,8 @@ use cpuscope::experiments::tune::study::{
 use cpuscope::harness::child::{round_order, ChildRun, SplitMix64};
 use cpuscope::machine::numa::NumaNode;
 use cpuscope::machine::topology::Core;
-use cpuscope::machine::{discover, MachineInfo, Sysroot};
-use cpuscope::placement::{CpuSet, MemPolicy};
+use cpuscope::machine::{discover, MachineInfo};
+use cpuscope::placement::MemPolicy;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 

@@ -6,8 +6,9 @@
 #[path = "common/seed_trees.rs"]
 mod seed_trees;
 
+use cpuscope::base::Sysroot;
+use cpuscope::machine::discover;
 use cpuscope::machine::uarch::{Base, CoreIdentity, Precision};
-use cpuscope::machine::{discover, Sysroot};
 
 fn base() -> &'static Base {
     Base::embedded_checked().unwrap_or_else(|e| panic!("knowledge base: {e}"))

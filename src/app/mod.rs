@@ -45,7 +45,7 @@ pub mod tune;
 pub mod uarch;
 
 use crate::base::output::Output;
-use crate::machine::Sysroot;
+use crate::base::Sysroot;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 

@@ -10,12 +10,13 @@
 //! print it with `--json` (plus their own keys) or render its records.
 
 use super::Context;
+use crate::base::CpuSet;
+use crate::base::Sysroot;
 use crate::experiments;
 use crate::experiments::coherence::sync;
 use crate::experiments::experiment::{ExpCtx, Experiment, Facts, Profile};
-use crate::machine::{self, MachineInfo, Sysroot};
+use crate::machine::{self, MachineInfo};
 use crate::placement::machine_state::{self, Knob, Privilege, Setting, Want};
-use crate::placement::CpuSet;
 use crate::results::schema::{new_run_id, now_rfc3339, Environment, ResultRecord, Run, RunStatus};
 use crate::results::store::{local_hostname, Store};
 use anyhow::{bail, Result};

@@ -7,6 +7,7 @@
 use super::session::{self, Session};
 use super::Context;
 use crate::base::pattern::Pattern;
+use crate::base::CpuSet;
 use crate::counters::workload::resolve_command;
 use crate::experiments::experiment::Profile;
 use crate::experiments::tune::study::{
@@ -15,7 +16,6 @@ use crate::experiments::tune::study::{
 };
 use crate::experiments::tune::text as tune_text;
 use crate::machine;
-use crate::placement::CpuSet;
 use anyhow::{bail, Result};
 use serde_json::json;
 use std::path::PathBuf;

@@ -3,13 +3,13 @@
 //! memory limits, page requests, the clock used to turn ns into cycles.
 
 use crate::base::fmt::fmt_size;
+use crate::base::CpuSet;
 use crate::experiments::experiment::{ExpCtx, Profile};
 use crate::harness::measure::{measure, Policy, Warmup};
 use crate::kernels::chains::{Chain, CHAIN_LEN};
 use crate::machine::MachineInfo;
 use crate::placement::buffer::{Buffer, BufferOptions, PageKind, PageReport, PageRequest};
 use crate::placement::mempolicy::MemPolicy;
-use crate::placement::CpuSet;
 use anyhow::{bail, Result};
 use serde::Serialize;
 use std::time::Duration;

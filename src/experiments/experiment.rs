@@ -2,9 +2,9 @@
 //! in ([`ExpCtx`], [`Profile`], [`Facts`]) and the CPU choices several
 //! families share. The lowest floor of experiments/: it imports no
 //! experiment, and no experiment imports a renderer (the registry pairs them).
+use crate::base::CpuSet;
 use crate::harness::measure::{Policy, Warmup};
 use crate::machine::MachineInfo;
-use crate::placement::CpuSet;
 use crate::results::schema::ResultRecord;
 use anyhow::{anyhow, Result};
 use serde::{Deserialize, Serialize};

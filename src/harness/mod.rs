@@ -12,5 +12,3 @@ pub use measure::{
 };
 // The clock and the statistics live on the bottom floor (`base`); these
 // paths stay for callers written against `harness::`.
-pub use crate::base::{stats, timer};
-pub use crate::base::{Stats, Tick, Timer, TimerInfo, TimerSource};

@@ -17,7 +17,7 @@ pub mod process;
 pub mod topology;
 pub mod uarch;
 
-pub use crate::base::Sysroot;
+use crate::base::Sysroot;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 

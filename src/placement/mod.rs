@@ -12,8 +12,6 @@ pub mod team;
 
 pub use buffer::{Buffer, BufferOptions, PageKind, PageReport, PageRequest, Touch, Unavailable};
 // `CpuSet` lives on the bottom floor (`base`); these paths stay for callers.
-pub use crate::base::cpuset as cpulist;
-pub use crate::base::CpuSet;
 pub use mempolicy::MemPolicy;
 pub use pin::{current_affinity, current_cpu, pin_current_thread, set_affinity, AffinityGuard};
 pub use team::{Round, SpinBarrier, Team, ThreadCtx};

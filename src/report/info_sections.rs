@@ -184,7 +184,7 @@ pub fn isa(info: &MachineInfo) -> String {
         kv(&mut out, "other:", isa.other.join(", "));
     }
     if !isa.cpus_with_other_flags.is_empty() {
-        let cpus: crate::placement::CpuSet = isa.cpus_with_other_flags.iter().copied().collect();
+        let cpus: crate::base::CpuSet = isa.cpus_with_other_flags.iter().copied().collect();
         kv(
             &mut out,
             "note:",
@@ -571,7 +571,7 @@ fn nic_irqs_text(nic: &crate::machine::devices::Nic) -> String {
             queues_text(nic)
         );
     }
-    let ids: crate::placement::CpuSet = nic.irqs.iter().map(|i| i.irq as usize).collect();
+    let ids: crate::base::CpuSet = nic.irqs.iter().map(|i| i.irq as usize).collect();
     let counted = nic.irqs.iter().any(|i| i.total.is_some());
     // Not counted: the IRQ totals line below says why.
     let served = if !counted {
@@ -584,7 +584,7 @@ fn nic_irqs_text(nic: &crate::machine::devices::Nic) -> String {
     let nodes = if nic.irq_nodes.is_empty() {
         String::new()
     } else {
-        let set: crate::placement::CpuSet = nic.irq_nodes.iter().copied().collect();
+        let set: crate::base::CpuSet = nic.irq_nodes.iter().copied().collect();
         format!(" (node {set})")
     };
     let routed = if nic.affinity_cpus.is_empty() {

@@ -3,10 +3,10 @@
 //! kept compact on machines with hundreds of CPUs.
 
 use crate::base::fmt::{fmt_bytes, for_terminal, for_terminal_lines};
+use crate::base::CpuSet;
 use crate::machine::cache::CacheInstance;
 use crate::machine::topology::Core;
 use crate::machine::MachineInfo;
-use crate::placement::CpuSet;
 use crate::report::info_sections;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -116,7 +116,7 @@ impl Load {
     }
 
     /// Read /proc/loadavg under `sys` now.
-    pub fn read(sys: &crate::machine::Sysroot) -> Load {
+    pub fn read(sys: &crate::base::Sysroot) -> Load {
         let now = now_rfc3339();
         match sys.read_string("/proc/loadavg") {
             Some(t) => Load::parse(&t, &now),
@@ -235,7 +235,7 @@ impl Environment {
     /// files), and the load under `sys` now.
     pub fn from_machine(
         m: &crate::machine::MachineInfo,
-        sys: &crate::machine::Sysroot,
+        sys: &crate::base::Sysroot,
     ) -> Environment {
         let govs: BTreeSet<&str> = m
             .frequency
@@ -923,7 +923,7 @@ mod tests {
         std::fs::create_dir_all(d.path().join("proc")).unwrap();
         std::fs::create_dir_all(d.path().join("sys/devices/system/cpu")).unwrap();
         std::fs::write(d.path().join("proc/loadavg"), "1.00 2.00 3.00 4/500 99\n").unwrap();
-        let sys = crate::machine::Sysroot::new(d.path()).unwrap();
+        let sys = crate::base::Sysroot::new(d.path()).unwrap();
         let mut m = crate::machine::MachineInfo::default();
         m.identity.kernel_release = Some("6.9.0-x".into());
         m.identity.virtualization.is_virtual = Some(true);

@@ -20,6 +20,7 @@
 //!   goes with the number of rounds, about one per CPU), and says which it did.
 
 use crate::base::timer::Timer;
+use crate::base::CpuSet;
 use crate::base::Stats;
 use crate::experiments::coherence::infer::{self as c2c_infer, Declared, LatencyMatrix};
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
@@ -27,7 +28,6 @@ use crate::kernels::c2c::{self as k, Method};
 use crate::machine::MachineInfo;
 use crate::placement::buffer::{Buffer, BufferOptions, Touch};
 use crate::placement::team::Team;
-use crate::placement::CpuSet;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::{bail, Result};
 use serde::Serialize;

@@ -31,8 +31,8 @@
 //!
 //! Never measures: takes a matrix and a declared topology.
 
+use crate::base::CpuSet;
 use crate::machine::MachineInfo;
-use crate::placement::CpuSet;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

@@ -12,6 +12,7 @@
 //! as not available.
 
 use crate::base::timer::{Timer, TimerInfo};
+use crate::base::CpuSet;
 use crate::experiments::coherence::infer::Declared;
 use crate::experiments::common::PLACEMENT_PARAM;
 use crate::experiments::experiment::{one_cpu_per_core, ExpCtx, Experiment, Profile};
@@ -21,7 +22,6 @@ use crate::kernels::sync::{self as k, Hint, Protected, SpinLock, Wait};
 use crate::machine::MachineInfo;
 use crate::placement::pin::AffinityGuard;
 use crate::placement::team::Team;
-use crate::placement::CpuSet;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::Result;
 use serde_json::json;

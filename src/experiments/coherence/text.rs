@@ -225,7 +225,7 @@ pub fn render_inference(inf: &Inference, ghz: Option<f64>) -> String {
 /// The plan: CPUs, pairs, rounds, batch sizes, estimate.
 pub fn render_plan(plan: &Plan) -> String {
     let mut out = String::new();
-    let cpus = crate::placement::CpuSet::from_ids(plan.cpus.iter().copied());
+    let cpus = crate::base::CpuSet::from_ids(plan.cpus.iter().copied());
     let _ = writeln!(out, "c2c plan: CPUs {cpus} ({})", plan.cpus.len());
     let _ = writeln!(
         out,
@@ -469,7 +469,7 @@ pub fn render_matrix_record(r: &ResultRecord, detail: Detail) -> String {
         }
         if let [c] = d.pairs.as_slice() {
             if c.pass_medians_ns.len() >= 3 {
-                if let Some(s) = crate::harness::Stats::from_samples(&c.pass_medians_ns) {
+                if let Some(s) = crate::base::Stats::from_samples(&c.pass_medians_ns) {
                     let _ = writeln!(
                         out,
                         "  over {} passes the pair's median ranged {:.1}–{:.1} ns (CV {:.1}%)",
@@ -528,7 +528,7 @@ pub fn render_pair(
             p.median() * 2.0
         );
         if p.pass_medians.len() >= 3 {
-            if let Some(s) = crate::harness::Stats::from_samples(&p.pass_medians) {
+            if let Some(s) = crate::base::Stats::from_samples(&p.pass_medians) {
                 let _ = writeln!(
                     out,
                     "             over {} passes the median ranged {:.1}–{:.1} ns (CV {:.1}%)",

@@ -16,16 +16,17 @@
 //! record says why and the measured FLOP/cycle is read for the FMA units it
 //! implies, labelled inferred ([`infer_fma_units`]).
 
+use crate::base::CpuSet;
+use crate::base::Stats;
 use crate::experiments::compute::simd::{compute_policy, secs_per_figure, team_rate};
 use crate::experiments::experiment::{one_cpu_per_core, ExpCtx, Experiment, Profile};
-use crate::harness::{measure_bracketed, Bracketed, Policy, Stats};
+use crate::harness::{measure_bracketed, Bracketed, Policy};
 use crate::kernels::chains::{Chain, CHAIN_LEN};
 use crate::kernels::cpu_loops::{nop_loop, NOP_LOOP_INSNS};
 use crate::kernels::fma::{self, ClockProbe, Width};
 use crate::machine::uarch::{Core, Precision};
 use crate::machine::MachineInfo;
 use crate::placement::pin::AffinityGuard;
-use crate::placement::CpuSet;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::Result;
 use serde_json::json;

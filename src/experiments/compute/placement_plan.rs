@@ -17,8 +17,9 @@
 //! reason (`not_applicable`), never silently dropped. Choices are
 //! deterministic: the lowest CPU ids that satisfy the question.
 
+use crate::base::CpuSet;
 use crate::machine::MachineInfo;
-use crate::placement::{CpuSet, MemPolicy};
+use crate::placement::MemPolicy;
 use serde::Serialize;
 
 /// One CPU set to run a workload on.

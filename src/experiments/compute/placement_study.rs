@@ -15,6 +15,7 @@
 //! The triad and chase are simple own kernels until the memory room's are
 //! merged.
 
+use crate::base::CpuSet;
 use crate::experiments::compute::placement_plan::{plan, Comparison, Plan};
 use crate::experiments::compute::simd::{compute_policy, secs_per_figure, team_rate};
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
@@ -25,7 +26,6 @@ use crate::machine::MachineInfo;
 use crate::placement::buffer::{Buffer, BufferOptions, PageRequest, Touch};
 use crate::placement::pin::AffinityGuard;
 use crate::placement::team::Team;
-use crate::placement::CpuSet;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::Result;
 use serde_json::json;

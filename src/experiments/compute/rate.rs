@@ -19,6 +19,7 @@
 //! each placement against interleave (`mem_change`, seed 003's reference).
 //! `run` adds that comparison on machines with more than one memory node.
 
+use crate::base::CpuSet;
 use crate::experiments::common::MIB;
 use crate::experiments::compute::simd::ordered_cpus;
 use crate::experiments::compute::workloads::{
@@ -31,7 +32,7 @@ use crate::kernels::memory::cacheline_loop;
 use crate::machine::MachineInfo;
 use crate::placement::mempolicy::{page_nodes, set_thread_policy, MemPolicy};
 use crate::placement::team::Team;
-use crate::placement::{Buffer, BufferOptions, CpuSet, PageRequest, Touch};
+use crate::placement::{Buffer, BufferOptions, PageRequest, Touch};
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::{bail, Result};
 use serde_json::{json, Value};
@@ -580,7 +581,7 @@ pub fn rate_records_on(
 
 /// Median jobs/h over a run's rounds (None when there are no rounds).
 fn median_jobs_per_hour(r: &RateRun) -> Option<f64> {
-    crate::harness::Stats::from_samples(&r.jobs_per_hour()).map(|s| s.median)
+    crate::base::Stats::from_samples(&r.jobs_per_hour()).map(|s| s.median)
 }
 
 /// `rec` with param `mem` when the run had a chosen memory placement.

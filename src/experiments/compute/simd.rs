@@ -9,6 +9,7 @@
 //! Also holds the helpers the other compute experiments share (policies,
 //! thread points, pinned single/team throughput).
 
+use crate::base::CpuSet;
 use crate::experiments::experiment::{one_cpu_per_core, ExpCtx, Experiment, Facts, Profile};
 use crate::harness::counted::{self, Counted};
 use crate::harness::measure::{measure, measure_team, Policy, TeamMeasurement, Warmup};
@@ -16,7 +17,6 @@ use crate::kernels::chacha::{self, Variant, CHUNK_BYTES};
 use crate::machine::MachineInfo;
 use crate::placement::pin::AffinityGuard;
 use crate::placement::team::{Team, ThreadCtx};
-use crate::placement::CpuSet;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::Result;
 use serde_json::{json, Value};
@@ -348,7 +348,7 @@ pub fn counted_data(windows: &[Counted]) -> Value {
     let ghzs: Vec<Result<f64, String>> = windows.iter().map(|c| c.ghz()).collect();
     let (i, iw) = counted::median_or_reason(&ipcs);
     let (g, gw) = counted::median_or_reason(&ghzs);
-    let med = |v: &[f64]| crate::harness::Stats::from_samples(v).map(|s| s.median);
+    let med = |v: &[f64]| crate::base::Stats::from_samples(v).map(|s| s.median);
     json!({
         "ipc": med(&i),
         "ipc_reason": iw,

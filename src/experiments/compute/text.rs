@@ -925,7 +925,7 @@ fn rate_row(
                 .and_then(|d| d["makespan_s"].as_array().cloned())
                 .and_then(|a| {
                     let v: Vec<f64> = a.iter().filter_map(|x| x.as_f64()).collect();
-                    crate::harness::Stats::from_samples(&v).map(|s| s.median)
+                    crate::base::Stats::from_samples(&v).map(|s| s.median)
                 })
                 .map(|s| format!("{s:.3} s"))
                 .unwrap_or_default();

@@ -20,6 +20,7 @@
 //! mapping says the workload is the same; the others are carried as
 //! reference only.
 
+use crate::base::CpuSet;
 use crate::counters::group::TargetError;
 use crate::counters::workload::{self as cworkload, ChildStdio, Workload as CWorkload};
 use crate::counters::{events, CounterGroup, Target};
@@ -33,7 +34,6 @@ use crate::kernels::cpu_loops::{loop_nest, nop_loop, NOP_LOOP_INSNS};
 use crate::machine::MachineInfo;
 use crate::placement::mempolicy::{MemPolicy, PolicyGuard};
 use crate::placement::pin::AffinityGuard;
-use crate::placement::CpuSet;
 use crate::results::published::{self, Figure, PublishedSet};
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::{bail, Context as _, Result};
@@ -762,8 +762,8 @@ fn bc_record(
         }
         windows.push(c);
     }
-    let wall_med = crate::harness::Stats::from_samples(&samples).map(|s| s.median);
-    let cpu_med = crate::harness::Stats::from_samples(&cpu_s).map(|s| s.median);
+    let wall_med = crate::base::Stats::from_samples(&samples).map(|s| s.median);
+    let cpu_med = crate::base::Stats::from_samples(&cpu_s).map(|s| s.median);
     let mut rec = ResultRecord::of(id, "s", false)
         .with_param(param.0, param.1)
         .with_method(

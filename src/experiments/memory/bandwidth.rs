@@ -8,6 +8,7 @@
 //! reads its line first: copy 24 B, triad 32 B; non-temporal stores do not).
 
 use crate::base::fmt::fmt_size;
+use crate::base::CpuSet;
 use crate::experiments::common::{
     self, cpu_order, thread_counts, CacheFacts, Placement, LEVEL_NAMES, MIB, PLACEMENT_PARAM,
 };
@@ -19,7 +20,6 @@ use crate::machine::MachineInfo;
 use crate::placement::buffer::{Buffer, BufferOptions, PageRequest, Touch};
 use crate::placement::mempolicy::MemPolicy;
 use crate::placement::team::Team;
-use crate::placement::CpuSet;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::{bail, Result};
 use serde::Serialize;
@@ -566,7 +566,7 @@ fn method(v: &Variant) -> String {
 fn record(p: &BwPoint, placement: Placement, scope: &str) -> ResultRecord {
     let v = &p.variant;
     let best = p.samples.iter().copied().fold(f64::NAN, f64::max);
-    let st = crate::harness::Stats::from_samples(&p.samples);
+    let st = crate::base::Stats::from_samples(&p.samples);
     let med = st.as_ref().map(|s| s.median);
     let mut r = ResultRecord::of(kernel_metric(v.kernel), "GB/s", true)
         .with_param("threads", p.threads as u64)
@@ -593,7 +593,7 @@ fn record(p: &BwPoint, placement: Placement, scope: &str) -> ResultRecord {
             p.samples.len()
         ));
     }
-    let median_of = |xs: &[f64]| crate::harness::Stats::from_samples(xs).map(|s| s.median);
+    let median_of = |xs: &[f64]| crate::base::Stats::from_samples(xs).map(|s| s.median);
     r.with_payload(&BandwidthData {
         cpus: p.cpus.clone(),
         preempted_rounds: p.preempted,
@@ -906,7 +906,7 @@ fn saturation_record(
 fn per_core_ceiling(one_thread: &[BwPoint]) -> Option<ResultRecord> {
     let best = one_thread
         .iter()
-        .filter_map(|p| crate::harness::Stats::from_samples(&p.samples).map(|s| (p, s.median)))
+        .filter_map(|p| crate::base::Stats::from_samples(&p.samples).map(|s| (p, s.median)))
         .max_by(|a, b| a.1.total_cmp(&b.1))?;
     let mut r = ResultRecord::of(PER_CORE_CEILING, "GB/s", true)
         .with_method(

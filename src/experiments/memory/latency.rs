@@ -6,6 +6,8 @@
 //! `info` reports; disagreements are findings.
 
 use crate::base::fmt::fmt_size;
+use crate::base::CpuSet;
+use crate::base::Stats;
 use crate::experiments::common::{
     self, huge_buffer, size_range, CacheFacts, HugeOutcome, KIB, MIB,
 };
@@ -15,14 +17,12 @@ use crate::experiments::memory::payload::{
     PublishedData,
 };
 use crate::harness::measure::{measure, Policy, Warmup};
-use crate::harness::Stats;
 use crate::kernels::memory::{Layout, PointerChain};
 use crate::machine::uarch::Core;
 use crate::machine::MachineInfo;
 use crate::placement::buffer::{Buffer, BufferOptions, PageRequest, Touch};
 use crate::placement::mempolicy::MemPolicy;
 use crate::placement::pin::AffinityGuard;
-use crate::placement::CpuSet;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::{bail, Result};
 use serde::Serialize;

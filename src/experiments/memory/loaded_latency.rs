@@ -5,15 +5,15 @@
 //! cross-vendor; here the load is varied by the number of streams).
 
 use crate::base::fmt::fmt_size;
+use crate::base::CpuSet;
+use crate::base::Stats;
 use crate::experiments::common::{self, cpu_order, huge_buffer, CacheFacts, Placement, MIB};
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
 use crate::experiments::memory::bandwidth::{StreamArrays, Variant};
 use crate::experiments::memory::payload::{LoadedCurveData, LoadedCurvePoint, LoadedPointData};
-use crate::harness::Stats;
 use crate::kernels::memory::{BwKernel, Layout, PointerChain, StoreKind, Width, BW_ELEMS_ALIGN};
 use crate::machine::MachineInfo;
 use crate::placement::team::Team;
-use crate::placement::CpuSet;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::{bail, Result};
 use serde::Serialize;

@@ -4,6 +4,7 @@
 //! distance matrix (measured/declared ratio tables: "distances look fake").
 
 use crate::base::fmt::fmt_size;
+use crate::base::CpuSet;
 use crate::experiments::common::{
     self, fixed_policy, huge_buffer, memory_nodes, node_cpus, CacheFacts, MIB,
 };
@@ -16,7 +17,6 @@ use crate::machine::MachineInfo;
 use crate::placement::mempolicy::{page_nodes, MemPolicy};
 use crate::placement::pin::AffinityGuard;
 use crate::placement::team::Team;
-use crate::placement::CpuSet;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::{bail, Result};
 use serde::Serialize;

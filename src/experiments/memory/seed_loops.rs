@@ -6,15 +6,15 @@
 //!   flushed load (a DRAM round trip from one hot line).
 
 use crate::base::fmt::fmt_size;
+use crate::base::CpuSet;
+use crate::base::Stats;
 use crate::experiments::common::{self, fixed_policy, with_counters, CacheFacts, MIB};
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
 use crate::harness::measure::{measure, Policy, Warmup};
-use crate::harness::Stats;
 use crate::kernels::memory::{cacheline_loop, clflush_loop};
 use crate::machine::MachineInfo;
 use crate::placement::buffer::{Buffer, BufferOptions};
 use crate::placement::pin::AffinityGuard;
-use crate::placement::CpuSet;
 use crate::results::published;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::Result;

@@ -10,6 +10,7 @@
 //! kernels/memory.rs's `PointerChain`, the timing `latency::chase_samples`).
 
 use crate::base::fmt::{fmt_num, fmt_size};
+use crate::base::CpuSet;
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
 use crate::experiments::memory::latency::chase_samples;
 use crate::experiments::memory::payload::{PageWalkData, PageWalkPoint};
@@ -18,7 +19,6 @@ use crate::machine::MachineInfo;
 use crate::placement::buffer::{Buffer, BufferOptions};
 use crate::placement::mempolicy::page_size;
 use crate::placement::pin::AffinityGuard;
-use crate::placement::CpuSet;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::{bail, Result};
 use std::time::Duration;

@@ -9,6 +9,7 @@
 //! An `xor reg, reg` chain is the independent second method.
 
 use crate::base::timer::Timer;
+use crate::base::CpuSet;
 use crate::experiments::experiment::{one_cpu_per_core, smt_groups, ExpCtx, Experiment, Profile};
 use crate::experiments::state::payload::{CpuClock, DeclaredClock, SingleCoreData, TeamClockData};
 use crate::harness::measure::{measure, measure_bracketed, measure_team, Policy};
@@ -16,7 +17,6 @@ use crate::kernels::chains::{Chain, CHAIN_LEN};
 use crate::machine::MachineInfo;
 use crate::placement::pin::AffinityGuard;
 use crate::placement::team::Team;
-use crate::placement::CpuSet;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::Result;
 use std::time::Duration;
@@ -253,7 +253,7 @@ fn single_core_records(
     for cpu in sample.iter() {
         (ctx.step)(&format!("single core, CPU {cpu}"));
         let (ghz, busy) = single(cpu, Chain::Add, policy, ctx.stop)?;
-        let st = crate::harness::Stats::from_samples(&ghz);
+        let st = crate::base::Stats::from_samples(&ghz);
         per_cpu.push(CpuClock {
             cpu,
             ghz: st.as_ref().map(|s| s.median),
@@ -446,7 +446,7 @@ pub fn sentinel_ghz(cpu: usize, stop: &std::sync::atomic::AtomicBool) -> Option<
         max_iters: 1 << 40,
     };
     let (ghz, _) = single(cpu, Chain::Add, &policy, stop).ok()?;
-    crate::harness::Stats::from_samples(&ghz).map(|s| s.median)
+    crate::base::Stats::from_samples(&ghz).map(|s| s.median)
 }
 
 /// The environment note for two sentinel readings (GHz at start, at end).

@@ -7,11 +7,11 @@
 //! in `data`. The NICs' queues and IRQ placement (read, not measured) are in
 //! `cpuscope info`; this sets the measured load beside them.
 
+use crate::base::CpuSet;
 use crate::base::Sysroot;
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
 use crate::machine::devices::{read_softirqs, SoftirqReading};
 use crate::machine::MachineInfo;
-use crate::placement::CpuSet;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::Result;
 use serde_json::{json, Value};

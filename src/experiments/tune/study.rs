@@ -24,13 +24,14 @@
 
 use crate::base::mann_whitney::{ratio_estimate, RatioEstimate};
 use crate::base::pattern::Pattern;
+use crate::base::CpuSet;
 use crate::base::Stats;
 use crate::experiments::compute::placement_plan::{memory_for_set, sized_sets};
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
 use crate::harness::child::{round_order, run_once, ChildRun, ChildSpec, COUNT_KEYS};
 use crate::machine::MachineInfo;
 use crate::placement::binding::Binding;
-use crate::placement::{CpuSet, MemPolicy};
+use crate::placement::MemPolicy;
 use crate::results::schema::{MetricId, ResultRecord, Run};
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};

@@ -8,6 +8,8 @@
 use cpuscope::experiments::coherence::c2c;
 use cpuscope::experiments::coherence::text::MatrixData;
 use cpuscope::experiments::common::LEVEL_NAMES;
+use cpuscope::experiments::compute::payload::SimdBestData;
+use cpuscope::experiments::compute::simd;
 use cpuscope::experiments::memory::payload::{
     BandwidthData, ClimbData, CurveData, DramData, LevelData, LoadedCurveData, LoadedPointData,
     NumaMatrixData, PageWalkData, PublishedData, SaturationData,
@@ -120,6 +122,8 @@ fn recorded_runs_read_as_typed_payloads_without_loss() {
                 || r.is(frequency::SMT_PAIR)
             {
                 check("TeamClockData", round_trip::<TeamClockData>);
+            } else if r.is(simd::BEST_THROUGHPUT) {
+                check("SimdBestData", round_trip::<SimdBestData>);
             } else if r.is(c2c::MATRIX) {
                 // Read-only view (no Serialize): it must at least read.
                 check("MatrixData", |r, what| {
@@ -145,6 +149,7 @@ fn recorded_runs_read_as_typed_payloads_without_loss() {
         "BandwidthData",
         "SingleCoreData",
         "TeamClockData",
+        "SimdBestData",
         "MatrixData",
     ] {
         assert!(

@@ -2,6 +2,7 @@
 //! and placement studies; `text` and `html` render them.
 
 pub mod html;
+pub mod payload;
 pub mod peak;
 pub mod placement_plan;
 pub mod placement_study;

@@ -10,6 +10,7 @@
 //! thread points, pinned single/team throughput).
 
 use crate::base::CpuSet;
+use crate::experiments::compute::payload::SimdBestData;
 use crate::experiments::experiment::{one_cpu_per_core, ExpCtx, Experiment, Facts, Profile};
 use crate::harness::counted::{self, Counted};
 use crate::harness::measure::{measure, measure_team, Policy, TeamMeasurement, Warmup};
@@ -797,8 +798,18 @@ fn best_record(
             "the highest median throughput over every measured variant and thread point",
             METHOD_VERSION,
         )
-        .with_data(json!({"variant": v.name(), "threads": label, "n": n, "turbo": turbo_text, "cores": cores, "logical": logical}))
-        .with_note(&format!("best: {} with {n} thread(s) ({label}); turbo {turbo_text}", v.name()));
+        .with_payload(&SimdBestData {
+            variant: v.name().to_string(),
+            threads: label.clone(),
+            n,
+            turbo: turbo_text.to_string(),
+            cores,
+            logical,
+        })
+        .with_note(&format!(
+            "best: {} with {n} thread(s) ({label}); turbo {turbo_text}",
+            v.name()
+        ));
     r.value = Some(t);
     for n in notes.order_notes {
         r = r.with_note(n);

@@ -4,6 +4,7 @@
 
 use crate::base::fmt::columns_ragged;
 use crate::base::fmt::{fmt_num, for_terminal};
+use crate::experiments::compute::payload::SimdBestData;
 use crate::experiments::compute::placement_plan::Plan;
 use crate::experiments::compute::{peak, placement_study, rate, simd, workloads};
 use crate::results::schema::{MetricId, ResultRecord};
@@ -91,7 +92,7 @@ fn simd_axes(thr: &[&ResultRecord]) -> (Vec<String>, Vec<String>) {
 fn simd_context(rs: &[ResultRecord]) -> String {
     let mut out = String::new();
     if let Some(best) = of(rs, simd::BEST_THROUGHPUT).first() {
-        if let Some(d) = &best.data {
+        if let Some(d) = best.data_as::<SimdBestData>() {
             let how = if param(best, "turbo").is_some() {
                 "set with --turbo, restored afterwards"
             } else {
@@ -100,9 +101,7 @@ fn simd_context(rs: &[ResultRecord]) -> String {
             let _ = writeln!(
                 out,
                 "  turbo: {} ({how})  ·  {} cores, {} logical CPUs",
-                d["turbo"].as_str().unwrap_or("unknown"),
-                d["cores"],
-                d["logical"]
+                d.turbo, d.cores, d.logical
             );
         }
     }

@@ -11,9 +11,10 @@ use super::advice::{self, Severity};
 use crate::base::fmt::{fmt_num, fmt_size, for_terminal, wrap};
 use crate::experiments::coherence::{c2c, text as c2c_text};
 use crate::experiments::common::{LEVEL_NAMES, PLACEMENT_PARAM};
+use crate::experiments::compute::payload::PerCycleData;
 use crate::experiments::compute::{peak, simd};
 use crate::experiments::memory::bandwidth;
-use crate::experiments::memory::payload::{ClimbData, DramData, LevelData};
+use crate::experiments::memory::payload::{BandwidthData, ClimbData, DramData, LevelData};
 use crate::experiments::memory::{latency, numa_matrix};
 use crate::experiments::state::frequency;
 use crate::experiments::state::payload::SingleCoreData;
@@ -131,10 +132,6 @@ fn fig(r: &ResultRecord) -> String {
         r.unit,
         noisy_mark(r)
     )
-}
-
-fn data_f64(r: &ResultRecord, k: &str) -> Option<f64> {
-    r.data.as_ref()?.get(k)?.as_f64()
 }
 
 // ---------------------------------------------------------------- lines
@@ -377,11 +374,12 @@ fn bandwidth_line(run: &Run) -> Option<Line> {
     if threads(all) > 1 {
         t.push_str(&format!(" · {} threads {}", threads(all), fig(all)));
     }
-    match data_f64(all, "dram_efficiency") {
+    let bw = all.data_as::<BandwidthData>().unwrap_or_default();
+    match bw.dram_efficiency {
         Some(e) => t.push_str(&format!(
             " = {:.0}% of the DIMMs' {} GB/s",
             e * 100.0,
-            fmt_num(data_f64(all, "theoretical_gbs").unwrap_or(0.0))
+            fmt_num(bw.theoretical_gbs.unwrap_or(0.0))
         )),
         None => {
             if let Some(n) = all
@@ -560,19 +558,16 @@ fn peak_line(run: &Run) -> Option<Line> {
         has(r, "threads", "1") && has(r, "width", &w)
     }) {
         t.push_str(&format!(" = {:.1} FLOP/cycle", pc.value.unwrap_or(0.0)));
-        let theory = data_f64(pc, "theoretical");
-        match (theory, data_f64(pc, "ratio")) {
-            (Some(th), Some(ra)) => t.push_str(&format!(" ({:.0}% of {th:.0})", ra * 100.0)),
-            _ => {
-                if let Some(i) = pc
-                    .data
-                    .as_ref()
-                    .and_then(|d| d.get("inferred_fma_units"))
-                    .and_then(Value::as_f64)
-                {
-                    t.push_str(&format!(" (≈{} FMA units, inferred)", fmt_num(i)));
-                }
-            }
+        let d = pc.data_as::<PerCycleData>().unwrap_or_default();
+        let theory = d.against_theory.as_ref().map(|a| a.theoretical);
+        match (&d.against_theory, d.inferred_fma_units) {
+            (Some(a), _) => t.push_str(&format!(
+                " ({:.0}% of {:.0})",
+                a.ratio * 100.0,
+                a.theoretical
+            )),
+            (None, Some(i)) => t.push_str(&format!(" (≈{} FMA units, inferred)", fmt_num(i))),
+            (None, None) => {}
         }
         // The clock while this width runs: the ratio above is per cycle
         // of the scalar clock; say what the width's own clock does.

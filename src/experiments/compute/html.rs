@@ -4,6 +4,10 @@
 //! `report::html::charts`; renders stored records only.
 
 use crate::base::html::{esc, svg_bars};
+use crate::experiments::compute::payload::{
+    BcData, OpensslData, PerCopyRow, PerCycleData, PublishedComparison, SetThroughputData,
+    SimdThroughputData, TimeRow,
+};
 use crate::experiments::compute::{peak, placement_study, rate, simd, workloads};
 use crate::results::schema::{MetricId, ResultRecord, Run};
 use std::fmt::Write as _;
@@ -53,7 +57,7 @@ pub fn simd_table(run: &Run) -> String {
                 .and_then(|r| r.value);
             match t.and_then(|r| r.value.map(|x| (r, x))) {
                 Some((r, x)) => {
-                    if let Some(g) = r.data.as_ref().and_then(|d| d["ghz"].as_f64()) {
+                    if let Some(g) = r.data_as::<SimdThroughputData>().and_then(|d| d.ghz) {
                         ghz = format!("{g:.2}");
                     }
                     let eff = if *p == "1" {
@@ -140,7 +144,11 @@ pub fn peak_section(run: &Run) -> String {
         {
             rows.push((format!("{w} per actual cycle"), a));
         }
-        if let Some(t) = r.data.as_ref().and_then(|d| d["theoretical"].as_f64()) {
+        if let Some(t) = r
+            .data_as::<PerCycleData>()
+            .and_then(|d| d.against_theory)
+            .map(|a| a.theoretical)
+        {
             rows.push((format!("{w} theoretical"), t));
         }
     }
@@ -194,6 +202,75 @@ pub fn peak_section(run: &Run) -> String {
     h
 }
 
+/// A bc time against the published machines' times (nothing without rows).
+fn bc_html(r: &ResultRecord, c: &PublishedComparison<TimeRow>) -> String {
+    let mut h = String::new();
+    let Some(rows) = &c.rows else {
+        return h;
+    };
+    let _ = write!(
+        h,
+        "<h3>{}: this machine {:.2} s vs {}</h3><table><tr><th>CPU (published)</th><th>published time</th><th>this machine's speed relative to it (wall time)</th><th>(CPU time)</th></tr>",
+        esc(&r.metric),
+        r.value.unwrap_or(0.0),
+        esc(&c.cited_label())
+    );
+    for row in rows {
+        match row.compared() {
+            Some(t) => {
+                let cpu_pct = t
+                    .this_machine_speed_pct_by_cpu_time
+                    .map(|c| format!("{c:.0}%"))
+                    .unwrap_or_default();
+                let _ = write!(
+                    h,
+                    "<tr><td>{}</td><td class=\"num\">{:.2} s</td><td class=\"num\">{:.0}%</td><td class=\"num\">{cpu_pct}</td></tr>",
+                    esc(&t.cpu),
+                    t.published_s,
+                    t.this_machine_speed_pct
+                );
+            }
+            None => {
+                let _ = write!(
+                    h,
+                    "<tr><td>{}</td><td colspan=\"3\" class=\"na\">{}</td></tr>",
+                    esc(row.cpu()),
+                    esc(row.reason().unwrap_or("no figure published"))
+                );
+            }
+        }
+    }
+    h.push_str("</table>");
+    h
+}
+
+/// An openssl figure per copy against the published per-copy figures.
+fn openssl_html(r: &ResultRecord, c: &PublishedComparison<PerCopyRow>) -> String {
+    let mut h = String::new();
+    let Some(rows) = &c.rows else {
+        return h;
+    };
+    let _ = write!(
+        h,
+        "<h3>openssl {} ({} copies) vs {}</h3><table><tr><th>CPU (published)</th><th>copies</th><th>published MB/s per copy</th><th>this machine per copy</th></tr>",
+        esc(param(r, "alg").unwrap_or("?")),
+        esc(param(r, "copies").unwrap_or("?")),
+        esc(&c.cited_label())
+    );
+    for row in rows {
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{:.1}</td><td class=\"num\">{:.0}%</td></tr>",
+            esc(&row.cpu),
+            row.published_copies,
+            row.published_mb_s_per_copy,
+            row.this_machine_per_copy_pct
+        );
+    }
+    h.push_str("</table>");
+    h
+}
+
 pub fn published_section(run: &Run) -> String {
     let mut h = String::new();
     let mut said: Vec<String> = Vec::new();
@@ -209,94 +286,33 @@ pub fn published_section(run: &Run) -> String {
         .iter()
         .filter(|r| r.from_experiment(workloads::EXP) && r.value.is_some())
     {
-        let Some(p) = r.data.as_ref().and_then(|d| d.get("published")) else {
-            continue;
-        };
-        if r.is(workloads::OPENSSL_AES) && p["label"] == "not compared" {
-            // Once per algorithm.
-            let alg = param(r, "alg").unwrap_or("?").to_string();
-            if !said.contains(&alg) {
-                let _ = write!(
-                    h,
-                    "<p class=\"note\">openssl {}: not compared with the published figures: {}</p>",
-                    esc(&alg),
-                    esc(p["reason"].as_str().unwrap_or("no reason recorded"))
-                );
-                said.push(alg);
-            }
-            continue;
-        }
-        if r.is(workloads::OPENSSL_AES)
-            && r.params.get("bytes").and_then(|b| b.as_u64())
-                != Some(u64::from(workloads::MAIN_BLOCK_BYTES))
-        {
-            continue;
-        }
-        let Some(rows) = p.get("rows").and_then(|x| x.as_array()) else {
-            continue;
-        };
-        let label = match (p["set"].as_str(), p["source"].as_str()) {
-            (Some(set), Some(cite)) => format!(
-                "{} [{set}: seed {cite}]",
-                p["label"].as_str().unwrap_or("published data")
-            ),
-            _ => p["label"].as_str().unwrap_or("published data").to_string(),
-        };
-        let label = label.as_str();
         if r.metric.starts_with("bc_") {
-            let _ = write!(
-                h,
-                "<h3>{}: this machine {:.2} s vs {}</h3><table><tr><th>CPU (published)</th><th>published time</th><th>this machine's speed relative to it (wall time)</th><th>(CPU time)</th></tr>",
-                esc(&r.metric),
-                r.value.unwrap_or(0.0),
-                esc(label)
-            );
-            for row in rows {
-                match (
-                    row["published_s"].as_f64(),
-                    row["this_machine_speed_pct"].as_f64(),
-                ) {
-                    (Some(s), Some(pct)) => {
-                        let cpu_pct = row["this_machine_speed_pct_by_cpu_time"]
-                            .as_f64()
-                            .map(|c| format!("{c:.0}%"))
-                            .unwrap_or_default();
-                        let _ = write!(
-                            h,
-                            "<tr><td>{}</td><td class=\"num\">{s:.2} s</td><td class=\"num\">{pct:.0}%</td><td class=\"num\">{cpu_pct}</td></tr>",
-                            esc(row["cpu"].as_str().unwrap_or("?"))
-                        );
-                    }
-                    _ => {
-                        let _ = write!(
-                            h,
-                            "<tr><td>{}</td><td colspan=\"3\" class=\"na\">{}</td></tr>",
-                            esc(row["cpu"].as_str().unwrap_or("?")),
-                            esc(row["reason"].as_str().unwrap_or("no figure published"))
-                        );
-                    }
-                }
+            if let Some(c) = r.data_as::<BcData>().and_then(|d| d.published) {
+                h.push_str(&bc_html(r, &c));
             }
-            h.push_str("</table>");
         } else if r.is(workloads::OPENSSL_AES) {
-            let _ = write!(
-                h,
-                "<h3>openssl {} ({} copies) vs {}</h3><table><tr><th>CPU (published)</th><th>copies</th><th>published MB/s per copy</th><th>this machine per copy</th></tr>",
-                esc(param(r, "alg").unwrap_or("?")),
-                esc(param(r, "copies").unwrap_or("?")),
-                esc(label)
-            );
-            for row in rows {
-                let _ = write!(
-                    h,
-                    "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{:.1}</td><td class=\"num\">{:.0}%</td></tr>",
-                    esc(row["cpu"].as_str().unwrap_or("?")),
-                    row["published_copies"],
-                    row["published_mb_s_per_copy"].as_f64().unwrap_or(0.0),
-                    row["this_machine_per_copy_pct"].as_f64().unwrap_or(0.0)
-                );
+            let Some(c) = r.data_as::<OpensslData>().map(|d| d.published) else {
+                continue;
+            };
+            if c.label == "not compared" {
+                // Once per algorithm.
+                let alg = param(r, "alg").unwrap_or("?").to_string();
+                if !said.contains(&alg) {
+                    let _ = write!(
+                        h,
+                        "<p class=\"note\">openssl {}: not compared with the published figures: {}</p>",
+                        esc(&alg),
+                        esc(c.reason.as_deref().unwrap_or("no reason recorded"))
+                    );
+                    said.push(alg);
+                }
+                continue;
             }
-            h.push_str("</table>");
+            if r.params.get("bytes").and_then(|b| b.as_u64())
+                == Some(u64::from(workloads::MAIN_BLOCK_BYTES))
+            {
+                h.push_str(&openssl_html(r, &c));
+            }
         }
     }
     if !h.is_empty() {
@@ -371,17 +387,9 @@ pub fn placement_section(run: &Run) -> String {
             .filter(|r| param(r, "comparison") == Some(c) && param(r, "workload") == Some(w))
         {
             let set = param(r, "set").unwrap_or("?");
-            match r.data.as_ref().and_then(|d| d["relative_pct"].as_f64()) {
-                Some(p) => rows.push((
-                    format!(
-                        "{set} ({})",
-                        r.data
-                            .as_ref()
-                            .and_then(|d| d["cpus"].as_str())
-                            .unwrap_or("")
-                    ),
-                    p,
-                )),
+            let d = r.data_as::<SetThroughputData>().unwrap_or_default();
+            match d.relative_pct {
+                Some(p) => rows.push((format!("{set} ({})", d.cpus), p)),
                 None => na.push(format!(
                     "{set}: {}",
                     r.unavailable_reason.as_deref().unwrap_or("not measured")

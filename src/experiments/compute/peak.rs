@@ -18,6 +18,10 @@
 
 use crate::base::CpuSet;
 use crate::base::Stats;
+use crate::experiments::compute::payload::{
+    ActualCycleData, AgainstTheory, ClockData, KnownCore, OneCoreFlopsData, PerCoreFlopsData,
+    PerCycleData, Theory,
+};
 use crate::experiments::compute::simd::{compute_policy, secs_per_figure, team_rate};
 use crate::experiments::experiment::{one_cpu_per_core, ExpCtx, Experiment, Profile};
 use crate::harness::{measure_bracketed, Bracketed, Policy};
@@ -81,18 +85,21 @@ fn fp_source(c: &Core) -> String {
 }
 
 /// The knowledge base's entry as a record's `theory` data.
-fn theory_data(spec: &Spec, machine: &MachineInfo, cpu: usize) -> serde_json::Value {
+fn theory_data(spec: &Spec, machine: &MachineInfo, cpu: usize) -> Theory {
     match spec {
-        Ok(c) => json!({
-            "core": c.id,
-            "name": c.name,
-            "variant": c.variant,
-            "matched_by": machine.uarch.for_cpu(cpu).and_then(|r| r.matched_by.clone()),
-            "fp": c.fp,
-            "frontend": c.frontend,
-            "source": fp_source(c),
+        Ok(c) => Theory::Known(KnownCore {
+            core: c.id.clone(),
+            name: c.name.clone(),
+            variant: c.variant.clone(),
+            matched_by: machine
+                .uarch
+                .for_cpu(cpu)
+                .and_then(|r| r.matched_by.clone()),
+            fp: json!(c.fp),
+            frontend: json!(c.frontend),
+            source: fp_source(c),
         }),
-        Err(e) => json!({"reason": e}),
+        Err(e) => Theory::Unknown { reason: e.clone() },
     }
 }
 
@@ -268,7 +275,7 @@ impl Experiment for Peak {
             return Ok(());
         };
         let spec = spec_for(ctx.machine, first);
-        let theory_json = theory_data(&spec, ctx.machine, first);
+        let theory = theory_data(&spec, ctx.machine, first);
         let mut widest: Option<(Width, Option<f64>)> = None;
 
         // The probe's add chain alone first: the reference every width's
@@ -309,7 +316,7 @@ impl Experiment for Peak {
                 }
                 continue;
             }
-            let one = fma_one_core(ctx, out, &policy, &spec, &theory_json, first, w)?;
+            let one = fma_one_core(ctx, out, &policy, &spec, &theory, first, w)?;
             widest = Some((w, one));
         }
 
@@ -321,7 +328,7 @@ impl Experiment for Peak {
         }
 
         // 3. Seed 000's capacity formula vs the nop loop on all logical CPUs.
-        capacity_formula(ctx, out, &policy, &spec, &per_core, theory_json)
+        capacity_formula(ctx, out, &policy, &spec, &per_core, theory)
     }
 }
 
@@ -343,7 +350,7 @@ fn fma_one_core(
     out: &mut dyn FnMut(ResultRecord) -> Result<()>,
     policy: &Policy,
     spec: &Spec,
-    theory_json: &serde_json::Value,
+    theory: &Theory,
     first: usize,
     w: Width,
 ) -> Result<Option<f64>> {
@@ -401,21 +408,21 @@ fn fma_one_core(
     let change = under.as_ref().and_then(|u| u.change());
     let lic = change.zip(ghz1).map(|(c, g)| g * c.ratio);
     let fpc_lic = change.zip(fpc).map(|(c, f)| f / c.ratio);
-    rec = rec.with_data(json!({
-        "cpu": first,
-        "vector_bits": w.bits(),
-        "flops_per_cycle": fpc,
-        "ghz": ghz1,
-        "ghz_source": "add chain on the same CPU right before and right after every sample; median over samples of the higher of the two",
-        "ghz_drift": drift,
-        "ghz_under_this_width": lic,
-        "clock_ratio_under_this_width": change.map(|c| c.ratio),
-        "flops_per_cycle_at_that_clock": fpc_lic,
-        "ghz_frequency_experiment": ctx.facts.ghz_single,
-        "flops_per_cycle_vs_frequency_experiment": fpc_freq,
-        "theoretical_flops_per_cycle": theo,
-        "theory": theory_json,
-    }));
+    rec = rec.with_payload(&OneCoreFlopsData {
+        cpu: first,
+        vector_bits: w.bits(),
+        flops_per_cycle: fpc,
+        ghz: ghz1,
+        ghz_source: "add chain on the same CPU right before and right after every sample; median over samples of the higher of the two".into(),
+        ghz_drift: drift,
+        ghz_under_this_width: lic,
+        clock_ratio_under_this_width: change.map(|c| c.ratio),
+        flops_per_cycle_at_that_clock: fpc_lic,
+        ghz_frequency_experiment: ctx.facts.ghz_single,
+        flops_per_cycle_vs_frequency_experiment: fpc_freq,
+        theoretical_flops_per_cycle: theo,
+        theory: Some(theory.clone()),
+    });
     let one_core = rec.value;
     out(rec)?;
     let clocks = WidthClocks {
@@ -736,27 +743,27 @@ fn clock_record(
             duty.unwrap_or(f64::NAN) * 100.0
         ));
     }
-    rec.with_data(json!({
-        "cpu": u.cpu,
-        "vector_bits": fr.w.map(Width::bits),
-        "chain_adds": u.probe.chain_adds(),
-        "fmas_per_iteration": u.probe.fmas_per_iter(),
-        "fmas_per_cycle": u.probe.fmas_per_cycle(),
-        "fma_rate_per_cycle": fr.rate.map(|r| r.0),
-        "fma_rate_source": fr.rate.map(|r| r.1),
-        "fma_units_busy": duty,
-        "ghz_scalar": scalar,
-        "ratio_vs_scalar": change.map(|c| c.ratio),
-        "high_ratio_vs_scalar": change.map(|c| c.high_ratio),
-        "change_pct": change.map(|c| (c.ratio - 1.0) * 100.0),
-        "ratio_stats": ratio_stats,
-        "noise_tolerance": change.map(|c| c.tolerance),
-        "drop_beyond_noise": change.map(|c| c.drop_beyond_noise),
-        "above_beyond_noise": change.map(|c| c.above_beyond_noise),
-        "check_double_chain_ratio": u.check_ratio,
-        "check_double_chain_agrees": check_ok,
-        "ghz_frequency_experiment": ctx.facts.ghz_single,
-    }))
+    rec.with_payload(&ClockData {
+        cpu: u.cpu,
+        vector_bits: fr.w.map(Width::bits),
+        chain_adds: u.probe.chain_adds(),
+        fmas_per_iteration: u.probe.fmas_per_iter(),
+        fmas_per_cycle: u.probe.fmas_per_cycle(),
+        fma_rate_per_cycle: fr.rate.map(|r| r.0),
+        fma_rate_source: fr.rate.map(|r| r.1.to_string()),
+        fma_units_busy: duty,
+        ghz_scalar: scalar,
+        ratio_vs_scalar: change.map(|c| c.ratio),
+        high_ratio_vs_scalar: change.map(|c| c.high_ratio),
+        change_pct: change.map(|c| (c.ratio - 1.0) * 100.0),
+        ratio_stats,
+        noise_tolerance: change.map(|c| c.tolerance),
+        drop_beyond_noise: change.map(|c| c.drop_beyond_noise),
+        above_beyond_noise: change.map(|c| c.above_beyond_noise),
+        check_double_chain_ratio: u.check_ratio,
+        check_double_chain_agrees: check_ok,
+        ghz_frequency_experiment: ctx.facts.ghz_single,
+    })
 }
 
 /// Why a clock reading whose samples disagree is not a figure to rest on.
@@ -823,18 +830,21 @@ fn per_actual_cycle_record(
         ));
     }
     let value = rec.value;
-    rec.with_data(json!({
-        "vector_bits": w.bits(),
-        "flops_per_nominal_cycle": nominal,
-        "nominal_clock": "the scalar add-chain clock (peak: fma_flops_per_cycle)",
-        "actual_clock": format!("the clock while {label} runs (peak: simd_clock width={})", w.name()),
-        "ghz_scalar": scalar,
-        "ghz_actual": scalar.map(|g| g * c.ratio),
-        "clock_ratio": c.ratio,
-        "clock_drop_beyond_noise": c.drop_beyond_noise,
-        "theoretical": theo,
-        "ratio": theo.zip(value).map(|(t, a)| a / t),
-    }))
+    rec.with_payload(&ActualCycleData {
+        vector_bits: w.bits(),
+        flops_per_nominal_cycle: nominal,
+        nominal_clock: "the scalar add-chain clock (peak: fma_flops_per_cycle)".into(),
+        actual_clock: format!(
+            "the clock while {label} runs (peak: simd_clock width={})",
+            w.name()
+        ),
+        ghz_scalar: scalar,
+        ghz_actual: scalar.map(|g| g * c.ratio),
+        clock_ratio: c.ratio,
+        clock_drop_beyond_noise: c.drop_beyond_noise,
+        theoretical: theo,
+        ratio: theo.zip(value).map(|(t, a)| a / t),
+    })
 }
 
 /// Step 1 of `Peak::run`: the FLOP/cycle record of width `w`, each sample by
@@ -878,9 +888,15 @@ fn per_cycle_record(
             paired.per_cycle.len()
         ));
     }
+    let mut data = PerCycleData {
+        vector_bits: w.bits(),
+        ..PerCycleData::default()
+    };
     match (spec, theo, per_cycle.value) {
         (Ok(s), Some(t), Some(m)) => {
-            per_cycle = with_theory_notes(per_cycle, w, paired, clocks, s, t, m);
+            let against;
+            (per_cycle, against) = with_theory_notes(per_cycle, w, paired, clocks, s, t, m);
+            data.against_theory = Some(against);
         }
         (_, None, m) => {
             let why = theoretical_flops_per_cycle(spec, w)
@@ -890,16 +906,18 @@ fn per_cycle_record(
             // Where no documented figure exists, the measurement speaks.
             if let Some(m) = m {
                 per_cycle = match infer_fma_units(w.bits(), m) {
-                    Ok((units, text)) => per_cycle
-                        .with_note(&text)
-                        .add_data(json!({"inferred_fma_units": units, "inferred": text})),
+                    Ok((units, text)) => {
+                        data.inferred_fma_units = Some(units);
+                        data.inferred = Some(text.clone());
+                        per_cycle.with_note(&text)
+                    }
                     Err(text) => per_cycle.with_note(&text),
                 };
             }
         }
         _ => {}
     }
-    per_cycle.add_data(json!({"vector_bits": w.bits()}))
+    per_cycle.with_payload(&data)
 }
 
 /// Step 1 of `Peak::run`: the notes and data of a FLOP/cycle record whose
@@ -912,7 +930,7 @@ fn with_theory_notes(
     s: &Core,
     t: f64,
     m: f64,
-) -> ResultRecord {
+) -> (ResultRecord, AgainstTheory) {
     let WidthClocks { ghz1, drift, under } = *clocks;
     let change = under.and_then(ClockUnder::change);
     let lic = change.zip(ghz1).map(|(c, g)| g * c.ratio);
@@ -946,8 +964,16 @@ fn with_theory_notes(
             cv
         ));
     }
-    per_cycle = per_cycle
-        .with_data(json!({"theoretical": t, "ratio": m / t, "best": best, "best_ratio": best.map(|b| b / t), "ghz_reference": ghz1, "ghz_drift": drift, "clock_moved_samples": paired.moved, "ghz_under_this_width": lic}));
+    let against = AgainstTheory {
+        theoretical: t,
+        ratio: m / t,
+        best,
+        best_ratio: best.map(|b| b / t),
+        ghz_reference: ghz1,
+        ghz_drift: drift,
+        clock_moved_samples: paired.moved,
+        ghz_under_this_width: lic,
+    };
     if let (Some(c), Some(l)) = (change, lic) {
         let at_lic = m / c.ratio;
         let label = clock_width_label(Some(w));
@@ -967,7 +993,7 @@ fn with_theory_notes(
             )
         });
     }
-    per_cycle
+    (per_cycle, against)
 }
 
 /// Step 2 of `Peak::run`: the widest width `w`, one thread per core at once.
@@ -1013,7 +1039,13 @@ fn fma_per_core(
     if let Some(why) = all_cores_implausible(rec.value, one_core, per_core.len()) {
         rec = rec.with_suspect(&why);
     }
-    rec = rec.with_data(json!({"cpus": per_core.to_string(), "vector_bits": w.bits(), "per_thread_gflops": per_thread, "theoretical_gflops": theo, "ghz_all": ctx.facts.ghz_all}));
+    rec = rec.with_payload(&PerCoreFlopsData {
+        cpus: per_core.to_string(),
+        vector_bits: w.bits(),
+        per_thread_gflops: per_thread,
+        theoretical_gflops: theo,
+        ghz_all: ctx.facts.ghz_all,
+    });
     out(rec)
 }
 
@@ -1021,13 +1053,25 @@ fn fma_per_core(
 /// parameter names, or SVE's recorded `vector_bits`.
 pub fn record_bits(r: &ResultRecord) -> Option<u32> {
     let w = r.params.get("width").and_then(|v| v.as_str())?;
-    w.parse().ok().or_else(|| {
-        r.data
-            .as_ref()?
-            .get("vector_bits")?
-            .as_u64()
-            .map(|b| b as u32)
-    })
+    w.parse().ok().or_else(|| recorded_bits(r))
+}
+
+/// The `vector_bits` an FMA or clock record's data holds.
+fn recorded_bits(r: &ResultRecord) -> Option<u32> {
+    let bits = if r.is(FMA_FLOPS) && r.params.get("threads").and_then(|v| v.as_str()) == Some("1") {
+        r.data_as::<OneCoreFlopsData>()?.vector_bits
+    } else if r.is(FMA_FLOPS) {
+        r.data_as::<PerCoreFlopsData>()?.vector_bits
+    } else if r.is(FMA_FLOPS_PER_CYCLE) {
+        r.data_as::<PerCycleData>()?.vector_bits
+    } else if r.is(FMA_FLOPS_PER_ACTUAL_CYCLE) {
+        r.data_as::<ActualCycleData>()?.vector_bits
+    } else if r.is(SIMD_CLOCK) {
+        r.data_as::<ClockData>()?.vector_bits?
+    } else {
+        return None;
+    };
+    (bits > 0).then_some(bits)
 }
 
 /// How an FMA record's width is shown: "512-bit", "scalar", "SVE 256-bit".
@@ -1053,19 +1097,11 @@ pub fn clock_record_label(r: &ResultRecord) -> String {
 /// the scalar clock as a ratio, noise tolerance, drop beyond noise); None
 /// when it has no figure.
 pub fn clock_change_of(r: &ResultRecord) -> Option<(f64, f64, f64, bool)> {
-    let d = r.data.as_ref()?;
-    let ratio = d.get("ratio_vs_scalar")?.as_f64()?;
-    let tol = d.get("noise_tolerance")?.as_f64()?;
-    let ghz = d
-        .get("ghz_scalar")
-        .and_then(|g| g.as_f64())
-        .map(|g| g * ratio)
-        .or(r.value)?;
-    let drop = d
-        .get("drop_beyond_noise")
-        .and_then(|b| b.as_bool())
-        .unwrap_or(false);
-    Some((ghz, ratio, tol, drop))
+    let d = r.data_as::<ClockData>()?;
+    let ratio = d.ratio_vs_scalar?;
+    let tol = d.noise_tolerance?;
+    let ghz = d.ghz_scalar.map(|g| g * ratio).or(r.value)?;
+    Some((ghz, ratio, tol, d.drop_beyond_noise.unwrap_or(false)))
 }
 
 /// The words the verdict uses for the clock while a width runs: "512-bit
@@ -1186,7 +1222,7 @@ fn capacity_formula(
     policy: &Policy,
     spec: &Spec,
     per_core: &CpuSet,
-    theory_json: serde_json::Value,
+    theory: Theory,
 ) -> Result<()> {
     (ctx.step)(&format!("nop loop on {} CPUs", ctx.cpus.len()));
     let insns = NOP_LOOP_INSNS as f64;
@@ -1274,7 +1310,7 @@ fn capacity_formula(
     let widths = fe.as_ref().map(|f| {
         json!({"decode": f.decode, "uop_cache": f.uop_cache, "dispatch": f.dispatch, "seed_stated_issue_width": f.seed_stated_issue_width})
     });
-    rec = rec.with_data(json!({"formula_g_instr_s": formula, "formula_seed_stated_g_instr_s": formula_seed, "issue_widths": widths, "nop_bound": bound_data, "threads_per_core": tpc, "smt_factor": smt_factor(tpc), "cores": cores, "theory": theory_json}));
+    rec = rec.with_data(json!({"formula_g_instr_s": formula, "formula_seed_stated_g_instr_s": formula_seed, "issue_widths": widths, "nop_bound": bound_data, "threads_per_core": tpc, "smt_factor": smt_factor(tpc), "cores": cores, "theory": theory}));
     out(rec)?;
     Ok(())
 }

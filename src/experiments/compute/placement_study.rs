@@ -16,6 +16,9 @@
 //! merged.
 
 use crate::base::CpuSet;
+use crate::experiments::compute::payload::{
+    MemoryPlacementData, PublishedComparison, SeedSetRow, SetThroughputData,
+};
 use crate::experiments::compute::placement_plan::{plan, Comparison, Plan};
 use crate::experiments::compute::simd::{compute_policy, secs_per_figure, team_rate};
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
@@ -176,10 +179,16 @@ pub const SPREAD_REFERENCE_SET: &str = "seed000-kunpeng-numa-tpmc";
 
 /// Seed 000's 4-core Kunpeng bindings as % of the best, for the spread
 /// comparison: the figures of the published set that name a planner set.
-pub fn seed_spread_reference() -> serde_json::Value {
+pub fn seed_spread_reference() -> PublishedComparison<SeedSetRow> {
     let set = match crate::results::published::by_id(SPREAD_REFERENCE_SET) {
         Ok(s) => s,
-        Err(e) => return json!({"label": "not available", "reason": format!("{e:#}")}),
+        Err(e) => {
+            return PublishedComparison {
+                label: "not available".into(),
+                reason: Some(format!("{e:#}")),
+                ..PublishedComparison::default()
+            }
+        }
     };
     let figs: Vec<&crate::results::published::Figure> = set
         .figures
@@ -187,23 +196,26 @@ pub fn seed_spread_reference() -> serde_json::Value {
         .filter(|f| f.metric == "tpmC" && f.params.contains_key("set"))
         .collect();
     let best = figs.iter().filter_map(|f| f.value).fold(0.0f64, f64::max);
-    let rel: Vec<serde_json::Value> = figs
+    let text = |f: &crate::results::published::Figure, k: &str| {
+        f.params.get(k).and_then(|v| v.as_str()).map(str::to_string)
+    };
+    let rel: Vec<SeedSetRow> = figs
         .iter()
-        .map(|f| {
-            json!({
-                "cpus": f.params.get("cores"),
-                "set": f.params.get("set"),
-                "tpmC": f.value,
-                "relative_pct": f.value.filter(|_| best > 0.0).map(|v| v / best * 100.0),
-            })
+        .map(|f| SeedSetRow {
+            cpus: text(f, "cores"),
+            set: text(f, "set"),
+            tpm_c: f.value,
+            relative_pct: f.value.filter(|_| best > 0.0).map(|v| v / best * 100.0),
         })
         .collect();
-    json!({
-        "label": "published data (seed 000, Kunpeng 920-4826, DRDS tpmC; not measured on this run)",
-        "set": set.id,
-        "source": set.source.cite(),
-        "rows": rel,
-    })
+    PublishedComparison {
+        label: "published data (seed 000, Kunpeng 920-4826, DRDS tpmC; not measured on this run)"
+            .into(),
+        set: Some(set.id.clone()),
+        source: Some(set.source.cite()),
+        rows: Some(rel),
+        ..PublishedComparison::default()
+    }
 }
 
 /// Figures already measured: (workload, CPUs) -> (aggregate samples,
@@ -257,7 +269,12 @@ fn run_comparison(
         let mut r = base(ResultRecord::of(THROUGHPUT, w.unit(), true))
             .with_method(&w.method(), METHOD_VERSION)
             .with_samples(agg)
-            .with_data(json!({"cpus": cpus.to_string(), "what": s.what, "per_thread": per}));
+            .with_payload(&SetThroughputData {
+                cpus: cpus.to_string(),
+                what: s.what.clone(),
+                per_thread: per,
+                ..SetThroughputData::default()
+            });
         if let Some(from) = reused {
             r = r.with_note(&format!(
                 "same CPUs as {from}: measured once, reported for both"
@@ -277,11 +294,12 @@ fn run_comparison(
                 "{rel:.1}% of the best set in '{}' ({})",
                 c.name, c.question
             ));
-            if let Some(d) = rr.data.as_mut() {
-                d["relative_pct"] = json!(rel);
+            if let Some(mut d) = rr.data_as::<SetThroughputData>() {
+                d.relative_pct = Some(rel);
                 if c.name == "spread" {
-                    d["seed_reference"] = seed_spread_reference();
+                    d.seed_reference = Some(seed_spread_reference());
                 }
+                rr = rr.with_payload(&d);
             }
             recs[i] = rr;
         }
@@ -357,7 +375,13 @@ fn run_memory(
                         METHOD_VERSION,
                     )
                     .with_samples(samples)
-                    .with_data(json!({"cpu": cpu, "policy": m.policy_text, "what": m.what, "distance": m.distance, "pages": pages}));
+                    .with_payload(&MemoryPlacementData {
+                        cpu,
+                        policy: m.policy_text.clone(),
+                        what: m.what.clone(),
+                        distance: m.distance,
+                        pages,
+                    });
                 if m.name == "local" {
                     local = r.value;
                 }
@@ -513,7 +537,7 @@ mod tests {
 
     #[test]
     fn spread_reference_from_the_published_set() {
-        let r = seed_spread_reference();
+        let r = serde_json::to_value(seed_spread_reference()).unwrap();
         assert_eq!(r["set"], SPREAD_REFERENCE_SET);
         assert!(r["label"].as_str().unwrap().contains("published"));
         let rows = r["rows"].as_array().unwrap();

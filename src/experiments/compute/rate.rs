@@ -21,6 +21,7 @@
 
 use crate::base::CpuSet;
 use crate::experiments::common::MIB;
+use crate::experiments::compute::payload::{EfficiencyData, MemChangeData, PagesPerNode, RateData};
 use crate::experiments::compute::simd::ordered_cpus;
 use crate::experiments::compute::workloads::{
     bc_pi_cmd, bc_pow_cmd, find_in_path, run_all_placed, Cmd, ProcRun,
@@ -35,7 +36,6 @@ use crate::placement::team::Team;
 use crate::placement::{Buffer, BufferOptions, PageRequest, Touch};
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::{bail, Result};
-use serde_json::{json, Value};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -622,21 +622,22 @@ fn jobs_per_hour_record(
         METHOD_VERSION,
     )
     .with_samples(r.jobs_per_hour());
-    let pages = match &r.pages {
-        Some(Ok(p)) => json!(p),
-        Some(Err(e)) => json!({"not_available": e}),
-        None => Value::Null,
-    };
-    rec = rec.with_data(json!({
-        "copies": r.copies,
-        "cpus": r.cpus.to_string(),
-        "makespan_s": r.makespan_s,
-        "copy_s": r.copy_s,
-        "work_iterations_per_copy": work,
-        "mem": r.mem.as_ref().map(|m| m.label()),
-        "mem_nodes": nodes.to_string(),
-        "pages_per_node": pages,
-    }));
+    let pages = r.pages.as_ref().map(|p| match p {
+        Ok(p) => PagesPerNode::Counted(p.iter().map(|(n, c)| (n.to_string(), *c as u64)).collect()),
+        Err(e) => PagesPerNode::NotCounted {
+            not_available: e.clone(),
+        },
+    });
+    rec = rec.with_payload(&RateData {
+        copies: r.copies,
+        cpus: r.cpus.to_string(),
+        makespan_s: r.makespan_s.clone(),
+        copy_s: r.copy_s.clone(),
+        work_iterations_per_copy: work,
+        mem: r.mem.as_ref().map(|m| m.label()),
+        mem_nodes: nodes.to_string(),
+        pages_per_node: pages,
+    });
     if let Some(m) = &r.mem {
         if let Some(n) = m.same_as_local(nodes) {
             rec = rec.with_note(&n);
@@ -684,9 +685,11 @@ fn efficiency_record(
     match (n, one) {
         (Some(n), Some(o)) if o > 0.0 => {
             e.value = Some(n / (r.copies as f64 * o) * 100.0);
-            e = e.with_data(
-                json!({"copies": r.copies, "jobs_per_hour": n, "one_copy_jobs_per_hour": o}),
-            );
+            e = e.with_payload(&EfficiencyData {
+                copies: r.copies,
+                jobs_per_hour: n,
+                one_copy_jobs_per_hour: o,
+            });
         }
         _ => {
             e = with_mem(
@@ -725,7 +728,10 @@ fn mem_change_record(
     match (median_jobs_per_hour(r), median_jobs_per_hour(il)) {
         (Some(a), Some(b)) if b > 0.0 => {
             c.value = Some((a / b - 1.0) * 100.0);
-            c = c.with_data(json!({"jobs_per_hour": a, "interleave_jobs_per_hour": b}));
+            c = c.with_payload(&MemChangeData {
+                jobs_per_hour: a,
+                interleave_jobs_per_hour: b,
+            });
             if let Some(n) = m
                 .same_as_local(nodes)
                 .or_else(|| MemPlacement::Interleave.same_as_local(nodes))

@@ -10,7 +10,7 @@
 //! thread points, pinned single/team throughput).
 
 use crate::base::CpuSet;
-use crate::experiments::compute::payload::SimdBestData;
+use crate::experiments::compute::payload::{CountedData, SimdBestData, SimdThroughputData};
 use crate::experiments::experiment::{one_cpu_per_core, ExpCtx, Experiment, Facts, Profile};
 use crate::harness::counted::{self, Counted};
 use crate::harness::measure::{measure, measure_team, Policy, TeamMeasurement, Warmup};
@@ -293,13 +293,13 @@ where
 }
 
 /// Turbo/boost state as the machine snapshot reports it.
-pub fn turbo_state(machine: &MachineInfo) -> (Value, String) {
+pub fn turbo_state(machine: &MachineInfo) -> (Option<bool>, String) {
     let boost = &machine.frequency.boost;
     match boost.enabled {
-        Some(true) => (json!(true), "on".into()),
-        Some(false) => (json!(false), "off".into()),
+        Some(true) => (Some(true), "on".into()),
+        Some(false) => (Some(false), "off".into()),
         None => (
-            Value::Null,
+            None,
             boost
                 .reason
                 .as_deref()
@@ -344,18 +344,18 @@ const COUNTED_METHOD_VERSION: u32 = 1;
 /// The counted figures of a record's windows, for its `data`: `ipc`,
 /// `ghz_counted` (medians over the windows) and, when absent, the counters'
 /// reason (`ipc_reason`, `ghz_counted_reason`); null, never 0.
-pub fn counted_data(windows: &[Counted]) -> Value {
+pub fn counted_data(windows: &[Counted]) -> CountedData {
     let ipcs: Vec<Result<f64, String>> = windows.iter().map(|c| c.ipc()).collect();
     let ghzs: Vec<Result<f64, String>> = windows.iter().map(|c| c.ghz()).collect();
     let (i, iw) = counted::median_or_reason(&ipcs);
     let (g, gw) = counted::median_or_reason(&ghzs);
     let med = |v: &[f64]| crate::base::Stats::from_samples(v).map(|s| s.median);
-    json!({
-        "ipc": med(&i),
-        "ipc_reason": iw,
-        "ghz_counted": med(&g),
-        "ghz_counted_reason": gw,
-    })
+    CountedData {
+        ipc: med(&i),
+        ipc_reason: iw,
+        ghz_counted: med(&g),
+        ghz_counted_reason: gw,
+    }
 }
 
 /// IPC and GHz as figures of their own (`ipc` and `ghz` of the calling
@@ -488,7 +488,7 @@ pub fn run_study(
 ) -> Result<()> {
     let policy = compute_policy(ctx.profile);
     let verified = verify_variants();
-    let (turbo_json, turbo_text) = turbo_state(ctx.machine);
+    let (turbo, turbo_text) = turbo_state(ctx.machine);
     let (cores, logical) = smt_shape(ctx.machine, &ctx.cpus);
 
     // 1. Verification record.
@@ -518,7 +518,7 @@ pub fn run_study(
     for v in &variants {
         let mut row = Vec::new();
         for p in &points {
-            if let Some(pr) = throughput_point(ctx, out, &policy, *v, p, &turbo_json)? {
+            if let Some(pr) = throughput_point(ctx, out, &policy, *v, p, turbo)? {
                 row.push(pr);
             }
         }
@@ -596,7 +596,7 @@ fn throughput_point(
     policy: &Policy,
     v: Variant,
     p: &Point,
-    turbo_json: &Value,
+    turbo: Option<bool>,
 ) -> Result<Option<PointResult>> {
     (ctx.step)(&format!(
         "{} × {} thread(s) ({})",
@@ -631,22 +631,19 @@ fn throughput_point(
         (Some(mbs), Some(g)) if mbs > 0.0 => Some(g * 1e9 * n as f64 / (mbs * 1e6)),
         _ => None,
     };
-    let mut data = json!({
-        "cpus": p.cpus.to_string(),
-        "threads": n,
-        "per_thread_mb_s": per_thread,
-        "ghz": ghz,
-        "ghz_source": ghz_src,
-        "cycles_per_byte": cpb,
-        "lanes": v.lanes(),
-        "width_bits": v.width_bits(),
-        "turbo": turbo_json,
-    });
-    if let (Some(d), Value::Object(c)) = (data.as_object_mut(), counted_data(&windows)) {
-        d.extend(c);
-    }
     rec = rec
-        .with_data(data)
+        .with_payload(&SimdThroughputData {
+            cpus: p.cpus.to_string(),
+            threads: n,
+            per_thread_mb_s: per_thread,
+            ghz,
+            ghz_source: ghz_src,
+            cycles_per_byte: cpb,
+            lanes: v.lanes(),
+            width_bits: v.width_bits(),
+            turbo,
+            counted: counted_data(&windows),
+        })
         .with_counters(counted::to_value(&windows));
     if let Some(c) = cpb {
         rec = rec.with_note(&format!(

@@ -4,7 +4,11 @@
 
 use crate::base::fmt::columns_ragged;
 use crate::base::fmt::{fmt_num, for_terminal};
-use crate::experiments::compute::payload::SimdBestData;
+use crate::experiments::compute::payload::{
+    ActualCycleData, BcData, ClockData, LoopNestData, MemoryPlacementData, NopLoopData,
+    OneCoreFlopsData, OpensslData, PagesPerNode, PerCopyRow, PerCoreFlopsData, PerCycleData,
+    RateData, SetThroughputData, SimdBestData, SimdThroughputData, Theory, TimeRow,
+};
 use crate::experiments::compute::placement_plan::Plan;
 use crate::experiments::compute::{peak, placement_study, rate, simd, workloads};
 use crate::results::schema::{MetricId, ResultRecord};
@@ -20,10 +24,6 @@ fn param_text(r: &ResultRecord, k: &str) -> Option<String> {
         Value::String(s) => s.clone(),
         o => o.to_string(),
     })
-}
-
-fn data_f64(r: &ResultRecord, p: &str) -> Option<f64> {
-    r.data.as_ref()?.pointer(p)?.as_f64()
 }
 
 fn of(rs: &[ResultRecord], id: MetricId) -> Vec<&ResultRecord> {
@@ -140,13 +140,16 @@ fn simd_table(
             match t.and_then(|r| r.value) {
                 Some(x) => {
                     let t = t.unwrap_or(&thr[0]);
+                    let d = t.data_as::<SimdThroughputData>();
                     if row[1].is_empty() {
-                        row[1] = data_f64(t, "/threads")
-                            .map(|n| format!("{n:.0}"))
+                        row[1] = d
+                            .as_ref()
+                            .map(|d| d.threads.to_string())
                             .unwrap_or_default();
                     }
                     if row[2].is_empty() {
-                        row[2] = data_f64(t, "/ghz")
+                        row[2] = d
+                            .and_then(|d| d.ghz)
                             .map(|g| format!("{g:.2}"))
                             .unwrap_or_else(|| "n/a".into());
                     }
@@ -406,15 +409,19 @@ fn peak_row(f: &ResultRecord, pc: &[&ResultRecord], actual: &[&ResultRecord]) ->
     let same = |r: &&&ResultRecord| param(r, "width") == Some(w) && param(r, "threads") == Some(t);
     let p = pc.iter().find(same);
     let per = p.and_then(|r| r.value);
-    let theo = p.and_then(|r| data_f64(r, "/theoretical"));
+    let against = p
+        .and_then(|r| r.data_as::<PerCycleData>())
+        .and_then(|d| d.against_theory);
+    let theo = against.as_ref().map(|a| a.theoretical);
     let (theo_s, ratio_s) = if t == "1" {
         (
             theo.map(|x| format!("{x:.0} FLOP/cycle"))
                 .unwrap_or_else(|| "n/a".into()),
             per.zip(theo)
                 .map(|(a, b)| {
-                    let best = p
-                        .and_then(|r| data_f64(r, "/best"))
+                    let best = against
+                        .as_ref()
+                        .and_then(|a| a.best)
                         .map(|x| format!(" (peak {:.1}%)", x / b * 100.0))
                         .unwrap_or_default();
                     format!("{:.1}%{best}", a / b * 100.0)
@@ -422,7 +429,9 @@ fn peak_row(f: &ResultRecord, pc: &[&ResultRecord], actual: &[&ResultRecord]) ->
                 .unwrap_or_else(|| "n/a".into()),
         )
     } else {
-        let tg = data_f64(f, "/theoretical_gflops");
+        let tg = f
+            .data_as::<PerCoreFlopsData>()
+            .and_then(|d| d.theoretical_gflops);
         (
             tg.map(|x| format!("{x:.0} GFLOP/s"))
                 .unwrap_or_else(|| "n/a".into()),
@@ -434,10 +443,14 @@ fn peak_row(f: &ResultRecord, pc: &[&ResultRecord], actual: &[&ResultRecord]) ->
     let (clock_s, act_s, act_ratio_s) = match (t, actual.iter().find(same)) {
         ("1", Some(a)) if a.value.is_some() => {
             let av = a.value.unwrap_or(f64::NAN);
-            let clock = match (data_f64(a, "/ghz_actual"), data_f64(a, "/clock_ratio")) {
-                (Some(g), Some(r)) => format!("{g:.2} GHz ({:+.1}%)", (r - 1.0) * 100.0),
-                (None, Some(r)) => format!("{:+.1}%", (r - 1.0) * 100.0),
-                _ => "-".into(),
+            let clock = match a.data_as::<ActualCycleData>() {
+                Some(ActualCycleData {
+                    ghz_actual: Some(g),
+                    clock_ratio: r,
+                    ..
+                }) => format!("{g:.2} GHz ({:+.1}%)", (r - 1.0) * 100.0),
+                Some(d) => format!("{:+.1}%", (d.clock_ratio - 1.0) * 100.0),
+                None => "-".into(),
             };
             (
                 clock,
@@ -450,8 +463,9 @@ fn peak_row(f: &ResultRecord, pc: &[&ResultRecord], actual: &[&ResultRecord]) ->
         _ => (String::new(), String::new(), String::new()),
     };
     let mut flags = Vec::new();
-    if let Some(d) = p
-        .and_then(|r| data_f64(r, "/ghz_drift"))
+    if let Some(d) = against
+        .as_ref()
+        .and_then(|a| a.ghz_drift)
         .filter(|d| d.abs() > 0.05)
     {
         flags.push(format!(
@@ -478,20 +492,20 @@ fn peak_theory_and_rate(rs: &[ResultRecord], fl: &[&ResultRecord]) -> String {
     let mut out = String::new();
     if let Some(th) = fl
         .iter()
-        .find_map(|r| r.data.as_ref().and_then(|d| d.get("theory")))
+        .filter(|r| param(r, "threads") == Some("1"))
+        .find_map(|r| r.data_as::<OneCoreFlopsData>()?.theory)
     {
-        match (
-            th["core"].as_str(),
-            th["source"].as_str(),
-            th["reason"].as_str(),
-        ) {
-            (Some(c), Some(s), _) => {
-                let _ = writeln!(out, "  theoretical: {c}; source: {s}");
+        match th {
+            Theory::Known(k) => {
+                let _ = writeln!(out, "  theoretical: {}; source: {}", k.core, k.source);
             }
-            (_, _, Some(r)) => {
-                let _ = writeln!(out, "  theoretical: not available: {}", for_terminal(r));
+            Theory::Unknown { reason } => {
+                let _ = writeln!(
+                    out,
+                    "  theoretical: not available: {}",
+                    for_terminal(&reason)
+                );
             }
-            _ => {}
         }
     }
     for r in of(rs, peak::INSTRUCTION_RATE) {
@@ -541,25 +555,17 @@ pub fn render_simd_clocks(clocks: &[&ResultRecord]) -> String {
             continue;
         };
         let st = r.stats.as_ref();
-        let change = data_f64(r, "/change_pct");
-        let tol = data_f64(r, "/noise_tolerance").map(|t| t * 100.0);
-        let beyond = r
-            .data
-            .as_ref()
-            .and_then(|d| d["drop_beyond_noise"].as_bool())
-            .unwrap_or(false);
+        let d = r.data_as::<ClockData>().unwrap_or_default();
+        let change = d.change_pct;
+        let tol = d.noise_tolerance.map(|t| t * 100.0);
+        let beyond = d.drop_beyond_noise.unwrap_or(false);
         let verdict = match (w, change, beyond) {
             ("none", Some(_), _) => "reference (must read the scalar clock)".to_string(),
             (_, Some(c), true) => format!("{c:+.1}%: beyond noise"),
             (_, Some(_), false) => "at the scalar clock".to_string(),
             _ => String::new(),
         };
-        let check = match (
-            data_f64(r, "/check_double_chain_ratio"),
-            r.data
-                .as_ref()
-                .and_then(|d| d["check_double_chain_agrees"].as_bool()),
-        ) {
+        let check = match (d.check_double_chain_ratio, d.check_double_chain_agrees) {
             (Some(k), Some(ok)) => format!(
                 "{:+.1}%{}",
                 (k - 1.0) * 100.0,
@@ -567,10 +573,7 @@ pub fn render_simd_clocks(clocks: &[&ResultRecord]) -> String {
             ),
             _ => "-".into(),
         };
-        let density = match (
-            data_f64(r, "/fmas_per_cycle"),
-            data_f64(r, "/fma_units_busy"),
-        ) {
+        let density = match (Some(d.fmas_per_cycle), d.fma_units_busy) {
             (Some(0.0), _) | (None, _) => "-".to_string(),
             (Some(d), Some(b)) => format!("{d:.2} ({:.0}%)", b * 100.0),
             (Some(d), None) => format!("{d:.2}"),
@@ -651,10 +654,7 @@ fn workload_rows(ws: &[&ResultRecord]) -> String {
                     r.unit,
                     if r.is_noisy() { " NOISY" } else { "" }
                 ),
-                r.data
-                    .as_ref()
-                    .and_then(|d| d.get("ipc_from_instruction_count"))
-                    .and_then(|x| x.as_f64())
+                ipc_by_count(r)
                     .map(|i| format!("IPC {i:.2} (by instruction count)"))
                     .unwrap_or_default(),
             ]),
@@ -663,6 +663,18 @@ fn workload_rows(ws: &[&ResultRecord]) -> String {
     }
     out.push_str(&columns_ragged(&rows, "  "));
     out
+}
+
+/// The IPC a workload record derives from its instruction count (the nop
+/// loop's and the loop nests'), if any.
+fn ipc_by_count(r: &ResultRecord) -> Option<f64> {
+    if r.is(workloads::NOP_LOOP) {
+        r.data_as::<NopLoopData>()?.ipc_from_instruction_count
+    } else if r.is(workloads::BRANCH_ORDER) {
+        r.data_as::<LoopNestData>()?.ipc_from_instruction_count
+    } else {
+        None
+    }
 }
 
 /// Each figure beside the published ones it is compared with (bc times,
@@ -677,52 +689,47 @@ fn published_tables(ws: &[&ResultRecord]) -> String {
         said_not_compared.push("aes-256-cbc".into());
     }
     for r in ws {
-        let Some(pubd) = r.data.as_ref().and_then(|d| d.get("published")) else {
-            continue;
-        };
-        let Some(lbl) = pubd.get("label").and_then(|x| x.as_str()) else {
-            continue;
-        };
-        if r.is(workloads::OPENSSL_AES) && lbl == "not compared" {
-            // Once per algorithm, not once per record.
-            let alg = param(r, "alg").unwrap_or("?").to_string();
-            if !said_not_compared.contains(&alg) {
-                let _ = writeln!(
-                    out,
-                    "  openssl {alg}: not compared with the published figures: {}",
-                    pubd["reason"].as_str().unwrap_or("no reason recorded")
-                );
-                said_not_compared.push(alg);
-            }
-            continue;
-        }
-        // The comparison tables at the seed's main block size (the JSON
-        // carries every size's).
-        if r.is(workloads::OPENSSL_AES)
-            && r.params.get("bytes").and_then(|b| b.as_u64())
-                != Some(u64::from(workloads::MAIN_BLOCK_BYTES))
-        {
-            continue;
-        }
-        let Some(prow) = pubd.get("rows").and_then(|x| x.as_array()) else {
-            continue;
-        };
-        let src = match (pubd["set"].as_str(), pubd["source"].as_str()) {
-            (Some(set), Some(cite)) => format!(" [{set}: seed {cite}]"),
-            _ => String::new(),
-        };
-        let lbl = format!("{lbl}{src}");
         if r.metric.starts_with("bc_") {
-            out.push_str(&bc_table(r, &lbl, prow));
+            let Some(c) = r.data_as::<BcData>().and_then(|d| d.published) else {
+                continue;
+            };
+            if let Some(rows) = &c.rows {
+                out.push_str(&bc_table(r, &c.cited_label(), rows));
+            }
         } else if r.is(workloads::OPENSSL_AES) {
-            out.push_str(&openssl_table(r, &lbl, prow));
+            let Some(c) = r.data_as::<OpensslData>().map(|d| d.published) else {
+                continue;
+            };
+            if c.label == "not compared" {
+                // Once per algorithm, not once per record.
+                let alg = param(r, "alg").unwrap_or("?").to_string();
+                if !said_not_compared.contains(&alg) {
+                    let _ = writeln!(
+                        out,
+                        "  openssl {alg}: not compared with the published figures: {}",
+                        c.reason.as_deref().unwrap_or("no reason recorded")
+                    );
+                    said_not_compared.push(alg);
+                }
+                continue;
+            }
+            // The comparison tables at the seed's main block size (the
+            // JSON carries every size's).
+            if r.params.get("bytes").and_then(|b| b.as_u64())
+                != Some(u64::from(workloads::MAIN_BLOCK_BYTES))
+            {
+                continue;
+            }
+            if let Some(rows) = &c.rows {
+                out.push_str(&openssl_table(r, &c.cited_label(), rows));
+            }
         }
     }
     out
 }
 
 /// A bc time against the published machines' times: speed by wall and CPU time.
-fn bc_table(r: &ResultRecord, lbl: &str, prow: &[Value]) -> String {
+fn bc_table(r: &ResultRecord, lbl: &str, prow: &[TimeRow]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "  {} vs {lbl}:", r.metric);
     let mut t = vec![vec![
@@ -732,24 +739,17 @@ fn bc_table(r: &ResultRecord, lbl: &str, prow: &[Value]) -> String {
         "(CPU time)".into(),
     ]];
     for row in prow {
-        let cpu = row["cpu"].as_str().unwrap_or("?").to_string();
-        match (
-            row["published_s"].as_f64(),
-            row["this_machine_speed_pct"].as_f64(),
-        ) {
-            (Some(p), Some(pct)) => t.push(vec![
+        let cpu = row.cpu().to_string();
+        match row.compared() {
+            Some(c) => t.push(vec![
                 cpu,
-                format!("{p:.2} s"),
-                format!("{pct:.0}%"),
-                row["this_machine_speed_pct_by_cpu_time"]
-                    .as_f64()
+                format!("{:.2} s", c.published_s),
+                format!("{:.0}%", c.this_machine_speed_pct),
+                c.this_machine_speed_pct_by_cpu_time
                     .map(|c| format!("{c:.0}%"))
                     .unwrap_or_default(),
             ]),
-            _ => t.push(vec![
-                cpu,
-                row["reason"].as_str().unwrap_or("no figure").to_string(),
-            ]),
+            None => t.push(vec![cpu, row.reason().unwrap_or("no figure").to_string()]),
         }
     }
     out.push_str(&columns_ragged(&t, "    "));
@@ -757,7 +757,7 @@ fn bc_table(r: &ResultRecord, lbl: &str, prow: &[Value]) -> String {
 }
 
 /// An openssl figure per copy against the published per-copy figures.
-fn openssl_table(r: &ResultRecord, lbl: &str, prow: &[Value]) -> String {
+fn openssl_table(r: &ResultRecord, lbl: &str, prow: &[PerCopyRow]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -773,16 +773,10 @@ fn openssl_table(r: &ResultRecord, lbl: &str, prow: &[Value]) -> String {
     ]];
     for row in prow {
         t.push(vec![
-            row["cpu"].as_str().unwrap_or("?").to_string(),
-            row["published_copies"].to_string(),
-            format!(
-                "{:.1}",
-                row["published_mb_s_per_copy"].as_f64().unwrap_or(0.0)
-            ),
-            format!(
-                "{:.0}%",
-                row["this_machine_per_copy_pct"].as_f64().unwrap_or(0.0)
-            ),
+            row.cpu.clone(),
+            row.published_copies.to_string(),
+            format!("{:.1}", row.published_mb_s_per_copy),
+            format!("{:.0}%", row.this_machine_per_copy_pct),
         ]);
     }
     out.push_str(&columns_ragged(&t, "    "));
@@ -893,9 +887,9 @@ fn rate_row(
     };
     let mut row = vec![format!(
         "{c}{}",
-        data_f64(r, "/copies")
+        r.data_as::<RateData>()
             .filter(|_| c.parse::<usize>().is_err())
-            .map(|n| format!(" ({n:.0})"))
+            .map(|d| format!(" ({})", d.copies))
             .unwrap_or_default()
     )];
     if with_mem {
@@ -918,22 +912,12 @@ fn rate_row(
                     "-".into()
                 }
             });
-            let slow = r
-                .data
-                .as_ref()
-                .and_then(|d| d["makespan_s"].as_array().cloned())
-                .and_then(|a| {
-                    let v: Vec<f64> = a.iter().filter_map(|x| x.as_f64()).collect();
-                    crate::base::Stats::from_samples(&v).map(|s| s.median)
-                })
-                .map(|s| format!("{s:.3} s"))
+            let d = r.data_as::<RateData>().unwrap_or_default();
+            let slow = crate::base::Stats::from_samples(&d.makespan_s)
+                .map(|s| format!("{:.3} s", s.median))
                 .unwrap_or_default();
             row.extend([
-                r.data
-                    .as_ref()
-                    .and_then(|d| d["cpus"].as_str())
-                    .unwrap_or("")
-                    .to_string(),
+                d.cpus,
                 format!("{}{}", fmt_num(v), if r.is_noisy() { " NOISY" } else { "" }),
                 slow,
                 eff,
@@ -966,29 +950,24 @@ fn rate_row(
 /// The pages-per-node cell of a memory-placement row (share per node), or
 /// why the pages were not counted (said once in `notes`).
 fn pages_cell(r: &ResultRecord, notes: &mut Vec<String>) -> String {
-    let pp = r.data.as_ref().and_then(|d| d.get("pages_per_node"));
-    let why = pp
-        .and_then(|p| p.get("not_available"))
-        .and_then(|e| e.as_str());
-    if let Some(e) = why {
-        let n = format!("pages not counted: {e}");
-        if !notes.contains(&n) {
-            notes.push(n);
+    match r.data_as::<RateData>().and_then(|d| d.pages_per_node) {
+        Some(PagesPerNode::NotCounted { not_available: e }) => {
+            let n = format!("pages not counted: {e}");
+            if !notes.contains(&n) {
+                notes.push(n);
+            }
+            "n/a".into()
         }
-    }
-    pp.filter(|_| why.is_none())
-        .and_then(|p| p.as_object())
-        .map(|o| {
-            let total: f64 = o.values().filter_map(|v| v.as_f64()).sum();
+        Some(PagesPerNode::Counted(o)) => {
+            let total: f64 = o.values().map(|v| *v as f64).sum();
             o.iter()
-                .filter_map(|(k, v)| {
-                    let v = v.as_f64()?;
-                    (total > 0.0).then(|| format!("N{k} {:.0}%", v / total * 100.0))
-                })
+                .filter(|_| total > 0.0)
+                .map(|(k, v)| format!("N{k} {:.0}%", *v as f64 / total * 100.0))
                 .collect::<Vec<_>>()
                 .join(" ")
-        })
-        .unwrap_or_else(|| if why.is_some() { "n/a" } else { "-" }.into())
+        }
+        None => "-".into(),
+    }
 }
 
 /// Placement: one relative table per comparison and workload, then memory.
@@ -1029,33 +1008,27 @@ pub fn render_placement(rs: &[ResultRecord]) -> String {
         for r in rows_in {
             let set = param(r, "set").unwrap_or("?").to_string();
             match r.value {
-                Some(v) => rows.push(vec![
-                    set,
-                    r.data
-                        .as_ref()
-                        .and_then(|d| d["cpus"].as_str())
-                        .unwrap_or("")
-                        .to_string(),
-                    format!("{}{}", fmt_num(v), if r.is_noisy() { " NOISY" } else { "" }),
-                    data_f64(r, "/relative_pct")
-                        .map(|p| format!("{p:.1}%"))
-                        .unwrap_or_default(),
-                ]),
+                Some(v) => {
+                    let d = r.data_as::<SetThroughputData>().unwrap_or_default();
+                    rows.push(vec![
+                        set,
+                        d.cpus,
+                        format!("{}{}", fmt_num(v), if r.is_noisy() { " NOISY" } else { "" }),
+                        d.relative_pct
+                            .map(|p| format!("{p:.1}%"))
+                            .unwrap_or_default(),
+                    ])
+                }
                 None => rows.push(vec![set, na(r)]),
             }
         }
         out.push_str(&columns_ragged(&rows, "    "));
     }
-    if let Some(s) = t.iter().find(|r| {
-        r.data
-            .as_ref()
-            .is_some_and(|d| d.get("seed_reference").is_some())
-    }) {
-        if let Some(rows) = s
-            .data
-            .as_ref()
-            .and_then(|d| d["seed_reference"]["rows"].as_array())
-        {
+    if let Some(reference) = t
+        .iter()
+        .find_map(|r| r.data_as::<SetThroughputData>()?.seed_reference)
+    {
+        if let Some(rows) = reference.rows {
             let _ = writeln!(
                 out,
                 "  seed 000 reference (published, Kunpeng 920 tpmC, 4 cores):"
@@ -1063,11 +1036,11 @@ pub fn render_placement(rs: &[ResultRecord]) -> String {
             let mut tr = Vec::new();
             for r in rows {
                 tr.push(vec![
-                    r["cpus"].as_str().unwrap_or("").to_string(),
-                    r["set"].as_str().unwrap_or("").to_string(),
-                    r["tpmC"].to_string(),
-                    r["relative_pct"]
-                        .as_f64()
+                    r.cpus.unwrap_or_default(),
+                    r.set.unwrap_or_default(),
+                    // As JSON writes it (14460.0; null without a figure).
+                    Value::from(r.tpm_c).to_string(),
+                    r.relative_pct
                         .map(|p| format!("{p:.1}%"))
                         .unwrap_or_default(),
                 ]);
@@ -1083,11 +1056,9 @@ pub fn render_placement(rs: &[ResultRecord]) -> String {
             match r.value {
                 Some(v) => rows.push(vec![
                     name,
-                    r.data
-                        .as_ref()
-                        .and_then(|d| d["policy"].as_str())
-                        .unwrap_or("")
-                        .to_string(),
+                    r.data_as::<MemoryPlacementData>()
+                        .and_then(|d| d.policy)
+                        .unwrap_or_default(),
                     format!("{} ns", fmt_num(v)),
                     r.notes.last().cloned().unwrap_or_default(),
                 ]),

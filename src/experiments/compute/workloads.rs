@@ -24,6 +24,11 @@ use crate::base::CpuSet;
 use crate::counters::group::TargetError;
 use crate::counters::workload::{self as cworkload, ChildStdio, Workload as CWorkload};
 use crate::counters::{events, CounterGroup, Target};
+use crate::experiments::compute::payload::{
+    BcData, BranchOrderRatioData, ComparedTime, LoopNestData, NopLoopData, NotMeasuredTime,
+    NotPublishedTime, OpensslData, PerCopyRow, PublishedComparison, Reference, ReferenceFigure,
+    TimeRow,
+};
 use crate::experiments::compute::simd::{
     compute_policy, counted_data, counted_figures, ghz_at, ordered_cpus, secs_per_figure,
     single_rate_counted,
@@ -95,7 +100,7 @@ pub fn compare_times_in(
     sets: &[PublishedSet],
     rec: &ResultRecord,
     measured_s: f64,
-) -> Option<Value> {
+) -> Option<PublishedComparison<TimeRow>> {
     let matches = published::matches_in(sets, rec);
     let first = matches
         .iter()
@@ -114,7 +119,7 @@ pub fn compare_times_in(
             .iter()
             .find(|f| f.machine == machine && f.metric == metric && in_table(f))
     };
-    let rows: Vec<Value> = machines
+    let rows: Vec<TimeRow> = machines
         .iter()
         .map(|&m| {
             let time = matches
@@ -123,34 +128,42 @@ pub fn compare_times_in(
             let ipc = figure_of(m, "ipc").and_then(|f| f.value);
             let ghz = figure_of(m, "stated_clock").and_then(|f| f.value);
             match time.and_then(|t| t.value) {
-                Some(p) if measured_s > 0.0 => json!({
-                    "cpu": m,
-                    "published_s": p,
-                    "published_ipc": ipc,
-                    "published_ghz": ghz,
-                    "this_machine_speed_pct": p / measured_s * 100.0,
-                    "note": time.and_then(|t| t.figure.note.clone()),
+                Some(p) if measured_s > 0.0 => TimeRow::Compared(ComparedTime {
+                    cpu: m.to_string(),
+                    published_s: p,
+                    published_ipc: ipc,
+                    published_ghz: ghz,
+                    this_machine_speed_pct: p / measured_s * 100.0,
+                    this_machine_speed_pct_by_cpu_time: None,
+                    note: time.and_then(|t| t.figure.note.clone()),
                 }),
-                Some(_) => json!({"cpu": m, "published_s": null, "reason": "no positive time measured here"}),
-                None => json!({
-                    "cpu": m,
-                    "published_s": null,
-                    "published_ghz": ghz,
-                    "reason": "no time published for this machine (the source's table leaves it blank)",
+                Some(_) => TimeRow::NotMeasured(NotMeasuredTime {
+                    cpu: m.to_string(),
+                    published_s: (),
+                    reason: "no positive time measured here".into(),
+                }),
+                None => TimeRow::NotPublished(NotPublishedTime {
+                    cpu: m.to_string(),
+                    published_s: (),
+                    published_ghz: ghz,
+                    reason:
+                        "no time published for this machine (the source's table leaves it blank)"
+                            .into(),
                 }),
             }
         })
         .collect();
-    Some(json!({
-        "label": PUBLISHED_LABEL,
-        "set": set.id,
-        "source": set.source.cite(),
-        "rows": rows,
-    }))
+    Some(PublishedComparison {
+        label: PUBLISHED_LABEL.to_string(),
+        set: Some(set.id.clone()),
+        source: Some(set.source.cite()),
+        rows: Some(rows),
+        ..PublishedComparison::default()
+    })
 }
 
 /// [`compare_times_in`] over the embedded published sets.
-pub fn compare_times(rec: &ResultRecord, measured_s: f64) -> Option<Value> {
+pub fn compare_times(rec: &ResultRecord, measured_s: f64) -> Option<PublishedComparison<TimeRow>> {
     published::all()
         .ok()
         .and_then(|sets| compare_times_in(sets, rec, measured_s))
@@ -161,10 +174,21 @@ pub fn compare_times(rec: &ResultRecord, measured_s: f64) -> Option<Value> {
 /// process count: 1, 32, every logical CPU). Only the same algorithm is
 /// compared: an aes-256-cbc figure (AES-NI path) is never set beside the
 /// seed's aes-256-ige (no AES-NI path); it gets `label: "not compared"` and why.
-pub fn compare_openssl(alg: &str, copies: usize, bytes: u32, measured_mb_s: f64) -> Value {
+pub fn compare_openssl(
+    alg: &str,
+    copies: usize,
+    bytes: u32,
+    measured_mb_s: f64,
+) -> PublishedComparison<PerCopyRow> {
+    let not_compared = |reason: String, set: Option<String>| PublishedComparison {
+        label: "not compared".into(),
+        reason: Some(reason),
+        set,
+        ..PublishedComparison::default()
+    };
     let set = match published::by_id(OPENSSL_SET) {
         Ok(s) => s,
-        Err(e) => return json!({"label": "not compared", "reason": format!("{e:#}")}),
+        Err(e) => return not_compared(format!("{e:#}"), None),
     };
     let figs: Vec<&Figure> = set
         .figures
@@ -179,61 +203,71 @@ pub fn compare_openssl(alg: &str, copies: usize, bytes: u32, measured_mb_s: f64)
         let mut algs: Vec<&str> = set.figures.iter().map(|f| f.metric.as_str()).collect();
         algs.sort_unstable();
         algs.dedup();
-        return json!({
-            "label": "not compared",
-            "reason": format!(
+        return not_compared(
+            format!(
                 "the seed's figures are {} (no AES-NI code path in OpenSSL); this is {alg}, a different mode and code path",
                 algs.join(", ")
             ),
-            "set": set.id,
-        });
+            Some(set.id.clone()),
+        );
     }
     let per_copy_here = measured_mb_s / copies.max(1) as f64;
-    let rows: Vec<Value> = figs
+    let rows: Vec<PerCopyRow> = figs
         .iter()
         .filter_map(|f| {
             let v = f.value?;
             let n = f.params.get("process_count")?.as_u64()?.max(1);
             let total = v / 1000.0;
             let per_copy_pub = total / n as f64;
-            Some(json!({
-                "cpu": f.machine,
-                "published_processes": param_str(f, "processes"),
-                "published_copies": n,
-                "published_mb_s_total": total,
-                "published_mb_s_per_copy": per_copy_pub,
-                "this_machine_mb_s_per_copy": per_copy_here,
-                "this_machine_per_copy_pct": per_copy_here / per_copy_pub * 100.0,
-            }))
+            Some(PerCopyRow {
+                cpu: f.machine.clone(),
+                published_processes: param_str(f, "processes"),
+                published_copies: n,
+                published_mb_s_total: total,
+                published_mb_s_per_copy: per_copy_pub,
+                this_machine_mb_s_per_copy: per_copy_here,
+                this_machine_per_copy_pct: per_copy_here / per_copy_pub * 100.0,
+            })
         })
         .collect();
-    json!({
-        "label": format!("{PUBLISHED_LABEL}, {bytes}-byte blocks, per copy"),
-        "bytes": bytes,
-        "set": set.id,
-        "source": set.source.cite(),
-        "rows": rows,
-    })
+    PublishedComparison {
+        label: format!("{PUBLISHED_LABEL}, {bytes}-byte blocks, per copy"),
+        bytes: Some(bytes),
+        set: Some(set.id.clone()),
+        source: Some(set.source.cite()),
+        rows: Some(rows),
+        reason: None,
+    }
 }
 
 /// A published set kept as reference only (a different binary or
 /// workload): its figures, labelled, never compared.
-pub fn published_reference(id: &str) -> Value {
+pub fn published_reference(id: &str) -> Reference {
     match published::by_id(id) {
-        Ok(s) => json!({
-            "label": format!("{PUBLISHED_LABEL}: reference only, not the same binary"),
-            "set": s.id,
-            "source": s.source.cite(),
-            "workload": s.workload,
-            "figures": s.figures.iter().map(|f| json!({
-                "machine": f.machine,
-                "metric": f.metric,
-                "unit": f.unit,
-                "value": f.value,
-                "params": f.params,
-            })).collect::<Vec<_>>(),
-        }),
-        Err(e) => json!({"label": "not available", "reason": format!("{e:#}")}),
+        Ok(s) => Reference {
+            label: format!("{PUBLISHED_LABEL}: reference only, not the same binary"),
+            set: Some(s.id.clone()),
+            source: Some(s.source.cite()),
+            workload: Some(s.workload.clone()),
+            figures: Some(
+                s.figures
+                    .iter()
+                    .map(|f| ReferenceFigure {
+                        machine: f.machine.clone(),
+                        metric: f.metric.clone(),
+                        unit: f.unit.clone(),
+                        value: f.value,
+                        params: f.params.clone(),
+                    })
+                    .collect(),
+            ),
+            reason: None,
+        },
+        Err(e) => Reference {
+            label: "not available".into(),
+            reason: Some(format!("{e:#}")),
+            ..Reference::default()
+        },
     }
 }
 
@@ -775,15 +809,16 @@ fn bc_record(
         )
         .with_samples(samples);
     let (ghz, ghz_src) = ghz_at(ctx.facts, "1");
-    let mut data = json!({
-        "cpu": cpu,
-        "command": cmd.display(),
-        "bc": bc.display().to_string(),
-        "ghz_single": ghz,
-        "ghz_source": ghz_src,
-        "cpu_s": cpu_s,
-    });
-    merge(&mut data, counted_data(&windows));
+    let mut data = BcData {
+        cpu,
+        command: cmd.display(),
+        bc: bc.display().to_string(),
+        ghz_single: ghz,
+        ghz_source: ghz_src,
+        cpu_s,
+        counted: counted_data(&windows),
+        published: None,
+    };
     if let (Some(w), Some(c)) = (wall_med, cpu_med) {
         if c < 0.9 * w {
             rec = rec.with_note(&format!(
@@ -797,25 +832,20 @@ fn bc_record(
     }
     if let Some(v) = rec.value {
         if let Some(mut c) = compare_times(&rec, v) {
-            if let (Some(cm), Some(rows)) = (cpu_med, c["rows"].as_array_mut()) {
-                for row in rows {
-                    if let Some(p) = row["published_s"].as_f64() {
-                        row["this_machine_speed_pct_by_cpu_time"] = json!(p / cm * 100.0);
-                    }
+            let compared = c.rows.iter_mut().flatten().filter_map(|r| match r {
+                TimeRow::Compared(t) => Some(t),
+                _ => None,
+            });
+            for row in compared {
+                if let Some(cm) = cpu_med {
+                    row.this_machine_speed_pct_by_cpu_time = Some(row.published_s / cm * 100.0);
                 }
+                rec = rec.with_note(&format!(
+                    "vs {} (published {:.2} s): this machine runs at {:.0}% of its speed",
+                    row.cpu, row.published_s, row.this_machine_speed_pct
+                ));
             }
-            for row in c["rows"].as_array().cloned().unwrap_or_default() {
-                if let (Some(cpu), Some(p), Some(t)) = (
-                    row["cpu"].as_str(),
-                    row["this_machine_speed_pct"].as_f64(),
-                    row["published_s"].as_f64(),
-                ) {
-                    rec = rec.with_note(&format!(
-                        "vs {cpu} (published {t:.2} s): this machine runs at {p:.0}% of its speed"
-                    ));
-                }
-            }
-            data["published"] = c;
+            data.published = Some(c);
         }
     }
     let figures = counted_figures(
@@ -825,18 +855,12 @@ fn bc_record(
         true,
     );
     rec = rec
-        .with_data(data)
+        .with_payload(&data)
         .with_counters(counted::to_value(&windows));
     Ok((rec, figures))
 }
 
 /// Add the fields of `extra` (an object) to `data` (an object).
-fn merge(data: &mut Value, extra: Value) {
-    if let (Some(d), Value::Object(e)) = (data.as_object_mut(), extra) {
-        d.extend(e);
-    }
-}
-
 fn emit(
     out: &mut dyn FnMut(ResultRecord) -> Result<()>,
     r: Result<WithFigures>,
@@ -1094,26 +1118,23 @@ fn openssl_record(
         .with_samples(vec![mbs])
         .with_note(&choice.note);
     let windows = [counted];
-    let mut data = json!({
-        "command": cmd.display(),
-        "cpus": cpus.to_string(),
-        "copies": copies,
-    });
-    merge(&mut data, counted_data(&windows));
     // Only the same algorithm is compared: CBC (AES-NI) never beside IGE.
     let c = compare_openssl(&choice.algorithm, copies, bytes, mbs);
     if copies == 1 && bytes == MAIN_BLOCK_BYTES {
-        for row in c["rows"].as_array().cloned().unwrap_or_default() {
-            if let (Some(cpu), Some(p), Some(1)) = (
-                row["cpu"].as_str(),
-                row["this_machine_per_copy_pct"].as_f64(),
-                row["published_copies"].as_u64(),
-            ) {
-                rec = rec.with_note(&format!("vs {cpu} (published, 1 copy): {p:.0}% per copy"));
-            }
+        for row in c.rows.iter().flatten().filter(|r| r.published_copies == 1) {
+            rec = rec.with_note(&format!(
+                "vs {} (published, 1 copy): {:.0}% per copy",
+                row.cpu, row.this_machine_per_copy_pct
+            ));
         }
     }
-    data["published"] = c;
+    let data = OpensslData {
+        command: cmd.display(),
+        cpus: cpus.to_string(),
+        copies,
+        counted: counted_data(&windows),
+        published: c,
+    };
     // IPC and GHz per process count at the seed's main block size: the
     // IPC-versus-processes curve of seed 000's openssl charts.
     let figures = if bytes == MAIN_BLOCK_BYTES {
@@ -1124,7 +1145,7 @@ fn openssl_record(
         Vec::new()
     };
     (
-        rec.with_data(data)
+        rec.with_payload(&data)
             .with_counters(counted::to_value(&windows)),
         figures,
     )
@@ -1422,17 +1443,17 @@ fn nop_loop_record(
             ghz.unwrap_or(0.0)
         ));
     }
-    let mut data = json!({
-        "cpu": cpu,
-        "instructions_per_iteration": NOP_LOOP_INSNS,
-        "ipc_from_instruction_count": ipc,
-        "ghz": ghz,
-        "ghz_source": ghz_src,
-        "published": published_reference(CPU_BOUND_SET),
-    });
-    merge(&mut data, counted_data(windows));
+    let data = NopLoopData {
+        cpu,
+        instructions_per_iteration: NOP_LOOP_INSNS,
+        ipc_from_instruction_count: ipc,
+        ghz,
+        ghz_source: ghz_src.to_string(),
+        published: published_reference(CPU_BOUND_SET),
+        counted: counted_data(windows),
+    };
     rec.with_note(&cpu_bound_note())
-        .with_data(data)
+        .with_payload(&data)
         .with_counters(counted::to_value(windows))
 }
 
@@ -1468,21 +1489,21 @@ fn loop_nest_record(
         _ => None,
     };
     let c = &windows[0];
-    let mut data = json!({
-        "cpu": cpu,
-        "seed_shape": seed_shape,
-        "middle": mid,
-        "inner": inner,
-        "instructions_per_inner_iteration": insns,
-        "ipc_from_instruction_count": ipc,
-        "ghz": ghz,
-        "branch_misses": c.value("branch-misses").ok(),
-        "branch_misses_reason": c.value("branch-misses").err(),
-        "branch_miss_pct": c.metrics.branch_miss_pct,
-        "branch_miss_pct_reason": c.metrics.missing.get("branch_miss_pct"),
-    });
-    merge(&mut data, counted_data(windows));
-    rec.with_data(data)
+    let data = LoopNestData {
+        cpu,
+        seed_shape: seed_shape.to_string(),
+        middle: mid,
+        inner,
+        instructions_per_inner_iteration: insns,
+        ipc_from_instruction_count: ipc,
+        ghz,
+        branch_misses: c.value("branch-misses").ok(),
+        branch_misses_reason: c.value("branch-misses").err(),
+        branch_miss_pct: c.metrics.branch_miss_pct,
+        branch_miss_pct_reason: c.metrics.missing.get("branch_miss_pct").cloned(),
+        counted: counted_data(windows),
+    };
+    rec.with_payload(&data)
         .with_counters(counted::to_value(windows))
 }
 
@@ -1498,7 +1519,9 @@ fn branch_order_ratio_record(per_inner: &[(String, f64)]) -> Option<ResultRecord
             METHOD_VERSION,
         )
         .with_note(&branch_order_note())
-        .with_data(json!({"published": published_reference(BRANCH_ORDER_SET)}));
+        .with_payload(&BranchOrderRatioData {
+            published: published_reference(BRANCH_ORDER_SET),
+        });
     r.value = Some(ratio);
     Some(r)
 }
@@ -1574,7 +1597,7 @@ mod tests {
             let s = published::by_id(id).unwrap();
             assert!(s.source.seed.starts_with(&id[4..7]), "{id}");
         }
-        let r = published_reference(CPU_BOUND_SET);
+        let r = serde_json::to_value(published_reference(CPU_BOUND_SET)).unwrap();
         assert_eq!(r["set"], CPU_BOUND_SET);
         assert!(r["label"].as_str().unwrap().contains("reference only"));
         assert!(r["source"].as_str().unwrap().starts_with("000_"));
@@ -1584,7 +1607,10 @@ mod tests {
 
     #[test]
     fn time_comparison_is_relative_speed() {
-        let c = compare_times(&bc_rec(BC_POW, ("exp", 999_999)), 18.603323495).unwrap();
+        let c = serde_json::to_value(
+            compare_times(&bc_rec(BC_POW, ("exp", 999_999)), 18.603323495).unwrap(),
+        )
+        .unwrap();
         assert_eq!(c["label"], PUBLISHED_LABEL);
         assert_eq!(c["set"], "seed000-bc");
         let rows = c["rows"].as_array().unwrap();
@@ -1597,7 +1623,8 @@ mod tests {
         assert_eq!(intel["published_ipc"], 2.19);
         assert_eq!(intel["published_ghz"], 2.5);
         // FT2500 pi: no time published, said so; its stated clock kept.
-        let p = compare_times(&bc_rec(BC_PI, ("scale", 5000)), 20.0).unwrap();
+        let p = serde_json::to_value(compare_times(&bc_rec(BC_PI, ("scale", 5000)), 20.0).unwrap())
+            .unwrap();
         let ft = p["rows"]
             .as_array()
             .unwrap()
@@ -1621,7 +1648,7 @@ mod tests {
     #[test]
     fn openssl_comparison_per_copy_and_never_cbc_with_ige() {
         // Kunpeng single copy: 143196.16 kB/s = 143.19616 MB/s.
-        let c = compare_openssl("aes-256-ige", 1, 8192, 143.19616);
+        let c = serde_json::to_value(compare_openssl("aes-256-ige", 1, 8192, 143.19616)).unwrap();
         assert!(c["label"].as_str().unwrap().starts_with(PUBLISHED_LABEL));
         let rows = c["rows"].as_array().unwrap();
         assert_eq!(rows.len(), 9, "3 machines × 1, 32, all processes");
@@ -1642,7 +1669,7 @@ mod tests {
             .unwrap();
         assert_eq!(all["published_copies"], 96);
         // CBC is never set beside the seed's IGE.
-        let cbc = compare_openssl("aes-256-cbc", 1, 8192, 1000.0);
+        let cbc = serde_json::to_value(compare_openssl("aes-256-cbc", 1, 8192, 1000.0)).unwrap();
         assert_eq!(cbc["label"], "not compared");
         assert!(cbc["rows"].is_null());
         assert!(cbc["reason"].as_str().unwrap().contains("aes-256-ige"));
@@ -1663,10 +1690,10 @@ mod tests {
                 assert_eq!(published::matches_for(&r).len(), 3, "{bytes} B, {copies}");
             }
             // Kunpeng, 16-byte blocks, 1 process: 133174.89 kB/s.
-            let c = compare_openssl("aes-256-ige", 1, bytes, 1.0);
+            let c = serde_json::to_value(compare_openssl("aes-256-ige", 1, bytes, 1.0)).unwrap();
             assert_eq!(c["rows"].as_array().unwrap().len(), 9, "{bytes}");
         }
-        let c16 = compare_openssl("aes-256-ige", 1, 16, 133.17489);
+        let c16 = serde_json::to_value(compare_openssl("aes-256-ige", 1, 16, 133.17489)).unwrap();
         let k16 = c16["rows"]
             .as_array()
             .unwrap()
@@ -1709,7 +1736,7 @@ mod tests {
             Ok(i) => assert!(i > 0.0),
             Err(w) => assert!(!w.is_empty()),
         }
-        let d = counted_data(std::slice::from_ref(&c));
+        let d = serde_json::to_value(counted_data(std::slice::from_ref(&c))).unwrap();
         assert_eq!(d["ipc"].is_null(), c.ipc().is_err());
         assert_eq!(d["ipc_reason"].is_string(), c.ipc().is_err());
         let figs = counted_figures(

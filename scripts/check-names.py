@@ -72,8 +72,6 @@ ALLOW = [
      "a unit suffix parsed from a declared clock (\"2.40GHz\"), not a record"),
     ("machine/topology.rs", ("efficiency",), '"efficiency"]',
      "a core type's name (performance / efficiency cores), not a record"),
-    ("report/advice.rs", ("matrix",), '"matrix"',
-     "the name of a data field (data.matrix vs data.matrix_ns) cited as evidence, not the figure"),
     ("report/advice.rs", ("simd",), '"isa", "simd"',
      "a params key that may name a SIMD level on any record, not the simd experiment"),
     ("report/compare/mod.rs", ("L3",), '("L3", l3)',

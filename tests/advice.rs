@@ -1,6 +1,8 @@
 //! Advice rules on hand-made runs: each rule has a run that triggers it and
 //! one that does not; every finding carries evidence from the run.
 
+use cpuscope::experiments::memory::numa_matrix;
+use cpuscope::experiments::memory::payload::NumaMatrixData;
 use cpuscope::report::advice::{self, Finding, RULES};
 use cpuscope::results::schema::{Environment, ResultRecord, Run, RunStatus};
 use serde_json::{json, Value};
@@ -190,15 +192,45 @@ fn remote_memory_much_slower() {
     );
 }
 
+/// numa_matrix's matrix record: latency (ns) from the CPUs of each node of
+/// `rows` to the memory of each of `targets`.
+fn numa_matrix_of(
+    rows: &[usize],
+    targets: &[&str],
+    latency_ns: Vec<Vec<Option<f64>>>,
+) -> ResultRecord {
+    fixed("numa_matrix", "matrix", "ratio", false, 1.0).with_payload(&NumaMatrixData {
+        rows: rows.to_vec(),
+        targets: targets.iter().map(|t| t.to_string()).collect(),
+        latency_ns,
+        ..NumaMatrixData::default()
+    })
+}
+
 #[test]
 fn remote_latency_from_a_matrix() {
-    let m = fixed("memory", "node_latency", "ns", false, 100.0)
-        .with_data(json!({"nodes": [0, 1], "matrix": [[80.0, 160.0], [158.0, 81.0]]}));
+    // Node × node (and interleave, which is no node) latency in numa_matrix's
+    // matrix record, without its per-pair records.
+    let m = numa_matrix_of(
+        &[0, 1],
+        &["0", "1", "interleave"],
+        vec![
+            vec![Some(80.0), Some(160.0), Some(120.0)],
+            vec![Some(158.0), Some(81.0), Some(119.0)],
+        ],
+    );
+    assert!(m.is(numa_matrix::MATRIX));
     let f = fires(
         &run_with(two_nodes(json!({})), vec![m]),
         "remote-local-latency",
     );
-    assert!(f.evidence.iter().any(|e| e.source.contains("data.matrix")));
+    assert!(f
+        .evidence
+        .iter()
+        .any(|e| e.source.contains("numa_matrix:matrix") && e.source.contains("data.latency_ns")));
+    // One node: no remote figure, no advice.
+    let one = numa_matrix_of(&[0], &["0"], vec![vec![Some(80.0)]]);
+    silent(&run_with(one_node(), vec![one]), "remote-local-latency");
 }
 
 /// Four nodes: SLIT says 0→1 is near (12) and 0→3 far (22); the measurement can say otherwise.
@@ -229,9 +261,9 @@ fn declared_distances_against_measured() {
     let f = fires(&run_with(four_nodes(), disagree), "distances-vs-measured");
     assert!(f.title.contains("0→1"), "{}", f.title);
     assert!(f.evidence.iter().any(|e| e.source.contains("distances")));
-    // A node × node memory-latency matrix (data.nodes + data.matrix): SLIT
-    // says every remote pair is equal (20), the measurement says 0↔2 is 50%
-    // slower.
+    // A node × node memory-latency matrix (numa_matrix's matrix record):
+    // SLIT says every remote pair is equal (20), the measurement says 0↔2 is
+    // 50% slower.
     let m = json!({
         "threads": [{"cpu": 0, "node": 0}, {"cpu": 1, "node": 0}, {"cpu": 2, "node": 1},
                     {"cpu": 3, "node": 1}, {"cpu": 4, "node": 2}, {"cpu": 5, "node": 2}],
@@ -246,11 +278,10 @@ fn declared_distances_against_measured() {
         (0, 2) | (2, 0) => 210.0,
         _ => 140.0,
     };
-    let nodes: Vec<Vec<Value>> = (0..3)
-        .map(|a| (0..3).map(|b| json!(cost(a, b))).collect())
+    let nodes: Vec<Vec<Option<f64>>> = (0..3)
+        .map(|a| (0..3).map(|b| Some(cost(a, b))).collect())
         .collect();
-    let mem = fixed("numa_matrix", "latency", "ns", false, 100.0)
-        .with_data(json!({"nodes": [0, 1, 2], "matrix": nodes}));
+    let mem = numa_matrix_of(&[0, 1, 2], &["0", "1", "2"], nodes);
     let f = fires(&run_with(m.clone(), vec![mem]), "distances-vs-measured");
     assert!(f.title.contains("declared equal to"), "{}", f.title);
     // A core-to-core matrix over CPUs (data.cpus) with the same shape is

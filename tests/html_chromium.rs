@@ -11,6 +11,8 @@ mod skip;
 #[path = "common/synthetic_fleet.rs"]
 mod synthetic_fleet;
 
+use cpuscope::experiments::memory::latency;
+use cpuscope::experiments::memory::payload::{CurveData, CurvePoint};
 use cpuscope::report::{compare, fleet, html};
 use cpuscope::results::schema::{Environment, ResultRecord, Run, RunStatus};
 use serde_json::json;
@@ -143,14 +145,26 @@ fn run(host: &str, ghz: f64, lat_scale: f64) -> Run {
             .with_param("threads", "per_core")
             .with_samples(vec![ghz * 0.85, ghz * 0.86, ghz * 0.84])
             .with_data(json!({"per_thread_ghz": vec![ghz * 0.85; 4]})),
-        ResultRecord::new("memory", "latency", "ns", false)
+        ResultRecord::of(latency::CURVE, "ns", false)
             .with_param("pattern", "random")
             .with_samples(vec![90.0 * lat_scale, 91.0 * lat_scale, 89.0 * lat_scale])
-            .with_data(json!({"curve": {
-                "x": "buffer size", "x_unit": "bytes", "y_unit": "ns", "log_x": true,
-                "points": [[16384, 1.2 * lat_scale], [262144, 4.0 * lat_scale],
-                           [4194304, 12.0 * lat_scale], [67108864, 90.0 * lat_scale]]
-            }})),
+            .with_payload(&CurveData {
+                points: [
+                    (16384, 1.2),
+                    (262144, 4.0),
+                    (4194304, 12.0),
+                    (67108864, 90.0),
+                ]
+                .into_iter()
+                .map(|(bytes, ns)| CurvePoint {
+                    bytes,
+                    ns: ns * lat_scale,
+                    min: ns * lat_scale,
+                    ..CurvePoint::default()
+                })
+                .collect(),
+                ..CurveData::default()
+            }),
         ResultRecord::unavailable("c2c", "latency", "ns", "one CPU only"),
     ];
     for (k, bw) in [(1, 10.0), (2, 18.0), (4, 19.0)] {
@@ -183,8 +197,8 @@ fn report_and_comparison_render_in_chromium() {
     let c = compare::compare(&runs, 0, true).unwrap();
     let page = compare::html::render(&c, &runs);
     let n = check_in_browser(&bin, "compare", &page, &shots.join("compare.png"));
-    // Geometric mean, one relative chart per experiment (2), one overlaid
-    // curve (memory latency), published figures beside frequency (2).
+    // Geometric mean, one relative chart per experiment (3), one overlaid
+    // curve (the latency curve), published figures beside frequency (2).
     assert!(n >= 6, "only {n} charts on the comparison page");
     assert!(page.contains("<polyline"), "no overlaid curve");
     assert!(page.contains("not measured here"));

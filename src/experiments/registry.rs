@@ -1,17 +1,19 @@
 //! The registry, the top floor of experiments/: every experiment paired
-//! with its renderers, in the order `cpuscope run` performs them. The one
-//! place `run`, the summary and the HTML report learn about experiments; no
-//! experiment imports a renderer, and nothing in experiments/ imports this.
+//! with its renderers (and the curves its records carry), in the order
+//! `cpuscope run` performs them. The one place `run`, the summary, the HTML
+//! report and the comparison page learn about experiments; no experiment
+//! imports a renderer, and nothing in experiments/ imports this.
 
 use crate::experiments::coherence::{self, c2c, sync};
 use crate::experiments::compute::{self, peak, placement_study, rate, simd, workloads};
 use crate::experiments::experiment::Experiment;
+use crate::experiments::memory::curves::{self, Curve};
 use crate::experiments::memory::{
     self, bandwidth, latency, loaded_latency, numa_matrix, seed_loops, tlb_reach,
 };
 use crate::experiments::state::{self, frequency, softirq};
 use crate::experiments::tune::{self, study};
-use crate::results::schema::Run;
+use crate::results::schema::{ResultRecord, Run};
 use anyhow::{bail, Result};
 
 /// An experiment and how its records are shown.
@@ -23,11 +25,19 @@ pub struct Entry {
     /// Its charts and tables in the HTML report (every figure is also in the
     /// report's results table); empty: none.
     pub html: fn(&Run) -> String,
+    /// The curves one of its records carries, which the comparison page
+    /// overlays run by run; empty: none.
+    pub curves: fn(&ResultRecord) -> Vec<Curve>,
 }
 
 /// No charts or tables of its own.
 fn no_html(_: &Run) -> String {
     String::new()
+}
+
+/// No curves in its records.
+fn no_curves(_: &ResultRecord) -> Vec<Curve> {
+    Vec::new()
 }
 
 /// Every experiment with its renderers, in the order `run` performs them
@@ -39,84 +49,109 @@ pub fn registry() -> Vec<Entry> {
             experiment: &frequency::Frequency,
             text: |run| state::text::frequency(&run.results),
             html: state::html::frequency,
+            curves: no_curves,
         },
         Entry {
             experiment: &softirq::Softirq,
             text: |run| state::text::softirq(&run.results),
             html: no_html,
+            curves: no_curves,
         },
         Entry {
             experiment: &latency::Latency,
             text: |run| memory::text::section(run, latency::EXP),
             html: |run| memory::html::latency_chart(&memory::html::records(run)),
+            curves: curves::latency,
         },
         Entry {
             experiment: &tlb_reach::TlbReach,
             text: memory::text::tlb_reach,
             html: no_html,
+            curves: no_curves,
         },
         Entry {
             experiment: &bandwidth::Bandwidth,
             text: |run| memory::text::section(run, bandwidth::EXP),
             html: |run| memory::html::bandwidth_chart(&memory::html::records(run)),
+            curves: curves::saturation,
         },
         Entry {
             experiment: &numa_matrix::NumaMatrix,
             text: |run| memory::text::section(run, numa_matrix::EXP),
             html: |run| memory::html::numa_tables(&memory::html::records(run)),
+            curves: no_curves,
         },
         Entry {
             experiment: &loaded_latency::LoadedLatency,
             text: |run| memory::text::section(run, loaded_latency::EXP),
             html: |run| memory::html::loaded_chart(&memory::html::records(run)),
+            curves: curves::loaded,
         },
         Entry {
             experiment: &seed_loops::SeedLoops,
             text: |run| memory::text::section(run, seed_loops::EXP),
             html: no_html,
+            curves: no_curves,
         },
         Entry {
             experiment: &c2c::C2c,
             text: |run| coherence::text::render_summary(&run.results),
             html: coherence::html::c2c_charts,
+            curves: no_curves,
         },
         Entry {
             experiment: &sync::SyncCosts,
             text: |run| coherence::text::render_sync_summary(&run.results),
             html: coherence::html::sync_charts,
+            curves: no_curves,
         },
         Entry {
             experiment: &simd::Simd,
             text: |run| compute::text::render_simd_configurations(&run.results),
             html: |run| compute::html::simd_table(run) + &compute::html::peak_section(run),
+            curves: no_curves,
         },
         Entry {
             // Its figures are shown by simd's section and peak table.
             experiment: &peak::Peak,
             text: |_| String::new(),
             html: no_html,
+            curves: no_curves,
         },
         Entry {
             experiment: &workloads::Workloads,
             text: |run| compute::text::render_workloads(&run.results),
             html: compute::html::published_section,
+            curves: no_curves,
         },
         Entry {
             experiment: &rate::Rate,
             text: |run| compute::text::render_rate(&run.results),
             html: compute::html::rate_section,
+            curves: no_curves,
         },
         Entry {
             experiment: &placement_study::PlacementStudy,
             text: |run| compute::text::render_placement(&run.results),
             html: compute::html::placement_section,
+            curves: no_curves,
         },
         Entry {
             experiment: &study::Tune,
             text: tune::text::render,
             html: tune::html::render,
+            curves: no_curves,
         },
     ]
+}
+
+/// The curves record `rec` carries, as its experiment declares them
+/// ([`Entry::curves`]); none for an experiment not registered.
+pub fn curves_of(rec: &ResultRecord) -> Vec<Curve> {
+    registry()
+        .into_iter()
+        .find(|e| e.experiment.name() == rec.experiment)
+        .map_or_else(Vec::new, |e| (e.curves)(rec))
 }
 
 /// Every experiment, in run order.

@@ -19,8 +19,8 @@
 
 use crate::base::fmt::{fmt_num, for_terminal};
 use crate::experiments::common::{Placement, PLACEMENT_PARAM};
-use crate::experiments::memory::bandwidth;
-use crate::experiments::memory::payload::BandwidthData;
+use crate::experiments::memory::payload::{BandwidthData, NumaMatrixData};
+use crate::experiments::memory::{bandwidth, numa_matrix};
 use crate::experiments::state::frequency;
 use crate::experiments::state::payload::{SingleCoreData, TeamClockData};
 use crate::machine::MachineInfo;
@@ -230,40 +230,13 @@ const MEM_NODE_PARAMS: &[&str] = &[
 ];
 
 /// Measured latency from CPU node to memory node, with the evidence source
-/// of each entry: from per-pair records (params cpu_node/mem_node...) or a
-/// record whose data holds a node × node `matrix`. A core-to-core (CPU × CPU)
+/// of each entry: from per-pair records (params cpu_node/mem_node...) or
+/// numa_matrix's matrix record (`NumaMatrixData`). A core-to-core (CPU × CPU)
 /// matrix is not memory latency and is not read here.
 struct NodeLatency {
     /// (cpu node, memory node) → (ns, source, noisy)
     pairs: BTreeMap<(usize, usize), (f64, String, bool)>,
     what: String,
-}
-
-fn matrix_of(d: &Value) -> Option<Vec<Vec<Option<f64>>>> {
-    let rows = d.get("matrix").or_else(|| d.get("matrix_ns"))?.as_array()?;
-    let m: Vec<Vec<Option<f64>>> = rows
-        .iter()
-        .map(|r| {
-            r.as_array()
-                .map(|a| a.iter().map(Value::as_f64).collect())
-                .unwrap_or_default()
-        })
-        .collect();
-    let n = m.len();
-    (n >= 2 && m.iter().all(|r| r.len() == n)).then_some(m)
-}
-
-fn labels_of(d: &Value, key: &str, n: usize) -> Vec<usize> {
-    d.get(key)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_u64)
-                .map(|x| x as usize)
-                .collect::<Vec<_>>()
-        })
-        .filter(|v| v.len() == n)
-        .unwrap_or_else(|| (0..n).collect())
 }
 
 fn node_latency(run: &Run) -> Option<NodeLatency> {
@@ -321,39 +294,39 @@ fn node_latency(run: &Run) -> Option<NodeLatency> {
             });
         }
     }
-    // 2. A matrix in a latency record's data.
-    for r in &run.results {
-        if r.unit != "ns" {
+    // 2. numa_matrix's matrix record: latency from the CPUs of each node
+    //    (rows) to the memory of each node (the node targets; interleave is
+    //    no node). A core-to-core (CPU × CPU) matrix is the cost of moving a
+    //    cache line between cores, not of reaching another node's memory,
+    //    and is never read as one.
+    for r in run.records(numa_matrix::MATRIX) {
+        let Some(d) = r.data_as::<NumaMatrixData>() else {
             continue;
-        }
-        let Some(d) = &r.data else { continue };
-        let Some(mx) = matrix_of(d) else { continue };
-        let n = mx.len();
-        let field = if d.get("matrix").is_some() {
-            "matrix"
-        } else {
-            "matrix_ns"
         };
-        let src = format!("result {} (data.{field})", r.key);
-        // Memory latency only: a CPU × CPU matrix (core-to-core, data.cpus)
-        // is the cost of moving a cache line between cores, not of reaching
-        // another node's memory, and is never read as one.
-        if d.get("cpus").is_some() {
-            continue;
-        }
-        let nodes = labels_of(d, "nodes", n);
+        let src = format!("result {} (data.latency_ns)", r.key);
         let mut pairs = BTreeMap::new();
-        for (i, row) in mx.iter().enumerate() {
-            for (j, v) in row.iter().enumerate() {
+        for (i, row) in d.rows.iter().enumerate() {
+            for (j, target) in d.targets.iter().enumerate() {
+                let Ok(mem) = target.parse::<usize>() else {
+                    continue;
+                };
+                let v = d
+                    .latency_ns
+                    .get(i)
+                    .and_then(|l| l.get(j).copied().flatten());
                 if let Some(v) = v {
-                    pairs.insert((nodes[i], nodes[j]), (*v, src.clone(), r.is_noisy()));
+                    pairs.insert((*row, mem), (v, src.clone(), r.is_noisy()));
                 }
             }
         }
-        return Some(NodeLatency {
-            what: format!("{}: {}", r.experiment, r.metric),
-            pairs,
-        });
+        let has_remote = pairs.keys().any(|(c, m)| c != m);
+        let has_local = pairs.keys().any(|(c, m)| c == m);
+        if has_remote && has_local {
+            return Some(NodeLatency {
+                what: format!("{}: {}", r.experiment, r.metric),
+                pairs,
+            });
+        }
     }
     None
 }

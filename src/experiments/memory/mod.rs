@@ -1,8 +1,10 @@
 //! The memory family: latency of every cache level and DRAM, TLB reach,
 //! bandwidth as threads grow, NUMA matrices, loaded latency, the seeds'
-//! loops. `payload` (typed record data) < the experiments < `text`/`html`.
+//! loops. `payload` (typed record data) < the experiments (and `curves`,
+//! what a comparison draws of their records) < `text`/`html`.
 
 pub mod bandwidth;
+pub mod curves;
 pub mod html;
 pub mod latency;
 pub mod loaded_latency;

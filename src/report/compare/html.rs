@@ -5,18 +5,16 @@
 //! published figures beside the runs' own. Every chart is an `svg.chart`
 //! whose marks carry their value in `data-v`.
 //!
-//! Curve data convention (in a result's `data`; see docs/compare.md):
-//! `{"curve": {"points": [[x, y], ...], "x": "buffer size", "x_unit": "bytes",
-//! "y_unit": "ns", "log_x": true}}`, `{"curves": [{"name": ..., "points": ...}, ...]}`,
-//! `{"curve": [[x, y], ...]}` or `{"points": [...]}`. Points are `[x, y]` or
-//! objects: `{"x", "y"}`, or the keys the memory experiments write
-//! (`bytes`/`ns`, `bandwidth_gbs`/`latency_ns`, `threads`/`gbs`...).
+//! The curves of a result are the ones its experiment declares in the
+//! registry (`Entry::curves`, read from its typed payload): the latency
+//! curve, the bandwidth sweep and the loaded-latency curve.
 
 use super::{cell_text, CellState, Comparison, Row};
 use crate::base::fmt::fmt_num;
+use crate::experiments::memory::curves::Curve;
+use crate::experiments::registry::curves_of;
 use crate::report::html::esc;
-use crate::results::schema::{ResultRecord, Run};
-use serde_json::Value;
+use crate::results::schema::Run;
 use std::fmt::Write as _;
 
 const CSS: &str = r#"
@@ -49,124 +47,6 @@ fn color(i: usize) -> &'static str {
 
 fn pct(p: f64) -> String {
     format!("{p:.1}%")
-}
-
-/// One series of points.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Curve {
-    pub name: Option<String>,
-    pub x_label: String,
-    pub x_unit: String,
-    pub y_unit: String,
-    pub log_x: Option<bool>,
-    pub points: Vec<(f64, f64)>,
-}
-
-/// Keys tried, in order, for the x and y of a point given as an object,
-/// with the unit they imply.
-const X_KEYS: &[(&str, &str)] = &[
-    ("x", ""),
-    ("bytes", "bytes"),
-    ("size_bytes", "bytes"),
-    ("working_set_bytes", "bytes"),
-    ("bandwidth_gbs", "GB/s"),
-    ("streams", "streams"),
-    ("threads", "threads"),
-    ("n", ""),
-];
-const Y_KEYS: &[(&str, &str)] = &[
-    ("y", ""),
-    ("ns", "ns"),
-    ("latency_ns", "ns"),
-    ("gbs", "GB/s"),
-    ("median_gbs", "GB/s"),
-    ("value", ""),
-    ("median", ""),
-];
-
-/// A point key and the unit it implies.
-type AxisKey = (&'static str, &'static str);
-
-/// The (x key, y key) of an object point.
-fn keys_of(first: &Value) -> Option<(AxisKey, AxisKey)> {
-    let o = first.as_object()?;
-    let has = |k: &str| o.get(k).is_some_and(Value::is_number);
-    let x = X_KEYS.iter().find(|(k, _)| has(k))?;
-    let y = Y_KEYS.iter().find(|(k, _)| has(k) && *k != x.0)?;
-    Some((*x, *y))
-}
-
-fn point_of(v: &Value, keys: Option<(&str, &str)>) -> Option<(f64, f64)> {
-    let (x, y) = match (v, keys) {
-        (Value::Array(a), _) if a.len() >= 2 => (a[0].as_f64()?, a[1].as_f64()?),
-        (Value::Object(o), Some((xk, yk))) => (o.get(xk)?.as_f64()?, o.get(yk)?.as_f64()?),
-        _ => return None,
-    };
-    (x.is_finite() && y.is_finite()).then_some((x, y))
-}
-
-/// A curve from `{"points": [...], "x": .., "x_unit": .., "y_unit": .., "log_x": ..}`
-/// or from a bare array of points.
-fn curve_of(v: &Value, unit: &str) -> Option<Curve> {
-    let (raw, meta) = match v {
-        Value::Array(a) => (a, None),
-        Value::Object(o) => (o.get("points")?.as_array()?, Some(o)),
-        _ => return None,
-    };
-    // Object points: the keys of the first object point name the axes.
-    let keys = raw.iter().find_map(keys_of);
-    let pts: Vec<(f64, f64)> = raw
-        .iter()
-        .filter_map(|p| point_of(p, keys.map(|(x, y)| (x.0, y.0))))
-        .collect();
-    if pts.len() < 2 {
-        return None;
-    }
-    let s = |k: &str| {
-        meta.and_then(|m| m.get(k))
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    };
-    let (xk, xu) = keys.map(|k| k.0).unwrap_or(("x", ""));
-    let yu = keys.map(|k| k.1 .1).unwrap_or("");
-    Some(Curve {
-        name: s("name"),
-        x_label: s("x").or_else(|| s("x_label")).unwrap_or_else(|| match xk {
-            "bytes" | "size_bytes" | "working_set_bytes" => "working set".to_string(),
-            "bandwidth_gbs" => "memory bandwidth".to_string(),
-            other => other.to_string(),
-        }),
-        x_unit: s("x_unit").unwrap_or_else(|| xu.to_string()),
-        y_unit: s("y_unit").unwrap_or_else(|| {
-            if yu.is_empty() {
-                unit.to_string()
-            } else {
-                yu.to_string()
-            }
-        }),
-        log_x: meta.and_then(|m| m.get("log_x")).and_then(Value::as_bool),
-        points: pts,
-    })
-}
-
-/// The curves a result carries in its `data` (see the module docs).
-pub fn curves_of(rec: &ResultRecord) -> Vec<Curve> {
-    let Some(d) = &rec.data else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    if let Some(c) = d.get("curve").and_then(|c| curve_of(c, &rec.unit)) {
-        out.push(c);
-    }
-    if let Some(a) = d.get("curves").and_then(Value::as_array) {
-        out.extend(a.iter().filter_map(|c| curve_of(c, &rec.unit)));
-    }
-    if out.is_empty() {
-        if let Some(p) = d.get("points") {
-            out.extend(curve_of(p, &rec.unit));
-        }
-    }
-    out
 }
 
 fn axis_ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
@@ -865,6 +745,7 @@ fn published_table(h: &mut String, c: &Comparison) {
 mod tests {
     use super::*;
     use crate::experiments::memory::{bandwidth, latency, loaded_latency};
+    use crate::results::schema::ResultRecord;
 
     #[test]
     fn ticks() {
@@ -878,14 +759,7 @@ mod tests {
 
     #[test]
     fn curves_from_data() {
-        let r = ResultRecord::new("probe", "delay", "ns", false).with_data(serde_json::json!({
-            "curve": {"points": [[4096, 1.2], {"x": 8192, "y": 1.3}, [16384, "bad"]], "x": "size", "x_unit": "bytes"}
-        }));
-        let c = curves_of(&r);
-        assert_eq!(c.len(), 1);
-        assert_eq!(c[0].points, vec![(4096.0, 1.2), (8192.0, 1.3)]);
-        assert_eq!(c[0].y_unit, "ns");
-        // The memory experiments' shapes.
+        // The memory experiments' records, by the registry's declaration.
         let lat = ResultRecord::of(latency::CURVE, "ns", false).with_data(serde_json::json!({
             "points": [{"bytes": 4096, "ns": 1.1, "cv": 0.01}, {"bytes": 1048576, "ns": 9.5, "cv": 0.02}]
         }));
@@ -906,8 +780,12 @@ mod tests {
         let sat = ResultRecord::of(bandwidth::SATURATION_THREADS, "threads", false)
             .with_data(serde_json::json!({"curve": [[1, 10.0], [2, 18.0], [4, 19.0]]}));
         assert_eq!(curves_of(&sat)[0].points.len(), 3);
+        // An experiment that declares no curves has none, whatever its data.
         let none = ResultRecord::new("x", "y", "ns", false).with_data(serde_json::json!({"a": 1}));
         assert!(curves_of(&none).is_empty());
+        let probe = ResultRecord::new("probe", "delay", "ns", false)
+            .with_data(serde_json::json!({"points": [[4096, 1.2], [8192, 1.3]]}));
+        assert!(curves_of(&probe).is_empty());
     }
 
     #[test]

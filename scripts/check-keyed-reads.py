@@ -16,7 +16,10 @@ the number of each printed so nothing is hidden:
     the machine snapshot of older runs);
   - look-ups on receivers that are not a record's data (EXEMPT_RECEIVERS:
     a record's params, the run's options, maps of reasons).
-`.get("…")` is also a map look-up, so the count is an upper bound.
+Also counted: any other use of a record's raw `data` field (`r.data`
+but `data_as`, `.is_none()`, `.is_some()`): a helper handed a key, an
+iteration over its object. `.get("…")` is also a map look-up, so the count
+is an upper bound.
 Prints the total and the files by count (--list: every read). Exits 1 when
 the total is above RATCHET below (or --max N): a ratchet that only goes
 down; lower RATCHET whenever a change removes keyed reads. Run by
@@ -54,6 +57,11 @@ EXEMPT_RECEIVERS = {
 RATCHET = 0
 
 KEYED = re.compile(r'\[\s*"[A-Za-z_][A-Za-z0-9_]*"\s*\]|\.get\(\s*"[^"]*"\s*\)|\.pointer\(')
+
+# A record's raw `data` taken in hand (`r.data.as_ref()?.get(k)`, a helper
+# that reads by a key it is given, `.as_object()` over it): any use of the
+# field but `data_as`, `.is_none()`, `.is_some()`.
+RAW_DATA = re.compile(r'\.data\b(?!_as)(?!\s*\.\s*is_(?:none|some)\(\))')
 
 
 def receiver(text, start):
@@ -123,7 +131,8 @@ def main():
             raw = open(p, encoding="utf-8").read()
             text = code_with_strings(raw)
             tests = test_ranges(rust_lex.blank(raw))
-            for m in KEYED.finditer(text):
+            hits = list(KEYED.finditer(text)) + list(RAW_DATA.finditer(text))
+            for m in sorted(hits, key=lambda m: m.start()):
                 if any(a <= m.start() <= b for a, b in tests):
                     continue
                 if m.group(0).startswith("[") and not is_index(text, m.start()):

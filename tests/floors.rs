@@ -132,3 +132,45 @@ fn keyed_reads_do_not_grow() {
 fn long_functions_do_not_grow() {
     python_check::assert_passes("scripts/fn-lengths.py", "fn-lengths: ok");
 }
+
+#[test]
+fn the_keyed_read_check_catches_what_it_forbids() {
+    let dir = std::env::temp_dir().join(format!("cpuscope-keyed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let src = dir.join("src");
+    let fam = src.join("experiments/fam");
+    std::fs::create_dir_all(&fam).unwrap();
+    // Three reads of a record's data by key: a literal key, and a helper
+    // handed its key (the raw field in hand). Not reads: the typed payload,
+    // a params look-up, an emptiness test, keys in the payload leaf file.
+    std::fs::write(
+        fam.join("text.rs"),
+        r#"fn a(r: &ResultRecord) -> Option<f64> { r.data.as_ref()?.get("x")?.as_f64() }
+fn b(r: &ResultRecord, k: &str) -> Option<f64> { r.data.as_ref()?.get(k)?.as_f64() }
+fn c(r: &ResultRecord) -> Option<Data> { r.data_as::<Data>() }
+fn d(r: &ResultRecord) -> bool { r.params.get("width").is_some() && r.data.is_none() }
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        fam.join("payload.rs"),
+        "fn e(d: &Value) -> &Value { &d[\"x\"] }\n",
+    )
+    .unwrap();
+    let Some(out) = python_check::run_on("scripts/check-keyed-reads.py", &src) else {
+        return;
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains("FAIL: 3 string-keyed read(s) of record data in 1 file(s)"),
+        "{text}"
+    );
+    assert!(text.contains("   3  src/experiments/fam/text.rs"), "{text}");
+    assert!(
+        text.contains("not counted:   1  payload leaf files"),
+        "{text}"
+    );
+    assert!(text.contains("a record's params"), "{text}");
+}

@@ -364,7 +364,7 @@ impl MatrixData {
         if !r.is(c2c::MATRIX) {
             return None;
         }
-        serde_json::from_value(r.data.clone()?).ok()
+        r.data_as()
     }
 
     /// The matrix (medians rounded to 0.1 ns, as stored).

@@ -1281,23 +1281,12 @@ impl TuneView {
     pub fn of(run: &Run) -> Option<TuneView> {
         let candidates: Vec<(ResultRecord, CandidateData)> = run
             .records(SCORE)
-            .map(|r| {
-                let d = r
-                    .data
-                    .clone()
-                    .and_then(|d| serde_json::from_value(d).ok())
-                    .unwrap_or_default();
-                (r.clone(), d)
-            })
+            .map(|r| (r.clone(), r.data_as::<CandidateData>().unwrap_or_default()))
             .collect();
-        let verdict = run.records(VERDICT).next().map(|r| {
-            let d = r
-                .data
-                .clone()
-                .and_then(|d| serde_json::from_value(d).ok())
-                .unwrap_or_default();
-            (r.clone(), d)
-        });
+        let verdict = run
+            .records(VERDICT)
+            .next()
+            .map(|r| (r.clone(), r.data_as::<VerdictData>().unwrap_or_default()));
         if candidates.is_empty() && verdict.is_none() {
             return None;
         }

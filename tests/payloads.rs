@@ -9,9 +9,10 @@ use cpuscope::experiments::coherence::c2c;
 use cpuscope::experiments::coherence::text::MatrixData;
 use cpuscope::experiments::common::LEVEL_NAMES;
 use cpuscope::experiments::compute::payload::{
-    ActualCycleData, BcData, BranchOrderRatioData, ClockData, EfficiencyData, LoopNestData,
-    MemChangeData, MemoryPlacementData, NopLoopData, OneCoreFlopsData, OpensslData,
-    PerCoreFlopsData, PerCycleData, RateData, SetThroughputData, SimdBestData, SimdThroughputData,
+    ActualCycleData, BcData, BranchOrderRatioData, ClockData, EfficiencyData, InstructionRateData,
+    LoopNestData, MemChangeData, MemoryPlacementData, NopLoopData, OneCoreFlopsData, OpensslData,
+    PerCoreFlopsData, PerCycleData, RateData, SetThroughputData, SimdBestData, SimdEfficiencyData,
+    SimdThroughputData, SmtYieldData, VerifiedData,
 };
 use cpuscope::experiments::compute::{peak, placement_study, rate, simd, workloads};
 use cpuscope::experiments::memory::payload::{
@@ -80,6 +81,14 @@ fn compute_kind(r: &ResultRecord) -> Option<(&'static str, Check)> {
     let one_thread = r.params.get("threads").and_then(|v| v.as_str()) == Some("1");
     Some(if r.is(simd::THROUGHPUT) {
         ("SimdThroughputData", round_trip::<SimdThroughputData>)
+    } else if r.is(simd::VERIFIED_VARIANTS) {
+        ("VerifiedData", round_trip::<VerifiedData>)
+    } else if r.is(simd::EFFICIENCY) {
+        ("SimdEfficiencyData", round_trip::<SimdEfficiencyData>)
+    } else if r.is(simd::SMT_YIELD) {
+        ("SmtYieldData", round_trip::<SmtYieldData>)
+    } else if r.is(peak::INSTRUCTION_RATE) {
+        ("InstructionRateData", round_trip::<InstructionRateData>)
     } else if r.is(peak::FMA_FLOPS) && one_thread {
         ("OneCoreFlopsData", round_trip::<OneCoreFlopsData>)
     } else if r.is(peak::FMA_FLOPS) {
@@ -220,6 +229,10 @@ fn recorded_runs_read_as_typed_payloads_without_loss() {
         "EfficiencyData",
         "SetThroughputData",
         "MemoryPlacementData",
+        "VerifiedData",
+        "SimdEfficiencyData",
+        "InstructionRateData",
+        "SmtYieldData",
     ] {
         assert!(
             seen.get(what).copied().unwrap_or(0) > 0,

@@ -10,9 +10,10 @@ use crate::base::pattern::Pattern;
 use crate::base::CpuSet;
 use crate::counters::workload::resolve_command;
 use crate::experiments::experiment::Profile;
+use crate::experiments::tune::payload::Stopped;
 use crate::experiments::tune::study::{
-    self as tune, default_cpus_needed, plan_candidates, Params, Score, ScoreSource, Stopped,
-    ThreadKnob, TuneView, THREADS_PLACEHOLDER,
+    self as tune, default_cpus_needed, plan_candidates, Params, Score, ScoreSource, ThreadKnob,
+    TuneView, THREADS_PLACEHOLDER,
 };
 use crate::experiments::tune::text as tune_text;
 use crate::machine;

@@ -513,3 +513,81 @@ pub struct MemoryPlacementData {
     /// The buffer's page report, as stored.
     pub pages: Value,
 }
+
+/// `simd: verified_variants`'s data: each form's check, by name.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct VerifiedData {
+    pub variants: BTreeMap<String, VariantCheck>,
+}
+
+/// One SIMD form checked against RFC 8439 and the scalar form, or why it
+/// was not.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum VariantCheck {
+    Passed {
+        /// FNV-1a digest of the keystream, hex.
+        digest: String,
+        rfc8439: String,
+        matches_scalar: bool,
+    },
+    Failed {
+        /// Always null.
+        digest: (),
+        reason: String,
+    },
+}
+
+/// `simd: efficiency`'s data.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SimdEfficiencyData {
+    pub threads: usize,
+    pub throughput_mb_s: f64,
+    pub one_thread_mb_s: f64,
+}
+
+/// `simd: smt_yield`'s data.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SmtYieldData {
+    pub per_core_mb_s: f64,
+    pub all_mb_s: f64,
+    pub cores: usize,
+    pub logical: usize,
+}
+
+/// `peak: instruction_rate`'s data: seed 000's formula with the documented
+/// and the seed's stated width, the nop-loop bound, the theory.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct InstructionRateData {
+    pub formula_g_instr_s: Option<f64>,
+    pub formula_seed_stated_g_instr_s: Option<f64>,
+    pub issue_widths: Option<IssueWidths>,
+    pub nop_bound: Option<NopBoundData>,
+    pub threads_per_core: usize,
+    pub smt_factor: f64,
+    pub cores: usize,
+    pub theory: Option<Theory>,
+}
+
+/// The knowledge base's front-end widths (instructions per cycle).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct IssueWidths {
+    pub decode: Option<f64>,
+    pub uop_cache: Option<f64>,
+    pub dispatch: Option<f64>,
+    pub seed_stated_issue_width: Option<f64>,
+}
+
+/// The nop loop's bound: G instructions/s, per core per cycle, its basis.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NopBoundData {
+    pub g_instr_s: f64,
+    pub per_core_per_cycle: f64,
+    pub basis: String,
+}

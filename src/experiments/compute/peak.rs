@@ -19,8 +19,8 @@
 use crate::base::CpuSet;
 use crate::base::Stats;
 use crate::experiments::compute::payload::{
-    ActualCycleData, AgainstTheory, ClockData, KnownCore, OneCoreFlopsData, PerCoreFlopsData,
-    PerCycleData, Theory,
+    ActualCycleData, AgainstTheory, ClockData, InstructionRateData, IssueWidths, KnownCore,
+    NopBoundData, OneCoreFlopsData, PerCoreFlopsData, PerCycleData, Theory,
 };
 use crate::experiments::compute::simd::{compute_policy, secs_per_figure, team_rate};
 use crate::experiments::experiment::{one_cpu_per_core, ExpCtx, Experiment, Profile};
@@ -1304,13 +1304,25 @@ fn capacity_formula(
         (Err(e), _) => rec = rec.with_note(&format!("nop-loop bound not available: {e}")),
         _ => {}
     }
-    let bound_data = bound.as_ref().ok().map(
-        |b| json!({"g_instr_s": b.g_instr_s, "per_core_per_cycle": b.per_cycle, "basis": b.basis}),
-    );
-    let widths = fe.as_ref().map(|f| {
-        json!({"decode": f.decode, "uop_cache": f.uop_cache, "dispatch": f.dispatch, "seed_stated_issue_width": f.seed_stated_issue_width})
+    rec = rec.with_payload(&InstructionRateData {
+        formula_g_instr_s: formula,
+        formula_seed_stated_g_instr_s: formula_seed,
+        issue_widths: fe.as_ref().map(|f| IssueWidths {
+            decode: f.decode,
+            uop_cache: f.uop_cache,
+            dispatch: f.dispatch,
+            seed_stated_issue_width: f.seed_stated_issue_width,
+        }),
+        nop_bound: bound.as_ref().ok().map(|b| NopBoundData {
+            g_instr_s: b.g_instr_s,
+            per_core_per_cycle: b.per_cycle,
+            basis: b.basis.clone(),
+        }),
+        threads_per_core: tpc,
+        smt_factor: smt_factor(tpc),
+        cores,
+        theory: Some(theory),
     });
-    rec = rec.with_data(json!({"formula_g_instr_s": formula, "formula_seed_stated_g_instr_s": formula_seed, "issue_widths": widths, "nop_bound": bound_data, "threads_per_core": tpc, "smt_factor": smt_factor(tpc), "cores": cores, "theory": theory}));
     out(rec)?;
     Ok(())
 }

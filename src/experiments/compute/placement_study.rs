@@ -424,7 +424,7 @@ pub fn run_study(
     let p = plan(ctx.machine, &ctx.cpus, k);
     let mut r = ResultRecord::of(PLAN, "sets", true)
         .with_method("CPU sets chosen by the placement planner from the topology (lowest CPU ids that answer each question)", METHOD_VERSION)
-        .with_data(json!(p));
+        .with_payload(&p);
     r.value = Some(
         p.comparisons
             .iter()

@@ -10,7 +10,10 @@
 //! thread points, pinned single/team throughput).
 
 use crate::base::CpuSet;
-use crate::experiments::compute::payload::{CountedData, SimdBestData, SimdThroughputData};
+use crate::experiments::compute::payload::{
+    CountedData, SimdBestData, SimdEfficiencyData, SimdThroughputData, SmtYieldData, VariantCheck,
+    VerifiedData,
+};
 use crate::experiments::experiment::{one_cpu_per_core, ExpCtx, Experiment, Facts, Profile};
 use crate::harness::counted::{self, Counted};
 use crate::harness::measure::{measure, measure_team, Policy, TeamMeasurement, Warmup};
@@ -556,14 +559,21 @@ pub fn run_study(
 fn verification_record(verified: &[(Variant, Result<u64, String>)]) -> ResultRecord {
     let ok: Vec<&(Variant, Result<u64, String>)> =
         verified.iter().filter(|(_, r)| r.is_ok()).collect();
-    let digests: serde_json::Map<String, Value> = verified
+    let variants = verified
         .iter()
         .map(|(v, r)| {
             (
                 v.name().to_string(),
                 match r {
-                    Ok(d) => json!({"digest": format!("{d:016x}"), "rfc8439": "pass", "matches_scalar": true}),
-                    Err(e) => json!({"digest": null, "reason": e}),
+                    Ok(d) => VariantCheck::Passed {
+                        digest: format!("{d:016x}"),
+                        rfc8439: "pass".into(),
+                        matches_scalar: true,
+                    },
+                    Err(e) => VariantCheck::Failed {
+                        digest: (),
+                        reason: e.clone(),
+                    },
                 },
             )
         })
@@ -573,7 +583,7 @@ fn verification_record(verified: &[(Variant, Result<u64, String>)]) -> ResultRec
             "each supported form checked against RFC 8439 2.3.2 (block at every lane position) and 2.4.2 (encryption), then 35 blocks compared with the scalar form (FNV-1a digest)",
             METHOD_VERSION,
         )
-        .with_data(json!({"variants": digests}));
+        .with_payload(&VerifiedData { variants });
     vr.value = Some(ok.len() as f64);
     if let Some((_, Ok(d))) = ok.first() {
         vr = vr.with_note(&format!(
@@ -689,7 +699,11 @@ fn efficiency_records(
                     "per-thread throughput at this point / throughput of 1 thread (seed 004's efficiency), from the medians",
                     METHOD_VERSION,
                 )
-                .with_data(json!({"threads": n, "throughput_mb_s": t, "one_thread_mb_s": one}));
+                .with_payload(&SimdEfficiencyData {
+                    threads: *n,
+                    throughput_mb_s: *t,
+                    one_thread_mb_s: one,
+                });
             r.value = Some(eff);
             out(r)?;
         }
@@ -740,7 +754,12 @@ fn smt_records(
                             "(throughput at all logical CPUs - at one thread per core) / (per-core throughput per core) / extra hardware threads: what each extra hardware thread adds, as a fraction of a core",
                             METHOD_VERSION,
                         )
-                        .with_data(json!({"per_core_mb_s": pc, "all_mb_s": all, "cores": cores, "logical": logical}))
+                        .with_payload(&SmtYieldData {
+                            per_core_mb_s: pc,
+                            all_mb_s: all,
+                            cores,
+                            logical,
+                        })
                         .with_note(&a);
                     r.value = Some(y);
                     r

@@ -6,7 +6,8 @@
 
 use crate::base::fmt::fmt_num;
 use crate::base::html::esc;
-use crate::experiments::tune::study::{fmt_ratio, TuneView};
+use crate::experiments::tune::payload::fmt_ratio;
+use crate::experiments::tune::study::TuneView;
 use crate::experiments::tune::text::shell_line;
 use crate::results::schema::Run;
 use std::fmt::Write as _;

@@ -1,6 +1,7 @@
 //! The tune family: the user's own command under each placement (`study`),
-//! rendered by `text` and `html`.
+//! its record payloads (`payload`), rendered by `text` and `html`.
 
 pub mod html;
+pub mod payload;
 pub mod study;
 pub mod text;

@@ -4,7 +4,8 @@
 //! records only (the run summary and `tune` itself print the same).
 
 use crate::base::fmt::{columns, fmt_num, for_terminal, for_terminal_lines, is_unsafe_on_terminal};
-use crate::experiments::tune::study::{CandidateData, Params, TuneView, VerdictData, NO_BINDING};
+use crate::experiments::tune::payload::{CandidateData, VerdictData};
+use crate::experiments::tune::study::{Params, TuneView, NO_BINDING};
 use crate::harness::child::COUNT_KEYS;
 use crate::placement::binding::shell_quote;
 use crate::results::schema::{ResultRecord, Run};

@@ -56,8 +56,10 @@ pub const ROUND_OVERHEAD_S: f64 = 0.0005;
 pub const THREAD_START_S: f64 = 0.0002;
 /// Fewest samples per pair the planner goes down to before shortening batches.
 pub const MIN_SAMPLES: usize = 15;
-/// How many budgets the first pass (every method) may take on a slow machine
-/// before the deadline stops it (later passes keep the caller's deadline).
+/// How many budgets each method's first pass may take on a slow machine
+/// before the deadline stops it, counted from that method's own start, so
+/// that a first method slowed down cannot leave the next without its matrix
+/// (later passes keep the caller's deadline).
 pub const FIRST_PASS_SLACK: f64 = 10.0;
 
 /// Fewest samples per pair that a slow machine's rounds are cut to.
@@ -1285,7 +1287,12 @@ pub fn run_plan(
     let mut per: Vec<Vec<MatrixRun>> = plan.methods.iter().map(|_| Vec::new()).collect();
     let t0 = Instant::now();
     let mut skipped_passes = None;
+    // A method of the first pass cut at its own limit: no later pass.
+    let mut first_pass_cut = false;
     'passes: for pass in 0..plan.passes.max(1) {
+        if first_pass_cut {
+            break;
+        }
         // A later pass only repeats pairs already measured: skip it when the
         // passes so far took more than their share of the budget.
         let spent = t0.elapsed().as_secs_f64();
@@ -1300,15 +1307,12 @@ pub fn run_plan(
             let mut prog = |d: usize, t: usize| progress(method, pass, d, t);
             // The first pass gives each method's matrix its every pair: on a
             // machine slower than planned (samples already cut to the fewest)
-            // it may run to FIRST_PASS_SLACK budgets before the stop.
+            // each method may run to FIRST_PASS_SLACK budgets from its own
+            // start before the stop.
             let limit = if pass == 0 {
-                deadline.map(|d| {
-                    d.max(
-                        t0 + std::time::Duration::from_secs_f64(
-                            plan.budget_secs * FIRST_PASS_SLACK,
-                        ),
-                    )
-                })
+                let own = Instant::now()
+                    + std::time::Duration::from_secs_f64(plan.budget_secs * FIRST_PASS_SLACK);
+                deadline.map(|d| d.max(own))
             } else {
                 deadline
             };
@@ -1319,7 +1323,13 @@ pub fn run_plan(
             let stopped = run.stopped.is_some();
             per[mi].push(run);
             if stopped {
-                break 'passes;
+                // Ctrl-C or a later pass past the deadline stops every
+                // method; a first pass cut at its own limit stops only
+                // itself (the next method has its own) and the passes after.
+                if pass > 0 || stop.load(Ordering::Relaxed) {
+                    break 'passes;
+                }
+                first_pass_cut = true;
             }
         }
     }

@@ -8,10 +8,11 @@
 //! and distances, the virt board recognised, and the caches a device tree
 //! leaves out taken from the core's knowledge-base entry with their source.
 
+#[path = "common/bin.rs"]
+mod bin;
 use cpuscope::base::Sysroot;
 use cpuscope::experiments::coherence::infer::Declared;
 use cpuscope::machine::{discover, MachineInfo};
-use std::process::Command;
 
 const TREE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -111,7 +112,7 @@ fn caches_the_device_tree_leaves_out_come_from_the_knowledge_base() {
         .all(|c| c.documented_only && c.size_bytes == Some(1 << 20)));
     // A recorded tree: the line size is not read from this CPU's CTR_EL0.
     assert!(m.caches.iter().all(|c| c.line_bytes.is_none()));
-    let out = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
+    let out = bin::command()
         .args(["info", "--sysroot", TREE])
         .output()
         .unwrap();

@@ -5,6 +5,8 @@
 // The machine structs gain fields on the topology branch; `..Default::default()`
 // keeps these hand-built machines valid on both sides of that merge.
 #![allow(clippy::needless_update)]
+#[path = "common/bin.rs"]
+mod bin;
 #[path = "common/hwloc_trees.rs"]
 mod hwloc_trees;
 #[path = "common/seed_trees.rs"]
@@ -20,7 +22,6 @@ use cpuscope::machine::numa::NumaNode;
 use cpuscope::machine::topology::{Core, Package};
 use cpuscope::machine::MachineInfo;
 use std::collections::BTreeSet;
-use std::process::Command;
 
 fn set(ids: impl IntoIterator<Item = usize>) -> CpuSet {
     CpuSet::from_ids(ids)
@@ -617,10 +618,7 @@ fn declared_relations_from_a_hand_built_machine() {
 // ---------------------------------------------------------------- commands
 
 fn cpuscope(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
-        .args(args)
-        .output()
-        .expect("run cpuscope");
+    let out = bin::command().args(args).output().expect("run cpuscope");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -815,7 +813,7 @@ fn ctrl_c_stops_inside_a_round() {
     }
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("runs.db");
-    let child = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
+    let child = bin::command()
         .args([
             "c2c",
             "--cpus",

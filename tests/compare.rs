@@ -7,9 +7,10 @@ use cpuscope::report::compare::{self, CellState};
 use cpuscope::results::published;
 use cpuscope::results::schema::{Environment, ResultRecord, Run, RunStatus};
 use serde_json::{json, Value};
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
+#[path = "common/bin.rs"]
+mod bin;
 #[path = "common/cli.rs"]
 mod cli;
 
@@ -343,15 +344,6 @@ fn published_figures_sit_beside_matching_results() {
     assert!(published::matches_for(&rec("x", "y", "z", true, 1.0)).is_empty());
 }
 
-fn cpuscope(store: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cpuscope"))
-        .arg("--store")
-        .arg(store)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 fn one_line_error(o: &Output, must: &str) {
     let e = cli::one_line_error(o);
     assert!(e.contains(must), "{e:?} lacks {must:?}");
@@ -368,14 +360,14 @@ fn the_command_line() {
         files.push(f.display().to_string());
     }
     // Run documents from other machines compare without importing them.
-    let o = cpuscope(&db, &["compare", &files[0], &files[1], "--json"]);
+    let o = bin::with_store(&db, &["compare", &files[0], &files[1], "--json"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["runs"].as_array().unwrap().len(), 2);
 
-    let o = cpuscope(&db, &["import", &files[0], &files[1], &files[2]]);
+    let o = bin::with_store(&db, &["import", &files[0], &files[1], &files[2]]);
     assert!(o.status.success());
-    let o = cpuscope(
+    let o = bin::with_store(
         &db,
         &["compare", "run-a", "run-b", "run-c", "--baseline", "run-b"],
     );
@@ -383,11 +375,11 @@ fn the_command_line() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(t.contains("baseline B (run-b)"), "{t}");
     // Picked by CPU model (every matching run: two hosts, one run each).
-    let o = cpuscope(&db, &["compare", "--cpu", "xeon", "--csv"]);
+    let o = bin::with_store(&db, &["compare", "--cpu", "xeon", "--csv"]);
     let csv = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success());
     assert!(csv.contains(",run-a,") && csv.contains(",run-c,") && !csv.contains(",run-b,"));
-    let o = cpuscope(
+    let o = bin::with_store(
         &db,
         &["compare", "--host", "a", "--host", "b", "--markdown"],
     );
@@ -395,7 +387,7 @@ fn the_command_line() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("## Differences"));
     // The HTML page.
     let page = dir.path().join("cmp.html");
-    let o = cpuscope(
+    let o = bin::with_store(
         &db,
         &[
             "compare",
@@ -409,29 +401,32 @@ fn the_command_line() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("<svg") && html.contains("class=\"chart\"") && !html.contains("<script"));
     // One run with --published is fine; without, it is an error.
-    let o = cpuscope(&db, &["compare", "run-a", "--published"]);
+    let o = bin::with_store(&db, &["compare", "run-a", "--published"]);
     assert!(o.status.success());
-    one_line_error(&cpuscope(&db, &["compare", "run-a"]), "at least two runs");
-    one_line_error(&cpuscope(&db, &["compare"]), "nothing to compare");
     one_line_error(
-        &cpuscope(&db, &["compare", "run-a", "nope"]),
+        &bin::with_store(&db, &["compare", "run-a"]),
+        "at least two runs",
+    );
+    one_line_error(&bin::with_store(&db, &["compare"]), "nothing to compare");
+    one_line_error(
+        &bin::with_store(&db, &["compare", "run-a", "nope"]),
         "no run 'nope'",
     );
     one_line_error(
-        &cpuscope(&db, &["compare", "run-a", "run-a"]),
+        &bin::with_store(&db, &["compare", "run-a", "run-a"]),
         "given twice",
     );
     one_line_error(
-        &cpuscope(&db, &["compare", "--tag", "nope"]),
+        &bin::with_store(&db, &["compare", "--tag", "nope"]),
         "matches --tag nope",
     );
     one_line_error(
-        &cpuscope(&db, &["compare", "run-a", "missing.json"]),
+        &bin::with_store(&db, &["compare", "run-a", "missing.json"]),
         "missing.json",
     );
 
     // `published`
-    let o = cpuscope(&db, &["published"]);
+    let o = bin::with_store(&db, &["published"]);
     let t = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success());
     assert!(
@@ -439,11 +434,11 @@ fn the_command_line() {
             && t.contains("Alibaba Yitian 710")
             && t.contains("did not measure")
     );
-    let o = cpuscope(&db, &["published", "seed001-epyc7742", "--json"]);
+    let o = bin::with_store(&db, &["published", "seed001-epyc7742", "--json"]);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v[0]["source"]["seed"], "001_29931b9f097575a1.txt");
     one_line_error(
-        &cpuscope(&db, &["published", "nope"]),
+        &bin::with_store(&db, &["published", "nope"]),
         "no published set 'nope'",
     );
 }

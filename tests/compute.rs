@@ -4,6 +4,8 @@
 //! asserted.
 #![allow(clippy::needless_update)]
 
+#[path = "common/bin.rs"]
+mod bin;
 #[path = "common/cli.rs"]
 mod cli;
 #[path = "common/hwloc_trees.rs"]
@@ -29,11 +31,6 @@ use cpuscope::report::verdict::{self, Style};
 use cpuscope::results::published;
 use cpuscope::results::schema::{ResultRecord, Run};
 use serde_json::json;
-use std::process::Command;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cpuscope"))
-}
 
 #[test]
 fn every_supported_variant_writes_the_same_keystream() {
@@ -350,7 +347,7 @@ fn rate_memory_placements() {
     if emulator::lacks(emulator::Needs::MemPolicy, "rate_memory_placements") {
         return;
     }
-    let out = bin()
+    let out = bin::command()
         .args([
             "rate",
             "--copies",
@@ -405,7 +402,7 @@ fn rate_memory_placements() {
         .iter()
         .filter(|n| n["memory_bytes"] != 0)
         .count();
-    let text = bin()
+    let text = bin::command()
         .args([
             "rate",
             "--copies",
@@ -428,7 +425,7 @@ fn rate_memory_placements() {
         assert!(t.contains("interleave equals local"), "{t}");
     }
     // A node that does not exist: one line.
-    let bad = bin()
+    let bad = bin::command()
         .args(["rate", "--copies", "1", "--mem", "node:999", "nop"])
         .output()
         .unwrap();
@@ -522,7 +519,7 @@ fn every_published_file_is_compiled_in_and_names_its_seed() {
 }
 
 fn one_line_error(args: &[&str]) -> String {
-    let out = bin().args(args).output().unwrap();
+    let out = bin::command().args(args).output().unwrap();
     cli::one_line_error(&out).trim_end().to_string()
 }
 
@@ -567,7 +564,7 @@ fn placement_plan_on_a_recorded_machine() {
         return;
     };
     let fixture = fixture.as_str();
-    let out = bin()
+    let out = bin::command()
         .args(["--sysroot", fixture, "placement", "--plan-only", "--json"])
         .output()
         .unwrap();
@@ -603,7 +600,7 @@ fn placement_plan_on_a_recorded_machine() {
 
 #[test]
 fn run_lists_the_compute_experiments() {
-    let out = bin()
+    let out = bin::command()
         .args(["run", "--list", "--profile", "quick"])
         .output()
         .unwrap();
@@ -667,7 +664,7 @@ fn openssl_cbc_renders_as_not_compared() {
 fn the_clock_under_each_width_is_recorded_and_consistent() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("runs.db");
-    let out = bin()
+    let out = bin::command()
         .args([
             "run",
             "--profile",

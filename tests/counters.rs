@@ -5,18 +5,20 @@
 //! down kernel) every hardware event must be "not supported" or "not
 //! counted" WITH a reason, and no metric over them may have a value.
 
+#[path = "common/bin.rs"]
+mod bin;
 #[path = "common/emulator.rs"]
 mod emulator;
 use cpuscope::counters::{events, probe_hardware, CounterGroup, Event, EventState};
 use serde_json::Value;
 use std::process::{Command, Output};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cpuscope"))
-}
-
 fn stat(args: &[&str]) -> Output {
-    bin().arg("stat").args(args).output().expect("run cpuscope")
+    bin::command()
+        .arg("stat")
+        .args(args)
+        .output()
+        .expect("run cpuscope")
 }
 
 /// stderr is exactly one line, a `cpuscope: error:` line.

@@ -17,6 +17,8 @@
 //! Without Ansible (and no way to install it), flock or a PostgreSQL server it
 //! fails under CI and prints SKIP elsewhere (tests/common/skip.rs).
 
+#[path = "common/bin.rs"]
+mod bin;
 #[path = "common/pg.rs"]
 mod pg;
 #[path = "common/skip.rs"]
@@ -88,11 +90,7 @@ impl Fixture {
         let name = format!("cpuscope-{}-linux-{arch}", env!("CARGO_PKG_VERSION"));
         let tree = self.dir.path().join("package-tree");
         std::fs::create_dir_all(tree.join(&name).join("bin")).unwrap();
-        std::fs::copy(
-            env!("CARGO_BIN_EXE_cpuscope"),
-            tree.join(&name).join("bin/cpuscope"),
-        )
-        .unwrap();
+        std::fs::copy(bin::PATH, tree.join(&name).join("bin/cpuscope")).unwrap();
         std::fs::create_dir_all(&d).unwrap();
         let o = Command::new("tar")
             .arg("-C")
@@ -147,7 +145,7 @@ impl Fixture {
                 "b",
                 " cpuscope_binary=/nonexistent/bin/cpuscope"
             ),
-            env!("CARGO_BIN_EXE_cpuscope"),
+            bin::PATH,
             d.join("cpuscope.lock").display(),
         );
         let p = d.join("inventory.ini");
@@ -376,7 +374,7 @@ fn playbook_runs_every_host_reports_the_failed_one_and_lands_the_rest() {
     );
 
     // 4. The fleet view of one batch, from PostgreSQL.
-    let o = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
+    let o = bin::command()
         .args(["--store", &srv.url, "fleet", "--tag", "batch=b2"])
         .output()
         .unwrap();

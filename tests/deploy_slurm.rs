@@ -14,6 +14,8 @@
 //! and prints SKIP elsewhere (tests/common/skip.rs); .ci/run installs
 //! slurm-wlm and munge.
 
+#[path = "common/bin.rs"]
+mod bin;
 #[path = "common/skip.rs"]
 mod skip;
 
@@ -386,7 +388,7 @@ fn batch_script_on_a_single_node_cluster() {
         Ok(c) => c,
         Err(why) => panic!("the Slurm cluster did not start: {why}"),
     };
-    let bin = env!("CARGO_BIN_EXE_cpuscope").to_string();
+    let bin = bin::PATH.to_string();
     let common = |extra: (&'static str, String)| {
         vec![
             ("CPUSCOPE", bin.clone()),

@@ -1,11 +1,12 @@
 //! SMBIOS type 17 (Memory Device) DIMMs: raw structures built in code after
 //! the DSP0134 layout, parsed, summarized, and read from fake sysroots.
 
+#[path = "common/bin.rs"]
+mod bin;
 use cpuscope::base::Sysroot;
 use cpuscope::machine::dimm::{self, Dimm};
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 
 const GIB: u64 = 1 << 30;
 
@@ -477,7 +478,7 @@ fn info_text_and_json_carry_the_dimms() {
     let mut v = server_ddr4_8ch();
     v[7].size = 0;
     let d = root_with(&v);
-    let out = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
+    let out = bin::command()
         .args(["info", "--sysroot"])
         .arg(d.path())
         .output()
@@ -490,7 +491,7 @@ fn info_text_and_json_carry_the_dimms() {
     assert!(text.contains("7 × 32 GiB, DDR4, 3200 MT/s, 2R"), "{text}");
     assert!(text.contains("1 of 8 slots empty"), "{text}");
     assert!(text.contains("179.2 GB/s"), "{text}");
-    let out = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
+    let out = bin::command()
         .args(["info", "--json", "--sysroot"])
         .arg(d.path())
         .output()

@@ -4,6 +4,8 @@
 //! a real two-run store (two short `cpuscope run`s) is too little to compare;
 //! bad input gets one line and a non-zero exit.
 
+#[path = "common/bin.rs"]
+mod bin;
 #[path = "common/cli.rs"]
 mod cli;
 #[path = "common/synthetic_fleet.rs"]
@@ -14,7 +16,7 @@ use cpuscope::results::document::{latest_per_host, parse_since};
 use cpuscope::results::sqlite::SqliteStore;
 use cpuscope::results::store::Store;
 use std::collections::BTreeSet;
-use std::process::{Command, Output};
+use std::process::Output;
 use synthetic_fleet::{NOT_OUTLIERS, PLANTED};
 
 fn view(seed: u64) -> fleet::Fleet {
@@ -142,10 +144,6 @@ fn a_stricter_or_looser_rule_moves_the_line() {
         .contains("two runs"));
 }
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cpuscope"))
-}
-
 fn text(o: &Output) -> String {
     format!(
         "{}{}",
@@ -173,7 +171,10 @@ fn through_the_binary_from_a_store() {
     drop(st);
     let db = db.to_str().unwrap();
 
-    let o = bin().args(["--store", db, "fleet"]).output().unwrap();
+    let o = bin::command()
+        .args(["--store", db, "fleet"])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     eprintln!("{out}");
@@ -192,7 +193,7 @@ fn through_the_binary_from_a_store() {
     assert!(out.contains("too little to compare: 2 host(s)"), "{out}");
 
     let html = dir.path().join("fleet.html");
-    let o = bin()
+    let o = bin::command()
         .args([
             "--store",
             db,
@@ -225,14 +226,14 @@ fn through_the_binary_from_a_store() {
     }
 
     // Filters: a tag, a host list, a CPU model.
-    let o = bin()
+    let o = bin::command()
         .args(["--store", db, "fleet", "--cpu", "other cpu", "--json"])
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["runs"], 2);
     assert_eq!(v["enough"], false);
-    let o = bin()
+    let o = bin::command()
         .args([
             "--store", db, "fleet", "--host", "node01", "--host", "node07", "--host", "node08",
             "--json",
@@ -250,10 +251,14 @@ fn through_the_binary_from_a_store() {
         (vec!["fleet", "--min-diff=-3"], "--min-diff"),
         (vec!["fleet", "--tag", "no-such-tag"], "no run"),
     ] {
-        let o = bin().args(["--store", db]).args(&args).output().unwrap();
+        let o = bin::command()
+            .args(["--store", db])
+            .args(&args)
+            .output()
+            .unwrap();
         one_line_error(&o, what);
     }
-    let o = bin()
+    let o = bin::command()
         .args(["--store", db, "fleet", "--threshold", "x"])
         .output()
         .unwrap();
@@ -266,7 +271,7 @@ fn two_real_runs_are_too_little_to_compare() {
     let db = dir.path().join("two.db");
     let db = db.to_str().unwrap();
     for label in ["real-a", "real-b"] {
-        let o = bin()
+        let o = bin::command()
             .args([
                 "--store",
                 db,
@@ -293,7 +298,10 @@ fn two_real_runs_are_too_little_to_compare() {
         .map(|s| s.host)
         .collect();
     assert_eq!(hosts, ["real-a", "real-b"]);
-    let o = bin().args(["--store", db, "fleet"]).output().unwrap();
+    let o = bin::command()
+        .args(["--store", db, "fleet"])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     eprintln!("{out}");
@@ -303,7 +311,7 @@ fn two_real_runs_are_too_little_to_compare() {
     );
     assert!(out.contains("Too little to compare"), "{out}");
     assert!(!out.contains("Outliers"), "{out}");
-    let o = bin()
+    let o = bin::command()
         .args(["--store", db, "fleet", "--json"])
         .output()
         .unwrap();
@@ -312,7 +320,7 @@ fn two_real_runs_are_too_little_to_compare() {
     assert_eq!(v["groups"][0]["judged"], false);
 
     // A bad label: one line, exit 1, nothing stored.
-    let o = bin()
+    let o = bin::command()
         .args([
             "--store",
             db,

@@ -17,6 +17,8 @@
 //! mems too), so hwloc's facts are compared with the *usable* view of
 //! `MachineInfo`; the full machine is checked per fixture further below.
 
+#[path = "common/bin.rs"]
+mod bin;
 #[path = "common/hwloc_trees.rs"]
 mod hwloc_trees;
 
@@ -27,7 +29,6 @@ use cpuscope::machine::{discover, MachineInfo};
 use hwloc_trees::{fixtures_dir, say, tree};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::Command;
 
 /// A recorded machine, by tarball name; `None` when it cannot be unpacked here
 /// (a `SKIP:` line was written).
@@ -1343,10 +1344,7 @@ fn big_machine_report_stays_compact() {
 // The binary.
 
 fn cpuscope(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_cpuscope"))
-        .args(args)
-        .output()
-        .expect("run cpuscope")
+    bin::command().args(args).output().expect("run cpuscope")
 }
 
 #[test]

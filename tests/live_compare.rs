@@ -2,6 +2,8 @@
 //! hwloc: runs scripts/compare-info.sh with this build's binary. Tools that are
 //! not installed are skipped by the script (CI installs them in .ci/run).
 
+#[path = "common/bin.rs"]
+mod bin;
 use std::process::Command;
 
 #[test]
@@ -9,7 +11,7 @@ fn info_agrees_with_lscpu_numactl_and_hwloc() {
     let root = env!("CARGO_MANIFEST_DIR");
     let out = Command::new("bash")
         .arg(format!("{root}/scripts/compare-info.sh"))
-        .arg(env!("CARGO_BIN_EXE_cpuscope"))
+        .arg(bin::PATH)
         .output()
         .expect("run compare-info.sh");
     let text = format!(

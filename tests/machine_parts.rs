@@ -1,12 +1,13 @@
 //! Identity, ISA, frequency, knobs, devices and numa_maps parts of `machine`,
 //! read from small fake roots and from the live machine.
 
+#[path = "common/bin.rs"]
+mod bin;
 use cpuscope::base::Sysroot;
 use cpuscope::machine::{devices, freq, identity, isa, knobs, process};
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::Path;
-use std::process::Command;
 
 fn write(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);
@@ -18,10 +19,6 @@ fn fake_root() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     fs::create_dir_all(d.path().join("sys/devices/system/cpu/cpu0")).unwrap();
     d
-}
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cpuscope"))
 }
 
 // ---------------------------------------------------------------- identity
@@ -612,7 +609,7 @@ fn numa_maps_fixture_summary() {
 fn numa_maps_command_text_and_json() {
     let d = numa_maps_root();
     let root = d.path().to_str().unwrap();
-    let out = bin()
+    let out = bin::command()
         .args(["--sysroot", root, "numa-maps", "54723"])
         .output()
         .unwrap();
@@ -624,7 +621,7 @@ fn numa_maps_command_text_and_json() {
     let n2 = text.lines().find(|l| l.starts_with("N2 ")).unwrap();
     assert!(n2.contains("1270166") && n2.contains("4.85 GiB"), "{n2}");
     assert!(text.contains("huge"));
-    let out = bin()
+    let out = bin::command()
         .args(["--sysroot", root, "numa-maps", "54723", "--json"])
         .output()
         .unwrap();
@@ -645,7 +642,7 @@ fn numa_maps_bad_pids_fail_in_one_line() {
         ("99999999999", "bad PID"),
         ("4242", "no process with PID 4242"),
     ] {
-        let out = bin()
+        let out = bin::command()
             .args(["--sysroot", root, "numa-maps", "--", pid])
             .output()
             .unwrap();
@@ -659,7 +656,7 @@ fn numa_maps_bad_pids_fail_in_one_line() {
     }
     // A process whose numa_maps cannot be read.
     write(d.path(), "proc/77/status", "Name:\tx\n");
-    let out = bin()
+    let out = bin::command()
         .args(["--sysroot", root, "numa-maps", "77"])
         .output()
         .unwrap();
@@ -723,7 +720,7 @@ fn numa_memory_live() {
         }
         assert!(n.numastat.is_some(), "node {}", n.node);
     }
-    let out = bin().arg("info").output().unwrap();
+    let out = bin::command().arg("info").output().unwrap();
     let t = String::from_utf8_lossy(&out.stdout);
     let sec: Vec<&str> = t
         .lines()
@@ -733,7 +730,7 @@ fn numa_memory_live() {
     assert!(sec.iter().any(|l| l.contains("zone_reclaim_mode")), "{t}");
     assert!(sec.iter().any(|l| l.contains("min/low/high")), "{t}");
     assert!(sec.len() <= 4 + info.numa_nodes.len().min(4) + 4, "{t}");
-    let j = bin().args(["info", "--json"]).output().unwrap();
+    let j = bin::command().args(["info", "--json"]).output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
     assert!(v["numa_memory"]["nodes"][0]["numastat"]["numa_hit"].is_u64());
     assert!(v["numa_memory"]["zone_reclaim_mode"]["bits"].is_array());
@@ -743,7 +740,7 @@ fn numa_memory_live() {
 #[test]
 fn numa_maps_numastat_of_this_process() {
     let pid = std::process::id().to_string();
-    let out = bin().args(["numa-maps", &pid]).output().unwrap();
+    let out = bin::command().args(["numa-maps", &pid]).output().unwrap();
     if !out.status.success() {
         // A kernel without NUMA: one line saying so.
         assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
@@ -754,7 +751,10 @@ fn numa_maps_numastat_of_this_process() {
     for k in ["Huge", "Heap", "Stack", "Private"] {
         assert!(t.lines().any(|l| l.trim_start().starts_with(k)), "{k}: {t}");
     }
-    let j = bin().args(["numa-maps", &pid, "--json"]).output().unwrap();
+    let j = bin::command()
+        .args(["numa-maps", &pid, "--json"])
+        .output()
+        .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
     let per = v["numastat"].as_array().unwrap();
     assert!(!per.is_empty());
@@ -872,7 +872,7 @@ fn caches_a_device_tree_leaves_out_come_from_the_knowledge_base() {
     // No L3 figure in the entry: no L3 invented.
     assert!(named("L3").is_empty());
     // info shows the sizes marked and their source.
-    let out = bin()
+    let out = bin::command()
         .args(["info", "--sysroot", r.to_str().unwrap()])
         .output()
         .unwrap();

@@ -3,6 +3,8 @@
 //! machines, one-line errors of the memory commands, and (live) the latency
 //! curve's L1d and L2 steps against the sizes `info` reports.
 
+#[path = "common/bin.rs"]
+mod bin;
 #[path = "common/hwloc_trees.rs"]
 mod hwloc_trees;
 
@@ -21,7 +23,6 @@ use cpuscope::kernels::memory::{
 };
 use cpuscope::machine::{discover, MachineInfo};
 use cpuscope::placement::buffer::{Buffer, BufferOptions, PageRequest, Touch};
-use std::process::Command;
 
 /// A recorded hwloc tree; panics (under CI) or skips the calling test after a
 /// visible `SKIP:` line when it cannot be unpacked.
@@ -593,10 +594,7 @@ fn quick_memory_share_fits_its_budget_here() {
 // ------------------------------------------------------ command errors
 
 fn cpuscope(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
-        .args(args)
-        .output()
-        .expect("run cpuscope");
+    let o = bin::command().args(args).output().expect("run cpuscope");
     (
         o.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&o.stdout).into_owned(),

@@ -5,6 +5,8 @@
 //! by scripts/package.sh and scripts/test-old-userland.sh under .ci/run
 //! (docs/packaging.md).
 
+#[path = "common/bin.rs"]
+mod bin;
 #[path = "common/cli.rs"]
 mod cli;
 #[path = "common/skip.rs"]
@@ -13,7 +15,7 @@ mod skip;
 use std::process::{Command, Output};
 
 fn cpuscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cpuscope"))
+    bin::command()
         .args(args)
         .output()
         .expect("cannot start cpuscope")

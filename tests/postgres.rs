@@ -3,6 +3,8 @@
 //! port; tests/common/pg.rs), or the server named by CPUSCOPE_TEST_PG_URL. Without either it fails
 //! under CI and prints SKIP elsewhere (tests/common/skip.rs). CI installs postgresql (.ci/run).
 
+#[path = "common/bin.rs"]
+mod bin;
 #[path = "common/pg.rs"]
 mod pg;
 #[path = "common/skip.rs"]
@@ -15,7 +17,7 @@ use cpuscope::results::schema::{Environment, ResultRecord, Run, RunStatus};
 use cpuscope::results::sqlite::SqliteStore;
 use cpuscope::results::store::Store;
 use serde_json::json;
-use std::process::{Command, Output};
+use std::process::Output;
 
 macro_rules! server_or_skip {
     () => {
@@ -134,7 +136,7 @@ fn eight_concurrent_writers_lose_nothing() {
 }
 
 fn cpuscope(store: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cpuscope"))
+    bin::command()
         .arg("--store")
         .arg(store)
         .args(args)

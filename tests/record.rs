@@ -8,6 +8,8 @@
 //! each test also checks that `--sysroot ARCHIVE` leaves nothing behind
 //! there (its private directory is removed, on success and on refusal).
 
+#[path = "common/bin.rs"]
+mod bin;
 #[path = "common/cli.rs"]
 mod cli;
 #[path = "common/emulator.rs"]
@@ -26,7 +28,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_cpuscope");
+const BIN: &str = bin::PATH;
 const MANIFEST: &str = "cpuscope-record.json";
 
 /// A scratch directory, and a TMPDIR of its own that must stay empty.

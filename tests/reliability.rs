@@ -6,6 +6,8 @@
 //! trees in reliability_sysroot.rs, terminal escaping in
 //! reliability_terminal.rs.
 
+#[path = "common/bin.rs"]
+mod bin;
 #[path = "common/cli.rs"]
 mod cli;
 #[path = "common/guard.rs"]
@@ -55,7 +57,7 @@ const QUICK: [&str; 6] = ["run", "--profile", "quick", "--only", "frequency", "-
 
 /// `cpuscope --store STORE run --profile quick --only frequency --no-html EXTRA...`
 fn quick_run(g: &Guarded, extra: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_cpuscope"));
+    let mut c = bin::command();
     c.arg("--store")
         .arg(&g.store)
         .args([
@@ -277,7 +279,7 @@ fn failed_standard_output_is_one_line_and_a_closed_pipe_is_quiet() {
         vec!["uarch"],
         vec!["c2c", "--plan"],
     ] {
-        let o = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
+        let o = bin::command()
             .arg("--store")
             .arg(&g.store)
             .args(&args)
@@ -291,7 +293,7 @@ fn failed_standard_output_is_one_line_and_a_closed_pipe_is_quiet() {
     let e = cli::one_line_error(&g.run(&["stat", "-o", "/dev/full", "--", "true"]));
     assert!(e.contains("character device"), "{e}");
     // A pipe closed by its reader: no message, the exit status of SIGPIPE.
-    let mut c = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
+    let mut c = bin::command()
         .arg("--store")
         .arg(&g.store)
         .args(["show", "latest", "--all"])
@@ -447,7 +449,7 @@ fn bad_arguments_are_refused_before_anything_runs() {
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let o = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
+    let o = bin::command()
         .args(["stat", "-p=1"])
         .env("PATH", path)
         .output()
@@ -516,7 +518,7 @@ fn a_full_disk_never_costs_a_measurement() {
         let before = runs_ids(&g);
         let mut args = QUICK.to_vec();
         args.push("--no-html");
-        let o = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
+        let o = bin::command()
             .arg("--store")
             .arg(&g.store)
             .args(&args)

@@ -9,6 +9,8 @@
 //! whose table another connection keeps locked; without a server these
 //! tests fail under CI and print SKIP elsewhere (tests/common/skip.rs).
 
+#[path = "common/bin.rs"]
+mod bin;
 #[path = "common/cli.rs"]
 mod cli;
 #[path = "common/pg.rs"]
@@ -57,7 +59,7 @@ fn silent_server() -> (u16, mpsc::Receiver<()>) {
 
 /// `cpuscope --store URL ARGS…`, with its own data directory.
 fn cpuscope(url: &str, args: &[&str], data: &tempfile::TempDir) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_cpuscope"));
+    let mut c = bin::command();
     c.arg("--store")
         .arg(url)
         .args(args)

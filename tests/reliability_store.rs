@@ -4,6 +4,8 @@
 //! layout, and written by a process that was killed. Every test that uses
 //! a guarded store (tests/common/guard.rs) ends with `assert_intact`.
 
+#[path = "common/bin.rs"]
+mod bin;
 #[path = "common/cli.rs"]
 mod cli;
 #[path = "common/guard.rs"]
@@ -21,7 +23,7 @@ use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_cpuscope");
+const BIN: &str = bin::PATH;
 const NO_STORE: &str = "(nothing has been stored yet: run `cpuscope run` first)";
 
 fn stdout(o: &Output) -> String {

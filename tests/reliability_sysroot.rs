@@ -9,6 +9,8 @@
 //! The recorded tree is a copy of hwloc's `16em64t-4s2c2t` (an x86 machine
 //! with a `model name` in proc/cpuinfo), unpacked by common/hwloc_trees.rs.
 
+#[path = "common/bin.rs"]
+mod bin;
 #[path = "common/cli.rs"]
 mod cli;
 #[path = "common/hwloc_trees.rs"]
@@ -20,7 +22,7 @@ use std::io::Read as _;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// How long any command here may take (each ends in well under a second).
@@ -79,7 +81,7 @@ fn tree() -> Option<(tempfile::TempDir, PathBuf)> {
 /// killing its process group) or dies of a signal (a panic's abort, an
 /// allocation failure).
 fn run(args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cpuscope"));
+    let mut cmd = bin::command();
     cmd.args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

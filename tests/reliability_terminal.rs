@@ -7,6 +7,8 @@
 //! Bad tags are refused with one line before anything is measured or stored.
 //! Every test ends with [`Guarded::assert_intact`].
 
+#[path = "common/bin.rs"]
+mod bin;
 #[path = "common/cli.rs"]
 mod cli;
 #[path = "common/guard.rs"]

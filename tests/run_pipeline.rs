@@ -1,9 +1,11 @@
 //! `cpuscope run` end to end: store, list, show, export/import, Ctrl-C, bad input.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "common/bin.rs"]
+mod bin;
 #[path = "common/cli.rs"]
 mod cli;
 /// Tests that measure run one at a time: two measurements pinned to the same
@@ -14,12 +16,8 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cpuscope"))
-}
-
 fn run_ok(args: &[&str]) -> Output {
-    let out = bin().args(args).output().expect("spawn cpuscope");
+    let out = bin::command().args(args).output().expect("spawn cpuscope");
     assert!(
         out.status.success(),
         "cpuscope {args:?} failed: {}",
@@ -165,7 +163,7 @@ fn sigint_keeps_what_finished() {
         "--quiet",
         "--no-html",
     ]);
-    let mut child = bin()
+    let mut child = bin::command()
         .args([
             "--store",
             db,
@@ -184,7 +182,7 @@ fn sigint_keeps_what_finished() {
     let t0 = Instant::now();
     let partial_id = loop {
         std::thread::sleep(Duration::from_millis(200));
-        let out = bin()
+        let out = bin::command()
             .args(["--store", db, "runs", "--json"])
             .output()
             .unwrap();
@@ -229,38 +227,38 @@ fn bad_input_gives_one_line_errors() {
     let db = dir.path().join("runs.db");
     let db = db.to_str().unwrap();
     one_line_error(
-        &bin()
+        &bin::command()
             .args(["--store", db, "run", "--cpus", "4000"])
             .output()
             .unwrap(),
     );
     one_line_error(
-        &bin()
+        &bin::command()
             .args(["--store", db, "run", "--cpus", "0-"])
             .output()
             .unwrap(),
     );
     one_line_error(
-        &bin()
+        &bin::command()
             .args(["--store", db, "run", "--only", "nonsense"])
             .output()
             .unwrap(),
     );
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     one_line_error(
-        &bin()
+        &bin::command()
             .args(["--store", db, "--sysroot", fixture.to_str().unwrap(), "run"])
             .output()
             .unwrap(),
     );
     one_line_error(
-        &bin()
+        &bin::command()
             .args(["--store", "mysql://x", "run"])
             .output()
             .unwrap(),
     );
     // Nothing was stored by the failed attempts.
-    let out = bin()
+    let out = bin::command()
         .args(["--store", db, "runs", "--json"])
         .output()
         .unwrap();
@@ -296,14 +294,14 @@ fn a_bad_command_line_is_one_line_too() {
             "--pages",
         ),
     ] {
-        let out = bin().args(args).output().expect("spawn cpuscope");
+        let out = bin::command().args(args).output().expect("spawn cpuscope");
         let err = one_line_error(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(must), "{args:?}: {err}");
         assert!(!err.contains("Usage:"), "{err}");
     }
     // Help is still help.
-    let out = bin()
+    let out = bin::command()
         .args(["rate", "--help"])
         .output()
         .expect("spawn cpuscope");

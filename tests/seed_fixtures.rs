@@ -4,13 +4,14 @@
 //! there maps every figure to its seed line). Without python3 every test here
 //! prints a `SKIP:` line and returns (fails under CI).
 
+#[path = "common/bin.rs"]
+mod bin;
 #[path = "common/seed_trees.rs"]
 mod seed_trees;
 
 use cpuscope::base::Sysroot;
 use cpuscope::machine::{discover, MachineInfo};
 use std::path::PathBuf;
-use std::process::Command;
 
 /// The generated tree, or `None` (after a visible SKIP line) without python3.
 fn root(name: &str) -> Option<PathBuf> {
@@ -39,7 +40,7 @@ fn cache(info: &MachineInfo, name: &str) -> (usize, Option<u64>, String) {
 }
 
 fn info_text(name: &str) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
+    let out = bin::command()
         .arg("--sysroot")
         .arg(root(name).expect("seed tree (generated before by load)"))
         .arg("info")
@@ -389,7 +390,7 @@ fn seed_json_and_nothing_unrecorded_is_invented() {
         let Some(root) = root(name) else {
             return;
         };
-        let out = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
+        let out = bin::command()
             .arg("--sysroot")
             .arg(root)
             .args(["info", "--json"])

@@ -1,6 +1,8 @@
 //! The run store: export/import round trips, bad input, a writer killed
 //! mid-run, concurrent writers, and files that are not stores.
 
+#[path = "common/bin.rs"]
+mod bin;
 use cpuscope::results::schema::{now_rfc3339, Load};
 use cpuscope::results::sqlite::SqliteStore;
 use cpuscope::results::{open_store, Environment, ResultRecord, Run, RunStatus, Store};
@@ -8,15 +10,6 @@ use serde_json::json;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-
-fn cpuscope(store: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cpuscope"))
-        .arg("--store")
-        .arg(store)
-        .args(args)
-        .output()
-        .expect("spawn cpuscope")
-}
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -144,15 +137,15 @@ fn export_then_import_gives_the_identical_document() {
         assert_eq!(s.get_run(&original.id).unwrap(), original);
     }
     let file = dir.path().join("run.json");
-    let o = cpuscope(&a, &["export", &original.id, "-o", file.to_str().unwrap()]);
+    let o = bin::with_store(&a, &["export", &original.id, "-o", file.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let exported = std::fs::read_to_string(&file).unwrap();
 
-    let o = cpuscope(&b, &["import", file.to_str().unwrap()]);
+    let o = bin::with_store(&b, &["import", file.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains(&original.id));
 
-    let o = cpuscope(&b, &["export", &original.id]);
+    let o = bin::with_store(&b, &["export", &original.id]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), exported, "re-exported document differs");
     let back: Run = serde_json::from_str(&exported).unwrap();
@@ -160,7 +153,7 @@ fn export_then_import_gives_the_identical_document() {
 
     // show --all (plain `show` prints the verdict screen since the verdict
     // change): environment, figures, the noisy flag, the unavailable reason.
-    let o = cpuscope(&b, &["show", &original.id[..12], "--all"]);
+    let o = bin::with_store(&b, &["show", &original.id[..12], "--all"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     for want in [
@@ -177,12 +170,12 @@ fn export_then_import_gives_the_identical_document() {
         assert!(text.contains(want), "show lacks {want:?}:\n{text}");
     }
     // show --json is the same document.
-    let o = cpuscope(&b, &["show", "latest", "--json"]);
+    let o = bin::with_store(&b, &["show", "latest", "--json"]);
     assert_eq!(stdout(&o), exported);
 
     // Importing it again is refused and changes nothing.
     let before = dump(&b);
-    let o = cpuscope(&b, &["import", file.to_str().unwrap()]);
+    let o = bin::with_store(&b, &["import", file.to_str().unwrap()]);
     assert_one_line_error(&o, "already in store");
     assert_eq!(dump(&b), before);
 }
@@ -248,7 +241,7 @@ fn bad_imports_are_refused_and_change_nothing() {
         let f = dir.path().join(name);
         std::fs::write(&f, bytes).unwrap();
         // The good file comes first: it must not be stored either.
-        let o = cpuscope(
+        let o = bin::with_store(
             &db,
             &["import", good.to_str().unwrap(), f.to_str().unwrap()],
         );
@@ -257,20 +250,20 @@ fn bad_imports_are_refused_and_change_nothing() {
         assert_eq!(dump(&db), before, "{name} changed the store");
     }
     let missing = dir.path().join("missing.json");
-    let o = cpuscope(
+    let o = bin::with_store(
         &db,
         &["import", good.to_str().unwrap(), missing.to_str().unwrap()],
     );
     assert_one_line_error(&o, "missing.json");
     // The same run twice in one import.
-    let o = cpuscope(
+    let o = bin::with_store(
         &db,
         &["import", good.to_str().unwrap(), good.to_str().unwrap()],
     );
     assert_one_line_error(&o, "also in");
     assert_eq!(dump(&db), before);
     // And the good one alone goes in.
-    let o = cpuscope(&db, &["import", good.to_str().unwrap()]);
+    let o = bin::with_store(&db, &["import", good.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let s = SqliteStore::open(&db).unwrap();
     assert_eq!(s.get_run(&good_run.id).unwrap(), good_run);
@@ -287,10 +280,10 @@ fn unknown_runs_and_bad_stores_give_one_line_errors() {
         &["export", "nope"],
         &["show", "latest"],
     ] {
-        let o = cpuscope(&db, args);
+        let o = bin::with_store(&db, args);
         assert_one_line_error(&o, "");
     }
-    let o = cpuscope(&db, &["show", "nope"]);
+    let o = bin::with_store(&db, &["show", "nope"]);
     assert_one_line_error(&o, "no run 'nope'");
 
     // A file that is not SQLite: refused, and left exactly as it was.
@@ -298,7 +291,7 @@ fn unknown_runs_and_bad_stores_give_one_line_errors() {
     let content = b"just some text that is not a database\n".repeat(50);
     std::fs::write(&junk, &content).unwrap();
     for args in [&["runs"][..], &["show", "latest"], &["import", "x.json"]] {
-        let o = cpuscope(&junk, args);
+        let o = bin::with_store(&junk, args);
         if args[0] == "import" {
             // import reads the files first: the missing file is named.
             assert_one_line_error(&o, "x.json");
@@ -312,17 +305,17 @@ fn unknown_runs_and_bad_stores_give_one_line_errors() {
     // A SQLite database of something else.
     let other = dir.path().join("other.db");
     assert!(run_sql(&other, "CREATE TABLE notes (t TEXT)"));
-    let o = cpuscope(&other, &["runs"]);
+    let o = bin::with_store(&other, &["runs"]);
     assert_one_line_error(&o, "not a cpuscope store");
 
     // A PostgreSQL URL is a PostgreSQL store (src/results/postgres.rs): with no
     // server there, the error is one line naming it, without the password.
-    let o = cpuscope(Path::new("postgres://u:secret@127.0.0.1:1/db"), &["runs"]);
+    let o = bin::with_store(Path::new("postgres://u:secret@127.0.0.1:1/db"), &["runs"]);
     assert_one_line_error(&o, "store 'postgres://u@127.0.0.1:1/db'");
     assert!(!String::from_utf8_lossy(&o.stderr).contains("secret"));
-    let o = cpuscope(Path::new("mongo://h/db"), &["runs"]);
+    let o = bin::with_store(Path::new("mongo://h/db"), &["runs"]);
     assert_one_line_error(&o, "unknown store");
-    let o = cpuscope(&dir.path().join("no/such/dir/x.db"), &["runs"]);
+    let o = bin::with_store(&dir.path().join("no/such/dir/x.db"), &["runs"]);
     assert_one_line_error(&o, "does not exist");
 }
 
@@ -337,7 +330,7 @@ fn default_store_lives_under_xdg_data_home() {
     // (reading commands create nothing: tests/reliability_store.rs).
     let doc = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/vm-2cpu-quick.json");
     let dir = tempfile::tempdir().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
+    let o = bin::command()
         .arg("import")
         .arg(&doc)
         .env("XDG_DATA_HOME", dir.path())
@@ -346,7 +339,7 @@ fn default_store_lives_under_xdg_data_home() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(dir.path().join("cpuscope/runs.db").is_file());
     // Without XDG_DATA_HOME: ~/.local/share.
-    let o = Command::new(env!("CARGO_BIN_EXE_cpuscope"))
+    let o = bin::command()
         .arg("import")
         .arg(&doc)
         .env_remove("XDG_DATA_HOME")
@@ -366,7 +359,7 @@ fn newer_store_layout_is_refused() {
         &db,
         "INSERT INTO schema_migrations (version, description, applied_at) VALUES (99, 'future', 'x')"
     ));
-    let o = cpuscope(&db, &["runs"]);
+    let o = bin::with_store(&db, &["runs"]);
     assert_one_line_error(&o, "newer than this cpuscope");
 }
 
@@ -402,10 +395,10 @@ fn ids_prefixes_latest_delete() {
     assert_eq!(list[0].results, 3);
     assert_eq!(list[0].status, RunStatus::Complete);
 
-    let o = cpuscope(&db, &["delete", "20260202"]);
+    let o = bin::with_store(&db, &["delete", "20260202"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains(&r3.id));
-    let o = cpuscope(&db, &["runs"]);
+    let o = bin::with_store(&db, &["runs"]);
     assert!(!stdout(&o).contains(&r3.id));
     assert!(stdout(&o).contains("Test CPU 9000"));
     assert_eq!(s.list_runs().unwrap().len(), 2);
@@ -558,7 +551,7 @@ fn writer_killed_mid_run_leaves_a_readable_store() {
         .iter()
         .any(|n| n.contains("interrupted")));
 
-    let o = cpuscope(&db, &["runs"]);
+    let o = bin::with_store(&db, &["runs"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let line = stdout(&o)
         .lines()
@@ -566,11 +559,11 @@ fn writer_killed_mid_run_leaves_a_readable_store() {
         .unwrap()
         .to_string();
     assert!(line.contains("partial (interrupted)"), "{line}");
-    let o = cpuscope(&db, &["show", &id]);
+    let o = bin::with_store(&db, &["show", &id]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("partial"));
     // The interrupted run can be deleted (its writer is gone).
-    let o = cpuscope(&db, &["delete", &id]);
+    let o = bin::with_store(&db, &["delete", &id]);
     assert!(o.status.success(), "{}", stderr(&o));
     // SQLite itself agrees the file is sound.
     let c = rusqlite::Connection::open(&db).unwrap();

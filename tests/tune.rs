@@ -4,6 +4,8 @@
 //! No timing is asserted: the commands run are trivial (`true`, `sh -c`).
 #![allow(clippy::needless_update)]
 
+#[path = "common/bin.rs"]
+mod bin;
 #[path = "common/cli.rs"]
 mod cli;
 #[path = "common/seed_trees.rs"]
@@ -33,12 +35,8 @@ fn set(s: &str) -> CpuSet {
     CpuSet::parse(s).expect("valid list")
 }
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cpuscope"))
-}
-
 fn run(args: &[&str]) -> Output {
-    bin()
+    bin::command()
         .args(args)
         .stdin(Stdio::null())
         .output()
@@ -757,7 +755,7 @@ fn stored_shown_compared_and_rendered() {
 fn ctrl_c_kills_the_command_group_and_keeps_what_finished() {
     let marker = format!("cpuscope-tune-ctrl-c-{}", std::process::id());
     let script = format!("sleep 30; echo {marker}");
-    let child = bin()
+    let child = bin::command()
         .args([
             "tune",
             "-q",

@@ -3,6 +3,8 @@
 //! 2-socket run, "not available" reasons grouped by cause, no colour unless
 //! asked for.
 
+#[path = "common/bin.rs"]
+mod bin;
 use cpuscope::report::verdict::{self, cause, grouped_unavailable, Style, MAX_LINES};
 use cpuscope::results::schema::{Environment, ResultRecord, Run, RunStatus};
 use serde_json::json;
@@ -90,7 +92,7 @@ fn colour_only_when_asked() {
         "{}/tests/fixtures/runs/lab-2s2c2t-quick.json",
         env!("CARGO_MANIFEST_DIR")
     );
-    let bin = env!("CARGO_BIN_EXE_cpuscope");
+    let bin = bin::PATH;
     let o = Command::new(bin)
         .args(["--store", db.to_str().unwrap(), "import", &path])
         .output()

@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// The two recorded runs every guarded store starts with.
 pub const FIXTURE_RUNS: [&str; 2] = [
@@ -24,12 +24,7 @@ pub struct Guarded {
 
 /// `cpuscope --store STORE ARGS...`
 pub fn cpuscope(store: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cpuscope"))
-        .arg("--store")
-        .arg(store)
-        .args(args)
-        .output()
-        .expect("spawn cpuscope")
+    crate::bin::with_store(store, args)
 }
 
 impl Guarded {

@@ -966,7 +966,7 @@ fn noisy_records(run: &c2c::MatrixRun) -> (Vec<cpuscope::results::schema::Result
 
 fn inference_of(
     recs: &[cpuscope::results::schema::ResultRecord],
-) -> cpuscope::experiments::coherence::infer::Inference {
+) -> cpuscope::experiments::coherence::payload::Inference {
     let mat = recs.iter().find(|r| r.is(c2c::MATRIX)).unwrap();
     serde_json::from_value(mat.data.as_ref().unwrap()["inference"].clone()).unwrap()
 }

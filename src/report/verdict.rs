@@ -9,7 +9,8 @@
 
 use super::advice::{self, Severity};
 use crate::base::fmt::{fmt_num, fmt_size, for_terminal, wrap};
-use crate::experiments::coherence::{c2c, text as c2c_text};
+use crate::experiments::coherence::c2c;
+use crate::experiments::coherence::payload::MatrixData;
 use crate::experiments::common::{LEVEL_NAMES, PLACEMENT_PARAM};
 use crate::experiments::compute::payload::PerCycleData;
 use crate::experiments::compute::{peak, simd};
@@ -445,8 +446,8 @@ fn c2c_line(run: &Run) -> Option<Line> {
             )
         })
         .collect();
-    // The matrix record's payload, typed (c2c_text::MatrixData).
-    let data = mat.and_then(ResultRecord::data_as::<c2c_text::MatrixData>);
+    // The matrix record's payload, typed (coherence::payload::MatrixData).
+    let data = mat.and_then(ResultRecord::data_as::<MatrixData>);
     // SMT among the measured CPUs: the record's sibling pairs.
     let smt = data.as_ref().map(|d| !d.smt_siblings.is_empty());
     // The inferred latency groups, each with what it matches, else the
@@ -481,7 +482,7 @@ fn c2c_line(run: &Run) -> Option<Line> {
 /// the figure, by how many pairs and by how much steal time it was
 /// disturbed; None when it was not.
 fn c2c_disturbed(r: &ResultRecord) -> Option<String> {
-    let d = r.data_as::<c2c_text::MatrixData>()?.disturbance?;
+    let d = r.data_as::<MatrixData>()?.disturbance?;
     if !d.disturbed {
         return None;
     }

@@ -23,6 +23,10 @@ use crate::base::timer::Timer;
 use crate::base::CpuSet;
 use crate::base::Stats;
 use crate::experiments::coherence::infer::{self as c2c_infer, Declared, LatencyMatrix};
+use crate::experiments::coherence::payload::{
+    DeclaredLevelData, Disturbance, Inference, MatrixData, PairCell, PairSpread, PlanFacts,
+    StealTime,
+};
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
 use crate::kernels::c2c::{self as k, Method};
 use crate::machine::MachineInfo;
@@ -507,36 +511,7 @@ pub struct MatrixRun {
     pub steal: Option<StealTime>,
 }
 
-/// Steal time over the c2c experiment: the delta of the `steal` column of
-/// /proc/stat, summed over the measured CPUs.
-#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct StealTime {
-    /// None with the reason when it could not be read.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unavailable: Option<String>,
-    /// Steal ticks (USER_HZ) over the measured CPUs.
-    pub ticks: u64,
-    /// Every column's ticks over the measured CPUs (their whole time).
-    pub total_ticks: u64,
-    /// `ticks` in seconds.
-    pub seconds: f64,
-    /// Steal over the measured CPUs' time, 0..1.
-    pub share: f64,
-    pub cpus: usize,
-    /// Wall time between the two readings, seconds.
-    pub wall_s: f64,
-}
-
 impl StealTime {
-    /// Not readable, with the reason.
-    pub fn unavailable(why: &str) -> StealTime {
-        StealTime {
-            unavailable: Some(why.to_string()),
-            ..Default::default()
-        }
-    }
-
     /// From two readings of /proc/stat's steal column, over `cpus`;
     /// `hz` = USER_HZ.
     pub fn between(
@@ -649,23 +624,28 @@ impl PairStats {
         self.disturbed_samples() as f64 > PREEMPTED_PAIR_SHARE * self.stats.n.max(1) as f64
     }
 
+    /// The pair's spread (ns), as its matrix cell and its pair view write it.
+    pub fn spread(&self) -> PairSpread {
+        PairSpread {
+            pooled_median_ns: self.stats.median,
+            p25_ns: self.p25,
+            p75_ns: self.p75,
+            mean_ns: self.stats.mean,
+            min_ns: self.stats.min,
+            max_ns: self.stats.max,
+            cv: self.stats.cv,
+            iqr_over_median: self.iqr_ratio(),
+            pass_medians_ns: self.pass_medians.clone(),
+            preempted_samples: self.preempted_samples,
+            responder_switches: self.responder_switches,
+            marked_preempted: self.is_preempted(),
+            clean_median_ns: self.clean_median(),
+        }
+    }
+
     /// The pair's spread as JSON fields (ns), with `more` fields added.
     pub fn json_with(&self, more: Value) -> Value {
-        let mut v = json!({
-            "pooled_median_ns": self.stats.median,
-            "p25_ns": self.p25,
-            "p75_ns": self.p75,
-            "mean_ns": self.stats.mean,
-            "min_ns": self.stats.min,
-            "max_ns": self.stats.max,
-            "cv": self.stats.cv,
-            "iqr_over_median": self.iqr_ratio(),
-            "pass_medians_ns": self.pass_medians,
-            "preempted_samples": self.preempted_samples,
-            "responder_switches": self.responder_switches,
-            "marked_preempted": self.is_preempted(),
-            "clean_median_ns": self.clean_median(),
-        });
+        let mut v = serde_json::to_value(self.spread()).unwrap_or(Value::Null);
         if let (Value::Object(a), Value::Object(b)) = (&mut v, more) {
             a.extend(b);
         }
@@ -1402,15 +1382,16 @@ pub fn pair_relations(decl: &Declared, cpus: &[usize]) -> (Vec<String>, Vec<Vec<
     (names, m)
 }
 
-/// The structured result of one method: matrix, per-pair spread, relations,
-/// inference. Shared by the experiment and the stand-alone command.
+/// The structured result of one method (the matrix record's data): matrix,
+/// per-pair spread, relations, inference. Shared by the experiment and the
+/// stand-alone command.
 pub fn matrix_data(
     run: &MatrixRun,
     plan: &Plan,
     decl: &Declared,
-    inference: &c2c_infer::Inference,
+    inference: &Inference,
     ghz: Option<f64>,
-) -> Value {
+) -> MatrixData {
     let m = run.matrix();
     let n = m.n();
     let round1 = |x: f64| (x * 10.0).round() / 10.0;
@@ -1418,20 +1399,21 @@ pub fn matrix_data(
         .map(|i| (0..n).map(|j| m.get(i, j).map(round1)).collect())
         .collect();
     let detailed = n <= MAX_DETAILED_CPUS;
-    let mut cells: Vec<Value> = Vec::new();
     // Above MAX_DETAILED_CPUS: the 20 widest-spread pairs only.
     let mut shown: Vec<&PairStats> = run.pairs.iter().collect();
     if !detailed {
         shown.sort_by(|a, b| b.iqr_ratio().total_cmp(&a.iqr_ratio()));
         shown.truncate(20);
     }
-    for p in shown {
-        cells.push(p.json_with(json!({
-            "cpus": [p.initiator, p.responder],
-            "median_ns": p.median(),
-            "samples": p.stats.n,
-        })));
-    }
+    let cells: Vec<PairCell> = shown
+        .into_iter()
+        .map(|p| PairCell {
+            cpus: [p.initiator, p.responder],
+            median_ns: p.median(),
+            samples: p.stats.n,
+            spread: p.spread(),
+        })
+        .collect();
     let (rel_names, rel_index) = pair_relations(decl, &m.cpus);
     let smt: Vec<[usize; 2]> = (0..n)
         .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
@@ -1443,40 +1425,53 @@ pub fn matrix_data(
         )
         .map(|(i, j)| [m.cpus[i], m.cpus[j]])
         .collect();
-    json!({
-        "method": run.method.as_str(),
-        "unit": "ns",
-        "one_way": "round-trip time / 2",
-        "cpus": m.cpus,
-        "matrix_ns": rows,
-        "pairs": cells,
-        "smt_siblings": smt,
-        "pairs_detail": if detailed { "every measured pair" } else { "the 20 pairs with the widest spread (interquartile range over median); the matrix has every pair" },
-        "relation_names": rel_names,
-        "relation_index": rel_index,
-        "declared_levels": decl.levels.iter().map(|l| json!({"names": l.names, "label": l.label, "groups": l.groups})).collect::<Vec<_>>(),
-        "inference": inference,
-        "ghz_single": ghz,
-        "plan": {
-            "pairs_planned": plan.pairs.len(),
-            "pairs_measured": run.pairs.len(),
-            "rounds_planned": run.rounds_planned,
-            "rounds_done": run.rounds_done,
-            "max_pairs_per_round": plan.max_round_width(),
-            "round_trips_per_sample": plan.round_trips,
-            "samples_per_pair_per_pass": plan.samples,
-            "passes": plan.passes,
-            "warmup_batches": plan.warmup,
-            "estimated_s": plan.est_secs,
-            "budget_s": plan.budget_secs,
-            "elapsed_s": run.elapsed_s,
-            "full_matrix": plan.full_matrix,
-            "notes": plan.notes,
-            "stopped": run.stopped,
-        },
-        "preemption_note": preemption_note(&run.pairs),
-        "disturbance": disturbance(run),
-    })
+    MatrixData {
+        method: run.method.as_str().to_string(),
+        unit: "ns".to_string(),
+        one_way: "round-trip time / 2".to_string(),
+        cpus: m.cpus.clone(),
+        matrix_ns: rows,
+        pairs: cells,
+        smt_siblings: smt,
+        pairs_detail: if detailed { "every measured pair" } else { "the 20 pairs with the widest spread (interquartile range over median); the matrix has every pair" }.to_string(),
+        relation_names: rel_names,
+        relation_index: rel_index,
+        declared_levels: decl
+            .levels
+            .iter()
+            .map(|l| DeclaredLevelData {
+                names: l.names.clone(),
+                label: l.label.clone(),
+                groups: l.groups,
+            })
+            .collect(),
+        inference: Some(inference.clone()),
+        ghz_single: ghz,
+        plan: plan_facts(run, plan),
+        preemption_note: preemption_note(&run.pairs),
+        disturbance: Some(disturbance(run)),
+    }
+}
+
+/// How `run` was measured under `plan`, as the matrix record keeps it.
+fn plan_facts(run: &MatrixRun, plan: &Plan) -> PlanFacts {
+    PlanFacts {
+        pairs_planned: plan.pairs.len(),
+        pairs_measured: run.pairs.len(),
+        rounds_planned: run.rounds_planned,
+        rounds_done: run.rounds_done,
+        max_pairs_per_round: plan.max_round_width(),
+        round_trips_per_sample: plan.round_trips,
+        samples_per_pair_per_pass: plan.samples,
+        passes: plan.passes,
+        warmup_batches: plan.warmup,
+        estimated_s: plan.est_secs,
+        budget_s: plan.budget_secs,
+        elapsed_s: run.elapsed_s,
+        full_matrix: plan.full_matrix,
+        notes: plan.notes.clone(),
+        stopped: run.stopped.clone(),
+    }
 }
 
 /// A note when pairs were disturbed by preemption.
@@ -1530,7 +1525,7 @@ fn disturbed_why(run: &MatrixRun) -> Option<String> {
 /// samples, the steal time over the experiment, and the verdict on it
 /// (`disturbed` when most pairs were marked preempted or the steal time is
 /// material), as the matrix record keeps it (`data.disturbance`).
-pub fn disturbance(run: &MatrixRun) -> Value {
+pub fn disturbance(run: &MatrixRun) -> Disturbance {
     let pairs = run.pairs.len();
     let preempted = run.pairs.iter().filter(|p| p.is_preempted()).count();
     let why = disturbed_why(run);
@@ -1538,18 +1533,18 @@ pub fn disturbance(run: &MatrixRun) -> Value {
     let samples: usize = run.pairs.iter().map(|p| p.stats.n).sum();
     let samples_preempted: usize = run.pairs.iter().filter_map(|p| p.preempted_samples).sum();
     let switches: i64 = run.pairs.iter().filter_map(|p| p.responder_switches).sum();
-    json!({
-        "pairs_measured": pairs,
-        "pairs_preempted": preempted,
-        "preempted_pair_share": PREEMPTED_PAIR_SHARE,
-        "samples": samples,
-        "samples_preempted": samples_preempted,
-        "responder_switches": switches,
-        "steal": run.steal,
-        "steal_material_share": STEAL_MATERIAL_SHARE,
-        "disturbed": disturbed,
-        "why": why,
-    })
+    Disturbance {
+        pairs_measured: pairs,
+        pairs_preempted: preempted,
+        preempted_pair_share: PREEMPTED_PAIR_SHARE,
+        samples,
+        samples_preempted,
+        responder_switches: switches,
+        steal: run.steal.clone(),
+        steal_material_share: STEAL_MATERIAL_SHARE,
+        disturbed,
+        why,
+    }
 }
 
 /// Records of one method: the matrix record, then one per relation.
@@ -1558,7 +1553,7 @@ pub fn records(
     plan: &Plan,
     decl: &Declared,
     ghz: Option<f64>,
-) -> (Vec<ResultRecord>, c2c_infer::Inference) {
+) -> (Vec<ResultRecord>, Inference) {
     let m = run.matrix();
     let inference = c2c_infer::infer_with(&m, &run.clean_matrix(), decl);
     let method = run.method;
@@ -1604,7 +1599,7 @@ fn matrix_record(
     run: &MatrixRun,
     plan: &Plan,
     decl: &Declared,
-    inference: &c2c_infer::Inference,
+    inference: &Inference,
     ghz: Option<f64>,
     mtext: &str,
 ) -> ResultRecord {
@@ -1625,7 +1620,7 @@ fn matrix_record(
             &format!("{mtext}; one sample per pair (its median), value = median over pairs"),
             METHOD_VERSION,
         )
-        .with_data(matrix_data(run, plan, decl, inference, ghz));
+        .with_payload(&matrix_data(run, plan, decl, inference, ghz));
     mat.higher_is_better = false;
     mat
 }
@@ -1636,7 +1631,7 @@ fn matrix_notes(
     mut mat: ResultRecord,
     run: &MatrixRun,
     plan: &Plan,
-    inference: &c2c_infer::Inference,
+    inference: &Inference,
 ) -> ResultRecord {
     for n in &plan.notes {
         mat = mat.with_note(n);
@@ -1674,7 +1669,7 @@ fn matrix_notes(
 
 /// The inference's notes on the matrix record: why no groups, levels not
 /// separated beyond the noise, findings, and each latency group.
-fn inference_notes(mut mat: ResultRecord, inference: &c2c_infer::Inference) -> ResultRecord {
+fn inference_notes(mut mat: ResultRecord, inference: &Inference) -> ResultRecord {
     if let Some(why) = &inference.not_inferred {
         mat = mat.with_note(&format!("latency groups not inferred: {why}"));
     }

@@ -3,8 +3,8 @@
 //! the synchronisation figures. Never measures.
 
 use crate::base::html::esc;
-use crate::experiments::coherence::infer::Inference;
-use crate::experiments::coherence::text::MatrixData;
+use crate::experiments::coherence::payload::Inference;
+use crate::experiments::coherence::text;
 use crate::experiments::coherence::{c2c, sync};
 use crate::results::schema::Run;
 use std::fmt::Write as _;
@@ -329,7 +329,9 @@ fn inference_html(inf: &Inference) -> String {
 pub fn c2c_charts(run: &Run) -> String {
     let mut out = String::new();
     for r in run.records(c2c::MATRIX) {
-        let Some(d) = MatrixData::of(r) else { continue };
+        let Some(d) = text::matrix_data(r) else {
+            continue;
+        };
         let cpus: Vec<u64> = d.cpus.iter().map(|c| *c as u64).collect();
         let smt: Vec<(u64, u64)> = d
             .smt_siblings

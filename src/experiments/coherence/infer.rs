@@ -32,6 +32,7 @@
 //! Never measures: takes a matrix and a declared topology.
 
 use crate::base::CpuSet;
+use crate::experiments::coherence::payload::{Inference, MeasuredLevel, RelationSummary};
 use crate::machine::MachineInfo;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -379,68 +380,6 @@ impl LatencyMatrix {
             .filter(|&(i, j)| self.dist(i, j).is_some())
             .count()
     }
-}
-
-/// One latency level found in the matrix.
-#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct MeasuredLevel {
-    /// 1 = fastest.
-    pub level: usize,
-    /// Median one-way latency of the measured pairs whose first common group is this level.
-    pub latency_ns: f64,
-    pub min_ns: f64,
-    pub max_ns: f64,
-    /// Measured pairs at this level.
-    pub pairs: usize,
-    /// Latency minus the previous level's (None for level 1).
-    pub increment_ns: Option<f64>,
-    /// Groups of this level (CPU ids), each one cluster after this level's merges.
-    pub groups: Vec<Vec<usize>>,
-    /// Distinct group sizes (CPUs), ascending.
-    pub group_sizes: Vec<usize>,
-    /// Mean number of other CPUs a CPU reaches first at this level.
-    pub cpus_per_cpu: f64,
-    /// Declared levels this one matches (names), empty when none.
-    pub matches: Vec<String>,
-    /// Label of the matched declared level, or of where it lies between.
-    pub label: String,
-    /// Jaccard index against the best declared level.
-    pub jaccard: f64,
-    /// Pairs measured in one group here but declared apart, and the reverse (examples).
-    pub exceptions: Vec<String>,
-}
-
-/// What the matrix says about the machine.
-#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct Inference {
-    pub levels: Vec<MeasuredLevel>,
-    /// Disagreements between measured structure and the declared one.
-    pub findings: Vec<String>,
-    /// Other remarks (partial matrix, missing declarations).
-    pub notes: Vec<String>,
-    /// Per declared relation: median latency and pair count.
-    pub relations: Vec<RelationSummary>,
-    /// True when the matrix had unmeasured pairs.
-    pub partial: bool,
-    /// Why no latency group was inferred although pairs were measured (too
-    /// few clean pairs); None when groups were inferred or nothing was measured.
-    pub not_inferred: Option<String>,
-    /// Measured pairs the grouping used (clean ones), of `pairs_measured`.
-    pub pairs_clean: usize,
-    pub pairs_measured: usize,
-}
-
-#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct RelationSummary {
-    pub relation: String,
-    pub label: String,
-    pub pairs: usize,
-    pub median_ns: f64,
-    pub min_ns: f64,
-    pub max_ns: f64,
 }
 
 /// A merge of two clusters at a height.

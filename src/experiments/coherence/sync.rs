@@ -14,6 +14,7 @@
 use crate::base::timer::{Timer, TimerInfo};
 use crate::base::CpuSet;
 use crate::experiments::coherence::infer::Declared;
+use crate::experiments::coherence::payload::{AtomicIncrementData, LockData, SyncCpus};
 use crate::experiments::common::PLACEMENT_PARAM;
 use crate::experiments::experiment::{one_cpu_per_core, ExpCtx, Experiment, Profile};
 use crate::harness::measure::{measure, measure_team, Policy, Warmup};
@@ -535,7 +536,10 @@ fn atomic_contended(
                     .with_note(&format!(
                         "CPUs {a},{b}; aggregate {agg:.1} ns per increment (both threads together)"
                     ))
-                    .with_data(json!({"cpus": [a, b], "aggregate_ns_per_increment": agg}));
+                    .with_payload(&AtomicIncrementData {
+                        cpus: SyncCpus::Pair([*a, *b]),
+                        aggregate_ns_per_increment: agg,
+                    });
                 (p.out)(cycles_note(r, p.ghz))?;
             }
         }
@@ -562,7 +566,10 @@ fn atomic_contended(
                 "CPUs {cs} (one per core first); aggregate {agg:.1} ns per increment, {:.1} M increments/s in all",
                 1e3 / agg
             ))
-            .with_data(json!({"cpus": cs, "aggregate_ns_per_increment": agg}));
+            .with_payload(&AtomicIncrementData {
+                cpus: SyncCpus::List(cs),
+                aggregate_ns_per_increment: agg,
+            });
         if dup {
             r = r.with_note("same CPUs as a labelled placement above");
         }
@@ -648,7 +655,10 @@ fn locks_two(p: &mut Pass, a: usize, b: usize) -> Result<()> {
             "CPUs {a},{b}; {:.0}% of acquisitions took the lock from the other thread (the rest re-took it)",
             frac * 100.0
         ))
-        .with_data(json!({"cpus": [a, b], "handoff_fraction": frac}));
+        .with_payload(&LockData {
+            cpus: [a, b],
+            handoff_fraction: frac,
+        });
         (p.out)(cycles_note(r, p.ghz))?;
     }
     for (w, wait) in [("spin", Wait::Spin), ("futex", Wait::Futex)] {

@@ -4,12 +4,12 @@
 
 use crate::base::fmt::{fmt_num, for_terminal};
 use crate::experiments::coherence::c2c::{self, PairStats, PairView, Plan};
-use crate::experiments::coherence::infer::{Inference, LatencyMatrix};
+use crate::experiments::coherence::infer::LatencyMatrix;
+use crate::experiments::coherence::payload::{Inference, MatrixData, PairCell};
 use crate::experiments::coherence::sync;
 use crate::experiments::common::PLACEMENT_PARAM;
 use crate::kernels::c2c::Method;
 use crate::results::schema::{MetricId, ResultRecord};
-use serde::Deserialize;
 use std::fmt::Write as _;
 
 /// Matrices up to this many CPUs are printed with numbers; larger ones as a heat map.
@@ -262,128 +262,25 @@ pub fn render_plan(plan: &Plan) -> String {
     out
 }
 
-/// A c2c matrix record's `data`, typed: what the one c2c renderer reads
-/// (for `cpuscope c2c`, the run summary and the HTML report alike).
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct MatrixData {
-    pub method: String,
-    pub cpus: Vec<usize>,
-    pub matrix_ns: Vec<Vec<Option<f64>>>,
-    pub pairs: Vec<PairCell>,
-    pub smt_siblings: Vec<[usize; 2]>,
-    pub inference: Option<Inference>,
-    pub ghz_single: Option<f64>,
-    pub plan: PlanFacts,
-    pub preemption_note: Option<String>,
-    /// How disturbed the measurement was (absent in older records).
-    pub disturbance: Option<Disturbance>,
-}
-
-/// A matrix record's `data.disturbance`: pairs marked preempted, steal
-/// time, and whether the figure is called disturbed.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Disturbance {
-    pub pairs_measured: usize,
-    pub pairs_preempted: usize,
-    pub samples: usize,
-    pub samples_preempted: usize,
-    pub steal: Option<StealData>,
-    pub disturbed: bool,
-    pub why: Option<String>,
-}
-
-/// Steal time over the experiment, as stored.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct StealData {
-    pub unavailable: Option<String>,
-    pub ticks: u64,
-    pub seconds: f64,
-    pub share: f64,
-    pub wall_s: f64,
-}
-
-impl Disturbance {
-    /// One line: disturbed or not, by how many pairs, how much steal time.
-    pub fn line(&self) -> String {
-        let steal = match &self.steal {
-            None => "steal time not measured".to_string(),
-            Some(StealData {
-                unavailable: Some(why),
-                ..
-            }) => format!("steal time not available ({why})"),
-            Some(s) => format!(
-                "steal time {:.2} s = {:.1}% of the measured CPUs' time over {:.1} s",
-                s.seconds,
-                s.share * 100.0,
-                s.wall_s
-            ),
-        };
-        format!(
-            "{}{} of {} pairs marked preempted ({} of {} samples), {steal}",
-            if self.disturbed { "DISTURBED: " } else { "" },
-            self.pairs_preempted,
-            self.pairs_measured,
-            self.samples_preempted,
-            self.samples
-        )
+/// The data of a c2c matrix record (`payload::MatrixData`); None for
+/// another record or none stored.
+pub fn matrix_data(r: &ResultRecord) -> Option<MatrixData> {
+    if !r.is(c2c::MATRIX) {
+        return None;
     }
+    r.data_as()
 }
 
-/// One pair's detail in a matrix record.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct PairCell {
-    pub cpus: [usize; 2],
-    pub p25_ns: f64,
-    pub p75_ns: f64,
-    pub iqr_over_median: f64,
-    pub pass_medians_ns: Vec<f64>,
-}
-
-/// How a matrix was measured, as its record keeps it.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct PlanFacts {
-    pub pairs_planned: usize,
-    pub pairs_measured: usize,
-    pub rounds_done: usize,
-    pub round_trips_per_sample: u64,
-    pub samples_per_pair_per_pass: u64,
-    pub passes: u64,
-    pub elapsed_s: f64,
-    pub notes: Vec<String>,
-    pub stopped: Option<String>,
-}
-
-impl MatrixData {
-    /// The data of a c2c matrix record (None for another record or none stored).
-    pub fn of(r: &ResultRecord) -> Option<MatrixData> {
-        if !r.is(c2c::MATRIX) {
-            return None;
+/// A matrix record's matrix (medians rounded to 0.1 ns, as stored).
+pub fn latency_matrix(d: &MatrixData) -> LatencyMatrix {
+    let mut m = LatencyMatrix::new(d.cpus.clone());
+    let n = m.n();
+    for (i, row) in d.matrix_ns.iter().enumerate().take(n) {
+        for (j, v) in row.iter().enumerate().take(n) {
+            m.ns[i * n + j] = *v;
         }
-        r.data_as()
     }
-
-    /// The matrix (medians rounded to 0.1 ns, as stored).
-    pub fn matrix(&self) -> LatencyMatrix {
-        let mut m = LatencyMatrix::new(self.cpus.clone());
-        let n = m.n();
-        for (i, row) in self.matrix_ns.iter().enumerate().take(n) {
-            for (j, v) in row.iter().enumerate().take(n) {
-                m.ns[i * n + j] = *v;
-            }
-        }
-        m
-    }
-
-    fn smt(&self, a: usize, b: usize) -> bool {
-        self.smt_siblings
-            .iter()
-            .any(|p| (p[0] == a && p[1] == b) || (p[0] == b && p[1] == a))
-    }
+    m
 }
 
 /// How much of a matrix record to print.
@@ -413,7 +310,7 @@ pub fn render_matrix_record(r: &ResultRecord, detail: Detail) -> String {
         );
         return out;
     };
-    let d = MatrixData::of(r).unwrap_or_default();
+    let d = matrix_data(r).unwrap_or_default();
     let _ = writeln!(
         out,
         "  {method}: {} CPUs, {} pair(s), median over pairs {} ns",
@@ -439,11 +336,11 @@ pub fn render_matrix_record(r: &ResultRecord, detail: Detail) -> String {
         for n in &p.notes {
             let _ = writeln!(out, "  note: {}", for_terminal(n));
         }
-        out.push_str(&render_matrix(&d.matrix(), &|a, b| d.smt(a, b)));
+        out.push_str(&render_matrix(&latency_matrix(&d), &|a, b| d.smt(a, b)));
         let noisy: Vec<&PairCell> = d
             .pairs
             .iter()
-            .filter(|c| c.iqr_over_median > 0.10)
+            .filter(|c| c.spread.iqr_over_median > 0.10)
             .collect();
         if let Some(c) = noisy.first() {
             let of = if d.pairs.len() == p.pairs_measured {
@@ -457,8 +354,8 @@ pub fn render_matrix_record(r: &ResultRecord, detail: Detail) -> String {
                 noisy.len(),
                 c.cpus[0],
                 c.cpus[1],
-                c.p25_ns,
-                c.p75_ns
+                c.spread.p25_ns,
+                c.spread.p75_ns
             );
         }
         if let Some(n) = &d.preemption_note {
@@ -468,12 +365,13 @@ pub fn render_matrix_record(r: &ResultRecord, detail: Detail) -> String {
             let _ = writeln!(out, "  {}", for_terminal(&dist.line()));
         }
         if let [c] = d.pairs.as_slice() {
-            if c.pass_medians_ns.len() >= 3 {
-                if let Some(s) = crate::base::Stats::from_samples(&c.pass_medians_ns) {
+            let passes = &c.spread.pass_medians_ns;
+            if passes.len() >= 3 {
+                if let Some(s) = crate::base::Stats::from_samples(passes) {
                     let _ = writeln!(
                         out,
                         "  over {} passes the pair's median ranged {:.1}–{:.1} ns (CV {:.1}%)",
-                        c.pass_medians_ns.len(),
+                        passes.len(),
                         s.min,
                         s.max,
                         s.cv * 100.0

@@ -13,8 +13,8 @@ use crate::experiments::common::{
 };
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
 use crate::experiments::memory::payload::{
-    Climb, ClimbData, CurveData, CurvePoint, DramData, LevelData, LevelMatch, MemoryPart, Plateau,
-    PublishedData,
+    Climb, ClimbData, CurveData, CurvePoint, DramData, L3InstanceData, LevelData, LevelMatch,
+    MemoryPart, Plateau, PublishedData,
 };
 use crate::harness::measure::{measure, Policy, Warmup};
 use crate::kernels::memory::{Layout, PointerChain};
@@ -26,7 +26,6 @@ use crate::placement::pin::AffinityGuard;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::{bail, Result};
 use serde::Serialize;
-use serde_json::json;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -1609,7 +1608,10 @@ fn per_l3_instances(
                 METHOD_VERSION,
             )
             .with_samples(s)
-            .with_data(json!({"instance_cpus": set.to_string(), "working_set_bytes": size})))?;
+            .with_payload(&L3InstanceData {
+                instance_cpus: set.to_string(),
+                working_set_bytes: size,
+            }))?;
     }
     Ok(())
 }

@@ -1,4 +1,5 @@
-//! The memory family's record payloads: what the latency experiment writes
+//! The memory family's record payloads: what its experiments (latency,
+//! tlb_reach, numa_matrix, loaded_latency, bandwidth, seed_loops) write
 //! into each record's `data`, typed, and what every reader (the renderers,
 //! the verdict, the advice) reads back with `ResultRecord::data_as`. A leaf:
 //! it imports nothing of the experiments, so experiments and renderers both
@@ -281,4 +282,23 @@ pub struct BandwidthData {
     /// The median over the theoretical GB/s.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dram_efficiency: Option<f64>,
+}
+
+/// `latency.L3_instance`'s data: the CPUs of the L3 instance chased from
+/// (a CPU list, `0-7`) and the working set, inside the L3 plateau.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct L3InstanceData {
+    pub instance_cpus: String,
+    pub working_set_bytes: usize,
+}
+
+/// `seed_loops.cacheline_ratio`'s data: ns per element each loop visits
+/// (every element; every 16th) and the array's elements.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CachelineRatioData {
+    pub ns_per_element_every: f64,
+    pub ns_per_element_every16: f64,
+    pub elements: usize,
 }

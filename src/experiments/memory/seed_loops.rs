@@ -10,6 +10,7 @@ use crate::base::CpuSet;
 use crate::base::Stats;
 use crate::experiments::common::{self, fixed_policy, with_counters, CacheFacts, MIB};
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
+use crate::experiments::memory::payload::CachelineRatioData;
 use crate::harness::measure::{measure, Policy, Warmup};
 use crate::kernels::memory::{cacheline_loop, clflush_loop};
 use crate::machine::MachineInfo;
@@ -18,7 +19,6 @@ use crate::placement::pin::AffinityGuard;
 use crate::results::published;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::Result;
-use serde_json::json;
 use std::time::Duration;
 
 pub struct SeedLoops;
@@ -50,6 +50,34 @@ fn reps(profile: Profile) -> usize {
         Profile::Standard => 7,
         Profile::Full => 10,
     }
+}
+
+/// `CACHELINE_RATIO`'s record from the two loops' statistics (`every`
+/// over all `n` elements, `every16` over every 16th); not available
+/// without a sample of each.
+fn ratio_record(every: Option<Stats>, every16: Option<Stats>, n: usize) -> ResultRecord {
+    let mut ratio = ResultRecord::of(CACHELINE_RATIO, "ratio", false).with_method(
+        "time of the every-element loop / time of the every-16th loop (medians): 16 would mean time follows operations; near 1 means it follows cache lines",
+        METHOD_VERSION,
+    );
+    match (every, every16) {
+        (Some(a), Some(b)) if b.median > 0.0 => {
+            ratio.value = Some(a.median / b.median);
+            ratio = ratio
+                .with_note(&format!(
+                    "16× fewer multiplications, {:.1}× less time: the every-16th loop still loads every 64-byte line (16 ints), so memory traffic, not work, sets its time ({})",
+                    a.median / b.median,
+                    published_ratios()
+                ))
+                .with_payload(&CachelineRatioData {
+                    ns_per_element_every: a.median / n as f64,
+                    ns_per_element_every16: b.median / (n / 16) as f64,
+                    elements: n,
+                });
+        }
+        _ => ratio.unavailable_reason = Some("a loop produced no sample".into()),
+    }
+    ratio
 }
 
 pub fn run_cpu(
@@ -101,27 +129,13 @@ pub fn run_cpu(
     if let Some(c) = c16 {
         r16 = r16.with_counters(c);
     }
-    let (s1, s16) = (Stats::from_samples(&every), Stats::from_samples(&every16));
     out(r1)?;
     out(r16)?;
-    let mut ratio = ResultRecord::of(CACHELINE_RATIO, "ratio", false).with_method(
-        "time of the every-element loop / time of the every-16th loop (medians): 16 would mean time follows operations; near 1 means it follows cache lines",
-        METHOD_VERSION,
-    );
-    match (s1, s16) {
-        (Some(a), Some(b)) if b.median > 0.0 => {
-            ratio.value = Some(a.median / b.median);
-            ratio = ratio
-                .with_note(&format!(
-                    "16× fewer multiplications, {:.1}× less time: the every-16th loop still loads every 64-byte line (16 ints), so memory traffic, not work, sets its time ({})",
-                    a.median / b.median,
-                    published_ratios()
-                ))
-                .with_data(json!({"ns_per_element_every": a.median / n as f64, "ns_per_element_every16": b.median / (n / 16) as f64, "elements": n}));
-        }
-        _ => ratio.unavailable_reason = Some("a loop produced no sample".into()),
-    }
-    out(ratio)?;
+    out(ratio_record(
+        Stats::from_samples(&every),
+        Stats::from_samples(&every16),
+        n,
+    ))?;
     drop(buf);
 
     // 2. The clflush loop.

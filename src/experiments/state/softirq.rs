@@ -10,11 +10,14 @@
 use crate::base::CpuSet;
 use crate::base::Sysroot;
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
+use crate::experiments::state::payload::{
+    BusiestCpuData, NodeShareData, SoftirqRateData, SoftirqTimeData,
+};
 use crate::machine::devices::{read_softirqs, SoftirqReading};
 use crate::machine::MachineInfo;
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::Result;
-use serde_json::{json, Value};
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -112,7 +115,11 @@ pub fn records(
             .with_param("kind", kind)
             .with_method(&method, METHOD_VERSION)
             .with_samples(vec![total as f64 / secs])
-            .with_data(json!({"per_cpu": d, "seconds": secs, "nics": nic_nodes}));
+            .with_payload(&SoftirqRateData {
+                per_cpu: d.clone(),
+                seconds: secs,
+                nics: nic_nodes.clone(),
+            });
         if total == 0 {
             r = r.with_note(&format!(
                 "no {kind} softirq during the {secs:.1} s sample: no network traffic was processed on these CPUs"
@@ -136,7 +143,11 @@ pub fn records(
                 s,
                 on,
                 total,
-                json!({"count": on, "total": total, "seconds": secs}),
+                &NodeShareData {
+                    count: on,
+                    total,
+                    seconds: secs,
+                },
                 &format!("no {kind} softirq during the {secs:.1} s sample: no share to divide"),
             ));
         }
@@ -157,15 +168,27 @@ pub fn records(
             r,
             s,
             all,
-            json!({"softirq_ticks": s, "ticks": all, "seconds": secs}),
+            &SoftirqTimeData {
+                softirq_ticks: s,
+                ticks: all,
+                seconds: secs,
+            },
             "no tick of these CPUs elapsed in /proc/stat during the sample",
         ));
     }
+    out.push(busiest_record(&t, secs, tick_method));
+    out
+}
+
+/// `BUSIEST_CPU`'s record from each counted CPU's (softirq ticks, all
+/// ticks) over the sample of `secs` seconds; not available when no tick
+/// elapsed.
+fn busiest_record(t: &BTreeMap<usize, (u64, u64)>, secs: f64, method: &str) -> ResultRecord {
     let busiest = t.iter().filter(|(_, (_, all))| *all > 0).max_by(|x, y| {
         let f = |(s, a): (u64, u64)| s as f64 / a as f64;
         f(*x.1).total_cmp(&f(*y.1))
     });
-    let mut r = ResultRecord::of(BUSIEST_CPU, "%", false).with_method(tick_method, METHOD_VERSION);
+    let mut r = ResultRecord::of(BUSIEST_CPU, "%", false).with_method(method, METHOD_VERSION);
     match busiest {
         Some((_, (0, _))) => {
             r = r.with_samples(vec![0.0]).with_note(
@@ -179,9 +202,11 @@ pub fn records(
                 .filter(|(_, (_, a))| *a > 0)
                 .map(|(c, (s, a))| (*c, *s as f64 / *a as f64 * 100.0))
                 .collect();
-            r = r
-                .with_param("cpu", *cpu)
-                .with_data(json!({"cpu": cpu, "per_cpu_pct": per, "seconds": secs}));
+            r = r.with_param("cpu", *cpu).with_payload(&BusiestCpuData {
+                cpu: *cpu,
+                per_cpu_pct: per,
+                seconds: secs,
+            });
         }
         None => {
             r = ResultRecord::unavailable(
@@ -192,8 +217,7 @@ pub fn records(
             )
         }
     }
-    out.push(r);
-    out
+    r
 }
 
 /// Where the softirqs ran against where the NICs are: one line each, from
@@ -292,14 +316,20 @@ impl Experiment for Softirq {
 
 /// `part / whole` in % as `rec`'s one sample (with `data`), or not
 /// available with `why` when `whole` is 0.
-fn percent(rec: ResultRecord, part: u64, whole: u64, data: Value, why: &str) -> ResultRecord {
+fn percent<T: Serialize>(
+    rec: ResultRecord,
+    part: u64,
+    whole: u64,
+    data: &T,
+    why: &str,
+) -> ResultRecord {
     if whole == 0 {
         let mut r = rec;
         r.unavailable_reason = Some(why.to_string());
         return r;
     }
     rec.with_samples(vec![part as f64 / whole as f64 * 100.0])
-        .with_data(data)
+        .with_payload(data)
 }
 
 #[cfg(test)]
@@ -366,5 +396,47 @@ mod tests {
         assert_eq!(t0.value, Some(20.0));
         let busy = r.iter().find(|x| x.is(BUSIEST_CPU)).unwrap();
         assert_eq!(busy.params["cpu"], 0);
+        // The typed payloads write what `json!` wrote before (integer
+        // counts, float seconds and shares, maps keyed by CPU id) and read
+        // back.
+        use serde_json::json;
+        let nx = r
+            .iter()
+            .find(|x| x.is(NODE_SHARE) && x.params["kind"] == "NET_RX" && x.params["node"] == 1)
+            .unwrap();
+        for (rec, old) in [
+            (
+                rx,
+                json!({"per_cpu": {"0": 300, "1": 100}, "seconds": 1.0, "nics": []}),
+            ),
+            (nx, json!({"count": 100, "total": 400, "seconds": 1.0})),
+            (
+                t0,
+                json!({"softirq_ticks": 20, "ticks": 100, "seconds": 1.0}),
+            ),
+            (
+                busy,
+                json!({"cpu": 0, "per_cpu_pct": {"0": 20.0, "1": 0.0}, "seconds": 1.0}),
+            ),
+        ] {
+            assert_eq!(rec.data.as_ref(), Some(&old), "{}", rec.key);
+        }
+        let back = |d: Option<serde_json::Value>| d.expect("a payload reads back");
+        assert_eq!(
+            back(rx.data_as::<SoftirqRateData>().map(|d| json!(d))),
+            rx.data.clone().unwrap()
+        );
+        assert_eq!(
+            back(nx.data_as::<NodeShareData>().map(|d| json!(d))),
+            nx.data.clone().unwrap()
+        );
+        assert_eq!(
+            back(t0.data_as::<SoftirqTimeData>().map(|d| json!(d))),
+            t0.data.clone().unwrap()
+        );
+        assert_eq!(
+            back(busy.data_as::<BusiestCpuData>().map(|d| json!(d))),
+            busy.data.clone().unwrap()
+        );
     }
 }

@@ -899,36 +899,32 @@ fn run_bc(
     let pow_note = (exp != 999_999).then(|| {
         format!("profile {}: 7^{exp} instead of the seed's 7^999999 (not compared with the published figures)", ctx.profile.as_str())
     });
-    let rec = bc_record(
-        ctx,
-        &bc,
-        BC_POW,
-        bc_pow_cmd(&bc, exp),
-        ("exp", exp),
-        exp_reps,
-        cpu,
-        pow_note,
-    );
-    emit(out, rec, |e| {
-        ResultRecord::unavailable(BC_POW.experiment, BC_POW.metric, "s", &e).with_param("exp", exp)
-    })?;
     let pi_note = (scale != 5000).then(|| {
         format!("profile {}: scale={scale} instead of the seed's 5000 (not compared with the published figures)", ctx.profile.as_str())
     });
-    let rec = bc_record(
-        ctx,
-        &bc,
-        BC_PI,
-        bc_pi_cmd(&bc, scale),
-        ("scale", scale),
-        pi_reps,
-        cpu,
-        pi_note,
-    );
-    emit(out, rec, |e| {
-        ResultRecord::unavailable(BC_PI.experiment, BC_PI.metric, "s", &e)
-            .with_param("scale", scale)
-    })?;
+    let runs = [
+        (
+            BC_POW,
+            bc_pow_cmd(&bc, exp),
+            ("exp", exp),
+            exp_reps,
+            pow_note,
+        ),
+        (
+            BC_PI,
+            bc_pi_cmd(&bc, scale),
+            ("scale", scale),
+            pi_reps,
+            pi_note,
+        ),
+    ];
+    for (id, cmd, param, reps, note) in runs {
+        let rec = bc_record(ctx, &bc, id, cmd, param, reps, cpu, note);
+        emit(out, rec, |e| {
+            ResultRecord::unavailable(id.experiment, id.metric, "s", &e)
+                .with_param(param.0, param.1)
+        })?;
+    }
     Ok(())
 }
 

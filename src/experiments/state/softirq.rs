@@ -272,16 +272,11 @@ impl Experiment for Softirq {
             "sampling /proc/softirqs for {:.1} s",
             len.as_secs_f64()
         ));
+        let unavailable =
+            |e: &str| ResultRecord::unavailable(RATE.experiment, RATE.metric, "softirqs/s", e);
         let a = match read_softirqs(&sys) {
             Ok(r) => r,
-            Err(e) => {
-                return out(ResultRecord::unavailable(
-                    RATE.experiment,
-                    RATE.metric,
-                    "softirqs/s",
-                    &e,
-                ))
-            }
+            Err(e) => return out(unavailable(&e)),
         };
         let t0 = Instant::now();
         // Sleep in short steps so Ctrl-C ends the sample early.
@@ -290,14 +285,7 @@ impl Experiment for Softirq {
         }
         let b = match read_softirqs(&sys) {
             Ok(r) => r,
-            Err(e) => {
-                return out(ResultRecord::unavailable(
-                    RATE.experiment,
-                    RATE.metric,
-                    "softirqs/s",
-                    &e,
-                ))
-            }
+            Err(e) => return out(unavailable(&e)),
         };
         let secs = t0.elapsed().as_secs_f64();
         let mut recs = records(ctx.machine, &ctx.cpus, &a, &b, secs);

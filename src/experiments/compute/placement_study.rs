@@ -231,7 +231,8 @@ fn run_comparison(
     cache: &mut SetCache,
     out: &mut dyn FnMut(ResultRecord) -> Result<()>,
 ) -> Result<()> {
-    let mut measured: Vec<(usize, ResultRecord)> = Vec::new();
+    // (index in recs, value, data) of each set measured here.
+    let mut measured: Vec<(usize, Option<f64>, SetThroughputData)> = Vec::new();
     let mut recs: Vec<ResultRecord> = Vec::new();
     for s in &c.sets {
         let base = |r: ResultRecord| {
@@ -266,42 +267,42 @@ fn run_comparison(
                 (a, p, None)
             }
         };
+        let data = SetThroughputData {
+            cpus: cpus.to_string(),
+            what: s.what.clone(),
+            per_thread: per,
+            ..SetThroughputData::default()
+        };
         let mut r = base(ResultRecord::of(THROUGHPUT, w.unit(), true))
             .with_method(&w.method(), METHOD_VERSION)
             .with_samples(agg)
-            .with_payload(&SetThroughputData {
-                cpus: cpus.to_string(),
-                what: s.what.clone(),
-                per_thread: per,
-                ..SetThroughputData::default()
-            });
+            .with_payload(&data);
         if let Some(from) = reused {
             r = r.with_note(&format!(
                 "same CPUs as {from}: measured once, reported for both"
             ));
         }
-        measured.push((recs.len(), r.clone()));
+        measured.push((recs.len(), r.value, data));
         recs.push(r);
     }
     let best = measured
         .iter()
-        .filter_map(|(_, r)| r.value)
+        .filter_map(|(_, v, _)| *v)
         .fold(f64::NAN, f64::max);
-    for (i, r) in measured {
-        if let (Some(v), true) = (r.value, best > 0.0) {
+    // Seed 000's reference, read once for the spread comparison's records.
+    let reference = (c.name == "spread").then(seed_spread_reference);
+    for (i, v, mut d) in measured {
+        if let (Some(v), true) = (v, best > 0.0) {
             let rel = v / best * 100.0;
-            let mut rr = recs[i].clone().with_note(&format!(
-                "{rel:.1}% of the best set in '{}' ({})",
-                c.name, c.question
-            ));
-            if let Some(mut d) = rr.data_as::<SetThroughputData>() {
-                d.relative_pct = Some(rel);
-                if c.name == "spread" {
-                    d.seed_reference = Some(seed_spread_reference());
-                }
-                rr = rr.with_payload(&d);
-            }
-            recs[i] = rr;
+            d.relative_pct = Some(rel);
+            d.seed_reference = reference.clone();
+            recs[i] = recs[i]
+                .clone()
+                .with_note(&format!(
+                    "{rel:.1}% of the best set in '{}' ({})",
+                    c.name, c.question
+                ))
+                .with_payload(&d);
         }
     }
     for r in recs {

@@ -478,6 +478,32 @@ pub fn wait_fd_or_sleep(fd: Option<&OwnedFd>, left: Option<Duration>) {
     }
 }
 
+/// Wait until one of `ws` has ended (its pidfd readable) or `left` has
+/// elapsed. Where one of them has no pidfd (a kernel before 5.3), sleep a
+/// short step instead (at most `left`), so an end is seen within 1 ms.
+pub fn wait_any(ws: &[&Workload], left: Duration) {
+    const STEP: Duration = Duration::from_millis(1);
+    let fds: Option<Vec<libc::pollfd>> = ws
+        .iter()
+        .map(|w| {
+            w.pidfd.as_ref().map(|fd| libc::pollfd {
+                fd: fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            })
+        })
+        .collect();
+    match fds {
+        Some(mut p) if !p.is_empty() => {
+            // Rounded up: a wait shorter than 1 ms is not a busy loop.
+            let ms = left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+            // SAFETY: `p` holds `p.len()` valid pollfds.
+            unsafe { libc::poll(p.as_mut_ptr(), p.len() as libc::nfds_t, ms) };
+        }
+        _ => std::thread::sleep(left.min(STEP)),
+    }
+}
+
 /// Whether a process exists and is not a zombie.
 pub fn process_alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {

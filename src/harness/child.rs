@@ -1,30 +1,49 @@
-//! Running a user's command once, as a measured child: started stopped (so
-//! its counters cover it from exec), bound by a [`Binding`] applied between
-//! fork and exec, in a process group of its own, its standard input
-//! `/dev/null` and its output kept in unlinked temporary files; timed from
-//! exec to exit; counted (task clock, context switches, migrations, page
-//! faults, cycles, instructions) where perf_event allows; its pages sampled
-//! per node from /proc/PID/numa_maps of every process of its group while it
-//! runs. Ctrl-C (the stop flag) kills the whole group (SIGTERM, SIGKILL a
-//! second later) and reports the run as interrupted; so does a run past its
-//! time limit, reported as timed out. Processes the command leaves behind in its group are killed
-//! when it exits, so they cannot disturb the next run.
+//! The one runner of measured child processes (`tune`'s candidates,
+//! `workloads`' bc and openssl, `rate`'s copies): each command started
+//! stopped (so its counters cover it from exec), bound by a [`Binding`]
+//! applied between fork and exec, in a process group of its own, its
+//! standard input `/dev/null` or a short text, its output passed through,
+//! or kept (the end of it) in unlinked temporary files; timed from exec to
+//! exit; its CPU time from `wait4`; counted where perf_event allows; its
+//! pages sampled per node from /proc/PID/numa_maps of every process of its
+//! group while it runs. Several commands run together ([`run_together`]:
+//! the copies of a rate) are started one after the other and watched at
+//! once; [`run_once`] is the set of one.
+//!
+//! Ctrl-C (the stop flag) kills every group (SIGTERM, SIGKILL a second
+//! later) and reports the runs as interrupted; a run past its time limit is
+//! killed the same way and reported as timed out. Processes a command
+//! leaves behind in its group are killed when it exits, so they cannot
+//! disturb the next run. Nothing fails: what went wrong is in each
+//! [`ChildRun`].
 //!
 //! Also the order of interleaved runs: [`round_order`].
 
-use crate::base::Sysroot;
 use crate::counters::events::Event;
-use crate::counters::workload::{ChildStdio, ExitInfo, LaunchOptions, Workload};
-use crate::counters::{CounterGroup, PerfEnv, Target};
+use crate::counters::group::TargetError;
+use crate::counters::workload::{self, ChildStdio, ExitInfo, LaunchOptions, Workload};
+use crate::counters::{CounterGroup, Readings, Target};
+use crate::harness::counted;
 use crate::machine::process::{parse_numa_maps, summarize, Mapping};
 use crate::placement::binding::Binding;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
-use std::os::fd::OwnedFd;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+/// Where a command's standard output and error go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// cpuscope's own streams: the user watches the command.
+    PassThrough,
+    /// Kept: the end of each (at most [`TAIL_BYTES`]) in [`ChildRun`].
+    Keep,
+    /// Standard output discarded (`/dev/null`), standard error kept.
+    KeepErrors,
+}
 
 /// What to run and how to watch it.
 pub struct ChildSpec<'a> {
@@ -33,21 +52,46 @@ pub struct ChildSpec<'a> {
     /// Environment variables set for it.
     pub env: &'a [(String, String)],
     pub binding: &'a Binding,
-    /// Keep stdout/stderr (for a score) instead of passing them through.
-    pub capture: bool,
-    /// Count events with perf_event.
-    pub counters: bool,
+    /// Text given on its standard input (at most [`STDIN_MAX`] bytes);
+    /// None: `/dev/null`.
+    pub stdin: Option<&'a str>,
+    pub output: Output,
+    /// Event groups counted over it and every process it starts (None:
+    /// not counted).
+    pub counters: Option<&'a [Vec<Event>]>,
     /// Sample numa_maps, with the node of each CPU (None: do not sample).
     pub cpu_nodes: Option<&'a BTreeMap<usize, usize>>,
     /// Kill the command's group when it runs longer than this.
     pub timeout: Option<Duration>,
 }
 
+impl<'a> ChildSpec<'a> {
+    /// `argv` bound by `binding`: no environment, no input, output kept,
+    /// not counted, not sampled, no time limit.
+    pub fn new(argv: &'a [String], binding: &'a Binding) -> ChildSpec<'a> {
+        ChildSpec {
+            argv,
+            env: &[],
+            binding,
+            stdin: None,
+            output: Output::Keep,
+            counters: None,
+            cpu_nodes: None,
+            timeout: None,
+        }
+    }
+}
+
+/// The most input text a command is given: it is written into the pipe
+/// before the command starts, so it must fit the pipe's buffer.
+pub const STDIN_MAX: usize = 32 * 1024;
+
 /// The names of the [`Counts`] figures, as their `missing` map keys them:
 /// IPC, CPU migrations, page faults, context switches.
 pub const COUNT_KEYS: [&str; 4] = ["ipc", "cpu_migrations", "page_faults", "context_switches"];
 
-/// Counts over one run (inherited by every thread and child process).
+/// `tune`'s figures of one run, from its counters (inherited by every
+/// thread and child process).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Counts {
     pub ipc: Option<f64>,
@@ -58,6 +102,19 @@ pub struct Counts {
     pub task_clock_s: Option<f64>,
     /// Why a figure above is absent.
     pub missing: BTreeMap<String, String>,
+}
+
+/// What a run's counters gave.
+#[derive(Clone, Debug)]
+pub enum ChildCounters {
+    /// Read at its exit: every event (with its state and reason) and the
+    /// notes from opening them.
+    Read {
+        readings: Readings,
+        notes: Vec<String>,
+    },
+    /// Why they could not be opened.
+    NotOpened(String),
 }
 
 /// Where the command's pages were while it ran (numa_maps samples).
@@ -86,11 +143,11 @@ impl NumaSample {
 }
 
 /// One run of the command.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default)]
 pub struct ChildRun {
     /// Seconds from exec to exit.
     pub wall_s: f64,
-    /// How it ended; None when it could not start or was interrupted.
+    /// How it ended; None when it could not start or was killed.
     pub exit: Option<ExitInfo>,
     /// Ctrl-C came: the group was killed, the run does not count.
     pub interrupted: bool,
@@ -98,19 +155,47 @@ pub struct ChildRun {
     pub timed_out: bool,
     /// Why it could not be started.
     pub launch_error: Option<String>,
-    /// The end of its standard output and error (at most [`TAIL_BYTES`] each), when captured.
-    #[serde(skip)]
+    /// The end of its standard output and error (at most [`TAIL_BYTES`]
+    /// each), where kept.
     pub stdout: String,
-    #[serde(skip)]
     pub stderr: String,
-    pub counts: Option<Counts>,
+    /// What its counters gave (None: not counted).
+    pub counters: Option<ChildCounters>,
     pub numa: NumaSample,
 }
 
 impl ChildRun {
+    /// A run that never started, and why.
+    fn not_started(why: &str) -> ChildRun {
+        ChildRun {
+            launch_error: Some(why.to_string()),
+            ..ChildRun::default()
+        }
+    }
+
     /// Exited with status 0.
     pub fn succeeded(&self) -> bool {
         !self.interrupted && self.exit.as_ref().is_some_and(|x| x.code == Some(0))
+    }
+
+    /// CPU time of the command and the children it waited for (user +
+    /// system, from `wait4`), when it exited.
+    pub fn cpu_s(&self) -> Option<f64> {
+        self.exit.as_ref().map(|x| x.user_s + x.sys_s)
+    }
+
+    /// `tune`'s four figures from the counters (None: not counted).
+    pub fn counts(&self) -> Option<Counts> {
+        match self.counters.as_ref()? {
+            ChildCounters::Read { readings, .. } => Some(counts_of(readings)),
+            ChildCounters::NotOpened(why) => {
+                let mut c = Counts::default();
+                for k in COUNT_KEYS {
+                    c.missing.insert(k.into(), why.clone());
+                }
+                Some(c)
+            }
+        }
     }
 
     /// Why the run failed, in one line (None when it succeeded).
@@ -197,9 +282,9 @@ fn tail_of(f: &mut File) -> String {
     String::from_utf8_lossy(&buf).into_owned()
 }
 
-/// The events counted for each run: software first (always there unless
+/// The events behind [`Counts`]: software first (always there unless
 /// perf_event is refused), then cycles and instructions (a PMU).
-fn events() -> Vec<Vec<Event>> {
+pub fn count_events() -> Vec<Vec<Event>> {
     vec![
         [
             "task-clock",
@@ -217,62 +302,117 @@ fn events() -> Vec<Vec<Event>> {
     ]
 }
 
-/// The command's standard streams: stdin from /dev/null; with `capture`,
-/// stdout and stderr to two temporary files (also returned, to read the
-/// tails from). Err: why the files could not be made.
-fn child_stdio(spec: &ChildSpec) -> Result<(ChildStdio, Option<(File, File)>), String> {
-    let mut stdio = ChildStdio {
-        stdin: File::open("/dev/null").ok().map(OwnedFd::from),
-        ..ChildStdio::default()
-    };
-    if !spec.capture {
-        return Ok((stdio, None));
-    }
-    match (temp_output(), temp_output()) {
-        (Ok(o), Ok(e)) => {
-            stdio.stdout = o.try_clone().ok().map(OwnedFd::from);
-            stdio.stderr = e.try_clone().ok().map(OwnedFd::from);
-            Ok((stdio, Some((o, e))))
-        }
-        (Err(e), _) | (_, Err(e)) => Err(format!(
-            "cannot create a temporary file for the command's output in {}: {e}",
-            std::env::temp_dir().display()
-        )),
-    }
+fn dev_null(write: bool) -> Result<OwnedFd, String> {
+    std::fs::OpenOptions::new()
+        .read(!write)
+        .write(write)
+        .open("/dev/null")
+        .map(OwnedFd::from)
+        .map_err(|e| format!("cannot open /dev/null: {e}"))
 }
 
-/// The counters of the prepared (not yet started) process `pid` and its
-/// children, enabled at its exec; or why they could not be opened.
-fn open_counters(pid: i32) -> (Option<CounterGroup>, Option<String>) {
-    let env = Sysroot::new("/")
-        .map(|s| PerfEnv::detect(&s))
-        .unwrap_or_default();
+/// The read end of a pipe that already holds `text` (written before the
+/// command starts; non-blocking, so a pipe too small is an error, not a
+/// hang).
+fn stdin_text(text: &str) -> Result<OwnedFd, String> {
+    if text.len() > STDIN_MAX {
+        return Err(format!(
+            "the command's input is {} bytes: at most {} KiB is passed through the pipe before it starts",
+            text.len(),
+            STDIN_MAX / 1024
+        ));
+    }
+    let (r, w) =
+        workload::pipe().map_err(|e| format!("cannot create a pipe for the input: {e}"))?;
+    // SAFETY: fcntl on a descriptor we own.
+    unsafe {
+        let fl = libc::fcntl(w.as_raw_fd(), libc::F_GETFL);
+        libc::fcntl(w.as_raw_fd(), libc::F_SETFL, fl | libc::O_NONBLOCK);
+    }
+    File::from(w)
+        .write_all(text.as_bytes())
+        .map_err(|e| format!("cannot pass the input to the command: {e}"))?;
+    Ok(r)
+}
+
+/// The files a run's kept output goes to: (stdout, stderr).
+type Kept = (Option<File>, Option<File>);
+
+/// The command's standard streams, and the files its kept output goes to
+/// (to read the tails from). Err: why they could not be made.
+fn child_stdio(spec: &ChildSpec) -> Result<(ChildStdio, Kept), String> {
+    let stdin = match spec.stdin {
+        Some(text) => stdin_text(text)?,
+        None => dev_null(false)?,
+    };
+    let mut stdio = ChildStdio {
+        stdin: Some(stdin),
+        ..ChildStdio::default()
+    };
+    let temp = || {
+        temp_output().map_err(|e| {
+            format!(
+                "cannot create a temporary file for the command's output in {}: {e}",
+                std::env::temp_dir().display()
+            )
+        })
+    };
+    let copy = |f: &File| f.try_clone().ok().map(OwnedFd::from);
+    let mut kept: Kept = (None, None);
+    if spec.output == Output::Keep {
+        let o = temp()?;
+        stdio.stdout = copy(&o);
+        kept.0 = Some(o);
+    } else if spec.output == Output::KeepErrors {
+        stdio.stdout = Some(dev_null(true)?);
+    }
+    if spec.output != Output::PassThrough {
+        let e = temp()?;
+        stdio.stderr = copy(&e);
+        kept.1 = Some(e);
+    }
+    Ok((stdio, kept))
+}
+
+/// The counters `groups` of the prepared (not yet started) process `pid`
+/// and its children, enabled at its exec; or why they could not be opened.
+fn open_counters(pid: i32, groups: &[Vec<Event>]) -> Result<CounterGroup, String> {
     let target = Target::Task {
         tid: pid,
         inherit: true,
         enable_on_exec: true,
     };
-    match CounterGroup::open(&events(), &[target], env) {
-        Ok(g) => (Some(g), None),
-        Err(e) => (None, Some(format!("counters not opened: {e:?}"))),
+    match CounterGroup::open(groups, &[target], counted::perf_env()) {
+        Ok(g) => Ok(g),
+        Err(TargetError::Gone) => {
+            Err("the child exited before counters could be attached".to_string())
+        }
+        Err(TargetError::Denied(_, r)) => Err(format!("not allowed to count the child: {r}")),
     }
 }
 
-/// Run `spec` once; `stop` (Ctrl-C) interrupts it. Never fails: what went
-/// wrong is in the returned run.
-pub fn run_once(spec: &ChildSpec, stop: &AtomicBool) -> ChildRun {
-    let mut run = ChildRun::default();
-    let Some(name) = spec.argv.first() else {
-        run.launch_error = Some("no command given".into());
-        return run;
-    };
-    let (stdio, outs) = match child_stdio(spec) {
-        Ok(x) => x,
-        Err(e) => {
-            run.launch_error = Some(e);
-            return run;
-        }
-    };
+/// One command of a set, from its fork to its end.
+struct Live<'s> {
+    spec: &'s ChildSpec<'s>,
+    w: Workload,
+    kept: Kept,
+    counters: Option<Result<CounterGroup, String>>,
+    /// Released to exec.
+    t0: Instant,
+    /// Killed (Ctrl-C or its time limit) at this instant.
+    killed: Option<Instant>,
+    done: bool,
+    next_sample: Instant,
+    gap: Duration,
+    run: ChildRun,
+}
+
+/// Fork `spec`'s command, stopped before exec, and open its counters.
+fn prepare<'s>(spec: &'s ChildSpec<'s>) -> Result<Live<'s>, String> {
+    if spec.argv.is_empty() {
+        return Err("no command given".into());
+    }
+    let (stdio, kept) = child_stdio(spec)?;
     let binding = spec.binding;
     let apply = move || binding.apply_raw();
     let opts = LaunchOptions {
@@ -280,86 +420,195 @@ pub fn run_once(spec: &ChildSpec, stop: &AtomicBool) -> ChildRun {
         own_group: true,
         before_exec: Some(&apply),
     };
-    let mut w = match Workload::prepare_opts(spec.argv, stdio, &opts) {
-        Ok(w) => w,
-        Err(e) => {
-            run.launch_error = Some(e.message);
-            return run;
-        }
-    };
-    let (mut cg, count_note) = if spec.counters {
-        open_counters(w.pid())
-    } else {
-        (None, None)
-    };
-    let t0 = Instant::now();
-    if let Some(g) = cg.as_mut() {
-        g.mark_started();
-    }
-    if let Err(e) = w.start(name) {
-        run.launch_error = Some(e.message);
-        return run;
-    }
-    let mut next_sample = t0 + Duration::from_millis(100);
-    let mut gap = Duration::from_millis(200);
-    loop {
-        let now = Instant::now();
-        let deadline = (now + Duration::from_millis(50)).min(next_sample.max(now));
-        if let Some(x) = w.wait(Some(deadline)) {
-            run.wall_s = t0.elapsed().as_secs_f64();
-            run.exit = Some(x);
-            break;
-        }
-        let late = spec.timeout.is_some_and(|t| t0.elapsed() > t);
-        if stop.load(Ordering::Relaxed) || late {
-            run.wall_s = t0.elapsed().as_secs_f64();
-            run.interrupted = !late;
-            run.timed_out = late;
-            w.kill_group(libc::SIGTERM);
-            if w.wait(Some(Instant::now() + Duration::from_secs(1)))
-                .is_none()
-            {
-                w.kill_group(libc::SIGKILL);
-                let _ = w.wait(None);
-            }
-            break;
-        }
-        if let Some(map) = spec.cpu_nodes {
-            if Instant::now() >= next_sample {
-                sample_numa(w.pid(), map, &mut run.numa);
-                next_sample = Instant::now() + gap;
-                gap = (gap * 2).min(Duration::from_secs(1));
-            }
-        }
-    }
-    // Whatever it left running in its group goes too.
-    w.kill_group(libc::SIGKILL);
-    if let Some(g) = cg.as_mut() {
-        g.mark_stopped();
-        run.counts = Some(counts_of(g));
-    } else if spec.counters {
-        let mut c = Counts::default();
-        let why = count_note.unwrap_or_else(|| "counters not opened".into());
-        for k in COUNT_KEYS {
-            c.missing.insert(k.into(), why.clone());
-        }
-        run.counts = Some(c);
-    }
-    if spec.cpu_nodes.is_some() && run.numa.samples == 0 && run.numa.unavailable.is_none() {
-        run.numa.unavailable = Some(format!(
-            "not sampled: the command ended within {:.0} ms, before the first numa_maps sample",
-            run.wall_s * 1000.0
-        ));
-    }
-    if let Some((mut o, mut e)) = outs {
-        run.stdout = tail_of(&mut o);
-        run.stderr = tail_of(&mut e);
-    }
-    run
+    let w = Workload::prepare_opts(spec.argv, stdio, &opts).map_err(|e| e.message)?;
+    let counters = spec.counters.map(|g| open_counters(w.pid(), g));
+    let now = Instant::now();
+    Ok(Live {
+        spec,
+        w,
+        kept,
+        counters,
+        t0: now,
+        killed: None,
+        done: false,
+        next_sample: now,
+        gap: Duration::from_millis(200),
+        run: ChildRun::default(),
+    })
 }
 
-fn counts_of(g: &CounterGroup) -> Counts {
-    let r = g.read();
+impl Live<'_> {
+    /// Release it to exec; Err: why exec failed.
+    fn start(&mut self) -> Result<(), String> {
+        if let Some(Ok(g)) = self.counters.as_mut() {
+            g.mark_started();
+        }
+        self.t0 = Instant::now();
+        self.next_sample = self.t0 + Duration::from_millis(100);
+        self.w.start(&self.spec.argv[0]).map_err(|e| e.message)
+    }
+
+    /// Reap it if it has ended (without waiting).
+    fn poll(&mut self) {
+        if let Some(x) = self.w.wait(Some(Instant::now())) {
+            if self.killed.is_none() {
+                self.run.wall_s = self.t0.elapsed().as_secs_f64();
+                self.run.exit = Some(x);
+            }
+            self.done = true;
+        }
+    }
+
+    /// Kill its group (SIGTERM) for Ctrl-C or its time limit.
+    fn kill(&mut self, interrupted: bool) {
+        self.run.wall_s = self.t0.elapsed().as_secs_f64();
+        self.run.interrupted = interrupted;
+        self.run.timed_out = !interrupted;
+        self.killed = Some(Instant::now());
+        self.w.kill_group(libc::SIGTERM);
+    }
+
+    /// A group that outlived SIGTERM by a second gets SIGKILL.
+    fn kill_hard_if_late(&mut self) {
+        if self
+            .killed
+            .is_some_and(|k| k.elapsed() >= Duration::from_secs(1))
+        {
+            self.w.kill_group(libc::SIGKILL);
+            let _ = self.w.wait(None);
+            self.done = true;
+        }
+    }
+
+    /// One numa_maps sample when it is due.
+    fn sample(&mut self) {
+        if let Some(map) = self.spec.cpu_nodes {
+            if Instant::now() >= self.next_sample {
+                sample_numa(self.w.pid(), map, &mut self.run.numa);
+                self.next_sample = Instant::now() + self.gap;
+                self.gap = (self.gap * 2).min(Duration::from_secs(1));
+            }
+        }
+    }
+
+    /// When it next needs attention: a sample, SIGKILL, or its time limit.
+    fn next_event(&self) -> Option<Instant> {
+        let sample = self.spec.cpu_nodes.map(|_| self.next_sample);
+        let hard = self.killed.map(|k| k + Duration::from_secs(1));
+        let limit = match self.killed {
+            None => self.spec.timeout.map(|t| self.t0 + t),
+            Some(_) => None,
+        };
+        [sample, hard, limit].into_iter().flatten().min()
+    }
+
+    /// Its run, once it has ended: what it left in its group killed, its
+    /// counters read, its kept output's tails.
+    fn finish(mut self) -> ChildRun {
+        self.w.kill_group(libc::SIGKILL);
+        let mut run = std::mem::take(&mut self.run);
+        run.counters = self.counters.take().map(|c| match c {
+            Ok(mut g) => {
+                g.mark_stopped();
+                ChildCounters::Read {
+                    readings: g.read(),
+                    notes: g.notes().to_vec(),
+                }
+            }
+            Err(why) => ChildCounters::NotOpened(why),
+        });
+        if self.spec.cpu_nodes.is_some() && run.numa.samples == 0 && run.numa.unavailable.is_none()
+        {
+            run.numa.unavailable = Some(format!(
+                "not sampled: the command ended within {:.0} ms, before the first numa_maps sample",
+                run.wall_s * 1000.0
+            ));
+        }
+        if let Some(o) = self.kept.0.as_mut() {
+            run.stdout = tail_of(o);
+        }
+        if let Some(e) = self.kept.1.as_mut() {
+            run.stderr = tail_of(e);
+        }
+        run
+    }
+}
+
+/// Run `spec` once; `stop` (Ctrl-C) interrupts it. Never fails: what went
+/// wrong is in the returned run.
+pub fn run_once(spec: &ChildSpec, stop: &AtomicBool) -> ChildRun {
+    run_together(std::slice::from_ref(spec), stop)
+        .pop()
+        .unwrap_or_default()
+}
+
+/// Run every command of `specs` at the same time and wait for them all:
+/// each is forked and its counters opened first, then all are released to
+/// exec one after the other. Where one cannot be started, none runs and
+/// every run carries that reason. `stop` (Ctrl-C) kills them all; set
+/// before, it starts none (each run says interrupted).
+pub fn run_together(specs: &[ChildSpec], stop: &AtomicBool) -> Vec<ChildRun> {
+    let not_started = |why: &str| vec![ChildRun::not_started(why); specs.len()];
+    if stop.load(Ordering::Relaxed) {
+        // Ctrl-C came before: nothing is started.
+        let run = ChildRun {
+            interrupted: true,
+            ..ChildRun::default()
+        };
+        return vec![run; specs.len()];
+    }
+    let mut live = Vec::with_capacity(specs.len());
+    for s in specs {
+        match prepare(s) {
+            Ok(l) => live.push(l),
+            // The prepared ones are killed and reaped as they drop.
+            Err(why) => return not_started(&why),
+        }
+    }
+    for i in 0..live.len() {
+        if let Err(why) = live[i].start() {
+            for l in &live[..i] {
+                l.w.kill_group(libc::SIGKILL);
+            }
+            return not_started(why.as_str());
+        }
+    }
+    watch(&mut live, stop);
+    live.into_iter().map(Live::finish).collect()
+}
+
+/// Wait for every command of the set to end: each reaped as soon as its
+/// pidfd says it ended; killed on Ctrl-C or at its time limit; its pages
+/// sampled on schedule.
+fn watch(live: &mut [Live], stop: &AtomicBool) {
+    const TICK: Duration = Duration::from_millis(50);
+    loop {
+        live.iter_mut().filter(|l| !l.done).for_each(Live::poll);
+        if live.iter().all(|l| l.done) {
+            return;
+        }
+        let interrupted = stop.load(Ordering::Relaxed);
+        for l in live.iter_mut().filter(|l| !l.done) {
+            let late = l.spec.timeout.is_some_and(|t| l.t0.elapsed() > t);
+            if l.killed.is_none() && (interrupted || late) {
+                l.kill(!late);
+            }
+            l.kill_hard_if_late();
+            l.sample();
+        }
+        let now = Instant::now();
+        let next = live
+            .iter()
+            .filter(|l| !l.done)
+            .filter_map(Live::next_event)
+            .min()
+            .map_or(TICK, |t| t.saturating_duration_since(now).min(TICK));
+        let waiting: Vec<&Workload> = live.iter().filter(|l| !l.done).map(|l| &l.w).collect();
+        workload::wait_any(&waiting, next);
+    }
+}
+
+fn counts_of(r: &Readings) -> Counts {
     let m = r.metrics();
     let mut c = Counts {
         ipc: m.ipc,
@@ -527,6 +776,138 @@ pub fn round_order(live: &[usize], round: u64, seed: u64) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn sh(script: &str) -> Vec<String> {
+        vec!["sh".into(), "-c".into(), script.into()]
+    }
+
+    fn usable_cpus() -> Vec<usize> {
+        crate::placement::current_affinity()
+            .map(|s| s.iter().collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn copies_run_together_each_bound_in_its_own_group() {
+        let cpus: Vec<usize> = usable_cpus().into_iter().take(2).collect();
+        assert!(!cpus.is_empty());
+        let bindings: Vec<Binding> = cpus
+            .iter()
+            .map(|&c| Binding::new(Some(&crate::base::CpuSet::from_ids([c])), None).unwrap())
+            .collect();
+        // Its CPUs on stderr; stdout discarded; fails unless it leads its group.
+        let argv = sh("grep Cpus_allowed_list /proc/self/status >&2; echo out; \
+             test \"$(cut -d' ' -f5 /proc/$$/stat)\" = \"$$\"");
+        let specs: Vec<ChildSpec> = bindings
+            .iter()
+            .map(|b| ChildSpec {
+                output: Output::KeepErrors,
+                timeout: Some(Duration::from_secs(20)),
+                ..ChildSpec::new(&argv, b)
+            })
+            .collect();
+        let runs = run_together(&specs, &AtomicBool::new(false));
+        assert_eq!(runs.len(), cpus.len());
+        for (r, c) in runs.iter().zip(&cpus) {
+            assert!(r.succeeded(), "{:?}", r.failure());
+            assert!(r.stdout.is_empty(), "{}", r.stdout);
+            let allowed = r.stderr.split_whitespace().last().unwrap_or("");
+            assert_eq!(allowed, c.to_string(), "{}", r.stderr);
+            assert!(r.wall_s > 0.0 && r.cpu_s().is_some());
+            assert!(r.counters.is_none());
+        }
+    }
+
+    #[test]
+    fn input_text_output_kept_and_counted_or_the_reason() {
+        let b = Binding::none();
+        let argv = sh("read x; echo \"got $x\"; echo err >&2");
+        let events = count_events();
+        let spec = ChildSpec {
+            stdin: Some("hello\n"),
+            counters: Some(&events),
+            ..ChildSpec::new(&argv, &b)
+        };
+        let r = run_once(&spec, &AtomicBool::new(false));
+        assert!(r.succeeded(), "{:?}", r.failure());
+        assert_eq!(r.stdout.trim(), "got hello");
+        assert_eq!(r.stderr.trim(), "err");
+        let c = r.counts().expect("counted");
+        // IPC is a figure or a reason, never 0.
+        assert_eq!(c.ipc.is_none(), c.missing.contains_key("ipc"), "{c:?}");
+        assert_ne!(c.ipc, Some(0.0));
+        // An input larger than the pipe takes is refused before anything runs.
+        let big = "x".repeat(STDIN_MAX + 1);
+        let spec = ChildSpec {
+            stdin: Some(&big),
+            ..ChildSpec::new(&argv, &b)
+        };
+        let r = run_once(&spec, &AtomicBool::new(false));
+        let why = r.launch_error.expect("refused");
+        assert!(why.contains("at most 32 KiB"), "{why}");
+    }
+
+    #[test]
+    fn one_that_cannot_start_stops_the_whole_set() {
+        let d = tempfile::tempdir().unwrap();
+        let flag = d.path().join("ran");
+        let b = Binding::none();
+        let first = sh(&format!("touch '{}'", flag.display()));
+        let second = vec!["/nonexistent/cpuscope-no-such-program".to_string()];
+        let specs = [ChildSpec::new(&first, &b), ChildSpec::new(&second, &b)];
+        let runs = run_together(&specs, &AtomicBool::new(false));
+        assert_eq!(runs.len(), 2);
+        for r in &runs {
+            let why = r.launch_error.as_deref().expect("not started");
+            assert!(why.contains("no such file"), "{why}");
+            assert!(!r.succeeded());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!flag.exists(), "the first command ran");
+    }
+
+    #[test]
+    fn time_limit_and_ctrl_c_kill_the_group() {
+        let b = Binding::none();
+        // A child left behind in the group (its pid on stderr) dies too.
+        let argv = sh("sleep 30 & echo $! >&2; sleep 30");
+        let spec = ChildSpec {
+            timeout: Some(Duration::from_millis(300)),
+            ..ChildSpec::new(&argv, &b)
+        };
+        let t = Instant::now();
+        let r = run_once(&spec, &AtomicBool::new(false));
+        assert!(t.elapsed() < Duration::from_secs(10));
+        assert!(r.timed_out && !r.interrupted && r.exit.is_none());
+        assert!(r.failure().unwrap().contains("limit"));
+        let left: i32 = r.stderr.trim().parse().expect("pid of the one left behind");
+        let gone = (0..100).any(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            !crate::counters::workload::process_alive(left)
+        });
+        assert!(gone, "process {left} outlived its group");
+        // Ctrl-C before the end: every run of the set is interrupted.
+        let quiet = sh("sleep 30");
+        let specs = [ChildSpec::new(&quiet, &b), ChildSpec::new(&quiet, &b)];
+        let stop = AtomicBool::new(false);
+        let runs = std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(200));
+                stop.store(true, Ordering::Relaxed);
+            });
+            run_together(&specs, &stop)
+        });
+        assert!(runs.iter().all(|r| r.interrupted && !r.succeeded()));
+        assert!(t.elapsed() < Duration::from_secs(20));
+        // After Ctrl-C nothing more starts.
+        let d = tempfile::tempdir().unwrap();
+        let flag = d.path().join("ran");
+        let touch = sh(&format!("touch '{}'", flag.display()));
+        let r = run_once(&ChildSpec::new(&touch, &b), &stop);
+        assert!(r.interrupted && r.exit.is_none());
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!flag.exists(), "a command started after Ctrl-C");
+    }
 
     #[test]
     fn stat_fields() {

@@ -24,7 +24,7 @@ use crate::experiments::common::MIB;
 use crate::experiments::compute::payload::{EfficiencyData, MemChangeData, PagesPerNode, RateData};
 use crate::experiments::compute::simd::ordered_cpus;
 use crate::experiments::compute::workloads::{
-    bc_pi_cmd, bc_pow_cmd, find_in_path, run_all_placed, Cmd, ProcRun,
+    bc_pi_cmd, bc_pow_cmd, copy_bindings, find_in_path, run_copies, Cmd, ProcRun,
 };
 use crate::experiments::experiment::{one_cpu_per_core, ExpCtx, Experiment, Profile};
 use crate::kernels::chacha::{self, Variant};
@@ -463,13 +463,10 @@ pub fn measure_rate(
     };
     if w.is_process() {
         let cmd = process_cmd(w)?;
+        let bindings = copy_bindings(&cpus, policy.as_ref())?;
         for _ in 0..rounds {
-            let specs: Vec<(Cmd, Option<CpuSet>)> = cpus
-                .iter()
-                .map(|&c| (cmd.clone(), Some(CpuSet::from_ids([c]))))
-                .collect();
             let t0 = Instant::now();
-            let res = run_all_placed(&specs, false, timeout, stop, policy.as_ref())?;
+            let res = run_copies(&cmd, &bindings, timeout, stop)?;
             let makespan = t0.elapsed().as_secs_f64();
             check_copies_ok(&cmd, &res)?;
             run.makespan_s.push(makespan);

@@ -21,9 +21,7 @@
 //! reference only.
 
 use crate::base::CpuSet;
-use crate::counters::group::TargetError;
-use crate::counters::workload::{self as cworkload, ChildStdio, Workload as CWorkload};
-use crate::counters::{events, CounterGroup, Target};
+use crate::counters::events;
 use crate::experiments::compute::payload::{
     BcData, BranchOrderRatioData, ComparedTime, LoopNestData, NopLoopData, NotMeasuredTime,
     NotPublishedTime, OpensslData, PerCopyRow, PublishedComparison, Reference, ReferenceFigure,
@@ -34,21 +32,19 @@ use crate::experiments::compute::simd::{
     single_rate_counted,
 };
 use crate::experiments::experiment::{one_cpu_per_core, ExpCtx, Experiment, Profile};
+use crate::harness::child::{run_once, run_together, ChildCounters, ChildRun, ChildSpec, Output};
 use crate::harness::counted::{self, Counted};
 use crate::kernels::cpu_loops::{loop_nest, nop_loop, NOP_LOOP_INSNS};
 use crate::machine::MachineInfo;
-use crate::placement::mempolicy::{MemPolicy, PolicyGuard};
-use crate::placement::pin::AffinityGuard;
+use crate::placement::binding::Binding;
+use crate::placement::mempolicy::MemPolicy;
 use crate::results::published::{self, Figure, PublishedSet};
 use crate::results::schema::{MetricId, ResultRecord};
-use anyhow::{bail, Context as _, Result};
+use anyhow::{bail, Result};
 use serde_json::{json, Value};
-use std::io::{Read, Write};
-use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 pub struct Workloads;
 
@@ -377,230 +373,79 @@ fn is_executable(p: &Path) -> bool {
         .unwrap_or(false)
 }
 
-struct Running {
-    child: Child,
-    start: Instant,
-    out: Option<std::thread::JoinHandle<String>>,
-    err: Option<std::thread::JoinHandle<String>>,
+impl Cmd {
+    /// The program and its arguments, as the child runner takes them.
+    fn argv(&self) -> Vec<String> {
+        let mut argv = vec![self.program.to_string_lossy().into_owned()];
+        argv.extend(self.args.iter().cloned());
+        argv
+    }
+
+    /// The harness's run of this command as a finished process, or why it
+    /// did not finish: it could not start, Ctrl-C, or past `timeout`.
+    fn finished(&self, run: ChildRun, timeout: Duration) -> Result<ProcRun> {
+        if let Some(why) = &run.launch_error {
+            bail!("cannot start '{}': {why}", self.program.display());
+        }
+        if run.interrupted {
+            bail!("{} interrupted", self.display());
+        }
+        if run.timed_out {
+            bail!(
+                "{} timed out after {:.0} s",
+                self.display(),
+                timeout.as_secs_f64()
+            );
+        }
+        Ok(ProcRun {
+            wall_s: run.wall_s,
+            cpu_s: run.cpu_s(),
+            code: run.exit.as_ref().and_then(|x| x.code),
+            stdout: run.stdout,
+            stderr: run.stderr,
+        })
+    }
 }
 
-fn spawn(
+/// Where each copy of a rate runs: on its CPU of `cpus`, its memory by
+/// `policy` (from its first page: the binding is applied before exec).
+pub fn copy_bindings(cpus: &[usize], policy: Option<&MemPolicy>) -> Result<Vec<Binding>> {
+    cpus.iter()
+        .map(|&c| Binding::new(Some(&CpuSet::from_ids([c])), policy))
+        .collect()
+}
+
+/// Run one copy of `cmd` per binding at the same time (the harness's child
+/// runner) and wait for them all; standard output discarded, standard
+/// error kept. Fails when one cannot start, on Ctrl-C, or past `timeout`
+/// (every copy is then killed).
+pub fn run_copies(
     cmd: &Cmd,
-    cpus: Option<&CpuSet>,
-    capture: bool,
-    policy: Option<&MemPolicy>,
-) -> Result<Running> {
-    // The child inherits the spawning thread's affinity and memory policy.
-    let _g = match cpus {
-        Some(s) => Some(AffinityGuard::set(s)?),
-        None => None,
-    };
-    let _m = match policy {
-        Some(p) => Some(PolicyGuard::set(p)?),
-        None => None,
-    };
-    // Checked here, not only by exec: the error then names the cause, and it
-    // holds where the exec failure of a vfork'd child is lost (qemu-user
-    // emulates vfork as fork, and the child just exits 127).
-    let prog = cmd.program.as_path();
-    let has_dir = prog.as_os_str().as_encoded_bytes().contains(&b'/');
-    if has_dir && !is_executable(prog) {
-        bail!("cannot start '{}': no such executable file", prog.display());
-    }
-    if !has_dir && find_in_path(&prog.to_string_lossy()).is_none() {
-        bail!("cannot start '{}': not found in PATH", prog.display());
-    }
-    let mut c = Command::new(&cmd.program);
-    c.args(&cmd.args)
-        .stdin(if cmd.stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(if capture {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stderr(Stdio::piped());
-    let start = Instant::now();
-    let mut child = c
-        .spawn()
-        .with_context(|| format!("cannot start '{}'", cmd.program.display()))?;
-    if let (Some(text), Some(mut sin)) = (&cmd.stdin, child.stdin.take()) {
-        // A small input: the pipe buffer holds it; the child reads at EOF.
-        let _ = sin.write_all(text.as_bytes());
-    }
-    let out = child.stdout.take().map(|mut o| {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = o.read_to_string(&mut s);
-            s
-        })
-    });
-    let err = child.stderr.take().map(|mut o| {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = o.read_to_string(&mut s);
-            s
-        })
-    });
-    Ok(Running {
-        child,
-        start,
-        out,
-        err,
-    })
-}
-
-/// Reap a child if it has exited (non-blocking `wait4`): its exit code
-/// (None when killed by a signal) and CPU time (user + system).
-fn reap(pid: u32) -> Result<Option<(Option<i32>, Option<f64>)>> {
-    let mut status: libc::c_int = 0;
-    // SAFETY: rusage is plain data, fully written by wait4 on success.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: valid pointers to locals; pid is our own child.
-    let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, libc::WNOHANG, &mut ru) };
-    if r < 0 {
-        bail!(
-            "waiting for child {pid} failed: {}",
-            std::io::Error::last_os_error()
-        );
-    }
-    if r == 0 {
-        return Ok(None);
-    }
-    let code = if libc::WIFEXITED(status) {
-        Some(libc::WEXITSTATUS(status))
-    } else {
-        None
-    };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    Ok(Some((code, Some(tv(ru.ru_utime) + tv(ru.ru_stime)))))
-}
-
-/// Run several commands at once, each pinned to its CPU set; wait for all.
-/// Kills every child on timeout or when `stop` is set (then fails).
-pub fn run_all(
-    cmds: &[(Cmd, Option<CpuSet>)],
-    capture: bool,
+    bindings: &[Binding],
     timeout: Duration,
     stop: &AtomicBool,
 ) -> Result<Vec<ProcRun>> {
-    run_all_placed(cmds, capture, timeout, stop, None)
+    let argv = cmd.argv();
+    let specs: Vec<ChildSpec> = bindings
+        .iter()
+        .map(|b| ChildSpec {
+            stdin: cmd.stdin.as_deref(),
+            output: Output::KeepErrors,
+            timeout: Some(timeout),
+            ..ChildSpec::new(&argv, b)
+        })
+        .collect();
+    run_together(&specs, stop)
+        .into_iter()
+        .map(|r| cmd.finished(r, timeout))
+        .collect()
 }
 
-/// [`run_all`], each child started under the memory policy `policy` (it
-/// inherits it at fork and allocates by it from its first page).
-pub fn run_all_placed(
-    cmds: &[(Cmd, Option<CpuSet>)],
-    capture: bool,
-    timeout: Duration,
-    stop: &AtomicBool,
-    policy: Option<&MemPolicy>,
-) -> Result<Vec<ProcRun>> {
-    let mut running = Vec::with_capacity(cmds.len());
-    for (c, cpus) in cmds {
-        match spawn(c, cpus.as_ref(), capture, policy) {
-            Ok(r) => running.push(r),
-            Err(e) => {
-                for r in &mut running {
-                    let _ = r.child.kill();
-                    let _ = r.child.wait();
-                }
-                return Err(e);
-            }
-        }
-    }
-    let mut done: Vec<Option<ProcRun>> = vec![None; running.len()];
-    let t0 = Instant::now();
-    loop {
-        let mut all = true;
-        for (i, r) in running.iter_mut().enumerate() {
-            if done[i].is_some() {
-                continue;
-            }
-            match reap(r.child.id())? {
-                Some((code, cpu_s)) => {
-                    done[i] = Some(ProcRun {
-                        wall_s: r.start.elapsed().as_secs_f64(),
-                        cpu_s,
-                        code,
-                        ..Default::default()
-                    })
-                }
-                None => all = false,
-            }
-        }
-        if all {
-            break;
-        }
-        let why = if stop.load(Ordering::Relaxed) {
-            Some("interrupted".to_string())
-        } else if t0.elapsed() > timeout {
-            Some(format!("timed out after {:.0} s", timeout.as_secs_f64()))
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            for (i, r) in running.iter_mut().enumerate() {
-                if done[i].is_none() {
-                    let _ = r.child.kill();
-                    let _ = r.child.wait();
-                }
-            }
-            bail!("{} {why}", cmds[0].0.display());
-        }
-        std::thread::sleep(Duration::from_micros(500));
-    }
-    let mut out = Vec::with_capacity(running.len());
-    for (r, d) in running.into_iter().zip(done) {
-        let mut d = d.unwrap_or_default();
-        if let Some(h) = r.out {
-            d.stdout = h.join().unwrap_or_default();
-        }
-        if let Some(h) = r.err {
-            d.stderr = h.join().unwrap_or_default();
-        }
-        out.push(d);
-    }
-    Ok(out)
-}
-
-/// Run one command pinned to `cpus`.
-pub fn run_one(
-    cmd: &Cmd,
-    cpus: Option<&CpuSet>,
-    capture: bool,
-    timeout: Duration,
-    stop: &AtomicBool,
-) -> Result<ProcRun> {
-    let mut v = run_all(&[(cmd.clone(), cpus.cloned())], capture, timeout, stop)?;
-    Ok(v.remove(0))
-}
-
-fn read_all_thread(fd: OwnedFd) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::fs::File::from(fd).read_to_string(&mut s);
-        s
-    })
-}
-
-fn dev_null(write: bool) -> Result<OwnedFd> {
-    let f = std::fs::OpenOptions::new()
-        .read(!write)
-        .write(write)
-        .open("/dev/null")
-        .context("cannot open /dev/null")?;
-    Ok(OwnedFd::from(f))
-}
-
-/// Run one command pinned to `cpus` and count it: the child is started
-/// stopped (the counters room's starter), counters are attached to it with
-/// inherit (its own children count too) and enable on exec, then it runs.
-/// Wall time from its release to its exit; CPU time from wait4. When the
-/// counters cannot be attached, the run still happens and the counts say why.
+/// Run one command bound to `cpus` and count it (the harness's child
+/// runner): counters attached with inherit (its own children count too)
+/// and enabled at its exec. Wall time from its release to its exit; CPU
+/// time from wait4. When the counters cannot be attached, the run still
+/// happens and the counts say why.
 pub fn run_counted(
     cmd: &Cmd,
     cpus: Option<&CpuSet>,
@@ -608,106 +453,29 @@ pub fn run_counted(
     timeout: Duration,
     stop: &AtomicBool,
 ) -> Result<(ProcRun, Counted)> {
-    let name = cmd.program.display().to_string();
-    let mut argv = vec![cmd.program.to_string_lossy().into_owned()];
-    argv.extend(cmd.args.iter().cloned());
-    let pipe = |what: &str| {
-        cworkload::pipe().with_context(|| format!("cannot create a pipe for {what} of '{name}'"))
-    };
-    let stdin = match &cmd.stdin {
-        Some(text) => {
-            if text.len() > 32 * 1024 {
-                bail!(
-                    "the input for '{name}' is {} bytes: at most 32 KiB is passed through the pipe before the command starts",
-                    text.len()
-                );
-            }
-            let (r, w) = pipe("the input")?;
-            // A small input: the pipe buffer holds it; the child reads it after exec.
-            std::fs::File::from(w)
-                .write_all(text.as_bytes())
-                .with_context(|| format!("cannot pass the input to '{name}'"))?;
-            r
-        }
-        None => dev_null(false)?,
-    };
-    let (out_r, out_w) = if capture {
-        let (r, w) = pipe("the output")?;
-        (Some(r), w)
-    } else {
-        (None, dev_null(true)?)
-    };
-    let (err_r, err_w) = pipe("the error output")?;
-    let stdio = ChildStdio {
-        stdin: Some(stdin),
-        stdout: Some(out_w),
-        stderr: Some(err_w),
-    };
-    let mut w = {
-        // The child inherits the calling thread's affinity at fork.
-        let _g = match cpus {
-            Some(s) => Some(AffinityGuard::set(s)?),
-            None => None,
-        };
-        CWorkload::prepare_with(&argv, stdio)
-            .map_err(|e| anyhow::anyhow!("cannot start '{name}': {}", e.message))?
-    };
-    let out = out_r.map(read_all_thread);
-    let err = read_all_thread(err_r);
-    let target = Target::Task {
-        tid: w.pid(),
-        inherit: true,
-        enable_on_exec: true,
-    };
+    let binding = Binding::new(cpus, None)?;
+    let argv = cmd.argv();
     let groups = events::pack(&counted::workload_events());
-    let mut cg = match CounterGroup::open(&groups, &[target], counted::perf_env()) {
-        Ok(g) => Ok(g),
-        Err(TargetError::Gone) => {
-            Err("the child exited before counters could be attached".to_string())
-        }
-        Err(TargetError::Denied(_, r)) => Err(format!("not allowed to count the child: {r}")),
-    };
-    if let Ok(g) = cg.as_mut() {
-        g.mark_started();
-    }
-    let t0 = Instant::now();
-    w.start(&name)
-        .map_err(|e| anyhow::anyhow!("cannot start '{name}': {}", e.message))?;
-    let exit = loop {
-        if let Some(x) = w.wait(Some(Instant::now() + Duration::from_millis(50))) {
-            break x;
-        }
-        let why = if stop.load(Ordering::Relaxed) {
-            Some("interrupted".to_string())
-        } else if t0.elapsed() > timeout {
-            Some(format!("timed out after {:.0} s", timeout.as_secs_f64()))
+    let spec = ChildSpec {
+        stdin: cmd.stdin.as_deref(),
+        output: if capture {
+            Output::Keep
         } else {
-            None
-        };
-        if let Some(why) = why {
-            w.kill(libc::SIGKILL);
-            let _ = w.wait(None);
-            bail!("{} {why}", cmd.display());
+            Output::KeepErrors
+        },
+        counters: Some(&groups),
+        timeout: Some(timeout),
+        ..ChildSpec::new(&argv, &binding)
+    };
+    let mut run = run_once(&spec, stop);
+    let counted = match run.counters.take() {
+        Some(ChildCounters::Read { readings, notes }) => {
+            Counted::from_readings(COUNTED_SCOPE_CHILD, &readings, &notes)
         }
+        Some(ChildCounters::NotOpened(why)) => Counted::unavailable(COUNTED_SCOPE_CHILD, &why),
+        None => Counted::unavailable(COUNTED_SCOPE_CHILD, "not counted"),
     };
-    let wall_s = t0.elapsed().as_secs_f64();
-    let counted = match cg.as_mut() {
-        Ok(g) => {
-            g.mark_stopped();
-            Counted::from_readings(COUNTED_SCOPE_CHILD, &g.read(), g.notes())
-        }
-        Err(why) => Counted::unavailable(COUNTED_SCOPE_CHILD, why),
-    };
-    let run = ProcRun {
-        wall_s,
-        cpu_s: Some(exit.user_s + exit.sys_s),
-        stdout: out
-            .map(|h| h.join().unwrap_or_default())
-            .unwrap_or_default(),
-        stderr: err.join().unwrap_or_default(),
-        code: exit.code,
-    };
-    Ok((run, counted))
+    Ok((cmd.finished(run, timeout)?, counted))
 }
 
 fn check_exit(cmd: &Cmd, r: &ProcRun) -> Result<()> {
@@ -1797,7 +1565,8 @@ mod tests {
             args: vec![],
             stdin: None,
         };
-        let e = run_one(&cmd, None, false, Duration::from_secs(5), &stop).unwrap_err();
-        assert!(format!("{e:#}").contains("cannot start"));
+        let copies = copy_bindings(&[0], None).unwrap();
+        let e = run_copies(&cmd, &copies, Duration::from_secs(5), &stop).unwrap_err();
+        assert!(format!("{e:#}").contains("cannot start"), "{e:#}");
     }
 }

@@ -31,7 +31,9 @@ use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
 use crate::experiments::tune::payload::{
     fmt_ratio, CandidateData, CounterMedians, NumaShare, Stopped, VerdictData,
 };
-use crate::harness::child::{round_order, run_once, ChildRun, ChildSpec, COUNT_KEYS};
+use crate::harness::child::{
+    count_events, round_order, run_once, ChildRun, ChildSpec, Output, COUNT_KEYS,
+};
 use crate::machine::MachineInfo;
 use crate::placement::binding::Binding;
 use crate::placement::MemPolicy;
@@ -784,14 +786,18 @@ fn run_candidate(
     };
     let argv = p.argv_for(c);
     let env = p.env_for(c);
+    let events = count_events();
     let spec = ChildSpec {
-        argv: &argv,
         env: &env,
-        binding: &binding,
-        capture: !p.show_output,
-        counters: p.counters,
+        output: if p.show_output {
+            Output::PassThrough
+        } else {
+            Output::Keep
+        },
+        counters: p.counters.then_some(&events[..]),
         cpu_nodes: nodes,
         timeout: p.run_timeout,
+        ..ChildSpec::new(&argv, &binding)
     };
     let stamp = p.score.file_stamp();
     let run = run_once(&spec, ctx.stop);
@@ -926,9 +932,9 @@ fn counter_medians(runs: &[ChildRun], counting: bool) -> CounterMedians {
         }
         return m;
     }
-    let counts: Vec<_> = runs.iter().filter_map(|r| r.counts.as_ref()).collect();
+    let counts: Vec<_> = runs.iter().filter_map(ChildRun::counts).collect();
     let med = |f: &dyn Fn(&crate::harness::child::Counts) -> Option<f64>| {
-        let v: Vec<f64> = counts.iter().filter_map(|c| f(c)).collect();
+        let v: Vec<f64> = counts.iter().filter_map(f).collect();
         median(&v)
     };
     m.ipc = med(&|c| c.ipc);

@@ -3,7 +3,7 @@
 //! stopped (so its counters cover it from exec), bound by a [`Binding`]
 //! applied between fork and exec, in a process group of its own, its
 //! standard input `/dev/null` or a short text, its output passed through,
-//! or kept (the end of it) in unlinked temporary files; timed from exec to
+//! or kept (the end of it) in files with no name ([`kept_file`]); timed from exec to
 //! exit; its CPU time from `wait4`; counted where perf_event allows; its
 //! pages sampled per node from /proc/PID/numa_maps of every process of its
 //! group while it runs. Several commands run together ([`run_together`]:
@@ -30,7 +30,7 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -238,8 +238,41 @@ impl ChildRun {
 /// Bytes kept of each output stream (its end).
 pub const TAIL_BYTES: u64 = 4 << 20;
 
-/// An unlinked temporary file for one output stream; the child gets a copy
-/// of its descriptor.
+/// A file for one kept output stream, with no name anywhere (the child gets
+/// a copy of its descriptor): a memfd, in memory, so that a full or
+/// read-only disk changes nothing; where the kernel has none (before 3.17),
+/// an unlinked file in the temporary directory. [`trim_head`] bounds it.
+fn kept_file() -> std::io::Result<File> {
+    let name = b"cpuscope-output\0";
+    // SAFETY: a NUL-terminated name and a flag; no wrapper in glibc 2.17.
+    let fd = unsafe { libc::syscall(libc::SYS_memfd_create, name.as_ptr(), libc::MFD_CLOEXEC) };
+    if fd >= 0 {
+        // SAFETY: a fresh descriptor from the kernel, owned here.
+        return Ok(unsafe { File::from_raw_fd(fd as i32) });
+    }
+    temp_output()
+}
+
+/// Free the head of a kept stream that has grown past twice [`TAIL_BYTES`],
+/// all but its last `TAIL_BYTES` (whole pages; the size and the writer's
+/// offset stay), so a chatty command holds about `2 × TAIL_BYTES` of memory
+/// or disk, not all it wrote. `freed` is how far it was freed before.
+fn trim_head(f: &File, freed: &mut u64) {
+    let Ok(len) = f.metadata().map(|m| m.len()) else {
+        return;
+    };
+    let cut = len.saturating_sub(TAIL_BYTES) & !0xffff;
+    if len <= 2 * TAIL_BYTES || cut <= *freed + TAIL_BYTES {
+        return;
+    }
+    let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+    // SAFETY: fallocate on a descriptor we own; a range inside the file.
+    if unsafe { libc::fallocate(f.as_raw_fd(), mode, 0, cut as libc::off_t) } == 0 {
+        *freed = cut;
+    }
+}
+
+/// An unlinked temporary file for one output stream.
 fn temp_output() -> std::io::Result<File> {
     let dir = std::env::temp_dir();
     for i in 0..100u32 {
@@ -350,7 +383,7 @@ fn child_stdio(spec: &ChildSpec) -> Result<(ChildStdio, Kept), String> {
         ..ChildStdio::default()
     };
     let temp = || {
-        temp_output().map_err(|e| {
+        kept_file().map_err(|e| {
             format!(
                 "cannot create a temporary file for the command's output in {}: {e}",
                 std::env::temp_dir().display()
@@ -396,6 +429,8 @@ struct Live<'s> {
     spec: &'s ChildSpec<'s>,
     w: Workload,
     kept: Kept,
+    /// How far the head of each kept stream was freed ([`trim_head`]).
+    freed: [u64; 2],
     counters: Option<Result<CounterGroup, String>>,
     /// Released to exec.
     t0: Instant,
@@ -427,6 +462,7 @@ fn prepare<'s>(spec: &'s ChildSpec<'s>) -> Result<Live<'s>, String> {
         spec,
         w,
         kept,
+        freed: [0, 0],
         counters,
         t0: now,
         killed: None,
@@ -477,6 +513,16 @@ impl Live<'_> {
             self.w.kill_group(libc::SIGKILL);
             let _ = self.w.wait(None);
             self.done = true;
+        }
+    }
+
+    /// Keep its kept output to about its tail ([`trim_head`]).
+    fn trim(&mut self) {
+        let [o, e] = &mut self.freed;
+        for (f, freed) in [(&self.kept.0, o), (&self.kept.1, e)] {
+            if let Some(f) = f {
+                trim_head(f, freed);
+            }
         }
     }
 
@@ -595,6 +641,7 @@ fn watch(live: &mut [Live], stop: &AtomicBool) {
             }
             l.kill_hard_if_late();
             l.sample();
+            l.trim();
         }
         let now = Instant::now();
         let next = live
@@ -845,6 +892,38 @@ mod tests {
         let r = run_once(&spec, &AtomicBool::new(false));
         let why = r.launch_error.expect("refused");
         assert!(why.contains("at most 32 KiB"), "{why}");
+    }
+
+    #[test]
+    fn kept_output_holds_its_tail_not_all_it_wrote() {
+        use std::os::unix::fs::MetadataExt;
+        let mut f = kept_file().unwrap();
+        let chunk = vec![b'a'; 1 << 20];
+        for _ in 0..12 {
+            f.write_all(&chunk).unwrap();
+        }
+        f.write_all(b"END").unwrap();
+        let mut freed = 0;
+        trim_head(&f, &mut freed);
+        let md = f.metadata().unwrap();
+        assert_eq!(md.len(), (12 << 20) + 3, "the size stays");
+        assert!(freed >= 7 << 20, "freed {freed}");
+        assert!(
+            md.blocks() * 512 <= 2 * TAIL_BYTES,
+            "{} bytes held",
+            md.blocks() * 512
+        );
+        let t = tail_of(&mut f);
+        assert_eq!(t.len() as u64, TAIL_BYTES);
+        assert!(t.ends_with("aaEND") && !t.contains('\0'));
+        // A command that writes 24 MiB: its run keeps the last 4 MiB.
+        let b = Binding::none();
+        let argv = sh("yes abcdefg | head -c 25165824; echo; echo END");
+        let r = run_once(&ChildSpec::new(&argv, &b), &AtomicBool::new(false));
+        assert!(r.succeeded(), "{:?}", r.failure());
+        assert_eq!(r.stdout.len() as u64, TAIL_BYTES);
+        assert!(r.stdout.ends_with("abcdefg\n\nEND\n"));
+        assert!(!r.stdout.contains('\0'));
     }
 
     #[test]

@@ -48,7 +48,10 @@ case $sub in
     [ -n "$qemu" ] || die "qemu-aarch64 not found (apt-get install qemu-user-static)"
     # The aarch64 shared libraries: Debian's multiarch libc6:arm64, or the cross sysroot.
     if [ ! -e /lib/ld-linux-aarch64.so.1 ]; then export QEMU_LD_PREFIX=/usr/aarch64-linux-gnu; fi
-    export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=$qemu
+    # qemu-aarch64 with a time limit per test binary (a qemu-user fork
+    # deadlock must not hang the suite): scripts/qemu-aarch64-runner.sh.
+    export CPUSCOPE_QEMU=$qemu
+    export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=$PWD/scripts/qemu-aarch64-runner.sh
     # Tests that need a syscall qemu-user lacks (perf_event_open, the NUMA
     # memory-policy calls) skip with a printed line when it really answers
     # ENOSYS (tests/common/emulator.rs); the ARM lab runs those paths.

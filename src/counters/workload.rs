@@ -5,7 +5,7 @@
 //! a process (ours or not) with a timeout.
 
 use std::ffi::{CString, OsStr};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -457,23 +457,31 @@ pub fn pidfd_open(pid: i32) -> Option<OwnedFd> {
     }
 }
 
+/// Wait until one of `fds` is readable (a pidfd: the process ended) or
+/// `left` elapses (None: no limit). The limit is rounded up to whole
+/// milliseconds, so a wait shorter than 1 ms is not a busy loop.
+fn poll_readable(fds: &[RawFd], left: Option<Duration>) {
+    let ms = left
+        .map(|d| d.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32)
+        .unwrap_or(-1);
+    let mut p: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    // SAFETY: `p` holds `p.len()` valid pollfds.
+    unsafe { libc::poll(p.as_mut_ptr(), p.len() as libc::nfds_t, ms) };
+}
+
 /// Wait until `fd` is readable (a pidfd: the process ended) or `left`
 /// elapses; without a pidfd sleep a short step.
 pub fn wait_fd_or_sleep(fd: Option<&OwnedFd>, left: Option<Duration>) {
     const STEP: Duration = Duration::from_millis(20);
     match fd {
-        Some(fd) => {
-            let ms = left
-                .map(|d| d.as_millis().min(i32::MAX as u128) as i32)
-                .unwrap_or(-1);
-            let mut p = libc::pollfd {
-                fd: fd.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one valid pollfd.
-            unsafe { libc::poll(&mut p, 1, ms) };
-        }
+        Some(fd) => poll_readable(&[fd.as_raw_fd()], left),
         None => std::thread::sleep(left.map(|l| l.min(STEP)).unwrap_or(STEP)),
     }
 }
@@ -483,23 +491,12 @@ pub fn wait_fd_or_sleep(fd: Option<&OwnedFd>, left: Option<Duration>) {
 /// short step instead (at most `left`), so an end is seen within 1 ms.
 pub fn wait_any(ws: &[&Workload], left: Duration) {
     const STEP: Duration = Duration::from_millis(1);
-    let fds: Option<Vec<libc::pollfd>> = ws
+    let fds: Option<Vec<RawFd>> = ws
         .iter()
-        .map(|w| {
-            w.pidfd.as_ref().map(|fd| libc::pollfd {
-                fd: fd.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            })
-        })
+        .map(|w| w.pidfd.as_ref().map(|fd| fd.as_raw_fd()))
         .collect();
     match fds {
-        Some(mut p) if !p.is_empty() => {
-            // Rounded up: a wait shorter than 1 ms is not a busy loop.
-            let ms = left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
-            // SAFETY: `p` holds `p.len()` valid pollfds.
-            unsafe { libc::poll(p.as_mut_ptr(), p.len() as libc::nfds_t, ms) };
-        }
+        Some(fds) if !fds.is_empty() => poll_readable(&fds, Some(left)),
         _ => std::thread::sleep(left.min(STEP)),
     }
 }

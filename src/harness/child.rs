@@ -250,7 +250,7 @@ fn kept_file() -> std::io::Result<File> {
         // SAFETY: a fresh descriptor from the kernel, owned here.
         return Ok(unsafe { File::from_raw_fd(fd as i32) });
     }
-    temp_output()
+    temp_output_in(&std::env::temp_dir())
 }
 
 /// Free the head of a kept stream that has grown past twice [`TAIL_BYTES`],
@@ -272,12 +272,8 @@ fn trim_head(f: &File, freed: &mut u64) {
     }
 }
 
-/// An unlinked temporary file for one output stream.
-fn temp_output() -> std::io::Result<File> {
-    temp_output_in(&std::env::temp_dir())
-}
-
-/// An unlinked file in `dir` (created new, then its name removed).
+/// An unlinked file in `dir` for one output stream (created new, then its
+/// name removed).
 fn temp_output_in(dir: &std::path::Path) -> std::io::Result<File> {
     for i in 0..100u32 {
         let p = dir.join(format!(

@@ -982,7 +982,8 @@ fn line_check(
 /// it is done.
 fn respond(method: Method, slot: &Slot, total_rt: u64) -> PairOutcome {
     let addr = k::wait_nonzero(&slot.line);
-    if addr == FAILED {
+    // FAILED: the initiator has no page; 0: the round was given up.
+    if addr == FAILED || addr == 0 {
         return Ok(None);
     }
     let base = addr as *const u8;

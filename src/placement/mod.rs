@@ -5,6 +5,7 @@
 
 pub mod binding;
 pub mod buffer;
+pub mod glibc;
 pub mod machine_state;
 pub mod mempolicy;
 pub mod pin;

@@ -264,6 +264,9 @@ impl Team {
         if cpus.is_empty() {
             bail!("a thread team needs at least one CPU");
         }
+        if let Some(why) = crate::placement::glibc::thread_hazard() {
+            bail!("{why}");
+        }
         let n = cpus.len();
         quiet_worker_panics();
         let shared = Arc::new(Shared {

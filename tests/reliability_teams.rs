@@ -237,22 +237,31 @@ fn child_process() {
             team.set_wait_bound(Duration::from_secs(600));
             team.run_round(|ctx| {
                 if ctx.index == 1 {
-                    stay_away()
+                    stay_away();
                 } else {
-                    ctx.wait()
+                    ctx.wait();
                 }
             })
         }
         Some("never-back") => {
             team.set_wait_bound(Duration::from_millis(300));
-            team.run_round(|ctx| if ctx.index == 1 { deaf() } else { ctx.wait() })
+            team.run_round(|ctx| {
+                if ctx.index == 1 {
+                    deaf();
+                } else {
+                    ctx.wait();
+                }
+            })
         }
         _ => {
             deaf();
-            Ok(team.run_round(|_| ()).unwrap())
+            team.run_round(|_| ())
         }
     };
-    eprintln!("round: {}", r.unwrap_err());
+    match r {
+        Ok(_) => eprintln!("round: measured"),
+        Err(e) => eprintln!("round: {e}"),
+    }
     std::process::exit(if cpuscope::base::stop::requested() {
         130
     } else {

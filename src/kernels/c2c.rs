@@ -208,13 +208,21 @@ pub fn wait_nonzero(flag: &AtomicU64) -> u64 {
     let mut patience = Patience::new();
     loop {
         let v = flag.load(Ordering::Acquire);
-        if v != 0 || patience.give_up() {
+        if v != 0 {
             return v;
         }
         spins = spins.saturating_add(1);
         if spins < 1 << 16 {
+            if patience.give_up() {
+                return 0;
+            }
             spin_loop();
         } else {
+            // A turn that yields may wait out other programs' time slices:
+            // it looks every time.
+            if patience.look() {
+                return 0;
+            }
             std::thread::yield_now();
         }
     }

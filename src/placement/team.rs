@@ -119,14 +119,23 @@ impl SpinBarrier {
         let mut patience = Patience::at(self.at);
         let mut spins = 0u32;
         while self.generation.0.load(Ordering::Acquire) == gen {
-            if self.poisoned.load(Ordering::Relaxed) || patience.give_up() {
+            // Spinning turns are counted (a look every 1024); a turn that
+            // yields costs a system call already (and may wait out other
+            // programs' time slices): it looks every time.
+            let yielding = spins >= SPINS_BEFORE_YIELD;
+            let give_up = if yielding {
+                patience.look()
+            } else {
+                patience.give_up()
+            };
+            if self.poisoned.load(Ordering::Relaxed) || give_up {
                 resume_unwind(Box::new(Poisoned));
             }
-            if spins < SPINS_BEFORE_YIELD {
+            if yielding {
+                std::thread::yield_now();
+            } else {
                 spins += 1;
                 std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
             }
         }
         false

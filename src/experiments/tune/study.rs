@@ -745,8 +745,12 @@ fn run_tune(
     }
     // Rounds in which something was measured.
     let rounds = rounds.min(st.iter().map(|s| s.samples.len()).max().unwrap_or(0));
-    let rec = verdict_record(p, cands, &st, &a, rounds, stopped, &method)?;
-    out(with_notes(rec, &race.notes)?)?;
+    let end = Ending {
+        rounds,
+        stopped,
+        notes: &race.notes,
+    };
+    out(verdict_record(p, cands, &st, &a, &end, &method)?)?;
     Ok(())
 }
 
@@ -822,7 +826,7 @@ fn run_rounds(
 
 /// `v` seconds in words: `10 s`, `2.5 s`, `0.125 s`.
 fn secs(v: f64) -> String {
-    if v >= 10.0 {
+    if v >= 9.95 {
         format!("{v:.0} s")
     } else if v >= 1.0 {
         format!("{v:.1} s")
@@ -890,16 +894,12 @@ fn run_bound(p: &Params, st: &[State], i: usize, left_s: f64, gated: bool) -> Op
     })
 }
 
-/// The verdict record `rec` with `notes` added to its data's notes.
-fn with_notes(mut rec: ResultRecord, notes: &[String]) -> Result<ResultRecord> {
-    if notes.is_empty() {
-        return Ok(rec);
-    }
-    if let Some(mut d) = rec.data_as::<VerdictData>() {
-        d.notes.extend(notes.iter().cloned());
-        rec.data = Some(serde_json::to_value(&d)?);
-    }
-    Ok(rec)
+/// How the rounds ended: how many were measured, why they stopped, and
+/// the notes they left (a run cut at the end of the budget).
+struct Ending<'a> {
+    rounds: usize,
+    stopped: Stopped,
+    notes: &'a [String],
 }
 
 /// One state per candidate, bound up front: a candidate that cannot be
@@ -1243,10 +1243,10 @@ fn verdict_record(
     cands: &[Candidate],
     st: &[State],
     a: &Analysis,
-    rounds: usize,
-    stopped: Stopped,
+    end: &Ending,
     method: &str,
 ) -> Result<ResultRecord> {
+    let (rounds, stopped) = (end.rounds, end.stopped);
     let label = |i: usize| cands[i].label();
     let baseline = cands.iter().position(|c| c.baseline).unwrap_or(0);
     let hib = p.score.higher_is_better;
@@ -1281,7 +1281,7 @@ fn verdict_record(
         run_bound: p.bound_rule(),
         k: p.plan.k,
         not_applicable: p.plan.not_applicable.clone(),
-        notes: p.notes(),
+        notes: [p.notes(), end.notes.to_vec()].concat(),
         higher_is_better: hib,
         unit: p.score.unit.clone(),
     };

@@ -520,7 +520,7 @@ impl Params {
             );
         }
         format!(
-            "each run is killed (its whole process group) past {m} × its candidate's median run time, at least {f}; a candidate's first run past {m} × the slowest run finished so far, at least {f}; while no run has finished, past the end of the budget (--budget {b}); in the rounds after the first measured one, past the end of the budget too",
+            "each run is killed (its whole process group) past {m} × its candidate's median run time, at least {f} (in the rounds after the first measured one, at the end of the budget if that comes first); a candidate's first run at the end of the budget (--budget {b}), or past {m} × the slowest run finished so far (at least {f}) if that is later",
             m = BOUND_MULTIPLE,
             f = secs(BOUND_FLOOR_S),
             b = secs(self.budget.as_secs_f64())
@@ -837,11 +837,14 @@ fn secs(v: f64) -> String {
 
 /// The bound of the next run of candidate `i`, `left_s` seconds of the
 /// budget left; `gated`: a round past the first measured one, which the
-/// budget bounds too. `--run-timeout` when given; else [`BOUND_MULTIPLE`]
-/// × the candidate's median run time (or, before it has one, the slowest
-/// run finished so far), at least [`BOUND_FLOOR_S`]; while no run has
-/// finished, the time left of the budget. None: the budget is spent where
-/// it bounds the run, so it is not started.
+/// budget bounds too. `--run-timeout` when given. Else, with runs of its
+/// own finished: [`BOUND_MULTIPLE`] × their median, at least
+/// [`BOUND_FLOOR_S`]. Its first run (no median of its own): the end of the
+/// budget, or [`BOUND_MULTIPLE`] × the slowest run finished so far (at
+/// least the floor) when that is later, as a thread count or a placement
+/// may be several times slower than the others. While no run has
+/// finished: the end of the budget. None: the budget is spent where it is
+/// the bound, so the run is not started.
 fn run_bound(p: &Params, st: &[State], i: usize, left_s: f64, gated: bool) -> Option<RunBound> {
     if let Some(t) = p.run_timeout {
         return Some(RunBound {
@@ -850,48 +853,60 @@ fn run_bound(p: &Params, st: &[State], i: usize, left_s: f64, gated: bool) -> Op
             why: format!("--run-timeout {}", secs(t.as_secs_f64())),
         });
     }
-    let budget = secs(p.budget.as_secs_f64());
+    let end = format!(
+        "the end of the time budget (--budget {})",
+        secs(p.budget.as_secs_f64())
+    );
+    let budget = |why: String| {
+        (left_s > 0.0).then_some(RunBound {
+            secs: left_s,
+            kind: BoundKind::Budget,
+            why,
+        })
+    };
+    let multiple = |x: f64| (BOUND_MULTIPLE * x).max(BOUND_FLOOR_S);
+    let floor = secs(BOUND_FLOOR_S);
     let slowest = st
         .iter()
         .flat_map(|s| s.finished.iter().copied())
         .reduce(f64::max);
-    let base = match (median(&st[i].finished), slowest) {
-        (Some(m), _) => Some((BoundKind::Median, m, "its median run time", "")),
-        (None, Some(x)) => Some((
-            BoundKind::Slowest,
-            x,
-            "the slowest run finished so far",
-            "; this candidate has finished none yet",
+    match (median(&st[i].finished), slowest) {
+        (Some(m), _) => {
+            let why = format!(
+                "{BOUND_MULTIPLE} × its median run time ({}), at least {floor}",
+                secs(m)
+            );
+            if gated && left_s < multiple(m) {
+                return budget(format!("{end}, before {why}"));
+            }
+            Some(RunBound {
+                secs: multiple(m),
+                kind: BoundKind::Median,
+                why,
+            })
+        }
+        (None, Some(x)) => {
+            let why = format!(
+                "{BOUND_MULTIPLE} × the slowest run finished so far ({}), at least {floor}",
+                secs(x)
+            );
+            if left_s > multiple(x) {
+                return budget(format!(
+                    "{end}: its first run (no median of its own yet), later than {why}"
+                ));
+            }
+            Some(RunBound {
+                secs: multiple(x),
+                kind: BoundKind::Slowest,
+                why: format!(
+                    "{why}: its first run (no median of its own yet), the budget nearly spent"
+                ),
+            })
+        }
+        (None, None) => budget(format!(
+            "{end}: no run has finished yet, so there is no median run time to bound it by"
         )),
-        (None, None) => None,
-    };
-    let Some((kind, base, what, extra)) = base else {
-        return (left_s > 0.0).then(|| RunBound {
-            secs: left_s,
-            kind: BoundKind::Budget,
-            why: format!(
-                "the end of the time budget (--budget {budget}): no run has finished yet, so there is no median run time to bound it by"
-            ),
-        });
-    };
-    let bound = (BOUND_MULTIPLE * base).max(BOUND_FLOOR_S);
-    let why = format!(
-        "{BOUND_MULTIPLE} × {what} ({}{extra}), at least {}",
-        secs(base),
-        secs(BOUND_FLOOR_S)
-    );
-    if gated && left_s < bound {
-        return (left_s > 0.0).then(|| RunBound {
-            secs: left_s,
-            kind: BoundKind::Budget,
-            why: format!("the end of the time budget (--budget {budget}), before {why}"),
-        });
     }
-    Some(RunBound {
-        secs: bound,
-        kind,
-        why,
-    })
 }
 
 /// How the rounds ended: how many were measured, why they stopped, and
@@ -1475,5 +1490,72 @@ mod tests {
         assert_eq!(fmt_ratio(0.97312), "0.973");
         assert_eq!(fmt_ratio(12.345), "12.3");
         assert_eq!(fmt_ratio(f64::INFINITY), "inf");
+    }
+
+    fn params(budget_s: f64, run_timeout: Option<f64>) -> Params {
+        Params {
+            command: vec!["true".into()],
+            plan: TunePlan {
+                k: 1,
+                candidates: Vec::new(),
+                not_applicable: Vec::new(),
+                notes: Vec::new(),
+                threads: None,
+            },
+            score: Score::wall_time(),
+            warmup: 1,
+            min_runs: 3,
+            max_runs: 5,
+            budget: Duration::from_secs_f64(budget_s),
+            seed: 1,
+            resolution: 0.02,
+            counters: false,
+            numa_maps: false,
+            show_output: false,
+            run_timeout: run_timeout.map(Duration::from_secs_f64),
+        }
+    }
+
+    fn finished(runs: &[&[f64]]) -> Vec<State> {
+        runs.iter()
+            .map(|r| State {
+                finished: r.to_vec(),
+                ..State::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_run_is_bounded_and_says_by_what() {
+        let p = params(300.0, None);
+        // Nothing finished: the time left of the budget; none left: not run.
+        let st = finished(&[&[], &[]]);
+        let b = run_bound(&p, &st, 0, 300.0, false).unwrap();
+        assert_eq!((b.kind, b.secs), (BoundKind::Budget, 300.0));
+        assert!(b.why.contains("no run has finished yet"), "{}", b.why);
+        assert!(run_bound(&p, &st, 1, 0.0, false).is_none());
+        // Its own runs: 10 × their median, at least 10 s.
+        let st = finished(&[&[2.0, 3.0, 4.0], &[0.1]]);
+        let b = run_bound(&p, &st, 0, 5.0, false).unwrap();
+        assert_eq!((b.kind, b.secs), (BoundKind::Median, 30.0));
+        let b = run_bound(&p, &st, 1, 5.0, false).unwrap();
+        assert_eq!((b.kind, b.secs), (BoundKind::Median, BOUND_FLOOR_S));
+        // ... and the budget's end first in a gated round; spent: not run.
+        let b = run_bound(&p, &st, 0, 5.0, true).unwrap();
+        assert_eq!((b.kind, b.secs), (BoundKind::Budget, 5.0));
+        assert!(b.why.contains("before 10 × its median"), "{}", b.why);
+        assert!(run_bound(&p, &st, 0, -1.0, true).is_none());
+        // A first run: the budget's end, or 10 × the slowest finished run
+        // when later (a thread count may be far slower than the others).
+        let st = finished(&[&[2.0, 3.0], &[]]);
+        let b = run_bound(&p, &st, 1, 200.0, true).unwrap();
+        assert_eq!((b.kind, b.secs), (BoundKind::Budget, 200.0));
+        let b = run_bound(&p, &st, 1, 0.0, true).unwrap();
+        assert_eq!((b.kind, b.secs), (BoundKind::Slowest, 30.0));
+        // --run-timeout replaces all of it.
+        let p = params(300.0, Some(7.0));
+        let b = run_bound(&p, &st, 1, 0.0, true).unwrap();
+        assert_eq!((b.kind, b.secs), (BoundKind::RunTimeout, 7.0));
+        assert!(p.bound_rule().contains("--run-timeout 7.0 s"));
     }
 }

@@ -466,6 +466,52 @@ fn a_run_that_hangs_later_is_bounded_by_a_multiple_of_the_runs_before() {
     }
 }
 
+#[test]
+fn a_later_run_cut_by_the_budget_is_discarded_not_a_failure() {
+    // Each candidate's first two runs take 0.2 s, the next ones 5 s: the
+    // second measured round starts within the budget (3 s), and its slow
+    // run is cut at the budget's end.
+    let d = tempfile::tempdir().unwrap();
+    let script = format!(
+        "k=$(grep Cpus_allowed_list /proc/self/status | tr -dc '0-9,-'); f='{dir}/n-'\"$k\"; \
+         n=$(cat \"$f\" 2>/dev/null || echo 0); echo $((n + 1)) > \"$f\"; \
+         if [ \"$n\" -ge 2 ]; then sleep 5; else sleep 0.2; fi",
+        dir = d.path().display()
+    );
+    let t0 = Instant::now();
+    let (doc, out) = tune_json(
+        &[
+            "--warmup",
+            "1",
+            "--min-runs",
+            "3",
+            "--max-runs",
+            "5",
+            "--budget",
+            "3",
+            "--cpus",
+            &two_cpus(),
+            "--cpus-needed",
+            "1",
+        ],
+        &["sh", "-c", &script],
+    );
+    let took = t0.elapsed();
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v = verdict(&doc);
+    assert_eq!(v["data"]["stopped"], "budget", "{v:#}");
+    let notes = v["data"]["notes"].to_string();
+    assert!(notes.contains("the end of the time budget"), "{notes}");
+    assert!(notes.contains("it is discarded"), "{notes}");
+    for r in scores(&doc) {
+        // Not the candidate's fault: no failure, its finished run kept.
+        assert_eq!(r["data"]["timed_out"], false, "{r:#}");
+        assert!(r["data"]["failed"].is_null(), "{r:#}");
+        assert!(r["value"].is_number(), "{r:#}");
+    }
+}
+
 // ------------------------------------------------------------ --score-regex
 
 #[test]

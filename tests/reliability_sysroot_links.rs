@@ -52,6 +52,8 @@ impl Ran {
 
 /// Runs `cmd` to its end under [`DEADLINE`] in its own process group;
 /// panics when it hangs, dies of a signal, panics, or passes [`PEAK_KIB`].
+/// The child is reaped by `wait4` (for its rusage), not `Child::wait`.
+#[allow(clippy::zombie_processes)]
 fn run_cmd(mut cmd: Command, what: &str) -> Ran {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -82,6 +84,8 @@ fn run_cmd(mut cmd: Command, what: &str) -> Ran {
         if t0.elapsed() > DEADLINE {
             // SAFETY: signalling the process group of our own child.
             unsafe { libc::kill(-pid, libc::SIGKILL) };
+            // SAFETY: reaping our own child.
+            unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
             panic!("{what}: still running after {DEADLINE:?}: it hangs");
         }
         std::thread::sleep(Duration::from_millis(10));

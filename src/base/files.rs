@@ -170,23 +170,13 @@ fn open_path(path: &Path, flags: libc::c_int) -> io::Result<OwnedFd> {
     fd_result(unsafe { libc::open(p.as_ptr(), flags | libc::O_CLOEXEC) })
 }
 
-/// The file type bits of `name` in `dir`, a link not followed.
-fn type_at(dir: BorrowedFd<'_>, name: &CStr) -> io::Result<libc::mode_t> {
-    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
-    // SAFETY: a valid descriptor, a NUL-terminated name, room for a stat.
-    let r = unsafe {
-        libc::fstatat(
-            dir.as_raw_fd(),
-            name.as_ptr(),
-            st.as_mut_ptr(),
-            libc::AT_SYMLINK_NOFOLLOW,
-        )
-    };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fstatat filled it.
-    Ok(unsafe { st.assume_init() }.st_mode & libc::S_IFMT)
+/// `name` in `dir` opened as itself (`O_PATH`, a link not followed), with
+/// its type. (Through the standard library's `metadata`, not `fstatat`,
+/// which glibc exports only from 2.33 on.)
+fn entry_at(dir: BorrowedFd<'_>, name: &CStr) -> io::Result<(OwnedFd, std::fs::FileType)> {
+    let f = std::fs::File::from(open_at(dir, name, libc::O_PATH | libc::O_NOFOLLOW)?);
+    let kind = f.metadata()?.file_type();
+    Ok((OwnedFd::from(f), kind))
 }
 
 /// The target of the link `name` in `dir`.
@@ -385,8 +375,8 @@ impl Root {
             let dir = stack.last().map_or(self.fd.as_fd(), |d| d.0.as_fd());
             let name = c_name(&c)?;
             let last = todo.is_empty();
-            let kind = type_at(dir, &name)?;
-            if kind == libc::S_IFLNK && (follow || !last) {
+            let (fd, kind) = entry_at(dir, &name)?;
+            if kind.is_symlink() && (follow || !last) {
                 let link = (shown(&stack, &c), link_at(dir, &name)?);
                 if links.len() as u32 >= MAX_LINK_HOPS {
                     return Err(refusal(format!(
@@ -413,14 +403,9 @@ impl Root {
                 real.push(c);
                 return Ok(Entry::at(dir.try_clone_to_owned()?, name, true, Some(real)));
             }
-            if kind != libc::S_IFDIR {
+            if !kind.is_dir() {
                 return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
             }
-            let fd = open_at(
-                dir,
-                &name,
-                libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW,
-            )?;
             stack.push((fd, c));
         }
         // The path ends on a directory reached through `..` or a link (or is the root).

@@ -31,6 +31,7 @@ pub mod loaded_latency;
 pub mod numa_maps;
 pub mod numa_matrix;
 pub mod placement;
+pub mod progress;
 pub mod rate;
 pub mod record;
 pub mod run;

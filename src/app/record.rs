@@ -28,9 +28,13 @@ pub fn run(ctx: &Context, args: &RecordArgs) -> Result<i32> {
     let rec = gather::record(&sys)?;
     ctx.write_output(&out, &rec.archive)?;
     let m = &rec.manifest;
+    let out_of_tree = match m.links_out() {
+        0 => String::new(),
+        n => format!(", of which {n} a symbolic link out of the tree, not copied"),
+    };
     errln!(
         "recorded {} into {}: {} files ({}), {} links, {} directories, {} compressed; \
-         {} unreadable (listed in {} inside)",
+         {} unreadable{out_of_tree} (listed in {} inside)",
         for_terminal(&m.source),
         out.shown(),
         m.files.len(),

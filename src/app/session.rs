@@ -20,10 +20,9 @@ use crate::placement::machine_state::{self, Knob, Privilege, Setting, Want};
 use crate::results::schema::{new_run_id, now_rfc3339, Environment, ResultRecord, Run, RunStatus};
 use crate::results::store::{local_hostname, Store};
 use anyhow::{bail, Result};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use serde_json::{json, Value};
 use std::any::Any;
-use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -238,19 +237,15 @@ impl Session {
         self.progress.step(who, msg, self.done_secs);
     }
 
-    /// Show a bar for `total_secs` of estimated work (on a terminal).
+    /// Show a bar for `total_secs` of estimated work, where standard error
+    /// takes one (a terminal with cursor control, wide enough:
+    /// `progress::bar`); plain lines otherwise.
     pub fn show_bar(&mut self, total_secs: f64) {
-        if matches!(self.progress, Progress::Lines) && std::io::stderr().is_terminal() {
-            let pb = ProgressBar::new((total_secs * 10.0).ceil() as u64);
-            pb.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} [{bar:30}] {percent:>3}% ~{eta} left  {msg}",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
-            );
-            pb.enable_steady_tick(Duration::from_millis(200));
-            self.progress = Progress::Bar(pb);
+        if matches!(self.progress, Progress::Lines) {
+            if let Some(pb) = super::progress::bar((total_secs * 10.0).ceil() as u64) {
+                pb.enable_steady_tick(Duration::from_millis(200));
+                self.progress = Progress::Bar(pb);
+            }
         }
     }
 
@@ -554,8 +549,10 @@ impl Session {
             }
         }
         let status = if interrupted {
-            env.notes
-                .push("interrupted (Ctrl-C): kept what finished".into());
+            env.notes.push(format!(
+                "interrupted ({}): kept what finished",
+                crate::base::stop::cause()
+            ));
             RunStatus::Partial
         } else {
             RunStatus::Complete

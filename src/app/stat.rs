@@ -50,13 +50,15 @@ pub struct StatArgs {
     /// List the events this machine knows and exit.
     #[arg(long)]
     pub list: bool,
-    /// Command to run and count (after --).
+    /// Command to run and count (after --); its arguments are passed as
+    /// given, bytes that are not UTF-8 included.
     #[arg(
         trailing_var_arg = true,
         allow_hyphen_values = true,
-        value_name = "COMMAND"
+        value_name = "COMMAND",
+        value_parser = clap::value_parser!(std::ffi::OsString)
     )]
-    pub command: Vec<String>,
+    pub command: Vec<std::ffi::OsString>,
 }
 
 impl StatArgs {
@@ -119,11 +121,14 @@ pub fn run(ctx: &Context, args: &StatArgs) -> Result<i32> {
         out!("{}", stat::event_list(&ctx.sysroot()?));
         return Ok(0);
     }
-    if let Some(first) = args.command.first().filter(|c| c.starts_with('-')) {
+    if let Some(first) = args
+        .command
+        .first()
+        .filter(|c| c.as_encoded_bytes().starts_with(b"-"))
+    {
+        let shown = crate::base::args::display(first);
         bail!(
-            "'{}' is not an option of stat (see cpuscope stat --help); to count a program whose name starts with '-', give its path: ./{}",
-            first.escape_debug(),
-            first.escape_debug()
+            "'{shown}' is not an option of stat (see cpuscope stat --help); to count a program whose name starts with '-', give its path: ./{shown}"
         );
     }
     let sys = session::live_sysroot(ctx, "stat")?;

@@ -110,13 +110,15 @@ pub struct TuneArgs {
     /// Print the run document (cpuscope.run/1) as JSON; with --dry-run, the plan.
     #[arg(long)]
     pub json: bool,
-    /// The command to tune and its arguments (after --).
+    /// The command to tune and its arguments (after --); passed as given,
+    /// bytes that are not UTF-8 included.
     #[arg(
         trailing_var_arg = true,
         allow_hyphen_values = true,
-        value_name = "COMMAND"
+        value_name = "COMMAND",
+        value_parser = clap::value_parser!(std::ffi::OsString)
     )]
-    pub command: Vec<String>,
+    pub command: Vec<std::ffi::OsString>,
 }
 
 /// A time for `option`: `300`, `300s`, `5m`, `1h`, `1.5m`.
@@ -195,7 +197,10 @@ fn score_of(a: &TuneArgs) -> Result<Score> {
 }
 
 fn knob_of(a: &TuneArgs, usable: usize, k: usize) -> Result<Option<ThreadKnob>> {
-    let placeholder = a.command.iter().any(|x| x.contains(THREADS_PLACEHOLDER));
+    let placeholder = a
+        .command
+        .iter()
+        .any(|x| crate::base::args::contains(x, THREADS_PLACEHOLDER));
     if let Some(v) = &a.threads_env {
         if v.is_empty() || v.contains('=') || v.contains('\0') {
             bail!("bad --threads-env '{v}': expected a variable name like OMP_NUM_THREADS");
@@ -355,15 +360,25 @@ pub fn run(ctx: &Context, a: &TuneArgs) -> Result<i32> {
             );
         }
         if done.interrupted {
-            outln!("interrupted: the figures above are what finished");
+            outln!(
+                "interrupted ({}): the figures above are what finished",
+                crate::base::stop::cause()
+            );
         }
     }
-    let all_failed = TuneView::of(run)
-        .and_then(|v| v.verdict)
+    let view = TuneView::of(run);
+    let all_failed = view
+        .as_ref()
+        .and_then(|v| v.verdict.as_ref())
         .is_some_and(|(_, d)| d.stopped == Some(Stopped::AllFailed));
+    // Nothing measured at all (every candidate failed, timed out or was
+    // never run): an error for a script, as when every candidate failed.
+    let no_score = view
+        .as_ref()
+        .is_some_and(|v| v.candidates.iter().all(|(r, _)| r.value.is_none()));
     Ok(if done.interrupted {
         done.exit_code()
-    } else if all_failed {
+    } else if all_failed || no_score {
         1
     } else {
         0

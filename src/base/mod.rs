@@ -5,10 +5,12 @@
 //! numbers and bytes (`fmt`), HTML escaping and inline SVG charts (`html`), the meminfo parser (`meminfo`),
 //! rank statistics for comparing two sample sets (`mann_whitney`), a small
 //! regular-expression engine (`pattern`), the process's stop request
-//! (`stop`), the one careful writer of every output (`output`) and what
+//! (`stop`), a command's arguments as bytes (`args`), the terminal's
+//! colour, cursor and width (`term`), the one careful writer of every output (`output`) and what
 //! this binary is (`build`: version, commit, date, target, glibc floor).
 
 pub mod archive;
+pub mod args;
 pub mod build;
 pub mod cpuset;
 pub mod files;
@@ -21,6 +23,7 @@ pub mod pattern;
 pub mod stats;
 pub mod stop;
 pub mod sysroot;
+pub mod term;
 pub mod timer;
 
 pub use cpuset::CpuSet;

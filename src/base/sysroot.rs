@@ -3,17 +3,24 @@
 //! `cpuscope record` wrote, unpacked by `base::archive`), and typed reads
 //! under it.
 //!
-//! Every read of a recorded or system file goes through
-//! `base::files::read_file_bytes` (or `read_file_text`): it refuses anything but a regular file (a FIFO,
-//! socket or device, checked after following symlinks, so never opened in a
-//! way that can block or read forever), opens with `O_NONBLOCK` as a second
-//! guard, and reads at most a cap (16 MiB for sysfs/procfs files, which the
+//! Every access under the root (a file read, a directory listed, a link
+//! read, a path made real, a test for a file or directory) goes through
+//! one resolver, `base::files::Root::at`: under a recorded tree each
+//! component is opened with `O_NOFOLLOW` and each symbolic link followed
+//! by hand, so a link that leaves the tree (an absolute target, or more
+//! `..` than the tree is deep) or a loop of links is refused, with one line
+//! naming the link, as an archive's is (`base::archive`); under the live
+//! root `/` the kernel resolves the path. A file read refuses anything but
+//! a regular file (a FIFO, socket or device, so never opened in a way that
+//! can block or read forever), opens with `O_NONBLOCK` as a second guard,
+//! and reads at most a cap (16 MiB for sysfs/procfs files, which the
 //! kernel reports as size 0 or 4096, so the cap is on bytes read). Text is
 //! read lossily: a non-UTF-8 byte becomes U+FFFD instead of losing the file.
 
 use crate::base::cpuset::CpuSet;
-use crate::base::files::{lossy_note, read_file_text};
+use crate::base::files::{is_refusal, lossy_note, Entry, Root, MAX_FILE_BYTES};
 use anyhow::{bail, Result};
+use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -22,6 +29,8 @@ use std::sync::{Arc, Mutex};
 #[derive(Clone, Debug)]
 pub struct Sysroot {
     root: PathBuf,
+    /// The root, open: every path under it is resolved from here.
+    fs: Arc<Root>,
     /// What the reads met that a caller may want to show (files refused,
     /// bytes replaced); shared by clones.
     notes: Arc<Mutex<Vec<String>>>,
@@ -47,18 +56,37 @@ impl Sysroot {
     }
 
     fn open_dir(root: &Path, shown: &Path) -> Result<Self> {
-        if !root.is_dir() {
-            bail!("sysroot '{}' is not a directory", shown.display());
-        }
-        let cpu = root.join("sys/devices/system/cpu");
-        if !cpu.is_dir() {
-            bail!(
+        let live = root == Path::new("/");
+        let fs = match Root::open(root) {
+            Ok(fs) => fs,
+            Err(_) if !root.is_dir() => bail!("sysroot '{}' is not a directory", shown.display()),
+            Err(e) => bail!(
+                "sysroot '{}': cannot open: {}",
+                shown.display(),
+                crate::base::output::io_text(&e)
+            ),
+        };
+        let cpu = fs
+            .at(Path::new("sys/devices/system/cpu"), true)
+            .and_then(|e| e.metadata());
+        match cpu {
+            Ok(m) if m.is_dir() => {}
+            _ if live => bail!(
+                "/sys is not mounted here (no /sys/devices/system/cpu): mount sysfs \
+                 (mount -t sysfs sysfs /sys), or give --sysroot"
+            ),
+            Err(e) if is_refusal(&e) => bail!(
+                "sysroot '{}' is not a sysfs root: sys/devices/system/cpu: {e}",
+                shown.display()
+            ),
+            _ => bail!(
                 "sysroot '{}' is not a sysfs root: it has no sys/devices/system/cpu",
                 shown.display()
-            );
+            ),
         }
         Ok(Sysroot {
             root: root.to_path_buf(),
+            fs: Arc::new(fs),
             notes: Arc::default(),
             archive: None,
         })
@@ -76,14 +104,17 @@ impl Sysroot {
     /// True when this is the running system (root `/`), so live-only facts
     /// (own affinity, cpuid) may be consulted.
     pub fn is_live(&self) -> bool {
-        self.root == Path::new("/")
+        self.fs.is_live()
     }
 
     pub fn root(&self) -> &Path {
         &self.root
     }
 
-    /// Path of an absolute system path (e.g. `/sys/devices/system/cpu`) under the root.
+    /// Path of an absolute system path (e.g. `/sys/devices/system/cpu`) under
+    /// the root: for the words of a message and for writing a knob of the
+    /// live machine. Never read through it: the methods here resolve a path
+    /// within the root ([`Sysroot::at`]).
     pub fn path(&self, rel: &str) -> PathBuf {
         self.root.join(rel.trim_start_matches('/'))
     }
@@ -103,12 +134,51 @@ impl Sysroot {
         }
     }
 
-    /// The text of an absolute system path under the root, as
-    /// [`read_file_text`] reads it; a refused file or replaced bytes make a
-    /// note ([`Sysroot::notes`]).
+    /// What the path `rel` (from the root) names, resolved within the root
+    /// (`base::files::Root::at`), its last link followed or not. The one
+    /// way every method here reaches a file.
+    pub fn at(&self, rel: impl AsRef<Path>, follow: bool) -> io::Result<Entry<'_>> {
+        self.fs.at(rel.as_ref(), follow)
+    }
+
+    /// `r`, with a note when it is a link refused (the words name the link,
+    /// so the files under one link make one note).
+    fn noted<T>(&self, r: io::Result<T>) -> io::Result<T> {
+        if let Err(e) = &r {
+            if is_refusal(e) {
+                self.note(format!("{e}, read as missing"));
+            }
+        }
+        r
+    }
+
+    /// The bytes of the regular file at `rel`, at most `cap` of them
+    /// (`base::files::Entry::read_capped`); a link refused makes a note.
+    pub fn read_bytes_capped(&self, rel: &str, cap: u64) -> io::Result<Vec<u8>> {
+        self.noted(self.at(rel, true).and_then(|e| e.read_capped(cap)))
+    }
+
+    /// [`Sysroot::read_bytes_capped`] with the sysfs/procfs cap (16 MiB).
+    pub fn read_bytes(&self, rel: &str) -> io::Result<Vec<u8>> {
+        self.read_bytes_capped(rel, MAX_FILE_BYTES)
+    }
+
+    /// The text of `rel` read lossily, at most `cap` bytes, and whether a
+    /// byte was replaced.
+    pub fn read_text_capped(&self, rel: &str, cap: u64) -> io::Result<(String, bool)> {
+        let bytes = self.read_bytes_capped(rel, cap)?;
+        Ok(match String::from_utf8(bytes) {
+            Ok(s) => (s, false),
+            Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
+        })
+    }
+
+    /// The text of an absolute system path under the root (read lossily, at
+    /// most 16 MiB); a refused file or replaced bytes make a note
+    /// ([`Sysroot::notes`]).
     pub fn read_text(&self, rel: &str) -> io::Result<String> {
         let shown = format!("/{}", rel.trim_start_matches('/'));
-        match read_file_text(&self.path(rel)) {
+        match self.read_text_capped(rel, MAX_FILE_BYTES) {
             Ok((s, lossy)) => {
                 if lossy {
                     self.note(lossy_note(&shown));
@@ -116,15 +186,53 @@ impl Sysroot {
                 Ok(s)
             }
             Err(e) => {
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData
-                ) {
+                if !is_refusal(&e)
+                    && matches!(
+                        e.kind(),
+                        io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData
+                    )
+                {
                     self.note(format!("{shown}: {e}: read as missing"));
                 }
                 Err(e)
             }
         }
+    }
+
+    /// The metadata of `rel` (its last link followed or not), resolved
+    /// within the root.
+    pub fn metadata(&self, rel: impl AsRef<Path>, follow: bool) -> io::Result<std::fs::Metadata> {
+        self.noted(self.at(rel, follow).and_then(|e| e.metadata()))
+    }
+
+    /// Whether `rel` is a directory (links followed within the root).
+    pub fn is_dir(&self, rel: &str) -> bool {
+        self.metadata(rel, true).is_ok_and(|m| m.is_dir())
+    }
+
+    /// The target of the symbolic link `rel` (as written in the link).
+    pub fn read_link(&self, rel: &str) -> io::Result<PathBuf> {
+        self.noted(self.at(rel, false).and_then(|e| e.read_link()))
+    }
+
+    /// The real path `rel` leads to, every link followed (as
+    /// `std::fs::canonicalize` gives it, but from the root: `/sys/devices/...`);
+    /// it must exist.
+    pub fn canonicalize(&self, rel: &str) -> io::Result<PathBuf> {
+        if self.is_live() {
+            return std::fs::canonicalize(self.path(rel));
+        }
+        let e = self.noted(self.fs.walk(Path::new(rel), true))?;
+        e.metadata()?;
+        let mut p = PathBuf::from("/");
+        p.extend(e.real().unwrap_or_default());
+        Ok(p)
+    }
+
+    /// The names in the directory `rel`, unsorted; at most
+    /// `base::files::MAX_DIR_ENTRIES`.
+    pub fn read_dir(&self, rel: impl AsRef<Path>) -> io::Result<Vec<OsString>> {
+        self.noted(self.at(rel, true).and_then(|e| e.read_dir()))
     }
 
     /// The cheap signs of a virtual machine under this root: the x86
@@ -139,8 +247,9 @@ impl Sysroot {
         flag || self.exists("/sys/hypervisor/type")
     }
 
+    /// Whether `rel` exists (links followed within the root).
     pub fn exists(&self, rel: &str) -> bool {
-        self.path(rel).exists()
+        self.metadata(rel, true).is_ok()
     }
 
     /// File contents, trimmed of whitespace and NUL bytes (some recorded trees
@@ -185,10 +294,10 @@ impl Sysroot {
 
     /// Names of the entries of a directory, sorted; empty if missing.
     pub fn list_dir(&self, rel: &str) -> Vec<String> {
-        let mut v: Vec<String> = match std::fs::read_dir(self.path(rel)) {
-            Ok(rd) => rd
-                .filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
+        let mut v: Vec<String> = match self.read_dir(rel) {
+            Ok(names) => names
+                .into_iter()
+                .map(|n| n.to_string_lossy().into_owned())
                 .collect(),
             Err(_) => Vec::new(),
         };
@@ -211,7 +320,7 @@ impl Sysroot {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::base::files::read_file_bytes;
+    use crate::base::files::{read_file_bytes, read_file_text};
     use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt;
 
@@ -258,18 +367,73 @@ mod tests {
     }
 
     #[test]
-    fn a_symlink_to_a_regular_file_is_followed() {
+    fn a_symlink_inside_the_tree_is_followed() {
         let d = tree();
-        let target = d.path().join("elsewhere");
-        std::fs::write(&target, "0-3\n").unwrap();
-        std::os::unix::fs::symlink(&target, d.path().join("sys/devices/system/cpu/online"))
-            .unwrap();
+        let cpu = d.path().join("sys/devices/system/cpu");
+        std::fs::create_dir_all(d.path().join("sys/devices/x")).unwrap();
+        std::fs::write(d.path().join("sys/devices/x/online"), "0-3\n").unwrap();
+        std::os::unix::fs::symlink("../../x/online", cpu.join("online")).unwrap();
+        std::os::unix::fs::symlink("../../x", cpu.join("dirlink")).unwrap();
         let sys = Sysroot::new(d.path()).unwrap();
         assert_eq!(
             sys.read_string("/sys/devices/system/cpu/online").as_deref(),
             Some("0-3")
         );
+        assert_eq!(
+            sys.read_string("/sys/devices/system/cpu/dirlink/online")
+                .as_deref(),
+            Some("0-3")
+        );
+        assert_eq!(
+            sys.canonicalize("/sys/devices/system/cpu/dirlink/online")
+                .unwrap(),
+            PathBuf::from("/sys/devices/x/online")
+        );
+        assert_eq!(
+            sys.read_link("/sys/devices/system/cpu/dirlink").unwrap(),
+            PathBuf::from("../../x")
+        );
+        assert_eq!(sys.list_dir("/sys/devices/system/cpu/dirlink"), ["online"]);
+        assert!(sys.is_dir("/sys/devices/system/cpu/dirlink"));
         assert!(sys.notes().is_empty());
+    }
+
+    #[test]
+    fn a_symlink_out_of_the_tree_is_refused_with_a_note() {
+        let d = tree();
+        let secret = d.path().join("secret");
+        std::fs::write(&secret, "0-3\n").unwrap();
+        let cpu = d.path().join("sys/devices/system/cpu");
+        std::os::unix::fs::symlink(&secret, cpu.join("online")).unwrap();
+        std::os::unix::fs::symlink("../../../../../secret", cpu.join("possible")).unwrap();
+        std::os::unix::fs::symlink(d.path(), cpu.join("up")).unwrap();
+        std::os::unix::fs::symlink("loop", cpu.join("loop")).unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let sys = Sysroot::new(d.path()).unwrap();
+        for f in ["online", "possible", "up/secret", "loop"] {
+            let rel = format!("/sys/devices/system/cpu/{f}");
+            assert_eq!(sys.read_string(&rel), None, "{f}");
+            assert!(!sys.exists(&rel), "{f}");
+            let e = sys.read_bytes(&rel).unwrap_err();
+            assert!(crate::base::files::is_refusal(&e), "{f}: {e}");
+        }
+        assert!(sys.list_dir("/sys/devices/system/cpu/up").is_empty());
+        assert!(sys.canonicalize("/sys/devices/system/cpu/up").is_err());
+        let n = sys.notes();
+        let want = [
+            format!(
+                "symbolic link '/sys/devices/system/cpu/online' -> '{}' leads out of the tree: refused, read as missing",
+                secret.display()
+            ),
+            "symbolic link '/sys/devices/system/cpu/possible' -> '../../../../../secret' leads out of the tree: refused, read as missing".to_string(),
+            format!(
+                "symbolic link '/sys/devices/system/cpu/up' -> '{}' leads out of the tree: refused, read as missing",
+                d.path().display()
+            ),
+            "symbolic link '/sys/devices/system/cpu/loop' -> 'loop' is a loop of links (more than 40 followed): refused, read as missing".to_string(),
+        ];
+        assert_eq!(n, want);
+        drop(root);
     }
 
     #[test]
@@ -311,6 +475,7 @@ mod tests {
         assert!(!lossy);
         let sys = Sysroot {
             root: PathBuf::from("/"),
+            fs: Arc::new(Root::open(Path::new("/")).unwrap()),
             notes: Arc::default(),
             archive: None,
         };

@@ -14,6 +14,7 @@ use super::workload::{self, ExitInfo, LaunchError, Workload};
 use super::{sysfs, PerfEnv};
 use crate::base::{CpuSet, Sysroot};
 use anyhow::{bail, Context as _, Result};
+use std::ffi::OsString;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,8 +36,8 @@ pub struct Options {
     pub duration: Option<String>,
     /// Milliseconds between interval counts (`-I`).
     pub interval: Option<String>,
-    /// The command to start and count.
-    pub command: Vec<String>,
+    /// The command to start and count: bytes, passed to exec as given.
+    pub command: Vec<OsString>,
 }
 
 /// Checked options.
@@ -168,8 +169,9 @@ pub fn count(sys: &Sysroot, req: &Request, watch: &mut dyn Watch) -> Result<Outc
     // Events and top-down.
     let (groups, td_status) = event_groups(sys, o, per_cpu_mode)?;
 
-    // Ctrl-C / SIGTERM stop counting -p and --cpus runs.
-    // Ctrl-C reaches the command through the terminal; SIGTERM is forwarded.
+    // Ctrl-C / SIGTERM / SIGHUP stop counting -p and --cpus runs.
+    // Ctrl-C reaches the command through the terminal; SIGTERM and SIGHUP
+    // are forwarded to it, and counting goes on until it ends.
     let signals = Signals::register()?;
     watch.ready()?;
 
@@ -186,6 +188,7 @@ pub fn count(sys: &Sysroot, req: &Request, watch: &mut dyn Watch) -> Result<Outc
     cg.set_topdown(td_status.clone());
 
     let mut notes: Vec<String> = cg.notes().to_vec();
+    notes.extend(crate::base::args::not_utf8_note(&o.command));
     for e in groups.iter().flatten() {
         if let Some(n) = events::pseudo_event_note(&e.key) {
             if !notes.iter().any(|x| x == n) {
@@ -307,28 +310,53 @@ fn event_groups(
     Ok((groups, td_status))
 }
 
-/// The flags Ctrl-C and SIGTERM set while `count` runs.
+/// The flags the stop signals set while `count` runs.
 struct Signals {
-    /// Set by SIGINT and SIGTERM: stop counting a PID or CPUs.
+    /// Set by SIGINT, SIGTERM and SIGHUP (unless started ignored, as under
+    /// `nohup`): stop counting a PID or CPUs.
     stop: Arc<AtomicBool>,
-    /// Set by SIGTERM: forward it to the command.
-    term: Arc<AtomicBool>,
+    /// Set by SIGTERM and SIGHUP: forward that signal to the command (which
+    /// shares cpuscope's process group, so the terminal's Ctrl-C and its
+    /// hangup reach it anyway; a signal sent to cpuscope alone must too, or
+    /// the command would outlive it).
+    forward: Vec<(i32, Arc<AtomicBool>)>,
 }
 
 impl Signals {
-    /// Step of `count`: register the two flags for SIGINT and SIGTERM.
+    /// Step of `count`: register the flags for the stop signals
+    /// (`base::stop::signals`).
     fn register() -> Result<Signals> {
         let stop = Arc::new(AtomicBool::new(false));
-        let term = Arc::new(AtomicBool::new(false));
-        for (sig, flag) in [
-            (libc::SIGINT, &stop),
-            (libc::SIGTERM, &stop),
-            (libc::SIGTERM, &term),
-        ] {
-            signal_hook::flag::register(sig, Arc::clone(flag))
+        let mut forward = Vec::new();
+        for &sig in crate::base::stop::signals() {
+            signal_hook::flag::register(sig, Arc::clone(&stop))
                 .with_context(|| format!("cannot handle signal {sig}"))?;
+            if sig != libc::SIGINT {
+                let f = Arc::new(AtomicBool::new(false));
+                signal_hook::flag::register(sig, Arc::clone(&f))
+                    .with_context(|| format!("cannot handle signal {sig}"))?;
+                forward.push((sig, f));
+            }
         }
-        Ok(Signals { stop, term })
+        Ok(Signals { stop, forward })
+    }
+
+    /// Pass the signals that came on to the command (`w`), noting each.
+    fn forward_to(&self, w: &Workload, notes: &mut Vec<String>) {
+        for (sig, f) in &self.forward {
+            if f.swap(false, Ordering::Relaxed) {
+                w.kill(*sig);
+                let name = if *sig == libc::SIGHUP {
+                    "SIGHUP"
+                } else {
+                    "SIGTERM"
+                };
+                let note = format!("{name} forwarded to the command");
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
+            }
+        }
     }
 }
 
@@ -424,10 +452,7 @@ fn count_loop(
                 exit = Some(x);
                 break;
             }
-            if signals.term.swap(false, Ordering::Relaxed) {
-                w.kill(libc::SIGTERM);
-                notes.push("SIGTERM forwarded to the command".into());
-            }
+            signals.forward_to(w, notes);
         } else {
             if signals.stop.load(Ordering::Relaxed) {
                 notes.push("interrupted".into());
@@ -517,7 +542,7 @@ fn stat_target(req: &Request, threads: Option<usize>) -> StatTarget {
             "command"
         }
         .into(),
-        command: (!o.command.is_empty()).then(|| o.command.clone()),
+        command: (!o.command.is_empty()).then(|| crate::base::args::lossy_all(&o.command)),
         pid: req.pid,
         threads,
         cpus: req.cpus.as_ref().map(|c| c.to_string()),

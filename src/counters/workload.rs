@@ -4,6 +4,7 @@
 //! reports an exec failure back (EOF means exec succeeded). Also: waiting for
 //! a process (ours or not) with a timeout.
 
+use crate::base::args::display;
 use std::ffi::{CString, OsStr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
@@ -58,41 +59,46 @@ impl ExitInfo {
 }
 
 /// Resolve a command name like a shell (PATH search when it has no '/').
-pub fn resolve_command(name: &str) -> Result<PathBuf, LaunchError> {
+/// The name is bytes, as exec takes it; messages show it escaped.
+pub fn resolve_command(name: impl AsRef<OsStr>) -> Result<PathBuf, LaunchError> {
+    let name = name.as_ref();
     if name.is_empty() {
         return Err(LaunchError::not_found("empty command name".into()));
     }
     let check = |p: &Path| -> Result<(), LaunchError> {
         let md = std::fs::metadata(p).map_err(|e| {
             if e.kind() == std::io::ErrorKind::PermissionDenied {
-                LaunchError::not_exec(format!("cannot run '{}': permission denied", p.display()))
+                LaunchError::not_exec(format!(
+                    "cannot run '{}': permission denied",
+                    display(p.as_os_str())
+                ))
             } else {
                 LaunchError::not_found(format!(
                     "cannot run '{}': no such file or directory",
-                    p.display()
+                    display(p.as_os_str())
                 ))
             }
         })?;
         if md.is_dir() {
             return Err(LaunchError::not_exec(format!(
                 "cannot run '{}': is a directory",
-                p.display()
+                display(p.as_os_str())
             )));
         }
         let c = CString::new(p.as_os_str().as_bytes()).map_err(|_| {
-            LaunchError::not_found(format!("cannot run '{}': bad path", p.display()))
+            LaunchError::not_found(format!("cannot run '{}': bad path", display(p.as_os_str())))
         })?;
         // SAFETY: c is a valid NUL-terminated path.
         let ok = unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0;
         if !ok || md.permissions().mode() & 0o111 == 0 {
             return Err(LaunchError::not_exec(format!(
                 "cannot run '{}': permission denied (not executable)",
-                p.display()
+                display(p.as_os_str())
             )));
         }
         Ok(())
     };
-    if name.contains('/') {
+    if name.as_bytes().contains(&b'/') {
         let p = PathBuf::from(name);
         check(&p)?;
         return Ok(p);
@@ -117,16 +123,13 @@ pub fn resolve_command(name: &str) -> Result<PathBuf, LaunchError> {
         }
     }
     Err(first_err.unwrap_or_else(|| {
-        LaunchError::not_found(format!("cannot run '{name}': command not found"))
+        LaunchError::not_found(format!("cannot run '{}': command not found", display(name)))
     }))
 }
 
 fn cstr(s: &OsStr) -> Result<CString, LaunchError> {
     CString::new(s.as_bytes()).map_err(|_| {
-        LaunchError::not_found(format!(
-            "argument '{}' contains a NUL byte",
-            s.to_string_lossy()
-        ))
+        LaunchError::not_found(format!("argument '{}' contains a NUL byte", display(s)))
     })
 }
 
@@ -178,32 +181,36 @@ pub struct Workload {
 }
 
 impl Workload {
-    /// Fork a child that waits for [`Workload::start`] before exec'ing `argv`.
-    pub fn prepare(argv: &[String]) -> Result<Workload, LaunchError> {
+    /// Fork a child that waits for [`Workload::start`] before exec'ing `argv`
+    /// (bytes, passed to exec as given).
+    pub fn prepare<S: AsRef<OsStr>>(argv: &[S]) -> Result<Workload, LaunchError> {
         Workload::prepare_with(argv, ChildStdio::default())
     }
 
     /// [`Workload::prepare`] with the child's standard streams redirected.
     /// The child inherits the calling thread's CPU affinity.
-    pub fn prepare_with(argv: &[String], stdio: ChildStdio) -> Result<Workload, LaunchError> {
+    pub fn prepare_with<S: AsRef<OsStr>>(
+        argv: &[S],
+        stdio: ChildStdio,
+    ) -> Result<Workload, LaunchError> {
         Workload::prepare_opts(argv, stdio, &LaunchOptions::default())
     }
 
     /// [`Workload::prepare_with`] with an environment, a process group of
     /// its own and a step before exec ([`LaunchOptions`]).
-    pub fn prepare_opts(
-        argv: &[String],
+    pub fn prepare_opts<S: AsRef<OsStr>>(
+        argv: &[S],
         stdio: ChildStdio,
         opts: &LaunchOptions,
     ) -> Result<Workload, LaunchError> {
-        let Some(first) = argv.first() else {
+        let Some(first) = argv.first().map(|a| a.as_ref()) else {
             return Err(LaunchError::not_found("no command given".into()));
         };
         let path = resolve_command(first)?;
         let cpath = cstr(path.as_os_str())?;
         let cargs: Vec<CString> = argv
             .iter()
-            .map(|a| cstr(OsStr::new(a)))
+            .map(|a| cstr(a.as_ref()))
             .collect::<Result<_, _>>()?;
         let mut cenv: Vec<CString> = std::env::vars_os()
             .filter(|(k, _)| !opts.env.iter().any(|(n, _)| OsStr::new(n) == k))
@@ -226,7 +233,7 @@ impl Workload {
 
         let io = |e: std::io::Error| LaunchError {
             exit_code: 1,
-            message: format!("cannot start '{first}': {e}"),
+            message: format!("cannot start '{}': {e}", display(first)),
         };
         let (go_r, go_w) = pipe().map_err(io)?;
         let (st_r, st_w) = pipe().map_err(io)?;
@@ -306,7 +313,8 @@ impl Workload {
 
     /// Let the child exec. Returns once exec succeeded, or the exec error
     /// (the child then exits 126/127 and is reaped here).
-    pub fn start(&mut self, name: &str) -> Result<(), LaunchError> {
+    pub fn start(&mut self, name: impl AsRef<OsStr>) -> Result<(), LaunchError> {
+        let name = display(name.as_ref());
         let Some(go) = self.go.take() else {
             return Ok(());
         };
@@ -551,7 +559,7 @@ mod tests {
 
     #[test]
     fn runs_and_passes_exit_code() {
-        let mut w = Workload::prepare(&["sh".into(), "-c".into(), "exit 7".into()]).unwrap();
+        let mut w = Workload::prepare(&["sh", "-c", "exit 7"]).unwrap();
         w.start("sh").unwrap();
         let x = w.wait(None).unwrap();
         assert_eq!(x.code, Some(7));

@@ -28,6 +28,7 @@ use crate::machine::process::{parse_numa_maps, summarize, Mapping};
 use crate::placement::binding::Binding;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -47,8 +48,9 @@ pub enum Output {
 
 /// What to run and how to watch it.
 pub struct ChildSpec<'a> {
-    /// The command and its arguments (placeholders already filled).
-    pub argv: &'a [String],
+    /// The command and its arguments (placeholders already filled), as
+    /// bytes: passed to exec as they are.
+    pub argv: Vec<OsString>,
     /// Environment variables set for it.
     pub env: &'a [(String, String)],
     pub binding: &'a Binding,
@@ -68,9 +70,9 @@ pub struct ChildSpec<'a> {
 impl<'a> ChildSpec<'a> {
     /// `argv` bound by `binding`: no environment, no input, output kept,
     /// not counted, not sampled, no time limit.
-    pub fn new(argv: &'a [String], binding: &'a Binding) -> ChildSpec<'a> {
+    pub fn new<S: AsRef<OsStr>>(argv: &[S], binding: &'a Binding) -> ChildSpec<'a> {
         ChildSpec {
-            argv,
+            argv: argv.iter().map(|a| a.as_ref().to_os_string()).collect(),
             env: &[],
             binding,
             stdin: None,
@@ -159,6 +161,10 @@ pub struct ChildRun {
     /// each), where kept.
     pub stdout: String,
     pub stderr: String,
+    /// Bytes it wrote to each kept stream in all: more than [`TAIL_BYTES`]
+    /// means `stdout` / `stderr` hold only the end of it.
+    pub stdout_len: u64,
+    pub stderr_len: u64,
     /// What its counters gave (None: not counted).
     pub counters: Option<ChildCounters>,
     pub numa: NumaSample,
@@ -204,11 +210,11 @@ impl ChildRun {
             return Some(e.clone());
         }
         if self.interrupted {
-            return Some("interrupted (Ctrl-C)".into());
+            return Some(format!("interrupted ({})", crate::base::stop::cause()));
         }
         if self.timed_out {
             return Some(format!(
-                "ran longer than the limit (--run-timeout): killed after {:.1} s",
+                "ran past its time limit: its process group was killed after {:.1} s",
                 self.wall_s
             ));
         }
@@ -305,14 +311,15 @@ fn nanos() -> u128 {
         .unwrap_or(0)
 }
 
-fn tail_of(f: &mut File) -> String {
+/// The last [`TAIL_BYTES`] of a kept stream, and how many bytes it got.
+fn tail_of(f: &mut File) -> (String, u64) {
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     let start = len.saturating_sub(TAIL_BYTES);
     let mut buf = Vec::new();
     if f.seek(SeekFrom::Start(start)).is_ok() {
         let _ = f.take(TAIL_BYTES).read_to_end(&mut buf);
     }
-    String::from_utf8_lossy(&buf).into_owned()
+    (String::from_utf8_lossy(&buf).into_owned(), len)
 }
 
 /// The events behind [`Counts`]: software first (always there unless
@@ -455,7 +462,7 @@ fn prepare<'s>(spec: &'s ChildSpec<'s>) -> Result<Live<'s>, String> {
         own_group: true,
         before_exec: Some(&apply),
     };
-    let w = Workload::prepare_opts(spec.argv, stdio, &opts).map_err(|e| e.message)?;
+    let w = Workload::prepare_opts(&spec.argv, stdio, &opts).map_err(|e| e.message)?;
     let counters = spec.counters.map(|g| open_counters(w.pid(), g));
     let now = Instant::now();
     Ok(Live {
@@ -571,10 +578,10 @@ impl Live<'_> {
             ));
         }
         if let Some(o) = self.kept.0.as_mut() {
-            run.stdout = tail_of(o);
+            (run.stdout, run.stdout_len) = tail_of(o);
         }
         if let Some(e) = self.kept.1.as_mut() {
-            run.stderr = tail_of(e);
+            (run.stderr, run.stderr_len) = tail_of(e);
         }
         run
     }
@@ -913,8 +920,9 @@ mod tests {
             "{} bytes held",
             md.blocks() * 512
         );
-        let t = tail_of(&mut f);
+        let (t, len) = tail_of(&mut f);
         assert_eq!(t.len() as u64, TAIL_BYTES);
+        assert_eq!(len, (12 << 20) + 3);
         assert!(t.ends_with("aaEND") && !t.contains('\0'));
         // A command that writes 24 MiB: its run keeps the last 4 MiB.
         let b = Binding::none();
@@ -922,6 +930,7 @@ mod tests {
         let r = run_once(&ChildSpec::new(&argv, &b), &AtomicBool::new(false));
         assert!(r.succeeded(), "{:?}", r.failure());
         assert_eq!(r.stdout.len() as u64, TAIL_BYTES);
+        assert_eq!(r.stdout_len, 25165824 + 5);
         assert!(r.stdout.ends_with("abcdefg\n\nEND\n"));
         assert!(!r.stdout.contains('\0'));
     }
@@ -946,7 +955,7 @@ mod tests {
             let held = f.metadata().unwrap().blocks() * 512;
             assert!(held <= 2 * TAIL_BYTES, "{held} bytes held");
         }
-        let t = tail_of(&mut f);
+        let (t, _) = tail_of(&mut f);
         assert_eq!(t.len() as u64, TAIL_BYTES);
         assert!(t.ends_with("bbEND") && !t.contains('\0'));
     }

@@ -158,7 +158,7 @@ pub fn read_cpuset(sys: &Sysroot) -> Result<Option<CgroupCpuset>, String> {
         let mut cur = path.clone();
         let dir = loop {
             let d = join_cg(&m.mountpoint, &cur);
-            if sys.path(&d).is_dir() {
+            if sys.is_dir(&d) {
                 break d;
             }
             if cur == "/" || cur.is_empty() {

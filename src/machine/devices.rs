@@ -201,9 +201,12 @@ fn is_pci_address(s: &str) -> bool {
 }
 
 /// The PCI device directory behind an interface (its `device` link, or the
-/// parent of a virtio device), resolved on disk.
+/// parent of a virtio device), resolved within the root: a path from it
+/// (`/sys/devices/pci0000:00/0000:00:03.0`).
 fn pci_dir(sys: &Sysroot, ifname: &str) -> Option<PathBuf> {
-    let dev = std::fs::canonicalize(sys.path(&format!("/sys/class/net/{ifname}/device"))).ok()?;
+    let dev = sys
+        .canonicalize(&format!("/sys/class/net/{ifname}/device"))
+        .ok()?;
     let mut p: &Path = &dev;
     loop {
         if p.file_name()
@@ -214,12 +217,6 @@ fn pci_dir(sys: &Sysroot, ifname: &str) -> Option<PathBuf> {
         }
         p = p.parent()?;
     }
-}
-
-fn read_trim(p: &Path) -> Option<String> {
-    crate::base::files::read_file_text(p)
-        .ok()
-        .map(|(s, _)| s.trim().to_string())
 }
 
 /// Does `desc` name `word` as a whole token part (`eth1` must not match `eth10`)?
@@ -247,7 +244,7 @@ fn read_nic(sys: &Sysroot, name: &str, rows: &[IrqRow], nodes: &[(usize, CpuSet)
         name: name.to_string(),
         ..Nic::default()
     };
-    let link = std::fs::read_link(sys.path(&base)).ok();
+    let link = sys.read_link(&base).ok();
     let has_device = sys.exists(&format!("{base}/device"));
     nic.is_virtual = link
         .as_ref()
@@ -256,7 +253,8 @@ fn read_nic(sys: &Sysroot, name: &str, rows: &[IrqRow], nodes: &[(usize, CpuSet)
         || sys.exists(&format!("/sys/devices/virtual/net/{name}"))
         || !has_device;
     nic.operstate = sys.read_string(&format!("{base}/operstate"));
-    nic.driver = std::fs::read_link(sys.path(&format!("{base}/device/driver")))
+    nic.driver = sys
+        .read_link(&format!("{base}/device/driver"))
         .ok()
         .and_then(|l| l.file_name().map(|n| n.to_string_lossy().into_owned()));
     let pci = if has_device { pci_dir(sys, name) } else { None };
@@ -268,7 +266,7 @@ fn read_nic(sys: &Sysroot, name: &str, rows: &[IrqRow], nodes: &[(usize, CpuSet)
         .read_i64(&format!("{base}/device/numa_node"))
         .or_else(|| {
             pci.as_ref()
-                .and_then(|p| read_trim(&p.join("numa_node"))?.parse().ok())
+                .and_then(|p| sys.read_i64(&format!("{}/numa_node", p.display())))
         });
     nic.numa_affinity = match nic.numa_node {
         Some(n) if n >= 0 => format!("node {n}"),
@@ -524,14 +522,14 @@ fn irq_numbers(
     rows: &[IrqRow],
 ) -> Vec<u32> {
     let mut irqs: Vec<u32> = Vec::new();
-    let mut msi_dirs = vec![sys.path(&format!("{base}/device/msi_irqs"))];
+    let mut msi_dirs = vec![PathBuf::from(format!("{base}/device/msi_irqs"))];
     if let Some(p) = pci {
         msi_dirs.push(p.join("msi_irqs"));
     }
     for d in msi_dirs {
-        if let Ok(rd) = std::fs::read_dir(&d) {
-            for e in rd.flatten() {
-                if let Ok(n) = e.file_name().to_string_lossy().parse::<u32>() {
+        if let Ok(names) = sys.read_dir(&d) {
+            for n in names {
+                if let Ok(n) = n.to_string_lossy().parse::<u32>() {
                     irqs.push(n);
                 }
             }
@@ -545,7 +543,8 @@ fn irq_numbers(
             irqs.push(n as u32);
         }
     }
-    let dev_name = std::fs::canonicalize(sys.path(&format!("{base}/device")))
+    let dev_name = sys
+        .canonicalize(&format!("{base}/device"))
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .filter(|n| n.starts_with("virtio"));

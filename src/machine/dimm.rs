@@ -668,11 +668,10 @@ fn absent_reason(sys: &Sysroot) -> String {
 /// DIMM can be read, `unavailable` says why.
 pub fn read(sys: &Sysroot) -> MemoryDevices {
     let mut m = MemoryDevices::default();
-    let dir = sys.path(DMI_ENTRIES);
-    let names = match std::fs::read_dir(&dir) {
-        Ok(rd) => rd
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
+    let names = match sys.read_dir(DMI_ENTRIES) {
+        Ok(names) => names
+            .into_iter()
+            .map(|n| n.to_string_lossy().into_owned())
             .collect::<Vec<_>>(),
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
             m.unavailable = Some(ROOT_ONLY.to_string());
@@ -696,7 +695,7 @@ pub fn read(sys: &Sysroot) -> MemoryDevices {
     let mut denied = 0;
     for (_, name) in &entries {
         let path = format!("{DMI_ENTRIES}/{name}/raw");
-        match crate::base::files::read_file_bytes(&sys.path(&path)) {
+        match sys.read_bytes(&path) {
             Ok(raw) => match parse(&raw) {
                 Ok(mut d) => {
                     d.entry = name.clone();

@@ -7,9 +7,12 @@
 //! unpacked directory) then reads the same machine.
 //!
 //! How the tree is copied so that the replay reads the same:
-//! - files by content, read with `base::files::read_file_bytes` (the
-//!   reader `machine/` uses: regular files only, at most 16 MiB) and stored
-//!   with the length read: sysfs and procfs sizes lie (0 or 4096);
+//! - every file, directory and link is reached through the `Sysroot`'s one
+//!   resolver (`base::files::Root::at`), as `machine/` reads them: within
+//!   the root, a link that leaves it refused;
+//! - files by content, read as `machine/` reads them (regular files only,
+//!   at most 16 MiB) and stored with the length read: sysfs and procfs
+//!   sizes lie (0 or 4096);
 //! - symbolic links as links, their targets as written (an absolute one
 //!   made relative to the archive's root), once they are known to resolve
 //!   inside the root; a path through a link is then followed to the real
@@ -18,7 +21,9 @@
 //!   `driver` links, `/proc/self`, `cpuN/cpufreq`). Walking a tree (`**`)
 //!   never follows a link, so no loop is possible there, and a path gives
 //!   up after 40 links. Under a root other than `/`, a link that leads out
-//!   of the root is stored as the content the reader would get;
+//!   of the root is neither stored nor followed, and nothing behind it is
+//!   read: the manifest lists it as not copied, with its target (the
+//!   reader refuses it too);
 //! - a file that cannot be read (no read permission in its mode, as the
 //!   write-only `compact`/`reclaim` attributes; EACCES, EIO, EINVAL; a
 //!   FIFO or device) is listed in the manifest with the reason, never fatal;
@@ -41,6 +46,9 @@ use std::path::{Component, Path, PathBuf};
 pub const MANIFEST: &str = "cpuscope-record.json";
 /// Name and version of the manifest document.
 pub const RECORD_SCHEMA: &str = "cpuscope.record/1";
+/// The words that begin the reason of a link out of the tree (never
+/// followed, nothing behind it copied).
+pub const OUT_OF_TREE: &str = "a symbolic link out of the recorded tree";
 /// How deep a `**` walk goes.
 const MAX_DEPTH: usize = 16;
 
@@ -167,6 +175,16 @@ pub struct Manifest {
     pub patterns: Vec<String>,
 }
 
+impl Manifest {
+    /// How many links out of the tree were refused (listed in `unreadable`).
+    pub fn links_out(&self) -> usize {
+        self.unreadable
+            .iter()
+            .filter(|u| u.reason.starts_with(OUT_OF_TREE))
+            .count()
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct LinkEntry {
     pub path: String,
@@ -195,6 +213,7 @@ pub fn record_capped(sys: &Sysroot, max_entries: usize, max_bytes: u64) -> Resul
     let cgroups = cgroup_paths(sys);
     let mut g = Gather {
         root: sys.root().to_path_buf(),
+        sys: sys.clone(),
         w: Writer::with_caps(max_entries, max_bytes),
         seen: HashSet::new(),
         man: Manifest {
@@ -336,7 +355,10 @@ fn missing(e: &std::io::Error) -> bool {
 }
 
 struct Gather {
+    /// The root's directory, for `archive::follow_link` (which reads links only).
     root: PathBuf,
+    /// Every other access: within the root.
+    sys: Sysroot,
     w: Writer,
     /// Paths stored (of any kind), so each is stored once.
     seen: HashSet<Coords>,
@@ -346,10 +368,6 @@ struct Gather {
 impl Gather {
     fn full(&self) -> bool {
         self.man.truncated.is_some()
-    }
-
-    fn path(&self, c: &[OsString]) -> PathBuf {
-        archive::join(&self.root, c)
     }
 
     fn unreadable(&mut self, c: &[OsString], reason: String) {
@@ -444,11 +462,9 @@ impl Gather {
 
     /// The names in the real directory `at`, sorted; the directory is stored.
     fn list(&mut self, at: &[OsString]) -> Vec<OsString> {
-        match std::fs::read_dir(self.path(at)) {
-            Ok(rd) => {
+        match self.sys.read_dir(rel(at)) {
+            Ok(mut v) => {
                 self.dir(at);
-                let mut v: Vec<OsString> =
-                    rd.filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
                 v.sort();
                 v
             }
@@ -466,7 +482,7 @@ impl Gather {
     fn step(&mut self, at: &[OsString], name: &OsStr, last: bool) -> Option<Coords> {
         let mut c = at.to_vec();
         c.push(name.to_os_string());
-        match std::fs::symlink_metadata(self.path(&c)) {
+        match self.sys.metadata(rel(&c), false) {
             Ok(m) if m.file_type().is_symlink() => self.through_link(&c, last),
             Ok(_) => Some(c),
             Err(e) if missing(&e) => None,
@@ -490,16 +506,16 @@ impl Gather {
         match r {
             Ok(Resolved::Inside(real)) => Some(real),
             Ok(Resolved::Outside) => {
-                // Only under a root other than `/`: the reader follows it out
-                // of the tree, so keep what it would read.
-                if last {
-                    self.file(c, true);
-                } else {
-                    self.unreadable(
-                        c,
-                        "a symbolic link out of the recorded tree: not followed".into(),
-                    );
-                }
+                // Only under a root other than `/`: the reader refuses it, and
+                // nothing outside the tree is ever copied.
+                let target = self
+                    .sys
+                    .at(rel(c), false)
+                    .and_then(|e| e.read_link())
+                    .map(|t| t.display().to_string())
+                    .unwrap_or_default();
+                let what = if last { "not copied" } else { "not followed" };
+                self.unreadable(c, format!("{OUT_OF_TREE} (-> '{target}'): {what}"));
                 None
             }
             Ok(Resolved::Loop) => {
@@ -518,9 +534,9 @@ impl Gather {
         if at.is_empty() {
             return;
         }
-        match std::fs::symlink_metadata(self.path(at)) {
+        match self.sys.metadata(rel(at), false) {
             Ok(m) if m.is_dir() => self.dir(at),
-            Ok(_) => self.file(at, false),
+            Ok(_) => self.file(at),
             Err(e) if missing(&e) => {}
             Err(e) => self.unreadable(at, crate::base::output::io_text(&e)),
         }
@@ -532,9 +548,9 @@ impl Gather {
         if self.full() {
             return;
         }
-        match std::fs::symlink_metadata(self.path(at)) {
+        match self.sys.metadata(rel(at), false) {
             Ok(m) if m.is_dir() => {}
-            Ok(_) => return self.file(at, false),
+            Ok(_) => return self.file(at),
             Err(e) if missing(&e) => return,
             Err(e) => return self.unreadable(at, crate::base::output::io_text(&e)),
         }
@@ -544,7 +560,7 @@ impl Gather {
             }
             let mut c = at.to_vec();
             c.push(n);
-            let ft = match std::fs::symlink_metadata(self.path(&c)) {
+            let ft = match self.sys.metadata(rel(&c), false) {
                 Ok(m) => m.file_type(),
                 Err(e) if missing(&e) => continue,
                 Err(e) => {
@@ -563,7 +579,7 @@ impl Gather {
                     self.walk(&c, depth + 1);
                 }
             } else {
-                self.file(&c, false);
+                self.file(&c);
             }
         }
     }
@@ -597,19 +613,14 @@ impl Gather {
         }
     }
 
-    /// The file at `c` by content (`follow`: through a final link, as the
-    /// reader would), or its reason in the manifest.
-    fn file(&mut self, c: &[OsString], follow: bool) {
+    /// The file at the real path `c` by content (read within the root), or
+    /// its reason in the manifest.
+    fn file(&mut self, c: &[OsString]) {
         if self.full() || !self.seen.insert(c.to_vec()) {
             return;
         }
-        let p = self.path(c);
-        let md = if follow {
-            std::fs::metadata(&p)
-        } else {
-            std::fs::symlink_metadata(&p)
-        };
-        if let Ok(m) = &md {
+        let p = rel(c);
+        if let Ok(m) = self.sys.metadata(&p, false) {
             let mode = m.permissions().mode();
             if m.is_file() && mode & 0o444 == 0 {
                 let what = if mode & 0o222 != 0 {
@@ -620,9 +631,13 @@ impl Gather {
                 return self.unreadable(c, format!("{what} (mode {:03o}): not read", mode & 0o777));
             }
         }
-        match crate::base::files::read_file_bytes(&p) {
+        let read = self
+            .sys
+            .at(&p, true)
+            .and_then(|e| e.read_capped(crate::base::files::MAX_FILE_BYTES));
+        match read {
             Ok(b) => {
-                let r = self.w.file(&rel(c), &b);
+                let r = self.w.file(&p, &b);
                 if self.stored(r, c) {
                     self.man.files.push(text(c));
                     self.man.bytes += b.len() as u64;

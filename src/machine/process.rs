@@ -7,7 +7,6 @@
 //! inactive, so its absence means every page is active (hugetlb: never
 //! printed). Mappings with no resident page have no counts at all.
 
-use crate::base::files::read_file_text_capped;
 use crate::base::CpuSet;
 use crate::base::Sysroot;
 use anyhow::{bail, Result};
@@ -528,16 +527,15 @@ const NUMA_MAPS_MAX_BYTES: u64 = 256 << 20;
 /// Read where process `pid` has its memory, under `sys`.
 pub fn read(sys: &Sysroot, pid: u32) -> Result<ProcessNuma> {
     let dir = format!("/proc/{pid}");
-    if !sys.path(&dir).is_dir() {
+    if !sys.is_dir(&dir) {
         bail!(
             "no process with PID {pid} (no {dir} under {})",
             sys.root().display()
         );
     }
-    let maps_path = sys.path(&format!("{dir}/numa_maps"));
     // numa_maps has a line per mapping (file names may hold any bytes): a
     // larger cap than other procfs files, and read lossily.
-    let text = match read_file_text_capped(&maps_path, NUMA_MAPS_MAX_BYTES) {
+    let text = match sys.read_text_capped(&format!("{dir}/numa_maps"), NUMA_MAPS_MAX_BYTES) {
         Ok((t, _)) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
             "{dir}/numa_maps does not exist: the kernel is built without NUMA \

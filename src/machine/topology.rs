@@ -363,7 +363,7 @@ fn read_raw_cpus(sys: &Sysroot, online: &CpuSet, notes: &mut Vec<String>) -> Vec
     let mut have_die = false;
     for cpu in online.iter() {
         let t = format!("{CPU_DIR}/cpu{cpu}/topology");
-        if !sys.path(&t).is_dir() {
+        if !sys.is_dir(&t) {
             missing_topo.insert(cpu);
         }
         let pkg = read_id(sys, &format!("{t}/physical_package_id"));

@@ -7,8 +7,8 @@
 //! Guarantee: a [`Switch`] records every file's original contents before it
 //! writes anything and puts them back when it is dropped (normal return,
 //! error, unwinding panic). The same originals sit in a process-wide,
-//! async-signal-safe registry: [`install_signal_restore`] makes SIGINT and
-//! SIGTERM write them back from the signal handler (so even a second Ctrl-C,
+//! async-signal-safe registry: [`install_signal_restore`] makes SIGINT,
+//! SIGTERM and SIGHUP write them back from the signal handler (so even a second Ctrl-C,
 //! which exits at once, leaves the machine as found), and the panic hook
 //! calls [`restore_registered`]. Only SIGKILL or a power cut can leave a
 //! changed setting behind.
@@ -545,15 +545,15 @@ fn restore_where(keep: impl Fn(&Entry) -> bool) -> usize {
     n
 }
 
-/// Make SIGINT and SIGTERM write the registered originals back, from the
-/// handler itself. Call it before installing the stop-flag handlers: the
+/// Make the stop signals (SIGINT, SIGTERM, SIGHUP: `base::stop::signals`)
+/// write the registered originals back, from the handler itself. Call it before installing the stop-flag handlers: the
 /// signal-hook actions run in registration order, and the conditional
 /// shutdown on a second Ctrl-C exits at once. Idempotent.
 pub fn install_signal_restore() -> Result<()> {
     static ONCE: std::sync::Once = std::sync::Once::new();
     let mut res = Ok(());
     ONCE.call_once(|| {
-        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        for &sig in crate::base::stop::signals() {
             // SAFETY: the action only loads atomics and calls
             // open/write/close, all async-signal-safe.
             let r = unsafe {

@@ -528,7 +528,10 @@ impl Team {
         if crate::base::stop::requested() {
             let t = *stop_seen.get_or_insert(now);
             if now.duration_since(t) >= STOP_GRACE {
-                return Some("interrupted (Ctrl-C) before the round ended".into());
+                return Some(format!(
+                    "interrupted ({}) before the round ended",
+                    crate::base::stop::cause()
+                ));
             }
         }
         self.overdue(round)

@@ -48,27 +48,14 @@ impl Style {
         }
     }
 
-    /// For standard output: the terminal's width and colour on a TTY;
-    /// 100 columns (or `$COLUMNS`) and no colour when piped; no colour with
-    /// `NO_COLOR` set.
+    /// For standard output: as wide as `COLUMNS` and the terminal allow
+    /// (the smaller; 100 columns when neither says), 60 at least; colour
+    /// only on a terminal whose `TERM` takes it (set, not `dumb`) and
+    /// without `NO_COLOR` (`base::term`).
     pub fn for_stdout() -> Style {
-        // SAFETY: isatty and a TIOCGWINSZ ioctl on fd 1 only read.
-        let tty = unsafe { libc::isatty(1) } == 1;
-        let mut width = std::env::var("COLUMNS")
-            .ok()
-            .and_then(|c| c.parse().ok())
-            .unwrap_or(100);
-        if tty {
-            let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-            // SAFETY: ws is a valid winsize the kernel fills in.
-            if unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) } == 0 && ws.ws_col > 0 {
-                width = ws.ws_col as usize;
-            }
-        }
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         Style {
-            width: width.clamp(60, 200),
-            color: tty && !no_color,
+            width: crate::base::term::width(1).unwrap_or(100).clamp(60, 200),
+            color: crate::base::term::color(1),
         }
     }
 

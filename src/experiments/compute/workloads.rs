@@ -374,10 +374,11 @@ fn is_executable(p: &Path) -> bool {
 }
 
 impl Cmd {
-    /// The program and its arguments, as the child runner takes them.
-    fn argv(&self) -> Vec<String> {
-        let mut argv = vec![self.program.to_string_lossy().into_owned()];
-        argv.extend(self.args.iter().cloned());
+    /// The program and its arguments, as the child runner takes them: the
+    /// program's path as bytes (a PATH directory need not be UTF-8).
+    fn argv(&self) -> Vec<std::ffi::OsString> {
+        let mut argv = vec![self.program.clone().into_os_string()];
+        argv.extend(self.args.iter().map(std::ffi::OsString::from));
         argv
     }
 

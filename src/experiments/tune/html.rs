@@ -22,7 +22,13 @@ pub fn render(run: &Run) -> String {
     let _ = write!(
         h,
         "<h2>tune: <code>{}</code></h2>",
-        esc(&vd.map(|d| shell_line(&d.command)).unwrap_or_default())
+        esc(&vd
+            .map(|d| if d.command_line.is_empty() {
+                shell_line(&d.command)
+            } else {
+                d.command_line.clone()
+            })
+            .unwrap_or_default())
     );
     if let Some(d) = vd {
         let _ = write!(

@@ -25,10 +25,37 @@ impl Stopped {
             Stopped::Settled => "the ranking was settled",
             Stopped::MaxRuns => "the most runs per candidate (--max-runs) were made",
             Stopped::Budget => "the time budget (--budget) was spent",
-            Stopped::Interrupted => "interrupted (Ctrl-C): the figures are what finished",
+            Stopped::Interrupted => {
+                "interrupted (Ctrl-C, SIGTERM or SIGHUP): the figures are what finished"
+            }
             Stopped::AllFailed => "every candidate failed",
         }
     }
+}
+
+/// What bounds the time of a run (past it its process group is killed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BoundKind {
+    /// `--run-timeout`, as given.
+    RunTimeout,
+    /// A multiple of the candidate's median run time (with a floor).
+    Median,
+    /// A multiple of the slowest run any candidate finished: the candidate
+    /// has not finished one yet.
+    Slowest,
+    /// The time left of `--budget`: no run has finished yet (nothing to
+    /// take a median from), or a round past the first measured one.
+    Budget,
+}
+
+/// The bound of one run: its length, what set it and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunBound {
+    pub secs: f64,
+    pub kind: BoundKind,
+    /// Why this bound, in words.
+    pub why: String,
 }
 
 /// Medians of the counters over a candidate's runs, and why one is missing.
@@ -81,6 +108,10 @@ pub struct CandidateData {
     pub wall_s: Vec<f64>,
     pub counters: CounterMedians,
     pub numa: NumaShare,
+    /// The bound of its last run started (None: none was started).
+    pub bound: Option<RunBound>,
+    /// Its last run was killed at that bound.
+    pub timed_out: bool,
 }
 
 impl CandidateData {
@@ -132,7 +163,14 @@ pub struct VerdictData {
     pub score: String,
     pub interval_method: String,
     pub seed: u64,
+    /// The command's arguments as text: a byte that is not UTF-8 shows as
+    /// U+FFFD (a note says so); `command_line` has them exactly.
     pub command: Vec<String>,
+    /// The command as one shell line that gives its exact bytes when
+    /// pasted into bash (`$'\xff'` for a byte that is not UTF-8).
+    pub command_line: String,
+    /// How each run is bounded (the rule, in words).
+    pub run_bound: String,
     pub k: usize,
     pub not_applicable: Vec<(String, String)>,
     pub notes: Vec<String>,

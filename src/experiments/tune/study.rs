@@ -22,6 +22,8 @@
 //! it is separated from the runner-up beyond noise, at a level corrected
 //! for the number of candidates (Bonferroni).
 
+use crate::base::args;
+use crate::base::fmt::fmt_num;
 use crate::base::mann_whitney::{ratio_estimate, RatioEstimate};
 use crate::base::pattern::Pattern;
 use crate::base::CpuSet;
@@ -29,10 +31,10 @@ use crate::base::Stats;
 use crate::experiments::compute::placement_plan::{memory_for_set, sized_sets};
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
 use crate::experiments::tune::payload::{
-    fmt_ratio, CandidateData, CounterMedians, NumaShare, Stopped, VerdictData,
+    fmt_ratio, BoundKind, CandidateData, CounterMedians, NumaShare, RunBound, Stopped, VerdictData,
 };
 use crate::harness::child::{
-    count_events, round_order, run_once, ChildRun, ChildSpec, Output, COUNT_KEYS,
+    count_events, round_order, run_once, ChildRun, ChildSpec, Output, COUNT_KEYS, TAIL_BYTES,
 };
 use crate::machine::MachineInfo;
 use crate::placement::binding::Binding;
@@ -42,6 +44,7 @@ use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
@@ -72,6 +75,12 @@ distribution up to 2500 pairs)";
 
 /// The most bytes read from a score file (`--score-file`).
 pub const SCORE_FILE_MAX_BYTES: u64 = 1 << 30;
+
+/// A run is killed past this many times its candidate's median run time
+/// (or, before its first finished run, the slowest run finished so far)...
+pub const BOUND_MULTIPLE: f64 = 10.0;
+/// ... but never before this many seconds.
+pub const BOUND_FLOOR_S: f64 = 10.0;
 
 /// How the score of one run is read.
 #[derive(Clone, Debug)]
@@ -148,7 +157,7 @@ impl Score {
             ScoreSource::WallTime => Ok(run.wall_s),
             ScoreSource::Output(p) => extract(p, &run.stdout)
                 .or_else(|| extract(p, &run.stderr))
-                .ok_or_else(|| format!("no score: '{p}' does not match the command's output")),
+                .ok_or_else(|| output_miss(p, run)),
             ScoreSource::File { path, pattern } => {
                 let now = FileStamp::of(path)
                     .ok_or_else(|| format!("no score: {} does not exist", path.display()))?;
@@ -175,6 +184,23 @@ impl Score {
             }
         }
     }
+}
+
+/// Why `p` found no score in the output `run` kept: when the command wrote
+/// more than is kept, the message says that only the end was searched.
+fn output_miss(p: &Pattern, run: &ChildRun) -> String {
+    let longest = run.stdout_len.max(run.stderr_len);
+    if longest <= TAIL_BYTES {
+        return format!("no score: '{p}' does not match the command's output");
+    }
+    let mib = |b: u64| format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64);
+    format!(
+        "no score: '{p}' does not match the last {} MiB of the command's output: only the last {} MiB of each stream are kept and searched, and it wrote {} to standard output and {} to standard error (a match earlier than that is not seen: print the score at the end, or use --score-file)",
+        TAIL_BYTES >> 20,
+        TAIL_BYTES >> 20,
+        mib(run.stdout_len),
+        mib(run.stderr_len)
+    )
 }
 
 /// What tells two versions of a file apart: modification time, size,
@@ -423,8 +449,9 @@ pub fn plan_candidates(
 /// Everything `cpuscope tune` asks.
 #[derive(Clone, Debug)]
 pub struct Params {
-    /// The command, `{threads}` placeholders unfilled.
-    pub command: Vec<String>,
+    /// The command, `{threads}` placeholders unfilled: bytes, passed to
+    /// exec as given.
+    pub command: Vec<OsString>,
     pub plan: TunePlan,
     pub score: Score,
     /// Discarded runs of each candidate first.
@@ -443,18 +470,19 @@ pub struct Params {
     pub numa_maps: bool,
     /// Pass the command's output through instead of keeping it.
     pub show_output: bool,
-    /// Kill a run (and stop its candidate) past this.
+    /// Kill a run (and stop its candidate) past this, instead of the
+    /// default bound ([`run_bound`]).
     pub run_timeout: Option<Duration>,
 }
 
 impl Params {
     /// The arguments for candidate `c` (`{threads}` filled).
-    pub fn argv_for(&self, c: &Candidate) -> Vec<String> {
+    pub fn argv_for(&self, c: &Candidate) -> Vec<OsString> {
         match c.threads {
             Some(t) => self
                 .command
                 .iter()
-                .map(|a| a.replace(THREADS_PLACEHOLDER, &t.to_string()))
+                .map(|a| args::replace(a, THREADS_PLACEHOLDER, &t.to_string()))
                 .collect(),
             None => self.command.clone(),
         }
@@ -468,12 +496,42 @@ impl Params {
         }
     }
 
-    /// The shell line that reproduces candidate `c` with numactl/taskset.
+    /// The shell line that reproduces candidate `c` with numactl/taskset
+    /// (the command's exact bytes: `args::shell_line`).
     pub fn command_line(&self, c: &Candidate) -> String {
         let mut b = Binding::none();
         b.cpus = c.cpus.clone();
         b.memory = c.policy.clone();
-        b.command_line(&self.env_for(c), &self.argv_for(c))
+        let head = b.command_line(&self.env_for(c), &[]);
+        let tail = args::shell_line(&self.argv_for(c));
+        if head.is_empty() {
+            tail
+        } else {
+            format!("{head} {tail}")
+        }
+    }
+
+    /// How each run is bounded, in words (stated in the output).
+    pub fn bound_rule(&self) -> String {
+        if let Some(t) = self.run_timeout {
+            return format!(
+                "each run is killed (its whole process group) past --run-timeout {}",
+                secs(t.as_secs_f64())
+            );
+        }
+        format!(
+            "each run is killed (its whole process group) past {m} × its candidate's median run time, at least {f} (in the rounds after the first measured one, at the end of the budget if that comes first); a candidate's first run at the end of the budget (--budget {b}), or past {m} × the slowest run finished so far (at least {f}) if that is later",
+            m = BOUND_MULTIPLE,
+            f = secs(BOUND_FLOOR_S),
+            b = secs(self.budget.as_secs_f64())
+        )
+    }
+
+    /// The notes of the plan, with one on arguments that are not UTF-8.
+    pub fn notes(&self) -> Vec<String> {
+        let mut n = self.plan.notes.clone();
+        n.extend(args::not_utf8_note(&self.command));
+        n
     }
 }
 
@@ -599,6 +657,13 @@ struct State {
     runs: Vec<ChildRun>,
     failed: Option<String>,
     binding: Option<Binding>,
+    /// Wall time of every run that exited with status 0, warm-up
+    /// included: what its bound is a multiple of.
+    finished: Vec<f64>,
+    /// The bound of its last run started.
+    bound: Option<RunBound>,
+    /// Its last run was killed at its bound (`failed` says so).
+    timed_out: bool,
 }
 
 /// The node of each CPU, when the machine has more than one node.
@@ -649,40 +714,12 @@ fn run_tune(
     let baseline = cands.iter().position(|c| c.baseline).unwrap_or(0);
     let mut st = bind_candidates(cands);
     let (nodes, numa_reason) = numa_sampling(p, ctx.machine);
-    let t0 = Instant::now();
-    let mut rounds = 0usize;
-    let mut stopped = Stopped::MaxRuns;
-    let total_rounds = p.warmup + p.max_runs;
-    for round in 0..total_rounds {
-        let live: Vec<usize> = (0..cands.len())
-            .filter(|&i| st[i].failed.is_none())
-            .collect();
-        if let Some(why) = round_gate(ctx, p, &st, &live, rounds, t0) {
-            stopped = why;
-            break;
-        }
-        let warm = round < p.warmup;
-        for i in round_order(&live, round as u64, p.seed) {
-            if ctx.stop.load(Ordering::Relaxed) {
-                break;
-            }
-            if !run_candidate(ctx, p, &cands[i], &mut st[i], nodes.as_ref(), round) {
-                break;
-            }
-        }
-        if ctx.stop.load(Ordering::Relaxed) {
-            stopped = Stopped::Interrupted;
-            break;
-        }
-        if warm {
-            continue;
-        }
-        rounds += 1;
-        if rounds >= p.min_runs && settled(p, &st, baseline) {
-            stopped = Stopped::Settled;
-            break;
-        }
-    }
+    let mut race = Race {
+        t0: Instant::now(),
+        said: None,
+        notes: Vec::new(),
+    };
+    let (rounds, mut stopped) = run_rounds(ctx, p, &mut st, nodes.as_ref(), &mut race);
     if (0..cands.len()).all(|i| st[i].failed.is_some()) {
         stopped = Stopped::AllFailed;
     }
@@ -708,8 +745,176 @@ fn run_tune(
     }
     // Rounds in which something was measured.
     let rounds = rounds.min(st.iter().map(|s| s.samples.len()).max().unwrap_or(0));
-    out(verdict_record(p, cands, &st, &a, rounds, stopped, &method)?)?;
+    let end = Ending {
+        rounds,
+        stopped,
+        notes: &race.notes,
+    };
+    out(verdict_record(p, cands, &st, &a, &end, &method)?)?;
     Ok(())
+}
+
+/// The rounds' clock and what they said on the way.
+struct Race {
+    t0: Instant,
+    /// The kind of bound last stated on the progress lines.
+    said: Option<BoundKind>,
+    /// Notes for the verdict (a run cut at the end of the budget).
+    notes: Vec<String>,
+}
+
+/// What comes after one run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Next {
+    Go,
+    /// Ctrl-C (or SIGTERM, SIGHUP): the round ends.
+    Interrupted,
+    /// The budget is spent: no further run.
+    BudgetSpent,
+}
+
+/// The interleaved rounds, warm-up first, until the ranking is settled,
+/// the budget is spent, `max_runs`, Ctrl-C or every candidate failed:
+/// the measured rounds and why they stopped.
+fn run_rounds(
+    ctx: &mut ExpCtx,
+    p: &Params,
+    st: &mut [State],
+    nodes: Option<&BTreeMap<usize, usize>>,
+    race: &mut Race,
+) -> (usize, Stopped) {
+    let cands = &p.plan.candidates;
+    let baseline = cands.iter().position(|c| c.baseline).unwrap_or(0);
+    let mut rounds = 0usize;
+    for round in 0..p.warmup + p.max_runs {
+        let live: Vec<usize> = (0..cands.len())
+            .filter(|&i| st[i].failed.is_none())
+            .collect();
+        if let Some(why) = round_gate(ctx, p, st, &live, rounds, race.t0) {
+            return (rounds, why);
+        }
+        // The warm-up and the first measured round always run (there is
+        // then something to show); later ones end with the budget.
+        let gated = round > p.warmup;
+        for i in round_order(&live, round as u64, p.seed) {
+            if ctx.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let left = p.budget.as_secs_f64() - race.t0.elapsed().as_secs_f64();
+            let Some(bound) = run_bound(p, st, i, left, gated) else {
+                return (rounds, Stopped::Budget);
+            };
+            match run_candidate(ctx, p, &cands[i], st, i, nodes, round, bound, race) {
+                Next::Go => {}
+                Next::Interrupted => break,
+                Next::BudgetSpent => return (rounds, Stopped::Budget),
+            }
+        }
+        if ctx.stop.load(Ordering::Relaxed) {
+            return (rounds, Stopped::Interrupted);
+        }
+        if round < p.warmup {
+            continue;
+        }
+        rounds += 1;
+        if rounds >= p.min_runs && settled(p, st, baseline) {
+            return (rounds, Stopped::Settled);
+        }
+    }
+    (rounds, Stopped::MaxRuns)
+}
+
+/// `v` seconds in words: `10 s`, `2.5 s`, `0.125 s`.
+fn secs(v: f64) -> String {
+    if v >= 9.95 {
+        format!("{v:.0} s")
+    } else if v >= 1.0 {
+        format!("{v:.1} s")
+    } else {
+        format!("{v:.3} s")
+    }
+}
+
+/// The bound of the next run of candidate `i`, `left_s` seconds of the
+/// budget left; `gated`: a round past the first measured one, which the
+/// budget bounds too. `--run-timeout` when given. Else, with runs of its
+/// own finished: [`BOUND_MULTIPLE`] × their median, at least
+/// [`BOUND_FLOOR_S`]. Its first run (no median of its own): the end of the
+/// budget, or [`BOUND_MULTIPLE`] × the slowest run finished so far (at
+/// least the floor) when that is later, as a thread count or a placement
+/// may be several times slower than the others. While no run has
+/// finished: the end of the budget. None: the budget is spent where it is
+/// the bound, so the run is not started.
+fn run_bound(p: &Params, st: &[State], i: usize, left_s: f64, gated: bool) -> Option<RunBound> {
+    if let Some(t) = p.run_timeout {
+        return Some(RunBound {
+            secs: t.as_secs_f64(),
+            kind: BoundKind::RunTimeout,
+            why: format!("--run-timeout {}", secs(t.as_secs_f64())),
+        });
+    }
+    let end = format!(
+        "the end of the time budget (--budget {})",
+        secs(p.budget.as_secs_f64())
+    );
+    let budget = |why: String| {
+        (left_s > 0.0).then_some(RunBound {
+            secs: left_s,
+            kind: BoundKind::Budget,
+            why,
+        })
+    };
+    let multiple = |x: f64| (BOUND_MULTIPLE * x).max(BOUND_FLOOR_S);
+    let floor = secs(BOUND_FLOOR_S);
+    let slowest = st
+        .iter()
+        .flat_map(|s| s.finished.iter().copied())
+        .reduce(f64::max);
+    match (median(&st[i].finished), slowest) {
+        (Some(m), _) => {
+            let why = format!(
+                "{BOUND_MULTIPLE} × its median run time ({}), at least {floor}",
+                secs(m)
+            );
+            if gated && left_s < multiple(m) {
+                return budget(format!("{end}, before {why}"));
+            }
+            Some(RunBound {
+                secs: multiple(m),
+                kind: BoundKind::Median,
+                why,
+            })
+        }
+        (None, Some(x)) => {
+            let why = format!(
+                "{BOUND_MULTIPLE} × the slowest run finished so far ({}), at least {floor}",
+                secs(x)
+            );
+            if left_s > multiple(x) {
+                return budget(format!(
+                    "{end}: its first run (no median of its own yet), later than {why}"
+                ));
+            }
+            Some(RunBound {
+                secs: multiple(x),
+                kind: BoundKind::Slowest,
+                why: format!(
+                    "{why}: its first run (no median of its own yet), the budget nearly spent"
+                ),
+            })
+        }
+        (None, None) => budget(format!(
+            "{end}: no run has finished yet, so there is no median run time to bound it by"
+        )),
+    }
+}
+
+/// How the rounds ended: how many were measured, why they stopped, and
+/// the notes they left (a run cut at the end of the budget).
+struct Ending<'a> {
+    rounds: usize,
+    stopped: Stopped,
+    notes: &'a [String],
 }
 
 /// One state per candidate, bound up front: a candidate that cannot be
@@ -769,21 +974,41 @@ fn round_gate(
     None
 }
 
-/// Runs candidate `c` once in `round` (a warm-up round below `p.warmup`)
-/// and keeps its score, or marks it failed. False when the run was
-/// interrupted (the round ends).
+/// Runs candidate `c` (`st[i]`) once in `round` (a warm-up round below
+/// `p.warmup`), killed past `bound`, and keeps its score, or marks it
+/// failed (timed out at its bound, among other reasons).
+#[allow(clippy::too_many_arguments)]
 fn run_candidate(
     ctx: &mut ExpCtx,
     p: &Params,
     c: &Candidate,
-    s: &mut State,
+    st: &mut [State],
+    i: usize,
     nodes: Option<&BTreeMap<usize, usize>>,
     round: usize,
-) -> bool {
+    bound: RunBound,
+    race: &mut Race,
+) -> Next {
     let warm = round < p.warmup;
-    let Some(binding) = s.binding.clone() else {
-        return true;
+    let what = if warm {
+        format!("warm-up {}/{}", round + 1, p.warmup)
+    } else {
+        format!("round {}/{}", round - p.warmup + 1, p.max_runs)
     };
+    let anything_finished = st.iter().any(|s| !s.finished.is_empty());
+    let s = &mut st[i];
+    let Some(binding) = s.binding.clone() else {
+        return Next::Go;
+    };
+    if race.said != Some(bound.kind) {
+        (ctx.step)(&format!(
+            "{what}: {}: killed if it runs past {}: {}",
+            c.label(),
+            secs(bound.secs),
+            bound.why
+        ));
+        race.said = Some(bound.kind);
+    }
     let argv = p.argv_for(c);
     let env = p.env_for(c);
     let events = count_events();
@@ -796,19 +1021,63 @@ fn run_candidate(
         },
         counters: p.counters.then_some(&events[..]),
         cpu_nodes: nodes,
-        timeout: p.run_timeout,
+        timeout: Some(Duration::from_secs_f64(bound.secs.max(0.001))),
         ..ChildSpec::new(&argv, &binding)
     };
     let stamp = p.score.file_stamp();
+    s.bound = Some(bound.clone());
     let run = run_once(&spec, ctx.stop);
     if run.interrupted {
-        return false;
+        return Next::Interrupted;
     }
-    let what = if warm {
-        format!("warm-up {}/{}", round + 1, p.warmup)
-    } else {
-        format!("round {}/{}", round - p.warmup + 1, p.max_runs)
-    };
+    if run.timed_out {
+        let cut = format!(
+            "killed after {} at its bound: {}",
+            secs(run.wall_s),
+            bound.why
+        );
+        if bound.kind == BoundKind::Budget && anything_finished {
+            // The budget ran out under a candidate that runs: not its fault.
+            (ctx.step)(&format!(
+                "{what}: {}: {cut}; the run is discarded",
+                c.label()
+            ));
+            race.notes.push(format!(
+                "a run of {} was {cut}; it is discarded and the rounds stop there",
+                c.label()
+            ));
+            return Next::BudgetSpent;
+        }
+        (ctx.step)(&format!("{what}: {}: timed out: {cut}", c.label()));
+        s.timed_out = true;
+        s.failed = Some(format!(
+            "timed out after {}: {} {} was {cut}",
+            secs(run.wall_s),
+            if warm { "warm-up run" } else { "run" },
+            s.samples.len() + 1
+        ));
+        return Next::Go;
+    }
+    if run.succeeded() {
+        s.finished.push(run.wall_s);
+    }
+    keep_score(ctx, p, c, s, run, stamp.as_ref(), &what, warm);
+    Next::Go
+}
+
+/// The score of a run that ended by itself: kept (measured rounds), or
+/// why there is none (the candidate then fails).
+#[allow(clippy::too_many_arguments)]
+fn keep_score(
+    ctx: &mut ExpCtx,
+    p: &Params,
+    c: &Candidate,
+    s: &mut State,
+    run: ChildRun,
+    stamp: Option<&FileStamp>,
+    what: &str,
+    warm: bool,
+) {
     if let Some(why) = run.failure() {
         (ctx.step)(&format!("{what}: {} failed: {why}", c.label()));
         s.failed = Some(format!(
@@ -816,14 +1085,14 @@ fn run_candidate(
             if warm { "warm-up run" } else { "run" },
             s.samples.len() + 1
         ));
-        return true;
+        return;
     }
-    match p.score.read(&run, stamp.as_ref()) {
+    match p.score.read(&run, stamp) {
         Ok(v) if v.is_finite() && v > 0.0 => {
             (ctx.step)(&format!(
                 "{what}: {} {} {}",
                 c.label(),
-                crate::base::fmt::fmt_num(v),
+                fmt_num(v),
                 p.score.unit
             ));
             if !warm {
@@ -841,7 +1110,6 @@ fn run_candidate(
             s.failed = Some(why);
         }
     }
-    true
 }
 
 /// Whether the ranking is settled after a measured round (the sequential
@@ -886,6 +1154,8 @@ fn candidate_data(
         wall_s: s.runs.iter().map(|r| r.wall_s).collect(),
         counters: counter_medians(&s.runs, p.counters),
         numa: numa_share(&s.runs, numa_reason),
+        bound: s.bound.clone(),
+        timed_out: s.timed_out,
     }
 }
 
@@ -907,8 +1177,14 @@ fn candidate_record(
     }
     if s.samples.is_empty() {
         rec.unavailable_reason = Some(match &s.failed {
+            // "timed out after N s: ..."
+            Some(f) if s.timed_out => f.clone(),
             Some(f) => format!("failed: {f}"),
             None if stopped == Stopped::Interrupted => "interrupted before its first run".into(),
+            None if stopped == Stopped::Budget && s.bound.is_none() => format!(
+                "not run: the time budget (--budget {}) was spent before its first run",
+                secs(p.budget.as_secs_f64())
+            ),
             None => "no run finished".into(),
         });
     } else {
@@ -982,10 +1258,10 @@ fn verdict_record(
     cands: &[Candidate],
     st: &[State],
     a: &Analysis,
-    rounds: usize,
-    stopped: Stopped,
+    end: &Ending,
     method: &str,
 ) -> Result<ResultRecord> {
+    let (rounds, stopped) = (end.rounds, end.stopped);
     let label = |i: usize| cands[i].label();
     let baseline = cands.iter().position(|c| c.baseline).unwrap_or(0);
     let hib = p.score.higher_is_better;
@@ -1015,10 +1291,12 @@ fn verdict_record(
         score: p.score.describe(),
         interval_method: INTERVAL_METHOD.into(),
         seed: p.seed,
-        command: p.command.clone(),
+        command: args::lossy_all(&p.command),
+        command_line: args::shell_line(&p.command),
+        run_bound: p.bound_rule(),
         k: p.plan.k,
         not_applicable: p.plan.not_applicable.clone(),
-        notes: p.plan.notes.clone(),
+        notes: [p.notes(), end.notes.to_vec()].concat(),
         higher_is_better: hib,
         unit: p.score.unit.clone(),
     };
@@ -1170,7 +1448,9 @@ impl TuneView {
 /// A plan and its command lines, for `--dry-run`, as JSON.
 pub fn plan_json(p: &Params) -> serde_json::Value {
     json!({
-        "command": p.command,
+        "command": args::lossy_all(&p.command),
+        "command_line": args::shell_line(&p.command),
+        "run_bound": p.bound_rule(),
         "k": p.plan.k,
         "score": p.score.describe(),
         "warmup": p.warmup,
@@ -1192,7 +1472,7 @@ pub fn plan_json(p: &Params) -> serde_json::Value {
             "command_line": p.command_line(c),
         })).collect::<Vec<_>>(),
         "not_applicable": p.plan.not_applicable,
-        "notes": p.plan.notes,
+        "notes": p.notes(),
     })
 }
 
@@ -1210,5 +1490,72 @@ mod tests {
         assert_eq!(fmt_ratio(0.97312), "0.973");
         assert_eq!(fmt_ratio(12.345), "12.3");
         assert_eq!(fmt_ratio(f64::INFINITY), "inf");
+    }
+
+    fn params(budget_s: f64, run_timeout: Option<f64>) -> Params {
+        Params {
+            command: vec!["true".into()],
+            plan: TunePlan {
+                k: 1,
+                candidates: Vec::new(),
+                not_applicable: Vec::new(),
+                notes: Vec::new(),
+                threads: None,
+            },
+            score: Score::wall_time(),
+            warmup: 1,
+            min_runs: 3,
+            max_runs: 5,
+            budget: Duration::from_secs_f64(budget_s),
+            seed: 1,
+            resolution: 0.02,
+            counters: false,
+            numa_maps: false,
+            show_output: false,
+            run_timeout: run_timeout.map(Duration::from_secs_f64),
+        }
+    }
+
+    fn finished(runs: &[&[f64]]) -> Vec<State> {
+        runs.iter()
+            .map(|r| State {
+                finished: r.to_vec(),
+                ..State::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_run_is_bounded_and_says_by_what() {
+        let p = params(300.0, None);
+        // Nothing finished: the time left of the budget; none left: not run.
+        let st = finished(&[&[], &[]]);
+        let b = run_bound(&p, &st, 0, 300.0, false).unwrap();
+        assert_eq!((b.kind, b.secs), (BoundKind::Budget, 300.0));
+        assert!(b.why.contains("no run has finished yet"), "{}", b.why);
+        assert!(run_bound(&p, &st, 1, 0.0, false).is_none());
+        // Its own runs: 10 × their median, at least 10 s.
+        let st = finished(&[&[2.0, 3.0, 4.0], &[0.1]]);
+        let b = run_bound(&p, &st, 0, 5.0, false).unwrap();
+        assert_eq!((b.kind, b.secs), (BoundKind::Median, 30.0));
+        let b = run_bound(&p, &st, 1, 5.0, false).unwrap();
+        assert_eq!((b.kind, b.secs), (BoundKind::Median, BOUND_FLOOR_S));
+        // ... and the budget's end first in a gated round; spent: not run.
+        let b = run_bound(&p, &st, 0, 5.0, true).unwrap();
+        assert_eq!((b.kind, b.secs), (BoundKind::Budget, 5.0));
+        assert!(b.why.contains("before 10 × its median"), "{}", b.why);
+        assert!(run_bound(&p, &st, 0, -1.0, true).is_none());
+        // A first run: the budget's end, or 10 × the slowest finished run
+        // when later (a thread count may be far slower than the others).
+        let st = finished(&[&[2.0, 3.0], &[]]);
+        let b = run_bound(&p, &st, 1, 200.0, true).unwrap();
+        assert_eq!((b.kind, b.secs), (BoundKind::Budget, 200.0));
+        let b = run_bound(&p, &st, 1, 0.0, true).unwrap();
+        assert_eq!((b.kind, b.secs), (BoundKind::Slowest, 30.0));
+        // --run-timeout replaces all of it.
+        let p = params(300.0, Some(7.0));
+        let b = run_bound(&p, &st, 1, 0.0, true).unwrap();
+        assert_eq!((b.kind, b.secs), (BoundKind::RunTimeout, 7.0));
+        assert!(p.bound_rule().contains("--run-timeout 7.0 s"));
     }
 }

@@ -3,12 +3,13 @@
 //! curve, what failed and what this machine cannot offer. Renders stored
 //! records only (the run summary and `tune` itself print the same).
 
-use crate::base::fmt::{columns, fmt_num, for_terminal, for_terminal_lines, is_unsafe_on_terminal};
+use crate::base::fmt::{columns, fmt_num, for_terminal, for_terminal_lines};
+use crate::base::term;
 use crate::experiments::tune::payload::{CandidateData, VerdictData};
 use crate::experiments::tune::study::{Params, TuneView, NO_BINDING};
 use crate::harness::child::COUNT_KEYS;
-use crate::placement::binding::shell_quote;
 use crate::results::schema::{ResultRecord, Run};
+use std::ffi::OsStr;
 use std::fmt::Write as _;
 
 /// The plan and the command lines, nothing measured. The command is the
@@ -32,6 +33,7 @@ fn plan_text(p: &Params) -> String {
         p.seed,
         fmt_num(p.budget.as_secs_f64())
     );
+    let _ = writeln!(o, "bound: {}", p.bound_rule());
     let _ = writeln!(o, "CPUs per placement set: {}", p.plan.k);
     if let Some(t) = &p.plan.threads {
         let via: Vec<String> = [
@@ -102,42 +104,19 @@ fn plan_text(p: &Params) -> String {
             let _ = writeln!(o, "  {}: {}", for_terminal(n), for_terminal(r));
         }
     }
-    for n in &p.plan.notes {
+    for n in &p.notes() {
         let _ = writeln!(o, "note: {}", for_terminal(n));
     }
     o
 }
 
 /// A command as one shell line: each argument quoted for the shell; one
-/// that holds a control or bidirectional character (a newline, ESC) is
-/// written in bash's `$'...'` form with escapes, so that the line is still
-/// one line, safe on a terminal, and gives the same argument when pasted.
-pub fn shell_line(argv: &[String]) -> String {
-    argv.iter()
-        .map(|a| {
-            if a.chars().any(is_unsafe_on_terminal) {
-                ansi_c_quote(a)
-            } else {
-                shell_quote(a)
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// `a` in bash's ANSI-C quoting: `$'a\nb'`.
-fn ansi_c_quote(a: &str) -> String {
-    let mut o = String::from("$'");
-    for c in a.chars() {
-        match c {
-            '\\' => o.push_str("\\\\"),
-            '\'' => o.push_str("\\'"),
-            c if is_unsafe_on_terminal(c) => crate::base::fmt::push_escape(&mut o, c, true),
-            c => o.push(c),
-        }
-    }
-    o.push('\'');
-    o
+/// that holds a control or bidirectional character (a newline, ESC) or a
+/// byte that is not UTF-8 is written in bash's `$'...'` form with escapes,
+/// so that the line is still one line, safe on a terminal, and gives the
+/// same argument when pasted (`base::args::shell_line`).
+pub fn shell_line<S: AsRef<OsStr>>(argv: &[S]) -> String {
+    crate::base::args::shell_line(argv)
 }
 
 fn pct(v: f64) -> String {
@@ -179,7 +158,12 @@ fn section(run: &Run) -> String {
 
 /// The command, the score, how the rounds went and the interval method.
 fn run_header(o: &mut String, d: &VerdictData) {
-    let _ = writeln!(o, "tune: {}", shell_line(&d.command));
+    let line = if d.command_line.is_empty() {
+        shell_line(&d.command)
+    } else {
+        d.command_line.clone()
+    };
+    let _ = writeln!(o, "tune: {line}");
     let _ = writeln!(o, "score: {}", d.score);
     let _ = writeln!(
         o,
@@ -190,6 +174,9 @@ fn run_header(o: &mut String, d: &VerdictData) {
         d.stopped.map(|s| s.words()).unwrap_or("?")
     );
     let _ = writeln!(o, "intervals: {}", d.interval_method);
+    if !d.run_bound.is_empty() {
+        let _ = writeln!(o, "bound: {}", d.run_bound);
+    }
 }
 
 /// The table of candidates, best first, with the legend of its marks; what
@@ -246,6 +233,8 @@ fn ranked_row(r: &ResultRecord, d: &CandidateData, missing: &mut Vec<String>) ->
                 if s.is_noisy() { "!" } else { "" }
             ),
         ),
+        _ if d.timed_out => ("timed out".into(), "-".into()),
+        _ if d.bound.is_none() && d.failed.is_none() => ("not run".into(), "-".into()),
         _ => ("failed".into(), "-".into()),
     };
     let vs = d.vs_baseline_text(true).unwrap_or_else(|| "-".into());
@@ -308,7 +297,16 @@ fn verdict_lines(o: &mut String, v: &TuneView, d: &VerdictData) {
     }
 }
 
-/// The thread-count curve (no binding), when more than one count ran.
+/// The longest bar of the thread-count curve, in columns...
+pub const CURVE_BAR_MAX: usize = 40;
+/// ... and the shortest the longest may be: below it the bars would not
+/// show a difference (the floor of a narrow `COLUMNS`).
+pub const CURVE_BAR_MIN: usize = 10;
+
+/// The thread-count curve (no binding), when more than one count ran. The
+/// longest bar takes what the output's width (`COLUMNS`, the terminal:
+/// `base::term`) leaves after the text, from [`CURVE_BAR_MIN`] to
+/// [`CURVE_BAR_MAX`] columns.
 fn thread_curve(o: &mut String, v: &TuneView) {
     let mut curve: Vec<_> = v
         .candidates
@@ -328,22 +326,30 @@ fn thread_curve(o: &mut String, v: &TuneView) {
         "threads".to_string(),
         "median".into(),
         "vs baseline [95%]".into(),
-        String::new(),
     ]];
     for (r, d) in &curve {
-        let bar = r
-            .value
-            .filter(|_| best > 0.0)
-            .map(|x| "#".repeat(((x / best) * 40.0).round().max(1.0) as usize))
-            .unwrap_or_default();
         rows.push(vec![
             d.threads.map(|t| t.to_string()).unwrap_or_default(),
             r.value
                 .map(|m| format!("{} {}", fmt_num(m), r.unit))
                 .unwrap_or_else(|| "failed".into()),
             d.vs_baseline_text(false).unwrap_or_else(|| "-".into()),
-            bar,
         ]);
+    }
+    // The indent, each column and the two spaces after it.
+    let used = 2
+        + (0..3)
+            .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0) + 2)
+            .sum::<usize>();
+    let room = term::bar_columns(term::width(1), used, CURVE_BAR_MIN, CURVE_BAR_MAX);
+    rows[0].push(String::new());
+    for (row, (r, _)) in rows.iter_mut().skip(1).zip(&curve) {
+        row.push(
+            r.value
+                .filter(|_| best > 0.0)
+                .map(|x| "#".repeat(((x / best) * room as f64).round().max(1.0) as usize))
+                .unwrap_or_default(),
+        );
     }
     o.push_str(&columns(&rows, "  "));
 }
@@ -367,9 +373,10 @@ fn reproduce_lines(o: &mut String, v: &TuneView) {
     }
 }
 
-/// The candidates that failed, with why.
+/// The candidates that failed (a timed-out run among the reasons), with
+/// why, and those never run (the budget spent before their turn).
 fn failed_lines(o: &mut String, v: &TuneView) {
-    let failed: Vec<_> = v
+    let (not_run, failed): (Vec<_>, Vec<_>) = v
         .candidates
         .iter()
         .filter_map(|(r, d)| {
@@ -378,10 +385,17 @@ fn failed_lines(o: &mut String, v: &TuneView) {
                 .or(d.failed.as_ref())
                 .map(|f| (d, f))
         })
-        .collect();
-    if !failed.is_empty() {
-        let _ = writeln!(o, "\nfailed (stopped that candidate only):");
-        for (d, f) in failed {
+        .partition(|(_, f)| f.starts_with("not run"));
+    for (head, list) in [
+        ("failed (stopped that candidate only)", failed),
+        ("not run", not_run),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "\n{head}:");
+        for (d, f) in list {
+            let f = f.strip_prefix("not run: ").unwrap_or(f);
             let _ = writeln!(o, "  {}: {}", for_terminal(&d.label), for_terminal(f));
         }
     }
@@ -416,6 +430,7 @@ fn short(_key: &str, why: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::fmt::is_unsafe_on_terminal;
 
     #[test]
     fn a_command_with_control_characters_is_one_safe_line_that_pastes_back() {
@@ -431,6 +446,6 @@ mod tests {
         );
         assert!(!line.chars().any(is_unsafe_on_terminal), "{line}");
         // Plain arguments keep their usual quoting.
-        assert_eq!(shell_line(&["echo".into(), "a b".into()]), "echo 'a b'");
+        assert_eq!(shell_line(&["echo", "a b"]), "echo 'a b'");
     }
 }

@@ -20,7 +20,7 @@
 //! back and exit with status 130, as a second Ctrl-C does).
 
 use anyhow::{Context as _, Result};
-use std::io::Read as _;
+use std::io::{Read as _, Write as _};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -137,11 +137,13 @@ fn install_backstop() -> Result<()> {
                 }
             }
             std::thread::sleep(BACKSTOP);
-            super::output::err_line(&format!(
+            // Straight to stderr (output.rs polls this module: no cycle).
+            let _ = writeln!(
+                std::io::stderr().lock(),
                 "cpuscope: error: stopped ({}) {} s ago and still running: something is stuck; ending now (the figures already stored are kept)",
                 cause(),
                 BACKSTOP.as_secs()
-            ));
+            );
             // SAFETY: raise has no memory effects; the handlers installed
             // above take it as the second signal (status 130).
             unsafe { libc::raise(libc::SIGINT) };

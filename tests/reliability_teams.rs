@@ -360,12 +360,17 @@ fn a_process_stuck_where_nothing_polls_ends_after_the_backstop() {
 /// The SIMD variant this machine runs: NEON on aarch64 (the command that
 /// hung under qemu-aarch64), else the widest x86 one.
 fn variant() -> &'static str {
-    if cfg!(target_arch = "aarch64") {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            "avx2"
+        } else {
+            "sse2"
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
         "neon"
-    } else if std::arch::is_x86_feature_detected!("avx2") {
-        "avx2"
-    } else {
-        "sse2"
     }
 }
 
@@ -499,7 +504,7 @@ fn builds_differ(cross: &str) -> bool {
     let banner = |path: &str, prefix: &[u8]| {
         std::fs::read(path)
             .ok()
-            .and_then(|b| cpuscope::placement::glibc::banner(&b, prefix))
+            .and_then(|b| cpuscope::base::glibc::banner(&b, prefix))
     };
     let l = banner(&format!("{cross}/lib/ld-linux-aarch64.so.1"), b"ld.so (");
     let c = banner("/usr/lib/aarch64-linux-gnu/libc.so.6", b"GNU C Library (");

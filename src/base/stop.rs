@@ -115,6 +115,11 @@ pub fn install() -> Result<Arc<AtomicBool>> {
 /// the stop signals' handlers write one byte to, so it costs nothing until
 /// a signal comes.
 fn install_backstop() -> Result<()> {
+    if super::glibc::thread_hazard().is_some() {
+        // No thread can be started in this process (base::glibc): a spawn
+        // would hang here.
+        return Ok(());
+    }
     let (mut rx, tx) =
         std::os::unix::net::UnixStream::pair().context("cannot install the Ctrl-C backstop")?;
     for &sig in signals() {

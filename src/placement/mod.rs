@@ -5,7 +5,6 @@
 
 pub mod binding;
 pub mod buffer;
-pub mod glibc;
 pub mod machine_state;
 pub mod mempolicy;
 pub mod pin;

@@ -273,7 +273,7 @@ impl Team {
         if cpus.is_empty() {
             bail!("a thread team needs at least one CPU");
         }
-        if let Some(why) = crate::placement::glibc::thread_hazard() {
+        if let Some(why) = crate::base::glibc::thread_hazard() {
             bail!("{why}");
         }
         let n = cpus.len();

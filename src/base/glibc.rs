@@ -1,24 +1,25 @@
 //! Whether this process can start threads safely: its dynamic loader and
 //! its C library must be one glibc build.
 //!
-//! Since glibc 2.34 the lists of thread stacks (`pthread_create` reuses the
-//! stack of a thread that ended) live in the loader's private data, which
-//! the C library reads at the offsets of its own build. A loader of one
-//! build with a C library of another (the private layout differs) makes
-//! `pthread_create` walk a list that never ends: the calling thread spins
-//! for ever, before any code of ours can look at a flag. It happens under
-//! qemu-user with `QEMU_LD_PREFIX` (or `-L`) naming a cross sysroot while
-//! the host also has the target's multiarch C library: the loader comes
-//! from the prefix, and the C library, found through the host's
-//! `/etc/ld.so.cache`, from the host (seen on Debian 12: the loader of
-//! `libc6-arm64-cross` 2.36-8 with `libc6:arm64` 2.36-9+deb12u14; `simd`
-//! hung at its first team after a thread had ended).
+//! Since glibc 2.34 the lists of thread stacks (which `pthread_create`
+//! walks for a cached stack to reuse) live in the loader's private data,
+//! which the C library reads at the offsets of its own build. A loader of
+//! one build with a C library of another (the private layout differs) makes
+//! the first `pthread_create` walk a list that never ends: the calling
+//! thread spins for ever, before any code of ours can look at a flag. It
+//! happens under qemu-user with `QEMU_LD_PREFIX` (or `-L`) naming a cross
+//! sysroot while the host also has the target's multiarch C library: the
+//! loader comes from the prefix, and the C library, found through the
+//! host's `/etc/ld.so.cache`, from the host (seen on Debian 12: the loader
+//! of `libc6-arm64-cross` 2.36-8 with `libc6:arm64` 2.36-9+deb12u14; `simd`
+//! hung in its first team's `pthread_create`).
 //!
 //! [`thread_hazard`] reads which loader and C library are mapped
 //! (`/proc/self/maps`) and compares the build each names in its banner
 //! ("(Debian GLIBC 2.36-8) stable release version 2.36"). Teams refuse to
 //! start when they differ, so every team figure is *not available* with
-//! this reason instead of a hang.
+//! this reason instead of a hang; the Ctrl-C backstop thread
+//! (`base::stop`) is not started.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

@@ -4,13 +4,16 @@
 //! spin-waits of the kernels: ping-pong, handoffs, spin locks; an
 //! experiment's own meeting points) counts its turns with a [`Patience`].
 //! Every [`POLL_EVERY`] turns, never on the turn that ends the wait (so a
-//! measured loop keeps its shape: one counter in the waiting branch, no
-//! clock read, no flag read), it looks: it marks since when this thread
-//! waits (the watchdog in `Team::run_round` names a member that keeps the
-//! others waiting past the team's bound) and reads whether the round was
-//! given up (a member panicked, ended, never arrived; Ctrl-C past the
-//! grace). A given-up wait ends at once: a barrier unwinds, a kernel returns
-//! early, and the round's result is the reason, never the figures.
+//! measured loop keeps its shape: one counter in a register, incremented
+//! and tested in the waiting branch only; no clock read, no flag read, no
+//! call, nothing to drop when the wait ends), it looks: it marks since when
+//! this thread waits and that it still does (the watchdog in
+//! `Team::run_round` names a member that keeps the others waiting past the
+//! team's bound; a mark not renewed for [`STALE_US`] is a wait that ended)
+//! and reads whether the round was given up (a member panicked, ended,
+//! never arrived; Ctrl-C past the grace). A given-up wait ends at once: a
+//! barrier unwinds, a kernel returns early, and the round's result is the
+//! reason, never the figures.
 //!
 //! Outside a team (the measuring thread of a single-thread figure, tests), a
 //! [`Patience`] gives up when a stop was asked for (`base::stop`): every
@@ -23,6 +26,11 @@ use std::time::Instant;
 
 /// Turns of a wait loop between two looks (a power of two).
 pub const POLL_EVERY: u32 = 1024;
+
+/// A wait's mark not renewed for this long (µs) is a wait that ended: far
+/// above the time between two looks (1024 spins, one yield, or a futex
+/// wait's 100 ms timeout).
+pub const STALE_US: u64 = 500_000;
 
 /// Where a member waits for the others.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +77,8 @@ pub(crate) struct MemberWatch {
     /// Since when it waits for the others: µs since the watch's epoch, + 1
     /// (0: not waiting, or waiting less than [`POLL_EVERY`] turns).
     pub waiting_since: AtomicU64,
+    /// Its last look in that wait, µs since the watch's epoch.
+    pub last_look: AtomicU64,
     /// Where (a [`WaitIn`]), while `waiting_since` is set.
     pub waiting_in: AtomicU8,
     /// The watchdog found the thread gone (it never comes back).
@@ -130,12 +140,15 @@ impl Watch {
         }
     }
 
-    /// The member's wait: since when (µs since the epoch) and where.
+    /// The member's wait, when it still waits (its mark was renewed within
+    /// [`STALE_US`]): since when (µs since the epoch) and where.
     pub fn waiting(&self, i: usize) -> Option<(u64, WaitIn)> {
         let m = &self.members[i];
         let since = m.waiting_since.load(Ordering::Acquire);
         let at = WaitIn::from_u8(m.waiting_in.load(Ordering::Relaxed))?;
-        (since > 0).then(|| (since - 1, at))
+        let last = m.last_look.load(Ordering::Relaxed);
+        let fresh = self.now_us().saturating_sub(last) < STALE_US;
+        (since > 0 && fresh).then(|| (since - 1, at))
     }
 }
 
@@ -164,11 +177,13 @@ pub fn abandoned() -> bool {
 /// The turn counter of one wait for the others. Create it where the wait
 /// begins; call [`give_up`](Self::give_up) on every turn that did not end
 /// the wait; when it returns true, end the wait (the round was given up).
-/// Dropping it clears the mark the watchdog reads.
+/// Plain data in registers: nothing to drop when the wait ends (its mark
+/// goes stale, see [`STALE_US`]).
+#[derive(Clone, Copy)]
 pub struct Patience {
     turns: u32,
     at: WaitIn,
-    marked: Option<(Arc<Watch>, usize)>,
+    marked: bool,
 }
 
 impl Default for Patience {
@@ -189,7 +204,7 @@ impl Patience {
         Patience {
             turns: 0,
             at,
-            marked: None,
+            marked: false,
         }
     }
 
@@ -201,42 +216,40 @@ impl Patience {
         if self.turns & (POLL_EVERY - 1) != 0 {
             return false;
         }
-        // Only the mark's address leaves the loop: the turn counter stays
-        // in a register.
-        look(self.at, &mut self.marked)
+        self.look()
     }
 
-    /// Look now (for waits whose turns are slow already: a futex wait, a
-    /// sleep): mark since when this thread waits, and say whether the round
-    /// was given up (outside a team: whether a stop was asked for).
+    /// Look now (for waits whose turns are slow already: a yield, a futex
+    /// wait): mark since when this thread waits and that it still does, and
+    /// say whether the round was given up (outside a team: whether a stop
+    /// was asked for).
+    #[inline(always)]
     pub fn look(&mut self) -> bool {
-        look(self.at, &mut self.marked)
+        // By value, not by reference: nothing of the counter leaves the
+        // registers of the measured loop.
+        let (gave_up, marked) = look(self.at, self.marked);
+        self.marked = marked;
+        gave_up
     }
 }
 
+/// A look (see [`Patience::look`]): (give up, marked now).
 #[cold]
 #[inline(never)]
-fn look(at: WaitIn, marked: &mut Option<(Arc<Watch>, usize)>) -> bool {
-    if let Some((w, _)) = marked {
-        return w.abandoned();
-    }
-    let member = MEMBER.try_with(|m| m.borrow().clone()).ok().flatten();
-    let Some((w, i)) = member else {
-        return crate::base::stop::requested();
-    };
-    let m = &w.members[i];
-    m.waiting_in.store(at as u8, Ordering::Relaxed);
-    m.waiting_since.store(w.now_us() + 1, Ordering::Release);
-    let gave_up = w.abandoned();
-    *marked = Some((w, i));
-    gave_up
-}
-
-impl Drop for Patience {
-    #[inline(always)]
-    fn drop(&mut self) {
-        if let Some((w, i)) = self.marked.take() {
-            w.members[i].waiting_since.store(0, Ordering::Release);
-        }
-    }
+fn look(at: WaitIn, marked: bool) -> (bool, bool) {
+    MEMBER
+        .try_with(|m| match &*m.borrow() {
+            None => (crate::base::stop::requested(), marked),
+            Some((w, i)) => {
+                let m = &w.members[*i];
+                let now = w.now_us();
+                if !marked {
+                    m.waiting_in.store(at as u8, Ordering::Relaxed);
+                    m.waiting_since.store(now + 1, Ordering::Release);
+                }
+                m.last_look.store(now, Ordering::Relaxed);
+                (w.abandoned(), true)
+            }
+        })
+        .unwrap_or((false, marked))
 }

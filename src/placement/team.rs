@@ -11,11 +11,23 @@
 //!   returns; the team time runs from the release (read by the last thread to
 //!   arrive, just before it releases the others) to the last thread's end.
 //! - Results come back in list order. A panic in a worker is caught, the
-//!   shared barrier is poisoned so threads waiting in it unwind instead of
-//!   hanging, and the round returns a one-line error naming the worker, the
-//!   panic message and its location; the team stays usable for later rounds.
-//!   (The process panic hook is wrapped once so that worker panics print no
-//!   message or backtrace of their own; other threads' panics are untouched.)
+//!   round is given up (the barriers are poisoned so threads waiting in them
+//!   unwind, every spin-wait of the kernels ends, `placement::watch`), and
+//!   the round returns a one-line error naming the worker, the panic message
+//!   and its location; the team stays usable for later rounds. (The process
+//!   panic hook is wrapped once so that worker panics print no message or
+//!   backtrace of their own; other threads' panics are untouched.)
+//! - No round waits for ever. While it runs, the calling thread looks every
+//!   100 ms: a worker whose thread is gone (whatever ended it), a worker
+//!   that keeps the others waiting past the wait bound ([`WAIT_BOUND`]), a
+//!   stop request older than [`STOP_GRACE`] give the round up, and it
+//!   returns that one line (a team whose worker is gone fails every later
+//!   round with it). It returns only once every live worker is back: one
+//!   still out [`RETURN_GRACE`] after the round was given up ends the
+//!   process with one line (the round's data cannot be freed under it).
+//! - A process whose loader and C library are two glibc builds, where
+//!   `pthread_create` never returns (`base::glibc`), gets no team: the
+//!   reason is [`Team::new`]'s error.
 //! - Threads persist between rounds (no re-spawning) and sleep on a condition
 //!   variable between rounds, so an idle team costs no CPU.
 //! - Two entries of the list may name the same CPU; the barrier then falls back

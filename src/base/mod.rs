@@ -5,7 +5,8 @@
 //! numbers and bytes (`fmt`), HTML escaping and inline SVG charts (`html`), the meminfo parser (`meminfo`),
 //! rank statistics for comparing two sample sets (`mann_whitney`), a small
 //! regular-expression engine (`pattern`), the process's stop request
-//! (`stop`), the one careful writer of every output (`output`) and what
+//! (`stop`), the one careful writer of every output (`output`), where
+//! temporary things go (`tempdir`: `$TMPDIR`, then `/tmp`) and what
 //! this binary is (`build`: version, commit, date, target, glibc floor).
 
 pub mod archive;
@@ -21,6 +22,7 @@ pub mod pattern;
 pub mod stats;
 pub mod stop;
 pub mod sysroot;
+pub mod tempdir;
 pub mod timer;
 
 pub use cpuset::CpuSet;

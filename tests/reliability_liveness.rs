@@ -453,6 +453,69 @@ fn runs_of_an_older_cpuscope_keep_the_process_rule_and_force_deletes_the_uncheck
     g.assert_intact();
 }
 
+/// A run finished while readers look: its writer commits the final status
+/// before it lets go of the lock, and a reader that found the lock free
+/// reads the row again, so a run that finishes is never listed (or read)
+/// as abandoned on the way.
+#[test]
+fn a_run_being_finished_is_never_read_as_abandoned() {
+    use cpuscope::results::schema::{now_rfc3339, Environment, ResultRecord, Run, RunStatus};
+    use cpuscope::results::sqlite::SqliteStore;
+    use cpuscope::results::store::WriterState;
+    use cpuscope::results::Store as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let mut w = SqliteStore::open(&db).unwrap();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let (db, done) = (db.clone(), done.clone());
+        std::thread::spawn(move || {
+            let r = SqliteStore::open_read_only(&db).unwrap();
+            let mut looks = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let listed = r.list_runs().unwrap();
+                for s in &listed {
+                    assert_ne!(s.writer, Some(WriterState::Gone), "{s:?}");
+                }
+                if !listed.is_empty() {
+                    let run = r.get_run("latest").unwrap();
+                    assert_ne!(
+                        run.status,
+                        RunStatus::Partial,
+                        "{:?}",
+                        run.environment.notes
+                    );
+                }
+                looks += 1;
+            }
+            looks
+        })
+    };
+    for i in 0..150 {
+        let run = Run::new(
+            &format!("h{i}"),
+            "quick",
+            serde_json::json!({}),
+            Environment::default(),
+            serde_json::json!({}),
+            vec![],
+        );
+        w.begin_run(&run).unwrap();
+        let rec = ResultRecord::new("x", "x", "s", false).with_samples(vec![1.0]);
+        w.add_result(&run.id, &rec).unwrap();
+        w.finish_run(
+            &run.id,
+            RunStatus::Complete,
+            &now_rfc3339(),
+            &run.environment,
+        )
+        .unwrap();
+    }
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let looks = reader.join().expect("the reader saw an abandoned run");
+    assert!(looks > 10, "the reader looked only {looks} times");
+}
+
 // ---- the store vanishing under a run --------------------------------------
 
 /// Start `run` on `store`, wait for its first stored result, do `what` to

@@ -87,6 +87,25 @@ fn writer_seen(sql: &mut dyn Sql, raw: &RawRun) -> Option<WriterSeen> {
     raw.writer_seen(|kind, id| sql.writer_lock(kind, id))
 }
 
+/// The row `raw` as read (outside a write transaction) and how its writer
+/// is found. A writer commits its run's final status before it lets go of
+/// the lock, so a `running` row whose lock was found free may have been
+/// finished between the read and the test: it is read again then, and
+/// only a row still `running` is its gone writer's.
+fn settled(sql: &mut dyn Sql, raw: RawRun) -> (RawRun, Option<WriterSeen>) {
+    let seen = writer_seen(sql, &raw);
+    if seen.as_ref().map(|s| s.state) != Some(WriterState::Gone) {
+        return (raw, seen);
+    }
+    match load_run(sql, &raw.id) {
+        Ok(again) => {
+            let seen = writer_seen(sql, &again);
+            (again, seen)
+        }
+        Err(_) => (raw, seen),
+    }
+}
+
 /// True when the query answers at least one row.
 fn any(sql: &mut dyn Sql, query: &str, params: &[Value]) -> Result<bool> {
     Ok(!sql.query(query, params)?.is_empty())
@@ -367,7 +386,7 @@ impl<B: Backend> Store for B {
                 let id = raw.id.clone();
                 let cpu_model = c.opt_text().unwrap_or(None);
                 let n = c.int()?;
-                let seen = writer_seen(sql, &raw);
+                let (raw, seen) = settled(sql, raw);
                 match raw.summary(cpu_model, n, seen.as_ref()) {
                     Ok(s) => out.push(s),
                     Err(d) => warn(&d.warning(shown, &id)),
@@ -385,7 +404,7 @@ impl<B: Backend> Store for B {
         self.read(|sql| {
             let id = resolve(sql, which)?;
             let raw = load_run(sql, &id)?;
-            let seen = writer_seen(sql, &raw);
+            let (raw, seen) = settled(sql, raw);
             let mut run = raw.into_run(sql.shown(), seen.as_ref())?;
             run.results = load_results(sql, &id)?;
             Ok(run)

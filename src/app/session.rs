@@ -126,6 +126,15 @@ impl Progress {
             pb.finish_and_clear();
         }
     }
+
+    /// A warning line on stderr (above the bar, if one is drawn), quiet or not.
+    fn warn(&self, msg: &str) {
+        let line = format!("cpuscope: warning: {}", msg.replace('\n', " "));
+        match self {
+            Progress::Bar(pb) => pb.println(line),
+            _ => crate::base::output::err_line(&line),
+        }
+    }
 }
 
 /// What one measuring command works with, from start to output.
@@ -382,7 +391,14 @@ impl Session {
                 // never costs the measurement: the run goes on in memory
                 // and is saved to a file at the end (Session::finish).
                 if let Err(e) = s.add_result(&run.id, &rec) {
-                    *failed = Some(format!("{e:#}"));
+                    let why = format!("{e:#}");
+                    progress.warn(&format!(
+                        "store '{}' stopped taking run {} ({why}): the run goes on in memory \
+                         and is saved to a file at the end",
+                        s.location(),
+                        run.id
+                    ));
+                    *failed = Some(why);
                     *store = None;
                 }
             }
@@ -612,9 +628,11 @@ impl Session {
     }
 }
 
-/// Save a run the store could not take to `$TMPDIR/cpuscope-RUN.json` (else
-/// the current directory), as `export` writes it, so that `import` takes it
-/// back; the line that tells the user what happened and where the run is.
+/// Save a run the store could not take to `cpuscope-RUN.json` in `$TMPDIR`,
+/// else `/tmp`, else the current directory (`base::tempdir`), as `export`
+/// writes it, so that `import` takes it back; the line that tells the user
+/// what happened and where the run is (or, when no place takes it, every
+/// place tried and why).
 fn save_fallback(
     run: &Run,
     location: &str,
@@ -632,28 +650,24 @@ fn save_fallback(
         Ok(t) => t,
         Err(e) => return format!("{head}, and the run could not be serialised: {e:#}"),
     };
-    let tmp = std::env::var_os("TMPDIR")
-        .map(std::path::PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| "/tmp".into());
-    let mut errors = Vec::new();
-    for dir in [tmp, std::path::PathBuf::from(".")] {
-        let p = dir.join(format!("cpuscope-{}.json", run.id));
-        match crate::base::output::Output::create_new(&p, text.as_bytes()) {
-            Ok(()) => {
-                return format!(
-                    "{head}: the whole run is saved in {p}; once the store is fixed: cpuscope delete {id} (its partial copy, if any) && cpuscope import {p}",
-                    p = p.display(),
-                    id = run.id
-                )
-            }
-            Err(e) => errors.push(format!("{e:#}")),
-        }
+    let name = format!("cpuscope-{}.json", run.id);
+    let saved = crate::base::tempdir::first_usable(true, |dir| {
+        let p = dir.join(&name);
+        crate::base::output::Output::create_new(&p, text.as_bytes())
+            // A relative TMPDIR or `.`: the path shown works from anywhere.
+            .map(|()| std::path::absolute(&p).unwrap_or(p))
+            .map_err(|e| format!("{e:#}"))
+    });
+    match saved {
+        Ok(p) => format!(
+            "{head}: the whole run is saved in {p}; once the store is fixed: cpuscope delete {id} (its partial copy, if any) && cpuscope import {p}",
+            p = crate::base::fmt::for_terminal(&p.display().to_string()),
+            id = run.id
+        ),
+        Err(tried) => format!(
+            "{head}, and no fallback file could be written ({tried}): the figures printed are all that is left"
+        ),
     }
-    format!(
-        "{head}, and no fallback file could be written ({}): the figures printed are all that is left",
-        errors.join("; ")
-    )
 }
 
 /// "N KiB free on its file system" for the store's directory, when known.

@@ -54,6 +54,12 @@ pub struct DeleteArgs {
     /// Run id, a unique prefix of one, or `latest` (the run stored last).
     #[arg(value_name = "RUN")]
     pub run: String,
+    /// Also delete a run whose writer cannot be checked from here (`runs`
+    /// shows it `running (writer unchecked)`: stored without a writer lock
+    /// by an older cpuscope under another host name). Never deletes a run
+    /// whose writer is seen writing.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `cpuscope runs`
@@ -81,8 +87,50 @@ pub fn runs(ctx: &Context, args: &RunsArgs) -> Result<i32> {
         })?;
     } else {
         out!("{}", run_text::render_runs(&runs, &location));
+        let store = ctx.store.as_ref().map(|_| location.as_str());
+        for r in &runs {
+            if let Some(hint) = writer_hint(r, store) {
+                outln!("{hint}");
+            }
+        }
     }
     Ok(0)
+}
+
+/// The line under the `runs` table for a run left `running` whose writer
+/// is gone (abandoned) or cannot be checked, with the commands that settle
+/// it; `store`: the `--store` given (as shown), if any.
+fn writer_hint(r: &crate::results::RunSummary, store: Option<&str>) -> Option<String> {
+    use crate::results::store::WriterState;
+    let me = match store {
+        Some(s) => format!("cpuscope --store {}", shell_word(s)),
+        None => "cpuscope".to_string(),
+    };
+    let id = crate::base::fmt::for_terminal(&r.id);
+    match r.writer? {
+        WriterState::Writing => None,
+        WriterState::Gone => Some(format!(
+            "run {id} is abandoned: its writer is gone; `{me} export {id} -o FILE` keeps it \
+             (as partial), `{me} delete {id}` removes it"
+        )),
+        WriterState::Unknown => Some(format!(
+            "run {id}: whether its writer still writes cannot be checked from here \
+             (`{me} delete {id}` says why); if it has ended, `{me} delete --force {id}` \
+             removes the run"
+        )),
+    }
+}
+
+/// `s` as one shell word: as it is when it holds only safe characters,
+/// else in single quotes; control characters shown escaped.
+fn shell_word(s: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "/._:@%+=,-".contains(c);
+    let s = crate::base::fmt::for_terminal(s);
+    if !s.is_empty() && s.chars().all(safe) {
+        s.into_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }
 
 /// `cpuscope show RUN`
@@ -165,7 +213,7 @@ pub fn import(ctx: &Context, args: &ImportArgs) -> Result<i32> {
 /// `cpuscope delete RUN`
 pub fn delete(ctx: &Context, args: &DeleteArgs) -> Result<i32> {
     let mut store = open_store(ctx.store.as_deref())?;
-    let id = store.delete_run(&args.run)?;
+    let id = store.delete_run_with(&args.run, args.force)?;
     outln!("deleted run {id}");
     Ok(0)
 }

@@ -242,9 +242,18 @@ pub struct TempTree {
 }
 
 impl TempTree {
-    /// A new directory `PREFIX<16 random hex digits>` in `$TMPDIR` (else `/tmp`).
+    /// A new directory `PREFIX<16 random hex digits>` in `$TMPDIR`, else
+    /// `/tmp` (`tempdir::first_usable`: the error names each place tried
+    /// and why it failed).
     pub fn new(prefix: &str) -> io::Result<TempTree> {
-        let base = std::env::temp_dir();
+        super::tempdir::first_usable(false, |base| {
+            TempTree::new_in(base, prefix).map_err(|e| super::output::io_text(&e))
+        })
+        .map_err(io::Error::other)
+    }
+
+    /// A new directory `PREFIX<16 random hex digits>` in `base`, mode 0700.
+    fn new_in(base: &Path, prefix: &str) -> io::Result<TempTree> {
         let mut last = None;
         for _ in 0..8 {
             let path = base.join(format!("{prefix}{}", random_hex()));

@@ -54,6 +54,7 @@ fn machine_summary(m: &crate::machine::MachineInfo) -> Vec<(String, String)> {
     if let Some(v) = &id.kernel_release {
         rows.push(("Kernel".into(), v.clone()));
     }
+    rows.extend(crate::report::info_limits::rows(m, false));
     rows
 }
 

@@ -7,6 +7,7 @@
 
 pub mod backend;
 pub mod codec;
+pub mod disturbance;
 pub mod document;
 pub mod migrations;
 pub mod open;

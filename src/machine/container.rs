@@ -238,3 +238,69 @@ mod tests {
         assert_eq!(container_var("PATH=/bin\0"), None);
     }
 }
+
+#[cfg(test)]
+mod tree_tests {
+    use super::*;
+
+    fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, Sysroot) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut all = vec![("sys/devices/system/cpu/cpu0/online", "1\n")];
+        all.extend_from_slice(files);
+        for (rel, text) in all {
+            let p = dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let sys = Sysroot::new(dir.path()).unwrap();
+        (dir, sys)
+    }
+
+    #[test]
+    fn signs_are_named_with_their_files() {
+        let (_d, sys) = tree(&[
+            (".dockerenv", ""),
+            ("proc/self/cgroup", "0::/system.slice/docker-ab12.scope\n"),
+            ("proc/self/status", "Name:\tcpuscope\nNSpid:\t4242\t7\n"),
+        ]);
+        let c = read(&sys);
+        assert!(c.detected);
+        assert_eq!(c.runtime.as_deref(), Some("docker"));
+        assert_eq!(c.signs[0], "/.dockerenv exists");
+        assert!(
+            c.signs
+                .iter()
+                .any(|s| s.contains("docker-ab12.scope names docker")),
+            "{c:?}"
+        );
+        assert!(
+            c.signs
+                .iter()
+                .any(|s| s.contains("NSpid") && s.contains("4242 7")),
+            "{c:?}"
+        );
+        assert_eq!(
+            c.summary().as_deref(),
+            Some("in a container (docker: /.dockerenv exists)")
+        );
+        let (_d, host) = tree(&[
+            (
+                "proc/self/cgroup",
+                "0::/user.slice/user-0.slice/session-1.scope\n",
+            ),
+            ("proc/self/status", "NSpid:\t4242\n"),
+            ("proc/1/sched", "systemd (1, #threads: 1)\n"),
+        ]);
+        assert_eq!(read(&host), Container::default());
+        let (_d, podman) = tree(&[
+            ("run/.containerenv", "engine=\"podman-4.3.1\"\n"),
+            ("proc/1/environ", "PATH=/bin\0container=podman\0"),
+        ]);
+        let p = read(&podman);
+        assert_eq!(p.runtime.as_deref(), Some("podman"));
+        assert_eq!(p.signs.len(), 2, "{p:?}");
+        // An old kernel without NSpid: /proc/1/sched with the host's PID.
+        let (_d, old) = tree(&[("proc/1/sched", "bash (31337, #threads: 1)\n")]);
+        assert!(read(&old).signs[0].contains("bash with PID 31337"));
+    }
+}

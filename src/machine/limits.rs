@@ -569,3 +569,294 @@ impl MemoryRoom {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A recorded tree: `files` (path under the root, content) and the CPU
+    /// directory every `Sysroot` needs.
+    fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, Sysroot) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut all = vec![("sys/devices/system/cpu/cpu0/online", "1\n")];
+        all.extend_from_slice(files);
+        for (rel, text) in all {
+            let p = dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let sys = Sysroot::new(dir.path()).unwrap();
+        (dir, sys)
+    }
+
+    const POD: &str = "sys/fs/cgroup/kubepods/pod1";
+
+    /// cgroup v2, a Kubernetes container whose limits sit on its pod (the
+    /// parent cgroup), shared with a sibling that uses most of it.
+    fn v2_pod() -> (tempfile::TempDir, Sysroot) {
+        let f = |n: &str| format!("{POD}/{n}");
+        let c = |n: &str| format!("{POD}/ctr/{n}");
+        let files: Vec<(String, &str)> = vec![
+            (
+                "proc/mounts".into(),
+                "cgroup2 /sys/fs/cgroup cgroup2 rw,nosuid 0 0\n",
+            ),
+            ("proc/self/cgroup".into(), "0::/kubepods/pod1/ctr\n"),
+            (
+                "sys/fs/cgroup/cgroup.controllers".into(),
+                "cpuset cpu io memory pids\n",
+            ),
+            ("sys/fs/cgroup/kubepods/memory.max".into(), "1073741824\n"),
+            (
+                "sys/fs/cgroup/kubepods/memory.current".into(),
+                "300000000\n",
+            ),
+            ("sys/fs/cgroup/kubepods/cgroup.type".into(), "domain\n"),
+            (f("memory.max"), "268435456\n"),
+            (f("memory.high"), "max\n"),
+            (f("memory.current"), "200000000\n"),
+            (
+                f("memory.stat"),
+                "anon 150000000\ninactive_file 50000000\nactive_file 1000\n",
+            ),
+            (f("cpu.max"), "150000 100000\n"),
+            (
+                f("cpu.stat"),
+                "usage_usec 9000\nnr_periods 10\nnr_throttled 3\nthrottled_usec 2500\n",
+            ),
+            (f("cgroup.type"), "domain\n"),
+            (c("memory.max"), "max\n"),
+            (c("memory.high"), "400000000\n"),
+            (c("memory.current"), "20000000\n"),
+            (c("memory.stat"), "inactive_file 0\n"),
+            (c("cpu.max"), "max 100000\n"),
+            (c("cpu.stat"), "usage_usec 5000\n"),
+            (c("cgroup.type"), "domain\n"),
+        ];
+        let refs: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), *b)).collect();
+        tree(&refs)
+    }
+
+    #[test]
+    fn v2_limit_on_the_parent_binds() {
+        let (_d, sys) = v2_pod();
+        let l = read(&sys);
+        let m = l.memory.as_ref().expect("memory controller");
+        assert_eq!(m.version, 2);
+        assert_eq!(m.cgroup, "/kubepods/pod1/ctr");
+        assert_eq!(m.limit_bytes, Some(268_435_456));
+        assert_eq!(
+            m.limit_file.as_deref(),
+            Some("/sys/fs/cgroup/kubepods/pod1/memory.max")
+        );
+        // memory.high of the container is above the pod's limit.
+        assert_eq!(m.high_bytes, Some(400_000_000));
+        assert_eq!(m.effective_bytes(), Some(268_435_456));
+        assert_eq!(m.effective_name(), "memory limit");
+        // Left under the pod: limit − its usage (the sibling's too) + its inactive file pages.
+        assert_eq!(m.left_bytes, Some(268_435_456 - 200_000_000 + 50_000_000));
+        assert_eq!(m.left_at.as_deref(), Some("/sys/fs/cgroup/kubepods/pod1"));
+        assert_eq!(m.reclaimable_bytes, Some(50_000_000));
+        let q = l.cpu_quota.as_ref().expect("quota on the pod");
+        assert_eq!((q.quota_us, q.period_us), (150_000, 100_000));
+        assert!((q.cpus - 1.5).abs() < 1e-9);
+        assert_eq!(q.stat_file, "/sys/fs/cgroup/kubepods/pod1/cpu.stat");
+        assert_eq!(
+            read_throttling(&sys, q),
+            Some(Throttling {
+                periods: 10,
+                throttled: 3,
+                throttled_ns: 2_500_000
+            })
+        );
+        assert_eq!(
+            l.cpu_usage_file.as_deref(),
+            Some("/sys/fs/cgroup/kubepods/pod1/ctr/cpu.stat")
+        );
+        assert_eq!(
+            read_cpu_usage_ns(&sys, "/sys/fs/cgroup/kubepods/pod1/ctr/cpu.stat"),
+            Some(5_000_000)
+        );
+        // The room: the cgroup binds under 20 GiB of MemAvailable.
+        let room = MemoryRoom::of(Some(20 << 30), l.memory.as_ref());
+        assert_eq!(room.bytes(), Some(118_435_456));
+        assert!(room.cgroup_binds());
+        assert_eq!(
+            room.words(),
+            "the cgroup's 256 MiB memory limit (112.9 MiB left)"
+        );
+        let why = room.refusal("the DRAM point needs", 384 << 20, 56 << 20);
+        assert!(
+            why.starts_with("the 384 MiB the DRAM point needs does not fit the cgroup's 256 MiB memory limit (112.9 MiB left): at most 56 MiB may be used"),
+            "{why}"
+        );
+        // Fewer bytes available than left: MemAvailable binds.
+        let low = MemoryRoom::of(Some(64 << 20), l.memory.as_ref());
+        assert_eq!(low.bytes(), Some(64 << 20));
+        assert!(
+            low.words().starts_with("available memory (64 MiB"),
+            "{}",
+            low.words()
+        );
+    }
+
+    #[test]
+    fn v2_memory_high_binds_when_lower() {
+        let (_d, sys) = tree(&[
+            ("proc/mounts", "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n"),
+            ("proc/self/cgroup", "0::/job\n"),
+            ("sys/fs/cgroup/cgroup.controllers", "memory\n"),
+            ("sys/fs/cgroup/job/memory.max", "max\n"),
+            ("sys/fs/cgroup/job/memory.high", "104857600\n"),
+            ("sys/fs/cgroup/job/memory.current", "4857600\n"),
+        ]);
+        let l = read(&sys);
+        let m = l.memory.unwrap();
+        assert_eq!((m.limit_bytes, m.high_bytes), (None, Some(104_857_600)));
+        assert_eq!(m.effective_name(), "memory.high");
+        // No memory.stat: nothing counted as reclaimable, and said so (null).
+        assert_eq!(
+            (m.left_bytes, m.reclaimable_bytes),
+            (Some(100_000_000), None)
+        );
+        // No cpu controller listed: no quota read; a v2 hierarchy without
+        // cgroup.type in the directory is the machine's root.
+        assert_eq!(l.cpu_quota, None);
+        assert_eq!(l.cpu_usage_file, None);
+    }
+
+    /// cgroup v1 as Docker without a cgroup namespace shows it: the mounts'
+    /// roots are the container's cgroups, `/proc/self/cgroup` names the
+    /// host's path (`/docker/abc`), which is not under the mounts.
+    #[test]
+    fn v1_in_a_container_without_a_cgroup_namespace() {
+        let (_d, sys) = tree(&[
+            (
+                "proc/mounts",
+                "cgroup /sys/fs/cgroup/memory cgroup rw,nosuid,memory 0 0\n\
+                 cgroup /sys/fs/cgroup/cpu,cpuacct cgroup rw,cpu,cpuacct 0 0\n",
+            ),
+            (
+                "proc/self/cgroup",
+                "5:memory:/docker/abc\n4:cpu,cpuacct:/docker/abc\n1:name=systemd:/docker/abc\n",
+            ),
+            ("sys/fs/cgroup/memory/memory.limit_in_bytes", "536870912\n"),
+            ("sys/fs/cgroup/memory/memory.usage_in_bytes", "36870912\n"),
+            (
+                "sys/fs/cgroup/memory/memory.stat",
+                "cache 100\ninactive_file 7\ntotal_inactive_file 1000000\n",
+            ),
+            ("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "50000\n"),
+            ("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", "100000\n"),
+            (
+                "sys/fs/cgroup/cpu,cpuacct/cpu.stat",
+                "nr_periods 40\nnr_throttled 12\nthrottled_time 310000000\n",
+            ),
+            ("sys/fs/cgroup/cpu,cpuacct/cpuacct.usage", "123456789\n"),
+        ]);
+        let l = read(&sys);
+        let m = l.memory.as_ref().unwrap();
+        assert_eq!((m.version, m.limit_bytes), (1, Some(536_870_912)));
+        assert_eq!(m.left_bytes, Some(536_870_912 - 36_870_912 + 1_000_000));
+        assert!(
+            l.notes
+                .iter()
+                .any(|n| n.contains("/sys/fs/cgroup/memory/docker/abc is not there")),
+            "{:?}",
+            l.notes
+        );
+        let q = l.cpu_quota.as_ref().unwrap();
+        assert!((q.cpus - 0.5).abs() < 1e-9);
+        assert_eq!(q.file, "/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us");
+        assert_eq!(
+            read_throttling(&sys, q),
+            Some(Throttling {
+                periods: 40,
+                throttled: 12,
+                throttled_ns: 310_000_000
+            })
+        );
+        // The v1 cgroup path is not `/`: its CPU time is the container's.
+        assert_eq!(
+            l.cpu_usage_file.as_deref(),
+            Some("/sys/fs/cgroup/cpu,cpuacct/cpuacct.usage")
+        );
+        assert_eq!(
+            read_cpu_usage_ns(&sys, l.cpu_usage_file.as_deref().unwrap()),
+            Some(123_456_789)
+        );
+        // What `record` copies holds every file read above.
+        let rec = record_paths(&sys);
+        for f in [
+            "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+            "/sys/fs/cgroup/memory/memory.stat",
+            "/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us",
+            "/sys/fs/cgroup/cpu,cpuacct/cpu.stat",
+            "/sys/fs/cgroup/cpu,cpuacct/cpuacct.usage",
+        ] {
+            assert!(rec.iter().any(|p| p == f), "{f} not in {rec:?}");
+        }
+    }
+
+    /// v1 with an unlimited leaf (PAGE_COUNTER_MAX) under a limited parent,
+    /// and no memory controller at all.
+    #[test]
+    fn v1_unlimited_leaf_and_no_controller() {
+        let (_d, sys) = tree(&[
+            (
+                "proc/mounts",
+                "cgroup /sys/fs/cgroup/memory cgroup rw,memory 0 0\n",
+            ),
+            ("proc/self/cgroup", "4:memory:/slurm/job1/step0\n"),
+            (
+                "sys/fs/cgroup/memory/memory.limit_in_bytes",
+                "9223372036854771712\n",
+            ),
+            (
+                "sys/fs/cgroup/memory/slurm/job1/memory.limit_in_bytes",
+                "2147483648\n",
+            ),
+            (
+                "sys/fs/cgroup/memory/slurm/job1/memory.usage_in_bytes",
+                "1073741824\n",
+            ),
+            (
+                "sys/fs/cgroup/memory/slurm/job1/step0/memory.limit_in_bytes",
+                "9223372036854771712\n",
+            ),
+            (
+                "sys/fs/cgroup/memory/slurm/job1/step0/memory.usage_in_bytes",
+                "5\n",
+            ),
+        ]);
+        let m = read(&sys).memory.unwrap();
+        assert_eq!(m.limit_bytes, Some(2 << 30));
+        assert_eq!(m.left_bytes, Some(1 << 30));
+        assert_eq!(m.cgroup, "/slurm/job1/step0");
+        let (_d2, none) = tree(&[("proc/mounts", "proc /proc proc rw 0 0\n")]);
+        assert_eq!(read(&none), Limits::default());
+        assert_eq!(
+            MemoryRoom::of(None, None).words(),
+            "memory of unknown size (MemAvailable unreadable)"
+        );
+    }
+
+    #[test]
+    fn throttling_and_cpus_in_words() {
+        assert_eq!(parse_throttling("usage_usec 5\n"), None);
+        let a = parse_throttling("nr_periods 4\nnr_throttled 1\nthrottled_usec 10\n").unwrap();
+        let b = parse_throttling("nr_periods 9\nnr_throttled 3\nthrottled_usec 30\n").unwrap();
+        assert_eq!(
+            a.since(&b),
+            Throttling {
+                periods: 5,
+                throttled: 2,
+                throttled_ns: 20_000
+            }
+        );
+        assert_eq!(cpus_text(0.5), "0.5");
+        assert_eq!(cpus_text(1.5), "1.5");
+        assert_eq!(cpus_text(2.0), "2");
+        assert_eq!(cpus_text(0.25), "0.25");
+    }
+}

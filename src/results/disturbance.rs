@@ -77,7 +77,8 @@ impl CgroupWatch {
             .filter(|&n| n as f64 > q.cpus)
         {
             rec = rec.with_note(&format!(
-                "{n} threads share the cgroup's CPU quota of {} CPUs ({}): the figure is bounded by the quota",
+                "{n} thread{} on the cgroup's CPU quota of {} CPUs ({}): the figure is bounded by the quota",
+                if n == 1 { "" } else { "s" },
                 crate::machine::limits::cpus_text(q.cpus),
                 q.file
             ));

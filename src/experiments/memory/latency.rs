@@ -144,6 +144,9 @@ pub struct LatencyPlan {
     /// memory does not fit the memory this process may take); None when
     /// the curve reaches it.
     pub dram_unavailable: Option<String>,
+    /// The note when memory cut the largest working set (the levels the
+    /// curve then cannot reach say so).
+    pub top_cut: Option<String>,
     pub notes: Vec<String>,
 }
 
@@ -159,14 +162,9 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> LatencyPl
     let room = common::memory_room();
     let cap = common::auto_cap_of(&room);
     let top = wanted.min(cap).max(8 * KIB);
-    if top < wanted {
-        notes.push(common::capped_note(
-            "largest working set",
-            top,
-            wanted,
-            &room,
-        ));
-    }
+    let top_cut =
+        (top < wanted).then(|| common::capped_note("largest working set", top, wanted, &room));
+    notes.extend(top_cut.clone());
     // The DRAM figure needs a working set well past the cache one CPU sees.
     let reach = cf.llc.saturating_mul(DRAM_REACH);
     let dram_unavailable = (top < reach).then(|| {
@@ -241,6 +239,7 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> LatencyPl
         },
         per_l3_instance: profile != Profile::Quick,
         dram_unavailable,
+        top_cut,
         notes,
     }
 }
@@ -1397,8 +1396,19 @@ impl CurveEmit<'_> {
             return Ok(());
         };
         let Some(pi) = lm.plateau else {
+            // A level the curve, cut by memory, does not reach past: why.
+            let top = c.points.last().map_or(0, |p| p.bytes);
+            let why = match &plan.top_cut {
+                Some(cut) if top < lm.declared_bytes.saturating_mul(2) => format!(
+                    "the curve stops at {}, short of twice {}'s declared {}: {cut}",
+                    fmt_size(top),
+                    lm.name,
+                    fmt_size(lm.declared_bytes)
+                ),
+                _ => lm.note.clone(),
+            };
             return out(curve_params(
-                ResultRecord::unavailable(ns_id.experiment, ns_id.metric, "ns", &lm.note),
+                ResultRecord::unavailable(ns_id.experiment, ns_id.metric, "ns", &why),
                 c,
                 plan,
             ));
@@ -1717,6 +1727,7 @@ pub fn plan_with(m: &MachineInfo, cpus: &CpuSet, p: Profile, o: &Options) -> Res
         Some(s) => {
             // The user's sizes: the DRAM figure is read at the largest, as asked.
             plan.dram_unavailable = None;
+            plan.top_cut = None;
             let v = common::parse_size_list(s, o.per_octave)?;
             let max = v.iter().copied().max().unwrap_or(0);
             common::check_fits("--sizes", max)?;

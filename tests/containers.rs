@@ -187,7 +187,11 @@ impl TestCgroup {
             // (its limits stay above ours), else under the mount's root.
             let path = own
                 .lines()
-                .filter_map(|l| l.splitn(3, ':').nth(1).zip(l.splitn(3, ':').nth(2)))
+                .filter_map(|l| {
+                    let mut f = l.splitn(3, ':');
+                    f.next();
+                    f.next().zip(f.next())
+                })
                 .find(|(c, _)| c.split(',').any(|x| x == ctrl))
                 .map(|(_, p)| p.trim_start_matches('/').to_string())
                 .unwrap_or_default();
@@ -499,6 +503,15 @@ fn info_shows_the_cpuset_and_the_memory_limit() {
     assert!(flat.contains("memory limit 256 MiB ("), "{section}");
     assert!(flat.contains("memory left "), "{section}");
     assert!(flat.contains("= memory limit 256 MiB − usage"), "{section}");
+    // A size the user asks for that does not fit the limit: one line.
+    let o = cg.cpuscope(&["latency", "--sizes", "200M"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("cpuscope: error: --sizes: 200 MiB does not fit in memory (the cgroup's 256 MiB memory limit ("),
+        "{err}"
+    );
 }
 
 /// A CPU quota of a tenth of a CPU (low enough that cpuscope meets it

@@ -184,7 +184,11 @@ impl Session {
         let stop = crate::base::stop::install()?;
         let host = local_hostname().unwrap_or_else(|| "unknown".into());
         let options = json!({"profile": profile.as_str(), "cpus": chosen.to_string()});
-        let cgroup = crate::results::disturbance::CgroupWatch::new(&sys, &machine.limits);
+        let cgroup = crate::results::disturbance::CgroupWatch::new(
+            &sys,
+            &machine.limits,
+            machine.cpus.usable.len(),
+        );
         let run = Run::new(
             &host,
             profile.as_str(),

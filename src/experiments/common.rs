@@ -690,3 +690,49 @@ pub fn with_counters<R>(
     }
     (r, Some(crate::harness::counted::to_value(&[c])), note)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::limits::CgroupRoom;
+
+    /// A 256 MiB cgroup with 250 MiB left on a host with 20 GiB available.
+    fn cgroup_room() -> MemoryRoom {
+        MemoryRoom {
+            available: Some(20 * GIB as u64),
+            cgroup: Some(CgroupRoom {
+                limit: 256 * MIB as u64,
+                left: 250 * MIB as u64,
+                name: "memory limit",
+            }),
+        }
+    }
+
+    #[test]
+    fn plans_take_half_of_the_room_and_say_why_not() {
+        let room = cgroup_room();
+        assert_eq!(auto_cap_of(&room), 125 * MIB);
+        assert_eq!(explicit_cap(&room), Some(187 * MIB + 512 * KIB));
+        assert_eq!(
+            fit_or_reason(&room, "the DRAM point needs", 100 * MIB),
+            Ok(())
+        );
+        let why = fit_or_reason(&room, "the DRAM point needs", 384 * MIB).unwrap_err();
+        assert_eq!(
+            why,
+            "the 384 MiB the DRAM point needs does not fit the cgroup's 256 MiB memory limit (250 MiB left): at most 125 MiB may be used, leaving headroom"
+        );
+        let note = capped_note("arrays", 125 * MIB, 3 * GIB, &room);
+        assert_eq!(
+            note,
+            "arrays capped at 125 MiB by the cgroup's 256 MiB memory limit (250 MiB left), half of it for the buffers (wanted 3 GiB)"
+        );
+        // The host alone: half of MemAvailable, as before.
+        let host = MemoryRoom {
+            available: Some(8 * GIB as u64),
+            cgroup: None,
+        };
+        assert_eq!(auto_cap_of(&host), 4 * GIB);
+        assert_eq!(auto_cap_of(&MemoryRoom::default()), 2 * GIB);
+    }
+}

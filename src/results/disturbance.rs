@@ -22,6 +22,8 @@ pub struct CgroupWatch {
     sys: Sysroot,
     quota: Option<CpuQuota>,
     usage_file: Option<String>,
+    /// CPUs this process may use.
+    usable: usize,
     /// At the start of the run: throttling, the cgroup's CPU time (ns).
     run_start: (Option<Throttling>, Option<u64>),
     /// The current figure's span: when it began and the reading then.
@@ -32,7 +34,7 @@ pub struct CgroupWatch {
 
 impl CgroupWatch {
     /// Start watching the cgroup `limits` describe, under `sys` (live).
-    pub fn new(sys: &Sysroot, limits: &Limits) -> CgroupWatch {
+    pub fn new(sys: &Sysroot, limits: &Limits, usable: usize) -> CgroupWatch {
         let quota = limits.cpu_quota.clone();
         let usage_file = limits.cpu_usage_file.clone();
         let run_start = (
@@ -45,6 +47,7 @@ impl CgroupWatch {
             sys: sys.clone(),
             quota,
             usage_file,
+            usable,
             run_start,
             span: None,
             last: None,
@@ -70,15 +73,9 @@ impl CgroupWatch {
         let Some(q) = self.quota.clone() else {
             return rec;
         };
-        if let Some(n) = rec
-            .params
-            .get("threads")
-            .and_then(|v| v.as_u64())
-            .filter(|&n| n as f64 > q.cpus)
-        {
+        if let Some(what) = over_quota(&rec, q.cpus, self.usable) {
             rec = rec.with_note(&format!(
-                "{n} thread{} on the cgroup's CPU quota of {} CPUs ({}): the figure is bounded by the quota",
-                if n == 1 { "" } else { "s" },
+                "{what} on the cgroup's CPU quota of {} CPUs ({}): the figure is bounded by the quota",
                 crate::machine::limits::cpus_text(q.cpus),
                 q.file
             ));
@@ -135,6 +132,31 @@ impl CgroupWatch {
     }
 }
 
+/// The threads or copies of `rec` (its `threads` or `copies` param: a
+/// number, `all` = the `usable` CPUs, `per_core` = at least one) when
+/// they are more than the quota's `cpus`, in words ("2 threads", "all
+/// copies"); None when not more, or not known.
+fn over_quota(rec: &ResultRecord, cpus: f64, usable: usize) -> Option<String> {
+    ["threads", "copies"].into_iter().find_map(|key| {
+        let v = rec.params.get(key)?;
+        let label = v
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| v.to_string());
+        let n = match label.as_str() {
+            "all" => usable as f64,
+            "per_core" => 1.0,
+            s => s.parse::<f64>().ok()?,
+        };
+        (n > cpus).then(|| match label.parse::<f64>() {
+            Ok(1.0) if key == "copies" => "1 copy".to_string(),
+            Ok(1.0) => "1 thread".to_string(),
+            Ok(_) => format!("{label} {key}"),
+            Err(_) => format!("{key} {label}"),
+        })
+    })
+}
+
 /// "the cgroup's CPU quota (0.5 CPUs, /sys/fs/cgroup/x/cpu.max) throttled
 /// it in 12 of 40 periods, 310 ms held back, over the 4.0 s it was
 /// measured (cpu.stat)".
@@ -148,4 +170,97 @@ pub fn throttled_words(q: &CpuQuota, d: &Throttling, span: Duration) -> String {
         d.throttled_ns as f64 / 1e6,
         span.as_secs_f64()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(key: &str, v: serde_json::Value) -> ResultRecord {
+        ResultRecord::new("e", "m", "ns", false).with_param(key, v)
+    }
+
+    #[test]
+    fn threads_and_copies_over_the_quota() {
+        use serde_json::json;
+        assert_eq!(
+            over_quota(&rec("threads", json!(2)), 1.5, 4).as_deref(),
+            Some("2 threads")
+        );
+        assert_eq!(over_quota(&rec("threads", json!(1)), 1.5, 4), None);
+        assert_eq!(
+            over_quota(&rec("threads", json!("all")), 1.5, 4).as_deref(),
+            Some("threads all")
+        );
+        assert_eq!(over_quota(&rec("threads", json!("all")), 4.0, 4), None);
+        assert_eq!(
+            over_quota(&rec("copies", json!("1")), 0.5, 1).as_deref(),
+            Some("1 copy")
+        );
+        assert_eq!(
+            over_quota(&rec("copies", json!("per_core")), 0.5, 2).as_deref(),
+            Some("copies per_core")
+        );
+        assert_eq!(over_quota(&rec("pages", json!(9)), 0.5, 2), None);
+    }
+
+    /// Throttling between two readings of `cpu.stat` marks the record
+    /// handed over then, and one handed over right after it (the same
+    /// span); a record after a span without throttling is left alone.
+    #[test]
+    fn throttled_spans_mark_their_figures() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("sys/devices/system/cpu")).unwrap();
+        std::fs::create_dir_all(root.join("cg")).unwrap();
+        let stat = root.join("cg/cpu.stat");
+        std::fs::write(&stat, "nr_periods 10\nnr_throttled 1\nthrottled_usec 100\n").unwrap();
+        let sys = Sysroot::new(root).unwrap();
+        let limits = Limits {
+            cpu_quota: Some(CpuQuota {
+                version: 2,
+                cgroup: "/cg".into(),
+                quota_us: 50_000,
+                period_us: 100_000,
+                cpus: 0.5,
+                file: "/cg/cpu.max".into(),
+                stat_file: "/cg/cpu.stat".into(),
+            }),
+            ..Limits::default()
+        };
+        let mut w = CgroupWatch::new(&sys, &limits, 1);
+        w.begin();
+        std::fs::write(
+            &stat,
+            "nr_periods 30\nnr_throttled 7\nthrottled_usec 250100\n",
+        )
+        .unwrap();
+        let a = w.mark(ResultRecord::new("e", "a", "ns", false));
+        assert!(a.is_disturbed() && a.is_flagged(), "{:?}", a.notes);
+        let note = a
+            .notes
+            .iter()
+            .find(|n| n.starts_with("disturbed: "))
+            .unwrap();
+        assert!(
+            note.starts_with("disturbed: the cgroup's CPU quota (0.5 CPUs, /cg/cpu.max) throttled it in 6 of 20 periods, 250 ms held back"),
+            "{note}"
+        );
+        let b = w.mark(ResultRecord::new("e", "b", "ns", false));
+        assert!(b.is_disturbed(), "handed over with a: same span");
+        std::thread::sleep(SAME_SPAN + Duration::from_millis(20));
+        let c = w.mark(ResultRecord::new("e", "c", "ns", false));
+        assert!(!c.is_disturbed(), "{:?}", c.notes);
+        // Over the run: 6 throttled periods of 20.
+        let act = w.activity(0.0, 1.0, 1).unwrap();
+        assert_eq!((act.periods, act.throttled_periods), (Some(20), Some(6)));
+        assert!((act.cpus - 0.5).abs() < 1e-9 && act.others_cpu_s.is_none());
+        // No quota: nothing marked, no activity.
+        let mut none = CgroupWatch::new(&sys, &Limits::default(), 1);
+        none.begin();
+        assert!(!none
+            .mark(ResultRecord::new("e", "d", "ns", false))
+            .is_disturbed());
+        assert!(none.activity(0.0, 1.0, 1).is_none());
+    }
 }

@@ -54,6 +54,9 @@ fn env() -> Environment {
         activity: None,
         // Stored and read back with the rest of the environment.
         build: Some(cpuscope::base::build::BuildInfo::this()),
+        container: None,
+        limits: None,
+        confinement: None,
     }
 }
 

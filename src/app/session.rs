@@ -167,6 +167,9 @@ pub struct Session {
     /// The machine's and this process's CPU time when the session opened
     /// (for the run's [`Activity`](crate::results::schema::Activity)).
     cpu_start: Option<machine::activity::CpuTimes>,
+    /// This process's cgroup: quota throttling per figure, its other
+    /// processes' CPU time over the run.
+    cgroup: crate::results::disturbance::CgroupWatch,
 }
 
 impl Session {
@@ -189,6 +192,11 @@ impl Session {
         let stop = crate::base::stop::install()?;
         let host = local_hostname().unwrap_or_else(|| "unknown".into());
         let options = json!({"profile": profile.as_str(), "cpus": chosen.to_string()});
+        let cgroup = crate::results::disturbance::CgroupWatch::new(
+            &sys,
+            &machine.limits,
+            machine.cpus.usable.len(),
+        );
         let run = Run::new(
             &host,
             profile.as_str(),
@@ -221,6 +229,7 @@ impl Session {
                 .and_then(|p| p.parent().map(|d| d.to_path_buf())),
             record_params: Vec::new(),
             cpu_start: machine::activity::read(&sys),
+            cgroup,
             t0: Instant::now(),
             sys,
         })
@@ -379,6 +388,8 @@ impl Session {
         };
         let (run, store, tags) = (&mut self.run, &mut self.store, &self.record_params);
         let failed = &mut self.store_failed;
+        let watch = &mut self.cgroup;
+        watch.begin();
         let mut sink = |mut rec: ResultRecord| -> Result<()> {
             if !keep {
                 return Ok(());
@@ -386,6 +397,8 @@ impl Session {
             for (k, v) in tags {
                 rec = rec.with_param(k, v.as_str());
             }
+            // CPU-quota throttling while it was measured marks it disturbed.
+            rec = watch.mark(rec);
             if let Some(s) = store.as_mut() {
                 // A store that cannot take a record (disk full, store gone)
                 // never costs the measurement: the run goes on in memory
@@ -556,6 +569,15 @@ impl Session {
             ),
             _ => None,
         };
+        // The cgroup's other processes count as other programs.
+        if let (Some(a), Some(st), Some(en)) = (env.activity.take(), self.cpu_start, end) {
+            let own = en.own.saturating_sub(st.own) as f64 / hz.max(1) as f64;
+            let usable = self.machine.cpus.usable.len().max(1);
+            env.activity = Some(match self.cgroup.activity(own, wall, usable) {
+                Some(c) => a.with_cgroup(c),
+                None => a,
+            });
+        }
         if let Some(a) = &env.activity {
             if a.busy {
                 env.notes.push(format!(

@@ -34,6 +34,7 @@ pub fn render(info: &MachineInfo) -> String {
         info_sections::identity(info),
         summary(info),
         cpu_lists(info),
+        super::info_limits::section(info),
         topology(info),
         caches(info),
         numa(info),

@@ -8,6 +8,7 @@
 
 pub mod backend;
 pub mod codec;
+pub mod disturbance;
 pub mod document;
 pub mod liveness;
 pub mod migrations;

@@ -4,13 +4,27 @@
 //! every wait of a command that installed it polls [`requested`] (or the
 //! flag [`install`] returns), so a command ends within a second of being
 //! asked, whatever it waits on (a measurement, a child, a database server).
+//!
+//! A temporary file the careful writer holds ([`remove_on_signal`]) is
+//! removed by the signal handler itself, first, on SIGINT, SIGTERM and
+//! SIGHUP: before the exit of a second signal, and before SIGHUP ends the
+//! process as it would have without a handler.
 
 use anyhow::{Context as _, Result};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::ffi::CString;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 static INSTALLED: Mutex<bool> = Mutex::new(false);
+
+/// The signals that ask a command to stop (the flag; a second one exits 130).
+const STOP_SIGNALS: [libc::c_int; 2] = [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM];
+
+/// The path of the file to remove if a signal comes ([`remove_on_signal`]):
+/// a C string leaked to the handler, or null. Whoever swaps it out owns it.
+static DOOMED: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
 
 /// The process-wide stop flag (set by SIGINT/SIGTERM once [`install`]ed).
 pub fn flag() -> Arc<AtomicBool> {
@@ -22,19 +36,85 @@ pub fn requested() -> bool {
     FLAG.get().is_some_and(|f| f.load(Ordering::Relaxed))
 }
 
-/// Make SIGINT and SIGTERM set the flag (a second one exits with 130);
-/// idempotent. Returns the flag.
+/// The handler's first act: unlink the doomed file, if any (`unlink` is
+/// async-signal-safe; the string is left to the process's end).
+fn unlink_doomed() {
+    let p = DOOMED.swap(std::ptr::null_mut(), Ordering::SeqCst);
+    if !p.is_null() {
+        // SAFETY: p is a NUL-terminated string leaked by remove_on_signal,
+        // and only this swap's winner uses it.
+        unsafe { libc::unlink(p) };
+    }
+}
+
+/// Make SIGINT and SIGTERM set the flag (a second one exits with 130), and
+/// SIGINT, SIGTERM and SIGHUP remove the file [`remove_on_signal`] names
+/// first; idempotent. Returns the flag.
 pub fn install() -> Result<Arc<AtomicBool>> {
     let flag = flag();
     let mut done = INSTALLED.lock().unwrap_or_else(|e| e.into_inner());
     if !*done {
-        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let why = "cannot install the Ctrl-C handler";
+        // Registered first, so it runs before the exit of a second signal.
+        for sig in [
+            signal_hook::consts::SIGINT,
+            signal_hook::consts::SIGTERM,
+            signal_hook::consts::SIGHUP,
+        ] {
+            // SAFETY: the action only swaps an atomic and calls unlink(2).
+            unsafe { signal_hook::low_level::register(sig, unlink_doomed) }.context(why)?;
+        }
+        for sig in STOP_SIGNALS {
             signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&flag))
-                .context("cannot install the Ctrl-C handler")?;
-            signal_hook::flag::register(sig, Arc::clone(&flag))
-                .context("cannot install the Ctrl-C handler")?;
+                .context(why)?;
+            signal_hook::flag::register(sig, Arc::clone(&flag)).context(why)?;
+        }
+        if !STOP_SIGNALS.contains(&signal_hook::consts::SIGHUP) {
+            // SIGHUP still ends the process as it did before a handler was set.
+            signal_hook::flag::register_conditional_default(
+                signal_hook::consts::SIGHUP,
+                Arc::new(AtomicBool::new(true)),
+            )
+            .context(why)?;
         }
         *done = true;
     }
     Ok(flag)
+}
+
+/// While this lives, a SIGINT, SIGTERM or SIGHUP removes its file (one at a
+/// time: the careful writer's temporary file).
+#[derive(Debug)]
+pub struct RemoveOnSignal(());
+
+/// Have the signal handler ([`install`]ed here) remove `path` if a signal
+/// comes before the guard is dropped. [`RemoveOnSignal::signalled`] says
+/// whether one came.
+pub fn remove_on_signal(path: &Path) -> Result<RemoveOnSignal> {
+    install()?;
+    let c = CString::new(path.as_os_str().as_encoded_bytes())
+        .context("a NUL byte in the temporary file's path")?;
+    let old = DOOMED.swap(c.into_raw(), Ordering::SeqCst);
+    if !old.is_null() {
+        // SAFETY: a string this function leaked, swapped out by us.
+        drop(unsafe { CString::from_raw(old) });
+    }
+    Ok(RemoveOnSignal(()))
+}
+
+impl RemoveOnSignal {
+    /// Whether a signal came (and removed the file) since the guard was made.
+    pub fn signalled(&self) -> bool {
+        DOOMED.load(Ordering::SeqCst).is_null()
+    }
+}
+
+impl Drop for RemoveOnSignal {
+    fn drop(&mut self) {
+        let p = DOOMED.swap(std::ptr::null_mut(), Ordering::SeqCst);
+        if !p.is_null() {
+            // SAFETY: a string remove_on_signal leaked, swapped out by us.
+            drop(unsafe { CString::from_raw(p) });
+        }
+    }
 }

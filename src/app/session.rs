@@ -179,9 +179,11 @@ impl Session {
         machine_state::install_signal_restore()?;
         // First Ctrl-C: stop between samples and keep what finished. Second: exit now.
         let stop = crate::base::stop::install()?;
-        let host = local_hostname().unwrap_or_else(|| "unknown".into());
+        let found = local_hostname().unwrap_or_else(|| "unknown".into());
+        // Recorded as `import` takes it (the same host rule).
+        let host = crate::base::fmt::clean_host(&found);
         let options = json!({"profile": profile.as_str(), "cpus": chosen.to_string()});
-        let run = Run::new(
+        let mut run = Run::new(
             &host,
             profile.as_str(),
             serde_json::to_value(&machine)?,
@@ -189,6 +191,12 @@ impl Session {
             options,
             Vec::new(),
         );
+        if host != found {
+            run.environment.notes.push(format!(
+                "the host name '{}' is recorded as '{host}' (a host name is 1 to 64 bytes of printable text)",
+                crate::base::fmt::quote_short(&found, 80)
+            ));
+        }
         Ok(Session {
             command,
             machine,

@@ -188,3 +188,21 @@ pub fn delete(ctx: &Context, args: &DeleteArgs) -> Result<i32> {
     outln!("deleted run {id}");
     Ok(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_size_takes_units_and_its_default_is_the_documents_cap() {
+        assert_eq!(
+            parse_max_size("64M"),
+            Ok(crate::results::document::MAX_DOCUMENT_BYTES)
+        );
+        assert_eq!(parse_max_size("1K"), Ok(1024));
+        assert_eq!(parse_max_size("2G"), Ok(2 << 30));
+        for bad in ["", "0", "1023", "lots", "2000G", "-1"] {
+            assert!(parse_max_size(bad).is_err(), "{bad}");
+        }
+    }
+}

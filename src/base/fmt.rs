@@ -362,6 +362,36 @@ pub fn check_host(host: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The machine's own host name made to keep [`check_host`] (Linux takes any
+/// bytes but NUL in one): control, bidirectional and invisible characters
+/// as visible escapes, spaces at either end dropped, cut to
+/// [`HOST_MAX_BYTES`] on a character boundary, `unknown` when nothing is
+/// left. A name that keeps the rule is returned as it is.
+pub fn clean_host(host: &str) -> String {
+    if check_host(host).is_ok() {
+        return host.to_string();
+    }
+    let mut o = String::new();
+    for c in host.trim().chars() {
+        if is_unsafe_on_terminal(c) || is_invisible_in_tag(c) {
+            push_escape(&mut o, c, false);
+        } else {
+            o.push(c);
+        }
+    }
+    let mut end = o.len().min(HOST_MAX_BYTES);
+    while !o.is_char_boundary(end) {
+        end -= 1;
+    }
+    o.truncate(end);
+    let o = o.trim_end().to_string();
+    if o.is_empty() {
+        "unknown".into()
+    } else {
+        o
+    }
+}
+
 /// The clap parser of a `--tag` value: [`check_tag`] at parse time (exit 2,
 /// before anything is measured or stored). Its error is [`check_tag`]'s
 /// message alone: clap's own would echo the raw value, control characters
@@ -627,6 +657,15 @@ mod terminal_tests {
             "Büro",
         ] {
             assert_eq!(check_host(ok), Ok(()), "{ok:?}");
+        }
+        assert_eq!(clean_host("web-01"), "web-01");
+        assert_eq!(clean_host(" a\x1b[2Jb\u{202e} "), "a\\x1b[2Jb\\u{202e}");
+        assert_eq!(clean_host("\x07"), "\\x07");
+        assert_eq!(clean_host("  "), "unknown");
+        let cut = clean_host(&"é".repeat(100));
+        assert_eq!(cut, "é".repeat(32));
+        for h in ["a\tb", &"x".repeat(500), "\u{200b}"] {
+            assert_eq!(check_host(&clean_host(h)), Ok(()), "{h:?}");
         }
         let long = "h".repeat(100_000);
         for (bad, says) in [

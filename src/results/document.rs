@@ -129,7 +129,7 @@ pub fn read_run_file_capped(path: &Path, max: u64) -> Result<Run> {
 
 /// A size in words: `64 MiB`, or bytes.
 fn size_words(n: u64) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{} MiB", n >> 20)
     } else {
         format!("{n} bytes")
@@ -479,5 +479,40 @@ impl Loader {
             bail!("'{which}': no such run document");
         }
         self.store()?.get_run(which)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_counted_outside_strings_only() {
+        assert!(check_values("[1,2,3]", 1 << 20).is_ok());
+        // Commas and brackets inside strings (escaped quotes too) count for nothing.
+        let s = format!("[\"{}\\\"{}\"]", ",[{:".repeat(10_000), ",".repeat(10_000));
+        assert!(check_values(&s, 32 * 1024).is_ok());
+        let many = format!("[{}0]", "0,".repeat(1024));
+        let e = check_values(&many, 32 * 1024).unwrap_err();
+        assert!(e.contains("more than 1024 JSON values"), "{e}");
+        assert!(e.contains("the cap of 32768 bytes"), "{e}");
+    }
+
+    #[test]
+    fn a_nul_is_found_and_named_by_its_path() {
+        let v = serde_json::json!({"host": "a", "tags": ["x", "y\u{0}"], "m": {"k": [1, {"z": "\u{0}"}]}});
+        assert_eq!(nul_field(&v, "").as_deref(), Some("m.k[1].z"));
+        let v = serde_json::json!({"host": "a\u{0}"});
+        assert_eq!(nul_field(&v, "").as_deref(), Some("host"));
+        let v = serde_json::json!({"a\u{0}b": 1});
+        assert_eq!(nul_field(&v, "").as_deref(), Some("the key a\\x00b"));
+        assert_eq!(nul_field(&serde_json::json!({"a": ["b"]}), ""), None);
+    }
+
+    #[test]
+    fn sizes_read_in_words() {
+        assert_eq!(size_words(MAX_DOCUMENT_BYTES), "64 MiB");
+        assert_eq!(size_words(1000), "1000 bytes");
+        assert!(too_big(Some(5), 4).starts_with("holds 5 bytes, more than 4 bytes,"));
     }
 }

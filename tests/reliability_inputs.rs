@@ -980,20 +980,28 @@ fn temp_files(dir: &Path) -> Vec<String> {
 
 /// Start `export -o DIR/out.json` and stop it (SIGSTOP) the moment its
 /// temporary file appears (inotify); None if it finished first.
-fn export_caught(db: &Path, id: &str, dir: &Path) -> Option<std::process::Child> {
+fn export_caught(db: &Path, id: &str, dir: &Path, nohup: bool) -> Option<std::process::Child> {
     let c = CString::new(dir.as_os_str().as_bytes()).unwrap();
     // SAFETY: plain syscalls on our own descriptor and a valid path.
     let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC | libc::IN_NONBLOCK) };
     assert!(fd >= 0);
     assert!(unsafe { libc::inotify_add_watch(fd, c.as_ptr(), libc::IN_CREATE) } >= 0);
-    let mut child = bin::command()
-        .arg("--store")
+    let mut cmd = bin::command();
+    cmd.arg("--store")
         .arg(db)
         .args(["export", id, "-o"])
         .arg(dir.join("out.json"))
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::piped());
+    if nohup {
+        // SAFETY: signal(2) is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGHUP, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+    }
+    let mut child = cmd.spawn().unwrap();
     let start = Instant::now();
     let caught = loop {
         let mut p = libc::pollfd {
@@ -1034,12 +1042,18 @@ fn export_caught(db: &Path, id: &str, dir: &Path) -> Option<std::process::Child>
 /// Export, catch the temporary file, send `signals`, let it go on: the
 /// temporary file is gone and out.json is as it was. Returns the output.
 fn signalled_export(db: &Path, id: &str, signals: &[i32]) -> Output {
+    signalled_export_as(db, id, signals, false)
+}
+
+/// [`signalled_export`], SIGHUP ignored as `nohup` starts a command if
+/// `nohup`: then the write goes on to its end.
+fn signalled_export_as(db: &Path, id: &str, signals: &[i32], nohup: bool) -> Output {
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().join("out");
     std::fs::create_dir(&out_dir).unwrap();
     std::fs::write(out_dir.join("out.json"), "old\n").unwrap();
     for _ in 0..5 {
-        let Some(child) = export_caught(db, id, &out_dir) else {
+        let Some(child) = export_caught(db, id, &out_dir, nohup) else {
             continue;
         };
         assert_eq!(
@@ -1059,9 +1073,11 @@ fn signalled_export(db: &Path, id: &str, signals: &[i32]) -> Output {
             Vec::<String>::new(),
             "no temporary file is left"
         );
+        let now = std::fs::read(out_dir.join("out.json")).unwrap();
         assert_eq!(
-            std::fs::read_to_string(out_dir.join("out.json")).unwrap(),
-            "old\n"
+            now == b"old\n",
+            !nohup,
+            "out.json is replaced only when nothing stopped the write"
         );
         return out;
     }
@@ -1091,4 +1107,7 @@ fn a_signal_during_export_removes_the_temporary_file() {
         "{}",
         pg::text(&out)
     );
+    // Under nohup, SIGHUP stays ignored: the export goes on and writes.
+    let out = signalled_export_as(&db, &id, &[libc::SIGHUP], true);
+    assert!(out.status.success(), "{}", pg::text(&out));
 }

@@ -8,7 +8,8 @@
 //! A temporary file the careful writer holds ([`remove_on_signal`]) is
 //! removed by the signal handler itself, first, on SIGINT, SIGTERM and
 //! SIGHUP: before the exit of a second signal, and before SIGHUP ends the
-//! process as it would have without a handler.
+//! process as it would have without a handler (a SIGHUP that `nohup`
+//! ignores stays ignored).
 
 use anyhow::{Context as _, Result};
 use std::ffi::CString;
@@ -55,12 +56,13 @@ pub fn install() -> Result<Arc<AtomicBool>> {
     let mut done = INSTALLED.lock().unwrap_or_else(|e| e.into_inner());
     if !*done {
         let why = "cannot install the Ctrl-C handler";
+        // SIGHUP ignored (`nohup`) stays ignored: no handler is set for it.
+        let hup = !ignored(signal_hook::consts::SIGHUP);
         // Registered first, so it runs before the exit of a second signal.
-        for sig in [
-            signal_hook::consts::SIGINT,
-            signal_hook::consts::SIGTERM,
-            signal_hook::consts::SIGHUP,
-        ] {
+        let unlinking = [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]
+            .into_iter()
+            .chain(hup.then_some(signal_hook::consts::SIGHUP));
+        for sig in unlinking {
             // SAFETY: the action only swaps an atomic and calls unlink(2).
             unsafe { signal_hook::low_level::register(sig, unlink_doomed) }.context(why)?;
         }
@@ -69,7 +71,7 @@ pub fn install() -> Result<Arc<AtomicBool>> {
                 .context(why)?;
             signal_hook::flag::register(sig, Arc::clone(&flag)).context(why)?;
         }
-        if !STOP_SIGNALS.contains(&signal_hook::consts::SIGHUP) {
+        if hup && !STOP_SIGNALS.contains(&signal_hook::consts::SIGHUP) {
             // SIGHUP still ends the process as it did before a handler was set.
             signal_hook::flag::register_conditional_default(
                 signal_hook::consts::SIGHUP,
@@ -80,6 +82,14 @@ pub fn install() -> Result<Arc<AtomicBool>> {
         *done = true;
     }
     Ok(flag)
+}
+
+/// Whether `sig` is ignored (inherited so from `nohup` or a shell).
+fn ignored(sig: libc::c_int) -> bool {
+    // SAFETY: a null new action only reads the current one into `old`.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) };
+    r == 0 && old.sa_sigaction == libc::SIG_IGN
 }
 
 /// While this lives, a SIGINT, SIGTERM or SIGHUP removes its file (one at a

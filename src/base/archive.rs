@@ -61,6 +61,8 @@ pub struct Writer {
     tar: tar::Builder<flate2::write::GzEncoder<Vec<u8>>>,
     entries: usize,
     bytes: u64,
+    /// Bytes of GNU long names and link targets written (what [`extract`] caps).
+    header_bytes: u64,
     max_entries: usize,
     max_bytes: u64,
     mtime: u64,
@@ -85,6 +87,7 @@ impl Writer {
             tar: tar::Builder::new(gz),
             entries: 0,
             bytes: 0,
+            header_bytes: 0,
             max_entries,
             max_bytes,
             mtime,
@@ -112,7 +115,33 @@ impl Writer {
         h
     }
 
-    fn room(&self, bytes: u64) -> Result<(), Refused> {
+    /// The bytes of long-name entries the builder writes for `path` (and a
+    /// link's `target`): a GNU header holds 100 bytes of name. A name
+    /// [`extract`] would refuse (longer than PATH_MAX) is refused here.
+    fn long_names(path: &Path, target: Option<&Path>) -> Result<u64, Refused> {
+        let mut n = 0;
+        for p in std::iter::once(path).chain(target) {
+            let len = p.as_os_str().len() as u64;
+            if len + 1 > MAX_NAME_BYTES {
+                return Err(Refused::Io(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("a name of {len} bytes, longer than PATH_MAX ({MAX_NAME_BYTES})"),
+                )));
+            }
+            if len > 100 {
+                n += len + 1;
+            }
+        }
+        Ok(n)
+    }
+
+    fn room(&self, bytes: u64, names: u64) -> Result<(), Refused> {
+        if self.header_bytes + names > MAX_HEADER_BYTES {
+            return Err(Refused::Full(format!(
+                "the cap of {} MiB of long names was reached",
+                MAX_HEADER_BYTES >> 20
+            )));
+        }
         if self.entries >= self.max_entries {
             return Err(Refused::Full(format!(
                 "the cap of {} entries was reached",
@@ -134,35 +163,41 @@ impl Writer {
 
     /// A directory at `path` (relative).
     pub fn dir(&mut self, path: &Path) -> Result<(), Refused> {
-        self.room(0)?;
+        let names = Self::long_names(path, None)?;
+        self.room(0, names)?;
         let mut h = self.header(tar::EntryType::Directory, 0o755, 0);
         self.tar
             .append_data(&mut h, path, io::empty())
             .map_err(Refused::Io)?;
         self.entries += 1;
+        self.header_bytes += names;
         Ok(())
     }
 
     /// A regular file at `path` (relative) holding `data`.
     pub fn file(&mut self, path: &Path, data: &[u8]) -> Result<(), Refused> {
-        self.room(data.len() as u64)?;
+        let names = Self::long_names(path, None)?;
+        self.room(data.len() as u64, names)?;
         let mut h = self.header(tar::EntryType::Regular, 0o644, data.len() as u64);
         self.tar
             .append_data(&mut h, path, data)
             .map_err(Refused::Io)?;
         self.entries += 1;
+        self.header_bytes += names;
         self.bytes += data.len() as u64;
         Ok(())
     }
 
     /// A symbolic link at `path` (relative) to `target` (relative to the link's directory).
     pub fn link(&mut self, path: &Path, target: &Path) -> Result<(), Refused> {
-        self.room(0)?;
+        let names = Self::long_names(path, Some(target))?;
+        self.room(0, names)?;
         let mut h = self.header(tar::EntryType::Symlink, 0o777, 0);
         self.tar
             .append_link(&mut h, path, target)
             .map_err(Refused::Io)?;
         self.entries += 1;
+        self.header_bytes += names;
         Ok(())
     }
 
@@ -870,6 +905,15 @@ mod tests {
         w.dir(Path::new("d")).unwrap();
         let e = w.dir(Path::new("e")).unwrap_err().to_string();
         assert!(e.contains("2 entries"), "{e}");
+        // What extract refuses, the writer refuses: a name past PATH_MAX.
+        let mut w = Writer::default();
+        let long = "d/".repeat(2048);
+        let e = w.file(Path::new(&long), b"x").unwrap_err();
+        assert!(matches!(e, Refused::Io(_)), "{e}");
+        assert!(e.to_string().contains("longer than PATH_MAX"), "{e}");
+        w.link(Path::new(&"l".repeat(200)), Path::new(&"t".repeat(300)))
+            .unwrap();
+        assert_eq!(w.header_bytes, 201 + 301);
     }
 
     #[test]

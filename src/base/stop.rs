@@ -23,9 +23,10 @@ static INSTALLED: Mutex<bool> = Mutex::new(false);
 /// The signals that ask a command to stop (the flag; a second one exits 130).
 const STOP_SIGNALS: [libc::c_int; 2] = [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM];
 
-/// The path of the file to remove if a signal comes ([`remove_on_signal`]):
-/// a C string leaked to the handler, or null. Whoever swaps it out owns it.
-static DOOMED: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+/// The paths of the files to remove if a signal comes ([`remove_on_signal`]):
+/// each a C string leaked to the handler, or null. Whoever swaps one out
+/// owns it. Four: one per file being written at once.
+static DOOMED: [AtomicPtr<libc::c_char>; 4] = [const { AtomicPtr::new(std::ptr::null_mut()) }; 4];
 
 /// The process-wide stop flag (set by SIGINT/SIGTERM once [`install`]ed).
 pub fn flag() -> Arc<AtomicBool> {
@@ -37,10 +38,14 @@ pub fn requested() -> bool {
     FLAG.get().is_some_and(|f| f.load(Ordering::Relaxed))
 }
 
-/// The handler's first act: unlink the doomed file, if any (`unlink` is
-/// async-signal-safe; the string is left to the process's end).
+/// The handler's first act: unlink the doomed files, if any (`unlink` is
+/// async-signal-safe; the strings are left to the process's end).
 fn unlink_doomed() {
-    let p = DOOMED.swap(std::ptr::null_mut(), Ordering::SeqCst);
+    DOOMED.iter().for_each(unlink_slot);
+}
+
+fn unlink_slot(slot: &AtomicPtr<libc::c_char>) {
+    let p = slot.swap(std::ptr::null_mut(), Ordering::SeqCst);
     if !p.is_null() {
         // SAFETY: p is a NUL-terminated string leaked by remove_on_signal,
         // and only this swap's winner uses it.
@@ -86,16 +91,20 @@ pub fn install() -> Result<Arc<AtomicBool>> {
 
 /// Whether `sig` is ignored (inherited so from `nohup` or a shell).
 fn ignored(sig: libc::c_int) -> bool {
-    // SAFETY: a null new action only reads the current one into `old`.
+    // SAFETY: all-zero is a valid sigaction to be filled.
     let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: a null new action only reads the current one into `old`.
     let r = unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) };
     r == 0 && old.sa_sigaction == libc::SIG_IGN
 }
 
-/// While this lives, a SIGINT, SIGTERM or SIGHUP removes its file (one at a
-/// time: the careful writer's temporary file).
+/// While this lives, a SIGINT, SIGTERM or SIGHUP removes its file (the
+/// careful writer's temporary file).
 #[derive(Debug)]
-pub struct RemoveOnSignal(());
+pub struct RemoveOnSignal {
+    /// The slot of [`DOOMED`] holding `path`; None when all four were taken.
+    slot: Option<(usize, *mut libc::c_char)>,
+}
 
 /// Have the signal handler ([`install`]ed here) remove `path` if a signal
 /// comes before the guard is dropped. [`RemoveOnSignal::signalled`] says
@@ -103,28 +112,70 @@ pub struct RemoveOnSignal(());
 pub fn remove_on_signal(path: &Path) -> Result<RemoveOnSignal> {
     install()?;
     let c = CString::new(path.as_os_str().as_encoded_bytes())
-        .context("a NUL byte in the temporary file's path")?;
-    let old = DOOMED.swap(c.into_raw(), Ordering::SeqCst);
-    if !old.is_null() {
-        // SAFETY: a string this function leaked, swapped out by us.
-        drop(unsafe { CString::from_raw(old) });
+        .context("a NUL byte in the temporary file's path")?
+        .into_raw();
+    for (i, slot) in DOOMED.iter().enumerate() {
+        let null = std::ptr::null_mut();
+        if slot
+            .compare_exchange(null, c, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            return Ok(RemoveOnSignal { slot: Some((i, c)) });
+        }
     }
-    Ok(RemoveOnSignal(()))
+    // SAFETY: the string leaked above, given to no slot.
+    drop(unsafe { CString::from_raw(c) });
+    Ok(RemoveOnSignal { slot: None })
 }
 
 impl RemoveOnSignal {
     /// Whether a signal came (and removed the file) since the guard was made.
     pub fn signalled(&self) -> bool {
-        DOOMED.load(Ordering::SeqCst).is_null()
+        self.slot
+            .is_some_and(|(i, p)| DOOMED[i].load(Ordering::SeqCst) != p)
     }
 }
 
 impl Drop for RemoveOnSignal {
     fn drop(&mut self) {
-        let p = DOOMED.swap(std::ptr::null_mut(), Ordering::SeqCst);
-        if !p.is_null() {
-            // SAFETY: a string remove_on_signal leaked, swapped out by us.
-            drop(unsafe { CString::from_raw(p) });
+        if let Some((i, p)) = self.slot {
+            let null = std::ptr::null_mut();
+            if DOOMED[i]
+                .compare_exchange(p, null, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
+                // SAFETY: the string remove_on_signal leaked, taken back by us.
+                drop(unsafe { CString::from_raw(p) });
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guards_hold_their_own_slots() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = (d.path().join("a"), d.path().join("b"));
+        std::fs::write(&a, "a").unwrap();
+        std::fs::write(&b, "b").unwrap();
+        let ga = remove_on_signal(&a).unwrap();
+        let gb = remove_on_signal(&b).unwrap();
+        assert!(!ga.signalled() && !gb.signalled());
+        drop(ga);
+        assert!(
+            !gb.signalled(),
+            "dropping one guard leaves the other's slot"
+        );
+        // What the handler does on a signal (here to these two slots only:
+        // other tests may be writing files): the files go, the guards know.
+        let gc = remove_on_signal(&a).unwrap();
+        for g in [&gb, &gc] {
+            unlink_slot(&DOOMED[g.slot.unwrap().0]);
+        }
+        assert!(gb.signalled() && gc.signalled());
+        assert!(!a.exists() && !b.exists());
     }
 }

@@ -1074,6 +1074,15 @@ mod tests {
                 ],
                 "NUL byte in its name",
             ),
+            // Other GNU extensions: refused from the header, nothing read.
+            (
+                vec![(b"s", tar::EntryType::GNUSparse, b"", &name)],
+                "entry 's' is a sparse file",
+            ),
+            (
+                vec![(b"v", tar::EntryType::new(b'V'), b"", &name)],
+                "entry 'v' is an entry of an unknown kind",
+            ),
         ];
         for (entries, want) in cases {
             let e = extract_bytes(&raw_archive(&entries))

@@ -800,7 +800,18 @@ fn import_of_a_fifo_without_a_writer_ends_on_ctrl_c() {
         .arg("import")
         .arg(&fifo);
     let child = c.stderr(Stdio::piped()).spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(700));
+    // Once it holds the FIFO open it waits on it (the handler is in place
+    // before: `import` installs it first).
+    let fds = PathBuf::from(format!("/proc/{}/fd", child.id()));
+    let start = Instant::now();
+    while !std::fs::read_dir(&fds).is_ok_and(|d| {
+        d.filter_map(|e| e.ok())
+            .any(|e| std::fs::read_link(e.path()).is_ok_and(|l| l == fifo))
+    }) {
+        assert!(start.elapsed() < DEADLINE, "import never opened the FIFO");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
     // SAFETY: our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let t = Instant::now();

@@ -190,14 +190,16 @@ impl Session {
         machine_state::install_signal_restore()?;
         // First Ctrl-C: stop between samples and keep what finished. Second: exit now.
         let stop = crate::base::stop::install()?;
-        let host = local_hostname().unwrap_or_else(|| "unknown".into());
+        let found = local_hostname().unwrap_or_else(|| "unknown".into());
+        // Recorded as `import` takes it (the same host rule).
+        let host = crate::base::fmt::clean_host(&found);
         let options = json!({"profile": profile.as_str(), "cpus": chosen.to_string()});
         let cgroup = crate::results::disturbance::CgroupWatch::new(
             &sys,
             &machine.limits,
             machine.cpus.usable.len(),
         );
-        let run = Run::new(
+        let mut run = Run::new(
             &host,
             profile.as_str(),
             serde_json::to_value(&machine)?,
@@ -205,6 +207,12 @@ impl Session {
             options,
             Vec::new(),
         );
+        if host != found {
+            run.environment.notes.push(format!(
+                "the host name '{}' is recorded as '{host}' (a host name is 1 to 64 bytes of printable text)",
+                crate::base::fmt::quote_short(&found, 80)
+            ));
+        }
         Ok(Session {
             command,
             machine,
@@ -293,27 +301,13 @@ impl Session {
     }
 
     /// Tag the document (`run --tag`, `tune --tag`): each tag printable
-    /// text of 1 to 64 characters ([`crate::base::fmt::check_tag`], also
-    /// checked when the command line is parsed), each once. A refused list
+    /// text of 1 to 64 characters, each once ([`crate::base::fmt::screen_tags`],
+    /// which `import` applies too; each tag also checked when the command
+    /// line is parsed). A refused list
     /// is one line naming the tag; the document then keeps the good tags,
     /// once each, so no bad tag is stored whatever the caller does.
     pub fn set_tags(&mut self, tags: Vec<String>) -> Result<()> {
-        let mut kept: Vec<String> = Vec::with_capacity(tags.len());
-        let mut refused: Option<String> = None;
-        for t in tags {
-            if let Err(e) = crate::base::fmt::check_tag(&t) {
-                refused.get_or_insert(e);
-            } else if kept.contains(&t) {
-                refused.get_or_insert_with(|| {
-                    format!(
-                        "--tag '{}' is given twice (each tag once)",
-                        crate::base::fmt::quote_short(&t, 64)
-                    )
-                });
-            } else {
-                kept.push(t);
-            }
-        }
+        let (kept, refused) = crate::base::fmt::screen_tags(tags);
         self.run.tags = kept;
         match refused {
             Some(e) => bail!("{e}"),
@@ -710,10 +704,12 @@ fn free_kib(dir: &std::path::Path) -> Option<u64> {
     Some(st.f_bavail as u64 * st.f_frsize as u64 / 1024)
 }
 
-/// A host label (`run --host-label`): 1 to 64 letters, digits, '.', '_' or '-'.
+/// A host label (`run --host-label`): a host name as every stored run has
+/// ([`crate::base::fmt::check_host`], which `import` applies), and more
+/// narrowly 1 to 64 letters, digits, '.', '_' or '-'.
 pub fn validate_host_label(label: &str) -> Result<()> {
     let ok = |c: char| c.is_ascii_alphanumeric() || ".-_".contains(c);
-    if label.is_empty() || label.len() > 64 || !label.chars().all(ok) {
+    if crate::base::fmt::check_host(label).is_err() || !label.chars().all(ok) {
         bail!(
             "--host-label '{}': give 1 to 64 letters, digits, '.', '_' or '-'",
             label.escape_debug()

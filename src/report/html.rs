@@ -56,8 +56,10 @@ fn machine_summary(m: &crate::machine::MachineInfo) -> Vec<(String, String)> {
     }
     // In a container or a limited cgroup: what `info` says of it.
     rows.extend(
-        crate::report::info_limits::rows(m, false)
+        crate::report::info_limits::rows(m)
             .into_iter()
+            // Which file holds the cgroup's CPU time is for `info`.
+            .filter(|(k, _)| k != "cgroup CPU time")
             .map(|(k, v)| {
                 let mut c = k.chars();
                 let first = c.next().map(|f| f.to_uppercase().to_string());

@@ -6,9 +6,9 @@
 use crate::base::fmt::fmt_size;
 use crate::machine::MachineInfo;
 
-/// The rows: (label, value). `all`: also the rows that say "none" (the
-/// `info` section); without it only what applies (the HTML table).
-pub fn rows(info: &MachineInfo, all: bool) -> Vec<(String, String)> {
+/// The rows that apply: (label, value); what does not apply has no row
+/// (`section` names it on one line).
+pub fn rows(info: &MachineInfo) -> Vec<(String, String)> {
     let mut rows: Vec<(String, String)> = Vec::new();
     let c = &info.container;
     if c.detected {
@@ -23,26 +23,15 @@ pub fn rows(info: &MachineInfo, all: bool) -> Vec<(String, String)> {
                 c.signs.join("; ")
             ),
         ));
-    } else if all {
-        rows.push((
-            "container".into(),
-            "no sign of one (/.dockerenv, /run/.containerenv, /run/systemd/container, container= of PID 1, cgroup path, PID namespace)".into(),
-        ));
     }
-    rows.extend(cpuset_row(info, all));
-    rows.extend(quota_row(info, all));
-    memory_rows(info, all, &mut rows);
+    rows.extend(cpuset_row(info));
+    rows.extend(quota_row(info));
+    memory_rows(info, &mut rows);
     let l = &info.limits;
-    if all {
+    if let Some(f) = &l.cpu_usage_file {
         rows.push((
             "cgroup CPU time".into(),
-            match &l.cpu_usage_file {
-                Some(f) => format!("{f} (its other processes count as other programs in a run)"),
-                None => {
-                    "not read: this process is in the machine's root cgroup, or no file holds it"
-                        .into()
-                }
-            },
+            format!("{f} (its other processes count as other programs in a run)"),
         ));
     }
     for n in &l.notes {
@@ -51,13 +40,13 @@ pub fn rows(info: &MachineInfo, all: bool) -> Vec<(String, String)> {
     rows
 }
 
-fn cpuset_row(info: &MachineInfo, all: bool) -> Option<(String, String)> {
+fn cpuset_row(info: &MachineInfo) -> Option<(String, String)> {
     let cpus = &info.cpus;
     let v = match cpus.cgroup.as_ref() {
         Some(cg) => match &cg.cpus {
             Some(set) => {
                 let restricts = *set != cpus.online;
-                if !restricts && !all {
+                if !restricts {
                     return None;
                 }
                 format!(
@@ -69,16 +58,14 @@ fn cpuset_row(info: &MachineInfo, all: bool) -> Option<(String, String)> {
                     cg.cpus_file.as_deref().unwrap_or("?")
                 )
             }
-            None if all => format!("cgroup v{} {} sets no CPU list", cg.version, cg.path),
             None => return None,
         },
-        None if all => "no cpuset controller for this process".into(),
         None => return None,
     };
     Some(("cgroup cpuset".into(), v))
 }
 
-fn quota_row(info: &MachineInfo, all: bool) -> Option<(String, String)> {
+fn quota_row(info: &MachineInfo) -> Option<(String, String)> {
     let usable = info.cpus.usable.len();
     let v = match &info.limits.cpu_quota {
         Some(q) => format!(
@@ -95,31 +82,17 @@ fn quota_row(info: &MachineInfo, all: bool) -> Option<(String, String)> {
                 ""
             }
         ),
-        None if all => "none".into(),
         None => return None,
     };
     Some(("CPU quota".into(), v))
 }
 
-fn memory_rows(info: &MachineInfo, all: bool, rows: &mut Vec<(String, String)>) {
+fn memory_rows(info: &MachineInfo, rows: &mut Vec<(String, String)>) {
     let Some(m) = &info.limits.memory else {
-        if all {
-            rows.push((
-                "memory limit".into(),
-                "none (no memory controller for this process)".into(),
-            ));
-        }
         return;
     };
     match (m.limit_bytes, &m.limit_file) {
         (Some(b), Some(f)) => rows.push(("memory limit".into(), format!("{} ({f})", fmt_size(b)))),
-        _ if all => rows.push((
-            "memory limit".into(),
-            format!(
-                "none on cgroup v{} {} or its ancestors",
-                m.version, m.cgroup
-            ),
-        )),
         _ => {}
     }
     if let (Some(b), Some(f)) = (m.high_bytes, &m.high_file) {
@@ -143,11 +116,40 @@ fn memory_rows(info: &MachineInfo, all: bool, rows: &mut Vec<(String, String)>) 
     }
 }
 
-/// The `info` section.
+/// The `info` section: the rows that apply, then one line naming what does
+/// not (no container sign, no cpuset restriction, no quota, no memory
+/// limit); one line in all when nothing applies, so a bare machine's report
+/// stays short.
 pub fn section(info: &MachineInfo) -> String {
+    let rows = rows(info);
+    let mut absent: Vec<&str> = Vec::new();
+    if !info.container.detected {
+        absent.push("container sign");
+    }
+    let restricts = |r: &&(String, String)| r.0 == "cgroup cpuset";
+    if !rows.iter().any(|r| restricts(&r)) {
+        absent.push("cpuset restriction");
+    }
+    if info.limits.cpu_quota.is_none() {
+        absent.push("CPU quota");
+    }
+    if !rows.iter().any(|r| r.0 == "memory limit") {
+        absent.push("memory limit");
+    }
+    let none = match absent.as_slice() {
+        [] => String::new(),
+        [one] => format!("no {one}"),
+        [head @ .., last] => format!("no {} or {last}", head.join(", ")),
+    };
+    if rows.is_empty() {
+        return format!("Container and cgroup limits: none ({none})\n");
+    }
     let mut out = String::from("Container and cgroup limits\n");
-    for (k, v) in rows(info, true) {
+    for (k, v) in rows {
         super::info_sections::kv(&mut out, &k, &v);
+    }
+    if !none.is_empty() {
+        super::info_sections::kv(&mut out, "not set", &none);
     }
     out
 }

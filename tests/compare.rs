@@ -453,6 +453,7 @@ fn fleet_selection_by_host_cpu_and_tag() {
         finished_at: None,
         status,
         interrupted: false,
+        writer: None,
         host: host.into(),
         cpu_model: Some(cpu.into()),
         profile: "quick".into(),

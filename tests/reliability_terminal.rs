@@ -115,21 +115,26 @@ const EVIL: &str = "20261126T010203Z-evil-0001";
 const EVIL2: &str = "20261126T020304Z-evil-0002";
 
 /// A guarded store whose path holds an ESC (the store location is printed
-/// too), with both hostile runs imported.
+/// too), with both hostile runs in it. `import` refuses their host names
+/// and tag (the rules `run` applies: tests/reliability_inputs.rs), so they
+/// are stored as a store an older cpuscope wrote would hold them.
 fn hostile_store() -> Guarded {
+    use cpuscope::results::store::Store as _;
     let dir = tempfile::Builder::new()
         .prefix("store\x1b[31m\u{202e}")
         .tempdir()
         .expect("tempdir");
     let g = Guarded::in_dir(dir);
     let a = write_doc(g.dir.path(), "evil.json", &hostile_vm(EVIL));
-    let b = write_doc(g.dir.path(), "evil2.json", &hostile_lab(EVIL2));
-    let o = g.run(&["import", a.to_str().unwrap(), b.to_str().unwrap()]);
-    assert!(
-        o.status.success(),
-        "import: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let o = g.run(&["import", a.to_str().unwrap()]);
+    assert!(cli::one_line_error(&o).contains("that `run` refuses"));
+    let runs: Vec<cpuscope::results::Run> = [hostile_vm(EVIL), hostile_lab(EVIL2)]
+        .into_iter()
+        .map(|d| serde_json::from_value(d).expect("a run document"))
+        .collect();
+    cpuscope::results::sqlite::SqliteStore::open(&g.store)
+        .and_then(|mut s| s.put_runs(&runs))
+        .expect("store the hostile runs");
     g
 }
 

@@ -54,6 +54,9 @@ fn env() -> Environment {
         activity: None,
         // Stored and read back with the rest of the environment.
         build: Some(cpuscope::base::build::BuildInfo::this()),
+        container: None,
+        limits: None,
+        confinement: None,
     }
 }
 
@@ -558,7 +561,7 @@ fn writer_killed_mid_run_leaves_a_readable_store() {
         .find(|l| l.starts_with(&id))
         .unwrap()
         .to_string();
-    assert!(line.contains("partial (interrupted)"), "{line}");
+    assert!(line.contains("partial (abandoned)"), "{line}");
     let o = bin::with_store(&db, &["show", &id]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("partial"));

@@ -126,6 +126,15 @@ impl Progress {
             pb.finish_and_clear();
         }
     }
+
+    /// A warning line on stderr (above the bar, if one is drawn), quiet or not.
+    fn warn(&self, msg: &str) {
+        let line = format!("cpuscope: warning: {}", msg.replace('\n', " "));
+        match self {
+            Progress::Bar(pb) => pb.println(line),
+            _ => crate::base::output::err_line(&line),
+        }
+    }
 }
 
 /// What one measuring command works with, from start to output.
@@ -158,6 +167,9 @@ pub struct Session {
     /// The machine's and this process's CPU time when the session opened
     /// (for the run's [`Activity`](crate::results::schema::Activity)).
     cpu_start: Option<machine::activity::CpuTimes>,
+    /// This process's cgroup: quota throttling per figure, its other
+    /// processes' CPU time over the run.
+    cgroup: crate::results::disturbance::CgroupWatch,
 }
 
 impl Session {
@@ -178,9 +190,16 @@ impl Session {
         machine_state::install_signal_restore()?;
         // First Ctrl-C: stop between samples and keep what finished. Second: exit now.
         let stop = crate::base::stop::install()?;
-        let host = local_hostname().unwrap_or_else(|| "unknown".into());
+        let found = local_hostname().unwrap_or_else(|| "unknown".into());
+        // Recorded as `import` takes it (the same host rule).
+        let host = crate::base::fmt::clean_host(&found);
         let options = json!({"profile": profile.as_str(), "cpus": chosen.to_string()});
-        let run = Run::new(
+        let cgroup = crate::results::disturbance::CgroupWatch::new(
+            &sys,
+            &machine.limits,
+            machine.cpus.usable.len(),
+        );
+        let mut run = Run::new(
             &host,
             profile.as_str(),
             serde_json::to_value(&machine)?,
@@ -188,6 +207,12 @@ impl Session {
             options,
             Vec::new(),
         );
+        if host != found {
+            run.environment.notes.push(format!(
+                "the host name '{}' is recorded as '{host}' (a host name is 1 to 64 bytes of printable text)",
+                crate::base::fmt::quote_short(&found, 80)
+            ));
+        }
         Ok(Session {
             command,
             machine,
@@ -212,6 +237,7 @@ impl Session {
                 .and_then(|p| p.parent().map(|d| d.to_path_buf())),
             record_params: Vec::new(),
             cpu_start: machine::activity::read(&sys),
+            cgroup,
             t0: Instant::now(),
             sys,
         })
@@ -275,27 +301,13 @@ impl Session {
     }
 
     /// Tag the document (`run --tag`, `tune --tag`): each tag printable
-    /// text of 1 to 64 characters ([`crate::base::fmt::check_tag`], also
-    /// checked when the command line is parsed), each once. A refused list
+    /// text of 1 to 64 characters, each once ([`crate::base::fmt::screen_tags`],
+    /// which `import` applies too; each tag also checked when the command
+    /// line is parsed). A refused list
     /// is one line naming the tag; the document then keeps the good tags,
     /// once each, so no bad tag is stored whatever the caller does.
     pub fn set_tags(&mut self, tags: Vec<String>) -> Result<()> {
-        let mut kept: Vec<String> = Vec::with_capacity(tags.len());
-        let mut refused: Option<String> = None;
-        for t in tags {
-            if let Err(e) = crate::base::fmt::check_tag(&t) {
-                refused.get_or_insert(e);
-            } else if kept.contains(&t) {
-                refused.get_or_insert_with(|| {
-                    format!(
-                        "--tag '{}' is given twice (each tag once)",
-                        crate::base::fmt::quote_short(&t, 64)
-                    )
-                });
-            } else {
-                kept.push(t);
-            }
-        }
+        let (kept, refused) = crate::base::fmt::screen_tags(tags);
         self.run.tags = kept;
         match refused {
             Some(e) => bail!("{e}"),
@@ -370,6 +382,8 @@ impl Session {
         };
         let (run, store, tags) = (&mut self.run, &mut self.store, &self.record_params);
         let failed = &mut self.store_failed;
+        let watch = &mut self.cgroup;
+        watch.begin();
         let mut sink = |mut rec: ResultRecord| -> Result<()> {
             if !keep {
                 return Ok(());
@@ -377,12 +391,21 @@ impl Session {
             for (k, v) in tags {
                 rec = rec.with_param(k, v.as_str());
             }
+            // CPU-quota throttling while it was measured marks it disturbed.
+            rec = watch.mark(rec);
             if let Some(s) = store.as_mut() {
                 // A store that cannot take a record (disk full, store gone)
                 // never costs the measurement: the run goes on in memory
                 // and is saved to a file at the end (Session::finish).
                 if let Err(e) = s.add_result(&run.id, &rec) {
-                    *failed = Some(format!("{e:#}"));
+                    let why = format!("{e:#}");
+                    progress.warn(&format!(
+                        "store '{}' stopped taking run {} ({why}): the run goes on in memory \
+                         and is saved to a file at the end",
+                        s.location(),
+                        run.id
+                    ));
+                    *failed = Some(why);
                     *store = None;
                 }
             }
@@ -540,6 +563,15 @@ impl Session {
             ),
             _ => None,
         };
+        // The cgroup's other processes count as other programs.
+        if let (Some(a), Some(st), Some(en)) = (env.activity.take(), self.cpu_start, end) {
+            let own = en.own.saturating_sub(st.own) as f64 / hz.max(1) as f64;
+            let usable = self.machine.cpus.usable.len().max(1);
+            env.activity = Some(match self.cgroup.activity(own, wall, usable) {
+                Some(c) => a.with_cgroup(c),
+                None => a,
+            });
+        }
         if let Some(a) = &env.activity {
             if a.busy {
                 env.notes.push(format!(
@@ -612,9 +644,11 @@ impl Session {
     }
 }
 
-/// Save a run the store could not take to `$TMPDIR/cpuscope-RUN.json` (else
-/// the current directory), as `export` writes it, so that `import` takes it
-/// back; the line that tells the user what happened and where the run is.
+/// Save a run the store could not take to `cpuscope-RUN.json` in `$TMPDIR`,
+/// else `/tmp`, else the current directory (`base::tempdir`), as `export`
+/// writes it, so that `import` takes it back; the line that tells the user
+/// what happened and where the run is (or, when no place takes it, every
+/// place tried and why).
 fn save_fallback(
     run: &Run,
     location: &str,
@@ -632,28 +666,24 @@ fn save_fallback(
         Ok(t) => t,
         Err(e) => return format!("{head}, and the run could not be serialised: {e:#}"),
     };
-    let tmp = std::env::var_os("TMPDIR")
-        .map(std::path::PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| "/tmp".into());
-    let mut errors = Vec::new();
-    for dir in [tmp, std::path::PathBuf::from(".")] {
-        let p = dir.join(format!("cpuscope-{}.json", run.id));
-        match crate::base::output::Output::create_new(&p, text.as_bytes()) {
-            Ok(()) => {
-                return format!(
-                    "{head}: the whole run is saved in {p}; once the store is fixed: cpuscope delete {id} (its partial copy, if any) && cpuscope import {p}",
-                    p = p.display(),
-                    id = run.id
-                )
-            }
-            Err(e) => errors.push(format!("{e:#}")),
-        }
+    let name = format!("cpuscope-{}.json", run.id);
+    let saved = crate::base::tempdir::first_usable(true, |dir| {
+        let p = dir.join(&name);
+        crate::base::output::Output::create_new(&p, text.as_bytes())
+            // A relative TMPDIR or `.`: the path shown works from anywhere.
+            .map(|()| std::path::absolute(&p).unwrap_or(p))
+            .map_err(|e| format!("{e:#}"))
+    });
+    match saved {
+        Ok(p) => format!(
+            "{head}: the whole run is saved in {p}; once the store is fixed: cpuscope delete {id} (its partial copy, if any) && cpuscope import {p}",
+            p = crate::base::fmt::for_terminal(&p.display().to_string()),
+            id = run.id
+        ),
+        Err(tried) => format!(
+            "{head}, and no fallback file could be written ({tried}): the figures printed are all that is left"
+        ),
     }
-    format!(
-        "{head}, and no fallback file could be written ({}): the figures printed are all that is left",
-        errors.join("; ")
-    )
 }
 
 /// "N KiB free on its file system" for the store's directory, when known.
@@ -674,10 +704,12 @@ fn free_kib(dir: &std::path::Path) -> Option<u64> {
     Some(st.f_bavail as u64 * st.f_frsize as u64 / 1024)
 }
 
-/// A host label (`run --host-label`): 1 to 64 letters, digits, '.', '_' or '-'.
+/// A host label (`run --host-label`): a host name as every stored run has
+/// ([`crate::base::fmt::check_host`], which `import` applies), and more
+/// narrowly 1 to 64 letters, digits, '.', '_' or '-'.
 pub fn validate_host_label(label: &str) -> Result<()> {
     let ok = |c: char| c.is_ascii_alphanumeric() || ".-_".contains(c);
-    if label.is_empty() || label.len() > 64 || !label.chars().all(ok) {
+    if crate::base::fmt::check_host(label).is_err() || !label.chars().all(ok) {
         bail!(
             "--host-label '{}': give 1 to 64 letters, digits, '.', '_' or '-'",
             label.escape_debug()

@@ -2,7 +2,7 @@
 
 use super::Context;
 use crate::report::run_text;
-use crate::results::document::{export_text, read_run_file};
+use crate::results::document::{export_text, read_run_file_capped};
 use crate::results::{open_store, open_store_read, NoStore, Run};
 use anyhow::{bail, Result};
 use std::collections::BTreeMap;
@@ -47,6 +47,23 @@ pub struct ImportArgs {
     /// All are checked before any is stored; if one is bad, none is stored.
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
+    /// The largest document read, in bytes (`K`, `M`, `G` suffixes: powers
+    /// of 1024); a longer one, or one with more JSON values than one per
+    /// 32 bytes of it, is refused as it is read.
+    #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_max_size)]
+    pub max_size: u64,
+}
+
+/// An `import --max-size` value: 1K to 1024G.
+fn parse_max_size(s: &str) -> Result<u64, String> {
+    crate::machine::cache::parse_size(s)
+        .filter(|n| (1 << 10..=1 << 40).contains(n))
+        .ok_or_else(|| {
+            format!(
+                "'{}': give a size from 1K to 1024G (a number of bytes, or with K, M or G)",
+                crate::base::fmt::quote_short(s, 40)
+            )
+        })
 }
 
 #[derive(clap::Args, Debug)]
@@ -54,6 +71,12 @@ pub struct DeleteArgs {
     /// Run id, a unique prefix of one, or `latest` (the run stored last).
     #[arg(value_name = "RUN")]
     pub run: String,
+    /// Also delete a run whose writer cannot be checked from here (`runs`
+    /// shows it `running (writer unchecked)`: stored without a writer lock
+    /// by an older cpuscope under another host name). Never deletes a run
+    /// whose writer is seen writing.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `cpuscope runs`
@@ -81,8 +104,50 @@ pub fn runs(ctx: &Context, args: &RunsArgs) -> Result<i32> {
         })?;
     } else {
         out!("{}", run_text::render_runs(&runs, &location));
+        let store = ctx.store.as_ref().map(|_| location.as_str());
+        for r in &runs {
+            if let Some(hint) = writer_hint(r, store) {
+                outln!("{hint}");
+            }
+        }
     }
     Ok(0)
+}
+
+/// The line under the `runs` table for a run left `running` whose writer
+/// is gone (abandoned) or cannot be checked, with the commands that settle
+/// it; `store`: the `--store` given (as shown), if any.
+fn writer_hint(r: &crate::results::RunSummary, store: Option<&str>) -> Option<String> {
+    use crate::results::store::WriterState;
+    let me = match store {
+        Some(s) => format!("cpuscope --store {}", shell_word(s)),
+        None => "cpuscope".to_string(),
+    };
+    let id = crate::base::fmt::for_terminal(&r.id);
+    match r.writer? {
+        WriterState::Writing => None,
+        WriterState::Gone => Some(format!(
+            "run {id} is abandoned: its writer is gone; `{me} export {id} -o FILE` keeps it \
+             (as partial), `{me} delete {id}` removes it"
+        )),
+        WriterState::Unknown => Some(format!(
+            "run {id}: whether its writer still writes cannot be checked from here \
+             (`{me} delete {id}` says why); if it has ended, `{me} delete --force {id}` \
+             removes the run"
+        )),
+    }
+}
+
+/// `s` as one shell word: as it is when it holds only safe characters,
+/// else in single quotes; control characters shown escaped.
+fn shell_word(s: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "/._:@%+=,-".contains(c);
+    let s = crate::base::fmt::for_terminal(s);
+    if !s.is_empty() && s.chars().all(safe) {
+        s.into_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }
 
 /// `cpuscope show RUN`
@@ -126,12 +191,14 @@ pub fn export(ctx: &Context, args: &ExportArgs) -> Result<i32> {
 /// `cpuscope import FILE...`: check every file, then store all runs in one
 /// transaction. A bad file changes nothing.
 pub fn import(ctx: &Context, args: &ImportArgs) -> Result<i32> {
+    // Ctrl-C ends a read that waits on a FIFO or standard input.
+    crate::base::stop::install()?;
     // Check the files before touching the store at all.
     let mut runs: Vec<(String, Run)> = Vec::new();
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
     for f in &args.files {
         let shown = f.display().to_string();
-        let run = read_run_file(f)?;
+        let run = read_run_file_capped(f, args.max_size)?;
         if let Some(other) = seen.insert(run.id.clone(), shown.clone()) {
             bail!("'{shown}': run {} is also in '{other}'", run.id);
         }
@@ -165,7 +232,25 @@ pub fn import(ctx: &Context, args: &ImportArgs) -> Result<i32> {
 /// `cpuscope delete RUN`
 pub fn delete(ctx: &Context, args: &DeleteArgs) -> Result<i32> {
     let mut store = open_store(ctx.store.as_deref())?;
-    let id = store.delete_run(&args.run)?;
+    let id = store.delete_run_with(&args.run, args.force)?;
     outln!("deleted run {id}");
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_size_takes_units_and_its_default_is_the_documents_cap() {
+        assert_eq!(
+            parse_max_size("64M"),
+            Ok(crate::results::document::MAX_DOCUMENT_BYTES)
+        );
+        assert_eq!(parse_max_size("1K"), Ok(1024));
+        assert_eq!(parse_max_size("2G"), Ok(2 << 30));
+        for bad in ["", "0", "1023", "lots", "2000G", "-1"] {
+            assert!(parse_max_size(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -8,9 +8,13 @@
 //! absolute path or a `..` component, an entry under a symbolic link, a
 //! hard link, a device or FIFO, the same path twice, a symbolic link whose
 //! target is absolute or leads out of the tree (followed as the kernel
-//! would, through the other links of the tree), more than the caps. Files
-//! are created with `O_EXCL|O_NOFOLLOW` and directories one at a time, so
-//! nothing is ever written through a link.
+//! would, through the other links of the tree), more than the caps. The
+//! caps count headers as well as content: a GNU long name or link target
+//! holds at most [`MAX_NAME_BYTES`], a PAX header [`MAX_PAX_BYTES`], all of
+//! them together [`MAX_HEADER_BYTES`], each checked from the header's size
+//! before anything of it is read. Files are created with
+//! `O_EXCL|O_NOFOLLOW` and directories one at a time, so nothing is ever
+//! written through a link.
 
 use anyhow::{anyhow, bail, Result};
 use std::ffi::OsString;
@@ -24,6 +28,12 @@ pub const MAX_ENTRIES: usize = 200_000;
 pub const MAX_BYTES: u64 = 256 << 20;
 /// The most bytes one file may hold: what cpuscope reads of a sysfs/procfs file.
 pub const MAX_FILE_BYTES: u64 = super::files::MAX_FILE_BYTES;
+/// The most bytes a GNU long name or long link target may hold (PATH_MAX).
+pub const MAX_NAME_BYTES: u64 = 4096;
+/// The most bytes one PAX extended (or global) header may hold.
+pub const MAX_PAX_BYTES: u64 = 1 << 20;
+/// The most bytes of long names and extended headers an archive may hold in all.
+pub const MAX_HEADER_BYTES: u64 = 64 << 20;
 /// Links followed in one path before it counts as a loop (Linux's MAXSYMLINKS).
 const MAX_HOPS: u32 = 40;
 
@@ -51,6 +61,8 @@ pub struct Writer {
     tar: tar::Builder<flate2::write::GzEncoder<Vec<u8>>>,
     entries: usize,
     bytes: u64,
+    /// Bytes of GNU long names and link targets written (what [`extract`] caps).
+    header_bytes: u64,
     max_entries: usize,
     max_bytes: u64,
     mtime: u64,
@@ -75,6 +87,7 @@ impl Writer {
             tar: tar::Builder::new(gz),
             entries: 0,
             bytes: 0,
+            header_bytes: 0,
             max_entries,
             max_bytes,
             mtime,
@@ -102,7 +115,33 @@ impl Writer {
         h
     }
 
-    fn room(&self, bytes: u64) -> Result<(), Refused> {
+    /// The bytes of long-name entries the builder writes for `path` (and a
+    /// link's `target`): a GNU header holds 100 bytes of name. A name
+    /// [`extract`] would refuse (longer than PATH_MAX) is refused here.
+    fn long_names(path: &Path, target: Option<&Path>) -> Result<u64, Refused> {
+        let mut n = 0;
+        for p in std::iter::once(path).chain(target) {
+            let len = p.as_os_str().len() as u64;
+            if len + 1 > MAX_NAME_BYTES {
+                return Err(Refused::Io(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("a name of {len} bytes, longer than PATH_MAX ({MAX_NAME_BYTES})"),
+                )));
+            }
+            if len > 100 {
+                n += len + 1;
+            }
+        }
+        Ok(n)
+    }
+
+    fn room(&self, bytes: u64, names: u64) -> Result<(), Refused> {
+        if self.header_bytes + names > MAX_HEADER_BYTES {
+            return Err(Refused::Full(format!(
+                "the cap of {} MiB of long names was reached",
+                MAX_HEADER_BYTES >> 20
+            )));
+        }
         if self.entries >= self.max_entries {
             return Err(Refused::Full(format!(
                 "the cap of {} entries was reached",
@@ -124,35 +163,41 @@ impl Writer {
 
     /// A directory at `path` (relative).
     pub fn dir(&mut self, path: &Path) -> Result<(), Refused> {
-        self.room(0)?;
+        let names = Self::long_names(path, None)?;
+        self.room(0, names)?;
         let mut h = self.header(tar::EntryType::Directory, 0o755, 0);
         self.tar
             .append_data(&mut h, path, io::empty())
             .map_err(Refused::Io)?;
         self.entries += 1;
+        self.header_bytes += names;
         Ok(())
     }
 
     /// A regular file at `path` (relative) holding `data`.
     pub fn file(&mut self, path: &Path, data: &[u8]) -> Result<(), Refused> {
-        self.room(data.len() as u64)?;
+        let names = Self::long_names(path, None)?;
+        self.room(data.len() as u64, names)?;
         let mut h = self.header(tar::EntryType::Regular, 0o644, data.len() as u64);
         self.tar
             .append_data(&mut h, path, data)
             .map_err(Refused::Io)?;
         self.entries += 1;
+        self.header_bytes += names;
         self.bytes += data.len() as u64;
         Ok(())
     }
 
     /// A symbolic link at `path` (relative) to `target` (relative to the link's directory).
     pub fn link(&mut self, path: &Path, target: &Path) -> Result<(), Refused> {
-        self.room(0)?;
+        let names = Self::long_names(path, Some(target))?;
+        self.room(0, names)?;
         let mut h = self.header(tar::EntryType::Symlink, 0o777, 0);
         self.tar
             .append_link(&mut h, path, target)
             .map_err(Refused::Io)?;
         self.entries += 1;
+        self.header_bytes += names;
         Ok(())
     }
 
@@ -242,9 +287,18 @@ pub struct TempTree {
 }
 
 impl TempTree {
-    /// A new directory `PREFIX<16 random hex digits>` in `$TMPDIR` (else `/tmp`).
+    /// A new directory `PREFIX<16 random hex digits>` in `$TMPDIR`, else
+    /// `/tmp` (`tempdir::first_usable`: the error names each place tried
+    /// and why it failed).
     pub fn new(prefix: &str) -> io::Result<TempTree> {
-        let base = std::env::temp_dir();
+        super::tempdir::first_usable(false, |base| {
+            TempTree::new_in(base, prefix).map_err(|e| super::output::io_text(&e))
+        })
+        .map_err(io::Error::other)
+    }
+
+    /// A new directory `PREFIX<16 random hex digits>` in `base`, mode 0700.
+    fn new_in(base: &Path, prefix: &str) -> io::Result<TempTree> {
         let mut last = None;
         for _ in 0..8 {
             let path = base.join(format!("{prefix}{}", random_hex()));
@@ -389,6 +443,183 @@ pub fn extract(archive: &Path) -> Result<TempTree> {
     Ok(tree)
 }
 
+/// The extension headers an archive may carry before an entry.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ext {
+    /// GNU `L`: the next entry's name.
+    LongName,
+    /// GNU `K`: the next entry's link target.
+    LongLink,
+    /// PAX `x`: records for the next entry.
+    Pax,
+    /// PAX `g`: records for every entry after it (read by no one here).
+    GlobalPax,
+}
+
+impl Ext {
+    fn of(kind: tar::EntryType) -> Option<Ext> {
+        if kind.is_gnu_longname() {
+            Some(Ext::LongName)
+        } else if kind.is_gnu_longlink() {
+            Some(Ext::LongLink)
+        } else if kind.is_pax_local_extensions() {
+            Some(Ext::Pax)
+        } else if kind.is_pax_global_extensions() {
+            Some(Ext::GlobalPax)
+        } else {
+            None
+        }
+    }
+
+    fn words(self) -> &'static str {
+        match self {
+            Ext::LongName => "a GNU long name",
+            Ext::LongLink => "a GNU long link target",
+            Ext::Pax => "a PAX extended header",
+            Ext::GlobalPax => "a PAX global header",
+        }
+    }
+
+    /// The most bytes one such header may hold, and the cap in words.
+    fn cap(self) -> (u64, String) {
+        match self {
+            Ext::LongName | Ext::LongLink => {
+                (MAX_NAME_BYTES, format!("{MAX_NAME_BYTES} bytes (PATH_MAX)"))
+            }
+            Ext::Pax | Ext::GlobalPax => (MAX_PAX_BYTES, format!("{} MiB", MAX_PAX_BYTES >> 20)),
+        }
+    }
+}
+
+/// What the extension headers read so far say of the next entry.
+#[derive(Default)]
+struct Pending {
+    long_name: Option<Vec<u8>>,
+    long_link: Option<Vec<u8>>,
+    pax: bool,
+    pax_path: Option<Vec<u8>>,
+    pax_link: Option<Vec<u8>>,
+    pax_size: Option<u64>,
+}
+
+impl Pending {
+    fn any(&self) -> bool {
+        self.long_name.is_some() || self.long_link.is_some() || self.pax
+    }
+}
+
+/// What the archive has held so far, against the caps.
+#[derive(Default)]
+struct Tally {
+    /// Headers read (each one, extensions included), for messages.
+    headers: u64,
+    /// Entries (and PAX global headers).
+    entries: usize,
+    /// Bytes of entry data (file content, and any data another kind declares).
+    bytes: u64,
+    /// Bytes of long names and extended headers.
+    header_bytes: u64,
+}
+
+/// A header as named in a message: its number and its own name field.
+fn header_label(n: u64, h: &tar::Header, ext: Ext) -> String {
+    let name = String::from_utf8_lossy(&h.path_bytes()).into_owned();
+    format!(
+        "header #{n} ('{}', {})",
+        super::fmt::quote_short(&name, 60),
+        ext.words()
+    )
+}
+
+/// Read one extension header into `p`, after checking its size against its
+/// cap and the archive's total: nothing is read (or allocated) for a header
+/// over a cap.
+fn read_extension<R: io::Read>(
+    e: &mut tar::Entry<R>,
+    ext: Ext,
+    tally: &mut Tally,
+    p: &mut Pending,
+) -> Result<(), String> {
+    let label = header_label(tally.headers, e.header(), ext);
+    let size = e.size();
+    let (cap, cap_words) = ext.cap();
+    if size > cap {
+        return Err(format!(
+            "{label} holds {size} bytes, more than {cap_words}: refused"
+        ));
+    }
+    tally.header_bytes += size;
+    if tally.header_bytes > MAX_HEADER_BYTES {
+        return Err(format!(
+            "{label}: more than {} MiB of long names and extended headers in all: refused",
+            MAX_HEADER_BYTES >> 20
+        ));
+    }
+    let twice = match ext {
+        Ext::LongName => p.long_name.is_some(),
+        Ext::LongLink => p.long_link.is_some(),
+        Ext::Pax => p.pax,
+        Ext::GlobalPax => false,
+    };
+    if twice {
+        return Err(format!("{label}: a second one for the same entry: refused"));
+    }
+    if ext == Ext::GlobalPax {
+        tally.entries += 1;
+        return Ok(()); // Not read: the next header skips its data.
+    }
+    let mut data = Vec::with_capacity(size as usize);
+    e.take(size)
+        .read_to_end(&mut data)
+        .map_err(|err| format!("{label}: {}", super::output::io_text(&err)))?;
+    if data.len() as u64 != size {
+        return Err(format!("{label} is cut short"));
+    }
+    match ext {
+        Ext::LongName | Ext::LongLink => {
+            // GNU tar ends the name with a NUL.
+            while data.last() == Some(&0) {
+                data.pop();
+            }
+            if ext == Ext::LongName {
+                p.long_name = Some(data);
+            } else {
+                p.long_link = Some(data);
+            }
+        }
+        _ => read_pax(&label, &data, p)?,
+    }
+    Ok(())
+}
+
+/// The records of a PAX extended header: `path` and `linkpath` are taken,
+/// a `size` must agree with the entry's header (record never writes one:
+/// it is for files of more than 8 GiB), sparse files are refused, the rest
+/// (times, owners, attributes) is ignored.
+fn read_pax(label: &str, data: &[u8], p: &mut Pending) -> Result<(), String> {
+    p.pax = true;
+    for rec in tar::PaxExtensions::new(data) {
+        let rec = rec.map_err(|_| format!("{label} holds a malformed record: refused"))?;
+        let key = rec.key_bytes();
+        if key == b"path" {
+            p.pax_path = Some(rec.value_bytes().to_vec());
+        } else if key == b"linkpath" {
+            p.pax_link = Some(rec.value_bytes().to_vec());
+        } else if key == b"size" {
+            let v = std::str::from_utf8(rec.value_bytes())
+                .ok()
+                .and_then(|s| s.parse::<u64>().ok())
+                .ok_or_else(|| format!("{label} holds a size that is not a number: refused"))?;
+            p.pax_size = Some(v);
+        } else if key.starts_with(b"GNU.sparse.") {
+            return Err(format!(
+                "{label} describes a sparse file, and a recorded tree holds none: refused"
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn unpack(f: std::fs::File, root: &Path) -> Result<(), String> {
     let bad = |e: io::Error| {
         format!(
@@ -397,114 +628,175 @@ fn unpack(f: std::fs::File, root: &Path) -> Result<(), String> {
         )
     };
     let mut ar = tar::Archive::new(flate2::read::GzDecoder::new(io::BufReader::new(f)));
-    let mut entries = 0usize;
-    let mut bytes = 0u64;
-    for e in ar.entries().map_err(bad)? {
+    let mut tally = Tally::default();
+    let mut pending = Pending::default();
+    // Raw: the crate would read a long name or a PAX header whole, whatever
+    // its size, before giving the entry; here each is checked first.
+    for e in ar.entries().map_err(bad)?.raw(true) {
         let mut e = e.map_err(bad)?;
+        tally.headers += 1;
         let kind = e.header().entry_type();
-        if kind.is_pax_global_extensions() || kind.is_pax_local_extensions() {
-            continue;
+        if let Some(ext) = Ext::of(kind) {
+            read_extension(&mut e, ext, &mut tally, &mut pending)?;
+        } else {
+            tally.entries += 1;
+            let p = std::mem::take(&mut pending);
+            unpack_entry(&mut e, kind, p, &mut tally, root)?;
         }
-        entries += 1;
-        if entries > MAX_ENTRIES + 1 {
+        if tally.entries > MAX_ENTRIES + 1 {
             return Err(format!(
                 "more than {MAX_ENTRIES} entries: not an archive `cpuscope record` writes"
             ));
         }
-        let path = e.path().map_err(bad)?.into_owned();
-        let rel = safe_relative(&path)
-            .map_err(|why| format!("entry '{}' {why}: refused", path.display()))?;
-        if rel.is_empty() {
-            if kind.is_dir() {
-                continue;
-            }
-            return Err(format!(
-                "entry '{}' has an empty path: refused",
-                path.display()
-            ));
+    }
+    if pending.any() {
+        return Err(format!(
+            "the archive ends after header #{}, which describes an entry that is not there",
+            tally.headers
+        ));
+    }
+    Ok(())
+}
+
+/// One entry (not an extension header), with what its extension headers said.
+fn unpack_entry<R: io::Read>(
+    e: &mut tar::Entry<R>,
+    kind: tar::EntryType,
+    p: Pending,
+    tally: &mut Tally,
+    root: &Path,
+) -> Result<(), String> {
+    use std::os::unix::ffi::OsStrExt;
+    let bad = |e: io::Error| {
+        format!(
+            "not a readable tar.gz archive: {}",
+            super::output::io_text(&e)
+        )
+    };
+    let name: Vec<u8> = match p.pax_path.or(p.long_name) {
+        Some(n) => n,
+        None => e.header().path_bytes().into_owned(),
+    };
+    let path = PathBuf::from(std::ffi::OsStr::from_bytes(&name));
+    if name.contains(&0) {
+        return Err(format!(
+            "entry '{}' has a NUL byte in its name: refused",
+            path.display()
+        ));
+    }
+    let size = e.size();
+    if let Some(s) = p.pax_size.filter(|&s| s != size) {
+        return Err(format!(
+            "entry '{}' has a PAX size ({s} bytes) that is not its header's ({size}): refused",
+            path.display()
+        ));
+    }
+    let rel =
+        safe_relative(&path).map_err(|why| format!("entry '{}' {why}: refused", path.display()))?;
+    if rel.is_empty() {
+        if kind.is_dir() {
+            return Ok(());
         }
-        make_parents(root, &rel)?;
-        let dst = join(root, &rel);
-        let twice = || format!("entry '{}' appears twice: refused", shown(&rel));
-        if kind.is_file() {
-            let size = e.size();
-            if size > MAX_FILE_BYTES {
-                return Err(format!(
-                    "entry '{}' holds {size} bytes, more than a sysfs/procfs file ({} MiB): refused",
-                    shown(&rel),
-                    MAX_FILE_BYTES >> 20
-                ));
-            }
-            bytes += size;
-            if bytes > MAX_BYTES + MAX_FILE_BYTES {
-                return Err(format!(
-                    "more than {} MiB of files: not an archive `cpuscope record` writes",
-                    MAX_BYTES >> 20
-                ));
-            }
-            let mut data = Vec::with_capacity(size as usize);
-            (&mut e).take(size).read_to_end(&mut data).map_err(bad)?;
-            if data.len() as u64 != size {
-                return Err(format!("entry '{}' is cut short", shown(&rel)));
-            }
-            let mut out = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-                .open(&dst)
-                .map_err(|err| {
-                    if err.kind() == io::ErrorKind::AlreadyExists {
-                        twice()
-                    } else {
-                        write_error(root, &err)
-                    }
-                })?;
-            io::Write::write_all(&mut out, &data).map_err(|err| write_error(root, &err))?;
-        } else if kind.is_dir() {
-            match std::fs::symlink_metadata(&dst) {
-                Ok(m) if m.is_dir() => {}
-                Ok(_) => return Err(twice()),
-                Err(_) => std::fs::DirBuilder::new()
-                    .mode(0o700)
-                    .create(&dst)
-                    .map_err(|err| write_error(root, &err))?,
-            }
-        } else if kind.is_symlink() {
-            let target = e
-                .link_name()
-                .map_err(bad)?
-                .map(|t| t.into_owned())
-                .unwrap_or_default();
-            if target.as_os_str().is_empty() {
-                return Err(format!(
-                    "symbolic link '{}' has no target: refused",
-                    shown(&rel)
-                ));
-            }
-            if target.is_absolute() {
-                return Err(format!(
-                    "symbolic link '{}' points to an absolute path '{}': refused",
-                    shown(&rel),
-                    target.display()
-                ));
-            }
-            std::os::unix::fs::symlink(&target, &dst).map_err(|err| {
+        return Err(format!(
+            "entry '{}' has an empty path: refused",
+            path.display()
+        ));
+    }
+    if kind.is_file() && size > MAX_FILE_BYTES {
+        return Err(format!(
+            "entry '{}' holds {size} bytes, more than a sysfs/procfs file ({} MiB): refused",
+            shown(&rel),
+            MAX_FILE_BYTES >> 20
+        ));
+    }
+    // Every kind's data counts: what is not read is still decompressed to skip it.
+    tally.bytes += size;
+    if tally.bytes > MAX_BYTES + MAX_FILE_BYTES {
+        return Err(format!(
+            "more than {} MiB of files: not an archive `cpuscope record` writes",
+            MAX_BYTES >> 20
+        ));
+    }
+    make_parents(root, &rel)?;
+    let dst = join(root, &rel);
+    let twice = || format!("entry '{}' appears twice: refused", shown(&rel));
+    if kind.is_file() {
+        let mut data = Vec::with_capacity(size as usize);
+        e.take(size).read_to_end(&mut data).map_err(bad)?;
+        if data.len() as u64 != size {
+            return Err(format!("entry '{}' is cut short", shown(&rel)));
+        }
+        let mut out = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&dst)
+            .map_err(|err| {
                 if err.kind() == io::ErrorKind::AlreadyExists {
                     twice()
                 } else {
                     write_error(root, &err)
                 }
             })?;
-        } else {
-            return Err(format!(
-                "entry '{}' is {}, and a recorded tree holds only files, directories and symbolic links: refused",
-                shown(&rel),
-                kind_words(kind)
-            ));
+        io::Write::write_all(&mut out, &data).map_err(|err| write_error(root, &err))?;
+    } else if kind.is_dir() {
+        match std::fs::symlink_metadata(&dst) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Err(twice()),
+            Err(_) => std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(&dst)
+                .map_err(|err| write_error(root, &err))?,
         }
+    } else if kind.is_symlink() {
+        let target = p
+            .pax_link
+            .or(p.long_link)
+            .or_else(|| e.header().link_name_bytes().map(|c| c.into_owned()))
+            .unwrap_or_default();
+        make_link(root, &rel, &dst, &target)?;
+    } else {
+        return Err(format!(
+            "entry '{}' is {}, and a recorded tree holds only files, directories and symbolic links: refused",
+            shown(&rel),
+            kind_words(kind)
+        ));
     }
     Ok(())
+}
+
+/// The symbolic link `rel` (at `dst`) to `target`: not empty, not absolute
+/// (where it leads is checked once the whole tree is out: [`check_links`]).
+fn make_link(root: &Path, rel: &[OsString], dst: &Path, target: &[u8]) -> Result<(), String> {
+    use std::os::unix::ffi::OsStrExt;
+    let target = Path::new(std::ffi::OsStr::from_bytes(target));
+    if target.as_os_str().is_empty() {
+        return Err(format!(
+            "symbolic link '{}' has no target: refused",
+            shown(rel)
+        ));
+    }
+    if target.as_os_str().as_bytes().contains(&0) {
+        return Err(format!(
+            "symbolic link '{}' has a NUL byte in its target: refused",
+            shown(rel)
+        ));
+    }
+    if target.is_absolute() {
+        return Err(format!(
+            "symbolic link '{}' points to an absolute path '{}': refused",
+            shown(rel),
+            target.display()
+        ));
+    }
+    std::os::unix::fs::symlink(target, dst).map_err(|err| {
+        if err.kind() == io::ErrorKind::AlreadyExists {
+            format!("entry '{}' appears twice: refused", shown(rel))
+        } else {
+            write_error(root, &err)
+        }
+    })
 }
 
 /// Every symbolic link of the unpacked tree must resolve inside it.
@@ -622,6 +914,15 @@ mod tests {
         w.dir(Path::new("d")).unwrap();
         let e = w.dir(Path::new("e")).unwrap_err().to_string();
         assert!(e.contains("2 entries"), "{e}");
+        // What extract refuses, the writer refuses: a name past PATH_MAX.
+        let mut w = Writer::default();
+        let long = "d/".repeat(2048);
+        let e = w.file(Path::new(&long), b"x").unwrap_err();
+        assert!(matches!(e, Refused::Io(_)), "{e}");
+        assert!(e.to_string().contains("longer than PATH_MAX"), "{e}");
+        w.link(Path::new(&"l".repeat(200)), Path::new(&"t".repeat(300)))
+            .unwrap();
+        assert_eq!(w.header_bytes, 201 + 301);
     }
 
     #[test]
@@ -689,6 +990,116 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("not a readable tar.gz"), "{e}");
+    }
+
+    #[test]
+    fn long_names_and_pax_records_are_read_within_their_caps() {
+        let long = b"sys/devices/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/online\0";
+        let pax = b"31 path=sys/devices/pax/online\n26 linkpath=../cpu/online\n";
+        let t = extract_bytes(&raw_archive(&[
+            (b"././@LongLink", tar::EntryType::GNULongName, b"", long),
+            (b"x", tar::EntryType::Regular, b"", b"1\n"),
+            (b"PaxHeaders/x", tar::EntryType::XHeader, b"", pax),
+            (b"y", tar::EntryType::Symlink, b"nowhere", b""),
+            (
+                b"sys/devices/cpu/online",
+                tar::EntryType::Regular,
+                b"",
+                b"0-1\n",
+            ),
+        ]))
+        .unwrap();
+        let name = std::str::from_utf8(&long[..long.len() - 1]).unwrap();
+        assert_eq!(std::fs::read(t.path().join(name)).unwrap(), b"1\n");
+        let l = t.path().join("sys/devices/pax/online");
+        assert_eq!(std::fs::read_link(&l).unwrap(), Path::new("../cpu/online"));
+        assert_eq!(std::fs::read(&l).unwrap(), b"0-1\n");
+    }
+
+    #[test]
+    fn oversized_headers_are_refused_before_they_are_read() {
+        let name = vec![b'a'; MAX_NAME_BYTES as usize + 1];
+        let pax = vec![b'\n'; MAX_PAX_BYTES as usize + 1];
+        let cases: Vec<(Vec<Raw>, &str)> = vec![
+            (
+                vec![(b"././@LongLink", tar::EntryType::GNULongName, b"", &name)],
+                "holds 4097 bytes, more than 4096 bytes (PATH_MAX)",
+            ),
+            (
+                vec![(b"././@LongLink", tar::EntryType::GNULongLink, b"", &name)],
+                "a GNU long link target) holds 4097 bytes",
+            ),
+            (
+                vec![(b"PaxHeaders/x", tar::EntryType::XHeader, b"", &pax)],
+                "a PAX extended header) holds 1048577 bytes, more than 1 MiB",
+            ),
+            (
+                vec![(
+                    b"pax_global_header",
+                    tar::EntryType::XGlobalHeader,
+                    b"",
+                    &pax,
+                )],
+                "a PAX global header) holds 1048577 bytes",
+            ),
+            (
+                vec![
+                    (b"././@LongLink", tar::EntryType::GNULongName, b"", b"a"),
+                    (b"././@LongLink", tar::EntryType::GNULongName, b"", b"b"),
+                ],
+                "header #2 ('././@LongLink', a GNU long name): a second one",
+            ),
+            (
+                vec![(b"././@LongLink", tar::EntryType::GNULongName, b"", b"a")],
+                "describes an entry that is not there",
+            ),
+            (
+                vec![
+                    (b"P", tar::EntryType::XHeader, b"", b"9 size=9\n"),
+                    (b"f", tar::EntryType::Regular, b"", b"x"),
+                ],
+                "a PAX size (9 bytes)",
+            ),
+            (
+                vec![
+                    (
+                        b"P",
+                        tar::EntryType::XHeader,
+                        b"",
+                        b"22 GNU.sparse.major=1\n",
+                    ),
+                    (b"f", tar::EntryType::Regular, b"", b"x"),
+                ],
+                "sparse file",
+            ),
+            (
+                vec![(b"P", tar::EntryType::XHeader, b"", b"99 path=x\n")],
+                "malformed record",
+            ),
+            (
+                vec![
+                    (b"././@LongLink", tar::EntryType::GNULongName, b"", b"a\0b"),
+                    (b"f", tar::EntryType::Regular, b"", b"x"),
+                ],
+                "NUL byte in its name",
+            ),
+            // Other GNU extensions: refused from the header, nothing read.
+            (
+                vec![(b"s", tar::EntryType::GNUSparse, b"", &name)],
+                "entry 's' is a sparse file",
+            ),
+            (
+                vec![(b"v", tar::EntryType::new(b'V'), b"", &name)],
+                "entry 'v' is an entry of an unknown kind",
+            ),
+        ];
+        for (entries, want) in cases {
+            let e = extract_bytes(&raw_archive(&entries))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{want}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
     }
 
     #[test]

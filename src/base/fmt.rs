@@ -299,6 +299,99 @@ pub fn check_tag(tag: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A run's tag list as every command takes it (`run --tag`, `tune --tag`,
+/// `import`): each tag [`check_tag`]ed, each once. Gives the good tags, once
+/// each in their order, and the first refusal (one line naming the tag).
+pub fn screen_tags(tags: Vec<String>) -> (Vec<String>, Option<String>) {
+    let mut kept: Vec<String> = Vec::with_capacity(tags.len());
+    let mut refused: Option<String> = None;
+    for t in tags {
+        if let Err(e) = check_tag(&t) {
+            refused.get_or_insert(e);
+        } else if kept.contains(&t) {
+            refused.get_or_insert_with(|| {
+                format!(
+                    "--tag '{}' is given twice (each tag once)",
+                    quote_short(&t, 64)
+                )
+            });
+        } else {
+            kept.push(t);
+        }
+    }
+    (kept, refused)
+}
+
+/// The most bytes of a run's host name: Linux's HOST_NAME_MAX, and the
+/// most a `--host-label` may have.
+pub const HOST_MAX_BYTES: usize = 64;
+
+/// Check a run's host name as `run` records it (the machine's host name,
+/// or a `--host-label`, which has a narrower rule on top): 1 to
+/// [`HOST_MAX_BYTES`] bytes of printable text (no control, bidirectional
+/// or invisible character, NUL included), no space at either end. The
+/// error is one line that quotes the name escaped and shortened.
+pub fn check_host(host: &str) -> Result<(), String> {
+    let q = || quote_short(host, 40);
+    if host.trim().is_empty() {
+        return Err(format!("host name '{}' is empty", q()));
+    }
+    if host.len() > HOST_MAX_BYTES {
+        return Err(format!(
+            "host name '{}' ({} bytes) is longer than {HOST_MAX_BYTES} bytes",
+            q(),
+            host.len()
+        ));
+    }
+    if let Some(c) = host
+        .chars()
+        .find(|&c| is_unsafe_on_terminal(c) || is_invisible_in_tag(c))
+    {
+        let shown = match for_terminal(&c.to_string()) {
+            Cow::Owned(e) => e,
+            Cow::Borrowed(_) => format!("\\u{{{:x}}}", c as u32),
+        };
+        return Err(format!(
+            "host name '{}' holds the character {shown} (a host name is printable text)",
+            q()
+        ));
+    }
+    if host.trim() != host {
+        return Err(format!("host name '{}' begins or ends with a space", q()));
+    }
+    Ok(())
+}
+
+/// The machine's own host name made to keep [`check_host`] (Linux takes any
+/// bytes but NUL in one): control, bidirectional and invisible characters
+/// as visible escapes, spaces at either end dropped, cut to
+/// [`HOST_MAX_BYTES`] on a character boundary, `unknown` when nothing is
+/// left. A name that keeps the rule is returned as it is.
+pub fn clean_host(host: &str) -> String {
+    if check_host(host).is_ok() {
+        return host.to_string();
+    }
+    let mut o = String::new();
+    for c in host.trim().chars() {
+        if is_unsafe_on_terminal(c) || is_invisible_in_tag(c) {
+            push_escape(&mut o, c, false);
+        } else {
+            o.push(c);
+        }
+    }
+    let mut end = o.len().min(HOST_MAX_BYTES);
+    while !o.is_char_boundary(end) {
+        end -= 1;
+    }
+    o.truncate(end);
+    let o = o.trim_end().to_string();
+    if o.is_empty() {
+        "unknown".into()
+    } else {
+        o
+    }
+}
+
 /// The clap parser of a `--tag` value: [`check_tag`] at parse time (exit 2,
 /// before anything is measured or stored). Its error is [`check_tag`]'s
 /// message alone: clap's own would echo the raw value, control characters
@@ -541,6 +634,49 @@ mod terminal_tests {
             ("a\u{a0}b", "holds the character \\u{a0}"),
         ] {
             let e = check_tag(bad).unwrap_err();
+            assert!(e.contains(says), "{bad:?}: {e}");
+            assert_eq!(for_terminal(&e), e, "{e}");
+            assert!(e.len() < 200, "{e}");
+        }
+    }
+
+    #[test]
+    fn tag_lists_and_host_names() {
+        let v = |s: &[&str]| s.iter().map(|t| t.to_string()).collect::<Vec<_>>();
+        assert_eq!(screen_tags(v(&["a", "b"])), (v(&["a", "b"]), None));
+        let (kept, e) = screen_tags(v(&["a", "", "a", "b"]));
+        assert_eq!(kept, v(&["a", "b"]));
+        assert!(e.unwrap().contains("may not be empty"));
+        let (_, e) = screen_tags(v(&["a", "a"]));
+        assert!(e.unwrap().contains("given twice"));
+        for ok in [
+            "web-01",
+            "3f2a9c1d0b7e",
+            "ip-10-0-0-1.ec2.internal",
+            "x_y",
+            "Büro",
+        ] {
+            assert_eq!(check_host(ok), Ok(()), "{ok:?}");
+        }
+        assert_eq!(clean_host("web-01"), "web-01");
+        assert_eq!(clean_host(" a\x1b[2Jb\u{202e} "), "a\\x1b[2Jb\\u{202e}");
+        assert_eq!(clean_host("\x07"), "\\x07");
+        assert_eq!(clean_host("  "), "unknown");
+        let cut = clean_host(&"é".repeat(100));
+        assert_eq!(cut, "é".repeat(32));
+        for h in ["a\tb", &"x".repeat(500), "\u{200b}"] {
+            assert_eq!(check_host(&clean_host(h)), Ok(()), "{h:?}");
+        }
+        let long = "h".repeat(100_000);
+        for (bad, says) in [
+            ("", "is empty"),
+            (long.as_str(), "(100000 bytes) is longer than 64 bytes"),
+            ("a\0b", "holds the character \\x00"),
+            ("a\nb", "holds the character \\n"),
+            ("a\u{202e}b", "holds the character \\u{202e}"),
+            (" a", "begins or ends with a space"),
+        ] {
+            let e = check_host(bad).unwrap_err();
             assert!(e.contains(says), "{bad:?}: {e}");
             assert_eq!(for_terminal(&e), e, "{e}");
             assert!(e.len() < 200, "{e}");

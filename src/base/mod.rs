@@ -6,7 +6,8 @@
 //! rank statistics for comparing two sample sets (`mann_whitney`), a small
 //! regular-expression engine (`pattern`), the process's stop request
 //! (`stop`), a command's arguments as bytes (`args`), the terminal's
-//! colour, cursor and width (`term`), the one careful writer of every output (`output`) and what
+//! colour, cursor and width (`term`), the one careful writer of every output (`output`), where
+//! temporary things go (`tempdir`: `$TMPDIR`, then `/tmp`) and what
 //! this binary is (`build`: version, commit, date, target, glibc floor).
 
 pub mod archive;
@@ -24,6 +25,7 @@ pub mod pattern;
 pub mod stats;
 pub mod stop;
 pub mod sysroot;
+pub mod tempdir;
 pub mod term;
 pub mod timer;
 

@@ -14,7 +14,9 @@
 //!   so nothing planted there is followed or reused), written, given the
 //!   target's mode, `fsync`ed, renamed over the target, and the directory
 //!   `fsync`ed; on any failure the temporary file is removed and the target
-//!   is left as it was;
+//!   is left as it was; a SIGINT, SIGTERM or SIGHUP while it exists removes
+//!   it from the signal handler ([`super::stop::remove_on_signal`]), before
+//!   the process ends, and the write stops there;
 //! - anything else is refused: a symbolic link (never written through), a
 //!   device, a socket, a directory, a file of another user (it would change
 //!   owner), a file with other hard links (they would be cut off), a file
@@ -320,6 +322,9 @@ fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut last = None;
     for _ in 0..8 {
         let tmp = dir.join(format!(".{name}.cpuscope-{}", random_suffix()));
+        // Before the file exists: a signal from here on removes it.
+        let doomed = super::stop::remove_on_signal(&tmp)
+            .map_err(|e| anyhow!("cannot write '{shown}': {e:#}"))?;
         let f = OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -345,13 +350,20 @@ fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
             }
             f.write_all(bytes)?;
             f.sync_all()?;
+            if doomed.signalled() {
+                return Err(std::io::Error::from(ErrorKind::Interrupted));
+            }
             std::fs::rename(&tmp, path)
         })();
         drop(f);
         if let Err(e) = res {
             let _ = std::fs::remove_file(&tmp);
+            if doomed.signalled() {
+                bail!("cannot write '{shown}': interrupted by a signal (it is unchanged)");
+            }
             bail!("cannot write '{shown}': {} (it is unchanged)", io_text(&e));
         }
+        drop(doomed);
         sync_dir(path);
         return Ok(());
     }

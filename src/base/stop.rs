@@ -18,10 +18,16 @@
 //! signal, if the process is still there, it says so in one line and raises
 //! a second signal itself (the handlers then write the machine switches
 //! back and exit with status 130, as a second Ctrl-C does).
+//!
+//! A temporary file the careful writer holds ([`remove_on_signal`]) is
+//! removed by the signal handler itself, first, on every stop signal:
+//! before the exit of a second signal.
 
 use anyhow::{Context as _, Result};
+use std::ffi::CString;
 use std::io::{Read as _, Write as _};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -34,6 +40,11 @@ static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 static INSTALLED: Mutex<bool> = Mutex::new(false);
 /// The first stop signal that came (0: none yet).
 static FIRST: AtomicI32 = AtomicI32::new(0);
+
+/// The paths of the files to remove if a signal comes ([`remove_on_signal`]):
+/// each a C string leaked to the handler, or null. Whoever swaps one out
+/// owns it. Four: one per file being written at once.
+static DOOMED: [AtomicPtr<libc::c_char>; 4] = [const { AtomicPtr::new(std::ptr::null_mut()) }; 4];
 
 /// The process-wide stop flag (set by a stop signal once [`install`]ed).
 pub fn flag() -> Arc<AtomicBool> {
@@ -85,13 +96,33 @@ pub fn signal_words(sig: i32) -> &'static str {
     }
 }
 
-/// Make the stop [`signals`] set the flag (a second one exits with 130);
-/// idempotent. Returns the flag.
+/// The handler's first act: unlink the doomed files, if any (`unlink` is
+/// async-signal-safe; the strings are left to the process's end).
+fn unlink_doomed() {
+    DOOMED.iter().for_each(unlink_slot);
+}
+
+fn unlink_slot(slot: &AtomicPtr<libc::c_char>) {
+    let p = slot.swap(std::ptr::null_mut(), Ordering::SeqCst);
+    if !p.is_null() {
+        // SAFETY: p is a NUL-terminated string leaked by remove_on_signal,
+        // and only this swap's winner uses it.
+        unsafe { libc::unlink(p) };
+    }
+}
+
+/// Make the stop [`signals`] set the flag (a second one exits with 130),
+/// each first removing the file [`remove_on_signal`] names; idempotent.
+/// Returns the flag.
 pub fn install() -> Result<Arc<AtomicBool>> {
     let flag = flag();
     let mut done = INSTALLED.lock().unwrap_or_else(|e| e.into_inner());
     if !*done {
+        let why = "cannot install the Ctrl-C handler";
         for &sig in signals() {
+            // Registered first, so it runs before the exit of a second signal.
+            // SAFETY: the action only swaps an atomic and calls unlink(2).
+            unsafe { signal_hook::low_level::register(sig, unlink_doomed) }.context(why)?;
             // SAFETY: the action only does a compare-and-swap on an atomic,
             // which is async-signal-safe.
             unsafe {
@@ -99,11 +130,10 @@ pub fn install() -> Result<Arc<AtomicBool>> {
                     let _ = FIRST.compare_exchange(0, sig, Ordering::Relaxed, Ordering::Relaxed);
                 })
             }
-            .context("cannot install the Ctrl-C handler")?;
+            .context(why)?;
             signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&flag))
-                .context("cannot install the Ctrl-C handler")?;
-            signal_hook::flag::register(sig, Arc::clone(&flag))
-                .context("cannot install the Ctrl-C handler")?;
+                .context(why)?;
+            signal_hook::flag::register(sig, Arc::clone(&flag)).context(why)?;
         }
         install_backstop()?;
         *done = true;
@@ -157,6 +187,59 @@ fn install_backstop() -> Result<()> {
     Ok(())
 }
 
+/// While this lives, a stop signal ([`signals`]) removes its file (the
+/// careful writer's temporary file).
+#[derive(Debug)]
+pub struct RemoveOnSignal {
+    /// The slot of [`DOOMED`] holding `path`; None when all four were taken.
+    slot: Option<(usize, *mut libc::c_char)>,
+}
+
+/// Have the signal handler ([`install`]ed here) remove `path` if a signal
+/// comes before the guard is dropped. [`RemoveOnSignal::signalled`] says
+/// whether one came.
+pub fn remove_on_signal(path: &Path) -> Result<RemoveOnSignal> {
+    install()?;
+    let c = CString::new(path.as_os_str().as_encoded_bytes())
+        .context("a NUL byte in the temporary file's path")?
+        .into_raw();
+    for (i, slot) in DOOMED.iter().enumerate() {
+        let null = std::ptr::null_mut();
+        if slot
+            .compare_exchange(null, c, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            return Ok(RemoveOnSignal { slot: Some((i, c)) });
+        }
+    }
+    // SAFETY: the string leaked above, given to no slot.
+    drop(unsafe { CString::from_raw(c) });
+    Ok(RemoveOnSignal { slot: None })
+}
+
+impl RemoveOnSignal {
+    /// Whether a signal came (and removed the file) since the guard was made.
+    pub fn signalled(&self) -> bool {
+        self.slot
+            .is_some_and(|(i, p)| DOOMED[i].load(Ordering::SeqCst) != p)
+    }
+}
+
+impl Drop for RemoveOnSignal {
+    fn drop(&mut self) {
+        if let Some((i, p)) = self.slot {
+            let null = std::ptr::null_mut();
+            if DOOMED[i]
+                .compare_exchange(p, null, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
+                // SAFETY: the string remove_on_signal leaked, taken back by us.
+                drop(unsafe { CString::from_raw(p) });
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,5 +252,29 @@ mod tests {
         assert_eq!(signal_words(libc::SIGINT), "Ctrl-C");
         assert!(signal_words(libc::SIGHUP).starts_with("SIGHUP"));
         assert_eq!(signal_words(0), "Ctrl-C");
+    }
+
+    #[test]
+    fn guards_hold_their_own_slots() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = (d.path().join("a"), d.path().join("b"));
+        std::fs::write(&a, "a").unwrap();
+        std::fs::write(&b, "b").unwrap();
+        let ga = remove_on_signal(&a).unwrap();
+        let gb = remove_on_signal(&b).unwrap();
+        assert!(!ga.signalled() && !gb.signalled());
+        drop(ga);
+        assert!(
+            !gb.signalled(),
+            "dropping one guard leaves the other's slot"
+        );
+        // What the handler does on a signal (here to these two slots only:
+        // other tests may be writing files): the files go, the guards know.
+        let gc = remove_on_signal(&a).unwrap();
+        for g in [&gb, &gc] {
+            unlink_slot(&DOOMED[g.slot.unwrap().0]);
+        }
+        assert!(gb.signalled() && gc.signalled());
+        assert!(!a.exists() && !b.exists());
     }
 }

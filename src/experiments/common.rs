@@ -7,6 +7,7 @@ use crate::base::CpuSet;
 use crate::experiments::experiment::{ExpCtx, Profile};
 use crate::harness::measure::{measure, Policy, Warmup};
 use crate::kernels::chains::{Chain, CHAIN_LEN};
+use crate::machine::limits::MemoryRoom;
 use crate::machine::MachineInfo;
 use crate::placement::buffer::{Buffer, BufferOptions, PageKind, PageReport, PageRequest};
 use crate::placement::mempolicy::MemPolicy;
@@ -17,6 +18,11 @@ use std::time::Duration;
 pub const KIB: usize = 1 << 10;
 pub const MIB: usize = 1 << 20;
 pub const GIB: usize = 1 << 30;
+
+/// A DRAM figure needs a working set of at least this many times the
+/// last-level cache one CPU sees (below it most loads still hit the
+/// cache); a plan cut below it by memory says "not available" instead.
+pub const DRAM_REACH: usize = 2;
 
 /// The cache levels the memory experiments plan with, innermost first, by
 /// their `info` names (`machine::cache`); latency names its per-level
@@ -196,19 +202,46 @@ pub fn mem_total() -> Option<usize> {
     crate::base::meminfo::live("MemTotal").map(|b| b as usize)
 }
 
+/// The memory this process may take now: the least of `MemAvailable` and
+/// what is left under its cgroup's memory limit (`memory.max`,
+/// `memory.high`, v1 `memory.limit_in_bytes`, on its cgroup or an
+/// ancestor), read live. The one question every plan that sizes a buffer
+/// asks (through [`auto_cap`], [`fit_or_reason`] and [`check_fits`]).
+pub fn memory_room() -> MemoryRoom {
+    match crate::base::Sysroot::new("/") {
+        Ok(sys) => MemoryRoom::read(&sys),
+        Err(_) => MemoryRoom {
+            available: mem_available().map(|b| b as u64),
+            cgroup: None,
+        },
+    }
+}
+
+/// Largest footprint a user-chosen size may take in `room`: three quarters
+/// of it (a quarter left to everything else).
+pub fn explicit_cap(room: &MemoryRoom) -> Option<usize> {
+    room.bytes().map(|b| (b / 4 * 3) as usize)
+}
+
+/// Largest footprint the profile's automatic plans may take in `room`:
+/// half of it (2 GiB when nothing is known).
+pub fn auto_cap_of(room: &MemoryRoom) -> usize {
+    room.bytes().map(|b| (b / 2) as usize).unwrap_or(2 * GIB)
+}
+
 /// Refuse a footprint larger than the memory this process can get.
 pub fn check_fits(what: &str, bytes: usize) -> Result<()> {
     if bytes == 0 {
         bail!("{what}: size 0 is not a size");
     }
-    if let Some(avail) = mem_available() {
-        // Leave a quarter of what is free to everything else.
-        if bytes > avail / 4 * 3 {
+    let room = memory_room();
+    if let Some(max) = explicit_cap(&room) {
+        if bytes > max {
             bail!(
-                "{what}: {} does not fit in memory ({} available; at most {} may be used)",
+                "{what}: {} does not fit in memory ({}; at most {} may be used)",
                 fmt_size(bytes),
-                fmt_size(avail),
-                fmt_size(avail / 4 * 3)
+                room.words(),
+                fmt_size(max)
             );
         }
     }
@@ -226,10 +259,35 @@ pub fn size_option(opt: &str, s: &str, arrays: usize, min: usize) -> Result<usiz
     Ok(b)
 }
 
-/// Largest footprint the profile's automatic plans may take (they shrink
-/// to fit instead of failing, and say so).
+/// Largest footprint the profile's automatic plans may take now (they
+/// shrink to fit instead of failing, and say so): [`auto_cap_of`] the
+/// [`memory_room`].
 pub fn auto_cap() -> usize {
-    mem_available().map(|a| a / 2).unwrap_or(2 * GIB)
+    auto_cap_of(&memory_room())
+}
+
+/// A footprint of `bytes` that a figure needs (`what`: "the DRAM point
+/// needs"): Ok when it fits the automatic plans' share of `room`, else the
+/// reason to give as the figure's "not available".
+pub fn fit_or_reason(room: &MemoryRoom, what: &str, bytes: usize) -> Result<(), String> {
+    let cap = auto_cap_of(room);
+    if bytes <= cap {
+        Ok(())
+    } else {
+        Err(room.refusal(what, bytes as u64, cap as u64))
+    }
+}
+
+/// The note of a plan whose footprint was cut from `wanted` to `cap` by
+/// `room`: "largest working set capped at 90 MiB by the cgroup's 256 MiB
+/// memory limit (180 MiB left) (wanted 1.2 GiB)".
+pub fn capped_note(what: &str, cap: usize, wanted: usize, room: &MemoryRoom) -> String {
+    format!(
+        "{what} capped at {} by {}, half of it for the buffers (wanted {})",
+        fmt_size(cap),
+        room.words(),
+        fmt_size(wanted)
+    )
 }
 
 /// Check a CPU list against the run's CPUs; one-line error naming the strays.
@@ -631,4 +689,50 @@ pub fn with_counters<R>(
         ));
     }
     (r, Some(crate::harness::counted::to_value(&[c])), note)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::limits::CgroupRoom;
+
+    /// A 256 MiB cgroup with 250 MiB left on a host with 20 GiB available.
+    fn cgroup_room() -> MemoryRoom {
+        MemoryRoom {
+            available: Some(20 * GIB as u64),
+            cgroup: Some(CgroupRoom {
+                limit: 256 * MIB as u64,
+                left: 250 * MIB as u64,
+                name: "memory limit",
+            }),
+        }
+    }
+
+    #[test]
+    fn plans_take_half_of_the_room_and_say_why_not() {
+        let room = cgroup_room();
+        assert_eq!(auto_cap_of(&room), 125 * MIB);
+        assert_eq!(explicit_cap(&room), Some(187 * MIB + 512 * KIB));
+        assert_eq!(
+            fit_or_reason(&room, "the DRAM point needs", 100 * MIB),
+            Ok(())
+        );
+        let why = fit_or_reason(&room, "the DRAM point needs", 384 * MIB).unwrap_err();
+        assert_eq!(
+            why,
+            "the 384 MiB the DRAM point needs does not fit the cgroup's 256 MiB memory limit (250 MiB left): at most 125 MiB may be used, leaving headroom"
+        );
+        let note = capped_note("arrays", 125 * MIB, 3 * GIB, &room);
+        assert_eq!(
+            note,
+            "arrays capped at 125 MiB by the cgroup's 256 MiB memory limit (250 MiB left), half of it for the buffers (wanted 3 GiB)"
+        );
+        // The host alone: half of MemAvailable, as before.
+        let host = MemoryRoom {
+            available: Some(8 * GIB as u64),
+            cgroup: None,
+        };
+        assert_eq!(auto_cap_of(&host), 4 * GIB);
+        assert_eq!(auto_cap_of(&MemoryRoom::default()), 2 * GIB);
+    }
 }

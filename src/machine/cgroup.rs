@@ -95,6 +95,36 @@ pub(super) fn self_cgroup_paths(sys: &Sysroot) -> (Option<String>, Option<String
     (v1, v2)
 }
 
+/// One line of `/proc/self/cgroup`: hierarchy id, controllers, path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SelfCgroup {
+    pub id: String,
+    pub controllers: Vec<String>,
+    pub path: String,
+}
+
+/// The lines of `/proc/self/cgroup` under `sys`.
+pub fn self_cgroups(sys: &Sysroot) -> Vec<SelfCgroup> {
+    let Some(text) = sys.read_raw("/proc/self/cgroup") else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter_map(|l| {
+            let mut p = l.splitn(3, ':');
+            let (id, ctrls, path) = (p.next()?, p.next()?, p.next()?);
+            Some(SelfCgroup {
+                id: id.to_string(),
+                controllers: ctrls
+                    .split(',')
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_string)
+                    .collect(),
+                path: path.to_string(),
+            })
+        })
+        .collect()
+}
+
 pub(super) fn join_cg(mountpoint: &str, path: &str) -> String {
     let mp = mountpoint.trim_end_matches('/');
     let p = path.trim_start_matches('/');

@@ -81,6 +81,11 @@ pub const PATTERNS: &[&str] = &[
     "/proc/self/status",
     "/proc/self/cgroup",
     "/proc/self/cpuset",
+    // container signs (container.rs; not /proc/1/environ: another
+    // process's environment may hold secrets)
+    "/.dockerenv",
+    "/run/.containerenv",
+    "/run/systemd/container",
     // kernel knobs (knobs.rs, numa_memory.rs, identity.rs, isa.rs)
     "/proc/sys/kernel/hostname",
     "/proc/sys/kernel/osrelease",
@@ -252,7 +257,8 @@ pub fn record_capped(sys: &Sysroot, max_entries: usize, max_bytes: u64) -> Resul
 /// The cgroup directories and cpuset files `cgroup.rs` may read for this
 /// process: for each cpuset hierarchy in `/proc/mounts` (v1 `cpuset`, the
 /// old cpuset filesystem, v2), the process's cgroup and each ancestor up to
-/// the hierarchy's root.
+/// the hierarchy's root; then the limit files `limits.rs` reads
+/// (`limits::record_paths`).
 pub fn cgroup_paths(sys: &Sysroot) -> Vec<String> {
     let Some(text) = sys.read_raw("/proc/mounts") else {
         return Vec::new();
@@ -291,6 +297,12 @@ pub fn cgroup_paths(sys: &Sysroot) -> Vec<String> {
                 }
                 cur = cgroup::parent(&cur);
             }
+        }
+    }
+    // The memory, cpu and cpuacct hierarchies' files (limits.rs).
+    for p in super::limits::record_paths(sys) {
+        if !out.contains(&p) {
+            out.push(p);
         }
     }
     out

@@ -4,6 +4,7 @@
 pub mod activity;
 pub mod cache;
 pub mod cgroup;
+pub mod container;
 pub mod devices;
 pub mod dimm;
 pub mod freq;
@@ -11,6 +12,7 @@ pub mod gather;
 pub mod identity;
 pub mod isa;
 pub mod knobs;
+pub mod limits;
 pub mod numa;
 pub mod numa_memory;
 pub mod process;
@@ -66,6 +68,11 @@ pub struct MachineInfo {
     pub memory_devices: dimm::MemoryDevices,
     /// The cores as cpuscope's knowledge base knows them (data/uarch/).
     pub uarch: uarch::Recognition,
+    /// Whether this process runs in a container, and the signs seen.
+    pub container: container::Container,
+    /// The limits of this process's cgroup besides the cpuset (in
+    /// `cpus.cgroup`): memory and what is left under it, CPU quota.
+    pub limits: limits::Limits,
 }
 
 impl MachineInfo {
@@ -163,6 +170,8 @@ pub fn discover(sys: &Sysroot) -> Result<MachineInfo> {
         devices: devices::read(sys),
         memory_devices: dimm::read(sys),
         uarch,
+        container: container::read(sys),
+        limits: limits::read(sys),
         read_notes: sys.notes(),
     })
 }

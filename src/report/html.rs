@@ -54,6 +54,18 @@ fn machine_summary(m: &crate::machine::MachineInfo) -> Vec<(String, String)> {
     if let Some(v) = &id.kernel_release {
         rows.push(("Kernel".into(), v.clone()));
     }
+    // In a container or a limited cgroup: what `info` says of it.
+    rows.extend(
+        crate::report::info_limits::rows(m)
+            .into_iter()
+            // Which file holds the cgroup's CPU time is for `info`.
+            .filter(|(k, _)| k != "cgroup CPU time")
+            .map(|(k, v)| {
+                let mut c = k.chars();
+                let first = c.next().map(|f| f.to_uppercase().to_string());
+                (first.unwrap_or_default() + c.as_str(), v)
+            }),
+    );
     rows
 }
 

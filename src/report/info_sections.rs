@@ -14,7 +14,7 @@ const W: usize = 16;
 const WIDTH: usize = 100;
 
 /// `  key:          value`, the value wrapped under its column.
-fn kv(out: &mut String, k: &str, v: impl std::fmt::Display) {
+pub(super) fn kv(out: &mut String, k: &str, v: impl std::fmt::Display) {
     let v = v.to_string();
     for (i, line) in wrap(&for_terminal(&v), WIDTH - 2 - W).iter().enumerate() {
         let key = if i == 0 { for_terminal(k) } else { "".into() };

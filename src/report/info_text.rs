@@ -34,6 +34,7 @@ pub fn render(info: &MachineInfo) -> String {
         info_sections::identity(info),
         summary(info),
         cpu_lists(info),
+        super::info_limits::section(info),
         topology(info),
         caches(info),
         numa(info),
@@ -698,18 +699,31 @@ fn cache_notes(out: &mut String, info: &MachineInfo) {
     for n in &info.caches_documented_notes {
         let _ = writeln!(out, "  note: {n}");
     }
-    let mut odd: BTreeMap<(String, String), usize> = BTreeMap::new();
+    // One line per note, naming every cache that has it and in how many
+    // instances (×N, as in the table), in the table's order.
+    let mut odd: Vec<(String, Vec<(String, usize)>)> = Vec::new();
     for c in &info.caches {
         for n in &c.notes {
-            *odd.entry((c.name(), n.clone())).or_default() += 1;
+            let at = match odd.iter().position(|(note, _)| note == n) {
+                Some(i) => i,
+                None => {
+                    odd.push((n.clone(), Vec::new()));
+                    odd.len() - 1
+                }
+            };
+            let names = &mut odd[at].1;
+            match names.iter_mut().find(|(name, _)| *name == c.name()) {
+                Some((_, count)) => *count += 1,
+                None => names.push((c.name(), 1)),
+            }
         }
     }
-    for ((name, note), count) in odd {
-        let _ = writeln!(
-            out,
-            "  note: {name} ({}): {note}",
-            plural(count, "instance")
-        );
+    for (note, names) in odd {
+        let names: Vec<String> = names
+            .iter()
+            .map(|(name, count)| format!("{name} ×{count}"))
+            .collect();
+        let _ = writeln!(out, "  note: {note} ({})", names.join(", "));
     }
 }
 

@@ -4,6 +4,7 @@ pub mod advice;
 pub mod compare;
 pub mod fleet;
 pub mod html;
+pub mod info_limits;
 pub mod info_sections;
 pub mod info_text;
 pub mod numa_maps;

@@ -227,6 +227,8 @@ fn results(run: &Run) -> String {
                 };
                 let flag = if r.is_suspect() {
                     "SUSPECT"
+                } else if r.is_disturbed() {
+                    "DISTURBED"
                 } else if r.is_noisy() {
                     "NOISY"
                 } else {

@@ -105,7 +105,7 @@ fn find(run: &Run, id: MetricId, f: impl Fn(&ResultRecord) -> bool) -> Option<&R
 fn noisy_mark(r: &ResultRecord) -> &'static str {
     if r.is_suspect() {
         " ?"
-    } else if r.is_noisy() {
+    } else if r.is_noisy() || r.is_disturbed() {
         " !"
     } else {
         ""
@@ -182,6 +182,12 @@ fn machine_line(run: &Run) -> Line {
             }
         ));
     }
+    // In a container or a limited cgroup: said on the Machine line.
+    let confined =
+        run.environment.confinement.clone().or_else(|| {
+            crate::machine::container::confinement_line(&m.container, &m.cpus, &m.limits)
+        });
+    parts.extend(confined);
     line("Machine", parts.join(" · "))
 }
 
@@ -923,6 +929,22 @@ fn busy_line(run: &Run) -> Option<Line> {
     })
 }
 
+/// The end of the Noise line: how many figures are implausible (`suspect`)
+/// and how many the cgroup's CPU quota throttled while they were measured.
+fn flag_counts(run: &Run, suspect: usize) -> String {
+    let mut s = String::new();
+    if suspect > 0 {
+        s.push_str(&format!("; {suspect} implausible (marked ?)"));
+    }
+    let disturbed = run.results.iter().filter(|r| r.is_disturbed()).count();
+    if disturbed > 0 {
+        s.push_str(&format!(
+            "; {disturbed} disturbed while measured, the CPU quota throttling them (marked !)"
+        ));
+    }
+    s
+}
+
 fn assemble(run: &Run, html: Option<&str>, nf: usize, nu: usize) -> Vec<Line> {
     let measured = run.results.iter().filter(|r| r.value.is_some()).count();
     let noisy = run.results.iter().filter(|r| r.is_noisy()).count();
@@ -968,11 +990,7 @@ fn assemble(run: &Run, html: Option<&str>, nf: usize, nu: usize) -> Vec<Line> {
                 (true, None) => " (marked ! above and in show --all)".to_string(),
                 _ => String::new(),
             },
-            if suspect > 0 {
-                format!("; {suspect} implausible (marked ?)")
-            } else {
-                String::new()
-            }
+            flag_counts(run, suspect)
         ),
     ));
     let unavailable = grouped_unavailable(run);

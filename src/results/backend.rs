@@ -3,17 +3,20 @@
 //! run stored last), how a run is read back (a damaged row is named, and
 //! left out of listings with a warning) and when it may be deleted. A
 //! backend (sqlite.rs, postgres.rs) gives a connection, its transactions and
-//! its locking, and maps its driver's cells to [`Value`]s ([`Backend`],
+//! its locking, the writer lock a run's writer holds while it writes (and
+//! its test: src/results/liveness.rs), whether the store is still where its
+//! name points, and maps its driver's cells to [`Value`]s ([`Backend`],
 //! [`Sql`]); every type that is a `Backend` is a [`Store`].
 //!
 //! The SQL here is what both databases accept, with parameters written
 //! `?1`, `?2`… (the PostgreSQL backend turns them into `$1`, `$2`…).
 
-use super::codec::{self, Cells, Damage, RawRun, Value, RUN_COLUMNS};
+use super::codec::{self, Cells, Damage, RawRun, Value, WriterSeen, RUN_COLUMNS};
+use super::liveness::Held;
 use super::schema::{
     validate_record, validate_run, validate_run_header, Environment, ResultRecord, Run, RunStatus,
 };
-use super::store::{warn, RunSummary, Store, Writer};
+use super::store::{warn, RunSummary, Store, Writer, WriterState};
 use anyhow::{anyhow, bail, Context as _, Result};
 
 /// Statements on one connection, or inside one transaction. Errors are one
@@ -35,6 +38,11 @@ pub trait Sql {
     /// the transaction ends: "" outside a transaction, and where the
     /// transaction already holds a lock that covers it.
     fn row_lock(&self) -> &'static str;
+
+    /// Whether a live process holds the writer lock of run `id`, of the
+    /// kind its row names (`liveness::SQLITE_LOCK`, `PG_LOCK`): tested
+    /// without taking it, whatever host or namespace the writer is in.
+    fn writer_lock(&mut self, kind: &str, id: &str) -> Held;
 }
 
 /// A database that keeps runs: the part that differs between SQLite and
@@ -49,6 +57,53 @@ pub trait Backend: Send {
 
     /// Run `f`'s statements as reads, each on its own.
     fn read<T>(&self, f: impl FnOnce(&mut dyn Sql) -> Result<T>) -> Result<T>;
+
+    /// Take the writer lock of run `id`, which this process then holds
+    /// until [`Backend::unlock_writer`] or its end, however it ends (the
+    /// kernel or the server drops it). Ok: the kind of lock, stored with
+    /// the run for readers to test; Err: why none could be taken.
+    fn lock_writer(&mut self, id: &str) -> std::result::Result<&'static str, String>;
+
+    /// Let go of run `id`'s writer lock (the run is finished).
+    fn unlock_writer(&mut self, id: &str);
+
+    /// An error when the store this process opened is no longer the one
+    /// its name points to (a SQLite file deleted, renamed or replaced):
+    /// what was written is then not where anyone will look for it.
+    /// Checked after every write.
+    fn still_there(&mut self) -> Result<()>;
+}
+
+/// `done`, the outcome of a write, unless the store moved meanwhile: then
+/// that is the error, whatever the write said (it explains a failed write,
+/// and a write that succeeded went where nobody will look).
+fn checked<B: Backend, T>(b: &mut B, done: Result<T>) -> Result<T> {
+    b.still_there()?;
+    done
+}
+
+/// How the writer of the run in `raw` is found (None: a finished run).
+fn writer_seen(sql: &mut dyn Sql, raw: &RawRun) -> Option<WriterSeen> {
+    raw.writer_seen(|kind, id| sql.writer_lock(kind, id))
+}
+
+/// The row `raw` as read (outside a write transaction) and how its writer
+/// is found. A writer commits its run's final status before it lets go of
+/// the lock, so a `running` row whose lock was found free may have been
+/// finished between the read and the test: it is read again then, and
+/// only a row still `running` is its gone writer's.
+fn settled(sql: &mut dyn Sql, raw: RawRun) -> (RawRun, Option<WriterSeen>) {
+    let seen = writer_seen(sql, &raw);
+    if seen.as_ref().map(|s| s.state) != Some(WriterState::Gone) {
+        return (raw, seen);
+    }
+    match load_run(sql, &raw.id) {
+        Ok(again) => {
+            let seen = writer_seen(sql, &again);
+            (again, seen)
+        }
+        Err(_) => (raw, seen),
+    }
 }
 
 /// True when the query answers at least one row.
@@ -150,13 +205,14 @@ fn resolve(sql: &mut dyn Sql, which: &str) -> Result<String> {
 }
 
 /// Insert `run` (header and results) with the status, finish time and
-/// writer given; refuses an id already stored.
+/// writer given (with the kind of writer lock it holds); refuses an id
+/// already stored.
 fn insert_run(
     sql: &mut dyn Sql,
     run: &Run,
     status: RunStatus,
     finished_at: Option<&str>,
-    writer: Option<&Writer>,
+    writer: Option<(&Writer, Option<&str>)>,
 ) -> Result<()> {
     if any(
         sql,
@@ -211,12 +267,29 @@ impl<B: Backend> Store for B {
             validate_record(r)?;
         }
         let writer = Writer::current();
-        self.write(|sql| insert_run(sql, run, RunStatus::Running, None, Some(&writer)))
+        // The lock first: a reader that sees the row sees the lock held.
+        let lock = match self.lock_writer(&run.id) {
+            Ok(kind) => Some(kind),
+            Err(why) => {
+                warn(&format!(
+                    "run {}: no writer lock ({why}); a reader on another host or in another \
+                     namespace cannot tell whether this run is still being written",
+                    run.id
+                ));
+                None
+            }
+        };
+        let stored =
+            self.write(|sql| insert_run(sql, run, RunStatus::Running, None, Some((&writer, lock))));
+        if stored.is_err() && lock.is_some() {
+            self.unlock_writer(&run.id);
+        }
+        checked(self, stored)
     }
 
     fn add_result(&mut self, run_id: &str, rec: &ResultRecord) -> Result<()> {
         validate_record(rec).with_context(|| format!("run {run_id}"))?;
-        self.write(|sql| {
+        let done = self.write(|sql| {
             match run_status(sql, run_id)?.as_deref() {
                 None => bail!("no run '{run_id}' in store '{}'", sql.shown()),
                 Some("running") => {}
@@ -225,7 +298,8 @@ impl<B: Backend> Store for B {
                 }
             }
             insert_result(sql, run_id, rec)
-        })
+        });
+        checked(self, done)
     }
 
     fn finish_run(
@@ -248,7 +322,7 @@ impl<B: Backend> Store for B {
             codec::check_time(run_id, "environment load time", &l.at)?;
         }
         let env = codec::to_json(environment)?;
-        self.write(|sql| {
+        let done = self.write(|sql| {
             match run_status(sql, run_id)?.as_deref() {
                 None => bail!("no run '{run_id}' in store '{}'", sql.shown()),
                 Some("running") => {}
@@ -264,7 +338,11 @@ impl<B: Backend> Store for B {
                 ],
             )?;
             Ok(())
-        })
+        });
+        if done.is_ok() {
+            self.unlock_writer(run_id);
+        }
+        checked(self, done)
     }
 
     fn put_runs(&mut self, runs: &[Run]) -> Result<()> {
@@ -281,12 +359,13 @@ impl<B: Backend> Store for B {
                 bail!("run {} is given twice", run.id);
             }
         }
-        self.write(|sql| {
+        let done = self.write(|sql| {
             for run in runs {
                 insert_run(sql, run, run.status, run.finished_at.as_deref(), None)?;
             }
             Ok(())
-        })
+        });
+        checked(self, done)
     }
 
     fn list_runs(&self) -> Result<Vec<RunSummary>> {
@@ -297,7 +376,8 @@ impl<B: Backend> Store for B {
                  FROM runs ORDER BY started_at, id"
             );
             let rows = sql.query(&q, &[])?;
-            let shown = sql.shown();
+            let shown = sql.shown().to_string();
+            let shown = shown.as_str();
             let mut out = Vec::with_capacity(rows.len());
             // A damaged row is left out with a warning: the other runs list.
             for row in rows {
@@ -306,7 +386,8 @@ impl<B: Backend> Store for B {
                 let id = raw.id.clone();
                 let cpu_model = c.opt_text().unwrap_or(None);
                 let n = c.int()?;
-                match raw.summary(cpu_model, n) {
+                let (raw, seen) = settled(sql, raw);
+                match raw.summary(cpu_model, n, seen.as_ref()) {
                     Ok(s) => out.push(s),
                     Err(d) => warn(&d.warning(shown, &id)),
                 }
@@ -322,24 +403,48 @@ impl<B: Backend> Store for B {
     fn get_run(&self, which: &str) -> Result<Run> {
         self.read(|sql| {
             let id = resolve(sql, which)?;
-            let mut run = load_run(sql, &id)?.into_run(sql.shown())?;
+            let raw = load_run(sql, &id)?;
+            let (raw, seen) = settled(sql, raw);
+            let mut run = raw.into_run(sql.shown(), seen.as_ref())?;
             run.results = load_results(sql, &id)?;
             Ok(run)
         })
     }
 
-    fn delete_run(&mut self, which: &str) -> Result<String> {
+    fn delete_run_with(&mut self, which: &str, force: bool) -> Result<String> {
         let id = self.resolve(which)?;
-        self.write(|sql| {
-            if let Some(Ok(w)) = load_run(sql, &id)?.running_writer() {
-                bail!(
-                    "run {id} is still being written by process {}; wait for it or stop it first",
-                    w.pid
-                );
+        let done = self.write(|sql| {
+            let raw = load_run(sql, &id)?;
+            if let Some(seen) = writer_seen(sql, &raw) {
+                check_deletable(&id, &seen, force)?;
             }
             sql.execute("DELETE FROM runs WHERE id = ?1", &[Value::text(&id)])?;
             Ok(())
-        })?;
+        });
+        checked(self, done)?;
         Ok(id)
+    }
+}
+
+/// Whether run `id`, stored as `running` with its writer found as `seen`,
+/// may be deleted: not while its writer writes; with `force` only, when the
+/// writer cannot be checked from here.
+fn check_deletable(id: &str, seen: &WriterSeen, force: bool) -> Result<()> {
+    let who = match &seen.writer {
+        Some(w) => w.who(),
+        None => "writer not recorded".into(),
+    };
+    match seen.state {
+        WriterState::Gone => Ok(()),
+        WriterState::Writing => bail!(
+            "run {id} is still being written ({who}: {}); wait for it or stop it first",
+            seen.why
+        ),
+        WriterState::Unknown if force => Ok(()),
+        WriterState::Unknown => bail!(
+            "run {id} may still be being written ({who}: {}); if that process has ended, \
+             `cpuscope delete --force {id}` removes the run",
+            seen.why
+        ),
     }
 }

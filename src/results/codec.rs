@@ -1,12 +1,14 @@
 //! The row codec, for both backends: the `runs` and `results` columns ↔
 //! `Run`, `ResultRecord` and `Environment` (tags, machine, environment,
 //! options and each result are JSON text), the parameter lists of the two
-//! INSERTs, and the writer-gone rule applied to a stored row.
+//! INSERTs, and the writer-gone rule applied to a stored row (the writer
+//! lock its row names, tested by the backend; else the process rule).
 //!
 //! A backend only maps its driver's cells to [`Value`]s and back.
 
+use super::liveness::Held;
 use super::schema::{cpu_model_of, ResultRecord, Run, RunStatus};
-use super::store::{RunSummary, Writer};
+use super::store::{RunSummary, Seen, Writer, WriterState};
 use anyhow::{anyhow, bail, Context as _, Result};
 
 /// One cell, to bind or as read. A NULL keeps a type so that PostgreSQL can
@@ -117,10 +119,11 @@ impl<'a> Cells<'a> {
 
 /// The `runs` columns read into a [`RawRun`], in its order.
 pub const RUN_COLUMNS: &str = "id, schema, tool_version, started_at, finished_at, status, host, \
-     profile, tags, machine, environment, options, writer_pid, writer_start, writer_boot, writer_host";
+     profile, tags, machine, environment, options, writer_pid, writer_start, writer_boot, writer_host, \
+     writer_lock";
 
 /// The names of [`RUN_COLUMNS`], in order.
-const RUN_COLUMN_NAMES: [&str; 16] = [
+const RUN_COLUMN_NAMES: [&str; 17] = [
     "id",
     "schema",
     "tool_version",
@@ -137,6 +140,7 @@ const RUN_COLUMN_NAMES: [&str; 16] = [
     "writer_start",
     "writer_boot",
     "writer_host",
+    "writer_lock",
 ];
 
 /// What is wrong with one stored run, e.g. `tags: not JSON`.
@@ -248,18 +252,47 @@ impl RawRun {
         })
     }
 
-    /// The writer-gone rule. For a run left `running`: Ok(writer) when its
-    /// writer is still alive (the run is live), Err(writer) when the writer
-    /// is gone or unknown (the run was interrupted: it reads as `partial`).
-    /// None for a finished run.
-    pub(crate) fn running_writer(&self) -> Option<std::result::Result<Writer, Option<Writer>>> {
+    /// The writer-gone rule, for a run left `running` (None for a finished
+    /// one): the writer lock its row names, tested by `test` (the lock's
+    /// kind, the run id), decides; a row without one (stored by an older
+    /// cpuscope, or where no lock could be taken), or a lock that cannot be
+    /// tested here, falls back on the process rule ([`Writer::seen`]). A row
+    /// without writer either is gone.
+    pub(crate) fn writer_seen(&self, test: impl FnOnce(&str, &str) -> Held) -> Option<WriterSeen> {
         if self.lenient_text("status").as_deref() != Some(RunStatus::Running.as_str()) {
             return None;
         }
-        Some(match self.writer() {
-            Some(w) if w.is_alive() => Ok(w),
-            w => Err(w),
-        })
+        let writer = self.writer();
+        let untested = match self.lenient_text("writer_lock") {
+            Some(kind) => match test(&kind, &self.id) {
+                Held::Yes => {
+                    return Some(WriterSeen::new(
+                        WriterState::Writing,
+                        writer,
+                        "it holds the run's writer lock",
+                    ))
+                }
+                Held::No => {
+                    return Some(WriterSeen::new(
+                        WriterState::Gone,
+                        writer,
+                        "its writer lock is free",
+                    ))
+                }
+                Held::Unknown(why) => format!("its writer lock cannot be tested here ({why})"),
+            },
+            None => "it holds no writer lock (stored by an older cpuscope)".to_string(),
+        };
+        let (state, why) = match writer.as_ref().map(Writer::seen) {
+            None => (WriterState::Gone, format!("{untested}, and no process is recorded")),
+            Some(Seen::Alive) => (WriterState::Writing, format!("{untested}; its process is alive")),
+            Some(Seen::Gone) => (WriterState::Gone, format!("{untested}; its process ended")),
+            Some(Seen::CannotTell) => (
+                WriterState::Unknown,
+                format!("{untested}, and it ran under another host name, whose processes cannot be seen from here"),
+            ),
+        };
+        Some(WriterSeen { state, writer, why })
     }
 
     /// The stored run without results, every cell checked, as stored (the
@@ -296,33 +329,30 @@ impl RawRun {
     }
 
     /// The stored run, without results, as it reads now: a run whose writer
-    /// is gone comes back `partial` with a note saying so. A damaged row is
-    /// an error that says what is wrong.
-    pub(crate) fn into_run(self, shown: &str) -> Result<Run> {
+    /// is gone (`seen`, from [`RawRun::writer_seen`]) comes back `partial`
+    /// with a note saying so. A damaged row is an error that says what is
+    /// wrong.
+    pub(crate) fn into_run(self, shown: &str, seen: Option<&WriterSeen>) -> Result<Run> {
         let mut run = self.decode(true).map_err(|d| d.error(shown, &self.id))?;
-        if let Some(Err(writer)) = self.running_writer() {
+        if let Some(seen) = seen.filter(|s| s.state == WriterState::Gone) {
             run.status = RunStatus::Partial;
-            let who = match writer {
-                Some(w) => format!("the writing process (pid {})", w.pid),
-                None => "the writing process".to_string(),
-            };
-            run.environment
-                .notes
-                .push(format!("interrupted: {who} ended before the run finished"));
+            run.environment.notes.push(seen.note());
         }
         Ok(run)
     }
 
     /// The `runs` listing line: a `running` run whose writer is gone is
-    /// shown as partial (interrupted). A row with any damaged cell is
-    /// refused (the caller skips it), so that every run listed can be read.
+    /// shown as partial (abandoned). A row with any damaged cell is refused
+    /// (the caller skips it), so that every run listed can be read.
     pub(crate) fn summary(
         self,
         cpu_model: Option<String>,
         n: i64,
+        seen: Option<&WriterSeen>,
     ) -> std::result::Result<RunSummary, Damage> {
         let run = self.decode(false)?;
-        let interrupted = matches!(self.running_writer(), Some(Err(_)));
+        let writer = seen.map(|s| s.state);
+        let interrupted = writer == Some(WriterState::Gone);
         Ok(RunSummary {
             id: run.id,
             started_at: run.started_at,
@@ -333,12 +363,50 @@ impl RawRun {
                 run.status
             },
             interrupted,
+            writer,
             host: run.host,
             cpu_model,
             profile: run.profile,
             tags: run.tags,
             results: usize::try_from(n).unwrap_or(0),
         })
+    }
+}
+
+/// How the writer of a run left `running` is found, who it was and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct WriterSeen {
+    pub(crate) state: WriterState,
+    pub(crate) writer: Option<Writer>,
+    /// Why, after "its writer …": "its writer lock is free".
+    pub(crate) why: String,
+}
+
+impl WriterSeen {
+    fn new(state: WriterState, writer: Option<Writer>, why: &str) -> WriterSeen {
+        WriterSeen {
+            state,
+            writer,
+            why: why.to_string(),
+        }
+    }
+
+    /// "the writing process (pid N on host 'H')", or without what is unknown.
+    pub(crate) fn who(&self) -> String {
+        match &self.writer {
+            Some(w) => format!("the writing process ({})", w.who()),
+            None => "the writing process".to_string(),
+        }
+    }
+
+    /// The note a gone writer's run is read with.
+    fn note(&self) -> String {
+        format!(
+            "interrupted: {} ended before the run finished; the run is abandoned, \
+             kept as partial ({})",
+            self.who(),
+            self.why
+        )
     }
 }
 
@@ -362,20 +430,23 @@ pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
 pub const INSERT_RUN: &str =
     "INSERT INTO runs (id, schema, tool_version, started_at, finished_at, \
      status, host, cpu_model, profile, tags, machine, environment, options, writer_pid, \
-     writer_start, writer_boot, writer_host, stored_seq) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)";
+     writer_start, writer_boot, writer_host, stored_seq, writer_lock) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)";
 
 /// The parameters of [`INSERT_RUN`]: `run`'s header with `status` and
-/// `finished_at` as given, the writer (None for an imported run) and the
-/// run's place in the order runs were stored (`stored_seq`: 1 + the
-/// highest stored so far, which makes `latest` the run stored last).
+/// `finished_at` as given, the writer (None for an imported run) with the
+/// kind of writer lock it holds (`liveness::SQLITE_LOCK`, `PG_LOCK`; None:
+/// none) and the run's place in the order runs were stored (`stored_seq`:
+/// 1 + the highest stored so far, which makes `latest` the run stored last).
 pub(crate) fn run_params(
     run: &Run,
     status: RunStatus,
     finished_at: Option<&str>,
-    writer: Option<&Writer>,
+    writer: Option<(&Writer, Option<&str>)>,
     stored_seq: i64,
 ) -> Result<Vec<Value>> {
+    let lock = writer.and_then(|(_, l)| l).map(str::to_string);
+    let writer = writer.map(|(w, _)| w);
     Ok(vec![
         Value::text(&run.id),
         Value::text(&run.schema),
@@ -399,6 +470,7 @@ pub(crate) fn run_params(
         Value::Text(writer.and_then(|w| w.boot_id.clone())),
         Value::Text(writer.and_then(|w| w.hostname.clone())),
         Value::Int(Some(stored_seq)),
+        Value::Text(lock),
     ])
 }
 
@@ -475,7 +547,9 @@ mod tests {
             serde_json::json!({}),
             vec![],
         );
-        let p = run_params(&run, RunStatus::Running, None, Some(&Writer::current()), 1).unwrap();
+        let me = Writer::current();
+        let p = run_params(&run, RunStatus::Running, None, Some((&me, Some("ofd"))), 1).unwrap();
+        assert_eq!(p.last(), Some(&Value::text("ofd")));
         assert_eq!(p.len(), INSERT_RUN.matches('?').count());
         assert_eq!(
             p.len(),
@@ -493,6 +567,15 @@ mod tests {
     }
 
     fn raw(status: &str, pid: Option<i64>) -> RawRun {
+        raw_with(status, pid, None, Writer::current().hostname)
+    }
+
+    fn raw_with(
+        status: &str,
+        pid: Option<i64>,
+        lock: Option<&str>,
+        host: Option<String>,
+    ) -> RawRun {
         let me = Writer::current();
         let t = |s: &str| Value::text(s);
         RawRun::from_cells(vec![
@@ -511,30 +594,107 @@ mod tests {
             Value::Int(pid),
             Value::Int(me.start_ticks.map(|t| t as i64)),
             Value::Text(me.boot_id.clone()),
-            Value::Text(me.hostname.clone()),
+            Value::Text(host),
+            Value::Text(lock.map(str::to_string)),
         ])
+    }
+
+    /// No lock in the row: the process rule.
+    fn untested(_: &str, _: &str) -> Held {
+        panic!("a row without a writer lock has nothing to test")
+    }
+
+    fn state(r: &RawRun, held: Held) -> Option<WriterState> {
+        r.writer_seen(|kind, id| {
+            assert_eq!((kind, id), ("ofd", "r"));
+            held
+        })
+        .map(|s| s.state)
     }
 
     #[test]
     fn writer_gone_rule() {
         let me = Writer::current();
         let live = raw("running", Some(i64::from(me.pid)));
-        assert!(matches!(live.running_writer(), Some(Ok(_))));
-        assert_eq!(live.into_run("s").unwrap().status, RunStatus::Running);
+        let seen = live.writer_seen(untested).unwrap();
+        assert_eq!(seen.state, WriterState::Writing);
+        assert_eq!(
+            live.into_run("s", Some(&seen)).unwrap().status,
+            RunStatus::Running
+        );
         let gone = raw("running", Some(i64::from(u32::MAX - 1)));
+        let seen = gone.writer_seen(untested).unwrap();
+        assert_eq!(seen.state, WriterState::Gone);
         let s = raw("running", Some(i64::from(u32::MAX - 1)))
-            .summary(None, 0)
+            .summary(None, 0, Some(&seen))
             .unwrap();
         assert!(s.interrupted && s.status == RunStatus::Partial);
-        let run = gone.into_run("s").unwrap();
+        assert_eq!(s.status_text(), "partial (abandoned)");
+        let run = gone.into_run("s", Some(&seen)).unwrap();
         assert_eq!(run.status, RunStatus::Partial);
-        assert!(run.environment.notes[0].contains("(pid 4294967294) ended"));
-        let unknown = raw("running", None).into_run("s").unwrap();
-        assert_eq!(
-            unknown.environment.notes,
-            ["interrupted: the writing process ended before the run finished"]
+        assert!(
+            run.environment.notes[0]
+                .starts_with("interrupted: the writing process (pid 4294967294")
+                && run.environment.notes[0]
+                    .contains(") ended before the run finished; the run is abandoned"),
+            "{:?}",
+            run.environment.notes
         );
-        assert!(raw("complete", None).running_writer().is_none());
+        let unknown = raw("running", None);
+        let seen = unknown.writer_seen(untested).unwrap();
+        assert_eq!(
+            unknown
+                .into_run("s", Some(&seen))
+                .unwrap()
+                .environment
+                .notes,
+            [
+                "interrupted: the writing process ended before the run finished; the run is \
+              abandoned, kept as partial (it holds no writer lock (stored by an older \
+              cpuscope), and no process is recorded)"
+            ]
+        );
+        assert!(raw("complete", None).writer_seen(untested).is_none());
+    }
+
+    /// The lock decides wherever it can be tested, whatever the pid and
+    /// host say; where it cannot, the process rule does.
+    #[test]
+    fn the_writer_lock_decides() {
+        let me = Writer::current();
+        let mine = Some(i64::from(me.pid));
+        let other = Some("another-uts-namespace".to_string());
+        // The old stranding: a writer under another host name, now gone.
+        let r = raw_with("running", mine, Some("ofd"), other.clone());
+        assert_eq!(state(&r, Held::No), Some(WriterState::Gone));
+        assert_eq!(state(&r, Held::Yes), Some(WriterState::Writing));
+        // A pid that is no process here (another PID namespace) but a held lock.
+        let r = raw_with(
+            "running",
+            Some(i64::from(u32::MAX - 1)),
+            Some("ofd"),
+            me.hostname.clone(),
+        );
+        assert_eq!(state(&r, Held::Yes), Some(WriterState::Writing));
+        // Untestable lock: the process rule.
+        let r = raw_with("running", mine, Some("ofd"), other.clone());
+        assert_eq!(
+            state(&r, Held::Unknown("x".into())),
+            Some(WriterState::Unknown)
+        );
+        let r = raw_with("running", mine, Some("ofd"), me.hostname.clone());
+        assert_eq!(
+            state(&r, Held::Unknown("x".into())),
+            Some(WriterState::Writing)
+        );
+        // No lock (an older cpuscope) under another host name: unknown.
+        let r = raw_with("running", mine, None, other);
+        let seen = r.writer_seen(untested).unwrap();
+        assert_eq!(seen.state, WriterState::Unknown);
+        assert!(seen.why.contains("another host name"), "{}", seen.why);
+        let s = r.summary(None, 0, Some(&seen)).unwrap();
+        assert_eq!((s.status, s.interrupted), (RunStatus::Running, false));
+        assert_eq!(s.status_text(), "running (writer unchecked)");
     }
 
     /// One damaged cell is named, in the listing and in the error of a
@@ -565,9 +725,9 @@ mod tests {
             (0, Value::Int(Some(7)), "id: an integer, not text"),
         ];
         for (i, v, want) in cases {
-            let d = with(i, v.clone()).summary(None, 0).unwrap_err();
+            let d = with(i, v.clone()).summary(None, 0, None).unwrap_err();
             assert!(d.0.starts_with(want), "{} vs {want}", d.0);
-            let e = with(i, v).into_run("s").unwrap_err().to_string();
+            let e = with(i, v).into_run("s", None).unwrap_err().to_string();
             assert!(
                 e.starts_with("run ")
                     && e.contains("in store 's' is damaged (")
@@ -582,7 +742,10 @@ mod tests {
         // A running row with damaged JSON still says whether its writer lives.
         let mut r = raw("running", Some(i64::from(u32::MAX - 1)));
         r.cells[8] = Value::text("x");
-        assert!(matches!(r.running_writer(), Some(Err(_))));
+        assert_eq!(
+            r.writer_seen(untested).map(|s| s.state),
+            Some(WriterState::Gone)
+        );
         let e = decode_result("s", "r1", 3, "{oops")
             .unwrap_err()
             .to_string();

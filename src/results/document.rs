@@ -10,6 +10,7 @@ use anyhow::{anyhow, bail, Context as _, Result};
 use chrono::{DateTime, NaiveDate, Utc};
 use std::io::Read;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// The exported form of a run: pretty JSON and a final newline. Export
 /// writes exactly the documents import takes: a run that import would
@@ -30,8 +31,26 @@ pub fn export_text(run: &Run) -> Result<String> {
     Ok(s)
 }
 
+/// The largest run document `import` (and `compare`) reads unless told
+/// otherwise (`import --max-size`): the exported runs measured here hold
+/// 0.2 to 0.5 MB, so this is more than a hundred times the largest.
+pub const MAX_DOCUMENT_BYTES: u64 = 64 << 20;
+
+/// Bytes of the size cap per JSON value (`[`, `{`, `,`, `:`) a document may
+/// hold: a value costs serde_json 32 bytes or more (an object's member more
+/// than twice that), so `[0,0,…]` would take 16 times its size; with one
+/// value per 32 bytes of the cap, memory stays within a few times the cap.
+/// Exported documents hold one per 14 to 24 bytes.
+const BYTES_PER_VALUE: u64 = 32;
+
+/// How long a FIFO or standard input may send nothing (no writer yet
+/// included) before the read gives up.
+const STREAM_STALL: Duration = Duration::from_secs(60);
+
 /// What import checks of a run document's text: the document itself
-/// (`parse_run`) and that the run has finished.
+/// (`parse_run`), that the run has finished, that no string in it holds a
+/// NUL (PostgreSQL stores none, so no store takes one), and that its tags
+/// and host name keep the rules `run` applies to them.
 fn check_document(text: &str) -> Result<Run> {
     let run = parse_run(text)?;
     if run.status == RunStatus::Running {
@@ -40,27 +59,264 @@ fn check_document(text: &str) -> Result<Run> {
             run.id
         );
     }
+    if text.contains("\\u0000") {
+        if let Some(field) = nul_field(&serde_json::to_value(&run)?, "") {
+            bail!(
+                "run {}: {field} holds a NUL character, which no store takes (PostgreSQL refuses it): remove it",
+                run.id
+            );
+        }
+    }
+    if let (_, Some(e)) = crate::base::fmt::screen_tags(run.tags.clone()) {
+        bail!("run {}: a tag that `run` refuses: {e}", run.id);
+    }
+    if let Err(e) = crate::base::fmt::check_host(&run.host) {
+        bail!("run {}: a host that `run` refuses: {e}", run.id);
+    }
     Ok(run)
 }
 
-/// Read and check one run document; errors name the file.
+/// The first field (a JSON path: `host`, `tags[1]`, `machine.identity`)
+/// whose text or key holds a NUL.
+fn nul_field(v: &serde_json::Value, at: &str) -> Option<String> {
+    use serde_json::Value;
+    match v {
+        Value::String(s) if s.contains('\0') => Some(if at.is_empty() {
+            "the document".into()
+        } else {
+            at.to_string()
+        }),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| nul_field(x, &format!("{at}[{i}]"))),
+        Value::Object(m) => m.iter().find_map(|(k, x)| {
+            let shown = crate::base::fmt::for_terminal(k);
+            let here = if at.is_empty() {
+                shown.into_owned()
+            } else {
+                format!("{at}.{shown}")
+            };
+            if k.contains('\0') {
+                Some(format!("the key {here}"))
+            } else {
+                nul_field(x, &here)
+            }
+        }),
+        _ => None,
+    }
+}
+
+/// Read and check one run document, at most [`MAX_DOCUMENT_BYTES`] of it;
+/// errors name the file.
 pub fn read_run_file(path: &Path) -> Result<Run> {
-    let shown = path.display().to_string();
-    let bytes = if path.as_os_str() == "-" {
-        let mut b = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut b)
-            .map_err(|e| anyhow!("'-': cannot read standard input: {e}"))?;
-        b
-    } else {
-        if path.is_dir() {
-            bail!("'{shown}' is a directory, not a run document");
-        }
-        std::fs::read(path).map_err(|e| anyhow!("'{shown}': cannot read: {e}"))?
-    };
+    read_run_file_capped(path, MAX_DOCUMENT_BYTES)
+}
+
+/// Read and check one run document of at most `max` bytes: a regular file,
+/// a FIFO (waited for with a timeout, and Ctrl-C) or standard input (`-`);
+/// a directory, a device or a socket is refused before it is opened. More
+/// than `max` bytes, or more JSON values than [`BYTES_PER_VALUE`] allows,
+/// is refused as it is read, never held. Errors are one line naming the file.
+pub fn read_run_file_capped(path: &Path, max: u64) -> Result<Run> {
+    let shown = crate::base::fmt::for_terminal(&path.to_string_lossy()).into_owned();
+    let bytes = read_capped(path, max).map_err(|e| anyhow!("'{shown}': {e}"))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| anyhow!("'{shown}': not a run document (not UTF-8 text)"))?;
+    check_values(&text, max).map_err(|e| anyhow!("'{shown}': {e}"))?;
     check_document(&text).map_err(|e| anyhow!("'{shown}': {e:#}"))
+}
+
+/// A size in words: `64 MiB`, or bytes.
+fn size_words(n: u64) -> String {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{} MiB", n >> 20)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// Refuse a document with more JSON values than its cap allows (see
+/// [`BYTES_PER_VALUE`]), before it is parsed.
+fn check_values(text: &str, max: u64) -> Result<(), String> {
+    let limit = (max / BYTES_PER_VALUE).max(1024);
+    let (mut n, mut in_str, mut esc) = (0u64, false, false);
+    for &b in text.as_bytes() {
+        if in_str {
+            if esc {
+                esc = false;
+            } else if b == b'\\' {
+                esc = true;
+            } else if b == b'"' {
+                in_str = false;
+            }
+        } else if b == b'"' {
+            in_str = true;
+        } else if matches!(b, b'[' | b'{' | b',' | b':') {
+            n += 1;
+            if n > limit {
+                return Err(format!(
+                    "holds more than {limit} JSON values (one per {BYTES_PER_VALUE} bytes of the cap of {}, \
+                     which bounds the memory it takes): if it is a run document, give a larger --max-size",
+                    size_words(max)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a document is read from, opened: a regular file, or a stream (a
+/// FIFO, a pipe, a terminal) waited on with `poll`.
+struct Source {
+    file: std::mem::ManuallyDrop<std::fs::File>,
+    /// Whether `file` is ours to close (not standard input).
+    owned: bool,
+    stream: bool,
+}
+
+impl Drop for Source {
+    fn drop(&mut self) {
+        if self.owned {
+            // SAFETY: dropped once, here; standard input is never closed.
+            unsafe { std::mem::ManuallyDrop::drop(&mut self.file) };
+        }
+    }
+}
+
+/// Why a file of this type is no run document (None: read it). A
+/// terminal on standard input is read (typed, then Ctrl-D).
+fn refused_type(ft: std::fs::FileType, tty: bool) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_dir() {
+        Some("is a directory, not a run document")
+    } else if ft.is_char_device() && !tty {
+        Some("is a character device, not a run document (give a file, a FIFO or `-`)")
+    } else if ft.is_block_device() {
+        Some("is a block device, not a run document (give a file, a FIFO or `-`)")
+    } else if ft.is_socket() {
+        Some("is a socket, not a run document (give a file, a FIFO or `-`)")
+    } else {
+        None
+    }
+}
+
+fn open_source(path: &Path, max: u64) -> Result<Source, String> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    use std::os::unix::io::FromRawFd;
+    let io = |e: std::io::Error| crate::base::output::io_text(&e);
+    if path.as_os_str() == "-" {
+        // SAFETY: fd 0 stays open for the process; ManuallyDrop never closes it.
+        let file = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(0) });
+        let md = file
+            .metadata()
+            .map_err(|e| format!("cannot read standard input: {}", io(e)))?;
+        // SAFETY: isatty only inspects the descriptor.
+        let tty = unsafe { libc::isatty(0) } == 1;
+        if let Some(why) = refused_type(md.file_type(), tty) {
+            return Err(format!("standard input {why}"));
+        }
+        if md.is_file() && md.len() > max {
+            return Err(too_big(Some(md.len()), max));
+        }
+        return Ok(Source {
+            file,
+            owned: false,
+            stream: !md.is_file(),
+        });
+    }
+    // Refused before opening: opening a device may do something.
+    let md = std::fs::metadata(path).map_err(|e| format!("cannot read: {}", io(e)))?;
+    if let Some(why) = refused_type(md.file_type(), false) {
+        return Err(why.into());
+    }
+    if md.is_file() && md.len() > max {
+        return Err(too_big(Some(md.len()), max));
+    }
+    // O_NONBLOCK: a FIFO opens at once, writer or not.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| format!("cannot read: {}", io(e)))?;
+    let md = file
+        .metadata()
+        .map_err(|e| format!("cannot read: {}", io(e)))?;
+    if let Some(why) = refused_type(md.file_type(), false) {
+        return Err(why.into());
+    }
+    Ok(Source {
+        file: std::mem::ManuallyDrop::new(file),
+        owned: true,
+        stream: md.file_type().is_fifo(),
+    })
+}
+
+fn too_big(len: Option<u64>, max: u64) -> String {
+    let holds = match len {
+        Some(n) => format!("holds {n} bytes, more"),
+        None => "holds more".into(),
+    };
+    format!(
+        "{holds} than {}, the cap on a run document (import --max-size BYTES raises it)",
+        size_words(max)
+    )
+}
+
+/// The bytes of the document at `path` (see [`read_run_file_capped`]):
+/// read through the cap, a stream polled so that Ctrl-C and the stall
+/// timeout are heard.
+fn read_capped(path: &Path, max: u64) -> Result<Vec<u8>, String> {
+    use std::io::ErrorKind;
+    use std::os::unix::io::AsRawFd;
+    let src = open_source(path, max)?;
+    let mut f: &std::fs::File = &src.file;
+    let fd = f.as_raw_fd();
+    let what = if path.as_os_str() == "-" {
+        "standard input"
+    } else {
+        "the FIFO"
+    };
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 64 << 10];
+    let mut last = Instant::now();
+    loop {
+        if crate::base::stop::requested() {
+            return Err("interrupted while reading it; nothing imported".into());
+        }
+        if src.stream {
+            let mut p = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd for the duration of the call.
+            let ready = unsafe { libc::poll(&mut p, 1, 100) };
+            if ready <= 0 {
+                if last.elapsed() > STREAM_STALL {
+                    return Err(format!(
+                        "{what} sent nothing for {} s (no writer, or one that stopped): gave up",
+                        STREAM_STALL.as_secs()
+                    ));
+                }
+                continue;
+            }
+        }
+        let n = match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => {
+                continue
+            }
+            Err(e) => return Err(format!("cannot read: {}", crate::base::output::io_text(&e))),
+        };
+        last = Instant::now();
+        if out.len() as u64 + n as u64 > max {
+            return Err(too_big(None, max));
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+    Ok(out)
 }
 
 /// An argument that names a run document rather than a stored run.
@@ -223,5 +479,40 @@ impl Loader {
             bail!("'{which}': no such run document");
         }
         self.store()?.get_run(which)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_counted_outside_strings_only() {
+        assert!(check_values("[1,2,3]", 1 << 20).is_ok());
+        // Commas and brackets inside strings (escaped quotes too) count for nothing.
+        let s = format!("[\"{}\\\"{}\"]", ",[{:".repeat(10_000), ",".repeat(10_000));
+        assert!(check_values(&s, 32 * 1024).is_ok());
+        let many = format!("[{}0]", "0,".repeat(1024));
+        let e = check_values(&many, 32 * 1024).unwrap_err();
+        assert!(e.contains("more than 1024 JSON values"), "{e}");
+        assert!(e.contains("the cap of 32768 bytes"), "{e}");
+    }
+
+    #[test]
+    fn a_nul_is_found_and_named_by_its_path() {
+        let v = serde_json::json!({"host": "a", "tags": ["x", "y\u{0}"], "m": {"k": [1, {"z": "\u{0}"}]}});
+        assert_eq!(nul_field(&v, "").as_deref(), Some("m.k[1].z"));
+        let v = serde_json::json!({"host": "a\u{0}"});
+        assert_eq!(nul_field(&v, "").as_deref(), Some("host"));
+        let v = serde_json::json!({"a\u{0}b": 1});
+        assert_eq!(nul_field(&v, "").as_deref(), Some("the key a\\x00b"));
+        assert_eq!(nul_field(&serde_json::json!({"a": ["b"]}), ""), None);
+    }
+
+    #[test]
+    fn sizes_read_in_words() {
+        assert_eq!(size_words(MAX_DOCUMENT_BYTES), "64 MiB");
+        assert_eq!(size_words(1000), "1000 bytes");
+        assert!(too_big(Some(5), 4).starts_with("holds 5 bytes, more than 4 bytes,"));
     }
 }

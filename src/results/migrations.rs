@@ -72,6 +72,15 @@ UPDATE runs SET stored_seq = (
 CREATE INDEX runs_stored_seq ON runs (stored_seq);
 ",
     },
+    Migration {
+        version: 3,
+        description: "the lock a run's writer holds while it writes",
+        // NULL for every run stored before: the process rule decides for
+        // them (src/results/liveness.rs).
+        sql: "
+ALTER TABLE runs ADD COLUMN writer_lock TEXT;
+",
+    },
 ];
 
 /// Version of the table layout this build writes.

@@ -3,11 +3,14 @@
 //! (store.rs: the `Store` trait and the store paths; open.rs: `open_store`,
 //! which picks the back end; backend.rs: the store's
 //! rules over any SQL backend; codec.rs: rows ↔ runs; migrations.rs: the
-//! table layout; sqlite.rs and postgres.rs: the two backends).
+//! table layout; sqlite.rs and postgres.rs: the two backends; liveness.rs:
+//! the lock a run's writer holds while it writes).
 
 pub mod backend;
 pub mod codec;
+pub mod disturbance;
 pub mod document;
+pub mod liveness;
 pub mod migrations;
 pub mod open;
 pub mod postgres;

@@ -10,8 +10,14 @@
 //! Concurrency: every write is one transaction; migrations take a
 //! transaction-level advisory lock so that machines starting together do
 //! not migrate twice; a write locks the run row it reads (`FOR UPDATE`) so
-//! that the sequence numbers of one run never collide. Connections are plain
-//! TCP or a Unix socket (no TLS in this build).
+//! that the sequence numbers of one run never collide. A run's writer holds
+//! a session advisory lock on the run (`pg_advisory_lock_shared`, keys
+//! `liveness::pg_keys`) for as long as its connection lives: the server
+//! drops it when the writer ends, however and wherever it ran; readers look
+//! for it in `pg_locks`. The writer's connection asks the server for TCP
+//! keepalives (60 s idle, then 6 probes 10 s apart), so that a writer whose
+//! machine vanished lets go of its lock within about two minutes.
+//! Connections are plain TCP or a Unix socket (no TLS in this build).
 //!
 //! Every wait on the server is bounded and hears a stop request
 //! (docs/reliability.md): the store drives tokio-postgres on its own
@@ -32,6 +38,7 @@
 
 use super::backend::{Backend, Sql};
 use super::codec::{Cells, Value};
+use super::liveness::{pg_keys, Held, PG_LOCK};
 use super::migrations::{self, STORE_SCHEMA_VERSION};
 use crate::base::stop;
 use anyhow::{anyhow, Result};
@@ -494,6 +501,26 @@ impl Sql for Pg<'_> {
             ""
         }
     }
+
+    /// Whether any session of this database holds run `id`'s advisory
+    /// lock (`pg_locks`, which every user may read; nothing is taken).
+    fn writer_lock(&mut self, kind: &str, id: &str) -> Held {
+        if kind != PG_LOCK {
+            return Held::Unknown(format!("a writer lock of an unknown kind ('{kind}')"));
+        }
+        let (class, key) = pg_keys(id);
+        let rows = self.query(
+            "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND granted \
+             AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+             AND CAST(classid AS BIGINT) = ?1 AND CAST(objid AS BIGINT) = ?2 AND objsubid = 2",
+            &[Value::Int(Some(class)), Value::Int(Some(key))],
+        );
+        match rows.and_then(|rows| Cells::first(&self.w.shown, rows).int()) {
+            Ok(0) => Held::No,
+            Ok(_) => Held::Yes,
+            Err(e) => Held::Unknown(format!("pg_locks cannot be read: {e:#}")),
+        }
+    }
 }
 
 impl PgStore {
@@ -632,6 +659,49 @@ impl Backend for PgStore {
             conn: &mut conn,
             in_tx: false,
         })
+    }
+
+    /// A session advisory lock, shared (runs whose keys collide do not
+    /// wait on each other), held by this connection.
+    fn lock_writer(&mut self, id: &str) -> std::result::Result<&'static str, String> {
+        let (class, key) = pg_keys(id);
+        let mut sql = Pg {
+            w: &self.w,
+            conn: self.conn.get_mut(),
+            in_tx: false,
+        };
+        // TCP only (ignored on a Unix socket); a server that refuses them
+        // still holds the lock until it notices the connection gone.
+        let _ = sql.batch(
+            "SET tcp_keepalives_idle = 60; SET tcp_keepalives_interval = 10; \
+             SET tcp_keepalives_count = 6",
+        );
+        sql.execute(
+            "SELECT pg_advisory_lock_shared(CAST(CAST(?1 AS BIGINT) AS INTEGER), \
+             CAST(CAST(?2 AS BIGINT) AS INTEGER))",
+            &[Value::Int(Some(class)), Value::Int(Some(key))],
+        )
+        .map(|_| PG_LOCK)
+        .map_err(|e| format!("{e:#}"))
+    }
+
+    fn unlock_writer(&mut self, id: &str) {
+        let (class, key) = pg_keys(id);
+        let mut sql = Pg {
+            w: &self.w,
+            conn: self.conn.get_mut(),
+            in_tx: false,
+        };
+        let _ = sql.execute(
+            "SELECT pg_advisory_unlock_shared(CAST(CAST(?1 AS BIGINT) AS INTEGER), \
+             CAST(CAST(?2 AS BIGINT) AS INTEGER))",
+            &[Value::Int(Some(class)), Value::Int(Some(key))],
+        );
+    }
+
+    /// A database has no path to lose.
+    fn still_there(&mut self) -> Result<()> {
+        Ok(())
     }
 }
 

@@ -154,6 +154,19 @@ pub struct Environment {
     /// floor) and the glibc it ran on (absent in runs of older versions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<crate::base::build::BuildInfo>,
+    /// Whether the run measured in a container, with the signs seen
+    /// (absent in runs of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<crate::machine::container::Container>,
+    /// The cgroup's limits when the run began besides its cpuset (which is
+    /// the machine snapshot's `cpus.cgroup`): the memory limit and what was
+    /// left under it, the CPU quota (absent in runs of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<crate::machine::limits::Limits>,
+    /// One line: container, cpuset, quota and memory limit, as `info`
+    /// says it; absent when none applies (and in runs of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confinement: Option<String>,
 }
 
 /// Other programs' CPU time above this share of the machine's CPU time
@@ -181,8 +194,66 @@ pub struct Activity {
     pub steal_s: f64,
     /// steal / all CPU time.
     pub steal_share: f64,
-    /// others_share > [`BUSY_OTHERS_SHARE`] or steal_share > [`BUSY_STEAL_SHARE`].
+    /// others_share > [`BUSY_OTHERS_SHARE`] or steal_share > [`BUSY_STEAL_SHARE`],
+    /// or the cgroup's other processes' share (`cgroup.others_share`) >
+    /// [`BUSY_OTHERS_SHARE`].
     pub busy: bool,
+    /// What this process's cgroup saw over the run: its other processes'
+    /// CPU time and CPU-quota throttling (absent outside a cgroup of its
+    /// own, and in runs of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<CgroupActivity>,
+}
+
+/// The CPU time of this process's cgroup over a run, from two readings of
+/// its `cpu.stat` (v2) or `cpuacct.usage` and the quota's `cpu.stat` (v1):
+/// inside a container, /proc/stat counts the whole host, so the
+/// container's other processes are read here, against the CPUs the
+/// container may use.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CgroupActivity {
+    /// CPUs' worth of time the cgroup may use: its usable CPUs, or its
+    /// quota when lower.
+    pub cpus: f64,
+    /// CPU-seconds the cgroup's other processes used (its CPU time minus
+    /// cpuscope's, children included); null when its CPU time is not read.
+    pub others_cpu_s: Option<f64>,
+    /// others_cpu_s / (wall_s × cpus).
+    pub others_share: Option<f64>,
+    /// The quota's enforcement periods over the run, and in how many the
+    /// cgroup was throttled; null without a quota.
+    pub periods: Option<u64>,
+    pub throttled_periods: Option<u64>,
+    /// Time its threads were held back by the quota, s.
+    pub throttled_s: Option<f64>,
+}
+
+impl CgroupActivity {
+    /// Its part of [`Activity::summary`].
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        if let (Some(o), Some(sh)) = (self.others_cpu_s, self.others_share) {
+            parts.push(format!(
+                "other processes of this cgroup {o:.1} CPU-s ({:.0}% of its {} CPU{})",
+                sh * 100.0,
+                crate::machine::limits::cpus_text(self.cpus),
+                if (self.cpus - 1.0).abs() < 1e-9 {
+                    ""
+                } else {
+                    "s"
+                }
+            ));
+        }
+        if let (Some(p), Some(t), Some(s)) =
+            (self.periods, self.throttled_periods, self.throttled_s)
+        {
+            parts.push(format!(
+                "CPU quota throttled it in {t} of {p} periods ({s:.1} s held back)"
+            ));
+        }
+        parts.join("; ")
+    }
 }
 
 impl Activity {
@@ -212,12 +283,14 @@ impl Activity {
             steal_s: steal / ticks_per_s,
             steal_share,
             busy: others_share > BUSY_OTHERS_SHARE || steal_share > BUSY_STEAL_SHARE,
+            cgroup: None,
         })
     }
 
-    /// One line: `other programs used 1.9 CPU-s of 2 CPUs × 60 s (2%); steal 0.1%`.
+    /// One line: `other programs used 1.9 CPU-s of 2 CPUs × 60 s (2%); steal 0.1%`,
+    /// then what the cgroup saw ([`CgroupActivity::summary`]).
     pub fn summary(&self) -> String {
-        format!(
+        let mut s = format!(
             "other programs used {:.1} CPU-s of {} CPU{} × {:.1} s ({:.0}%); steal time {:.1}%",
             self.others_cpu_s,
             self.cpus,
@@ -225,7 +298,24 @@ impl Activity {
             self.wall_s,
             self.others_share * 100.0,
             self.steal_share * 100.0
-        )
+        );
+        if let Some(c) = self.cgroup.as_ref().map(CgroupActivity::summary) {
+            if !c.is_empty() {
+                s.push_str("; ");
+                s.push_str(&c);
+            }
+        }
+        s
+    }
+
+    /// With what the cgroup saw: its other processes count as other
+    /// programs (busy above [`BUSY_OTHERS_SHARE`] of its CPUs).
+    pub fn with_cgroup(mut self, c: CgroupActivity) -> Activity {
+        if c.others_share.is_some_and(|s| s > BUSY_OTHERS_SHARE) {
+            self.busy = true;
+        }
+        self.cgroup = Some(c);
+        self
     }
 }
 
@@ -253,6 +343,13 @@ impl Environment {
             notes: Vec::new(),
             activity: None,
             build: Some(crate::base::build::BuildInfo::this()),
+            container: Some(m.container.clone()),
+            limits: Some(m.limits.clone()),
+            confinement: crate::machine::container::confinement_line(
+                &m.container,
+                &m.cpus,
+                &m.limits,
+            ),
         }
     }
 }
@@ -389,6 +486,11 @@ impl MetricId {
 /// The start of a note that flags a figure as implausible
 /// ([`ResultRecord::with_suspect`]).
 pub const SUSPECT: &str = "suspect: ";
+
+/// The start of a note that flags a figure as disturbed while it was
+/// measured by something outside it, e.g. its cgroup's CPU quota
+/// throttling it ([`ResultRecord::with_disturbed`]).
+pub const DISTURBED: &str = "disturbed: ";
 
 /// One figure (or one structured result) of one experiment.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -585,9 +687,21 @@ impl ResultRecord {
         self.notes.iter().any(|n| n.starts_with(SUSPECT))
     }
 
-    /// Noisy (CV > 5%) or suspect: not a figure to rest advice on.
+    /// Flag the figure as disturbed while it was measured, with what
+    /// disturbed it (a note that starts with [`DISTURBED`]): it stays,
+    /// measured, marked like a noisy one, and no advice rests on it.
+    pub fn with_disturbed(self, why: &str) -> ResultRecord {
+        self.with_note(&format!("{DISTURBED}{why}"))
+    }
+
+    /// True when something outside the figure disturbed it (quota throttling).
+    pub fn is_disturbed(&self) -> bool {
+        self.notes.iter().any(|n| n.starts_with(DISTURBED))
+    }
+
+    /// Noisy (CV > 5%), suspect or disturbed: not a figure to rest advice on.
     pub fn is_flagged(&self) -> bool {
-        self.is_noisy() || self.is_suspect()
+        self.is_noisy() || self.is_suspect() || self.is_disturbed()
     }
 
     /// Label for reports: `experiment` or `experiment: metric`, then the params.

@@ -3,7 +3,10 @@
 //! failing), foreign keys, and the versioned migrations of migrations.rs
 //! recorded in `schema_migrations`. The store's rules are backend.rs's; this
 //! file opens the file, takes SQLite's write lock (`BEGIN IMMEDIATE`) for
-//! every write and maps SQLite's cells to `codec::Value`s.
+//! every write and maps SQLite's cells to `codec::Value`s. A writer holds
+//! each run's writer lock in the side file `STORE-writers`
+//! (src/results/liveness.rs) and checks after every write that the store's
+//! path still names the file it holds (`still_there`).
 //!
 //! Readers ([`SqliteStore::open_read_only`]) open the file read-only and
 //! change nothing in it: no table, no migration, no journal mode. A store
@@ -14,11 +17,13 @@
 
 use super::backend::{Backend, Sql};
 use super::codec::{Cells, Value};
+use super::liveness::{test_sqlite, Held, SideLocks, SQLITE_LOCK};
 use super::migrations::{self, STORE_SCHEMA_VERSION};
 use super::store::{warn, NoStore};
 use anyhow::{anyhow, bail, Result};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
+use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -50,6 +55,12 @@ const READ_MODES: [(&str, &str); 3] = [
 pub struct SqliteStore {
     conn: Connection,
     path: PathBuf,
+    /// The file a writer opened (device, inode), to notice it deleted or
+    /// replaced (`still_there`); None for a reader.
+    file_id: Option<(u64, u64)>,
+    /// The writer locks this store holds (src/results/liveness.rs); after
+    /// `conn`, so that they go last.
+    locks: SideLocks,
 }
 
 /// Statements on the store's connection (or its open transaction, which
@@ -57,6 +68,8 @@ pub struct SqliteStore {
 struct Lite<'a> {
     conn: &'a Connection,
     shown: &'a str,
+    /// The store's path (for the writer locks beside it).
+    path: &'a Path,
 }
 
 impl SqliteStore {
@@ -82,8 +95,15 @@ impl SqliteStore {
         let mut s = SqliteStore {
             conn,
             path: path.to_path_buf(),
+            file_id: None,
+            locks: SideLocks::new(path),
         };
         s.setup()?;
+        // The file SQLite holds now (it made it, if new): from here on, the
+        // path must keep naming it.
+        if !has_moved(&s.conn) {
+            s.file_id = std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
+        }
         Ok(s)
     }
 
@@ -138,6 +158,8 @@ impl SqliteStore {
         let mut s = SqliteStore {
             conn,
             path: path.to_path_buf(),
+            file_id: None,
+            locks: SideLocks::new(path),
         };
         s.check_application()?;
         let have = s.read(|sql| {
@@ -156,21 +178,22 @@ impl SqliteStore {
     /// file's tables) that read it as the current layout.
     fn older_layout_view(&mut self, have: u32) -> Result<()> {
         // Each step that changes what readers select needs its view here.
-        const _: () = assert!(STORE_SCHEMA_VERSION == 2, "add a view for the new layout");
-        if have < 2 {
-            // Layout 1 has no stored_seq: start-time order, as migration 2
-            // numbers those runs.
-            self.read(|sql| {
-                sql.batch(
-                    "CREATE TEMP VIEW runs AS SELECT r.*, (
-                         SELECT COUNT(*) FROM main.runs AS o
-                         WHERE o.started_at < r.started_at
-                            OR (o.started_at = r.started_at AND o.id <= r.id)
-                     ) AS stored_seq FROM main.runs AS r",
-                )
-            })?;
-        }
-        Ok(())
+        const _: () = assert!(STORE_SCHEMA_VERSION == 3, "add a view for the new layout");
+        // Layout 1 has no stored_seq: start-time order, as migration 2
+        // numbers those runs. Layouts 1 and 2 have no writer_lock: NULL, as
+        // migration 3 leaves the runs stored before it.
+        let view = match have {
+            1 => {
+                "CREATE TEMP VIEW runs AS SELECT r.*, (
+                     SELECT COUNT(*) FROM main.runs AS o
+                     WHERE o.started_at < r.started_at
+                        OR (o.started_at = r.started_at AND o.id <= r.id)
+                 ) AS stored_seq, NULL AS writer_lock FROM main.runs AS r"
+            }
+            2 => "CREATE TEMP VIEW runs AS SELECT r.*, NULL AS writer_lock FROM main.runs AS r",
+            _ => return Ok(()),
+        };
+        self.read(|sql| sql.batch(view))
     }
 
     /// The first read of the file: this is where a non-SQLite file shows.
@@ -258,6 +281,7 @@ impl Backend for SqliteStore {
         let out = f(&mut Lite {
             conn: &tx,
             shown: &shown,
+            path: &self.path,
         })?;
         tx.commit().map_err(|e| sql_err(&shown, e))?;
         Ok(out)
@@ -268,8 +292,77 @@ impl Backend for SqliteStore {
         f(&mut Lite {
             conn: &self.conn,
             shown: &shown,
+            path: &self.path,
         })
     }
+
+    /// A byte of `STORE-writers` (src/results/liveness.rs).
+    fn lock_writer(&mut self, id: &str) -> std::result::Result<&'static str, String> {
+        self.locks.hold(id).map(|()| SQLITE_LOCK)
+    }
+
+    fn unlock_writer(&mut self, id: &str) {
+        self.locks.release(id);
+    }
+
+    /// The path still names the file this writer opened: not deleted, not
+    /// renamed away, no other file renamed or copied over it (device and
+    /// inode as at open, and SQLite's own check of the file it holds).
+    fn still_there(&mut self) -> Result<()> {
+        let Some(want) = self.file_id else {
+            return Ok(());
+        };
+        let shown = self.shown();
+        let why = match std::fs::metadata(&self.path) {
+            Err(e) => Some(format!(
+                "no file at that path now: {}",
+                crate::base::output::io_text(&e)
+            )),
+            Ok(m) if (m.dev(), m.ino()) != want => {
+                Some("another file is at that path now".to_string())
+            }
+            Ok(_) if has_moved(&self.conn) => {
+                Some("SQLite finds the file it holds renamed or deleted".to_string())
+            }
+            Ok(_) => None,
+        };
+        if let Some(why) = why {
+            // SQLite does not checkpoint a moved database when it closes,
+            // and would leave its write-ahead log at the old path, beside
+            // whatever file is there now, which readers would then read
+            // through it. Copy the log into the file this writer holds (the
+            // one renamed away, or the deleted one) and empty it.
+            let _ = self
+                .conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+            bail!(
+                "store '{shown}' was deleted or replaced while this process wrote to it ({why}); \
+                 what was written is not in the store at that path"
+            );
+        }
+        // A side file removed by hand is made again, with every lock held.
+        if let Err(why) = self.locks.keep() {
+            warn(&format!("store '{shown}': writer lock lost ({why})"));
+        }
+        Ok(())
+    }
+}
+
+/// SQLite's own check (`SQLITE_FCNTL_HAS_MOVED`) that the main database
+/// file it holds open was renamed or deleted since it was opened.
+fn has_moved(conn: &Connection) -> bool {
+    let mut moved: std::os::raw::c_int = 0;
+    // SAFETY: the connection's own handle, a NUL-terminated schema name and
+    // an int the file control writes; nothing is kept past the call.
+    let rc = unsafe {
+        rusqlite::ffi::sqlite3_file_control(
+            conn.handle(),
+            c"main".as_ptr(),
+            rusqlite::ffi::SQLITE_FCNTL_HAS_MOVED,
+            (&mut moved as *mut std::os::raw::c_int).cast(),
+        )
+    };
+    rc == rusqlite::ffi::SQLITE_OK && moved != 0
 }
 
 /// `path` as a SQLite URI filename with `query`: every byte but
@@ -454,6 +547,14 @@ impl Sql for Lite<'_> {
 
     fn row_lock(&self) -> &'static str {
         ""
+    }
+
+    fn writer_lock(&mut self, kind: &str, id: &str) -> Held {
+        if kind == SQLITE_LOCK {
+            test_sqlite(self.path, id)
+        } else {
+            Held::Unknown(format!("a writer lock of an unknown kind ('{kind}')"))
+        }
     }
 }
 

@@ -22,8 +22,13 @@ pub struct RunSummary {
     /// As the store sees it now: a run left `running` by a writer that is
     /// gone is reported `partial` with `interrupted` true.
     pub status: RunStatus,
-    /// True when the run was cut short (its writer died before finishing it).
+    /// True when the run was cut short (its writer died before finishing
+    /// it): the run is abandoned, and reads as partial.
     pub interrupted: bool,
+    /// For a run stored as `running`: how its writer is found now (writing,
+    /// gone, or unknown: cannot be checked from here). None for a finished run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer: Option<WriterState>,
     pub host: String,
     pub cpu_model: Option<String>,
     pub profile: String,
@@ -33,14 +38,34 @@ pub struct RunSummary {
 }
 
 impl RunSummary {
-    /// "complete", "running", "partial (interrupted)"...
+    /// "complete", "running", "partial (abandoned)" (its writer is gone),
+    /// "running (writer unchecked)" (its writer cannot be checked from here)...
     pub fn status_text(&self) -> String {
-        if self.interrupted {
-            format!("{} (interrupted)", self.status)
+        if self.interrupted || self.writer == Some(WriterState::Gone) {
+            format!("{} (abandoned)", self.status)
+        } else if self.writer == Some(WriterState::Unknown) {
+            format!("{} (writer unchecked)", self.status)
         } else {
             self.status.to_string()
         }
     }
+}
+
+/// How a reader finds the writer of a run stored as `running`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WriterState {
+    /// It holds the run's writer lock (or, for a run without one, its
+    /// process is seen alive on this host): the run is being written.
+    Writing,
+    /// It is gone (the lock is free, or its process ended): the run is
+    /// abandoned and reads as `partial`; `export` and `delete` take it.
+    Gone,
+    /// It cannot be checked from here: a run stored without a writer lock
+    /// (by an older cpuscope) by a process under another host name, or a
+    /// lock that cannot be tested here. Reads as `running`; `delete --force`
+    /// removes it.
+    Unknown,
 }
 
 /// A place that keeps runs.
@@ -94,8 +119,15 @@ pub trait Store: Send {
     fn get_run(&self, which: &str) -> Result<Run>;
 
     /// Delete the run `which` names and its results; returns its full id.
-    /// Refuses a run that a live process is still writing.
-    fn delete_run(&mut self, which: &str) -> Result<String>;
+    /// Refuses a run that a live process is still writing, and one whose
+    /// writer cannot be checked ([`WriterState::Unknown`]).
+    fn delete_run(&mut self, which: &str) -> Result<String> {
+        self.delete_run_with(which, false)
+    }
+
+    /// [`Store::delete_run`]; with `force`, also a run whose writer cannot
+    /// be checked from here (never one whose writer is seen writing).
+    fn delete_run_with(&mut self, which: &str, force: bool) -> Result<String>;
 }
 
 /// A line on standard error, `cpuscope: warning: …`; a failed write is ignored.
@@ -277,8 +309,11 @@ pub fn default_store_path() -> Result<PathBuf> {
     }
 }
 
-/// The process writing a run, recorded so readers can tell a live run from
-/// one whose writer died (SIGKILL, power loss, OOM...).
+/// The process writing a run: who it was (pid, start time, boot, host),
+/// stored with the run and shown in messages. Whether it still writes is
+/// decided by the writer lock it holds (src/results/liveness.rs); these
+/// fields decide only for a run stored without one (by an older cpuscope,
+/// or where no lock could be taken): [`Writer::seen`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Writer {
     pub pid: u32,
@@ -288,6 +323,16 @@ pub struct Writer {
     /// /proc/sys/kernel/random/boot_id, so a reboot ends every writer.
     pub boot_id: Option<String>,
     pub hostname: Option<String>,
+}
+
+/// What the process rule tells of a writer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seen {
+    Alive,
+    Gone,
+    /// Another host name (another machine, or another UTS namespace: every
+    /// container): its processes cannot be seen from here.
+    CannotTell,
 }
 
 impl Writer {
@@ -302,25 +347,41 @@ impl Writer {
         }
     }
 
-    /// Whether this writer may still be running, seen from this process.
-    /// Unknowable cases (another host) count as alive.
-    pub fn is_alive(&self) -> bool {
+    /// The process rule, for a run stored without a writer lock: whether
+    /// this writer may still be running, seen from this process. A writer
+    /// under another host name cannot be told. (A writer in another PID
+    /// namespace under this host name is looked up by a pid that is not
+    /// its own here: the reason runs now hold a lock.)
+    pub fn seen(&self) -> Seen {
         let me = Writer::current();
         if self.hostname.is_some() && me.hostname.is_some() && self.hostname != me.hostname {
-            return true; // another machine sharing the file: cannot tell
+            return Seen::CannotTell;
         }
         if let (Some(a), Some(b)) = (&self.boot_id, &me.boot_id) {
             if a != b {
-                return false; // rebooted since
+                return Seen::Gone; // rebooted since
             }
         }
         if self.pid == me.pid && self.start_ticks == me.start_ticks {
-            return true;
+            return Seen::Alive;
         }
         match (self.start_ticks, process_start_ticks(self.pid)) {
-            (_, None) => false, // no such process
-            (Some(want), Some(now)) => want == now,
-            (None, Some(_)) => true, // a process with that pid exists; cannot tell more
+            (_, None) => Seen::Gone, // no such process
+            (Some(want), Some(now)) if want == now => Seen::Alive,
+            (Some(_), Some(_)) => Seen::Gone,
+            (None, Some(_)) => Seen::Alive, // a process with that pid exists; cannot tell more
+        }
+    }
+
+    /// "pid N on host H" (or without the host when unknown).
+    pub fn who(&self) -> String {
+        match &self.hostname {
+            Some(h) => format!(
+                "pid {} on host '{}'",
+                self.pid,
+                crate::base::fmt::for_terminal(h)
+            ),
+            None => format!("pid {}", self.pid),
         }
     }
 }
@@ -419,7 +480,17 @@ mod tests {
     #[test]
     fn self_is_alive() {
         let me = Writer::current();
-        assert!(me.is_alive());
+        assert_eq!(me.seen(), Seen::Alive);
+        let elsewhere = Writer {
+            hostname: Some(format!(
+                "{}-elsewhere",
+                me.hostname.clone().unwrap_or_default()
+            )),
+            ..me.clone()
+        };
+        if me.hostname.is_some() {
+            assert_eq!(elsewhere.seen(), Seen::CannotTell);
+        }
         if me.start_ticks.is_none() {
             // Under qemu-user a process's own stat is made up: unknown.
             assert!(std::env::var_os("CPUSCOPE_TEST_EMULATOR").is_some());
@@ -429,11 +500,11 @@ mod tests {
             pid: u32::MAX - 1,
             ..me.clone()
         };
-        assert!(!gone.is_alive());
+        assert_eq!(gone.seen(), Seen::Gone);
         let recycled = Writer {
             start_ticks: me.start_ticks.map(|t| t + 2),
             ..me
         };
-        assert!(!recycled.is_alive());
+        assert_eq!(recycled.seen(), Seen::Gone);
     }
 }

@@ -20,7 +20,7 @@
 //! `run` adds that comparison on machines with more than one memory node.
 
 use crate::base::CpuSet;
-use crate::experiments::common::MIB;
+use crate::experiments::common::{self, MIB};
 use crate::experiments::compute::payload::{EfficiencyData, MemChangeData, PagesPerNode, RateData};
 use crate::experiments::compute::simd::ordered_cpus;
 use crate::experiments::compute::workloads::{
@@ -830,6 +830,15 @@ impl Experiment for Rate {
             return Ok(());
         }
         let nodes = mem_nodes(ctx.machine);
+        // The `mem` workload's arrays: a copy count whose arrays do not fit
+        // the memory this process may take is not available, with why.
+        let refused = |n: usize| mem_copies_refused(w, n);
+        if let Some(why) = refused(1) {
+            for (label, _) in &p.copies {
+                out(refused_record(w, label, &why))?;
+            }
+            return Ok(());
+        }
         let work = if w.is_process() {
             None
         } else {
@@ -843,6 +852,10 @@ impl Experiment for Rate {
         };
         for m in &placements {
             for (label, n) in &p.copies {
+                if let Some(why) = refused(*n) {
+                    out(refused_record(w, label, &why))?;
+                    continue;
+                }
                 (ctx.step)(&format!(
                     "{} × {n} copies{}",
                     w.key(),
@@ -890,6 +903,33 @@ impl Experiment for Rate {
     }
 }
 
+/// Why `n` copies of the `mem` workload cannot have their arrays in the
+/// memory this process may take now (`common::memory_room`: MemAvailable
+/// and the cgroup's limit); None when they fit or `w` is another workload.
+fn mem_copies_refused(w: &RateWorkload, n: usize) -> Option<String> {
+    let RateWorkload::Mem(m) = w else {
+        return None;
+    };
+    common::fit_or_reason(
+        &common::memory_room(),
+        &format!("{n} copies of the {m} MiB array need"),
+        (*m as usize).saturating_mul(MIB).saturating_mul(n),
+    )
+    .err()
+}
+
+/// The not-available record of a copy count refused for memory.
+fn refused_record(w: &RateWorkload, copies: &str, why: &str) -> ResultRecord {
+    ResultRecord::unavailable(
+        JOBS_PER_HOUR.experiment,
+        JOBS_PER_HOUR.metric,
+        "jobs/h",
+        why,
+    )
+    .with_param("workload", w.key())
+    .with_param("copies", copies)
+}
+
 /// `run`'s memory-placement comparison (seed 003): a memory-bound workload,
 /// one copy per core, with memory local, interleaved over every node and
 /// all on one node.
@@ -919,8 +959,10 @@ impl MemStudy {
             .filter_map(|c| machine.node_of(*c))
             .find(|n| nodes.contains(*n))
             .or_else(|| nodes.first())?;
-        // At most a quarter of the available memory over all copies.
-        let cap = (crate::experiments::common::auto_cap() / 2 / per_core / MIB) as u32;
+        // At most a quarter of the memory this process may take over all
+        // copies; at least 4 MiB each (if that does not fit, the study's
+        // records say so: `run_mem_study`).
+        let cap = (common::auto_cap() / 2 / per_core / MIB) as u32;
         let mib = DEFAULT_MEM_MIB.min(cap).max(4);
         let mib = if profile == Profile::Quick {
             mib.min(32)
@@ -948,6 +990,9 @@ fn run_mem_study(
     out: &mut dyn FnMut(ResultRecord) -> Result<()>,
 ) -> Result<()> {
     let w = RateWorkload::Mem(st.mib);
+    if let Some(why) = mem_copies_refused(&w, st.copies.1) {
+        return out(refused_record(&w, &st.copies.0, &why));
+    }
     let work = calibrate_work(&w, order[0], Duration::from_millis(300))?;
     let mut runs = Vec::new();
     for m in &st.placements {

@@ -115,13 +115,50 @@ pub struct BandwidthPlan {
     pub node: Option<usize>,
     /// `scope` parameter of the sweep's records: "dram" when the arrays follow
     /// STREAM's rule (≥ 4× the last-level cache), "array" for a smaller
-    /// size chosen by the user (figures may come from a cache).
+    /// size chosen by the user or cut to fit memory (figures may come from
+    /// a cache).
     pub scope: &'static str,
+    /// Why the DRAM-scope figures are not available (STREAM's arrays do
+    /// not fit the memory this process may take): one record says so.
+    pub dram_unavailable: Option<String>,
     pub notes: Vec<String>,
 }
 
 fn vector() -> Width {
     Width::widest().unwrap_or(Width::Scalar)
+}
+
+/// Each STREAM array's bytes (STREAM's rule: at least 4 × the total
+/// last-level cache), cut to the memory this process may take (a note
+/// says so); cut below the rule, the records are scope `array` and the
+/// DRAM figure is not available, with the reason.
+fn dram_arrays(cf: &CacheFacts, notes: &mut Vec<String>) -> (usize, &'static str, Option<String>) {
+    // STREAM rule: each array at least 4x the total last-level cache.
+    let wanted = (cf.llc_total * 4).max(64 * MIB);
+    let room = common::memory_room();
+    let array = wanted
+        .min(common::auto_cap_of(&room) / 3)
+        .max(64 * common::KIB);
+    let mut scope = DRAM_SCOPE;
+    let mut dram_unavailable = None;
+    if array < wanted {
+        notes.push(common::capped_note("arrays", array * 3, wanted * 3, &room));
+        if array < cf.llc_total * 4 {
+            // Not STREAM's DRAM figure: measured as arrays (scope=array),
+            // the DRAM figure not available with the reason.
+            scope = "array";
+            dram_unavailable = common::fit_or_reason(
+                &room,
+                &format!(
+                    "the DRAM figure needs (3 arrays of 4 × the {} last-level cache, STREAM's rule)",
+                    fmt_size(cf.llc_total)
+                ),
+                wanted * 3,
+            )
+            .err();
+        }
+    }
+    (array, scope, dram_unavailable)
 }
 
 /// The default plan of a profile.
@@ -131,17 +168,7 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> Bandwidth
     if let Some(n) = &cf.note {
         notes.push(n.clone());
     }
-    // STREAM rule: each array at least 4x the total last-level cache.
-    let mut array = (cf.llc_total * 4).max(64 * MIB);
-    let cap = common::auto_cap() / 3;
-    if array > cap {
-        notes.push(format!(
-            "arrays capped at {} each by available memory (STREAM wants {})",
-            fmt_size(cap),
-            fmt_size(array)
-        ));
-        array = cap;
-    }
+    let (array, scope, dram_unavailable) = dram_arrays(&cf, &mut notes);
     let v = vector();
     let nt = StoreKind::NonTemporal;
     let no = StoreKind::Normal;
@@ -232,7 +259,8 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> Bandwidth
             Profile::Full => 20,
         },
         node: None,
-        scope: DRAM_SCOPE,
+        scope,
+        dram_unavailable,
         notes,
     }
 }
@@ -747,6 +775,16 @@ pub fn run_plan(
         ))?;
         return Ok(());
     }
+    if let Some(why) = &plan.dram_unavailable {
+        out(
+            ResultRecord::unavailable(TRIAD.experiment, TRIAD.metric, "GB/s", why)
+                .with_param("scope", DRAM_SCOPE)
+                .with_method(
+                    "STREAM triad over three arrays of at least 4 × the last-level cache",
+                    METHOD_VERSION,
+                ),
+        )?;
+    }
     let multi_node = ctx.machine.numa_nodes.len() > 1;
     let policy = sweep_policy(plan.reps, SWEEP_MIN_SAMPLE);
     let orders = distinct_orders(plan, ctx.machine);
@@ -951,12 +989,16 @@ fn cache_levels(
         iters: None,
         max_iters: 1 << 30,
     };
-    let max_ws = plan.levels.iter().map(|l| l.1).max().unwrap_or(0);
+    let levels = levels_that_fit(plan, counts.iter().copied().max().unwrap_or(1), out)?;
+    let max_ws = levels.iter().map(|l| l.1).max().unwrap_or(0);
+    if levels.is_empty() {
+        return Ok(());
+    }
     for &n in &counts {
         let mut team = Team::new(&order[..n])?;
         // Arrays sized for the largest per-thread working set (all 3 arrays).
-        let arr = StreamArrays::new(&mut team, (max_ws + 2 * BW_ELEMS_ALIGN * 8) * n, None)?;
-        for (name, ws) in &plan.levels {
+        let arr = StreamArrays::new(&mut team, level_array_bytes(max_ws, n), None)?;
+        for (name, ws) in &levels {
             for v in &plan.level_kernels {
                 if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
                     return Ok(());
@@ -977,6 +1019,48 @@ fn cache_levels(
         }
     }
     Ok(())
+}
+
+/// Bytes of each of the 3 arrays the per-level figures use for a working
+/// set of `ws` per thread over `n` threads.
+fn level_array_bytes(ws: usize, n: usize) -> usize {
+    (ws + 2 * BW_ELEMS_ALIGN * 8) * n
+}
+
+/// The cache levels whose arrays (3 of [`level_array_bytes`] at `n`
+/// threads) fit the memory this process may take now; each other level's
+/// figures are handed to `out` as not available, with the reason.
+fn levels_that_fit(
+    plan: &BandwidthPlan,
+    n: usize,
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+) -> Result<Vec<(String, usize)>> {
+    let room = common::memory_room();
+    let mut fit = Vec::new();
+    for (name, ws) in &plan.levels {
+        let need = level_array_bytes(*ws, n).saturating_mul(3);
+        let what = format!(
+            "the {name} figures need (3 arrays for {} per thread × {n} thread(s))",
+            fmt_size(*ws)
+        );
+        match common::fit_or_reason(&room, &what, need) {
+            Ok(()) => fit.push((name.clone(), *ws)),
+            Err(why) => {
+                for v in &plan.level_kernels {
+                    out(ResultRecord::unavailable(
+                        kernel_metric(v.kernel).experiment,
+                        kernel_metric(v.kernel).metric,
+                        "GB/s",
+                        &why,
+                    )
+                    .with_param("width", v.width.name())
+                    .with_param("store", v.store.name())
+                    .with_param("scope", name.as_str()))?;
+                }
+            }
+        }
+    }
+    Ok(fit)
 }
 
 /// What `cpuscope bandwidth` may change in a profile's plan (`None` or
@@ -1080,6 +1164,8 @@ pub fn plan_with(m: &MachineInfo, cpus: &CpuSet, p: Profile, o: &Options) -> Res
         common::check_fits("--size (3 arrays)", b.saturating_mul(3))?;
         plan.array_bytes = b;
         plan.notes.clear();
+        plan.scope = DRAM_SCOPE;
+        plan.dram_unavailable = None;
         let cf = CacheFacts::of(m);
         if b < cf.llc_total.saturating_mul(4) {
             plan.scope = "array";

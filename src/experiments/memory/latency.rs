@@ -9,7 +9,7 @@ use crate::base::fmt::fmt_size;
 use crate::base::CpuSet;
 use crate::base::Stats;
 use crate::experiments::common::{
-    self, huge_buffer, size_range, CacheFacts, HugeOutcome, KIB, MIB,
+    self, huge_buffer, size_range, CacheFacts, HugeOutcome, DRAM_REACH, KIB, MIB,
 };
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
 use crate::experiments::memory::payload::{
@@ -140,6 +140,13 @@ pub struct LatencyPlan {
     pub min_sample: Duration,
     /// Measure the L3 plateau on one CPU of each L3 instance.
     pub per_l3_instance: bool,
+    /// Why the DRAM figure is not available (the working set that reaches
+    /// memory does not fit the memory this process may take); None when
+    /// the curve reaches it.
+    pub dram_unavailable: Option<String>,
+    /// The note when memory cut the largest working set (the levels the
+    /// curve then cannot reach say so).
+    pub top_cut: Option<String>,
     pub notes: Vec<String>,
 }
 
@@ -151,17 +158,32 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> LatencyPl
         notes.push(n.clone());
     }
     let factor = if profile == Profile::Full { 16 } else { 4 };
-    let mut top = cf.llc_total.max(cf.llc) * factor;
-    let cap = common::auto_cap();
-    if top > cap {
-        notes.push(format!(
-            "largest working set capped at {} by available memory (wanted {})",
-            fmt_size(cap),
-            fmt_size(top)
-        ));
-        top = cap;
-    }
-    let top = top.max(64 * MIB);
+    let wanted = (cf.llc_total.max(cf.llc) * factor).max(64 * MIB);
+    let room = common::memory_room();
+    let cap = common::auto_cap_of(&room);
+    let top = wanted.min(cap).max(8 * KIB);
+    let top_cut =
+        (top < wanted).then(|| common::capped_note("largest working set", top, wanted, &room));
+    notes.extend(top_cut.clone());
+    // The DRAM figure needs a working set well past the cache one CPU sees.
+    let reach = cf.llc.saturating_mul(DRAM_REACH);
+    let dram_unavailable = (top < reach).then(|| {
+        common::fit_or_reason(
+            &room,
+            &format!(
+                "the DRAM point needs ({DRAM_REACH} × the {} last-level cache)",
+                fmt_size(cf.llc)
+            ),
+            reach,
+        )
+        .err()
+        .unwrap_or_else(|| {
+            format!(
+                "the curve stops at {}: below {DRAM_REACH} × the last-level cache",
+                fmt_size(top)
+            )
+        })
+    });
     let (per, per_side) = match profile {
         Profile::Quick => (3, 1),
         Profile::Standard => (4, 2),
@@ -216,6 +238,8 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> LatencyPl
             Profile::Full => Duration::from_millis(1),
         },
         per_l3_instance: profile != Profile::Quick,
+        dram_unavailable,
+        top_cut,
         notes,
     }
 }
@@ -1017,6 +1041,16 @@ fn plateau_point<'a>(c: &'a CurveResult, p: &Plateau) -> &'a Point {
     &c.points[(p.first + p.last) / 2]
 }
 
+/// The DRAM figure of a curve that cannot reach memory, with why.
+fn dram_unavailable(c: &CurveResult, plan: &LatencyPlan, meth: &str, why: &str) -> ResultRecord {
+    curve_params(
+        ResultRecord::unavailable(DRAM.experiment, DRAM.metric, "ns", why),
+        c,
+        plan,
+    )
+    .with_method(meth, METHOD_VERSION)
+}
+
 fn curve_params(rec: ResultRecord, c: &CurveResult, plan: &LatencyPlan) -> ResultRecord {
     let mut r = rec
         .with_param("pages", c.pages.name())
@@ -1244,6 +1278,9 @@ fn emit_curve(
     // Only the random curves define the levels.
     if c.pattern != Pattern::Random {
         // DRAM figure of the variant.
+        if let Some(why) = &plan.dram_unavailable {
+            return out(dram_unavailable(c, plan, &e.meth, why));
+        }
         let r = curve_params(ResultRecord::of(DRAM, "ns", false), c, plan)
             .with_method(&e.meth, METHOD_VERSION)
             .with_samples(last.samples.clone())
@@ -1359,8 +1396,19 @@ impl CurveEmit<'_> {
             return Ok(());
         };
         let Some(pi) = lm.plateau else {
+            // A level the curve, cut by memory, does not reach past: why.
+            let top = c.points.last().map_or(0, |p| p.bytes);
+            let why = match &plan.top_cut {
+                Some(cut) if top < lm.declared_bytes.saturating_mul(2) => format!(
+                    "the curve stops at {}, short of twice {}'s declared {}: {cut}",
+                    fmt_size(top),
+                    lm.name,
+                    fmt_size(lm.declared_bytes)
+                ),
+                _ => lm.note.clone(),
+            };
             return out(curve_params(
-                ResultRecord::unavailable(ns_id.experiment, ns_id.metric, "ns", &lm.note),
+                ResultRecord::unavailable(ns_id.experiment, ns_id.metric, "ns", &why),
                 c,
                 plan,
             ));
@@ -1406,6 +1454,9 @@ impl CurveEmit<'_> {
         out: &mut dyn FnMut(ResultRecord) -> Result<()>,
     ) -> Result<()> {
         let (c, plan, meth) = (self.c, self.plan, &self.meth);
+        if let Some(why) = &plan.dram_unavailable {
+            return out(dram_unavailable(c, plan, meth, why));
+        }
         let (ghz, ghz_src) = (self.clock.ghz, self.clock.source.as_str());
         let (pool, dnote) = dram_pool(c, levels);
         let dp = *pool.last().unwrap_or(&self.last);
@@ -1674,6 +1725,9 @@ pub fn plan_with(m: &MachineInfo, cpus: &CpuSet, p: Profile, o: &Options) -> Res
     }
     let sizes = match &o.sizes {
         Some(s) => {
+            // The user's sizes: the DRAM figure is read at the largest, as asked.
+            plan.dram_unavailable = None;
+            plan.top_cut = None;
             let v = common::parse_size_list(s, o.per_octave)?;
             let max = v.iter().copied().max().unwrap_or(0);
             common::check_fits("--sizes", max)?;

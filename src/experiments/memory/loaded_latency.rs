@@ -7,7 +7,9 @@
 use crate::base::fmt::fmt_size;
 use crate::base::CpuSet;
 use crate::base::Stats;
-use crate::experiments::common::{self, cpu_order, huge_buffer, CacheFacts, Placement, MIB};
+use crate::experiments::common::{
+    self, cpu_order, huge_buffer, CacheFacts, Placement, DRAM_REACH, MIB,
+};
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
 use crate::experiments::memory::bandwidth::{StreamArrays, Variant};
 use crate::experiments::memory::payload::{LoadedCurveData, LoadedCurvePoint, LoadedPointData};
@@ -45,6 +47,9 @@ pub struct LoadedPlan {
     pub reps: usize,
     /// Chase time per round, ms.
     pub round_ms: f64,
+    /// Why nothing is measured (the chase that reaches memory does not fit
+    /// the memory this process may take); None to measure.
+    pub unavailable: Option<String>,
     pub notes: Vec<String>,
 }
 
@@ -70,9 +75,34 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> LoadedPla
         }
         v
     };
-    let cap = common::auto_cap() / 2;
-    let chain = (cf.llc * 4).max(64 * MIB).min(cap);
-    let array = (cf.llc_total * 4).max(64 * MIB).min(cap);
+    let room = common::memory_room();
+    let cap = common::auto_cap_of(&room) / 2;
+    let want_chain = (cf.llc * 4).max(64 * MIB);
+    let want_array = (cf.llc_total * 4).max(64 * MIB);
+    let chain = want_chain.min(cap).max(64 * common::KIB);
+    let array = want_array.min(cap).max(64 * common::KIB);
+    if chain < want_chain || array < want_array {
+        notes.push(common::capped_note(
+            "chase chain and stream arrays",
+            chain + array,
+            want_chain + want_array,
+            &room,
+        ));
+    }
+    // The loaded latency is memory's: the chase must reach past the cache.
+    let reach = cf.llc.saturating_mul(DRAM_REACH);
+    let unavailable = (chain < reach).then(|| {
+        common::fit_or_reason(
+            &room,
+            &format!(
+                "the chase chain and stream arrays need (each {DRAM_REACH} × the {} last-level cache)",
+                fmt_size(cf.llc)
+            ),
+            reach * 2,
+        )
+        .err()
+        .unwrap_or_else(|| format!("the chase of {} stays below {DRAM_REACH} × the last-level cache", fmt_size(chain)))
+    });
     if streamers.is_empty() {
         notes.push("one usable CPU: no other CPU to generate load, only the unloaded point".into());
     }
@@ -95,6 +125,7 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> LoadedPla
             Profile::Standard => 5.0,
             Profile::Full => 10.0,
         },
+        unavailable,
         notes,
     }
 }
@@ -450,6 +481,7 @@ pub fn plan_with(m: &MachineInfo, cpus: &CpuSet, p: Profile, o: &Options) -> Res
     }
     if let Some(s) = &o.chain_size {
         plan.chain_bytes = common::size_option("--chain-size", s, 1, 4096)?;
+        plan.unavailable = None;
     }
     if let Some(s) = &o.size {
         plan.array_bytes = common::size_option("--size", s, 3, 0)?;
@@ -483,6 +515,17 @@ impl Experiment for LoadedLatency {
     /// Parameters: a [`LoadedPlan`] (`cpuscope loaded-latency`, see [`plan_with`]).
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
         let p = ctx.params_or(plan)?;
+        if let Some(why) = &p.unavailable {
+            for id in [LATENCY, CURVE] {
+                out(ResultRecord::unavailable(
+                    id.experiment,
+                    id.metric,
+                    "ns",
+                    why,
+                ))?;
+            }
+            return Ok(());
+        }
         run_plan(ctx, &p, out)
     }
 }

@@ -6,7 +6,7 @@
 use crate::base::fmt::fmt_size;
 use crate::base::CpuSet;
 use crate::experiments::common::{
-    self, fixed_policy, huge_buffer, memory_nodes, node_cpus, CacheFacts, MIB,
+    self, fixed_policy, huge_buffer, memory_nodes, node_cpus, CacheFacts, DRAM_REACH, MIB,
 };
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
 use crate::experiments::memory::bandwidth::{measure_variant, StreamArrays, Variant};
@@ -67,6 +67,9 @@ pub struct NumaPlan {
     pub reps: usize,
     pub latency: bool,
     pub bandwidth: bool,
+    /// Why no cell is measured (the working sets that reach memory do not
+    /// fit the memory this process may take); None to measure.
+    pub unavailable: Option<String>,
     pub notes: Vec<String>,
 }
 
@@ -85,11 +88,38 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> NumaPlan 
     let cells = (rows.len() * targets.len()).max(1);
     // DRAM working set: 4x the LLC of one instance (what one CPU sees),
     // capped by memory and, with many cells, kept modest in quick.
-    let mut lat = (cf.llc * 4).max(64 * MIB);
-    let mut arr = (cf.llc_total * 4).max(64 * MIB);
-    let cap = common::auto_cap() / 2;
-    lat = lat.min(cap);
-    arr = arr.min(cap);
+    let want_lat = (cf.llc * 4).max(64 * MIB);
+    let want_arr = (cf.llc_total * 4).max(64 * MIB);
+    let room = common::memory_room();
+    let cap = common::auto_cap_of(&room) / 2;
+    let mut lat = want_lat.min(cap).max(64 * common::KIB);
+    let mut arr = want_arr.min(cap).max(64 * common::KIB);
+    if lat < want_lat || arr < want_arr {
+        notes.push(common::capped_note(
+            "working sets (latency chain and bandwidth array)",
+            lat + arr,
+            want_lat + want_arr,
+            &room,
+        ));
+    }
+    let reach = cf.llc.saturating_mul(DRAM_REACH);
+    let unavailable = (lat < reach).then(|| {
+        common::fit_or_reason(
+            &room,
+            &format!(
+                "the matrix's cells need (a chain and an array, each {DRAM_REACH} × the {} last-level cache)",
+                fmt_size(cf.llc)
+            ),
+            reach * 2,
+        )
+        .err()
+        .unwrap_or_else(|| {
+            format!(
+                "the chain of {} stays below {DRAM_REACH} × the last-level cache",
+                fmt_size(lat)
+            )
+        })
+    });
     if profile == Profile::Quick && cells > 4 {
         lat = lat.min(256 * MIB);
         arr = arr.min(512 * MIB);
@@ -107,6 +137,7 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> NumaPlan 
         },
         latency: true,
         bandwidth: true,
+        unavailable,
         notes,
     }
 }
@@ -196,6 +227,17 @@ pub fn run_plan(
     plan: &NumaPlan,
     out: &mut dyn FnMut(ResultRecord) -> Result<()>,
 ) -> Result<()> {
+    if let Some(why) = &plan.unavailable {
+        for (id, unit) in [(LATENCY, "ns"), (BANDWIDTH, "GB/s"), (MATRIX, "ratio")] {
+            out(ResultRecord::unavailable(
+                id.experiment,
+                id.metric,
+                unit,
+                why,
+            ))?;
+        }
+        return Ok(());
+    }
     let single = plan.rows.len() <= 1 && plan.targets.len() <= 1;
     let nrow = plan.rows.len();
     let ncol = plan.targets.len();
@@ -496,6 +538,7 @@ pub fn plan_with(m: &MachineInfo, cpus: &CpuSet, p: Profile, o: &Options) -> Res
         plan.array_bytes = common::size_option("--size", s, 1, 0)?;
     }
     if o.size.is_some() || o.latency_size.is_some() {
+        plan.unavailable = None;
         let llc = CacheFacts::of(m).llc;
         for (what, b) in [
             ("latency working set", plan.latency_bytes),

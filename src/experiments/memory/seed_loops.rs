@@ -8,7 +8,7 @@
 use crate::base::fmt::fmt_size;
 use crate::base::CpuSet;
 use crate::base::Stats;
-use crate::experiments::common::{self, fixed_policy, with_counters, CacheFacts, MIB};
+use crate::experiments::common::{self, fixed_policy, with_counters, CacheFacts, DRAM_REACH, MIB};
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
 use crate::experiments::memory::payload::CachelineRatioData;
 use crate::harness::measure::{measure, Policy, Warmup};
@@ -36,12 +36,33 @@ const METHOD_VERSION: u32 = 1;
 /// Bytes of the cache-line loop's array: the seed's 64 Mi ints (256 MiB),
 /// at least 4× the last-level cache so both loops run from DRAM.
 pub fn array_bytes(machine: &MachineInfo) -> usize {
+    array_fit(machine).0
+}
+
+/// [`array_bytes`], a note when memory cut it, and why the loop's figures
+/// are not available when the array that fits stays within
+/// [`DRAM_REACH`] × the last-level cache (both loops would run from cache).
+fn array_fit(machine: &MachineInfo) -> (usize, Option<String>, Option<String>) {
     let cf = CacheFacts::of(machine);
-    (256 * MIB)
-        .max(cf.llc_total * 4)
-        .min(common::auto_cap() / 2)
-        / 64
-        * 64
+    let wanted = (256 * MIB).max(cf.llc_total * 4);
+    let room = common::memory_room();
+    let bytes = (wanted.min(common::auto_cap_of(&room) / 2) / 64 * 64).max(64 * 1024);
+    let note = (bytes < wanted)
+        .then(|| common::capped_note("the cache-line loop's array", bytes, wanted, &room));
+    let reach = cf.llc_total.saturating_mul(DRAM_REACH);
+    let why = (bytes < reach).then(|| {
+        common::fit_or_reason(
+            &room,
+            &format!(
+                "the cache-line loop needs (twice its {DRAM_REACH} × the {} last-level cache array: it runs from memory)",
+                fmt_size(cf.llc_total)
+            ),
+            reach * 2,
+        )
+        .err()
+        .unwrap_or_else(|| format!("the array of {} stays within the caches", fmt_size(bytes)))
+    });
+    (bytes, note, why)
 }
 
 fn reps(profile: Profile) -> usize {
@@ -86,7 +107,35 @@ pub fn run_cpu(
     out: &mut dyn FnMut(ResultRecord) -> Result<()>,
 ) -> Result<()> {
     let _pin = AffinityGuard::pin(cpu)?;
-    let bytes = array_bytes(ctx.machine);
+    let (bytes, cut, unavailable) = array_fit(ctx.machine);
+    match unavailable {
+        Some(why) => {
+            for (id, unit) in [
+                (CACHELINE_EVERY, "ms"),
+                (CACHELINE_EVERY16, "ms"),
+                (CACHELINE_RATIO, "ratio"),
+            ] {
+                out(ResultRecord::unavailable(
+                    id.experiment,
+                    id.metric,
+                    unit,
+                    &why,
+                ))?;
+            }
+        }
+        None => cacheline_figures(ctx, bytes, cut, out)?,
+    }
+    clflush_figure(ctx, out)
+}
+
+/// Seed 002's loop over an array of `bytes` (`cut`: the note when memory
+/// made it smaller than the seed's).
+fn cacheline_figures(
+    ctx: &mut ExpCtx,
+    bytes: usize,
+    cut: Option<String>,
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+) -> Result<()> {
     let n = bytes / 4;
     // 1. The cache-line loop.
     (ctx.step)(&format!("cache-line loop over {}", fmt_size(bytes)));
@@ -129,15 +178,21 @@ pub fn run_cpu(
     if let Some(c) = c16 {
         r16 = r16.with_counters(c);
     }
+    if let Some(c) = &cut {
+        r1 = r1.with_note(c);
+        r16 = r16.with_note(c);
+    }
     out(r1)?;
     out(r16)?;
     out(ratio_record(
         Stats::from_samples(&every),
         Stats::from_samples(&every16),
         n,
-    ))?;
-    drop(buf);
+    ))
+}
 
+/// Seed 000's loop: flush a line, load it.
+fn clflush_figure(ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
     // 2. The clflush loop.
     (ctx.step)("clflush loop (flush a line, load it)");
     let byte = Box::new(1u8);

@@ -70,6 +70,43 @@ fn chase(lines: usize, stride: usize, reps: (usize, Duration), ctx: &ExpCtx) -> 
     chase_samples(&chain, reps.0, reps.1, ctx.stop)
 }
 
+/// The page counts whose spread chase (one page of `stride` per line,
+/// plus its 4-byte successor list) fits the memory this process may take
+/// now, and the reason the larger ones were left out.
+fn counts_that_fit(counts: Vec<usize>, stride: usize) -> (Vec<usize>, Option<String>) {
+    let room = crate::experiments::common::memory_room();
+    let need = |pages: usize| pages * (stride + 4);
+    let (fit, out): (Vec<usize>, Vec<usize>) = counts
+        .into_iter()
+        .partition(|&p| crate::experiments::common::fit_or_reason(&room, "", need(p)).is_ok());
+    let why = out.first().and_then(|&p| {
+        crate::experiments::common::fit_or_reason(
+            &room,
+            &format!("the chase over {p} pages needs"),
+            need(p),
+        )
+        .err()
+    });
+    (fit, why)
+}
+
+/// Both figures not available: no page count fits (`cut`: why).
+fn none_fits(cut: Option<String>, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
+    let why = cut.unwrap_or_else(|| "no page count to sweep".into());
+    out(ResultRecord::unavailable(
+        PAGE_WALK.experiment,
+        PAGE_WALK.metric,
+        "ns",
+        &why,
+    ))?;
+    out(ResultRecord::unavailable(
+        REACH.experiment,
+        REACH.metric,
+        "pages",
+        &why,
+    ))
+}
+
 fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
@@ -134,8 +171,12 @@ impl Experiment for TlbReach {
         // lines spread over the cache sets as the packed ones do.
         let spread_stride = page + LINE;
         let r = reps(ctx.profile);
+        let (counts, cut) = counts_that_fit(page_counts(ctx.profile), spread_stride);
+        if counts.is_empty() {
+            return none_fits(cut, out);
+        }
         let mut points = Vec::new();
-        for pages in page_counts(ctx.profile) {
+        for pages in counts {
             if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
                 break;
             }
@@ -183,6 +224,9 @@ impl Experiment for TlbReach {
             .with_payload(&data);
         rec.value = Some(walk);
         rec.repetitions = s_top.len().min(k_top.len()) as u32;
+        if let Some(c) = &cut {
+            rec = rec.with_note(&format!("larger page counts left out: {c}"));
+        }
         out(rec)?;
 
         // The reach of the first and of the last TLB level, inferred from

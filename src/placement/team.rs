@@ -150,6 +150,7 @@ impl SpinBarrier {
                 std::hint::spin_loop();
             }
         }
+        patience.done();
         false
     }
 

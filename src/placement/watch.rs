@@ -233,6 +233,29 @@ impl Patience {
     }
 }
 
+impl Patience {
+    /// The wait ended: take the mark back now rather than letting it go
+    /// stale (for waits outside measured loops, such as the barriers: a
+    /// member that passed a barrier must not read as still waiting there
+    /// while the watchdog judges the next wait).
+    #[inline(always)]
+    pub fn done(self) {
+        if self.marked {
+            unmark();
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn unmark() {
+    let _ = MEMBER.try_with(|m| {
+        if let Some((w, i)) = &*m.borrow() {
+            w.members[*i].waiting_since.store(0, Ordering::Release);
+        }
+    });
+}
+
 /// A look (see [`Patience::look`]): (give up, marked now).
 #[cold]
 #[inline(never)]

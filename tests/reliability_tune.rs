@@ -670,6 +670,41 @@ fn an_argument_that_is_not_utf8_reaches_the_counted_command_as_bytes() {
     assert!(err.contains("/nonexistent/\\xff"), "{err}");
 }
 
+#[test]
+fn an_argument_that_is_not_utf8_reaches_each_rate_copy_as_bytes() {
+    let d = tempfile::tempdir().unwrap();
+    let got = d.path().join("got");
+    let store = d.path().join("s.db");
+    let script = format!("printf %s \"$1\" > '{}'", got.display());
+    let out = bin::command()
+        .args([
+            "rate", "--copies", "1", "--rounds", "1", "--json", "--store",
+        ])
+        .arg(&store)
+        .args(["--", "sh", "-c", &script, "sh"])
+        .arg(latin1_arg())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read(&got).unwrap(), b"caf\xe9-\xff");
+    // The workload's name shows each byte that is not UTF-8 as \xNN: on
+    // the terminal, in JSON and in the store alike.
+    let doc = text(&out.stdout);
+    assert!(doc.contains("sh caf\\\\xe9-\\\\xff\""), "{doc}");
+    assert!(
+        std::str::from_utf8(&out.stderr).is_ok(),
+        "raw bytes on stderr"
+    );
+    let out = bin::command()
+        .args(["rate", "--copies", "1", "--"])
+        .arg(OsString::from_vec(b"/nonexistent/\xff\x1b[2J".to_vec()))
+        .output()
+        .unwrap();
+    let err = cli::one_line_error(&out);
+    assert!(err.contains("/nonexistent/\\xff\\x1b[2J"), "{err}");
+}
+
 // ------------------------------------------------------------ the terminal
 
 /// A new pseudo-terminal: its master and the path of its slave; None

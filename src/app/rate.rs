@@ -24,9 +24,14 @@ pub struct RateArgs {
     /// Example: --mem local,interleave,node:0
     #[arg(long, value_delimiter = ',', value_name = "PLACEMENT")]
     pub mem: Vec<String>,
-    /// Or any command, after `--` (one process per copy).
-    #[arg(last = true, value_name = "COMMAND")]
-    pub command: Vec<String>,
+    /// Or any command, after `--` (one process per copy); passed as given,
+    /// bytes that are not UTF-8 included.
+    #[arg(
+        last = true,
+        value_name = "COMMAND",
+        value_parser = clap::value_parser!(std::ffi::OsString)
+    )]
+    pub command: Vec<std::ffi::OsString>,
     /// Rounds per copy count (the median is reported).
     #[arg(long, default_value_t = 3)]
     pub rounds: usize,

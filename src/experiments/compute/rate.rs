@@ -36,6 +36,7 @@ use crate::placement::team::Team;
 use crate::placement::{Buffer, BufferOptions, PageRequest, Touch};
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::{bail, Result};
+use std::ffi::OsString;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -1100,7 +1101,7 @@ impl Params {
 
 /// The workload named (`bc-pow[:EXP]`…) or given as a command after `--`
 /// (found in PATH, or a path to a file); exactly one of the two.
-pub fn workload_from(name: Option<&str>, command: &[String]) -> Result<RateWorkload> {
+pub fn workload_from(name: Option<&str>, command: &[OsString]) -> Result<RateWorkload> {
     match (name, command.is_empty()) {
         (Some(_), false) => bail!("give a WORKLOAD name or a command after --, not both"),
         (None, true) => bail!(
@@ -1109,15 +1110,16 @@ pub fn workload_from(name: Option<&str>, command: &[String]) -> Result<RateWorkl
         (Some(w), true) => parse_workload(w),
         (None, false) => {
             let prog = &command[0];
-            let path = if prog.contains('/') {
+            let shown = crate::base::args::display(prog);
+            let path = if crate::base::args::contains(prog, "/") {
                 let p = std::path::PathBuf::from(prog);
                 if !std::fs::metadata(&p).is_ok_and(|m| m.is_file()) {
-                    bail!("cannot start '{prog}': no such file");
+                    bail!("cannot start '{shown}': no such file");
                 }
                 p
             } else {
                 find_in_path(prog)
-                    .ok_or_else(|| anyhow::anyhow!("command '{prog}' not found in PATH"))?
+                    .ok_or_else(|| anyhow::anyhow!("command '{shown}' not found in PATH"))?
             };
             Ok(RateWorkload::Command(Cmd {
                 program: path,

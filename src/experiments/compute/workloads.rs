@@ -339,17 +339,19 @@ pub struct ProcRun {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cmd {
     pub program: PathBuf,
-    pub args: Vec<String>,
+    /// As the kernel takes them: bytes (`rate -- CMD` passes them as given).
+    pub args: Vec<std::ffi::OsString>,
     pub stdin: Option<String>,
 }
 
 impl Cmd {
-    /// The command line, for records and messages.
+    /// The command line, for records and messages (on one line, each byte
+    /// that is not UTF-8 as `\xNN`, controls escaped: `base::args::display`).
     pub fn display(&self) -> String {
-        let mut s = self.program.display().to_string();
+        let mut s = crate::base::args::display(self.program.as_os_str());
         for a in &self.args {
             s.push(' ');
-            s.push_str(a);
+            s.push_str(&crate::base::args::display(a));
         }
         if let Some(i) = &self.stdin {
             s = format!("echo '{}' | {s}", i.trim_end());
@@ -359,7 +361,8 @@ impl Cmd {
 }
 
 /// Find an executable in PATH.
-pub fn find_in_path(name: &str) -> Option<PathBuf> {
+pub fn find_in_path(name: impl AsRef<std::ffi::OsStr>) -> Option<PathBuf> {
+    let name = name.as_ref();
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|d| d.join(name))
@@ -378,7 +381,7 @@ impl Cmd {
     /// program's path as bytes (a PATH directory need not be UTF-8).
     fn argv(&self) -> Vec<std::ffi::OsString> {
         let mut argv = vec![self.program.clone().into_os_string()];
-        argv.extend(self.args.iter().map(std::ffi::OsString::from));
+        argv.extend(self.args.iter().cloned());
         argv
     }
 
@@ -772,7 +775,7 @@ fn openssl_cmd(
     args.push(choice.algorithm.clone());
     Cmd {
         program: openssl.to_path_buf(),
-        args,
+        args: args.into_iter().map(Into::into).collect(),
         stdin: None,
     }
 }
@@ -819,7 +822,12 @@ fn openssl_first(
             .unwrap_or("no output")
             .trim()
             .to_string();
-        why.push(format!("{}: {msg}", cmd.args.join(" ")));
+        let args: Vec<String> = cmd
+            .args
+            .iter()
+            .map(|a| crate::base::args::display(a))
+            .collect();
+        why.push(format!("{}: {msg}", args.join(" ")));
     }
     let cbc = AesChoice {
         algorithm: "aes-256-cbc".into(),

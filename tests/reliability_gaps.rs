@@ -150,6 +150,25 @@ fn a_read_only_output_file_is_refused_and_left_as_it_was() {
         assert_eq!(md.uid(), owner);
     }
     assert_eq!(temp_files(g.dir.path()), Vec::<String>::new());
+    // A file of this user in a directory it may not write (as root the
+    // test makes one, so that this is tried where CI runs).
+    let locked = g.dir.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let mine = locked.join("mine.json");
+    std::fs::write(&mine, "old\n").unwrap();
+    std::os::unix::fs::chown(&mine, Some(owner), Some(owner)).unwrap();
+    let m_s = mine.to_str().unwrap();
+    let o = as_unprivileged(&["--store", &store, "export", &ids[0], "-o", m_s]);
+    let e = cli::one_line_error(&o);
+    assert!(
+        e.contains(&format!(
+            "cannot write '{m_s}': directory '{}' is not writable",
+            locked.display()
+        )),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(&mine).unwrap(), b"old\n");
     // The refusal is the mode's: the same file made writable is written.
     std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o644)).unwrap();
     let o = as_unprivileged(&["--store", &store, "export", &ids[0], "-o", o_s]);

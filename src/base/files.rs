@@ -664,7 +664,11 @@ mod tests {
             std::thread::spawn(move || {
                 let mut n = 0u64;
                 while !stop.load(Ordering::Relaxed) {
-                    let (src, tmp) = if n % 2 == 0 { ("f", "tf") } else { ("r", "tr") };
+                    let (src, tmp) = if n.is_multiple_of(2) {
+                        ("f", "tf")
+                    } else {
+                        ("r", "tr")
+                    };
                     std::fs::hard_link(dir.join(src), dir.join(tmp)).unwrap();
                     std::fs::rename(dir.join(tmp), dir.join("x")).unwrap();
                     n += 1;

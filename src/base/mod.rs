@@ -16,6 +16,7 @@ pub mod build;
 pub mod cpuset;
 pub mod files;
 pub mod fmt;
+pub mod glibc;
 pub mod html;
 pub mod mann_whitney;
 pub mod meminfo;

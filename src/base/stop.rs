@@ -12,15 +12,29 @@
 //! default at their exec, an ignored signal stays ignored). [`signals`] is
 //! the list every handler of these signals registers for.
 //!
+//! A backstop for what no loop of ours can poll (a thread stuck inside a
+//! library or a system call): a thread started by [`install`] sleeps on a
+//! socket the signal handlers write to; [`BACKSTOP`] after the first stop
+//! signal, if the process is still there, it says so in one line and raises
+//! a second signal itself (the handlers then write the machine switches
+//! back and exit with status 130, as a second Ctrl-C does).
+//!
 //! A temporary file the careful writer holds ([`remove_on_signal`]) is
 //! removed by the signal handler itself, first, on every stop signal:
 //! before the exit of a second signal.
 
 use anyhow::{Context as _, Result};
 use std::ffi::CString;
+use std::io::{Read as _, Write as _};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+/// How long after the first stop signal a process still running is ended
+/// by the backstop (every wait of ours ends within a second of the signal;
+/// a run's last records are stored within a few more).
+pub const BACKSTOP: Duration = Duration::from_secs(15);
 
 static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 static INSTALLED: Mutex<bool> = Mutex::new(false);
@@ -121,9 +135,56 @@ pub fn install() -> Result<Arc<AtomicBool>> {
                 .context(why)?;
             signal_hook::flag::register(sig, Arc::clone(&flag)).context(why)?;
         }
+        install_backstop()?;
         *done = true;
     }
     Ok(flag)
+}
+
+/// Start the backstop thread (see the module): it blocks on a socket pair
+/// the stop signals' handlers write one byte to, so it costs nothing until
+/// a signal comes.
+fn install_backstop() -> Result<()> {
+    if super::glibc::thread_hazard().is_some() {
+        // No thread can be started in this process (base::glibc): a spawn
+        // would hang here.
+        return Ok(());
+    }
+    let (mut rx, tx) =
+        std::os::unix::net::UnixStream::pair().context("cannot install the Ctrl-C backstop")?;
+    for &sig in signals() {
+        let tx = tx
+            .try_clone()
+            .context("cannot install the Ctrl-C backstop")?;
+        signal_hook::low_level::pipe::register(sig, tx)
+            .context("cannot install the Ctrl-C backstop")?;
+    }
+    std::thread::Builder::new()
+        .name("cpuscope-stop".into())
+        .spawn(move || {
+            let mut byte = [0u8; 1];
+            loop {
+                match rx.read(&mut byte) {
+                    Ok(1) => break,
+                    Ok(_) => return,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(_) => return,
+                }
+            }
+            std::thread::sleep(BACKSTOP);
+            // Straight to stderr (output.rs polls this module: no cycle).
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "cpuscope: error: stopped ({}) {} s ago and still running: something is stuck; ending now (the figures already stored are kept)",
+                cause(),
+                BACKSTOP.as_secs()
+            );
+            // SAFETY: raise has no memory effects; the handlers installed
+            // above take it as the second signal (status 130).
+            unsafe { libc::raise(libc::SIGINT) };
+        })
+        .context("cannot install the Ctrl-C backstop")?;
+    Ok(())
 }
 
 /// While this lives, a stop signal ([`signals`]) removes its file (the

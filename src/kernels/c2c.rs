@@ -17,7 +17,16 @@
 //! No spin-wait hint (PAUSE/YIELD) is used inside the loops: on Skylake and
 //! later a PAUSE lasts ~140 cycles and would quantise the latency.
 //! No allocation, no I/O, no clock reads: the caller times batches.
+//!
+//! Every wait for the partner counts its turns with a
+//! [`Patience`](crate::placement::watch::Patience): a counter in the waiting
+//! branch only, looked at every 1024 turns (never on the turn that sees the
+//! answer). When the team's round was given up (the partner's thread ended
+//! or panicked, or it kept this one waiting past the team's bound; Ctrl-C),
+//! the wait ends and the kernel returns early with the sequence reached:
+//! a partner that never answers cannot hold a thread for ever.
 
+use crate::placement::watch::Patience;
 use std::hint::spin_loop;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -84,10 +93,15 @@ pub fn pong(method: Method, a: &AtomicU64, b: &AtomicU64, seq: u64, n: u64) -> u
 fn cas_ping(line: &AtomicU64, seq: u64, n: u64) -> u64 {
     let mut s = seq;
     for _ in 0..n {
+        let mut patience = Patience::new();
         while line
             .compare_exchange(s, s + 1, Ordering::Relaxed, Ordering::Relaxed)
             .is_err()
-        {}
+        {
+            if patience.give_up() {
+                return s;
+            }
+        }
         s += 2;
     }
     s
@@ -97,11 +111,13 @@ fn cas_ping(line: &AtomicU64, seq: u64, n: u64) -> u64 {
 fn cas_pong(line: &AtomicU64, seq: u64, n: u64) -> u64 {
     let mut s = seq;
     for _ in 0..n {
+        let mut patience = Patience::new();
         loop {
             match line.compare_exchange(s + 1, s + 2, Ordering::Relaxed, Ordering::Relaxed) {
                 Ok(_) => break,
                 // The initiator stopped early (see [`ABORT`]).
                 Err(ABORT) => return s,
+                Err(_) if patience.give_up() => return s,
                 Err(_) => {}
             }
         }
@@ -118,7 +134,12 @@ fn ls_ping(mine: &AtomicU64, theirs: &AtomicU64, seq: u64, n: u64) -> u64 {
     for _ in 0..n {
         v += 1;
         mine.store(v, Ordering::Release);
-        while theirs.load(Ordering::Acquire) != v {}
+        let mut patience = Patience::new();
+        while theirs.load(Ordering::Acquire) != v {
+            if patience.give_up() {
+                return (v - 1) * 2;
+            }
+        }
     }
     v * 2
 }
@@ -128,11 +149,13 @@ fn ls_pong(theirs: &AtomicU64, mine: &AtomicU64, seq: u64, n: u64) -> u64 {
     let mut v = seq / 2;
     for _ in 0..n {
         v += 1;
+        let mut patience = Patience::new();
         loop {
             match theirs.load(Ordering::Acquire) {
                 x if x == v => break,
                 // The initiator stopped early (see [`ABORT`]).
                 ABORT => return (v - 1) * 2,
+                _ if patience.give_up() => return (v - 1) * 2,
                 _ => {}
             }
         }
@@ -158,7 +181,8 @@ pub fn abort(method: Method, a: &AtomicU64, seq: u64, timeout: std::time::Durati
     let want = expected_line_value(method, seq);
     let t0 = std::time::Instant::now();
     let mut seen = a.load(Ordering::Acquire);
-    while method == Method::Cas && seen != want && t0.elapsed() < timeout {
+    let mut patience = Patience::new();
+    while method == Method::Cas && seen != want && t0.elapsed() < timeout && !patience.give_up() {
         spin_loop();
         seen = a.load(Ordering::Acquire);
     }
@@ -176,10 +200,12 @@ pub fn expected_line_value(method: Method, seq: u64) -> u64 {
 }
 
 /// Spin until `flag` holds a non-zero value, yielding the CPU after a while so
-/// a partner that has not started yet can run. Returns the value. Used to
-/// meet the partner before timing, never inside a timed batch.
+/// a partner that has not started yet can run. Returns the value, or 0 when
+/// the wait was given up (the team's round was; outside a team, Ctrl-C).
+/// Used to meet the partner before timing, never inside a timed batch.
 pub fn wait_nonzero(flag: &AtomicU64) -> u64 {
     let mut spins = 0u32;
+    let mut patience = Patience::new();
     loop {
         let v = flag.load(Ordering::Acquire);
         if v != 0 {
@@ -187,8 +213,16 @@ pub fn wait_nonzero(flag: &AtomicU64) -> u64 {
         }
         spins = spins.saturating_add(1);
         if spins < 1 << 16 {
+            if patience.give_up() {
+                return 0;
+            }
             spin_loop();
         } else {
+            // A turn that yields may wait out other programs' time slices:
+            // it looks every time.
+            if patience.look() {
+                return 0;
+            }
             std::thread::yield_now();
         }
     }

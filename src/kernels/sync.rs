@@ -1,7 +1,18 @@
 //! Synchronisation kernels: spin-wait hints, atomic increments, locks,
 //! handoffs and (falsely) shared counters. Measured loops only: no I/O, no
 //! allocation; every kernel returns a value derived from its work.
+//!
+//! Every wait for another thread (the spin lock, the handoff's turn) counts
+//! its turns with a [`Patience`] (looked at every 1024 turns, never on the
+//! turn that ends the wait; a futex wait looks when it times out, which an
+//! answered wait never does): when the team's round was given up (the
+//! partner ended, panicked or kept this thread waiting past the team's
+//! bound; Ctrl-C), the kernel returns early. The `std::sync::Mutex` kernel
+//! waits inside the standard library and cannot look: a partner that ends
+//! holding it is the one wait the team's watchdog cannot end (it ends the
+//! process, saying so).
 
+use crate::placement::watch::Patience;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -114,18 +125,24 @@ impl SpinLock {
         }
     }
 
+    /// Take the lock; false when the wait for it was given up (the lock
+    /// is then not held).
     #[inline(always)]
-    pub fn lock(&self) {
+    pub fn lock(&self) -> bool {
+        let mut patience = Patience::new();
         loop {
             if self
                 .locked
                 .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
                 .is_ok()
             {
-                return;
+                return true;
             }
             while self.locked.load(Ordering::Relaxed) != 0 {
                 std::hint::spin_loop();
+                if patience.give_up() {
+                    return false;
+                }
             }
         }
     }
@@ -145,7 +162,8 @@ pub struct Protected {
 
 /// `iters` acquisitions of a spin lock; inside, bump the shared counter held
 /// in `count`/`owner` (written only under the lock). Returns how many
-/// acquisitions found another thread as the previous owner (handoffs).
+/// acquisitions found another thread as the previous owner (handoffs); a
+/// wait given up (see the module) ends the loop early.
 #[inline(never)]
 pub fn spin_lock_loop(
     lock: &SpinLock,
@@ -156,7 +174,9 @@ pub fn spin_lock_loop(
 ) -> u64 {
     let mut handoffs = 0;
     for _ in 0..iters {
-        lock.lock();
+        if !lock.lock() {
+            break;
+        }
         if owner.load(Ordering::Relaxed) != me {
             handoffs += 1;
             owner.store(me, Ordering::Relaxed);
@@ -193,20 +213,31 @@ pub enum Wait {
     Futex,
 }
 
+/// How long one `FUTEX_WAIT` of [`handoff_loop`] sleeps at most: an answered
+/// wait never reaches it; a partner that never answers is looked at after it.
 #[cfg(target_os = "linux")]
-fn futex_wait(word: &AtomicU32, expected: u32) {
+const FUTEX_LOOK: libc::timespec = libc::timespec {
+    tv_sec: 0,
+    tv_nsec: 100_000_000,
+};
+
+/// Sleep while `word` holds `expected`, at most [`FUTEX_LOOK`]; true when
+/// the sleep timed out.
+#[cfg(target_os = "linux")]
+fn futex_wait(word: &AtomicU32, expected: u32) -> bool {
     // SAFETY: the address is a valid, aligned u32 that outlives the call;
-    // FUTEX_WAIT only reads it. A spurious or EAGAIN return is handled by the
-    // caller's loop.
-    unsafe {
+    // FUTEX_WAIT only reads it and the timespec. A spurious or EAGAIN return
+    // is handled by the caller's loop.
+    let r = unsafe {
         libc::syscall(
             libc::SYS_futex,
             word.as_ptr(),
             libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
             expected,
-            std::ptr::null::<libc::timespec>(),
-        );
-    }
+            &FUTEX_LOOK as *const libc::timespec,
+        )
+    };
+    r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ETIMEDOUT)
 }
 
 #[cfg(target_os = "linux")]
@@ -223,8 +254,9 @@ fn futex_wake(word: &AtomicU32) {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn futex_wait(_word: &AtomicU32, _expected: u32) {
+fn futex_wait(_word: &AtomicU32, _expected: u32) -> bool {
     std::thread::yield_now();
+    false
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -234,19 +266,21 @@ fn futex_wake(_word: &AtomicU32) {}
 /// waits for `turn ≡ side (mod 2)`, then advances `turn` by one (and, for
 /// [`Wait::Futex`], wakes the other). Each thread takes `iters` turns, so a
 /// round of both threads makes `2 × iters` handoffs. `start` is the turn value
-/// when the call begins (even). Returns the last turn value this thread wrote.
+/// when the call begins (even). Returns the last turn value this thread wrote
+/// (the wait for a turn given up, see the module, ends the loop early).
 #[inline(never)]
 pub fn handoff_loop(turn: &AtomicU32, wait: Wait, side: u32, start: u32, iters: u64) -> u32 {
     let mut mine = start.wrapping_add(side);
     let mut written = 0;
     for _ in 0..iters {
         let mut spins = 0u32;
+        let mut patience = Patience::new();
         loop {
             let v = turn.load(Ordering::Acquire);
             if v == mine {
                 break;
             }
-            match wait {
+            let gave_up = match wait {
                 Wait::Spin => {
                     spins = spins.wrapping_add(1);
                     if spins & 0xfffff == 0 {
@@ -255,8 +289,12 @@ pub fn handoff_loop(turn: &AtomicU32, wait: Wait, side: u32, start: u32, iters: 
                     } else {
                         std::hint::spin_loop();
                     }
+                    patience.give_up()
                 }
-                Wait::Futex => futex_wait(turn, v),
+                Wait::Futex => futex_wait(turn, v) && patience.look(),
+            };
+            if gave_up {
+                return written;
             }
         }
         written = mine.wrapping_add(1);

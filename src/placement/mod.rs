@@ -9,6 +9,7 @@ pub mod machine_state;
 pub mod mempolicy;
 pub mod pin;
 pub mod team;
+pub mod watch;
 
 pub use buffer::{Buffer, BufferOptions, PageKind, PageReport, PageRequest, Touch, Unavailable};
 // `CpuSet` lives on the bottom floor (`base`); these paths stay for callers.

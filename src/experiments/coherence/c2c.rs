@@ -836,35 +836,16 @@ pub fn run_matrix(
                 // SAFETY: the page is mapped, zeroed, page-aligned and lives
                 // until `buf` drops, after the responder reported done.
                 let (a, b) = unsafe { pair_lines(base) };
-                let mut v = Vec::with_capacity(samples);
+                let batches = Batches {
+                    method,
+                    rt,
+                    samples,
+                    warmup,
+                    deadline,
+                    stop,
+                };
                 slot.line.store(base as u64, Ordering::Release);
-                let mut seq = 0u64;
-                for _ in 0..warmup {
-                    seq = k::ping(method, a, b, seq, rt);
-                }
-                let mut preempted = Some(0usize);
-                let mut flags: Vec<bool> = Vec::with_capacity(samples);
-                let mut cut = false;
-                for i in 0..samples {
-                    let late = deadline.is_some_and(|d| Instant::now() > d);
-                    if i > 0 && (late || stop.load(Ordering::Relaxed)) {
-                        cut = true;
-                        break;
-                    }
-                    let before = involuntary_switches();
-                    let t0 = timer.now();
-                    seq = k::ping(method, a, b, seq, rt);
-                    let t1 = timer.now();
-                    v.push(timer.ns(t0, t1) / rt as f64 / 2.0);
-                    match (before, involuntary_switches(), preempted.as_mut()) {
-                        (Some(x), Some(y), Some(p)) if y > x => {
-                            *p += 1;
-                            flags.push(true);
-                        }
-                        (Some(_), Some(_), _) => flags.push(false),
-                        _ => preempted = None,
-                    }
-                }
+                let (seq, v, mut flags, preempted, cut) = batches.ping((a, b), timer);
                 // The protocol's check: the line(s) hold what the round trips
                 // made. A pair cut short first waits for the responder's last
                 // answer, then writes ABORT for it (`k::abort`).
@@ -890,7 +871,22 @@ pub fn run_matrix(
             } else {
                 respond(method, slot, total_rt)
             }
-        })?;
+        });
+        // A team that lost a thread (panicked, ended, kept its partner
+        // waiting past the team's bound; Ctrl-C while a pair hung): the
+        // rounds stop here with the reason, the pairs measured are kept.
+        let res = match res {
+            Ok(res) => res,
+            Err(e) => {
+                stopped = Some(format!(
+                    "round {} of {} failed: {}",
+                    r + 1,
+                    plan.rounds.len(),
+                    format!("{e:#}").replace('\n', " ")
+                ));
+                break;
+            }
+        };
         let cut = collect_round(plan, round, &slots, keep_samples, res.results, &mut out)?;
         done = r + 1;
         progress(done, plan.rounds.len());
@@ -910,6 +906,58 @@ pub fn run_matrix(
         adapted: pace.adapted,
         steal: None,
     })
+}
+
+/// What an initiator times: `warmup` then up to `samples` batches of `rt`
+/// round trips, stopping between samples (never before the first) past
+/// `deadline` or on `stop`.
+struct Batches<'a> {
+    method: Method,
+    rt: u64,
+    samples: usize,
+    warmup: usize,
+    deadline: Option<Instant>,
+    stop: &'a AtomicBool,
+}
+
+/// The batches' outcome: the sequence reached, ns per one-way trip per
+/// sample, per sample whether the initiator was switched out, how many
+/// were (None when the kernel does not say), whether the batches were cut.
+type Pinged = (u64, Vec<f64>, Vec<bool>, Option<usize>, bool);
+
+impl Batches<'_> {
+    fn ping(&self, (a, b): (&AtomicU64, &AtomicU64), timer: &Timer) -> Pinged {
+        let (method, rt) = (self.method, self.rt);
+        let mut v = Vec::with_capacity(self.samples);
+        let mut flags: Vec<bool> = Vec::with_capacity(self.samples);
+        let mut seq = 0u64;
+        for _ in 0..self.warmup {
+            seq = k::ping(method, a, b, seq, rt);
+        }
+        let mut preempted = Some(0usize);
+        let mut cut = false;
+        for i in 0..self.samples {
+            let late = self.deadline.is_some_and(|d| Instant::now() > d);
+            if i > 0 && (late || self.stop.load(Ordering::Relaxed)) {
+                cut = true;
+                break;
+            }
+            let before = involuntary_switches();
+            let t0 = timer.now();
+            seq = k::ping(method, a, b, seq, rt);
+            let t1 = timer.now();
+            v.push(timer.ns(t0, t1) / rt as f64 / 2.0);
+            match (before, involuntary_switches(), preempted.as_mut()) {
+                (Some(x), Some(y), Some(p)) if y > x => {
+                    *p += 1;
+                    flags.push(true);
+                }
+                (Some(_), Some(_), _) => flags.push(false),
+                _ => preempted = None,
+            }
+        }
+        (seq, v, flags, preempted, cut)
+    }
 }
 
 /// The two lines of a pair's page: the first and the one at
@@ -982,7 +1030,8 @@ fn line_check(
 /// it is done.
 fn respond(method: Method, slot: &Slot, total_rt: u64) -> PairOutcome {
     let addr = k::wait_nonzero(&slot.line);
-    if addr == FAILED {
+    // FAILED: the initiator has no page; 0: the round was given up.
+    if addr == FAILED || addr == 0 {
         return Ok(None);
     }
     let base = addr as *const u8;

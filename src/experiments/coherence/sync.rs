@@ -384,6 +384,34 @@ struct Pass<'a> {
     out: &'a mut dyn FnMut(ResultRecord) -> Result<()>,
 }
 
+impl Pass<'_> {
+    /// A figure's measurement; or, when it failed (a team that lost a
+    /// thread: panicked, ended, never arrived; a CPU that cannot be
+    /// pinned), None after the figure `id` with `params` is written *not
+    /// available* with the reason, so the next figures are measured. After
+    /// Ctrl-C, the error (the session keeps what finished).
+    fn measured<T>(
+        &mut self,
+        m: Result<T>,
+        id: MetricId,
+        params: &[(&str, serde_json::Value)],
+    ) -> Result<Option<T>> {
+        match m {
+            Ok(v) => Ok(Some(v)),
+            Err(e) if self.stop.load(Ordering::Relaxed) => Err(e),
+            Err(e) => {
+                let why = format!("{e:#}").replace('\n', " ");
+                let mut r = ResultRecord::unavailable(id.experiment, id.metric, "ns", &why);
+                for (k, v) in params {
+                    r = r.with_param(k, v.clone());
+                }
+                (self.out)(r)?;
+                Ok(None)
+            }
+        }
+    }
+}
+
 /// Run every synchronisation measurement on `cpus`, handing records to `out`.
 /// `ghz`: measured single-core clock for cycles. `step`: progress.
 pub fn run_all(
@@ -530,7 +558,10 @@ fn atomic_contended(
                 (p.step)(&format!(
                     "contended atomic increment, {name} (CPUs {a},{b})"
                 ));
-                let (s, agg) = contended(&[*a, *b], &p.pol, p.stop)?;
+                let m = contended(&[*a, *b], &p.pol, p.stop);
+                let Some((s, agg)) = p.measured(m, ATOMIC_INCREMENT, &params)? else {
+                    continue;
+                };
                 labelled.push(vec![*a, *b]);
                 let r = ns_record(ATOMIC_INCREMENT, &params, s, cmethod)
                     .with_note(&format!(
@@ -560,7 +591,10 @@ fn atomic_contended(
         (p.step)(&format!(
             "contended atomic increment, {t} threads (CPUs {cs})"
         ));
-        let (s, agg) = contended(&set, &p.pol, p.stop)?;
+        let m = contended(&set, &p.pol, p.stop);
+        let Some((s, agg)) = p.measured(m, ATOMIC_INCREMENT, &params)? else {
+            continue;
+        };
         let mut r = ns_record(ATOMIC_INCREMENT, &params, s, cmethod)
             .with_note(&format!(
                 "CPUs {cs} (one per core first); aggregate {agg:.1} ns per increment, {:.1} M increments/s in all",
@@ -598,8 +632,11 @@ fn lock_method(kind: &str, t: usize) -> String {
 fn locks(p: &mut Pass, pl: &Placements, first: usize) -> Result<()> {
     for kind in ["spin", "mutex"] {
         (p.step)(&format!("{kind} lock, uncontended"));
-        let (s, _) = lock_cost(&[first], kind == "spin", &p.pol, p.stop)?;
         let params = [("kind", json!(kind)), ("threads", json!(1))];
+        let m = lock_cost(&[first], kind == "spin", &p.pol, p.stop);
+        let Some((s, _)) = p.measured(m, LOCK, &params)? else {
+            continue;
+        };
         let m = lock_method(kind, 1);
         (p.out)(ns_record(LOCK, &params, s.clone(), &m))?;
         (p.out)(cycles_record(LOCK_CYCLES, &params, &s, p.ghz, &m))?;
@@ -644,10 +681,14 @@ fn locks_unavailable(p: &mut Pass) -> Result<()> {
 fn locks_two(p: &mut Pass, a: usize, b: usize) -> Result<()> {
     for kind in ["spin", "mutex"] {
         (p.step)(&format!("{kind} lock, 2 threads (CPUs {a},{b})"));
-        let (s, frac) = lock_cost(&[a, b], kind == "spin", &p.pol, p.stop)?;
+        let params = [("kind", json!(kind)), ("threads", json!(2))];
+        let m = lock_cost(&[a, b], kind == "spin", &p.pol, p.stop);
+        let Some((s, frac)) = p.measured(m, LOCK, &params)? else {
+            continue;
+        };
         let r = ns_record(
             LOCK,
-            &[("kind", json!(kind)), ("threads", json!(2))],
+            &params,
             s,
             &lock_method(kind, 2),
         )
@@ -663,7 +704,10 @@ fn locks_two(p: &mut Pass, a: usize, b: usize) -> Result<()> {
     }
     for (w, wait) in [("spin", Wait::Spin), ("futex", Wait::Futex)] {
         (p.step)(&format!("{w} handoff (CPUs {a},{b})"));
-        let s = handoff((a, b), wait, &p.pol, p.stop)?;
+        let m = handoff((a, b), wait, &p.pol, p.stop);
+        let Some(s) = p.measured(m, HANDOFF, &[("wait", json!(w))])? else {
+            continue;
+        };
         let m = if wait == Wait::Spin {
             "strict alternation of two pinned threads on one turn word; the waiter spins (spin-wait hint) until its turn; ns per one-way handoff = round time / 2 per turn pair"
         } else {
@@ -741,7 +785,11 @@ fn false_sharing_set(p: &mut Pass, set: &[usize], t: usize) -> Result<bool> {
         (p.step)(&format!(
             "false sharing, {op} increments, {t} threads (CPUs {cs})"
         ));
-        let (s, pd, ratio) = false_sharing(set, atomic, &p.pol, p.stop)?;
+        let m = false_sharing(set, atomic, &p.pol, p.stop);
+        let params = [("op", json!(op)), ("threads", json!(t))];
+        let Some((s, pd, ratio)) = p.measured(m, FALSE_SHARING, &params)? else {
+            continue;
+        };
         let how = if atomic {
             "locked fetch_add"
         } else {

@@ -22,7 +22,9 @@ use crate::experiments::compute::payload::{
     ActualCycleData, AgainstTheory, ClockData, InstructionRateData, IssueWidths, KnownCore,
     NopBoundData, OneCoreFlopsData, PerCoreFlopsData, PerCycleData, Theory,
 };
-use crate::experiments::compute::simd::{compute_policy, secs_per_figure, team_rate};
+use crate::experiments::compute::simd::{
+    compute_policy, measured_or_reason, secs_per_figure, team_rate,
+};
 use crate::experiments::experiment::{one_cpu_per_core, ExpCtx, Experiment, Profile};
 use crate::harness::{measure_bracketed, Bracketed, Policy};
 use crate::kernels::chains::{Chain, CHAIN_LEN};
@@ -1006,13 +1008,21 @@ fn fma_per_core(
     (w, one_core): (Width, Option<f64>),
 ) -> Result<()> {
     (ctx.step)(&format!("FMA {}-bit, {} cores", w.bits(), per_core.len()));
-    let (agg, per_thread) = team_rate(
+    let measured = team_rate(
         per_core,
         policy,
         ctx.stop,
         w.flops_per_iter() / 1e9,
         |_t, it| fma::run(w, it),
-    )?;
+    );
+    let unavailable = |why: &str| {
+        ResultRecord::unavailable(FMA_FLOPS.experiment, FMA_FLOPS.metric, "GFLOP/s", why)
+            .with_param("width", w.name())
+            .with_param("threads", "per_core")
+    };
+    let Some((agg, per_thread)) = measured_or_reason(measured, ctx.stop, out, unavailable)? else {
+        return Ok(());
+    };
     let mut rec = ResultRecord::of(FMA_FLOPS, "GFLOP/s", true)
         .with_param("width", w.name())
         .with_param("threads", "per_core")
@@ -1214,6 +1224,30 @@ pub fn nop_bound(spec: &Spec, ghz: Option<f64>, cores: usize) -> Result<NopBound
     })
 }
 
+/// The nop loop on every usable CPU at once: G instr/s per round, or None
+/// after its *not available* record (the team could not measure it).
+fn nop_rate(
+    ctx: &mut ExpCtx,
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    policy: &Policy,
+) -> Result<Option<Vec<f64>>> {
+    (ctx.step)(&format!("nop loop on {} CPUs", ctx.cpus.len()));
+    let insns = NOP_LOOP_INSNS as f64;
+    let measured = team_rate(&ctx.cpus, policy, ctx.stop, insns / 1e9, |_t, it| {
+        nop_loop(it)
+    });
+    let unavailable = |why: &str| {
+        ResultRecord::unavailable(
+            INSTRUCTION_RATE.experiment,
+            INSTRUCTION_RATE.metric,
+            "G instr/s",
+            why,
+        )
+        .with_param("threads", "all")
+    };
+    Ok(measured_or_reason(measured, ctx.stop, out, unavailable)?.map(|(agg, _)| agg))
+}
+
 /// Step 3 of `Peak::run`: seed 000's capacity formula against the nop loop
 /// on every usable CPU.
 fn capacity_formula(
@@ -1224,11 +1258,9 @@ fn capacity_formula(
     per_core: &CpuSet,
     theory: Theory,
 ) -> Result<()> {
-    (ctx.step)(&format!("nop loop on {} CPUs", ctx.cpus.len()));
-    let insns = NOP_LOOP_INSNS as f64;
-    let (agg, _) = team_rate(&ctx.cpus, policy, ctx.stop, insns / 1e9, |_t, it| {
-        nop_loop(it)
-    })?;
+    let Some(agg) = nop_rate(ctx, out, policy)? else {
+        return Ok(());
+    };
     let cores = per_core.len();
     let tpc = if cores > 0 {
         ctx.cpus.len().div_ceil(cores)

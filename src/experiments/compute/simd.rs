@@ -24,7 +24,7 @@ use crate::placement::team::{Team, ThreadCtx};
 use crate::results::schema::{MetricId, ResultRecord};
 use anyhow::Result;
 use serde_json::{json, Value};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 pub struct Simd;
@@ -211,6 +211,35 @@ where
 
 fn rates(ns: &[f64], units_per_iter: f64) -> Vec<f64> {
     ns.iter().map(|ns| units_per_iter / ns * 1e9).collect()
+}
+
+/// Why a figure was not measured, from its measurement's error: the reason
+/// line of a *not available* record (a team that lost a thread: panicked,
+/// ended, never arrived; a CPU that cannot be pinned), so the next figures
+/// are measured. After Ctrl-C the error itself (the session keeps what
+/// finished).
+pub fn not_measured(stop: &AtomicBool, e: anyhow::Error) -> Result<String> {
+    if stop.load(Ordering::Relaxed) {
+        return Err(e);
+    }
+    Ok(format!("{e:#}").replace('\n', " "))
+}
+
+/// A figure's measurement, or (after writing its *not available* record,
+/// made by `unavailable` from the reason, see [`not_measured`]) None.
+pub fn measured_or_reason<T>(
+    measured: Result<T>,
+    stop: &AtomicBool,
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    unavailable: impl FnOnce(&str) -> ResultRecord,
+) -> Result<Option<T>> {
+    match measured {
+        Ok(m) => Ok(Some(m)),
+        Err(e) => {
+            out(unavailable(&not_measured(stop, e)?))?;
+            Ok(None)
+        }
+    }
 }
 
 /// What counters cover around an in-process measurement.
@@ -614,12 +643,12 @@ fn throughput_point(
         p.cpus.len(),
         p.label
     ));
-    let (agg, per_thread, cnt) = if p.cpus.len() == 1 {
+    let measured = if p.cpus.len() == 1 {
         let cpu = p.cpus.first().unwrap_or(0);
-        let (s, c) = single_rate_counted(cpu, policy, ctx.stop, CHUNK_BYTES as f64 / 1e6, |it| {
+        single_rate_counted(cpu, policy, ctx.stop, CHUNK_BYTES as f64 / 1e6, |it| {
             chacha::run(v, it, 0)
-        })?;
-        (s, Vec::new(), c)
+        })
+        .map(|(s, c)| (s, Vec::new(), c))
     } else {
         team_rate_counted(
             &p.cpus,
@@ -627,7 +656,17 @@ fn throughput_point(
             ctx.stop,
             CHUNK_BYTES as f64 / 1e6,
             |t, it| chacha::run(v, it, t.index as u64 * 1_000_000),
-        )?
+        )
+    };
+    let unavailable = |why: &str| {
+        ResultRecord::unavailable(THROUGHPUT.experiment, THROUGHPUT.metric, "MB/s", why)
+            .with_param("variant", v.name())
+            .with_param("threads", p.label.as_str())
+            .with_method(&method_text(v), METHOD_VERSION)
+    };
+    let Some((agg, per_thread, cnt)) = measured_or_reason(measured, ctx.stop, out, unavailable)?
+    else {
+        return Ok(None);
     };
     let windows = [cnt];
     let (ghz, ghz_src) = ghz_at(ctx.facts, &p.label);

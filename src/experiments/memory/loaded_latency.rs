@@ -209,7 +209,9 @@ pub fn run_plan(
                     let mut off = 0;
                     let mut elems = 0usize;
                     let a = timer.now();
-                    while !done.load(Ordering::Acquire) {
+                    // Until the chaser is done, or the round was given up
+                    // (the chaser's thread ended or panicked; Ctrl-C).
+                    while !done.load(Ordering::Acquire) && !crate::placement::watch::abandoned() {
                         black_box(arr.pass_range(&v, t, max_k, off, block));
                         elems += block.min(chunk - off);
                         off += block;

@@ -620,6 +620,85 @@ mod tests {
         assert_eq!(e.to_string(), "larger than 16 MiB: not a sysfs/procfs file");
     }
 
+    fn mkfifo(p: &Path) {
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    }
+
+    /// What a path replaced between the check and the open gives: the file
+    /// opened is checked again, so a FIFO or a directory opened is refused
+    /// (a FIFO opened with O_NONBLOCK and no writer would read as empty).
+    #[test]
+    fn the_opened_file_is_checked_again() {
+        use std::os::unix::fs::OpenOptionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo");
+        mkfifo(&fifo);
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+        let e = read_open_capped(f, 16).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+        assert_eq!(e.to_string(), "not a regular file (a FIFO)");
+        let e = read_open_capped(std::fs::File::open(d.path()).unwrap(), 16).unwrap_err();
+        assert_eq!(e.to_string(), "not a regular file (a directory)");
+    }
+
+    /// A path swapped between a regular file and a FIFO as fast as rename
+    /// allows, read meanwhile: every read is the file's bytes or a refusal,
+    /// never the empty read of a FIFO, never a hang.
+    #[test]
+    fn a_path_swapped_for_a_fifo_is_never_read_as_the_fifo() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let d = tempfile::tempdir().unwrap();
+        let (reg, fifo, path) = (d.path().join("r"), d.path().join("f"), d.path().join("x"));
+        std::fs::write(&reg, "42\n").unwrap();
+        mkfifo(&fifo);
+        std::fs::hard_link(&reg, &path).unwrap();
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let swapper = {
+            let (stop, dir) = (stop.clone(), d.path().to_path_buf());
+            std::thread::spawn(move || {
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let (src, tmp) = if n.is_multiple_of(2) {
+                        ("f", "tf")
+                    } else {
+                        ("r", "tr")
+                    };
+                    std::fs::hard_link(dir.join(src), dir.join(tmp)).unwrap();
+                    std::fs::rename(dir.join(tmp), dir.join("x")).unwrap();
+                    n += 1;
+                }
+                n
+            })
+        };
+        let (mut read, mut refused) = (0, 0);
+        let t0 = std::time::Instant::now();
+        while t0.elapsed() < std::time::Duration::from_millis(500) || read == 0 || refused == 0 {
+            assert!(
+                t0.elapsed().as_secs() < 20,
+                "{read} reads, {refused} refusals"
+            );
+            match read_file_bytes_capped(&path, 16) {
+                Ok(b) => {
+                    assert_eq!(b, b"42\n", "a read that is not the file's");
+                    read += 1;
+                }
+                Err(e) => {
+                    assert_eq!(e.to_string(), "not a regular file (a FIFO)");
+                    refused += 1;
+                }
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        let swaps = swapper.join().unwrap();
+        assert!(swaps > 2, "{swaps} swaps");
+    }
+
     /// A tree with links of every kind, and a secret beside it.
     fn linked_tree() -> (tempfile::TempDir, PathBuf) {
         use std::os::unix::fs::symlink;

@@ -91,9 +91,8 @@ fn memory_rows(info: &MachineInfo, rows: &mut Vec<(String, String)>) {
     let Some(m) = &info.limits.memory else {
         return;
     };
-    match (m.limit_bytes, &m.limit_file) {
-        (Some(b), Some(f)) => rows.push(("memory limit".into(), format!("{} ({f})", fmt_size(b)))),
-        _ => {}
+    if let (Some(b), Some(f)) = (m.limit_bytes, &m.limit_file) {
+        rows.push(("memory limit".into(), format!("{} ({f})", fmt_size(b))));
     }
     if let (Some(b), Some(f)) = (m.high_bytes, &m.high_file) {
         rows.push(("memory.high".into(), format!("{} ({f})", fmt_size(b))));

@@ -6,9 +6,10 @@
 //! system`), so an unusable `TMPDIR` is never silently passed over nor
 //! silently the only place tried.
 //!
-//! Used by the sysroot archive's private directory (`archive::TempTree`)
-//! and the fallback copy of a run the store could not take
-//! (`app/session.rs`).
+//! Used by the sysroot archive's private directory (`archive::TempTree`),
+//! the fallback copy of a run the store could not take (`app/session.rs`)
+//! and a command's kept output where the kernel has no memfd
+//! (`harness/child.rs`).
 
 use std::path::{Path, PathBuf};
 

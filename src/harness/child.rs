@@ -247,8 +247,9 @@ pub const TAIL_BYTES: u64 = 4 << 20;
 /// A file for one kept output stream, with no name anywhere (the child gets
 /// a copy of its descriptor): a memfd, in memory, so that a full or
 /// read-only disk changes nothing; where the kernel has none (before 3.17),
-/// an unlinked file in the temporary directory. [`trim_head`] bounds it.
-fn kept_file() -> std::io::Result<File> {
+/// an unlinked file in `$TMPDIR`, else `/tmp` (`base::tempdir`: the error
+/// names each place tried). [`trim_head`] bounds it.
+fn kept_file() -> Result<File, String> {
     let name = b"cpuscope-output\0";
     // SAFETY: a NUL-terminated name and a flag; no wrapper in glibc 2.17.
     let fd = unsafe { libc::syscall(libc::SYS_memfd_create, name.as_ptr(), libc::MFD_CLOEXEC) };
@@ -256,7 +257,7 @@ fn kept_file() -> std::io::Result<File> {
         // SAFETY: a fresh descriptor from the kernel, owned here.
         return Ok(unsafe { File::from_raw_fd(fd as i32) });
     }
-    temp_output_in(&std::env::temp_dir())
+    crate::base::tempdir::first_usable(false, |d| temp_output_in(d).map_err(|e| e.to_string()))
 }
 
 /// Free the head of a kept stream that has grown past twice [`TAIL_BYTES`],
@@ -390,12 +391,8 @@ fn child_stdio(spec: &ChildSpec) -> Result<(ChildStdio, Kept), String> {
         ..ChildStdio::default()
     };
     let temp = || {
-        kept_file().map_err(|e| {
-            format!(
-                "cannot create a temporary file for the command's output in {}: {e}",
-                std::env::temp_dir().display()
-            )
-        })
+        kept_file()
+            .map_err(|e| format!("cannot create a temporary file for the command's output: {e}"))
     };
     let copy = |f: &File| f.try_clone().ok().map(OwnedFd::from);
     let mut kept: Kept = (None, None);

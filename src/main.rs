@@ -106,7 +106,7 @@ enum Command {
     ///
     /// Example: cpuscope show latest
     Show(app::store_cmds::ShowArgs),
-    /// Write a stored run as a JSON document (cpuscope.run/1).
+    /// Write a stored run as a JSON document (cpuscope.run/1), or as OpenMetrics gauges.
     ///
     /// Example: cpuscope export latest -o run.json
     Export(app::store_cmds::ExportArgs),

@@ -4,8 +4,10 @@
 
 use super::run_filter::RunFilter;
 use super::Context;
+use crate::base::output::Output;
 use crate::report::fleet::{self, Rule, Selection};
 use crate::results::document::{latest_per_host, parse_since, Loader};
+use crate::results::Run;
 use anyhow::{bail, Result};
 use chrono::SecondsFormat;
 use std::path::PathBuf;
@@ -24,15 +26,35 @@ pub struct FleetArgs {
     /// Smallest difference from the peers' median that counts, in %.
     #[arg(long, value_name = "PCT", default_value_t = 5.0)]
     pub min_diff: f64,
-    /// Print the fleet view as JSON (cpuscope.fleet/1).
-    #[arg(long)]
+    /// Print the fleet view as JSON (cpuscope.fleet/1); the same as `--format json`.
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
+    /// What to print: the fleet view as text (the default) or JSON, or every
+    /// figure of each host's latest run as an OpenMetrics gauge
+    /// (`openmetrics`, for node_exporter's textfile collector; docs/openmetrics.md).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<FleetFormat>,
+    /// Write what is printed to FILE instead of standard output (replaced
+    /// atomically, as a textfile collector wants).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Also write the fleet page (one offline HTML file with strip plots) to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 }
 
-/// `cpuscope fleet [--host H] [--cpu M] [--tag T] [--since WHEN]`
+/// `fleet --format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FleetFormat {
+    /// The fleet view as text.
+    Text,
+    /// The fleet view as JSON (cpuscope.fleet/1).
+    Json,
+    /// OpenMetrics text exposition: each host's latest run, one gauge sample per figure.
+    Openmetrics,
+}
+
+/// `cpuscope fleet [--host H] [--cpu M] [--tag T] [--since WHEN] [--format F] [-o FILE]`
 pub fn run(ctx: &Context, args: &FleetArgs) -> Result<i32> {
     let rule = Rule {
         threshold: args.threshold,
@@ -41,6 +63,48 @@ pub fn run(ctx: &Context, args: &FleetArgs) -> Result<i32> {
     };
     rule.check()?;
     let html = args.html.as_deref().map(|p| ctx.output(p)).transpose()?;
+    let out = match &args.output {
+        Some(p) => ctx.output(p)?,
+        None => Output::Stdout,
+    };
+    let format = match (args.json, args.format) {
+        (true, _) => FleetFormat::Json,
+        (false, f) => f.unwrap_or(FleetFormat::Text),
+    };
+    let (runs, selection) = latest_runs(ctx, args)?;
+    let view = match (format, &html) {
+        (FleetFormat::Openmetrics, None) => None,
+        _ => Some(fleet::fleet(&runs, selection, rule)?),
+    };
+    if let (Some(page), Some(view)) = (&html, &view) {
+        ctx.write_output(page, fleet::html::render(view).as_bytes())
+            .map_err(|e| anyhow::anyhow!("the fleet page was not written: {e:#}"))?;
+    }
+    // The view is there for text and JSON (built above).
+    let text = match view.as_ref().filter(|_| format != FleetFormat::Openmetrics) {
+        None => crate::report::openmetrics::render(&runs),
+        Some(view) if format == FleetFormat::Json => {
+            format!("{}\n", serde_json::to_string_pretty(view)?)
+        }
+        Some(view) => fleet::text::render(view),
+    };
+    if out.is_stdout() {
+        out!("{text}");
+    } else {
+        ctx.write_output(&out, text.as_bytes())?;
+    }
+    if let Some(page) = &html {
+        errln!("fleet page: {}", page.shown());
+    }
+    if !out.is_stdout() {
+        errln!("fleet ({} hosts): {}", runs.len(), out.shown());
+    }
+    Ok(0)
+}
+
+/// The latest run of each host that the filter and `--since` pick, read
+/// whole, and how they were chosen.
+fn latest_runs(ctx: &Context, args: &FleetArgs) -> Result<(Vec<Run>, Selection)> {
     let since = match &args.since {
         Some(s) => Some(parse_since(s, chrono::Utc::now())?),
         None => None,
@@ -76,18 +140,5 @@ pub fn run(ctx: &Context, args: &FleetArgs) -> Result<i32> {
         since: since.map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true)),
         older_runs_left_out: older,
     };
-    let view = fleet::fleet(&runs, selection, rule)?;
-    if let Some(out) = &html {
-        ctx.write_output(out, fleet::html::render(&view).as_bytes())
-            .map_err(|e| anyhow::anyhow!("the fleet page was not written: {e:#}"))?;
-    }
-    if args.json {
-        super::print_json(&view)?;
-    } else {
-        out!("{}", fleet::text::render(&view));
-    }
-    if let Some(out) = &html {
-        errln!("fleet page: {}", out.shown());
-    }
-    Ok(0)
+    Ok((runs, selection))
 }

@@ -39,6 +39,20 @@ pub struct ExportArgs {
     /// Write the document to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// What to write: the run document (`json`, cpuscope.run/1) or every
+    /// figure as an OpenMetrics gauge (`openmetrics`, for node_exporter's
+    /// textfile collector; docs/openmetrics.md).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = ExportFormat::Json)]
+    pub format: ExportFormat,
+}
+
+/// `export --format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// The run document (cpuscope.run/1), which `import` reads back.
+    Json,
+    /// OpenMetrics text exposition: one gauge sample per figure.
+    Openmetrics,
 }
 
 #[derive(clap::Args, Debug)]
@@ -167,7 +181,7 @@ pub fn show(ctx: &Context, args: &ShowArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// `cpuscope export RUN [-o FILE]`
+/// `cpuscope export RUN [-o FILE] [--format json|openmetrics]`
 pub fn export(ctx: &Context, args: &ExportArgs) -> Result<i32> {
     let out = match &args.output {
         Some(p) => ctx.output(p)?,
@@ -175,11 +189,17 @@ pub fn export(ctx: &Context, args: &ExportArgs) -> Result<i32> {
     };
     let store = open_store_read(ctx.store.as_deref())?;
     let run = store.get_run(&args.run)?;
-    let text = export_text(&run)?;
+    let (text, how) = match args.format {
+        ExportFormat::Json => (export_text(&run)?, ""),
+        ExportFormat::Openmetrics => (
+            crate::report::openmetrics::render(std::slice::from_ref(&run)),
+            " as OpenMetrics",
+        ),
+    };
     ctx.write_output(&out, text.as_bytes())?;
     if !out.is_stdout() {
         errln!(
-            "exported run {} ({} results) to {}",
+            "exported run {} ({} results){how} to {}",
             run.id,
             run.results.len(),
             out.shown()

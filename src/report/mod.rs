@@ -8,6 +8,7 @@ pub mod info_limits;
 pub mod info_sections;
 pub mod info_text;
 pub mod numa_maps;
+pub mod openmetrics;
 pub mod published_text;
 pub mod run_text;
 pub mod stat_text;

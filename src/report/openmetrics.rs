@@ -7,8 +7,9 @@
 //! walks too) is one gauge sample: family `cpuscope_<experiment>_<metric>_
 //! <unit>`, labels `host`, `cpu_model`, `run_id` and the record's params.
 //! Units are Prometheus base units (seconds, hertz, bytes, ratios, rates per
-//! second): the value is converted, never rounded. The spread of the
-//! repetitions is two more families: `…_cv_ratio` and `…_repetitions`. A
+//! second; the rate score stays in jobs per hour): the value is converted,
+//! never rounded. The spread of the repetitions is two more families:
+//! `…_cv_ratio` and `…_repetitions`. A
 //! figure that was not measured has no sample in its family (never a 0 or a
 //! NaN): it is a `cpuscope_figure_unavailable` sample (value 1) with the
 //! reason as a label. Samples of one family are contiguous, each family has
@@ -92,7 +93,7 @@ fn known_unit(unit: &str) -> Option<(&'static str, Scale)> {
         "FLOP/cycle" => ("flops_per_cycle", Mul(1.0)),
         "G instr/s" => ("instructions_per_second", Mul(1e9)),
         "M updates/s" => ("updates_per_second", Mul(1e6)),
-        "jobs/h" => ("jobs_per_second", Div(3600.0)),
+        "jobs/h" => ("jobs_per_hour", Mul(1.0)),
         _ => return None,
     })
 }
@@ -495,7 +496,7 @@ mod tests {
 
     #[test]
     fn names_and_labels_are_valid() {
-        assert_eq!(name_part("L1d"), "l1d");
+        assert_eq!(name_part("Ab1"), "ab1");
         assert_eq!(name_part("  a--b/c "), "a_b_c");
         assert_eq!(
             with_unit("cpuscope_latency_l1d_cycles", "cycles"),

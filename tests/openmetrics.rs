@@ -240,6 +240,9 @@ fn python_or_skip() -> Option<PathBuf> {
     }
 }
 
+/// A family, the params of the sample, the record's key, the scale to base units.
+type Expected<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str, f64);
+
 #[test]
 fn export_is_valid_openmetrics_with_the_stored_figures() {
     let Some(py) = python_or_skip() else { return };
@@ -255,7 +258,7 @@ fn export_is_valid_openmetrics_with_the_stored_figures() {
     let run = fixture("vm-2cpu-quick.json");
     let text = stdout_of(&db, &["export", &run.id, "--format", "openmetrics"]);
     let fams = parse(&py, &text);
-    let checks: &[(&str, &[(&str, &str)], &str, f64)] = &[
+    let checks: &[Expected] = &[
         (
             "cpuscope_frequency_single_core_hertz",
             &[("threads", "1")],
@@ -343,7 +346,7 @@ fn check_every_record(run: &Run, fams: &[Family]) {
     let unavailable = fams
         .iter()
         .find(|f| f.name == "cpuscope_figure_unavailable")
-        .map(|f| mine(f))
+        .map(mine)
         .unwrap_or_default();
     let none = run.results.iter().filter(|r| r.value.is_none()).count();
     assert_eq!(

@@ -93,28 +93,41 @@ fn known_unit(unit: &str) -> Option<(&'static str, Scale)> {
         "FLOP/cycle" => ("flops_per_cycle", Mul(1.0)),
         "G instr/s" => ("instructions_per_second", Mul(1e9)),
         "M updates/s" => ("updates_per_second", Mul(1e6)),
-        "jobs/h" => ("jobs_per_hour", Mul(1.0)),
         _ => return None,
     })
 }
 
+/// A denominator as a word: `s` second, `h` hour; else as written.
+fn per_word(den: &str) -> String {
+    match den.trim() {
+        "s" => "second".into(),
+        "min" => "minute".into(),
+        "h" => "hour".into(),
+        d => name_part(d),
+    }
+}
+
 /// The OpenMetrics unit and scale of a recorded unit: a known one; `A/B`
-/// with `A` a known unit (`ns/iteration`: `seconds_per_iteration`); else
-/// the unit itself as a name part (`cores`, `pages`), value unchanged.
+/// with `A` a known unit (`ns/iteration`: `seconds_per_iteration`), or any
+/// other (`jobs/h`: `jobs_per_hour`, value unchanged: the rate score is
+/// defined per hour); else the unit itself as a name part (`cores`,
+/// `pages`), value unchanged.
 fn unit_of(unit: &str) -> (String, Scale) {
     let unit = unit.trim();
     if let Some((s, k)) = known_unit(unit) {
         return (s.to_string(), k);
     }
     if let Some((num, den)) = unit.split_once('/') {
-        if let Some((s, k)) = known_unit(num.trim()).filter(|(s, _)| !s.is_empty()) {
-            let den = name_part(den);
-            if !den.is_empty() {
-                return (format!("{s}_per_{den}"), k);
-            }
+        let den = per_word(den);
+        let num = known_unit(num.trim())
+            .filter(|(s, _)| !s.is_empty())
+            .map(|(s, k)| (s.to_string(), k))
+            .unwrap_or_else(|| (name_part(num), Scale::Mul(1.0)));
+        if !den.is_empty() && !num.0.is_empty() {
+            return (format!("{}_per_{den}", num.0), num.1);
         }
     }
-    (name_part(&unit.replace('/', " per ")), Scale::Mul(1.0))
+    (name_part(unit), Scale::Mul(1.0))
 }
 
 /// `s` as a part of a metric name: lower case ASCII letters, digits and
@@ -492,6 +505,11 @@ mod tests {
         );
         assert_eq!(unit_of("cores"), ("cores".to_string(), Scale::Mul(1.0)));
         assert_eq!(unit_of("").0, "");
+        assert_eq!(
+            unit_of("tasks/h"),
+            ("tasks_per_hour".to_string(), Scale::Mul(1.0))
+        );
+        assert_eq!(unit_of("widgets/s").0, "widgets_per_second");
     }
 
     #[test]

@@ -617,17 +617,8 @@ fn declared_relations_from_a_hand_built_machine() {
 
 // ---------------------------------------------------------------- commands
 
-fn cpuscope(args: &[&str]) -> (i32, String, String) {
-    let out = bin::command().args(args).output().expect("run cpuscope");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 fn assert_one_line_error(args: &[&str], needle: &str) {
-    let (code, _out, err) = cpuscope(args);
+    let (code, _out, err) = bin::run_text(args);
     assert_ne!(code, 0, "{args:?} should fail");
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 1, "{args:?}: one line expected, got {err:?}");
@@ -666,7 +657,7 @@ fn plan_json_needs_no_measurement() {
         eprintln!("skipped: fewer than two usable CPUs");
         return;
     }
-    let (code, out, err) = cpuscope(&["c2c", "--plan", "--json", "--profile", "quick"]);
+    let (code, out, err) = bin::run_text(&["c2c", "--plan", "--json", "--profile", "quick"]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["schema"], "cpuscope.c2c-plan/1");
@@ -685,7 +676,7 @@ fn one_pair_json_has_every_field() {
         return;
     }
     let pair = format!("{},{}", cpus[0], cpus[1]);
-    let (code, out, err) = cpuscope(&[
+    let (code, out, err) = bin::run_text(&[
         "c2c",
         "--pair",
         &pair,
@@ -727,7 +718,7 @@ fn matrix_csv_is_square() {
         return;
     }
     let list = format!("{},{}", cpus[0], cpus[1]);
-    let (code, out, err) = cpuscope(&[
+    let (code, out, err) = bin::run_text(&[
         "c2c",
         "--cpus",
         &list,

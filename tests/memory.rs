@@ -473,7 +473,7 @@ fn bandwidth_json_is_a_run_document_with_round_evidence() {
     let dir = std::env::temp_dir().join(format!("cpuscope-bw-json-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let store = dir.join("runs.db");
-    let (code, out, err) = cpuscope(&[
+    let (code, out, err) = bin::run_text(&[
         "bandwidth",
         "--store",
         store.to_str().unwrap(),
@@ -593,15 +593,6 @@ fn quick_memory_share_fits_its_budget_here() {
 
 // ------------------------------------------------------ command errors
 
-fn cpuscope(args: &[&str]) -> (i32, String, String) {
-    let o = bin::command().args(args).output().expect("run cpuscope");
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
 #[test]
 fn bad_input_gives_one_line_errors() {
     let cases: Vec<(Vec<&str>, &str)> = vec![
@@ -628,7 +619,7 @@ fn bad_input_gives_one_line_errors() {
         (vec!["loaded-latency", "--chain-size", "0"], "size 0"),
     ];
     for (args, want) in cases {
-        let (code, out, err) = cpuscope(&args);
+        let (code, out, err) = bin::run_text(&args);
         assert_ne!(code, 0, "{args:?} succeeded: {out}");
         let lines: Vec<&str> = err.lines().collect();
         assert_eq!(lines.len(), 1, "{args:?}: stderr is not one line: {err}");

@@ -11,6 +11,8 @@ mod bin;
 mod hwloc_trees;
 #[path = "common/seed_trees.rs"]
 mod seed_trees;
+#[path = "common/skip.rs"]
+mod skip;
 
 use cpuscope::base::CpuSet;
 use cpuscope::experiments::coherence::c2c::{self, circle_round, schedule, PlanRequest};
@@ -654,7 +656,9 @@ fn usable_cpus() -> Vec<usize> {
 fn plan_json_needs_no_measurement() {
     let cpus = usable_cpus();
     if cpus.len() < 2 {
-        eprintln!("skipped: fewer than two usable CPUs");
+        skip::skip_or_fail(&format!(
+            "plan_json_needs_no_measurement: needs two usable CPUs, this process has {cpus:?}"
+        ));
         return;
     }
     let (code, out, err) = bin::run_text(&["c2c", "--plan", "--json", "--profile", "quick"]);
@@ -672,7 +676,9 @@ fn plan_json_needs_no_measurement() {
 fn one_pair_json_has_every_field() {
     let cpus = usable_cpus();
     if cpus.len() < 2 {
-        eprintln!("skipped: fewer than two usable CPUs");
+        skip::skip_or_fail(&format!(
+            "one_pair_json_has_every_field: needs two usable CPUs, this process has {cpus:?}"
+        ));
         return;
     }
     let pair = format!("{},{}", cpus[0], cpus[1]);
@@ -714,7 +720,9 @@ fn one_pair_json_has_every_field() {
 fn matrix_csv_is_square() {
     let cpus = usable_cpus();
     if cpus.len() < 2 {
-        eprintln!("skipped: fewer than two usable CPUs");
+        skip::skip_or_fail(&format!(
+            "matrix_csv_is_square: needs two usable CPUs, this process has {cpus:?}"
+        ));
         return;
     }
     let list = format!("{},{}", cpus[0], cpus[1]);
@@ -799,7 +807,9 @@ fn hwloc_4s2c2t_declared_levels_plan_and_groups() {
 fn ctrl_c_stops_inside_a_round() {
     let usable = std::thread::available_parallelism().map_or(1, |n| n.get());
     if usable < 2 {
-        eprintln!("SKIP: c2c needs two usable CPUs, this process has {usable}");
+        skip::skip_or_fail(&format!(
+            "ctrl_c_stops_inside_a_round: c2c needs two usable CPUs, this process has {usable}"
+        ));
         return;
     }
     let dir = tempfile::tempdir().unwrap();

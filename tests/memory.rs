@@ -7,6 +7,8 @@
 mod bin;
 #[path = "common/hwloc_trees.rs"]
 mod hwloc_trees;
+#[path = "common/skip.rs"]
+mod skip;
 
 use cpuscope::base::CpuSet;
 use cpuscope::base::Sysroot;
@@ -638,10 +640,10 @@ fn live_latency_steps_match_l1d_and_l2_within_2x() {
     let m = live();
     let cf = CacheFacts::of(&m);
     let (Some(l1), Some(l2)) = (cf.l1d, cf.l2) else {
-        eprintln!(
-            "skipped: this machine reports no L1d/L2 sizes ({:?})",
+        skip::skip_hardware(&format!(
+            "live_latency_steps_match_l1d_and_l2_within_2x: this machine reports no L1d/L2 sizes ({:?})",
             cf.note
-        );
+        ));
         return;
     };
     let cpus = if m.cpus.usable.is_empty() {

@@ -63,7 +63,7 @@ fn duration_text(start: &str, end: &str) -> Option<String> {
 /// `cpuscope show --all`: the run, its environment, then every result (a
 /// result whose payload a reader cannot read says so under its row).
 pub fn render_run(run: &Run) -> String {
-    let bad = super::unreadable::probe(run);
+    let bad = unreadable(run);
     let mut out = header(run);
     out.push_str(&environment(run));
     out.push_str(&results(run, &bad));
@@ -76,6 +76,16 @@ pub fn render_run(run: &Run) -> String {
         out.push_str(&advice);
     }
     out
+}
+
+/// Every payload of `run` that a reader (the verdict, the summary's
+/// sections, the advice) tries and fails to read.
+fn unreadable(run: &Run) -> Vec<PayloadError> {
+    crate::results::payload::collect(|| {
+        let _ = super::summary::render(run);
+        let _ = super::verdict::render(run, None, &super::verdict::Style::plain(100));
+    })
+    .1
 }
 
 /// The run's identity: status, times, host, CPU, profile, tags, tool.

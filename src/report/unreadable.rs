@@ -28,13 +28,3 @@ pub fn lines(run: &Run, bad: &[PayloadError]) -> String {
     }
     out
 }
-
-/// Every payload of `run` that a reader (the verdict, the summary's
-/// sections, the advice) tries and fails to read.
-pub fn probe(run: &Run) -> Vec<PayloadError> {
-    collect(|| {
-        let _ = super::summary::render(run);
-        let _ = super::verdict::render(run, None, &super::verdict::Style::plain(100));
-    })
-    .1
-}

@@ -47,6 +47,19 @@ impl PayloadError {
 }
 
 impl ResultRecord {
+    /// The record's `data` read as the payload type `T` of its family
+    /// (fields an older record lacks take their defaults, where `T` says
+    /// so); None when there is no data or it is not a `T`. A payload that
+    /// is not a `T` is noted for the reader collecting such failures
+    /// ([`collect`]), which says so; [`ResultRecord::payload`] gives the
+    /// error to its caller.
+    pub fn data_as<T: DeserializeOwned>(&self) -> Option<T> {
+        self.payload().unwrap_or_else(|e| {
+            note(e);
+            None
+        })
+    }
+
     /// The record's `data` read as the payload type `T` of its family:
     /// Ok(None) when there is no data, an error naming the record and the
     /// field when the data is not a `T` (fields an older record lacks take
@@ -69,7 +82,7 @@ thread_local! {
 
 /// Note `e` for the [`collect`] running on this thread (if any; once per
 /// record and error).
-pub(crate) fn note(e: PayloadError) {
+fn note(e: PayloadError) {
     NOTED.with(|n| {
         if let Some(list) = n.borrow_mut().as_mut() {
             if !list.contains(&e) {
@@ -173,7 +186,7 @@ mod tests {
     }
 
     fn rec(data: Value) -> ResultRecord {
-        ResultRecord::new("latency", "load-to-use latency", "ns", false)
+        ResultRecord::new("exp", "figure", "ns", false)
             .with_param("cpu", 0)
             .with_data(data)
     }
@@ -186,13 +199,13 @@ mod tests {
         assert!(e.error.starts_with("invalid type: string \"fast\""), "{e}");
         assert_eq!(
             e.to_string(),
-            "payload of latency: load-to-use latency (cpu=0) does not parse: \
+            "payload of exp: figure (cpu=0) does not parse: \
              field `points[].ns`: invalid type: string \"fast\", expected f64"
         );
         let e = rec(json!({"level": 3})).payload::<Curve>().unwrap_err();
         assert_eq!(e.field.as_deref(), Some("level"), "{e}");
         assert!(rec(json!({"points": []})).payload::<Curve>().is_ok());
-        let none = ResultRecord::new("latency", "load-to-use latency", "ns", false);
+        let none = ResultRecord::new("exp", "figure", "ns", false);
         assert!(none.payload::<Curve>().unwrap().is_none());
     }
 
@@ -211,7 +224,7 @@ mod tests {
         assert_eq!(errs.len(), 2, "{errs:?}");
         assert!(errs[0]
             .line("r1")
-            .starts_with("not readable: payload of latency"));
+            .starts_with("not readable: payload of exp"));
         assert!(collect(|| rec(json!({})).data_as::<Curve>()).1.is_empty());
     }
 }

@@ -632,18 +632,6 @@ impl ResultRecord {
         }
     }
 
-    /// The record's `data` read as the payload type `T` of its family
-    /// (fields an older record lacks take their defaults, where `T` says
-    /// so); None when there is no data or it is not a `T`. A payload that
-    /// is not a `T` is noted for the reader collecting such failures
-    /// (`payload::collect`), which says so; `payload` gives the error here.
-    pub fn data_as<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
-        self.payload().unwrap_or_else(|e| {
-            super::payload::note(e);
-            None
-        })
-    }
-
     pub fn with_data(mut self, data: Value) -> ResultRecord {
         self.data = Some(data);
         self

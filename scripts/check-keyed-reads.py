@@ -13,7 +13,8 @@ the number of each printed so nothing is hidden:
   - the rooms below `results/` (base, machine, placement, counters,
     kernels, harness): by the floors they cannot hold a record;
   - `results/schema.rs`: the run document's own reader (its schema field,
-    the machine snapshot of older runs);
+    the machine snapshot of older runs), and `results/payload.rs`, the
+    typed payload's (`ResultRecord::payload`, `data_as`);
   - look-ups on receivers that are not a record's data (EXEMPT_RECEIVERS:
     a record's params, the run's options, maps of reasons).
 Also counted: any other use of a record's raw `data` field (`r.data`
@@ -43,7 +44,10 @@ PAYLOAD_FILE = re.compile(r"^src/experiments/[a-z_]+/payload\.rs$")
 BELOW_RESULTS = ("base", "machine", "placement", "counters", "kernels", "harness")
 
 # Files that read the run document itself, not a record's data.
-DOCUMENT_FILES = {"src/results/schema.rs": "the run document's own reader (schema field, older machine snapshots)"}
+DOCUMENT_FILES = {
+    "src/results/schema.rs": "the run document's own reader (schema field, older machine snapshots)",
+    "src/results/payload.rs": "the typed payload's own reader (ResultRecord::payload, data_as)",
+}
 
 # `.get("…")` / `["…"]` on these receivers is not a read of record data.
 EXEMPT_RECEIVERS = {

@@ -11,6 +11,8 @@ mod bin;
 mod hwloc_trees;
 #[path = "common/seed_trees.rs"]
 mod seed_trees;
+#[path = "common/skip.rs"]
+mod skip;
 
 use cpuscope::base::CpuSet;
 use cpuscope::experiments::coherence::c2c::{self, circle_round, schedule, PlanRequest};
@@ -617,17 +619,8 @@ fn declared_relations_from_a_hand_built_machine() {
 
 // ---------------------------------------------------------------- commands
 
-fn cpuscope(args: &[&str]) -> (i32, String, String) {
-    let out = bin::command().args(args).output().expect("run cpuscope");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 fn assert_one_line_error(args: &[&str], needle: &str) {
-    let (code, _out, err) = cpuscope(args);
+    let (code, _out, err) = bin::run_text(args);
     assert_ne!(code, 0, "{args:?} should fail");
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 1, "{args:?}: one line expected, got {err:?}");
@@ -663,10 +656,12 @@ fn usable_cpus() -> Vec<usize> {
 fn plan_json_needs_no_measurement() {
     let cpus = usable_cpus();
     if cpus.len() < 2 {
-        eprintln!("skipped: fewer than two usable CPUs");
+        skip::skip_or_fail(&format!(
+            "plan_json_needs_no_measurement: needs two usable CPUs, this process has {cpus:?}"
+        ));
         return;
     }
-    let (code, out, err) = cpuscope(&["c2c", "--plan", "--json", "--profile", "quick"]);
+    let (code, out, err) = bin::run_text(&["c2c", "--plan", "--json", "--profile", "quick"]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["schema"], "cpuscope.c2c-plan/1");
@@ -681,11 +676,13 @@ fn plan_json_needs_no_measurement() {
 fn one_pair_json_has_every_field() {
     let cpus = usable_cpus();
     if cpus.len() < 2 {
-        eprintln!("skipped: fewer than two usable CPUs");
+        skip::skip_or_fail(&format!(
+            "one_pair_json_has_every_field: needs two usable CPUs, this process has {cpus:?}"
+        ));
         return;
     }
     let pair = format!("{},{}", cpus[0], cpus[1]);
-    let (code, out, err) = cpuscope(&[
+    let (code, out, err) = bin::run_text(&[
         "c2c",
         "--pair",
         &pair,
@@ -723,11 +720,13 @@ fn one_pair_json_has_every_field() {
 fn matrix_csv_is_square() {
     let cpus = usable_cpus();
     if cpus.len() < 2 {
-        eprintln!("skipped: fewer than two usable CPUs");
+        skip::skip_or_fail(&format!(
+            "matrix_csv_is_square: needs two usable CPUs, this process has {cpus:?}"
+        ));
         return;
     }
     let list = format!("{},{}", cpus[0], cpus[1]);
-    let (code, out, err) = cpuscope(&[
+    let (code, out, err) = bin::run_text(&[
         "c2c",
         "--cpus",
         &list,
@@ -808,7 +807,9 @@ fn hwloc_4s2c2t_declared_levels_plan_and_groups() {
 fn ctrl_c_stops_inside_a_round() {
     let usable = std::thread::available_parallelism().map_or(1, |n| n.get());
     if usable < 2 {
-        eprintln!("SKIP: c2c needs two usable CPUs, this process has {usable}");
+        skip::skip_or_fail(&format!(
+            "ctrl_c_stops_inside_a_round: c2c needs two usable CPUs, this process has {usable}"
+        ));
         return;
     }
     let dir = tempfile::tempdir().unwrap();

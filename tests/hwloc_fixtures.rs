@@ -1343,16 +1343,12 @@ fn big_machine_report_stays_compact() {
 // ---------------------------------------------------------------------------
 // The binary.
 
-fn cpuscope(args: &[&str]) -> std::process::Output {
-    bin::command().args(args).output().expect("run cpuscope")
-}
-
 #[test]
 fn info_json_from_a_recorded_root() {
     let Some(dir) = tree("20em64t-hybrid-1p6c2t+2ca4co1t") else {
         return;
     };
-    let out = cpuscope(&["--sysroot", dir.to_str().expect("utf8"), "info", "--json"]);
+    let out = bin::run(&["--sysroot", dir.to_str().expect("utf8"), "info", "--json"]);
     assert!(
         out.status.success(),
         "{}",
@@ -1382,7 +1378,7 @@ fn info_text_from_a_recorded_root() {
     let Some(dir) = tree("16amd64-8n2c") else {
         return;
     };
-    let out = cpuscope(&["--sysroot", dir.to_str().expect("utf8"), "info"]);
+    let out = bin::run(&["--sysroot", dir.to_str().expect("utf8"), "info"]);
     assert!(
         out.status.success(),
         "{}",
@@ -1410,20 +1406,20 @@ fn assert_one_line_error(out: &std::process::Output, what: &str) {
 
 #[test]
 fn bad_sysroots_give_one_line_errors() {
-    let out = cpuscope(&["--sysroot", "/nonexistent/cpuscope-test", "info", "--json"]);
+    let out = bin::run(&["--sysroot", "/nonexistent/cpuscope-test", "info", "--json"]);
     assert_one_line_error(&out, "missing dir");
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a directory"));
 
     let dir = tempfile::tempdir().expect("tempdir");
     write(dir.path(), "etc/hostname", "x\n");
-    let out = cpuscope(&["--sysroot", dir.path().to_str().expect("utf8"), "info"]);
+    let out = bin::run(&["--sysroot", dir.path().to_str().expect("utf8"), "info"]);
     assert_one_line_error(&out, "not a sysfs root");
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a sysfs root"));
 
     // A cpu directory with nothing in it: no CPUs to report.
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir_all(dir.path().join("sys/devices/system/cpu")).expect("mkdir");
-    let out = cpuscope(&[
+    let out = bin::run(&[
         "--sysroot",
         dir.path().to_str().expect("utf8"),
         "info",

@@ -7,6 +7,8 @@
 mod bin;
 #[path = "common/hwloc_trees.rs"]
 mod hwloc_trees;
+#[path = "common/skip.rs"]
+mod skip;
 
 use cpuscope::base::CpuSet;
 use cpuscope::base::Sysroot;
@@ -473,7 +475,7 @@ fn bandwidth_json_is_a_run_document_with_round_evidence() {
     let dir = std::env::temp_dir().join(format!("cpuscope-bw-json-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let store = dir.join("runs.db");
-    let (code, out, err) = cpuscope(&[
+    let (code, out, err) = bin::run_text(&[
         "bandwidth",
         "--store",
         store.to_str().unwrap(),
@@ -593,15 +595,6 @@ fn quick_memory_share_fits_its_budget_here() {
 
 // ------------------------------------------------------ command errors
 
-fn cpuscope(args: &[&str]) -> (i32, String, String) {
-    let o = bin::command().args(args).output().expect("run cpuscope");
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
 #[test]
 fn bad_input_gives_one_line_errors() {
     let cases: Vec<(Vec<&str>, &str)> = vec![
@@ -628,7 +621,7 @@ fn bad_input_gives_one_line_errors() {
         (vec!["loaded-latency", "--chain-size", "0"], "size 0"),
     ];
     for (args, want) in cases {
-        let (code, out, err) = cpuscope(&args);
+        let (code, out, err) = bin::run_text(&args);
         assert_ne!(code, 0, "{args:?} succeeded: {out}");
         let lines: Vec<&str> = err.lines().collect();
         assert_eq!(lines.len(), 1, "{args:?}: stderr is not one line: {err}");
@@ -647,10 +640,10 @@ fn live_latency_steps_match_l1d_and_l2_within_2x() {
     let m = live();
     let cf = CacheFacts::of(&m);
     let (Some(l1), Some(l2)) = (cf.l1d, cf.l2) else {
-        eprintln!(
-            "skipped: this machine reports no L1d/L2 sizes ({:?})",
+        skip::skip_hardware(&format!(
+            "live_latency_steps_match_l1d_and_l2_within_2x: this machine reports no L1d/L2 sizes ({:?})",
             cf.note
-        );
+        ));
         return;
     };
     let cpus = if m.cpus.usable.is_empty() {

@@ -14,20 +14,13 @@ mod skip;
 
 use std::process::{Command, Output};
 
-fn cpuscope(args: &[&str]) -> Output {
-    bin::command()
-        .args(args)
-        .output()
-        .expect("cannot start cpuscope")
-}
-
 fn text(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 #[test]
 fn version_says_commit_date_target_and_glibc_floor() {
-    let o = cpuscope(&["--version"]);
+    let o = bin::run(&["--version"]);
     assert!(o.status.success());
     let t = text(&o);
     for field in [
@@ -45,7 +38,7 @@ fn version_says_commit_date_target_and_glibc_floor() {
     );
     assert!(t.contains(std::env::consts::ARCH), "{t}");
     // -V: the same facts on one line.
-    let o = cpuscope(&["-V"]);
+    let o = bin::run(&["-V"]);
     let line = text(&o);
     assert_eq!(line.lines().count(), 1, "{line}");
     assert!(
@@ -56,7 +49,7 @@ fn version_says_commit_date_target_and_glibc_floor() {
 
 #[test]
 fn one_man_page_per_sub_command() {
-    let list = text(&cpuscope(&["manpage", "--list"]));
+    let list = text(&bin::run(&["manpage", "--list"]));
     let pages: Vec<&str> = list.lines().collect();
     assert_eq!(pages.first(), Some(&"cpuscope"), "{list}");
     for want in [
@@ -71,7 +64,7 @@ fn one_man_page_per_sub_command() {
     assert!(!pages.contains(&"cpuscope-manpage"), "{pages:?}");
     assert!(!pages.contains(&"cpuscope-help"), "{pages:?}");
     // The --help text lists the same sub-commands.
-    let help = text(&cpuscope(&["--help"]));
+    let help = text(&bin::run(&["--help"]));
     for p in &pages[1..] {
         let sub = p.trim_start_matches("cpuscope-");
         assert!(
@@ -84,7 +77,7 @@ fn one_man_page_per_sub_command() {
             Some(sub) => vec!["manpage", sub],
             None => vec!["manpage"],
         };
-        let o = cpuscope(&args);
+        let o = bin::run(&args);
         assert!(o.status.success(), "{p}");
         let roff = text(&o);
         assert!(
@@ -97,7 +90,7 @@ fn one_man_page_per_sub_command() {
             "{p}"
         );
     }
-    let run = text(&cpuscope(&["manpage", "run"]));
+    let run = text(&bin::run(&["manpage", "run"]));
     // Options from the definitions, the global ones included.
     for opt in ["profile", "only", "sysroot", "store"] {
         assert!(
@@ -105,7 +98,7 @@ fn one_man_page_per_sub_command() {
             "--{opt} in cpuscope-run(1)"
         );
     }
-    let o = cpuscope(&["manpage", "no-such-command"]);
+    let o = bin::run(&["manpage", "no-such-command"]);
     assert_eq!(o.status.code(), Some(1));
     let err = cli::one_line_error(&o);
     assert!(err.contains("--list"), "{err}");
@@ -113,13 +106,13 @@ fn one_man_page_per_sub_command() {
 
 #[test]
 fn bash_completes_sub_commands() {
-    let script = text(&cpuscope(&["completions", "bash"]));
+    let script = text(&bin::run(&["completions", "bash"]));
     assert!(script.contains("complete -F _cpuscope"), "{script}");
     for shell in ["zsh", "fish"] {
-        let o = cpuscope(&["completions", shell]);
+        let o = bin::run(&["completions", shell]);
         assert!(o.status.success() && !o.stdout.is_empty(), "{shell}");
     }
-    let o = cpuscope(&["completions", "tcsh"]);
+    let o = bin::run(&["completions", "tcsh"]);
     assert_eq!(o.status.code(), Some(2));
     cli::one_line_error(&o);
     // What bash offers for `cpuscope ru<TAB>`.
@@ -157,10 +150,10 @@ fn a_run_records_the_build_that_measured_it() {
         .into_iter()
         .chain(cli::QUICK_RUN)
         .collect();
-    let o = cpuscope(&args);
+    let o = bin::run(&args);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: serde_json::Value =
-        serde_json::from_slice(&cpuscope(&["--store", store, "export", "latest"]).stdout).unwrap();
+        serde_json::from_slice(&bin::run(&["--store", store, "export", "latest"]).stdout).unwrap();
     let b = &doc["environment"]["build"];
     assert_eq!(b["version"], env!("CARGO_PKG_VERSION"));
     assert!(
@@ -183,7 +176,7 @@ fn a_run_records_the_build_that_measured_it() {
         "{b}"
     );
     // show prints the build line.
-    let shown = text(&cpuscope(&["--store", store, "show", "latest", "--all"]));
+    let shown = text(&bin::run(&["--store", store, "show", "latest", "--all"]));
     let commit = b["commit"].as_str().unwrap_or("unknown commit");
     assert!(shown.contains(commit), "{commit} in show");
 }

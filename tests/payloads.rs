@@ -5,6 +5,9 @@
 //! back loses no key or value of the stored data (so the JSON of a run is
 //! what it was). The runs still render as text and HTML.
 
+#[path = "common/bin.rs"]
+mod bin;
+
 use cpuscope::experiments::coherence::payload::{
     AtomicIncrementData, LockData, MatrixData, SyncCpus,
 };
@@ -71,8 +74,9 @@ fn lost(orig: &Value, back: &Value, path: &str) -> Option<String> {
 /// Reads `r`'s data as `T` and writes it back; what went wrong, if anything.
 fn round_trip<T: Serialize + DeserializeOwned>(r: &ResultRecord, what: &str) -> Option<String> {
     let d = r.data.as_ref()?;
-    let Some(t) = r.data_as::<T>() else {
-        return Some(format!("{}: data does not read as {what}", r.key));
+    let t = match r.payload::<T>() {
+        Ok(t) => t?,
+        Err(e) => return Some(format!("{}: data does not read as {what}: {e}", r.key)),
     };
     let back = serde_json::to_value(&t).expect("a payload serialises");
     lost(d, &back, "data").map(|p| format!("{}: {what} loses {p}", r.key))
@@ -283,7 +287,7 @@ fn new_payloads_write_the_old_json() {
     fn same<T: Serialize + DeserializeOwned>(t: &T, old: Value) {
         let r = ResultRecord::new("x", "y", "ns", false).with_payload(t);
         assert_eq!(r.data.as_ref(), Some(&old));
-        let back: T = r.data_as().expect("reads back");
+        let back: T = r.payload().expect("reads back").expect("has data");
         assert_eq!(serde_json::to_value(&back).unwrap(), old);
     }
     let (a, b, agg) = (0usize, 2usize, 17.5);
@@ -367,4 +371,66 @@ fn recorded_runs_still_render() {
             );
         }
     }
+}
+
+/// A stored payload with a field of the wrong type (an older record after
+/// the field changed type) is said, in one line naming the run, the record
+/// and the field, by `show`, `show --all` and `show --summary`; nothing
+/// crashes, the other figures still show, and `--json` keeps the data as
+/// stored.
+#[test]
+fn a_payload_that_does_not_parse_is_said_not_hidden() {
+    let mut doc: Value = serde_json::from_str(
+        &std::fs::read_to_string("tests/fixtures/runs/vm-2cpu-quick.json").unwrap(),
+    )
+    .unwrap();
+    let id = format!("{}-corrupt", doc["id"].as_str().unwrap());
+    doc["id"] = json!(id);
+    let single = doc["results"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|r| r["experiment"] == "frequency" && r["metric"] == "single_core")
+        .expect("the fixture has frequency single_core");
+    single["data"]["declared"]["cpufreq_max_mhz"] = json!("fast");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("corrupt.json");
+    std::fs::write(&file, serde_json::to_string(&doc).unwrap()).unwrap();
+    let store = dir.path().join("runs.db");
+    let o = bin::with_store(&store, &["import", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = format!(
+        "not readable: payload of frequency: single_core (threads=1) does not parse: \
+         field `declared.cpufreq_max_mhz`: invalid type: string \"fast\", expected f64 (run {id})"
+    );
+    for mode in [None, Some("--all"), Some("--summary")] {
+        let mut args = vec!["show", id.as_str()];
+        args.extend(mode);
+        let o = bin::with_store(&store, &args);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{mode:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let said: Vec<&str> = out.lines().filter(|l| l.contains("not readable")).collect();
+        assert_eq!(said.len(), 1, "{mode:?}: {out}");
+        assert_eq!(said[0].trim_start(), want, "{mode:?}");
+        // The other figures still show.
+        let other = match mode {
+            None => "Latency ",
+            Some("--all") => "frequency: all_cores",
+            _ => "Effective frequency",
+        };
+        assert!(out.contains(other), "{mode:?}: {out}");
+    }
+    let o = bin::with_store(&store, &["show", &id, "--json"]);
+    let back: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let stored = back["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["experiment"] == "frequency" && r["metric"] == "single_core")
+        .unwrap();
+    assert_eq!(stored["data"]["declared"]["cpufreq_max_mhz"], "fast");
 }

@@ -6,14 +6,28 @@ use cpuscope::placement::buffer::{
     thp_mode, Buffer, BufferOptions, PageKind, PageRequest, Touch, Unavailable,
 };
 use cpuscope::placement::mempolicy::{
-    bind_range, node_of_address, numa_available, online_nodes, page_nodes, set_thread_policy,
-    thread_policy, BindFlags, MemPolicy,
+    bind_range, node_of_address, numa_unavailable_reason, online_nodes, page_nodes,
+    set_thread_policy, thread_policy, BindFlags, MemPolicy,
 };
 use cpuscope::placement::pin::{
     current_affinity, current_cpu, pin_current_thread, set_affinity, AffinityGuard,
 };
 use cpuscope::placement::team::{run_once, Team};
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+#[path = "common/skip.rs"]
+mod skip;
+
+/// False, after a `SKIP:` line (a failure under CI, whose Debian kernel has
+/// the NUMA syscalls even on one node), when the kernel lacks NUMA memory
+/// policy; `test` names the test that needs it.
+fn numa_or_skip(test: &str) -> bool {
+    let Some(why) = numa_unavailable_reason() else {
+        return true;
+    };
+    skip::skip_or_fail(&format!("{test}: needs NUMA memory policy: {why}"));
+    false
+}
 
 /// CPUs this test process may use.
 fn usable() -> Vec<usize> {
@@ -80,7 +94,10 @@ fn pin_to_first_usable_cpu_then_getcpu_agrees() {
 #[test]
 fn pin_to_cpu0_when_usable() {
     if !usable().contains(&0) {
-        eprintln!("CPU 0 not usable by this process; skipped");
+        skip::skip_or_fail(&format!(
+            "pin_to_cpu0_when_usable: CPU 0 is not usable by this process (it may use {:?})",
+            usable()
+        ));
         return;
     }
     let got = on_fresh_thread(|| {
@@ -267,8 +284,7 @@ fn worker_panic_becomes_an_error_and_team_survives() {
 
 #[test]
 fn memory_policy_bind_node0_and_missing_node7() {
-    if !numa_available() {
-        eprintln!("kernel without NUMA syscalls; skipped");
+    if !numa_or_skip("memory_policy_bind_node0_and_missing_node7") {
         return;
     }
     let online = online_nodes().expect("node list readable when NUMA is available");
@@ -311,7 +327,7 @@ fn memory_policy_bind_node0_and_missing_node7() {
 
 #[test]
 fn memory_policy_modes_round_trip() {
-    if !numa_available() {
+    if !numa_or_skip("memory_policy_modes_round_trip") {
         return;
     }
     let got = on_fresh_thread(|| {
@@ -330,7 +346,7 @@ fn memory_policy_modes_round_trip() {
 
 #[test]
 fn mbind_range_then_first_touch_lands_on_node0() {
-    if !numa_available() {
+    if !numa_or_skip("mbind_range_then_first_touch_lands_on_node0") {
         return;
     }
     let mut buf = Buffer::new(256 << 10, &BufferOptions::default()).unwrap();
@@ -387,7 +403,7 @@ fn buffer_base_pages_first_touched_from_a_cpu() {
     assert_eq!(rep.kind, PageKind::Base, "{rep:?}");
     assert_eq!(rep.huge_bytes, Some(0));
     assert_eq!(rep.resident_bytes, Some(1 << 20), "{rep:?}");
-    if numa_available() {
+    if numa_unavailable_reason().is_none() {
         let node = node_of_address(buf.as_ptr()).expect("touched page has a node");
         assert!(online_nodes().unwrap().contains(node));
     }
@@ -480,7 +496,7 @@ fn buffer_with_policy_and_bad_inputs() {
         .to_string()
         .contains("empty"));
     assert!(Buffer::new(usize::MAX, &BufferOptions::default()).is_err());
-    if !numa_available() {
+    if !numa_or_skip("buffer_with_policy_and_bad_inputs") {
         return;
     }
     let opts = BufferOptions {

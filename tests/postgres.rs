@@ -17,7 +17,6 @@ use cpuscope::results::schema::{Environment, ResultRecord, Run, RunStatus};
 use cpuscope::results::sqlite::SqliteStore;
 use cpuscope::results::store::Store;
 use serde_json::json;
-use std::process::Output;
 
 macro_rules! server_or_skip {
     () => {
@@ -135,15 +134,6 @@ fn eight_concurrent_writers_lose_nothing() {
     }
 }
 
-fn cpuscope(store: &str, args: &[&str]) -> Output {
-    bin::command()
-        .arg("--store")
-        .arg(store)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 #[test]
 fn export_import_through_the_binary_and_fleet_compare() {
     let srv = server_or_skip!();
@@ -180,12 +170,12 @@ fn export_import_through_the_binary_and_fleet_compare() {
     for r in &runs {
         let f = dir.path().join(format!("{}.json", r.id));
         let f = f.to_str().unwrap();
-        let o = cpuscope(&srv.url, &["export", &r.id, "-o", f]);
+        let o = bin::with_store(&srv.url, &["export", &r.id, "-o", f]);
         assert!(o.status.success(), "{}", text(&o));
-        let o = cpuscope(lite, &["import", f]);
+        let o = bin::with_store(lite, &["import", f]);
         assert!(o.status.success(), "{}", text(&o));
-        let a = cpuscope(&srv.url, &["export", &r.id]);
-        let b = cpuscope(lite, &["export", &r.id]);
+        let a = bin::with_store(&srv.url, &["export", &r.id]);
+        let b = bin::with_store(lite, &["export", &r.id]);
         assert!(a.status.success() && b.status.success());
         assert_eq!(
             a.stdout, b.stdout,
@@ -194,16 +184,16 @@ fn export_import_through_the_binary_and_fleet_compare() {
     }
 
     // Fleet compare: runs picked by tag, from PostgreSQL.
-    let o = cpuscope(&srv.url, &["compare", "--tag", &tag, "--json"]);
+    let o = bin::with_store(&srv.url, &["compare", "--tag", &tag, "--json"]);
     assert!(o.status.success(), "{}", text(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["runs"].as_array().unwrap().len(), 2);
-    let o = cpuscope(
+    let o = bin::with_store(
         &srv.url,
         &["compare", "--tag", &tag, "--cpu", "EPYC", "--json"],
     );
     assert!(!o.status.success(), "one run is not a comparison");
-    let o = cpuscope(
+    let o = bin::with_store(
         &srv.url,
         &["compare", &runs[0].id, "--host", "beta", "--json"],
     );

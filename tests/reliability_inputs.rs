@@ -994,7 +994,7 @@ fn import_applies_runs_tag_and_host_rules_in_sqlite() {
         ],
     );
     assert!(o.status.success(), "{}", pg::text(&o));
-    let o = bin::with_store(&dir.path().join("t.db"), &["import", out.to_str().unwrap()]);
+    let o = bin::with_store(dir.path().join("t.db"), &["import", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", pg::text(&o));
 }
 

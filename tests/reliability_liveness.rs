@@ -57,15 +57,6 @@ fn stderr(o: &Output) -> String {
 }
 
 /// `cpuscope --store STORE ARGS…` (a path or a URL).
-fn cpuscope(store: &str, args: &[&str]) -> Output {
-    bin::command()
-        .arg("--store")
-        .arg(store)
-        .args(args)
-        .output()
-        .expect("spawn cpuscope")
-}
-
 fn ok(o: &Output) -> String {
     assert!(o.status.success(), "failed: {}", stderr(o));
     stdout(o)
@@ -88,7 +79,7 @@ fn wait_for<T>(what: &str, secs: u64, mut f: impl FnMut() -> Option<T>) -> T {
 
 /// `runs --json` of `store`: each run's summary.
 fn listed(store: &str) -> Vec<Value> {
-    let o = cpuscope(store, &["runs", "--json"]);
+    let o = bin::with_store(store, &["runs", "--json"]);
     let doc: Value = serde_json::from_str(&ok(&o)).expect("runs --json");
     doc["runs"].as_array().cloned().unwrap_or_default()
 }
@@ -99,7 +90,7 @@ fn summary(store: &str, id: &str) -> Option<Value> {
 
 /// The `runs` line of run `id`.
 fn runs_line(store: &str, id: &str) -> String {
-    let text = ok(&cpuscope(store, &["runs"]));
+    let text = ok(&bin::with_store(store, &["runs"]));
     text.lines()
         .find(|l| l.starts_with(id))
         .unwrap_or_else(|| panic!("{id} not listed: {text}"))
@@ -206,7 +197,7 @@ fn ids(store: &str) -> Vec<String> {
 fn check_live(store: &str, id: &str, host: Option<&str>) {
     let line = runs_line(store, id);
     assert!(line.contains(" running "), "{line}");
-    let e = one_line_error(&cpuscope(store, &["delete", id]));
+    let e = one_line_error(&bin::with_store(store, &["delete", id]));
     assert!(
         e.contains(&format!("run {id} is still being written ("))
             && e.contains("it holds the run's writer lock); wait for it or stop it first"),
@@ -216,8 +207,8 @@ fn check_live(store: &str, id: &str, host: Option<&str>) {
         assert!(e.contains(&format!("on host '{h}'")), "{e}");
     }
     // Not even --force deletes a run whose writer is seen writing.
-    one_line_error(&cpuscope(store, &["delete", "--force", id]));
-    let e = one_line_error(&cpuscope(store, &["export", id]));
+    one_line_error(&bin::with_store(store, &["delete", "--force", id]));
+    let e = one_line_error(&bin::with_store(store, &["export", id]));
     assert!(e.contains("is still running"), "{e}");
 }
 
@@ -232,7 +223,7 @@ fn check_abandoned(store: &str, id: &str, hint_store: &str) {
     assert_eq!(s["interrupted"], true, "{s}");
     let line = runs_line(store, id);
     assert!(line.contains(" partial (abandoned) "), "{line}");
-    let text = ok(&cpuscope(store, &["runs"]));
+    let text = ok(&bin::with_store(store, &["runs"]));
     let hint = format!(
         "run {id} is abandoned: its writer is gone; `cpuscope --store {hint_store} export {id} \
          -o FILE` keeps it (as partial), `cpuscope --store {hint_store} delete {id}` removes it"
@@ -241,7 +232,7 @@ fn check_abandoned(store: &str, id: &str, hint_store: &str) {
     // export → a partial run with the note; import takes it into another store.
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("abandoned.json");
-    ok(&cpuscope(
+    ok(&bin::with_store(
         store,
         &["export", id, "-o", file.to_str().unwrap()],
     ));
@@ -253,14 +244,14 @@ fn check_abandoned(store: &str, id: &str, hint_store: &str) {
         "{notes}"
     );
     let other = tmp.path().join("other.db");
-    ok(&cpuscope(
+    ok(&bin::with_store(
         other.to_str().unwrap(),
         &["import", file.to_str().unwrap()],
     ));
     assert_eq!(ids(other.to_str().unwrap()), [id]);
     // delete removes it.
     assert_eq!(
-        ok(&cpuscope(store, &["delete", id])),
+        ok(&bin::with_store(store, &["delete", id])),
         format!("deleted run {id}\n")
     );
     assert!(!ids(store).contains(&id.to_string()));
@@ -399,7 +390,7 @@ fn runs_of_an_older_cpuscope_keep_the_process_rule_and_force_deletes_the_uncheck
             let line = runs_line(store, id);
             assert!(line.contains(" partial (abandoned) "), "{layout}: {line}");
         }
-        let text = ok(&cpuscope(store, &["runs"]));
+        let text = ok(&bin::with_store(store, &["runs"]));
         assert!(
             text.contains(&format!(
                 "run {elsewhere}: whether its writer still writes cannot be checked from here \
@@ -408,7 +399,7 @@ fn runs_of_an_older_cpuscope_keep_the_process_rule_and_force_deletes_the_uncheck
             )),
             "{layout}: {text}"
         );
-        let e = one_line_error(&cpuscope(store, &["export", elsewhere]));
+        let e = one_line_error(&bin::with_store(store, &["export", elsewhere]));
         assert!(e.contains("is still running"), "{e}");
     };
     check("layout 3");
@@ -433,14 +424,14 @@ fn runs_of_an_older_cpuscope_keep_the_process_rule_and_force_deletes_the_uncheck
     );
     // delete says why and how; --force deletes it (and brings the store
     // up to date, as any writer does).
-    let e = one_line_error(&cpuscope(store, &["delete", elsewhere]));
+    let e = one_line_error(&bin::with_store(store, &["delete", elsewhere]));
     assert!(
         e.contains(&format!("run {elsewhere} may still be being written (pid {me} on host 'elsewhere': it holds no writer lock (stored by an older cpuscope), and it ran under another host name"))
             && e.contains(&format!("`cpuscope delete --force {elsewhere}` removes the run")),
         "{e}"
     );
-    ok(&cpuscope(store, &["delete", "--force", elsewhere]));
-    ok(&cpuscope(store, &["delete", dead]));
+    ok(&bin::with_store(store, &["delete", "--force", elsewhere]));
+    ok(&bin::with_store(store, &["delete", dead]));
     let c = rusqlite::Connection::open(&g.store).unwrap();
     let v: i64 = c
         .query_row("SELECT MAX(version) FROM schema_migrations", [], |r| {
@@ -593,7 +584,7 @@ fn saved_elsewhere(o: &Output, id: &str, store: &str) -> PathBuf {
 /// store at `fresh` (made by the import), and only it; the file is removed.
 fn import_restores(file: &Path, id: &str, fresh: &Path) {
     let f = fresh.to_str().unwrap();
-    ok(&cpuscope(f, &["import", file.to_str().unwrap()]));
+    ok(&bin::with_store(f, &["import", file.to_str().unwrap()]));
     assert_eq!(ids(f), [id]);
     let s = summary(f, id).expect("the run is back");
     assert_eq!(s["status"], "complete", "{s}");

@@ -318,7 +318,7 @@ fn unknown_runs_and_bad_stores_give_one_line_errors() {
     assert!(!String::from_utf8_lossy(&o.stderr).contains("secret"));
     let o = bin::with_store(Path::new("mongo://h/db"), &["runs"]);
     assert_one_line_error(&o, "unknown store");
-    let o = bin::with_store(&dir.path().join("no/such/dir/x.db"), &["runs"]);
+    let o = bin::with_store(dir.path().join("no/such/dir/x.db"), &["runs"]);
     assert_one_line_error(&o, "does not exist");
 }
 

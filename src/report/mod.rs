@@ -14,4 +14,5 @@ pub mod run_text;
 pub mod stat_text;
 pub mod summary;
 pub mod uarch_text;
+pub mod unreadable;
 pub mod verdict;

@@ -6,6 +6,7 @@
 
 use crate::base::fmt::columns;
 use crate::base::fmt::{fmt_num, for_terminal};
+use crate::results::payload::PayloadError;
 use crate::results::schema::{Load, Run};
 use crate::results::store::RunSummary;
 use std::fmt::Write as _;
@@ -59,11 +60,13 @@ fn duration_text(start: &str, end: &str) -> Option<String> {
     })
 }
 
-/// `cpuscope show`: the run, its environment, then every result.
+/// `cpuscope show --all`: the run, its environment, then every result (a
+/// result whose payload a reader cannot read says so under its row).
 pub fn render_run(run: &Run) -> String {
+    let bad = unreadable(run);
     let mut out = header(run);
     out.push_str(&environment(run));
-    out.push_str(&results(run));
+    out.push_str(&results(run, &bad));
     if run.results.is_empty() {
         return out;
     }
@@ -73,6 +76,16 @@ pub fn render_run(run: &Run) -> String {
         out.push_str(&advice);
     }
     out
+}
+
+/// Every payload of `run` that a reader (the verdict, the summary's
+/// sections, the advice) tries and fails to read.
+fn unreadable(run: &Run) -> Vec<PayloadError> {
+    crate::results::payload::collect(|| {
+        let _ = super::summary::render(run);
+        let _ = super::verdict::render(run, None, &super::verdict::Style::plain(100));
+    })
+    .1
 }
 
 /// The run's identity: status, times, host, CPU, profile, tags, tool.
@@ -173,8 +186,9 @@ fn environment(run: &Run) -> String {
     out
 }
 
-/// Every result: figure, spread, repetitions, NOISY flag, notes; reasons for what is not available.
-fn results(run: &Run) -> String {
+/// Every result: figure, spread, repetitions, NOISY flag, notes; reasons
+/// for what is not available; `bad`: the payloads that do not parse.
+fn results(run: &Run, bad: &[PayloadError]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "\nResults ({})", run.results.len());
     if run.results.is_empty() {
@@ -250,7 +264,13 @@ fn results(run: &Run) -> String {
         for n in &r.notes {
             notes.push(format!("note: {}", for_terminal(n)));
         }
-        if r.data.is_some() {
+        let unreadable = bad.iter().filter(|e| e.key == r.key);
+        let mut readable = true;
+        for e in unreadable {
+            readable = false;
+            notes.push(for_terminal(&e.line(&run.id)).into_owned());
+        }
+        if r.data.is_some() && readable {
             notes.push("structured data (curve/matrix) stored: see `cpuscope export`".into());
         }
         if r.counters.is_some() {

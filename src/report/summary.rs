@@ -57,6 +57,11 @@ fn experiment_sections(run: &Run) -> Vec<String> {
 
 /// The end-of-run summary.
 pub fn render(run: &Run) -> String {
+    super::unreadable::after(run, || render_sections(run))
+}
+
+/// The summary itself (`render` adds what could not be read).
+fn render_sections(run: &Run) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,

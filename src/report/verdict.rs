@@ -1021,8 +1021,14 @@ fn assemble(run: &Run, html: Option<&str>, nf: usize, nu: usize) -> Vec<Line> {
 
 /// The verdict of `run` as terminal text; `html` is the report's path when
 /// one was written. Fits [`MAX_LINES`] lines of `style.width` columns:
-/// fewer findings, then fewer causes, until it does.
+/// fewer findings, then fewer causes, until it does. A payload the verdict
+/// could not read is said after it, one line each.
 pub fn render(run: &Run, html: Option<&str>, style: &Style) -> String {
+    super::unreadable::after(run, || render_lines(run, html, style))
+}
+
+/// The verdict's lines, at most `MAX_LINES`.
+fn render_lines(run: &Run, html: Option<&str>, style: &Style) -> String {
     let mut best = Vec::new();
     for (nf, nu) in [(5, 5), (4, 4), (3, 3), (3, 2), (2, 2), (1, 1), (0, 1)] {
         best = layout(&assemble(run, html, nf, nu), style);

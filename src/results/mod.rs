@@ -4,7 +4,8 @@
 //! which picks the back end; backend.rs: the store's
 //! rules over any SQL backend; codec.rs: rows ↔ runs; migrations.rs: the
 //! table layout; sqlite.rs and postgres.rs: the two backends; liveness.rs:
-//! the lock a run's writer holds while it writes).
+//! the lock a run's writer holds while it writes; payload.rs: a record's
+//! typed payload read back, and the error of one that does not parse).
 
 pub mod backend;
 pub mod codec;
@@ -13,6 +14,7 @@ pub mod document;
 pub mod liveness;
 pub mod migrations;
 pub mod open;
+pub mod payload;
 pub mod postgres;
 pub mod published;
 pub mod schema;

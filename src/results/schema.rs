@@ -632,13 +632,6 @@ impl ResultRecord {
         }
     }
 
-    /// The record's `data` read as the payload type `T` of its family
-    /// (fields an older record lacks take their defaults, where `T` says
-    /// so); None when there is no data or it is not a `T`.
-    pub fn data_as<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
-        T::deserialize(self.data.as_ref()?).ok()
-    }
-
     pub fn with_data(mut self, data: Value) -> ResultRecord {
         self.data = Some(data);
         self

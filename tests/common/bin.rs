@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::ffi::OsStr;
 use std::process::{Command, Output};
 
 /// The binary cargo built for this test run.
@@ -15,8 +15,24 @@ pub fn command() -> Command {
     Command::new(PATH)
 }
 
-/// `cpuscope --store STORE ARGS...`, run to its end.
-pub fn with_store(store: &Path, args: &[&str]) -> Output {
+/// `cpuscope ARGS...`, run to its end.
+pub fn run(args: &[&str]) -> Output {
+    command().args(args).output().expect("spawn cpuscope")
+}
+
+/// `cpuscope ARGS...`, run to its end: the exit code (-1 when a signal
+/// ended it), stdout and stderr as text.
+pub fn run_text(args: &[&str]) -> (i32, String, String) {
+    let o = run(args);
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// `cpuscope --store STORE ARGS...` (STORE a path or a URL), run to its end.
+pub fn with_store(store: impl AsRef<OsStr>, args: &[&str]) -> Output {
     command()
         .arg("--store")
         .arg(store)

@@ -4,6 +4,8 @@
 //! The line goes straight to stderr, past the test harness's capture, so a
 //! skip is never silent.
 
+#![allow(dead_code)]
+
 use std::io::Write as _;
 
 /// True when running under CI (`CI` set, not empty, not "false").
@@ -17,4 +19,21 @@ pub fn skip_or_fail(what: &str) {
         panic!("{what} (failing: CI is set, and .ci/run installs it)");
     }
     let _ = writeln!(std::io::stderr(), "SKIP: {what}");
+}
+
+/// A test that needs what no install can give: a fact of this machine's
+/// hardware (two NUMA nodes, cache sizes the CPU reports). Even under CI it
+/// prints `SKIP: what (a fact of this machine's hardware, ...)` and returns
+/// rather than failing.
+pub fn skip_hardware(what: &str) {
+    skip_even_under_ci(
+        what,
+        "a fact of this machine's hardware, not a failure under CI",
+    );
+}
+
+/// A visible `SKIP: what (why)` that is not a failure under CI either:
+/// `why` says why (another run of the suite covers it, say).
+pub fn skip_even_under_ci(what: &str, why: &str) {
+    let _ = writeln!(std::io::stderr(), "SKIP: {what} ({why})");
 }

@@ -218,11 +218,14 @@ def stored_runs(s):
 
 def snapshot(out, extra):
     cpuscope = binary("CPUSCOPE")
+    docs = sorted(FIXTURES.glob("*.json")) + [pathlib.Path(e).resolve() for e in extra]
+    stems = [d.stem for d in docs]
+    if len(set(stems)) != len(stems):
+        die(f"two run documents share a file name (views are named after it): {', '.join(stems)}")
     out = pathlib.Path(out)
     if out.exists() and any(out.iterdir()):
         die(f"{out} exists and is not empty")
     out.mkdir(parents=True, exist_ok=True)
-    docs = sorted(FIXTURES.glob("*.json")) + [pathlib.Path(e).resolve() for e in extra]
     with tempfile.TemporaryDirectory(prefix="cpuscope-views-") as t:
         tmp = pathlib.Path(t)
         s = Snapshot(out, tmp, cpuscope, renderer(cpuscope))

@@ -41,6 +41,7 @@ FLOORS = [
     ["kernels"],  # measured loops (the memory ones run in placement's buffers)
     ["harness"],  # timing, repetitions, counted regions
     ["results"],  # the run document, its records, the stores
+    ["view"],  # format-neutral views of figures (docs/views.md); no printer yet
     ["experiments"],  # plan, run through the harness, return records
     ["report"],  # text, HTML, comparison, advice
     ["app"],  # one file per subcommand

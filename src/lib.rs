@@ -3,7 +3,7 @@
 //! Data flows one way: machine -> plan -> harness + kernels (pinned, counted)
 //! -> results -> store -> report. Imports follow the floors of
 //! docs/architecture.md (checked by scripts/check-floors.py): base <
-//! {machine, placement, counters} < kernels < harness < results <
+//! {machine, placement, counters} < kernels < harness < results < view <
 //! experiments < report < app.
 
 pub mod app;
@@ -16,3 +16,4 @@ pub mod machine;
 pub mod placement;
 pub mod report;
 pub mod results;
+pub mod view;

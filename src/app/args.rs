@@ -1,0 +1,246 @@
+//! Command-line groups that several commands share (clap `#[command(flatten)]`):
+//!
+//! - [`Output`]: the output formats `--json`, `--csv`, `--markdown` and
+//!   `--html FILE`, each command offering those it has, with its own help
+//!   line (what the document is), in its own order ([`Formats`]); the
+//!   printed formats exclude one another unless the command says otherwise.
+//!   [`Output::format`] says which one was asked for.
+//! - [`MeasureArgs`]: what every measuring command of one experiment takes
+//!   (`--profile`, `--json`, `--quiet`); [`Progress`]: `--quiet` alone, for
+//!   the commands whose other options sit between.
+//! - [`StoreArgs`]: the global `--store`.
+//!
+//! A group keeps the options' names, help, defaults and conflicts in one
+//! place; `cpuscope CMD --help` shows them where the group is flattened.
+
+use crate::experiments::experiment::Profile;
+use clap::{Arg, ArgAction, ArgMatches, Command, FromArgMatches};
+use std::ffi::OsString;
+use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
+
+/// Declares the [`Formats`] of a command: a unit type with the options it
+/// offers, in `--help` order, each with its help line (no closing full
+/// stop); `shared` when its printed formats may be given together.
+///
+/// `formats!(CompareFormats { Json: "Print JSON", Csv: "Print CSV" });`
+macro_rules! formats {
+    ($(#[$m:meta])* $vis:vis $name:ident $(, shared = $shared:literal)? { $($flag:ident: $help:expr),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug)]
+        $vis struct $name;
+        impl $crate::app::args::Formats for $name {
+            const OFFERED: &'static [($crate::app::args::Flag, &'static str)] =
+                &[$(($crate::app::args::Flag::$flag, $help)),+];
+            $(const EXCLUSIVE: bool = !$shared;)?
+        }
+    };
+}
+pub(crate) use formats;
+
+/// One output option of [`Output`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flag {
+    /// `--json`: print JSON.
+    Json,
+    /// `--csv`: print CSV.
+    Csv,
+    /// `--markdown`: print Markdown.
+    Markdown,
+    /// `--html FILE`: write an HTML page to FILE.
+    Html,
+}
+
+impl Flag {
+    /// The option's id and long name.
+    pub fn id(self) -> &'static str {
+        match self {
+            Flag::Json => "json",
+            Flag::Csv => "csv",
+            Flag::Markdown => "markdown",
+            Flag::Html => "html",
+        }
+    }
+
+    fn arg(self, help: &'static str) -> Arg {
+        let arg = Arg::new(self.id()).long(self.id()).help(help);
+        match self {
+            Flag::Html => arg
+                .value_name("FILE")
+                .action(ArgAction::Set)
+                .value_parser(clap::value_parser!(PathBuf)),
+            _ => arg.action(ArgAction::SetTrue),
+        }
+    }
+}
+
+/// The output options a command offers: each with its help line (as
+/// `--help` shows it: no closing full stop), in the order `--help` lists
+/// them.
+pub trait Formats {
+    const OFFERED: &'static [(Flag, &'static str)];
+    /// Whether the printed formats (`--json`, `--csv`, `--markdown`) exclude
+    /// one another on the command line (`--html` writes a file beside any).
+    const EXCLUSIVE: bool = true;
+}
+
+/// What a command prints on standard output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+    Csv,
+    Markdown,
+}
+
+/// The output group: the options of [`Formats`] `F` (an option `F` does
+/// not offer is never set).
+pub struct Output<F> {
+    pub json: bool,
+    pub csv: bool,
+    pub markdown: bool,
+    pub html: Option<PathBuf>,
+    offered: PhantomData<F>,
+}
+
+impl<F: Formats> Output<F> {
+    /// The printed format asked for (the first of --json, --csv,
+    /// --markdown set; they exclude one another where `F` is exclusive),
+    /// else text.
+    pub fn format(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else if self.csv {
+            Format::Csv
+        } else if self.markdown {
+            Format::Markdown
+        } else {
+            Format::Text
+        }
+    }
+
+    /// The HTML file asked for with --html.
+    pub fn html(&self) -> Option<&Path> {
+        self.html.as_deref()
+    }
+}
+
+impl<F> std::fmt::Debug for Output<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Output")
+            .field("json", &self.json)
+            .field("csv", &self.csv)
+            .field("markdown", &self.markdown)
+            .field("html", &self.html)
+            .finish()
+    }
+}
+
+fn printed(flag: Flag) -> bool {
+    flag != Flag::Html
+}
+
+impl<F: Formats> clap::Args for Output<F> {
+    fn augment_args(mut cmd: Command) -> Command {
+        for &(flag, help) in F::OFFERED {
+            let mut arg = flag.arg(help);
+            if F::EXCLUSIVE && printed(flag) {
+                let others = F::OFFERED
+                    .iter()
+                    .map(|&(f, _)| f)
+                    .filter(|&f| f != flag && printed(f))
+                    .map(Flag::id);
+                arg = arg.conflicts_with_all(others);
+            }
+            cmd = cmd.arg(arg);
+        }
+        cmd
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl<F: Formats> FromArgMatches for Output<F> {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut out = Output {
+            json: false,
+            csv: false,
+            markdown: false,
+            html: None,
+            offered: PhantomData,
+        };
+        out.update_from_arg_matches(m)?;
+        Ok(out)
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        for &(flag, _) in F::OFFERED {
+            match flag {
+                Flag::Json => self.json = m.get_flag("json"),
+                Flag::Csv => self.csv = m.get_flag("csv"),
+                Flag::Markdown => self.markdown = m.get_flag("markdown"),
+                Flag::Html => self.html = m.get_one::<PathBuf>("html").cloned(),
+            }
+        }
+        Ok(())
+    }
+}
+
+formats!(
+    /// `--json` of a measuring command: its `cpuscope.run/1` document.
+    pub RunDocument {
+        Json: "Print JSON: the cpuscope.run/1 document of this measurement (docs/schema-run.md)",
+    }
+);
+
+/// `--quiet`: no progress lines.
+#[derive(clap::Args, Debug, Clone, Copy)]
+#[group(skip)]
+pub struct Progress {
+    /// No progress lines on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// What every measuring command of one experiment takes.
+#[derive(clap::Args, Debug)]
+pub struct MeasureArgs {
+    /// Repetitions and sample lengths: quick, standard, full.
+    #[arg(long, value_enum, default_value = "standard")]
+    pub profile: Profile,
+    #[command(flatten)]
+    pub output: Output<RunDocument>,
+    #[command(flatten)]
+    pub progress: Progress,
+}
+
+impl MeasureArgs {
+    /// Whether --json was given.
+    pub fn json(&self) -> bool {
+        self.output.json
+    }
+
+    /// Whether --quiet was given.
+    pub fn quiet(&self) -> bool {
+        self.progress.quiet
+    }
+}
+
+/// The global `--store`.
+#[derive(clap::Args, Debug, Clone, Default)]
+#[group(skip)]
+pub struct StoreArgs {
+    /// Store: a SQLite file path (default: $XDG_DATA_HOME/cpuscope/runs.db) or a postgres://user@host/db URL.
+    #[arg(long, global = true, value_name = "PATH|URL")]
+    pub store: Option<OsString>,
+}
+
+impl StoreArgs {
+    /// The store location as text (cpuscope keeps store paths as text);
+    /// the name given back where it is not UTF-8.
+    pub fn location(self) -> Result<Option<String>, OsString> {
+        self.store.map(OsString::into_string).transpose()
+    }
+}

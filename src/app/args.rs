@@ -1,10 +1,10 @@
 //! Command-line groups that several commands share (clap `#[command(flatten)]`):
 //!
-//! - [`Output`]: the output formats `--json`, `--csv`, `--markdown` and
+//! - [`OutputArgs`]: the output formats `--json`, `--csv`, `--markdown` and
 //!   `--html FILE`, each command offering those it has, with its own help
 //!   line (what the document is), in its own order ([`Formats`]); the
 //!   printed formats exclude one another unless the command says otherwise.
-//!   [`Output::format`] says which one was asked for.
+//!   [`OutputArgs::chosen`] says which one was asked for.
 //! - [`MeasureArgs`]: what every measuring command of one experiment takes
 //!   (`--profile`, `--json`, `--quiet`); [`Progress`]: `--quiet` alone, for
 //!   the commands whose other options sit between.
@@ -38,7 +38,7 @@ macro_rules! formats {
 }
 pub(crate) use formats;
 
-/// One output option of [`Output`].
+/// One output option of [`OutputArgs`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flag {
     /// `--json`: print JSON.
@@ -95,7 +95,7 @@ pub enum Format {
 
 /// The output group: the options of [`Formats`] `F` (an option `F` does
 /// not offer is never set).
-pub struct Output<F> {
+pub struct OutputArgs<F> {
     pub json: bool,
     pub csv: bool,
     pub markdown: bool,
@@ -103,11 +103,11 @@ pub struct Output<F> {
     offered: PhantomData<F>,
 }
 
-impl<F: Formats> Output<F> {
+impl<F: Formats> OutputArgs<F> {
     /// The printed format asked for (the first of --json, --csv,
     /// --markdown set; they exclude one another where `F` is exclusive),
     /// else text.
-    pub fn format(&self) -> Format {
+    pub fn chosen(&self) -> Format {
         if self.json {
             Format::Json
         } else if self.csv {
@@ -125,9 +125,9 @@ impl<F: Formats> Output<F> {
     }
 }
 
-impl<F> std::fmt::Debug for Output<F> {
+impl<F> std::fmt::Debug for OutputArgs<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Output")
+        f.debug_struct("OutputArgs")
             .field("json", &self.json)
             .field("csv", &self.csv)
             .field("markdown", &self.markdown)
@@ -140,7 +140,7 @@ fn printed(flag: Flag) -> bool {
     flag != Flag::Html
 }
 
-impl<F: Formats> clap::Args for Output<F> {
+impl<F: Formats> clap::Args for OutputArgs<F> {
     fn augment_args(mut cmd: Command) -> Command {
         for &(flag, help) in F::OFFERED {
             let mut arg = flag.arg(help);
@@ -162,9 +162,9 @@ impl<F: Formats> clap::Args for Output<F> {
     }
 }
 
-impl<F: Formats> FromArgMatches for Output<F> {
+impl<F: Formats> FromArgMatches for OutputArgs<F> {
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
-        let mut out = Output {
+        let mut out = OutputArgs {
             json: false,
             csv: false,
             markdown: false,
@@ -211,7 +211,7 @@ pub struct MeasureArgs {
     #[arg(long, value_enum, default_value = "standard")]
     pub profile: Profile,
     #[command(flatten)]
-    pub output: Output<RunDocument>,
+    pub formats: OutputArgs<RunDocument>,
     #[command(flatten)]
     pub progress: Progress,
 }
@@ -219,7 +219,7 @@ pub struct MeasureArgs {
 impl MeasureArgs {
     /// Whether --json was given.
     pub fn json(&self) -> bool {
-        self.output.json
+        self.formats.json
     }
 
     /// Whether --quiet was given.

@@ -244,3 +244,72 @@ impl StoreArgs {
         self.store.map(OsString::into_string).transpose()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::error::ErrorKind;
+    use clap::{CommandFactory, Parser};
+
+    formats!(Exclusive {
+        Json: "j",
+        Csv: "c",
+        Html: "h"
+    });
+    formats!(Shared, shared = true { Csv: "c", Json: "j" });
+
+    #[derive(Parser, Debug)]
+    struct Exc {
+        #[command(flatten)]
+        f: OutputArgs<Exclusive>,
+    }
+
+    #[derive(Parser, Debug)]
+    struct Sh {
+        #[command(flatten)]
+        f: OutputArgs<Shared>,
+    }
+
+    #[test]
+    fn offered_options_parse_and_printed_formats_exclude_one_another() {
+        let c = Exc::try_parse_from(["x", "--csv", "--html", "p.html"]).unwrap();
+        assert_eq!(c.f.chosen(), Format::Csv);
+        assert_eq!(c.f.html(), Some(Path::new("p.html")));
+        assert!(!c.f.json && !c.f.markdown);
+        assert_eq!(Exc::try_parse_from(["x"]).unwrap().f.chosen(), Format::Text);
+        let both = Exc::try_parse_from(["x", "--json", "--csv"]).unwrap_err();
+        assert_eq!(both.kind(), ErrorKind::ArgumentConflict);
+        // --html writes a file beside any printed format.
+        let c = Exc::try_parse_from(["x", "--json", "--html", "p.html"]).unwrap();
+        assert_eq!(c.f.chosen(), Format::Json);
+        let absent = Exc::try_parse_from(["x", "--markdown"]).unwrap_err();
+        assert_eq!(absent.kind(), ErrorKind::UnknownArgument);
+    }
+
+    #[test]
+    fn shared_formats_go_together_in_the_declared_order_with_their_help() {
+        let c = Sh::try_parse_from(["x", "--json", "--csv"]).unwrap();
+        assert!(c.f.json && c.f.csv);
+        let cmd = Sh::command();
+        let args: Vec<(&str, String)> = cmd
+            .get_arguments()
+            .filter_map(|a| Some((a.get_long()?, a.get_help()?.to_string())))
+            .collect();
+        assert_eq!(args, [("csv", "c".to_string()), ("json", "j".to_string())]);
+    }
+
+    #[test]
+    fn a_store_name_that_is_not_utf8_comes_back() {
+        use std::os::unix::ffi::OsStringExt;
+        let ok = StoreArgs {
+            store: Some("runs.db".into()),
+        };
+        assert_eq!(ok.location(), Ok(Some("runs.db".to_string())));
+        assert_eq!(StoreArgs::default().location(), Ok(None));
+        let bad = OsString::from_vec(vec![b'r', 0xff]);
+        let back = StoreArgs {
+            store: Some(bad.clone()),
+        };
+        assert_eq!(back.location(), Err(bad));
+    }
+}

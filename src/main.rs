@@ -25,9 +25,8 @@ struct Cli {
         value_name = "DIR|FILE.tar.gz"
     )]
     sysroot: PathBuf,
-    /// Store: a SQLite file path (default: $XDG_DATA_HOME/cpuscope/runs.db) or a postgres://user@host/db URL.
-    #[arg(long, global = true, value_name = "PATH|URL")]
-    store: Option<std::ffi::OsString>,
+    #[command(flatten)]
+    store: app::args::StoreArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -285,10 +284,9 @@ fn main() {
     };
     // cpuscope keeps store paths as text: a name that is not UTF-8 is a
     // usage error of one line, not a panic.
-    let store = match cli.store.map(std::ffi::OsString::into_string) {
-        None => None,
-        Some(Ok(s)) => Some(s),
-        Some(Err(s)) => {
+    let store = match cli.store.location() {
+        Ok(s) => s,
+        Err(s) => {
             cpuscope::base::output::err_line(&format!(
                 "cpuscope: error: --store {s:?} is not valid UTF-8; give a UTF-8 path \
                  (a link with a UTF-8 name to the store will do)"

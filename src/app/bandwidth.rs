@@ -1,7 +1,8 @@
 //! `cpuscope bandwidth`: STREAM-style bandwidth on its own, with the thread
 //! counts, CPUs, kernels, widths, stores, array size and node as options.
 
-use super::session::{self, MeasureArgs};
+use super::args::MeasureArgs;
+use super::session;
 use super::Context;
 use crate::experiments::memory::bandwidth;
 use anyhow::Result;

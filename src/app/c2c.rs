@@ -2,6 +2,7 @@
 //! pair), the latency groups it shows and how they compare with the topology
 //! the kernel declares.
 
+use super::args::{formats, OutputArgs};
 use super::session::{self, Session};
 use super::Context;
 use crate::experiments::coherence::c2c::{self, PairView};
@@ -60,16 +61,17 @@ pub struct C2cArgs {
     /// Print the plan (pairs, rounds, estimated time) and exit without measuring.
     #[arg(long)]
     pub plan: bool,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
-    /// Print the matrix of median one-way latencies (ns) as CSV.
-    #[arg(long, conflicts_with = "json")]
-    pub csv: bool,
+    #[command(flatten)]
+    pub formats: OutputArgs<C2cFormats>,
     /// Do not measure the clock (latencies are then not converted to cycles).
     #[arg(long)]
     pub no_clock: bool,
 }
+
+formats!(pub C2cFormats {
+    Json: "Print JSON instead of text",
+    Csv: "Print the matrix of median one-way latencies (ns) as CSV",
+});
 
 impl C2cArgs {
     fn options(&self) -> c2c::Options {
@@ -88,7 +90,7 @@ pub fn run(ctx: &Context, args: &C2cArgs) -> Result<i32> {
     if args.pair.is_some() && (args.cpus.is_some() || args.sample.is_some()) {
         bail!("--pair measures one pair: --cpus and --sample do not apply");
     }
-    let quiet = args.json || args.csv;
+    let quiet = args.formats.json || args.formats.csv;
     let mut s = Session::open(
         ctx,
         crate::experiments::coherence::c2c::EXP,
@@ -98,7 +100,7 @@ pub fn run(ctx: &Context, args: &C2cArgs) -> Result<i32> {
     )?;
     let mut p = c2c::Params::new(&s.machine, &s.cpus, args.profile, &args.options())?;
     if args.plan {
-        if args.json {
+        if args.formats.json {
             super::print_json(&json!({"schema": "cpuscope.c2c-plan/1", "plan": p.plan}))?;
         } else {
             out!("{}", c2c_text::render_plan(&p.plan));
@@ -111,18 +113,18 @@ pub fn run(ctx: &Context, args: &C2cArgs) -> Result<i32> {
     let extra = json!({"clock_ghz": ghz, "clock": clock});
     if args.pair.is_some() {
         let view = PairView::of(&s.machine, &p)?;
-        if args.csv {
+        if args.formats.csv {
             out!("{}", c2c_text::pair_csv(&view));
             return Ok(s.finish()?.exit_code());
         }
         let extra = session::merge(extra, view.json(&p.plan, ghz, &clock));
-        return s.output(args.json, extra, |_| {
+        return s.output(args.formats.json, extra, |_| {
             let (lo, hi) = view.cpus;
             let (label, smt) = (&view.label, view.smt);
             c2c_text::render_pair(lo, hi, label, smt, &view.results, &p.plan, ghz, &clock)
         });
     }
-    if args.csv {
+    if args.formats.csv {
         for run in &p.runs {
             if p.runs.len() > 1 {
                 outln!("# method {}", run.method.as_str());
@@ -132,7 +134,7 @@ pub fn run(ctx: &Context, args: &C2cArgs) -> Result<i32> {
         return Ok(s.finish()?.exit_code());
     }
     let extra = session::merge(extra, json!({"plan": p.plan, "records": s.results()}));
-    s.output(args.json, extra, |recs| {
+    s.output(args.formats.json, extra, |recs| {
         let out = c2c_text::render_matrices(recs, c2c_text::Detail::Full);
         format!("{out}{clock}\n")
     })

@@ -2,6 +2,7 @@
 //! exported documents) and `cpuscope published` (the reference figures of
 //! the seed articles, embedded in the binary).
 
+use super::args::{formats, Format, OutputArgs};
 use super::run_filter::RunFilter;
 use super::Context;
 use crate::report::compare;
@@ -11,7 +12,6 @@ use crate::results::published::{self, PublishedSet};
 use crate::results::schema::Run;
 use anyhow::{bail, Result};
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct CompareArgs {
@@ -30,33 +30,31 @@ pub struct CompareArgs {
     /// Show the published reference figures (seed articles) for the same workloads.
     #[arg(long)]
     pub published: bool,
-    /// Print the comparison as JSON (cpuscope.compare/1).
-    #[arg(long, conflicts_with_all = ["csv", "markdown"])]
-    pub json: bool,
-    /// Print CSV: one line per result and run.
-    #[arg(long, conflicts_with = "markdown")]
-    pub csv: bool,
-    /// Print Markdown tables.
-    #[arg(long)]
-    pub markdown: bool,
-    /// Also write the comparison page (one offline HTML file with charts) to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub formats: OutputArgs<CompareFormats>,
 }
+
+formats!(pub CompareFormats {
+    Json: "Print the comparison as JSON (cpuscope.compare/1)",
+    Csv: "Print CSV: one line per result and run",
+    Markdown: "Print Markdown tables",
+    Html: "Also write the comparison page (one offline HTML file with charts) to FILE",
+});
 
 #[derive(clap::Args, Debug)]
 pub struct PublishedArgs {
     /// Show only this set (see the list for ids).
     #[arg(value_name = "ID")]
     pub id: Option<String>,
-    /// Print the sets as JSON (cpuscope.published/1 documents).
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub formats: OutputArgs<PublishedFormats>,
 }
+
+formats!(pub PublishedFormats { Json: "Print the sets as JSON (cpuscope.published/1 documents)" });
 
 /// `cpuscope compare RUN… [--baseline RUN] [--host H] [--cpu M] [--tag T]`
 pub fn run(ctx: &Context, args: &CompareArgs) -> Result<i32> {
-    let html = args.html.as_deref().map(|p| ctx.output(p)).transpose()?;
+    let html = args.formats.html().map(|p| ctx.output(p)).transpose()?;
     let mut loader = Loader::new(ctx.store.clone());
     let mut runs: Vec<Run> = Vec::new();
     let mut ids = BTreeSet::new();
@@ -107,14 +105,11 @@ pub fn run(ctx: &Context, args: &CompareArgs) -> Result<i32> {
         ctx.write_output(out, page.as_bytes())
             .map_err(|e| anyhow::anyhow!("the comparison page was not written: {e:#}"))?;
     }
-    if args.json {
-        super::print_json(&cmp)?;
-    } else if args.csv {
-        out!("{}", compare::csv::render(&cmp));
-    } else if args.markdown {
-        out!("{}", compare::markdown::render(&cmp));
-    } else {
-        out!("{}", compare::text::render(&cmp));
+    match args.formats.chosen() {
+        Format::Json => super::print_json(&cmp)?,
+        Format::Csv => out!("{}", compare::csv::render(&cmp)),
+        Format::Markdown => out!("{}", compare::markdown::render(&cmp)),
+        Format::Text => out!("{}", compare::text::render(&cmp)),
     }
     if let Some(out) = &html {
         errln!("comparison page: {}", out.shown());
@@ -128,7 +123,7 @@ pub fn published(_ctx: &Context, args: &PublishedArgs) -> Result<i32> {
         Some(id) => vec![published::by_id(id)?],
         None => published::all()?.iter().collect(),
     };
-    if args.json {
+    if args.formats.json {
         super::print_json(&sets)?;
     } else {
         out!("{}", published_text::render(&sets));

@@ -1,6 +1,7 @@
 //! `cpuscope latency`: the latency-vs-working-set curve on its own.
 
-use super::session::{self, MeasureArgs};
+use super::args::MeasureArgs;
+use super::session;
 use super::Context;
 use crate::experiments::memory::latency;
 use anyhow::Result;

@@ -1,7 +1,8 @@
 //! `cpuscope loaded-latency`: DRAM latency of one chasing thread while k
 //! other threads stream (the latency-vs-bandwidth curve).
 
-use super::session::{self, MeasureArgs};
+use super::args::MeasureArgs;
+use super::session;
 use super::Context;
 use crate::experiments::memory::loaded_latency;
 use anyhow::Result;

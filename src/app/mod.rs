@@ -21,6 +21,7 @@ macro_rules! errln {
     ($($t:tt)*) => { $crate::base::output::err_line(&format!($($t)*)) };
 }
 
+pub mod args;
 pub mod bandwidth;
 pub mod c2c;
 pub mod compare;

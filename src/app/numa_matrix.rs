@@ -1,7 +1,8 @@
 //! `cpuscope numa-matrix`: latency and bandwidth from the CPUs of each node
 //! to the memory of each node (and interleaved), against declared distances.
 
-use super::session::{self, MeasureArgs};
+use super::args::MeasureArgs;
+use super::session;
 use super::Context;
 use crate::experiments::memory::numa_matrix;
 use anyhow::Result;

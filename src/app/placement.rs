@@ -4,6 +4,7 @@
 //! planner's choice without measuring (and works on a recorded machine
 //! with --sysroot). Stand-alone (not stored).
 
+use super::args::{formats, OutputArgs, Progress};
 use super::session::{self, Session};
 use super::Context;
 use crate::experiments::compute::{placement_plan, placement_study, text as compute_text};
@@ -31,13 +32,13 @@ pub struct PlacementArgs {
     /// Restrict to these CPUs (e.g. 0-3,8).
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
-    /// No progress output.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Print the results (or the plan) as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub progress: Progress,
+    #[command(flatten)]
+    pub formats: OutputArgs<PlacementFormats>,
 }
+
+formats!(pub PlacementFormats { Json: "Print the results (or the plan) as JSON" });
 
 pub fn run(ctx: &Context, args: &PlacementArgs) -> Result<i32> {
     let wls = &args.workload;
@@ -47,7 +48,7 @@ pub fn run(ctx: &Context, args: &PlacementArgs) -> Result<i32> {
         let machine = machine::discover(&ctx.sysroot()?)?;
         let cpus = session::choose_cpus(&machine, args.cpus.as_deref())?;
         let plan = placement_plan::plan(&machine, &cpus, args.k);
-        if args.json {
+        if args.formats.json {
             super::print_json(&plan)?;
         } else {
             out!("{}", compute_text::render_plan(&plan));
@@ -60,9 +61,9 @@ pub fn run(ctx: &Context, args: &PlacementArgs) -> Result<i32> {
         crate::experiments::compute::placement_study::EXP,
         cpus,
         args.profile,
-        args.quiet,
+        args.progress.quiet,
     )?;
     s.measure(placement_study::EXP, Some(&mut p))?;
     let keys = s.command_keys();
-    s.output(args.json, keys, compute_text::render_placement)
+    s.output(args.formats.json, keys, compute_text::render_placement)
 }

@@ -1,6 +1,7 @@
 //! `cpuscope rate`: N copies of a workload at once (SPEC-rate style):
 //! jobs per hour and the scaling efficiency per copy. Stand-alone (not stored).
 
+use super::args::{formats, OutputArgs, Progress};
 use super::session::Session;
 use super::Context;
 use crate::experiments::compute::{rate, text as compute_text};
@@ -47,13 +48,13 @@ pub struct RateArgs {
     /// Restrict to these CPUs (e.g. 0-3,8); copies are pinned one per CPU.
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
-    /// No progress output.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Print the results as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub progress: Progress,
+    #[command(flatten)]
+    pub formats: OutputArgs<RateFormats>,
 }
+
+formats!(pub RateFormats { Json: "Print the results as JSON" });
 
 pub fn run(ctx: &Context, args: &RateArgs) -> Result<i32> {
     let workload = rate::workload_from(args.workload.as_deref(), &args.command)?;
@@ -63,7 +64,7 @@ pub fn run(ctx: &Context, args: &RateArgs) -> Result<i32> {
         crate::experiments::compute::rate::EXP,
         cpus,
         Profile::Standard,
-        args.quiet,
+        args.progress.quiet,
     )?;
     let copies = rate::copies_from(&args.copies, &s.machine, &s.cpus, !args.no_baseline)?;
     let mem = rate::mem_from(&args.mem, &s.machine)?;
@@ -77,5 +78,5 @@ pub fn run(ctx: &Context, args: &RateArgs) -> Result<i32> {
     )?;
     s.measure(rate::EXP, Some(&mut p))?;
     let keys = s.command_keys();
-    s.output(args.json, keys, compute_text::render_rate)
+    s.output(args.formats.json, keys, compute_text::render_rate)
 }

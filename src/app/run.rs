@@ -1,6 +1,7 @@
 //! `cpuscope run`: characterise this machine, store the run, print the
 //! summary, write the HTML report.
 
+use super::args::{formats, OutputArgs, Progress};
 use super::session::Session;
 use super::Context;
 use crate::base::output::Output;
@@ -35,12 +36,10 @@ pub struct RunArgs {
     /// List the experiments and their estimated time, then exit.
     #[arg(long)]
     pub list: bool,
-    /// No progress output.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Print the run document as JSON instead of the summary.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub progress: Progress,
+    #[command(flatten)]
+    pub formats: OutputArgs<RunFormats>,
     /// Where to write the HTML report (default: next to the store, reports/RUN.html).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -48,6 +47,8 @@ pub struct RunArgs {
     #[arg(long, conflicts_with = "html")]
     pub no_html: bool,
 }
+
+formats!(pub RunFormats { Json: "Print the run document as JSON instead of the summary" });
 
 pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
     let selected = experiments::registry::select(&args.only, &args.skip)?;
@@ -57,7 +58,13 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
     } else {
         HtmlReport::plan(ctx, args.html.as_deref(), args.no_html)?
     };
-    let mut s = Session::open(ctx, "run", args.cpus.as_deref(), args.profile, args.quiet)?;
+    let mut s = Session::open(
+        ctx,
+        "run",
+        args.cpus.as_deref(),
+        args.profile,
+        args.progress.quiet,
+    )?;
     let estimates: Vec<f64> = selected
         .iter()
         .map(|e| e.estimate_secs(&s.machine, &s.cpus, args.profile))
@@ -121,7 +128,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
     let html_path = html_written.as_ref().ok().cloned().flatten();
 
     let printed = (|| -> Result<()> {
-        if args.json {
+        if args.formats.json {
             super::print_json(run)?;
         } else {
             let html = html_path.as_ref().map(|p| p.display().to_string());

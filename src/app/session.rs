@@ -9,6 +9,7 @@
 //! `cpuscope.run/1` document: `run` stores it, the stand-alone commands
 //! print it with `--json` (plus their own keys) or render its records.
 
+use super::args::MeasureArgs;
 use super::Context;
 use crate::base::CpuSet;
 use crate::base::Sysroot;
@@ -27,20 +28,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The profile and output options of the memory commands.
-#[derive(clap::Args, Debug)]
-pub struct MeasureArgs {
-    /// Repetitions and sample lengths: quick, standard, full.
-    #[arg(long, value_enum, default_value = "standard")]
-    pub profile: Profile,
-    /// Print JSON: the cpuscope.run/1 document of this measurement (docs/schema-run.md).
-    #[arg(long)]
-    pub json: bool,
-    /// No progress lines on stderr.
-    #[arg(long, short)]
-    pub quiet: bool,
-}
-
 /// The whole of a memory command (`latency`, `bandwidth`, `numa-matrix`,
 /// `loaded-latency`): a session on `cpus`, the plan `plan_with` makes from
 /// the machine, the CPUs and the profile (the experiment's parameters), the
@@ -53,10 +40,14 @@ pub fn memory_command<P: Any>(
     exp: &str,
     plan_with: impl FnOnce(&MachineInfo, &CpuSet, Profile) -> Result<P>,
 ) -> Result<i32> {
-    let mut s = Session::open(ctx, command, cpus, m.profile, m.quiet)?;
+    let mut s = Session::open(ctx, command, cpus, m.profile, m.quiet())?;
     let mut plan = plan_with(&s.machine, &s.cpus, m.profile)?;
     s.measure(exp, Some(&mut plan))?;
-    s.output(m.json, json!({}), crate::experiments::memory::text::render)
+    s.output(
+        m.json(),
+        json!({}),
+        crate::experiments::memory::text::render,
+    )
 }
 
 /// The filesystem root, when it is this machine's: a command that measures

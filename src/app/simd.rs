@@ -2,6 +2,7 @@
 //! FLOPs comparison, stand-alone (not stored), under the SMT and turbo
 //! configurations asked.
 
+use super::args::{formats, OutputArgs, Progress};
 use super::session::{self, Session};
 use super::Context;
 use crate::experiments::compute::text as compute_text;
@@ -29,12 +30,10 @@ pub struct SimdArgs {
     /// Skip the peak FLOPs comparison.
     #[arg(long)]
     pub no_peak: bool,
-    /// No progress output.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Print the results as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub progress: Progress,
+    #[command(flatten)]
+    pub formats: OutputArgs<SimdFormats>,
     /// SMT for the study: on, off, both (measure each, current state first) or as-is.
     /// A change needs root and a writable /sys/devices/system/cpu/smt/control; the state
     /// found is restored at the end, on error and on Ctrl-C.
@@ -56,6 +55,8 @@ pub struct SimdArgs {
     pub turbo: Want,
 }
 
+formats!(pub SimdFormats { Json: "Print the results as JSON" });
+
 pub fn run(ctx: &Context, args: &SimdArgs) -> Result<i32> {
     let mut params = simd::Params::parse(&args.variants)?;
     let mut s = Session::open(
@@ -63,7 +64,7 @@ pub fn run(ctx: &Context, args: &SimdArgs) -> Result<i32> {
         crate::experiments::compute::simd::EXP,
         args.cpus.as_deref(),
         args.profile,
-        args.quiet,
+        args.progress.quiet,
     )?;
     let switched = s.configurations(args.smt, args.turbo, |s| {
         if !args.no_frequency {
@@ -77,5 +78,9 @@ pub fn run(ctx: &Context, args: &SimdArgs) -> Result<i32> {
         Ok(())
     })?;
     let extra = session::merge(s.command_keys(), switched.unwrap_or_else(|| json!({})));
-    s.output(args.json, extra, compute_text::render_simd_configurations)
+    s.output(
+        args.formats.json,
+        extra,
+        compute_text::render_simd_configurations,
+    )
 }

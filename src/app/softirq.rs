@@ -2,6 +2,7 @@
 //! per node and CPU over a short sample of /proc/softirqs and /proc/stat,
 //! beside where the NICs and their queues sit (`cpuscope info`).
 
+use super::args::{formats, OutputArgs, Progress};
 use super::session::Session;
 use super::Context;
 use crate::experiments::experiment::Profile;
@@ -18,13 +19,13 @@ pub struct SoftirqArgs {
     /// Count only these CPUs (e.g. 0-7).
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
-    /// Print JSON (the cpuscope.run/1 document) instead of text.
-    #[arg(long)]
-    pub json: bool,
-    /// No progress lines.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub formats: OutputArgs<SoftirqFormats>,
+    #[command(flatten)]
+    pub progress: Progress,
 }
+
+formats!(pub SoftirqFormats { Json: "Print JSON (the cpuscope.run/1 document) instead of text" });
 
 pub fn run(ctx: &Context, args: &SoftirqArgs) -> Result<i32> {
     if !(args.seconds.is_finite() && args.seconds > 0.0 && args.seconds <= 3600.0) {
@@ -38,12 +39,12 @@ pub fn run(ctx: &Context, args: &SoftirqArgs) -> Result<i32> {
         softirq::EXP,
         args.cpus.as_deref(),
         Profile::Standard,
-        args.quiet || args.json,
+        args.progress.quiet || args.formats.json,
     )?;
     let mut p = softirq::Params {
         seconds: Duration::from_secs_f64(args.seconds),
     };
     s.measure(softirq::EXP, Some(&mut p))?;
     let keys = s.command_keys();
-    s.output(args.json, keys, softirq_text)
+    s.output(args.formats.json, keys, softirq_text)
 }

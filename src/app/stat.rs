@@ -1,6 +1,7 @@
 //! `cpuscope stat`: hardware and software counters for a command, a running
 //! process or whole CPUs, like `perf stat`.
 
+use super::args::{formats, OutputArgs};
 use super::{session, Context};
 use crate::counters::doc::Interval;
 use crate::counters::group::EventState;
@@ -38,12 +39,8 @@ pub struct StatArgs {
     /// Add top-down level 1 to an -e list (always tried with the default events).
     #[arg(long)]
     pub topdown: bool,
-    /// CSV output (one row per event and per derived metric).
-    #[arg(long)]
-    pub csv: bool,
-    /// JSON document "cpuscope.stat/1".
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub formats: OutputArgs<StatFormats>,
     /// Write the results to FILE instead of stderr.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<std::path::PathBuf>,
@@ -60,6 +57,14 @@ pub struct StatArgs {
     )]
     pub command: Vec<std::ffi::OsString>,
 }
+
+formats!(
+    /// stat's own rule: --json with --csv is refused when it runs.
+    pub StatFormats, shared = true {
+        Csv: "CSV output (one row per event and per derived metric)",
+        Json: "JSON document \"cpuscope.stat/1\"",
+    }
+);
 
 impl StatArgs {
     fn options(&self) -> stat::Options {
@@ -98,14 +103,14 @@ impl Output<'_> {
 
 impl stat::Watch for Output<'_> {
     fn started(&mut self) {
-        match (self.args.json, self.args.csv) {
+        match (self.args.formats.json, self.args.formats.csv) {
             (true, _) => {}
             (false, false) => self.put(&stat_text::interval_header()),
             (false, true) => self.put(&stat_text::csv_header(true)),
         }
     }
     fn interval(&mut self, i: &Interval) -> bool {
-        match (self.args.json, self.args.csv) {
+        match (self.args.formats.json, self.args.formats.csv) {
             (true, _) => return false,
             (false, false) => self.put(&stat_text::render_interval_text(
                 i.t_s, &i.events, &i.metrics,
@@ -133,7 +138,7 @@ pub fn run(ctx: &Context, args: &StatArgs) -> Result<i32> {
     }
     let sys = session::live_sysroot(ctx, "stat")?;
     let req = stat::Request::parse(&args.options())?;
-    if args.json && args.csv {
+    if args.formats.json && args.formats.csv {
         bail!("give either --json or --csv, not both");
     }
     let file = match &args.output {
@@ -153,9 +158,9 @@ pub fn run(ctx: &Context, args: &StatArgs) -> Result<i32> {
             (doc, code)
         }
     };
-    if args.json {
+    if args.formats.json {
         out.put(&format!("{}\n", serde_json::to_string_pretty(&doc)?));
-    } else if !args.csv {
+    } else if !args.formats.csv {
         out.put(&stat_text::render_text(&doc));
     } else if req.interval.is_none() {
         out.put(&stat_text::render_csv(&doc));

@@ -1,5 +1,6 @@
 //! `cpuscope runs|show|export|import|delete`: the stored runs.
 
+use super::args::{formats, OutputArgs};
 use super::Context;
 use crate::report::run_text;
 use crate::results::document::{export_text, read_run_file_capped};
@@ -10,26 +11,28 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct RunsArgs {
-    /// Print JSON (`{"store": ..., "runs": [...]}`) instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub formats: OutputArgs<RunsFormats>,
 }
+
+formats!(pub RunsFormats { Json: "Print JSON (`{\"store\": ..., \"runs\": [...]}`) instead of a table" });
 
 #[derive(clap::Args, Debug)]
 pub struct ShowArgs {
     /// Run id, a unique prefix of one, or `latest` (the run stored last).
     #[arg(value_name = "RUN")]
     pub run: String,
-    /// Print the run document (as `export` does) instead of text.
-    #[arg(long, conflicts_with_all = ["all", "summary"])]
-    pub json: bool,
+    #[command(flatten)]
+    pub formats: OutputArgs<ShowFormats>,
     /// Every figure with its spread, method and notes (the full text).
-    #[arg(long, conflicts_with = "summary")]
+    #[arg(long, conflicts_with_all = ["json", "summary"])]
     pub all: bool,
     /// One section per experiment with its headline figures, what is not available, the advice.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "json")]
     pub summary: bool,
 }
+
+formats!(pub ShowFormats { Json: "Print the run document (as `export` does) instead of text" });
 
 #[derive(clap::Args, Debug)]
 pub struct ExportArgs {
@@ -106,7 +109,7 @@ pub fn runs(ctx: &Context, args: &RunsArgs) -> Result<i32> {
             None => return Err(e),
         },
     };
-    if args.json {
+    if args.formats.json {
         #[derive(serde::Serialize)]
         struct RunsDoc<'a> {
             store: String,
@@ -168,7 +171,7 @@ fn shell_word(s: &str) -> String {
 pub fn show(ctx: &Context, args: &ShowArgs) -> Result<i32> {
     let store = open_store_read(ctx.store.as_deref())?;
     let run = store.get_run(&args.run)?;
-    if args.json {
+    if args.formats.json {
         super::print_json(&run)?;
     } else if args.all {
         out!("{}", run_text::render_run(&run));

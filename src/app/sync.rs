@@ -2,6 +2,7 @@
 //! YIELD / ISB, atomic increments alone and contended, spin lock vs futex
 //! mutex, false sharing vs padded counters.
 
+use super::args::{formats, OutputArgs, Progress};
 use super::session::Session;
 use super::Context;
 use crate::experiments::coherence::{sync, text as c2c_text};
@@ -17,19 +18,19 @@ pub struct SyncArgs {
     /// Time per figure: quick (~3 s in all here), standard, full.
     #[arg(long, value_enum, default_value = "quick")]
     pub profile: Profile,
-    /// Print JSON (the result records) instead of text.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub formats: OutputArgs<SyncFormats>,
     /// Do not measure the clock (figures are then not converted to cycles).
     #[arg(long)]
     pub no_clock: bool,
-    /// No progress lines.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub progress: Progress,
 }
 
+formats!(pub SyncFormats { Json: "Print JSON (the result records) instead of text" });
+
 pub fn run(ctx: &Context, args: &SyncArgs) -> Result<i32> {
-    let quiet = args.quiet || args.json;
+    let quiet = args.progress.quiet || args.formats.json;
     let mut s = Session::open(
         ctx,
         crate::experiments::coherence::sync::EXP,
@@ -45,7 +46,7 @@ pub fn run(ctx: &Context, args: &SyncArgs) -> Result<i32> {
         "clock": clock,
         "records": s.results(),
     });
-    s.output(args.json, extra, |recs| {
+    s.output(args.formats.json, extra, |recs| {
         format!("{}{clock}\n", c2c_text::render_sync(recs))
     })
 }

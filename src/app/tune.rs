@@ -4,6 +4,7 @@
 //! the HTML report); `--dry-run` prints the plan and the command lines
 //! (and works on a recorded machine with --sysroot).
 
+use super::args::{formats, OutputArgs, Progress};
 use super::session::{self, Session};
 use super::Context;
 use crate::base::pattern::Pattern;
@@ -104,12 +105,10 @@ pub struct TuneArgs {
     /// Do not write the HTML report.
     #[arg(long, conflicts_with = "html")]
     pub no_html: bool,
-    /// No progress lines.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Print the run document (cpuscope.run/1) as JSON; with --dry-run, the plan.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub progress: Progress,
+    #[command(flatten)]
+    pub formats: OutputArgs<TuneFormats>,
     /// The command to tune and its arguments (after --); passed as given,
     /// bytes that are not UTF-8 included.
     #[arg(
@@ -120,6 +119,8 @@ pub struct TuneArgs {
     )]
     pub command: Vec<std::ffi::OsString>,
 }
+
+formats!(pub TuneFormats { Json: "Print the run document (cpuscope.run/1) as JSON; with --dry-run, the plan" });
 
 /// A time for `option`: `300`, `300s`, `5m`, `1h`, `1.5m`.
 pub fn parse_time(option: &str, s: &str) -> Result<Duration> {
@@ -303,7 +304,7 @@ pub fn run(ctx: &Context, a: &TuneArgs) -> Result<i32> {
         let m = machine::discover(&ctx.sysroot()?)?;
         let cpus = session::choose_cpus(&m, a.cpus.as_deref())?;
         let p = params_of(a, &m, &cpus)?;
-        if a.json {
+        if a.formats.json {
             super::print_json(&tune::plan_json(&p))?;
         } else {
             out!("{}", tune_text::render_plan(&p));
@@ -321,7 +322,7 @@ pub fn run(ctx: &Context, a: &TuneArgs) -> Result<i32> {
         tune::EXP,
         a.cpus.as_deref(),
         Profile::Standard,
-        a.quiet,
+        a.progress.quiet,
     )?;
     let mut p = params_of(a, &s.machine, &s.cpus)?;
     s.set_option("command", json!(tune::EXP));
@@ -342,7 +343,7 @@ pub fn run(ctx: &Context, a: &TuneArgs) -> Result<i32> {
     let html_path = super::run::write_html(ctx, &html, run, done.store.is_some());
     done.report_lost();
     let html_path = html_path?;
-    if a.json {
+    if a.formats.json {
         super::print_json(run)?;
     } else {
         out!("{}", tune_text::render(run));

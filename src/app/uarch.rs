@@ -1,5 +1,6 @@
 //! `cpuscope uarch`: the core knowledge base (data/uarch/).
 
+use super::args::{formats, Format, OutputArgs};
 use super::Context;
 use crate::machine::uarch::Base;
 use crate::report::uarch_text;
@@ -11,12 +12,8 @@ pub struct UarchArgs {
     /// Show one entry (its id, e.g. zen5) in full.
     #[arg(value_name = "ID")]
     pub id: Option<String>,
-    /// Print JSON (`cpuscope.uarch/1`).
-    #[arg(long, conflicts_with = "markdown")]
-    pub json: bool,
-    /// Print the table of docs/uarch.md.
-    #[arg(long)]
-    pub markdown: bool,
+    #[command(flatten)]
+    pub formats: OutputArgs<UarchFormats>,
     /// Read the entries from DIR instead of the embedded ones (checking new entries).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
@@ -25,6 +22,11 @@ pub struct UarchArgs {
     #[arg(long)]
     pub check: bool,
 }
+
+formats!(pub UarchFormats {
+    Json: "Print JSON (`cpuscope.uarch/1`)",
+    Markdown: "Print the table of docs/uarch.md",
+});
 
 pub fn run(_ctx: &Context, args: &UarchArgs) -> Result<i32> {
     let owned;
@@ -74,7 +76,7 @@ pub fn run(_ctx: &Context, args: &UarchArgs) -> Result<i32> {
         else {
             bail!("no entry '{id}' in the knowledge base (`cpuscope uarch` lists them)");
         };
-        if args.json {
+        if args.formats.json {
             super::print_json(
                 &serde_json::json!({"schema": uarch_text::SCHEMA, "core": core, "variants": variants}),
             )?;
@@ -83,12 +85,10 @@ pub fn run(_ctx: &Context, args: &UarchArgs) -> Result<i32> {
         }
         return Ok(0);
     }
-    if args.json {
-        super::print_json(&uarch_text::json(base))?;
-    } else if args.markdown {
-        out!("{}", uarch_text::markdown(base));
-    } else {
-        out!("{}", uarch_text::render(base));
+    match args.formats.chosen() {
+        Format::Json => super::print_json(&uarch_text::json(base))?,
+        Format::Markdown => out!("{}", uarch_text::markdown(base)),
+        _ => out!("{}", uarch_text::render(base)),
     }
     Ok(0)
 }

@@ -15,6 +15,8 @@ use cpuscope::placement::pin::{
 use cpuscope::placement::team::{run_once, Team};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+#[path = "common/emulator.rs"]
+mod emulator;
 #[path = "common/skip.rs"]
 mod skip;
 
@@ -25,6 +27,9 @@ fn numa_or_skip(test: &str) -> bool {
     let Some(why) = numa_unavailable_reason() else {
         return true;
     };
+    if emulator::lacks(emulator::Needs::MemPolicy, test) {
+        return false;
+    }
     skip::skip_or_fail(&format!("{test}: needs NUMA memory policy: {why}"));
     false
 }

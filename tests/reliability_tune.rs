@@ -17,12 +17,14 @@
 mod bin;
 #[path = "common/cli.rs"]
 mod cli;
+#[path = "common/emulator.rs"]
+mod emulator;
 #[path = "common/skip.rs"]
 mod skip;
 
 use serde_json::Value;
 use std::ffi::OsString;
-use std::io::Read as _;
+use std::io::{Read as _, Write as _};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::OpenOptionsExt;
@@ -191,6 +193,18 @@ fn sighup_to_tune_ends_the_tuned_commands_group() {
 
 #[test]
 fn under_nohup_sighup_stays_ignored_for_tune_and_its_command() {
+    if let Some(emu) = emulator::declared() {
+        // Seen in CI: under qemu-user the command was killed by SIGHUP. The
+        // emulator keeps a guest's SIG_IGN in its own table and holds a
+        // handler of its own in the host's, which the command's exec resets
+        // to the default: an ignored signal does not reach the command
+        // ignored. Tested natively; no package changes the emulator.
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIP (emulator {emu}): under_nohup_sighup_stays_ignored_for_tune_and_its_command: the emulator does not hand an ignored SIGHUP to the command it starts"
+        );
+        return;
+    }
     // The command hangs itself up: it survives only if SIGHUP stayed
     // ignored through cpuscope (a handler would be reset at its exec).
     let child = with_sighup(&mut bin::command(), true)
@@ -333,6 +347,12 @@ fn verdict(doc: &Value) -> &Value {
 
 #[test]
 fn a_command_that_never_ends_is_bounded_by_the_budget_and_says_so() {
+    if emulator::lacks(
+        emulator::Needs::MemPolicy,
+        "a_command_that_never_ends_is_bounded_by_the_budget_and_says_so",
+    ) {
+        return;
+    }
     // The probe: it ran past 120 s.
     let t0 = Instant::now();
     let out = bin::command()
@@ -405,6 +425,12 @@ fn a_command_that_never_ends_is_bounded_by_the_budget_and_says_so() {
 
 #[test]
 fn a_run_that_hangs_later_is_bounded_by_a_multiple_of_the_runs_before() {
+    if emulator::lacks(
+        emulator::Needs::MemPolicy,
+        "a_run_that_hangs_later_is_bounded_by_a_multiple_of_the_runs_before",
+    ) {
+        return;
+    }
     // Each candidate's first run (its warm-up) ends at once; its next one
     // hangs. A candidate is told apart by the CPUs it may use.
     let d = tempfile::tempdir().unwrap();
@@ -468,6 +494,12 @@ fn a_run_that_hangs_later_is_bounded_by_a_multiple_of_the_runs_before() {
 
 #[test]
 fn a_later_run_cut_by_the_budget_is_discarded_not_a_failure() {
+    if emulator::lacks(
+        emulator::Needs::MemPolicy,
+        "a_later_run_cut_by_the_budget_is_discarded_not_a_failure",
+    ) {
+        return;
+    }
     // Each candidate's first two runs take 0.2 s, the next ones 5 s: the
     // second measured round starts within the budget (3 s), and its slow
     // run is cut at the budget's end.
@@ -516,6 +548,12 @@ fn a_later_run_cut_by_the_budget_is_discarded_not_a_failure() {
 
 #[test]
 fn a_score_regex_miss_past_the_kept_output_names_the_4_mib_window() {
+    if emulator::lacks(
+        emulator::Needs::MemPolicy,
+        "a_score_regex_miss_past_the_kept_output_names_the_4_mib_window",
+    ) {
+        return;
+    }
     let (doc, out) = tune_json(
         &[
             "--warmup",
@@ -643,9 +681,28 @@ fn an_argument_that_is_not_utf8_reaches_the_counted_command_as_bytes() {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    // Under an emulator without perf_event_open no event is counted: stat
+    // ends with exit 1 and one line after its JSON (docs/reliability.md);
+    // the command still got its bytes.
+    let no_events = emulator::answers_enosys(emulator::Needs::PerfEvents);
+    let err = text(&out.stderr);
+    let json = if no_events {
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        let (json, last) = err
+            .trim_end()
+            .rsplit_once('\n')
+            .expect("JSON then one line");
+        assert!(
+            last.starts_with("cpuscope: error: no event could be counted"),
+            "{err}"
+        );
+        json.to_string()
+    } else {
+        assert!(out.status.success(), "{err}");
+        err
+    };
     assert_eq!(std::fs::read(&got).unwrap(), b"caf\xe9-\xff");
-    let doc: Value = serde_json::from_slice(&out.stderr).expect("stat --json on stderr");
+    let doc: Value = serde_json::from_str(&json).expect("stat --json on stderr");
     assert_eq!(doc["target"]["command"][4], "caf\u{fffd}-\u{fffd}");
     assert!(
         doc["notes"].to_string().contains("$'caf\\\\xe9-\\\\xff'"),

@@ -269,17 +269,31 @@ fn open_beneath(dir: BorrowedFd<'_>, rel: &CStr, flags: libc::c_int) -> io::Resu
         mode: 0,
         resolve: libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS,
     };
-    // SAFETY: a valid descriptor, a NUL-terminated path, an open_how of the size given.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            dir.as_raw_fd(),
-            rel.as_ptr(),
-            &how as *const OpenHow,
-            std::mem::size_of::<OpenHow>(),
-        )
-    };
-    fd_result(r as libc::c_int)
+    // EAGAIN: a `..` was walked while a rename or a mount happened anywhere
+    // on the machine, and the kernel could not prove it stayed beneath
+    // (openat2(2): "the caller may choose to retry"). Seen under a busy test
+    // suite; retried a bounded number of times.
+    let mut tries = 0;
+    loop {
+        // SAFETY: a valid descriptor, a NUL-terminated path, an open_how of the size given.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_openat2,
+                dir.as_raw_fd(),
+                rel.as_ptr(),
+                &how as *const OpenHow,
+                std::mem::size_of::<OpenHow>(),
+            )
+        };
+        let res = fd_result(r as libc::c_int);
+        match &res {
+            Err(e) if e.raw_os_error() == Some(libc::EAGAIN) && tries < 100 => {
+                tries += 1;
+                std::thread::yield_now();
+            }
+            _ => return res,
+        }
+    }
 }
 
 /// A directory that paths are resolved within: a recorded tree, where a

@@ -242,19 +242,7 @@ mod tests {
 #[cfg(test)]
 mod tree_tests {
     use super::*;
-
-    fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, Sysroot) {
-        let dir = tempfile::tempdir().unwrap();
-        let mut all = vec![("sys/devices/system/cpu/cpu0/online", "1\n")];
-        all.extend_from_slice(files);
-        for (rel, text) in all {
-            let p = dir.path().join(rel);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
-        let sys = Sysroot::new(dir.path()).unwrap();
-        (dir, sys)
-    }
+    use crate::machine::limits::tests::tree;
 
     #[test]
     fn signs_are_named_with_their_files() {

@@ -571,12 +571,12 @@ impl MemoryRoom {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A recorded tree: `files` (path under the root, content) and the CPU
-    /// directory every `Sysroot` needs.
-    fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, Sysroot) {
+    /// directory every `Sysroot` needs (also `machine::container`'s tests).
+    pub(crate) fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, Sysroot) {
         let dir = tempfile::tempdir().unwrap();
         let mut all = vec![("sys/devices/system/cpu/cpu0/online", "1\n")];
         all.extend_from_slice(files);

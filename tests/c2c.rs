@@ -805,41 +805,57 @@ fn hwloc_4s2c2t_declared_levels_plan_and_groups() {
 /// measured.
 #[test]
 fn ctrl_c_stops_inside_a_round() {
-    let usable = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if usable < 2 {
+    use std::io::BufRead;
+    let cpus = usable_cpus();
+    if cpus.len() < 2 {
         skip::skip_or_fail(&format!(
-            "ctrl_c_stops_inside_a_round: c2c needs two usable CPUs, this process has {usable}"
+            "ctrl_c_stops_inside_a_round: c2c needs two usable CPUs, this process has {cpus:?}"
         ));
         return;
     }
+    let pair = format!("{},{}", cpus[0], cpus[1]);
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("runs.db");
-    let child = bin::command()
-        .args([
-            "c2c",
-            "--cpus",
-            "0-1",
-            "--method",
-            "cas",
-            "--round-trips",
-            "4000000",
-        ])
-        .args(["--samples", "1000", "--store", store.to_str().unwrap()])
+    let mut child = bin::command()
+        .args(["c2c", "--cpus", &pair, "--method", "cas"])
+        .args(["--round-trips", "4000000", "--samples", "1000"])
+        .args(["--store", store.to_str().unwrap()])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_secs(3));
+    // Signal only once the handler is in: the plan's progress line comes
+    // after it (a fixed sleep lost that race on a loaded CI machine, where
+    // the default SIGINT ended the child with nothing printed).
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if line.contains("pairs in") {
+                let _ = tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let ready = rx.recv_timeout(std::time::Duration::from_secs(120)).is_ok();
+    std::thread::sleep(std::time::Duration::from_secs(1));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let t0 = std::time::Instant::now();
     let out = child.wait_with_output().unwrap();
     let waited = t0.elapsed().as_secs_f64();
+    let err = reader.join().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
+    let what = format!("{:?}; stdout:\n{text}\nstderr:\n{err}", out.status);
+    assert!(ready, "no plan line within 120 s: {what}");
     // One sample of 4 million round trips is a few seconds at most (about
     // 1 s at 120 ns per one-way trip); the round alone would be 1000 of them.
-    assert!(waited < 30.0, "{waited:.1} s after SIGINT:\n{text}");
-    assert!(text.contains("interrupted"), "{text}");
+    assert!(waited < 30.0, "{waited:.1} s after SIGINT: {what}");
+    assert!(text.contains("interrupted"), "{what}");
 }
 
 // ------------------------------------------------- noise and disturbance (issue 24)

@@ -646,8 +646,34 @@ fn a_store_replaced_under_a_run_saves_the_run_and_an_unusable_tmpdir_falls_back_
 
 /// A directory outside /tmp (which the tests below cover with a read-only
 /// mount in their own mount namespace).
+/// A directory that a tmpfs mounted over /tmp does not hide: the target
+/// directory's, or /var/tmp when the checkout itself lives under /tmp (a
+/// clone made with `mktemp -d`).
 fn outside_tmp() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    let target = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let under_tmp = |p: &std::path::Path| p.canonicalize().map_or(true, |c| c.starts_with("/tmp"));
+    let place = if under_tmp(target) {
+        std::path::Path::new("/var/tmp")
+    } else {
+        target
+    };
+    assert!(
+        !under_tmp(place),
+        "no directory outside /tmp: tried {target:?} and /var/tmp"
+    );
+    tempfile::tempdir_in(place).unwrap()
+}
+
+/// The binary, as a path that a tmpfs mounted over /tmp does not hide: a
+/// copy in `dir` when the build lives under /tmp.
+fn binary_outside_tmp(dir: &std::path::Path) -> String {
+    let built = std::path::Path::new(bin::PATH);
+    if !built.canonicalize().unwrap().starts_with("/tmp") {
+        return bin::PATH.to_string();
+    }
+    let copy = dir.join("cpuscope");
+    std::fs::copy(built, &copy).unwrap();
+    copy.to_str().unwrap().to_string()
 }
 
 #[test]
@@ -662,6 +688,7 @@ fn a_fallback_no_place_takes_names_every_place_tried() {
     // In its own mount namespace: /tmp read-only, and the current directory
     // is that /tmp; TMPDIR does not exist.
     let script = r#"mount -t tmpfs -o ro cpuscope-ro /tmp && cd /tmp && exec "$0" --store "$@""#;
+    let binary = binary_outside_tmp(dir.path());
     let child = Command::new("unshare")
         .args([
             "--mount",
@@ -670,7 +697,7 @@ fn a_fallback_no_place_takes_names_every_place_tried() {
             "sh",
             "-c",
             script,
-            bin::PATH,
+            &binary,
             s,
         ])
         .args([
@@ -737,6 +764,7 @@ fn an_unusable_tmpdir_is_named_and_tmp_is_tried_for_an_archive() {
     }
     // /tmp unusable too: one line naming both, and why.
     let script = r#"mount -t tmpfs -o ro cpuscope-ro /tmp && exec "$0" "$@""#;
+    let binary = binary_outside_tmp(dir.path());
     let o = Command::new("unshare")
         .args([
             "--mount",
@@ -745,7 +773,7 @@ fn an_unusable_tmpdir_is_named_and_tmp_is_tried_for_an_archive() {
             "sh",
             "-c",
             script,
-            bin::PATH,
+            &binary,
         ])
         .args(["--sysroot", a, "info"])
         .env("TMPDIR", &missing)

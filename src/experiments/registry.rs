@@ -14,11 +14,15 @@ use crate::experiments::memory::{
 use crate::experiments::state::{self, frequency, softirq};
 use crate::experiments::tune::{self, study};
 use crate::results::schema::{ResultRecord, Run};
+use crate::view::{KeyFigure, Quiet, Views};
 use anyhow::{bail, Result};
 
 /// An experiment and how its records are shown.
 pub struct Entry {
     pub experiment: &'static dyn Experiment,
+    /// What it shows beyond its own section: its rank among the others,
+    /// the figures the fleet compares (its folder's `view.rs`).
+    pub views: &'static dyn Views,
     /// Its section of the summary `cpuscope run` prints, from its records of
     /// the run; empty when it has nothing to show.
     pub text: fn(&Run) -> String,
@@ -47,66 +51,77 @@ pub fn registry() -> Vec<Entry> {
     vec![
         Entry {
             experiment: &frequency::Frequency,
+            views: &frequency::view::FrequencyViews,
             text: |run| state::text::frequency(&run.results),
             html: state::html::frequency,
             curves: no_curves,
         },
         Entry {
             experiment: &softirq::Softirq,
+            views: &Quiet,
             text: |run| state::text::softirq(&run.results),
             html: no_html,
             curves: no_curves,
         },
         Entry {
             experiment: &latency::Latency,
+            views: &latency::view::LatencyViews,
             text: |run| memory::text::section(run, latency::EXP),
             html: |run| memory::html::latency_chart(&memory::html::records(run)),
             curves: curves::latency,
         },
         Entry {
             experiment: &tlb_reach::TlbReach,
+            views: &Quiet,
             text: memory::text::tlb_reach,
             html: no_html,
             curves: no_curves,
         },
         Entry {
             experiment: &bandwidth::Bandwidth,
+            views: &bandwidth::view::BandwidthViews,
             text: |run| memory::text::section(run, bandwidth::EXP),
             html: |run| memory::html::bandwidth_chart(&memory::html::records(run)),
             curves: curves::saturation,
         },
         Entry {
             experiment: &numa_matrix::NumaMatrix,
+            views: &numa_matrix::view::NumaMatrixViews,
             text: |run| memory::text::section(run, numa_matrix::EXP),
             html: |run| memory::html::numa_tables(&memory::html::records(run)),
             curves: no_curves,
         },
         Entry {
             experiment: &loaded_latency::LoadedLatency,
+            views: &Quiet,
             text: |run| memory::text::section(run, loaded_latency::EXP),
             html: |run| memory::html::loaded_chart(&memory::html::records(run)),
             curves: curves::loaded,
         },
         Entry {
             experiment: &seed_loops::SeedLoops,
+            views: &Quiet,
             text: |run| memory::text::section(run, seed_loops::EXP),
             html: no_html,
             curves: no_curves,
         },
         Entry {
             experiment: &c2c::C2c,
+            views: &c2c::view::C2cViews,
             text: |run| coherence::text::render_summary(&run.results),
             html: coherence::html::c2c_charts,
             curves: no_curves,
         },
         Entry {
             experiment: &sync::SyncCosts,
+            views: &Quiet,
             text: |run| coherence::text::render_sync_summary(&run.results),
             html: coherence::html::sync_charts,
             curves: no_curves,
         },
         Entry {
             experiment: &simd::Simd,
+            views: &simd::view::SimdViews,
             text: |run| compute::text::render_simd_configurations(&run.results),
             html: |run| compute::html::simd_table(run) + &compute::html::peak_section(run),
             curves: no_curves,
@@ -114,35 +129,48 @@ pub fn registry() -> Vec<Entry> {
         Entry {
             // Its figures are shown by simd's section and peak table.
             experiment: &peak::Peak,
+            views: &peak::view::PeakViews,
             text: |_| String::new(),
             html: no_html,
             curves: no_curves,
         },
         Entry {
             experiment: &workloads::Workloads,
+            views: &workloads::view::WorkloadsViews,
             text: |run| compute::text::render_workloads(&run.results),
             html: compute::html::published_section,
             curves: no_curves,
         },
         Entry {
             experiment: &rate::Rate,
+            views: &rate::view::RateViews,
             text: |run| compute::text::render_rate(&run.results),
             html: compute::html::rate_section,
             curves: no_curves,
         },
         Entry {
             experiment: &placement_study::PlacementStudy,
+            views: &Quiet,
             text: |run| compute::text::render_placement(&run.results),
             html: compute::html::placement_section,
             curves: no_curves,
         },
         Entry {
             experiment: &study::Tune,
+            views: &Quiet,
             text: tune::text::render,
             html: tune::html::render,
             curves: no_curves,
         },
     ]
+}
+
+/// The figures the fleet compares across hosts, every experiment's in rank
+/// order ([`Views::key_figures`]).
+pub fn key_figures() -> Vec<&'static KeyFigure> {
+    let mut all = registry();
+    all.sort_by_key(|e| e.views.rank());
+    all.iter().flat_map(|e| e.views.key_figures()).collect()
 }
 
 /// The curves record `rec` carries, as its experiment declares them
@@ -191,4 +219,52 @@ pub fn select(only: &[String], skip: &[String]) -> Result<Vec<&'static dyn Exper
         bail!("--only and --skip leave no experiment to run (see cpuscope run --list)");
     }
     Ok(chosen)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An experiment declares key figures of its own metrics only, and the
+    /// fleet lists them in rank order (frequency first, peak before simd
+    /// although simd runs first).
+    #[test]
+    fn key_figures_are_each_experiments_own_in_rank_order() {
+        for e in registry() {
+            for kf in e.views.key_figures() {
+                assert_eq!(kf.id.experiment, e.experiment.name(), "{}", kf.label);
+            }
+        }
+        let names: Vec<&str> = key_figures().iter().map(|k| k.id.experiment).collect();
+        let mut seen: Vec<&str> = names.clone();
+        seen.dedup();
+        assert_eq!(
+            seen,
+            [
+                frequency::EXP,
+                latency::EXP,
+                bandwidth::EXP,
+                c2c::EXP,
+                peak::EXP,
+                simd::EXP,
+                workloads::EXP,
+                rate::EXP
+            ]
+        );
+        assert_eq!(names.len(), 14);
+    }
+
+    /// Ranks tell experiments apart: no two with views share one.
+    #[test]
+    fn ranks_are_distinct() {
+        let mut ranks: Vec<u16> = registry()
+            .iter()
+            .map(|e| e.views.rank().0)
+            .filter(|&r| r != u16::MAX)
+            .collect();
+        let n = ranks.len();
+        ranks.sort_unstable();
+        ranks.dedup();
+        assert_eq!(ranks.len(), n);
+    }
 }

@@ -406,6 +406,19 @@ pub struct KeyFigure {
     pub top: Option<&'static str>,
 }
 
+/// Every record of the metric stands for the key figure.
+pub fn any(_: &ResultRecord) -> bool {
+    true
+}
+
+/// A record's param as text (a string as is, any other value as JSON).
+pub fn param_text(r: &ResultRecord, key: &str) -> Option<String> {
+    r.params.get(key).map(|v| match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    })
+}
+
 /// Where an experiment's verdict lines, findings and key figures fall among
 /// the others' (lower first; steps of 10 leave room). Run order is not
 /// presentation order: frequency runs first for the others' sake, and a
@@ -453,6 +466,16 @@ pub trait Views: Sync {
     /// The curves one of its records carries (compare overlays them run by run).
     fn curves(&self, _rec: &ResultRecord) -> Vec<(Axis, Axis, Series)> {
         Vec::new()
+    }
+}
+
+/// The views of an experiment that shows nothing beyond its own section
+/// (ranked last).
+pub struct Quiet;
+
+impl Views for Quiet {
+    fn rank(&self) -> Rank {
+        Rank(u16::MAX)
     }
 }
 

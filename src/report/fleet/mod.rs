@@ -16,13 +16,10 @@ pub mod html;
 pub mod text;
 
 use crate::base::fmt::{fmt_bytes, fmt_num};
-use crate::experiments::coherence::c2c;
-use crate::experiments::compute::{peak, rate, simd, workloads};
-use crate::experiments::memory::bandwidth;
-use crate::experiments::memory::latency;
-use crate::experiments::state::frequency;
+use crate::experiments::registry;
 use crate::report::compare;
-use crate::results::schema::{result_key, MetricId, ResultRecord, Run};
+use crate::results::schema::{result_key, ResultRecord, Run};
+use crate::view::{param_text, KeyFigure};
 use anyhow::{bail, Result};
 use serde::Serialize;
 use serde_json::Value;
@@ -305,132 +302,6 @@ pub struct Fleet {
 
 // ---------------------------------------------------------------- key figures
 
-/// A kind of figure the fleet view compares, and which records of a run stand for it.
-struct KeyFigure {
-    id: MetricId,
-    label: &'static str,
-    /// Which records of the kind count.
-    keep: fn(&ResultRecord) -> bool,
-    /// A numeric param of which each host's largest is taken (its "all
-    /// threads" figure); it is left out of the figure's identity.
-    top: Option<&'static str>,
-}
-
-fn any(_: &ResultRecord) -> bool {
-    true
-}
-
-fn param_str(r: &ResultRecord, k: &str) -> Option<String> {
-    r.params.get(k).map(|v| match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    })
-}
-
-fn random_chase(r: &ResultRecord) -> bool {
-    param_str(r, "pattern").as_deref() == Some(latency::Pattern::Random.name())
-}
-
-fn dram_triad(r: &ResultRecord) -> bool {
-    param_str(r, "scope").as_deref() == Some(bandwidth::DRAM_SCOPE)
-        && param_str(r, "store").as_deref() == Some("normal")
-}
-
-fn dram_triad_one_thread(r: &ResultRecord) -> bool {
-    dram_triad(r) && param_str(r, "threads").as_deref() == Some("1")
-}
-
-fn per_core(r: &ResultRecord) -> bool {
-    param_str(r, "threads").as_deref() == Some("per_core")
-}
-
-const KEY_FIGURES: &[KeyFigure] = &[
-    KeyFigure {
-        id: frequency::SINGLE_CORE,
-        label: "single-core clock",
-        keep: any,
-        top: None,
-    },
-    KeyFigure {
-        id: frequency::ALL_CORES,
-        label: "all-core clock",
-        keep: any,
-        top: None,
-    },
-    KeyFigure {
-        id: latency::L1D,
-        label: "L1d latency",
-        keep: random_chase,
-        top: None,
-    },
-    KeyFigure {
-        id: latency::L2,
-        label: "L2 latency",
-        keep: random_chase,
-        top: None,
-    },
-    KeyFigure {
-        id: latency::L3,
-        label: "L3 latency",
-        keep: random_chase,
-        top: None,
-    },
-    KeyFigure {
-        id: latency::DRAM,
-        label: "DRAM latency",
-        keep: random_chase,
-        top: None,
-    },
-    KeyFigure {
-        id: bandwidth::TRIAD,
-        label: "triad, all threads",
-        keep: dram_triad,
-        top: Some("threads"),
-    },
-    KeyFigure {
-        id: bandwidth::TRIAD,
-        label: "triad, one thread",
-        keep: dram_triad_one_thread,
-        top: None,
-    },
-    KeyFigure {
-        id: c2c::ONE_WAY_LATENCY,
-        label: "core-to-core latency",
-        keep: any,
-        top: None,
-    },
-    KeyFigure {
-        id: peak::FMA_FLOPS,
-        label: "peak FMA, every core",
-        keep: per_core,
-        top: None,
-    },
-    KeyFigure {
-        id: simd::BEST_THROUGHPUT,
-        label: "best SIMD throughput",
-        keep: any,
-        top: None,
-    },
-    KeyFigure {
-        id: workloads::BC_POW,
-        label: "bc 7^N",
-        keep: any,
-        top: None,
-    },
-    KeyFigure {
-        id: workloads::OPENSSL_AES,
-        label: "openssl AES",
-        keep: any,
-        top: None,
-    },
-    KeyFigure {
-        id: rate::JOBS_PER_HOUR,
-        label: "rate score",
-        keep: any,
-        top: None,
-    },
-];
-
 /// A measured record stands for (identity key, record) per key figure.
 fn picks<'a>(
     kf: &KeyFigure,
@@ -444,7 +315,7 @@ fn picks<'a>(
         let mut params = r.params.clone();
         let top_of = |x: &ResultRecord| {
             kf.top
-                .and_then(|t| param_str(x, t))
+                .and_then(|t| param_text(x, t))
                 .and_then(|v| v.parse::<f64>().ok())
         };
         if let Some(t) = kf.top {
@@ -738,7 +609,7 @@ fn group(key: GroupKey, runs: &[&Run], rule: &Rule) -> Group {
     let mut figures = Vec::new();
     let mut outliers = Vec::new();
     let mut within_noise = Vec::new();
-    for kf in KEY_FIGURES {
+    for kf in registry::key_figures() {
         // identity -> (params, per host record)
         let mut ids: Vec<Slot> = Vec::new();
         for (h, r) in runs.iter().enumerate() {

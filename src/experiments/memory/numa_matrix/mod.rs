@@ -3,6 +3,8 @@
 //! interleave over all memory nodes, set against the kernel's declared
 //! distance matrix (measured/declared ratio tables: "distances look fake").
 
+pub mod view;
+
 use crate::base::fmt::fmt_size;
 use crate::base::CpuSet;
 use crate::experiments::common::{

@@ -20,6 +20,8 @@
 //! mapping says the workload is the same; the others are carried as
 //! reference only.
 
+pub mod view;
+
 use crate::base::CpuSet;
 use crate::counters::events;
 use crate::experiments::compute::payload::{

@@ -19,6 +19,8 @@
 //!   spread over the NUMA nodes: a round's pairs run in parallel, so time
 //!   goes with the number of rounds, about one per CPU), and says which it did.
 
+pub mod view;
+
 use crate::base::timer::Timer;
 use crate::base::CpuSet;
 use crate::base::Stats;

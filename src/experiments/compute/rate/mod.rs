@@ -19,6 +19,8 @@
 //! each placement against interleave (`mem_change`, seed 003's reference).
 //! `run` adds that comparison on machines with more than one memory node.
 
+pub mod view;
+
 use crate::base::CpuSet;
 use crate::experiments::common::{self, MIB};
 use crate::experiments::compute::payload::{EfficiencyData, MemChangeData, PagesPerNode, RateData};

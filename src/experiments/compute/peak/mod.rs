@@ -16,6 +16,8 @@
 //! record says why and the measured FLOP/cycle is read for the FMA units it
 //! implies, labelled inferred ([`infer_fma_units`]).
 
+pub mod view;
+
 use crate::base::CpuSet;
 use crate::base::Stats;
 use crate::experiments::compute::payload::{

@@ -5,6 +5,8 @@
 //! The curve's plateaus are detected and matched to the cache sizes that
 //! `info` reports; disagreements are findings.
 
+pub mod view;
+
 use crate::base::fmt::fmt_size;
 use crate::base::CpuSet;
 use crate::base::Stats;

@@ -8,6 +8,8 @@
 //! immediate adds at rename and run such chains faster than one per cycle.
 //! An `xor reg, reg` chain is the independent second method.
 
+pub mod view;
+
 use crate::base::timer::Timer;
 use crate::base::CpuSet;
 use crate::experiments::experiment::{one_cpu_per_core, smt_groups, ExpCtx, Experiment, Profile};

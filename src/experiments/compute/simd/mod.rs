@@ -9,6 +9,8 @@
 //! Also holds the helpers the other compute experiments share (policies,
 //! thread points, pinned single/team throughput).
 
+pub mod view;
+
 use crate::base::CpuSet;
 use crate::experiments::compute::payload::{
     CountedData, SimdBestData, SimdEfficiencyData, SimdThroughputData, SmtYieldData, VariantCheck,

@@ -1,0 +1,25 @@
+//! What the rate score shows beside its own section (docs/views.md): its place
+//! among the experiments and the figures the fleet compares across hosts.
+
+use super::JOBS_PER_HOUR;
+use crate::view::{any, KeyFigure, Rank, Views};
+
+/// The views of this experiment (the registry holds it).
+pub struct RateViews;
+
+impl Views for RateViews {
+    fn rank(&self) -> Rank {
+        Rank(90)
+    }
+
+    fn key_figures(&self) -> &'static [KeyFigure] {
+        KEY_FIGURES
+    }
+}
+
+const KEY_FIGURES: &[KeyFigure] = &[KeyFigure {
+    id: JOBS_PER_HOUR,
+    label: "rate score",
+    keep: any,
+    top: None,
+}];

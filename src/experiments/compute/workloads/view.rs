@@ -1,0 +1,33 @@
+//! What the seeds' workloads shows beside its own section (docs/views.md): its place
+//! among the experiments and the figures the fleet compares across hosts.
+
+use super::{BC_POW, OPENSSL_AES};
+use crate::view::{any, KeyFigure, Rank, Views};
+
+/// The views of this experiment (the registry holds it).
+pub struct WorkloadsViews;
+
+impl Views for WorkloadsViews {
+    fn rank(&self) -> Rank {
+        Rank(80)
+    }
+
+    fn key_figures(&self) -> &'static [KeyFigure] {
+        KEY_FIGURES
+    }
+}
+
+const KEY_FIGURES: &[KeyFigure] = &[
+    KeyFigure {
+        id: BC_POW,
+        label: "bc 7^N",
+        keep: any,
+        top: None,
+    },
+    KeyFigure {
+        id: OPENSSL_AES,
+        label: "openssl AES",
+        keep: any,
+        top: None,
+    },
+];

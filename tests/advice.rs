@@ -3,7 +3,7 @@
 
 use cpuscope::experiments::memory::numa_matrix;
 use cpuscope::experiments::memory::payload::NumaMatrixData;
-use cpuscope::report::advice::{self, Finding, RULES};
+use cpuscope::report::advice::{self, Finding};
 use cpuscope::results::schema::{Environment, ResultRecord, Run, RunStatus};
 use serde_json::{json, Value};
 
@@ -92,8 +92,31 @@ fn silent(run: &Run, rule: &str) {
 
 #[test]
 fn every_rule_is_listed() {
-    let ids: Vec<&str> = RULES.iter().map(|r| r.0).collect();
-    assert_eq!(ids.len(), 10);
+    // The machine's rule and each experiment's (through the registry), in
+    // the order their findings are listed within a severity.
+    let ids: Vec<&str> = advice::rules().iter().map(|r| r.id).collect();
+    assert_eq!(
+        ids,
+        [
+            "nic-irq-remote-node",
+            "numa-balancing-pinned",
+            "remote-local-latency",
+            "distances-vs-measured",
+            "memory-bandwidth-saturation",
+            "smt-yield-wide-simd",
+            "all-core-frequency-drop",
+            "declared-vs-measured-frequency",
+            "dimm-population",
+            "cache-latency-vs-published"
+        ]
+    );
+    // Timed figures' rules are the ones a busy machine turns into leads.
+    let timed: Vec<&str> = advice::rules()
+        .iter()
+        .filter(|r| r.timed)
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(timed.len(), 7, "{timed:?}");
     // An empty run advises nothing: no evidence, no advice.
     assert!(advice::findings(&run_with(json!({}), vec![])).is_empty());
 }

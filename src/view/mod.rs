@@ -11,6 +11,10 @@
 //! The types only, for now: no caller yet, the rendering still lives where
 //! it was (the migration order is in docs/views.md).
 
+pub mod finding;
+
+pub use finding::{Evidence, Finding, Rule, Severity};
+
 use crate::results::schema::{MetricId, ResultRecord, Run};
 use serde::Serialize;
 
@@ -364,36 +368,6 @@ pub fn shown_headings(lines: &[VerdictLine]) -> Vec<&str> {
         .collect()
 }
 
-/// How much a finding matters; findings are listed in this order (the
-/// names and their serialized form are `report::advice::Severity`'s).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Costs performance now; change something.
-    Warning,
-    /// Worth knowing when sizing or placing work.
-    Advice,
-}
-
-/// One figure a finding rests on.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Evidence {
-    pub what: String,
-    pub value: String,
-    /// Where it comes from (a record key, `environment.activity`, …).
-    pub source: String,
-}
-
-/// What a run's own figures advise, with the evidence (never empty).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Finding {
-    pub rule: &'static str,
-    pub severity: Severity,
-    pub title: String,
-    pub advice: String,
-    pub evidence: Vec<Evidence>,
-}
-
 /// A figure the fleet and compare set side by side across hosts, and which
 /// records of a run stand for it.
 pub struct KeyFigure {
@@ -426,13 +400,6 @@ pub fn param_text(r: &ResultRecord, key: &str) -> Option<String> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Rank(pub u16);
 
-/// Findings in the order they are listed: by severity, then by the rank of
-/// the experiment that found them, then as found (a stable sort).
-pub fn order_findings(mut found: Vec<(Rank, Finding)>) -> Vec<Finding> {
-    found.sort_by_key(|(rank, f)| (f.severity, *rank));
-    found.into_iter().map(|(_, f)| f).collect()
-}
-
 // ---------------------------------------------------------------- the trait
 
 /// What an experiment shows, declared in its folder's `view.rs` and held by
@@ -453,9 +420,9 @@ pub trait Views: Sync {
         Vec::new()
     }
 
-    /// What its figures advise.
-    fn findings(&self, _run: &Run) -> Vec<Finding> {
-        Vec::new()
+    /// Its rules of advice (what its figures advise; docs/views.md).
+    fn rules(&self) -> &'static [Rule] {
+        &[]
     }
 
     /// The figures the fleet compares across hosts.
@@ -586,35 +553,6 @@ mod tests {
         assert_eq!(
             shown_headings(&lines),
             ["Clock", "Latency", "", "Bandwidth", "Latency"]
-        );
-    }
-
-    #[test]
-    fn findings_order_by_severity_then_rank_then_as_found() {
-        let f = |rule, severity| Finding {
-            rule,
-            severity,
-            title: String::new(),
-            advice: String::new(),
-            evidence: Vec::new(),
-        };
-        let found = vec![
-            (Rank(5), f("c-advice", Severity::Advice)),
-            (Rank(20), f("b-advice-1", Severity::Advice)),
-            (Rank(10), f("a-advice", Severity::Advice)),
-            (Rank(20), f("b-advice-2", Severity::Advice)),
-            (Rank(40), f("d-warning", Severity::Warning)),
-        ];
-        let rules: Vec<_> = order_findings(found).iter().map(|f| f.rule).collect();
-        assert_eq!(
-            rules,
-            [
-                "d-warning",
-                "c-advice",
-                "a-advice",
-                "b-advice-1",
-                "b-advice-2"
-            ]
         );
     }
 }

@@ -1,14 +1,25 @@
 //! What bandwidth shows beside its own section (docs/views.md): its place
-//! among the experiments and the figures the fleet compares across hosts.
+//! among the experiments, the figures the fleet compares across hosts and
+//! its rules of advice.
 
 use super::{DRAM_SCOPE, TRIAD};
+use crate::base::fmt::fmt_num;
+use crate::experiments::common::{Placement, PLACEMENT_PARAM};
+use crate::experiments::memory::payload::BandwidthData;
 use crate::results::schema::ResultRecord;
-use crate::view::{param_text, KeyFigure, Rank, Views};
+use crate::results::schema::Run;
+use crate::view::finding::{ev, from_result, noisy_note, param_num, Finding, Severity};
+use crate::view::{param_text, KeyFigure, Rank, Rule, Views};
+use std::collections::BTreeMap;
 
 /// The views of this experiment (the registry holds it).
 pub struct BandwidthViews;
 
 impl Views for BandwidthViews {
+    fn rules(&self) -> &'static [Rule] {
+        RULES
+    }
+
     fn rank(&self) -> Rank {
         Rank(40)
     }
@@ -43,3 +54,220 @@ const KEY_FIGURES: &[KeyFigure] = &[
         top: None,
     },
 ];
+
+/// Its rules of advice ([`Views::rules`]).
+const RULES: &[Rule] = &[
+    Rule {
+        id: "dimm-population",
+        rank: 90,
+        timed: false,
+        find: dimm_population,
+    },
+    Rule {
+        id: "memory-bandwidth-saturation",
+        rank: 50,
+        timed: true,
+        find: memory_bandwidth_saturation,
+    },
+];
+
+/// Memory bandwidth stops growing after k threads (of more measured).
+pub fn memory_bandwidth_saturation(run: &Run) -> Vec<Finding> {
+    const NEAR_MAX: f64 = 0.90;
+    // Bandwidth records that differ only by a numeric thread count.
+    let mut groups: BTreeMap<String, Vec<(f64, f64, &ResultRecord)>> = BTreeMap::new();
+    for r in &run.results {
+        let bw_unit = matches!(r.unit.as_str(), "GB/s" | "GiB/s" | "MB/s" | "MiB/s");
+        if !bw_unit || !r.higher_is_better {
+            continue;
+        }
+        // Cache-level bandwidth saturates for other reasons: memory only.
+        if param_text(r, "scope").is_some_and(|sc| sc != super::DRAM_SCOPE && sc != "memory") {
+            continue;
+        }
+        let Some(v) = r.value else { continue };
+        let Some(k) = ["threads", "cores", "threads_per_node", "cores_per_node"]
+            .iter()
+            .find_map(|p| param_num(r, p))
+        else {
+            continue;
+        };
+        let mut rest = r.params.clone();
+        for p in [
+            "threads",
+            "cores",
+            "threads_per_node",
+            "cores_per_node",
+            "cpus",
+        ] {
+            rest.remove(p);
+        }
+        let g = format!(
+            "{}:{}:{}:{}",
+            r.experiment,
+            r.metric,
+            r.unit,
+            serde_json::to_string(&rest).unwrap_or_default()
+        );
+        groups.entry(g).or_default().push((k, v, r));
+    }
+    // One finding per experiment, node and placement: the variant with the highest peak.
+    let mut best: BTreeMap<String, (f64, Finding)> = BTreeMap::new();
+    for (_, mut pts) in groups {
+        if pts.len() < 3 {
+            continue;
+        }
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let max = pts.iter().map(|p| p.1).fold(0.0f64, f64::max);
+        let kmax = pts.last().map(|p| p.0).unwrap_or(0.0);
+        let Some(sat) = pts.iter().find(|p| p.1 >= NEAR_MAX * max) else {
+            continue;
+        };
+        if sat.0 >= kmax || max <= 0.0 {
+            continue;
+        }
+        // It must actually have grown before: a flat curve says nothing about saturation.
+        if pts[0].1 > NEAR_MAX * max {
+            continue;
+        }
+        let r = sat.2;
+        let node = ["node", "mem_node", "cpu_node"]
+            .iter()
+            .find_map(|p| param_text(r, p));
+        let scope = node
+            .map(|n| format!("node {n}"))
+            .unwrap_or_else(|| "the measured CPUs".into());
+        let evidence = pts
+            .iter()
+            .map(|(k, v, rec)| {
+                ev(
+                    format!("{}: {} with {k} thread(s)", rec.experiment, rec.metric),
+                    format!("{} {}", fmt_num(*v), rec.unit),
+                    from_result(rec),
+                )
+            })
+            .collect();
+        let recs: Vec<&ResultRecord> = pts.iter().map(|p| p.2).collect();
+        let where_key = format!(
+            "{}|{scope}|{}",
+            r.experiment,
+            param_text(r, PLACEMENT_PARAM).unwrap_or_default()
+        );
+        // Each placement is its own curve: say which one this is.
+        let placed = param_text(r, PLACEMENT_PARAM)
+            .map(|p| {
+                let words = Placement::parse(&p).map(Placement::words).unwrap_or(&p);
+                format!(" with threads {words}")
+            })
+            .unwrap_or_default();
+        let f = Finding {
+            rule: "memory-bandwidth-saturation",
+            severity: Severity::Advice,
+            title: format!(
+                "memory bandwidth of {scope} saturates at {} thread(s){placed}: {} of {} {} peak ({} threads measured)",
+                sat.0,
+                fmt_num(sat.1),
+                fmt_num(max),
+                r.unit,
+                kmax
+            ),
+            advice: format!(
+                "More than {} memory-bound threads on {scope} add no bandwidth, only queueing. Spread \
+                 memory-bound work across nodes (each node's controllers give their own bandwidth) and use \
+                 the remaining cores for compute-bound work.{}",
+                sat.0,
+                noisy_note(&recs)
+            ),
+            evidence,
+        };
+        if best.get(&where_key).is_none_or(|b| max > b.0) {
+            best.insert(where_key, (max, f));
+        }
+    }
+    best.into_values().map(|(_, f)| f).collect()
+}
+
+/// Channels empty while others hold DIMMs, or DIMMs of mixed sizes or
+/// speeds: the controller interleaves over fewer or unequal channels, a
+/// common cause of lost bandwidth. Not on a table a hypervisor invented.
+pub fn dimm_population(run: &Run) -> Vec<Finding> {
+    let m = run.machine_info();
+    let md = &m.memory_devices;
+    if md.dimms.is_empty() || md.notes.iter().any(|n| n.contains("invented")) {
+        return Vec::new();
+    }
+    let s = &md.summary;
+    let mut all: Vec<&str> = md
+        .dimms
+        .iter()
+        .filter_map(|d| d.channel.as_deref())
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    let mut used: Vec<&str> = md
+        .dimms
+        .iter()
+        .filter(|d| d.populated())
+        .filter_map(|d| d.channel.as_deref())
+        .collect();
+    used.sort_unstable();
+    used.dedup();
+    let empty_channels: Vec<&str> = all.iter().filter(|c| !used.contains(c)).copied().collect();
+    let mixed = s.sizes.len() > 1 || s.speeds_mts.len() > 1;
+    if empty_channels.is_empty() && !mixed {
+        return Vec::new();
+    }
+    let mut evidence = Vec::new();
+    let mut what = Vec::new();
+    if !empty_channels.is_empty() {
+        what.push(format!(
+            "{} of {} memory channels empty",
+            empty_channels.len(),
+            all.len()
+        ));
+        evidence.push(ev(
+            "channels without a DIMM (from the slot locators)",
+            empty_channels.join(", "),
+            "machine memory_devices.dimms (SMBIOS type 17)",
+        ));
+    }
+    if mixed {
+        what.push(
+            s.balance_note
+                .clone()
+                .unwrap_or_else(|| "mixed DIMMs".into()),
+        );
+        evidence.push(ev(
+            "DIMM sizes and speeds",
+            format!("{} size(s), speeds {:?} MT/s", s.sizes.len(), s.speeds_mts),
+            "machine memory_devices.summary",
+        ));
+    }
+    if let Some(b) = &md.theoretical_bandwidth {
+        evidence.push(ev(
+            "theoretical DRAM bandwidth of the populated channels",
+            format!("{} GB/s", fmt_num(b.gbs)),
+            "machine memory_devices.theoretical_bandwidth",
+        ));
+    }
+    let eff = run
+        .records(super::TRIAD)
+        .filter(|r| r.value.is_some())
+        .filter_map(|r| Some((r, r.data_as::<BandwidthData>()?.dram_efficiency?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    if let Some((r, e)) = eff {
+        evidence.push(ev(
+            "best triad against that theoretical bandwidth",
+            format!("{:.0}%", e * 100.0),
+            from_result(r),
+        ));
+    }
+    vec![Finding {
+        rule: "dimm-population",
+        severity: if empty_channels.is_empty() { Severity::Advice } else { Severity::Warning },
+        title: format!("unbalanced memory population: {}", what.join("; ")),
+        advice: "Memory bandwidth scales with the populated channels, and the controller interleaves evenly only over channels with the same capacity and speed: populate every channel of every socket alike (same size, rank and speed) before comparing this machine's bandwidth with its peers."
+            .into(),
+        evidence,
+    }]
+}

@@ -1,14 +1,22 @@
 //! What the latency ladder shows beside its own section (docs/views.md): its place
-//! among the experiments and the figures the fleet compares across hosts.
+//! among the experiments, the figures the fleet compares across hosts and
+//! its rules of advice.
 
 use super::{Pattern, DRAM, L1D, L2, L3};
+use crate::base::fmt::fmt_num;
 use crate::results::schema::ResultRecord;
-use crate::view::{param_text, KeyFigure, Rank, Views};
+use crate::results::schema::Run;
+use crate::view::finding::{ev, from_result, Finding, Severity};
+use crate::view::{param_text, KeyFigure, Rank, Rule, Views};
 
 /// The views of this experiment (the registry holds it).
 pub struct LatencyViews;
 
 impl Views for LatencyViews {
+    fn rules(&self) -> &'static [Rule] {
+        RULES
+    }
+
     fn rank(&self) -> Rank {
         Rank(20)
     }
@@ -50,3 +58,58 @@ const KEY_FIGURES: &[KeyFigure] = &[
         top: None,
     },
 ];
+
+/// Its rules of advice ([`Views::rules`]).
+const RULES: &[Rule] = &[Rule {
+    id: "cache-latency-vs-published",
+    rank: 100,
+    timed: true,
+    find: cache_latency_vs_published,
+}];
+
+/// A cache level's measured load-to-use cycles more than 20% off the
+/// core's published figure (the latency experiment marks them).
+pub fn cache_latency_vs_published(run: &Run) -> Vec<Finding> {
+    use crate::experiments::memory::payload::PublishedData;
+    let mut out = Vec::new();
+    for id in [super::L1D_CYCLES, super::L2_CYCLES, super::L3_CYCLES] {
+        // One finding per level: the 2 MiB-page curve first (no TLB cost).
+        let mut recs: Vec<&ResultRecord> = run
+            .records(id)
+            .filter(|r| r.value.is_some())
+            .filter(|r| r.data_as::<PublishedData>().and_then(|d| d.finding) == Some(true))
+            .collect();
+        recs.sort_by_key(|r| param_text(r, "pages").as_deref() != Some("2m"));
+        let Some(r) = recs.first() else {
+            continue;
+        };
+        let d = r.data_as::<PublishedData>().unwrap_or_default();
+        let (Some(m), Some(p)) = (r.value, d.published_cycles) else {
+            continue;
+        };
+        let level = id.metric.trim_end_matches("_cycles");
+        out.push(Finding {
+            rule: "cache-latency-vs-published",
+            severity: Severity::Advice,
+            title: format!(
+                "{level} latency measured {} cycles, published {} ({:+.0}%)",
+                fmt_num(m),
+                fmt_num(p),
+                (m / p - 1.0) * 100.0
+            ),
+            advice: format!(
+                "The measured {level} plateau is not what this core's documentation gives. In a VM the cache may be shared with other tenants or partitioned by the host; on 4 KiB pages the plateau may be TLB misses rather than the cache; a cache the kernel declares with a different size moves the step. Check the latency curve (cpuscope show RUN --all) before sizing work to this level. Published figure: {}.",
+                d.published_source.as_deref().unwrap_or("knowledge base")
+            ),
+            evidence: vec![
+                ev(format!("measured {level} load-to-use"), format!("{} cycles", fmt_num(m)), from_result(r)),
+                ev(
+                    format!("published {level} load-to-use"),
+                    format!("{} cycles", fmt_num(p)),
+                    "machine uarch (data/uarch/)",
+                ),
+            ],
+        });
+    }
+    out
+}

@@ -1,13 +1,22 @@
 //! What the clock shows beside its own section (docs/views.md): its place
-//! among the experiments and the figures the fleet compares across hosts.
+//! among the experiments, the figures the fleet compares across hosts and
+//! its rules of advice.
 
 use super::{ALL_CORES, SINGLE_CORE};
-use crate::view::{any, KeyFigure, Rank, Views};
+use crate::base::fmt::fmt_num;
+use crate::experiments::state::payload::{SingleCoreData, TeamClockData};
+use crate::results::schema::Run;
+use crate::view::finding::{ev, from_result, measured, noisy_note, Finding, Severity};
+use crate::view::{any, KeyFigure, Rank, Rule, Views};
 
 /// The views of this experiment (the registry holds it).
 pub struct FrequencyViews;
 
 impl Views for FrequencyViews {
+    fn rules(&self) -> &'static [Rule] {
+        RULES
+    }
+
     fn rank(&self) -> Rank {
         Rank(10)
     }
@@ -31,3 +40,174 @@ const KEY_FIGURES: &[KeyFigure] = &[
         top: None,
     },
 ];
+
+/// Its rules of advice ([`Views::rules`]).
+const RULES: &[Rule] = &[
+    Rule {
+        id: "all-core-frequency-drop",
+        rank: 70,
+        timed: true,
+        find: all_core_frequency_drop,
+    },
+    Rule {
+        id: "declared-vs-measured-frequency",
+        rank: 80,
+        timed: true,
+        find: declared_vs_measured_frequency,
+    },
+];
+
+/// The clock falls when every core is busy (≥ 5% below one core).
+pub fn all_core_frequency_drop(run: &Run) -> Vec<Finding> {
+    const DROP: f64 = 0.05;
+    let (Some(s), Some(a)) = (
+        measured(run, super::SINGLE_CORE),
+        measured(run, super::ALL_CORES),
+    ) else {
+        return Vec::new();
+    };
+    let (Some(vs), Some(va)) = (s.value, a.value) else {
+        return Vec::new();
+    };
+    if vs <= 0.0 {
+        return Vec::new();
+    }
+    let drop = 1.0 - va / vs;
+    if drop < DROP {
+        return Vec::new();
+    }
+    let n = a.data_as::<TeamClockData>().map(|d| d.per_thread_ghz.len());
+    let threads = n
+        .map(|n| format!("{n} cores"))
+        .unwrap_or_else(|| "all cores".into());
+    vec![Finding {
+        rule: "all-core-frequency-drop",
+        severity: Severity::Advice,
+        title: format!(
+            "the clock drops {:.0}% with {threads} busy: {} GHz on one core, {} GHz on all",
+            drop * 100.0,
+            fmt_num(vs),
+            fmt_num(va)
+        ),
+        advice: format!(
+            "Per-core throughput with every core busy is at most {:.0}% of a lone core's: size parallel \
+             work (and read single-thread benchmarks) with the all-core clock, keep boost enabled, and do \
+             not expect N threads to give N times one thread.{}",
+            va / vs * 100.0,
+            noisy_note(&[s, a])
+        ),
+        evidence: vec![
+            ev("one core", format!("{} GHz", fmt_num(vs)), from_result(s)),
+            ev(
+                format!("{threads} at once, per core"),
+                format!("{} GHz", fmt_num(va)),
+                from_result(a),
+            ),
+        ],
+    }]
+}
+
+/// The measured clock differs from what the machine declares (> 5%).
+pub fn declared_vs_measured_frequency(run: &Run) -> Vec<Finding> {
+    const OFF: f64 = 0.05;
+    let Some(s) = measured(run, super::SINGLE_CORE) else {
+        return Vec::new();
+    };
+    let Some(v) = s.value else {
+        return Vec::new();
+    };
+    let Some(decl) = s.data_as::<SingleCoreData>().map(|d| d.declared) else {
+        return Vec::new();
+    };
+    let mhz = v * 1000.0;
+    let mut below = Vec::new();
+    let mut above = Vec::new();
+    for (k, label, value) in [
+        (
+            "cpufreq_max_mhz",
+            "cpufreq maximum (cpuinfo_max_freq)",
+            decl.cpufreq_max_mhz,
+        ),
+        (
+            "model_name_mhz",
+            "the model name's clock",
+            decl.model_name_mhz,
+        ),
+        ("cpuinfo_mhz", "/proc/cpuinfo 'cpu MHz'", decl.cpuinfo_mhz),
+        (
+            "cpufreq_base_mhz",
+            "cpufreq base frequency",
+            decl.cpufreq_base_mhz,
+        ),
+    ] {
+        let Some(d) = value.filter(|d| *d > 0.0) else {
+            continue;
+        };
+        let ratio = mhz / d;
+        let e = ev(
+            format!("declared: {label}"),
+            format!("{d:.0} MHz"),
+            format!("result {} (data.declared.{k})", s.key),
+        );
+        if ratio < 1.0 - OFF && k == "cpufreq_max_mhz" {
+            below.push((e, ratio));
+        } else if ratio > 1.0 + OFF && (k == "model_name_mhz" || k == "cpufreq_base_mhz") {
+            above.push((e, ratio));
+        } else if (ratio - 1.0).abs() > OFF && k == "cpuinfo_mhz" {
+            if ratio < 1.0 {
+                below.push((e, ratio));
+            } else {
+                above.push((e, ratio));
+            }
+        }
+    }
+    let measured_ev = ev(
+        "measured: one core",
+        format!("{mhz:.0} MHz"),
+        from_result(s),
+    );
+    let mut out = Vec::new();
+    if !below.is_empty() {
+        let worst = below.iter().map(|b| b.1).fold(f64::INFINITY, f64::min);
+        let gov = run.environment.governor.clone();
+        let mut evidence = vec![measured_ev.clone()];
+        evidence.extend(below.into_iter().map(|b| b.0));
+        if let Some(g) = &gov {
+            evidence.push(ev("cpufreq governor", g.clone(), "environment.governor"));
+        }
+        out.push(Finding {
+            rule: "declared-vs-measured-frequency",
+            severity: Severity::Warning,
+            title: format!(
+                "one core runs {:.0}% below the clock the machine declares",
+                (1.0 - worst) * 100.0
+            ),
+            advice: format!(
+                "The core does not reach its declared clock. Check the governor{} and energy preference \
+                 (performance), whether boost/turbo is disabled, power or thermal limits, and in a VM the \
+                 host's CPU quota. Use the measured GHz, not the declared one, to turn times into cycles.",
+                gov.map(|g| format!(" (now {g})")).unwrap_or_default()
+            ) + &noisy_note(&[s]),
+            evidence,
+        });
+    }
+    if !above.is_empty() {
+        let best = above.iter().map(|b| b.1).fold(0.0f64, f64::max);
+        let mut evidence = vec![measured_ev];
+        evidence.extend(above.into_iter().map(|b| b.0));
+        out.push(Finding {
+            rule: "declared-vs-measured-frequency",
+            severity: Severity::Advice,
+            title: format!(
+                "one core runs {:.0}% above the nominal clock (turbo)",
+                (best - 1.0) * 100.0
+            ),
+            advice: "The nominal clock understates what one core runs at: turn times into cycles with the \
+                     measured clock, and compare machines by measured, not nominal, frequency. Expect less \
+                     with many cores busy (see the all-core figure)."
+                .into(),
+            evidence,
+        });
+    }
+    out
+}

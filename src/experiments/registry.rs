@@ -157,7 +157,7 @@ pub fn registry() -> Vec<Entry> {
         },
         Entry {
             experiment: &study::Tune,
-            views: &Quiet,
+            views: &tune::view::TuneViews,
             text: tune::text::render,
             html: tune::html::render,
             curves: no_curves,

@@ -12,6 +12,7 @@
 //! it was (the migration order is in docs/views.md).
 
 pub mod finding;
+pub mod verdict;
 
 pub use finding::{Evidence, Finding, Rule, Severity};
 
@@ -350,6 +351,17 @@ pub struct VerdictLine {
     pub heading: String,
     pub text: String,
     pub tone: Tone,
+}
+
+impl VerdictLine {
+    /// A plain line under `heading`.
+    pub fn plain(heading: &str, text: impl Into<String>) -> VerdictLine {
+        VerdictLine {
+            heading: heading.to_string(),
+            text: text.into(),
+            tone: Tone::Plain,
+        }
+    }
 }
 
 /// The heading each line is printed with: its own, or empty where it

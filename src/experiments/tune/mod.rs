@@ -1,6 +1,8 @@
 //! The tune family: the user's own command under each placement (`study`),
 //! its record payloads (`payload`), rendered by `text` and `html`.
 
+pub mod view;
+
 pub mod html;
 pub mod payload;
 pub mod study;

@@ -1,14 +1,14 @@
 //! What SIMD throughput and SMT yield shows beside its own section (docs/views.md): its place
-//! among the experiments, the figures the fleet compares across hosts and
-//! its rules of advice.
+//! among the experiments, its verdict lines, the figures the fleet compares
+//! across hosts and its rules of advice.
 
 use super::BEST_THROUGHPUT;
 use crate::base::fmt::fmt_num;
-use crate::results::schema::ResultRecord;
-use crate::results::schema::Run;
+use crate::experiments::compute::peak;
+use crate::results::schema::{ResultRecord, Run};
 use crate::view::finding::{ev, from_result, noisy_note, Evidence, Finding, Severity};
-use crate::view::param_text;
-use crate::view::{any, KeyFigure, Rank, Rule, Views};
+use crate::view::verdict::{fig, has, noisy_mark, short};
+use crate::view::{any, param_text, KeyFigure, Rank, Rule, VerdictLine, Views};
 use serde_json::Value;
 
 /// The views of this experiment (the registry holds it).
@@ -17,6 +17,10 @@ pub struct SimdViews;
 impl Views for SimdViews {
     fn rules(&self) -> &'static [Rule] {
         RULES
+    }
+
+    fn verdict(&self, run: &Run) -> Vec<VerdictLine> {
+        simd_line(run).into_iter().collect()
     }
 
     fn rank(&self) -> Rank {
@@ -168,4 +172,80 @@ fn smt_finding(isa: &str, y: f64, evidence: Vec<Evidence>, recs: &[&ResultRecord
         ),
         evidence,
     }
+}
+
+// ---------------------------------------------------------------- verdict
+
+fn simd_line(run: &Run) -> Option<VerdictLine> {
+    let one: Vec<&ResultRecord> = run
+        .records(super::THROUGHPUT)
+        .filter(|r| r.value.is_some() && has(r, "threads", "1"))
+        .collect();
+    // The clock while each FMA width runs: the widths whose clock drops
+    // beyond noise by name, the others as running at the scalar clock.
+    let clocks: Vec<&ResultRecord> = run
+        .records(peak::SIMD_CLOCK)
+        .filter(|r| r.value.is_some() && has(r, "threads", "1") && !has(r, "width", "none"))
+        .collect();
+    let mut dropped = Vec::new();
+    let mut same = Vec::new();
+    for c in &clocks {
+        match peak::clock_change_of(c) {
+            Some((.., true)) => dropped.extend(peak::clock_words(c).map(|w| w + noisy_mark(c))),
+            Some(_) => same.push(peak::clock_record_label(c) + noisy_mark(c)),
+            None => {}
+        }
+    }
+    if !same.is_empty() {
+        let tol = clocks
+            .iter()
+            .filter_map(|c| peak::clock_change_of(c).map(|x| x.2))
+            .fold(0.0, f64::max);
+        dropped.push(format!(
+            "{} {} at the scalar clock (±{:.0}%)",
+            same.join(", "),
+            if same.len() == 1 { "runs" } else { "run" },
+            tol * 100.0
+        ));
+    }
+    let clock_text = (!dropped.is_empty()).then(|| format!("FMA clock: {}", dropped.join("; ")));
+    let Some(scalar) = one.iter().find(|r| has(r, "variant", "scalar")) else {
+        return clock_text.map(|c| VerdictLine::plain("SIMD", c));
+    };
+    let best = one
+        .iter()
+        .max_by(|a, b| a.value.unwrap_or(0.0).total_cmp(&b.value.unwrap_or(0.0)))?;
+    let mut t = format!(
+        "ChaCha20 {} {} = ×{:.1} scalar",
+        param_text(best, "variant").unwrap_or_default(),
+        fig(best),
+        best.value.unwrap_or(0.0) / scalar.value.unwrap_or(1.0)
+    );
+    if let Some(c) = &clock_text {
+        t.push_str(&format!(" · {c}"));
+    }
+    let yields: Vec<String> = run
+        .records(super::SMT_YIELD)
+        .filter(|r| r.value.is_some())
+        .map(|r| {
+            format!(
+                "{} {} {}",
+                param_text(r, "variant").unwrap_or_default(),
+                fmt_num(r.value.unwrap_or(0.0)),
+                r.unit
+            )
+        })
+        .collect();
+    if !yields.is_empty() {
+        t.push_str(&format!(" · SMT yield {}", yields.join(", ")));
+    } else if let Some(r) = run.records(super::SMT_YIELD).next() {
+        t.push_str(&format!(
+            " · SMT yield n/a ({})",
+            short(
+                r.unavailable_reason.as_deref().unwrap_or("not measured"),
+                40
+            )
+        ));
+    }
+    Some(VerdictLine::plain("SIMD", t))
 }

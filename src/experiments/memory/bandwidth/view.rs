@@ -1,15 +1,15 @@
 //! What bandwidth shows beside its own section (docs/views.md): its place
-//! among the experiments, the figures the fleet compares across hosts and
-//! its rules of advice.
+//! among the experiments, its verdict lines, the figures the fleet compares
+//! across hosts and its rules of advice.
 
 use super::{DRAM_SCOPE, TRIAD};
 use crate::base::fmt::fmt_num;
 use crate::experiments::common::{Placement, PLACEMENT_PARAM};
 use crate::experiments::memory::payload::BandwidthData;
-use crate::results::schema::ResultRecord;
-use crate::results::schema::Run;
+use crate::results::schema::{ResultRecord, Run};
 use crate::view::finding::{ev, from_result, noisy_note, param_num, Finding, Severity};
-use crate::view::{param_text, KeyFigure, Rank, Rule, Views};
+use crate::view::verdict::{fig, has, short};
+use crate::view::{param_text, KeyFigure, Rank, Rule, VerdictLine, Views};
 use std::collections::BTreeMap;
 
 /// The views of this experiment (the registry holds it).
@@ -18,6 +18,10 @@ pub struct BandwidthViews;
 impl Views for BandwidthViews {
     fn rules(&self) -> &'static [Rule] {
         RULES
+    }
+
+    fn verdict(&self, run: &Run) -> Vec<VerdictLine> {
+        bandwidth_line(run).into_iter().collect()
     }
 
     fn rank(&self) -> Rank {
@@ -270,4 +274,46 @@ pub fn dimm_population(run: &Run) -> Vec<Finding> {
             .into(),
         evidence,
     }]
+}
+
+// ---------------------------------------------------------------- verdict
+
+fn bandwidth_line(run: &Run) -> Option<VerdictLine> {
+    let dram: Vec<&ResultRecord> = run
+        .records(super::TRIAD)
+        .filter(|r| r.value.is_some())
+        .filter(|r| has(r, "scope", super::DRAM_SCOPE) && has(r, "store", "normal"))
+        .filter(|r| !has(r, "width", "scalar"))
+        .filter(|r| param_text(r, PLACEMENT_PARAM).is_none_or(|p| p == "compact"))
+        .collect();
+    let threads = |r: &&ResultRecord| {
+        param_text(r, "threads")
+            .and_then(|t| t.parse::<usize>().ok())
+            .unwrap_or(0)
+    };
+    let one = dram.iter().find(|r| threads(r) == 1)?;
+    let all = dram.iter().max_by_key(|r| threads(r))?;
+    let mut t = format!("triad one core {}", fig(one));
+    if threads(all) > 1 {
+        t.push_str(&format!(" · {} threads {}", threads(all), fig(all)));
+    }
+    let bw = all.data_as::<BandwidthData>().unwrap_or_default();
+    match bw.dram_efficiency {
+        Some(e) => t.push_str(&format!(
+            " = {:.0}% of the DIMMs' {} GB/s",
+            e * 100.0,
+            fmt_num(bw.theoretical_gbs.unwrap_or(0.0))
+        )),
+        None => {
+            if let Some(n) = all
+                .notes
+                .iter()
+                .find(|n| n.starts_with("theoretical DRAM bandwidth not available"))
+            {
+                let why = n.split_once(": ").map(|x| x.1).unwrap_or(n);
+                t.push_str(&format!(" · theory n/a ({})", short(why, 60)));
+            }
+        }
+    }
+    Some(VerdictLine::plain("Bandwidth", t))
 }

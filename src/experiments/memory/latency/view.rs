@@ -1,13 +1,15 @@
 //! What the latency ladder shows beside its own section (docs/views.md): its place
-//! among the experiments, the figures the fleet compares across hosts and
-//! its rules of advice.
+//! among the experiments, its verdict lines, the figures the fleet compares
+//! across hosts and its rules of advice.
 
 use super::{Pattern, DRAM, L1D, L2, L3};
-use crate::base::fmt::fmt_num;
-use crate::results::schema::ResultRecord;
-use crate::results::schema::Run;
+use crate::base::fmt::{fmt_num, fmt_size};
+use crate::experiments::common::LEVEL_NAMES;
+use crate::experiments::memory::payload::{ClimbData, DramData, LevelData};
+use crate::results::schema::{ResultRecord, Run};
 use crate::view::finding::{ev, from_result, Finding, Severity};
-use crate::view::{param_text, KeyFigure, Rank, Rule, Views};
+use crate::view::verdict::{cause, find, has, noisy_mark, short};
+use crate::view::{param_text, KeyFigure, Rank, Rule, VerdictLine, Views};
 
 /// The views of this experiment (the registry holds it).
 pub struct LatencyViews;
@@ -15,6 +17,10 @@ pub struct LatencyViews;
 impl Views for LatencyViews {
     fn rules(&self) -> &'static [Rule] {
         RULES
+    }
+
+    fn verdict(&self, run: &Run) -> Vec<VerdictLine> {
+        latency_lines(run)
     }
 
     fn rank(&self) -> Rank {
@@ -112,4 +118,105 @@ pub fn cache_latency_vs_published(run: &Run) -> Vec<Finding> {
         });
     }
     out
+}
+
+// ---------------------------------------------------------------- verdict
+
+/// The latency line: the random-chase curve's levels and DRAM, on 2 MiB
+/// pages (no TLB cost), else on 4 KiB pages.
+fn latency_lines(run: &Run) -> Vec<VerdictLine> {
+    ["2m", "4k"]
+        .into_iter()
+        .find(|p| {
+            find(run, super::DRAM, |r| {
+                has(r, "pages", p) && has(r, "pattern", "random")
+            })
+            .is_some()
+        })
+        .map(|pg| curve_line(run, pg))
+        .into_iter()
+        .collect()
+}
+
+/// One line of the random-chase curve on `pg` pages: each cache level, DRAM
+/// (on the memory plateau it is read on) and any page-walk climb beyond.
+fn curve_line(run: &Run, pg: &str) -> VerdictLine {
+    let pick = |id| {
+        find(run, id, |r| {
+            has(r, "pages", pg) && has(r, "pattern", "random")
+        })
+    };
+    let mut parts = Vec::new();
+    for name in LEVEL_NAMES.iter().take(3) {
+        let Some((ns_id, cy_id)) = super::level(name) else {
+            continue;
+        };
+        let missing = run
+            .records(ns_id)
+            .find(|r| r.value.is_none() && has(r, "pages", pg) && has(r, "pattern", "random"));
+        if let Some(r) = missing {
+            let why = r
+                .unavailable_reason
+                .as_deref()
+                .map(cause)
+                .unwrap_or_default();
+            parts.push(format!("{name} n/a ({})", short(&why, 40)));
+        }
+        if let Some(ns) = pick(ns_id) {
+            let cy = pick(cy_id)
+                .and_then(|c| c.value)
+                .map(|c| format!(" ({c:.0} c)"))
+                .unwrap_or_default();
+            let share = ns
+                .data_as::<LevelData>()
+                .map(|d| d.level)
+                .filter(|m| m.share)
+                .map(|m| {
+                    format!(
+                        " (effective ~{} of {} declared)",
+                        fmt_size(m.detected_bytes.unwrap_or(0)),
+                        fmt_size(m.declared_bytes)
+                    )
+                })
+                .unwrap_or_default();
+            parts.push(format!(
+                "{name} {} ns{cy}{share}{}",
+                fmt_num(ns.value.unwrap_or(0.0)),
+                noisy_mark(ns)
+            ));
+        }
+    }
+    if let Some(d) = pick(super::DRAM) {
+        let cy = pick(super::DRAM_CYCLES)
+            .and_then(|c| c.value)
+            .map(|c| format!(" ({c:.0} c)"))
+            .unwrap_or_default();
+        let plateau = d
+            .data_as::<DramData>()
+            .and_then(|p| p.memory_plateau_bytes)
+            .map(|[a, b]| format!(" on {}–{}", fmt_size(a), fmt_size(b)))
+            .unwrap_or_default();
+        parts.push(format!(
+            "DRAM {} ns{cy}{plateau}{}",
+            fmt_num(d.value.unwrap_or(0.0)),
+            noisy_mark(d)
+        ));
+    }
+    if let Some(c) = pick(super::PAGE_WALK_CLIMB) {
+        let from = c.data_as::<ClimbData>().map(|d| d.climb);
+        if let (Some(v), Some(cl)) = (c.value, from) {
+            parts.push(format!(
+                "then {v:+.0} ns per doubling from {} (page walks, not DRAM)",
+                fmt_size(cl.from_bytes)
+            ));
+        }
+    }
+    VerdictLine::plain(
+        "Latency",
+        format!(
+            "{}   [{} pages, random chase]",
+            parts.join(" · "),
+            if pg == "2m" { "2 MiB" } else { "4 KiB" }
+        ),
+    )
 }

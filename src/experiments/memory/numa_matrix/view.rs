@@ -1,14 +1,13 @@
 //! What the NUMA matrix shows beside its own section (docs/views.md): its place
-//! among the experiments, the figures the fleet compares across hosts and
-//! its rules of advice.
+//! among the experiments, its verdict lines, the figures the fleet compares
+//! across hosts and its rules of advice.
 
 use crate::base::fmt::fmt_num;
 use crate::experiments::memory::payload::NumaMatrixData;
 use crate::machine::MachineInfo;
-use crate::results::schema::ResultRecord;
-use crate::results::schema::Run;
+use crate::results::schema::{ResultRecord, Run};
 use crate::view::finding::{ev, from_result, param_num, Evidence, Finding, Severity};
-use crate::view::{Rank, Rule, Views};
+use crate::view::{param_text, Rank, Rule, VerdictLine, Views};
 use std::collections::BTreeMap;
 
 /// The views of this experiment (the registry holds it).
@@ -17,6 +16,10 @@ pub struct NumaMatrixViews;
 impl Views for NumaMatrixViews {
     fn rules(&self) -> &'static [Rule] {
         RULES
+    }
+
+    fn verdict(&self, run: &Run) -> Vec<VerdictLine> {
+        numa_line(run).into_iter().collect()
     }
 
     fn rank(&self) -> Rank {
@@ -374,4 +377,46 @@ pub fn numa_balancing_pinned(run: &Run) -> Vec<Finding> {
             .into(),
         evidence,
     }]
+}
+
+// ---------------------------------------------------------------- verdict
+
+/// Local vs remote memory latency from the NUMA matrix, when it has both.
+fn numa_line(run: &Run) -> Option<VerdictLine> {
+    let lat: Vec<&ResultRecord> = run
+        .records(super::LATENCY)
+        .filter(|r| r.value.is_some())
+        .collect();
+    let is_local = |r: &ResultRecord| {
+        param_text(r, "cpu_node").is_some() && param_text(r, "cpu_node") == param_text(r, "mem")
+    };
+    let local: Vec<f64> = lat
+        .iter()
+        .filter(|r| is_local(r))
+        .filter_map(|r| r.value)
+        .collect();
+    let remote: Vec<f64> = lat
+        .iter()
+        .filter(|r| {
+            !is_local(r) && param_text(r, "mem").is_some_and(|m| m.parse::<usize>().is_ok())
+        })
+        .filter_map(|r| r.value)
+        .collect();
+    if local.is_empty() || remote.is_empty() {
+        return None;
+    }
+    let l = local.iter().sum::<f64>() / local.len() as f64;
+    let worst = remote.iter().copied().fold(f64::NAN, f64::max);
+    Some(VerdictLine::plain(
+        // Under the latency curve's line when there is one (the layout
+        // prints a repeated heading empty).
+        "Latency",
+        format!(
+            "NUMA: local {} ns · remote up to {} ns (×{:.2}) over {} node pairs",
+            fmt_num(l),
+            fmt_num(worst),
+            worst / l,
+            remote.len()
+        ),
+    ))
 }

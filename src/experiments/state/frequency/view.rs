@@ -1,13 +1,14 @@
 //! What the clock shows beside its own section (docs/views.md): its place
-//! among the experiments, the figures the fleet compares across hosts and
-//! its rules of advice.
+//! among the experiments, its verdict lines, the figures the fleet compares
+//! across hosts and its rules of advice.
 
 use super::{ALL_CORES, SINGLE_CORE};
 use crate::base::fmt::fmt_num;
 use crate::experiments::state::payload::{SingleCoreData, TeamClockData};
 use crate::results::schema::Run;
 use crate::view::finding::{ev, from_result, measured, noisy_note, Finding, Severity};
-use crate::view::{any, KeyFigure, Rank, Rule, Views};
+use crate::view::verdict::{fig, find};
+use crate::view::{any, KeyFigure, Rank, Rule, VerdictLine, Views};
 
 /// The views of this experiment (the registry holds it).
 pub struct FrequencyViews;
@@ -15,6 +16,10 @@ pub struct FrequencyViews;
 impl Views for FrequencyViews {
     fn rules(&self) -> &'static [Rule] {
         RULES
+    }
+
+    fn verdict(&self, run: &Run) -> Vec<VerdictLine> {
+        clock_line(run).into_iter().collect()
     }
 
     fn rank(&self) -> Rank {
@@ -210,4 +215,26 @@ pub fn declared_vs_measured_frequency(run: &Run) -> Vec<Finding> {
         });
     }
     out
+}
+
+// ---------------------------------------------------------------- verdict
+
+fn clock_line(run: &Run) -> Option<VerdictLine> {
+    let one = find(run, super::SINGLE_CORE, |_| true)?;
+    let mut t = format!("one core {}", fig(one));
+    if let Some(all) = find(run, super::ALL_CORES, |_| true) {
+        let d = all.value.unwrap_or(0.0) / one.value.unwrap_or(1.0) - 1.0;
+        t.push_str(&format!(" · all cores {} ({:+.0}%)", fig(all), d * 100.0));
+    }
+    let declared = one
+        .data_as::<SingleCoreData>()
+        .map(|d| d.declared)
+        .unwrap_or_default();
+    if let Some(mx) = declared.cpufreq_max_mhz {
+        t.push_str(&format!(" · declared max {:.2} GHz", mx / 1000.0));
+    }
+    if let Some(b) = declared.cpufreq_base_mhz.or(declared.cpuinfo_mhz) {
+        t.push_str(&format!(" · nominal {:.2} GHz", b / 1000.0));
+    }
+    Some(VerdictLine::plain("Clock", t))
 }

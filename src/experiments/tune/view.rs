@@ -1,0 +1,32 @@
+//! What a tune run shows beside its own section (docs/views.md): its place
+//! among the experiments and its verdict line.
+
+use crate::results::schema::Run;
+use crate::view::verdict::short;
+use crate::view::{Rank, VerdictLine, Views};
+
+/// The views of `tune` (the registry holds it).
+pub struct TuneViews;
+
+impl Views for TuneViews {
+    fn verdict(&self, run: &Run) -> Vec<VerdictLine> {
+        tune_line(run).into_iter().collect()
+    }
+
+    fn rank(&self) -> Rank {
+        Rank(100)
+    }
+}
+
+/// A tune run's own verdict sentence, with the command it measured.
+fn tune_line(run: &Run) -> Option<VerdictLine> {
+    let view = super::study::TuneView::of(run)?;
+    let text = match &view.verdict {
+        Some((_, d)) => format!("{}: {}", short(&d.command.join(" "), 40), d.text),
+        None => format!(
+            "{} candidates measured, no verdict (the run stopped before one)",
+            view.candidates.len()
+        ),
+    };
+    Some(VerdictLine::plain("Tune", text))
+}

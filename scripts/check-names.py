@@ -66,7 +66,7 @@ ALLOW = [
      "read it through this constant), not the placement experiment"),
     ("experiments/memory/bandwidth/mod.rs", ("dram",), "pub const DRAM_SCOPE",
      "the `scope` param's value for arrays in DRAM: a place, not latency's figure"),
-    ("experiments/compute/placement_study.rs", ("triad",), "SetWorkload::Triad =>",
+    ("experiments/compute/placement_study/mod.rs", ("triad",), "SetWorkload::Triad =>",
      "the placement study's own workload name (CLI value, `workload` param), not bandwidth's figure"),
     ("experiments/compute/rate/mod.rs", ("bc_pow", "bc_pi"), '"bc-p',
      "rate's command-line spellings of its workloads (`--workload bc_pow`), parsed, not a record's name"),

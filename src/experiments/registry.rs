@@ -1,167 +1,68 @@
 //! The registry, the top floor of experiments/: every experiment paired
-//! with its renderers (and the curves its records carry), in the order
-//! `cpuscope run` performs them. The one place `run`, the summary, the HTML
-//! report and the comparison page learn about experiments; no experiment
-//! imports a renderer, and nothing in experiments/ imports this.
+//! with its views (its folder's `view.rs`: its sections, verdict lines,
+//! curves, key figures, rules of advice), one line each, in the order
+//! `cpuscope run` performs them. The one place `run`, the verdict, advice,
+//! the summary, the HTML report, compare and fleet learn about
+//! experiments; no experiment imports a renderer, and nothing in
+//! experiments/ imports this.
 
-use crate::experiments::coherence::{self, c2c, sync};
-use crate::experiments::compute::{self, peak, placement_study, rate, simd, workloads};
+use crate::experiments::coherence::{c2c, sync};
+use crate::experiments::compute::{peak, placement_study, rate, simd, workloads};
 use crate::experiments::experiment::Experiment;
-use crate::experiments::memory::curves::{self, Curve};
 use crate::experiments::memory::{
-    self, bandwidth, latency, loaded_latency, numa_matrix, seed_loops, tlb_reach,
+    bandwidth, latency, loaded_latency, numa_matrix, seed_loops, tlb_reach,
 };
-use crate::experiments::state::{self, frequency, softirq};
+use crate::experiments::state::{frequency, softirq};
 use crate::experiments::tune::{self, study};
-use crate::results::schema::{ResultRecord, Run};
-use crate::view::{KeyFigure, Quiet, Views};
+use crate::results::schema::ResultRecord;
+use crate::view::{Curve, KeyFigure, Views};
 use anyhow::{bail, Result};
 
-/// An experiment and how its records are shown.
+/// An experiment and what it shows (its folder's `view.rs`).
 pub struct Entry {
     pub experiment: &'static dyn Experiment,
-    /// What it shows beyond its own section: its rank among the others,
-    /// the figures the fleet compares (its folder's `view.rs`).
+    /// Its section of the summary and the report, its verdict lines, the
+    /// curves compare overlays, the figures the fleet compares, its rules
+    /// of advice and its rank among the others.
     pub views: &'static dyn Views,
-    /// Its section of the summary `cpuscope run` prints, from its records of
-    /// the run; empty when it has nothing to show.
-    pub text: fn(&Run) -> String,
-    /// Its charts and tables in the HTML report (every figure is also in the
-    /// report's results table); empty: none.
-    pub html: fn(&Run) -> String,
-    /// The curves one of its records carries, which the comparison page
-    /// overlays run by run; empty: none.
-    pub curves: fn(&ResultRecord) -> Vec<Curve>,
 }
 
-/// No charts or tables of its own.
-fn no_html(_: &Run) -> String {
-    String::new()
+/// One line of the registry.
+const fn entry(experiment: &'static dyn Experiment, views: &'static dyn Views) -> Entry {
+    Entry { experiment, views }
 }
 
-/// No curves in its records.
-fn no_curves(_: &ResultRecord) -> Vec<Curve> {
-    Vec::new()
-}
-
-/// Every experiment with its renderers, in the order `run` performs them
+/// Every experiment with its views, in the order `run` performs them
 /// (frequency first: later experiments turn nanoseconds into cycles with its
 /// figure); last the ones `run` leaves to their own command (`tune`).
 pub fn registry() -> Vec<Entry> {
     vec![
-        Entry {
-            experiment: &frequency::Frequency,
-            views: &frequency::view::FrequencyViews,
-            text: |run| state::text::frequency(&run.results),
-            html: state::html::frequency,
-            curves: no_curves,
-        },
-        Entry {
-            experiment: &softirq::Softirq,
-            views: &Quiet,
-            text: |run| state::text::softirq(&run.results),
-            html: no_html,
-            curves: no_curves,
-        },
-        Entry {
-            experiment: &latency::Latency,
-            views: &latency::view::LatencyViews,
-            text: |run| memory::text::section(run, latency::EXP),
-            html: |run| memory::html::latency_chart(&memory::html::records(run)),
-            curves: curves::latency,
-        },
-        Entry {
-            experiment: &tlb_reach::TlbReach,
-            views: &Quiet,
-            text: memory::text::tlb_reach,
-            html: no_html,
-            curves: no_curves,
-        },
-        Entry {
-            experiment: &bandwidth::Bandwidth,
-            views: &bandwidth::view::BandwidthViews,
-            text: |run| memory::text::section(run, bandwidth::EXP),
-            html: |run| memory::html::bandwidth_chart(&memory::html::records(run)),
-            curves: curves::saturation,
-        },
-        Entry {
-            experiment: &numa_matrix::NumaMatrix,
-            views: &numa_matrix::view::NumaMatrixViews,
-            text: |run| memory::text::section(run, numa_matrix::EXP),
-            html: |run| memory::html::numa_tables(&memory::html::records(run)),
-            curves: no_curves,
-        },
-        Entry {
-            experiment: &loaded_latency::LoadedLatency,
-            views: &Quiet,
-            text: |run| memory::text::section(run, loaded_latency::EXP),
-            html: |run| memory::html::loaded_chart(&memory::html::records(run)),
-            curves: curves::loaded,
-        },
-        Entry {
-            experiment: &seed_loops::SeedLoops,
-            views: &Quiet,
-            text: |run| memory::text::section(run, seed_loops::EXP),
-            html: no_html,
-            curves: no_curves,
-        },
-        Entry {
-            experiment: &c2c::C2c,
-            views: &c2c::view::C2cViews,
-            text: |run| coherence::text::render_summary(&run.results),
-            html: coherence::html::c2c_charts,
-            curves: no_curves,
-        },
-        Entry {
-            experiment: &sync::SyncCosts,
-            views: &Quiet,
-            text: |run| coherence::text::render_sync_summary(&run.results),
-            html: coherence::html::sync_charts,
-            curves: no_curves,
-        },
-        Entry {
-            experiment: &simd::Simd,
-            views: &simd::view::SimdViews,
-            text: |run| compute::text::render_simd_configurations(&run.results),
-            html: |run| compute::html::simd_table(run) + &compute::html::peak_section(run),
-            curves: no_curves,
-        },
-        Entry {
-            // Its figures are shown by simd's section and peak table.
-            experiment: &peak::Peak,
-            views: &peak::view::PeakViews,
-            text: |_| String::new(),
-            html: no_html,
-            curves: no_curves,
-        },
-        Entry {
-            experiment: &workloads::Workloads,
-            views: &workloads::view::WorkloadsViews,
-            text: |run| compute::text::render_workloads(&run.results),
-            html: compute::html::published_section,
-            curves: no_curves,
-        },
-        Entry {
-            experiment: &rate::Rate,
-            views: &rate::view::RateViews,
-            text: |run| compute::text::render_rate(&run.results),
-            html: compute::html::rate_section,
-            curves: no_curves,
-        },
-        Entry {
-            experiment: &placement_study::PlacementStudy,
-            views: &Quiet,
-            text: |run| compute::text::render_placement(&run.results),
-            html: compute::html::placement_section,
-            curves: no_curves,
-        },
-        Entry {
-            experiment: &study::Tune,
-            views: &tune::view::TuneViews,
-            text: tune::text::render,
-            html: tune::html::render,
-            curves: no_curves,
-        },
+        entry(&frequency::Frequency, &frequency::view::FrequencyViews),
+        entry(&softirq::Softirq, &softirq::view::SoftirqViews),
+        entry(&latency::Latency, &latency::view::LatencyViews),
+        entry(&tlb_reach::TlbReach, &tlb_reach::view::TlbReachViews),
+        entry(&bandwidth::Bandwidth, &bandwidth::view::BandwidthViews),
+        entry(
+            &numa_matrix::NumaMatrix,
+            &numa_matrix::view::NumaMatrixViews,
+        ),
+        entry(
+            &loaded_latency::LoadedLatency,
+            &loaded_latency::view::LoadedLatencyViews,
+        ),
+        entry(&seed_loops::SeedLoops, &seed_loops::view::SeedLoopsViews),
+        entry(&c2c::C2c, &c2c::view::C2cViews),
+        entry(&sync::SyncCosts, &sync::view::SyncViews),
+        entry(&simd::Simd, &simd::view::SimdViews),
+        // Its figures are shown by simd's section and peak table.
+        entry(&peak::Peak, &peak::view::PeakViews),
+        entry(&workloads::Workloads, &workloads::view::WorkloadsViews),
+        entry(&rate::Rate, &rate::view::RateViews),
+        entry(
+            &placement_study::PlacementStudy,
+            &placement_study::view::PlacementStudyViews,
+        ),
+        entry(&study::Tune, &tune::view::TuneViews),
     ]
 }
 
@@ -174,12 +75,12 @@ pub fn key_figures() -> Vec<&'static KeyFigure> {
 }
 
 /// The curves record `rec` carries, as its experiment declares them
-/// ([`Entry::curves`]); none for an experiment not registered.
+/// ([`Views::curves`]); none for an experiment not registered.
 pub fn curves_of(rec: &ResultRecord) -> Vec<Curve> {
     registry()
         .into_iter()
         .find(|e| e.experiment.name() == rec.experiment)
-        .map_or_else(Vec::new, |e| (e.curves)(rec))
+        .map_or_else(Vec::new, |e| e.views.curves(rec))
 }
 
 /// Every experiment, in run order.

@@ -145,7 +145,7 @@ fn charts(run: &Run) -> (String, Vec<(String, String)>) {
     let mut out = String::new();
     let mut toc = Vec::new();
     for entry in crate::experiments::registry::registry() {
-        let body = (entry.html)(run);
+        let body = entry.views.report_html(run);
         let e = entry.experiment;
         if body.is_empty() {
             continue;

@@ -50,7 +50,7 @@ pub fn render_unavailable(run: &Run) -> String {
 fn experiment_sections(run: &Run) -> Vec<String> {
     experiments::registry::registry()
         .into_iter()
-        .map(|e| (e.text)(run))
+        .map(|e| e.views.summary_text(run))
         .filter(|s| !s.is_empty())
         .collect()
 }

@@ -297,6 +297,37 @@ pub struct Chart {
     pub kind: ChartKind,
 }
 
+/// One series of points and how its axes are labelled.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Curve {
+    pub name: Option<String>,
+    pub x_label: String,
+    pub x_unit: String,
+    pub y_unit: String,
+    /// Force (or forbid) a log x axis; None: the chart decides.
+    pub log_x: Option<bool>,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// The curve of `points` (finite ones only), or none under two points.
+pub fn curve(x_label: &str, x_unit: &str, y_unit: &str, points: Vec<(f64, f64)>) -> Vec<Curve> {
+    let points: Vec<(f64, f64)> = points
+        .into_iter()
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .collect();
+    if points.len() < 2 {
+        return Vec::new();
+    }
+    vec![Curve {
+        name: None,
+        x_label: x_label.to_string(),
+        x_unit: x_unit.to_string(),
+        y_unit: y_unit.to_string(),
+        log_x: None,
+        points,
+    }]
+}
+
 // ---------------------------------------------------------------- sections
 
 /// One part of a section's body.
@@ -442,19 +473,25 @@ pub trait Views: Sync {
         &[]
     }
 
-    /// The curves one of its records carries (compare overlays them run by run).
-    fn curves(&self, _rec: &ResultRecord) -> Vec<(Axis, Axis, Series)> {
-        Vec::new()
+    /// Its section of the summary `cpuscope run` prints (and `show
+    /// --summary`), from its records of the run; empty when it has nothing
+    /// to show. The text form of [`Views::sections`] at
+    /// [`Depth::Summary`] while the sections migrate (docs/views.md).
+    fn summary_text(&self, _run: &Run) -> String {
+        String::new()
     }
-}
 
-/// The views of an experiment that shows nothing beyond its own section
-/// (ranked last).
-pub struct Quiet;
+    /// Its charts and tables in the HTML report (every figure is also in
+    /// the report's results table); empty: none. The HTML form of
+    /// [`Views::sections`] at [`Depth::Report`] while they migrate.
+    fn report_html(&self, _run: &Run) -> String {
+        String::new()
+    }
 
-impl Views for Quiet {
-    fn rank(&self) -> Rank {
-        Rank(u16::MAX)
+    /// The curves one of its records carries (compare overlays them run by
+    /// run); none for a record of another experiment.
+    fn curves(&self, _rec: &ResultRecord) -> Vec<Curve> {
+        Vec::new()
     }
 }
 

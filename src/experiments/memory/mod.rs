@@ -4,7 +4,6 @@
 //! what a comparison draws of their records) < `text`/`html`.
 
 pub mod bandwidth;
-pub mod curves;
 pub mod html;
 pub mod latency;
 pub mod loaded_latency;

@@ -13,6 +13,14 @@ impl Views for TuneViews {
         tune_line(run).into_iter().collect()
     }
 
+    fn summary_text(&self, run: &Run) -> String {
+        super::text::render(run)
+    }
+
+    fn report_html(&self, run: &Run) -> String {
+        super::html::render(run)
+    }
+
     fn rank(&self) -> Rank {
         Rank(100)
     }

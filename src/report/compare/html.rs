@@ -5,16 +5,17 @@
 //! published figures beside the runs' own. Every chart is an `svg.chart`
 //! whose marks carry their value in `data-v`.
 //!
-//! The curves of a result are the ones its experiment declares in the
-//! registry (`Entry::curves`, read from its typed payload): the latency
-//! curve, the bandwidth sweep and the loaded-latency curve.
+//! The curves of a result are the ones its experiment declares in its
+//! folder's `view.rs` (`Views::curves`, read from its typed payload, taken
+//! through the registry): the latency curve, the bandwidth sweep and the
+//! loaded-latency curve.
 
 use super::{cell_text, CellState, Comparison, Row};
 use crate::base::fmt::fmt_num;
-use crate::experiments::memory::curves::Curve;
 use crate::experiments::registry::curves_of;
 use crate::report::html::esc;
 use crate::results::schema::Run;
+use crate::view::Curve;
 use std::fmt::Write as _;
 
 const CSS: &str = r#"

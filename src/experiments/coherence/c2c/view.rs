@@ -17,6 +17,14 @@ impl Views for C2cViews {
         c2c_line(run).into_iter().collect()
     }
 
+    fn summary_text(&self, run: &Run) -> String {
+        crate::experiments::coherence::text::render_summary(&run.results)
+    }
+
+    fn report_html(&self, run: &Run) -> String {
+        crate::experiments::coherence::html::c2c_charts(run)
+    }
+
     fn rank(&self) -> Rank {
         Rank(50)
     }

@@ -2,12 +2,21 @@
 //! among the experiments and the figures the fleet compares across hosts.
 
 use super::JOBS_PER_HOUR;
+use crate::results::schema::Run;
 use crate::view::{any, KeyFigure, Rank, Views};
 
 /// The views of this experiment (the registry holds it).
 pub struct RateViews;
 
 impl Views for RateViews {
+    fn summary_text(&self, run: &Run) -> String {
+        crate::experiments::compute::text::render_rate(&run.results)
+    }
+
+    fn report_html(&self, run: &Run) -> String {
+        crate::experiments::compute::html::rate_section(run)
+    }
+
     fn rank(&self) -> Rank {
         Rank(90)
     }

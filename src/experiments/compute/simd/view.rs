@@ -23,6 +23,17 @@ impl Views for SimdViews {
         simd_line(run).into_iter().collect()
     }
 
+    /// simd's section also shows peak's figures (its table of widths),
+    /// and its part of the report peak's table.
+    fn summary_text(&self, run: &Run) -> String {
+        crate::experiments::compute::text::render_simd_configurations(&run.results)
+    }
+
+    fn report_html(&self, run: &Run) -> String {
+        crate::experiments::compute::html::simd_table(run)
+            + &crate::experiments::compute::html::peak_section(run)
+    }
+
     fn rank(&self) -> Rank {
         Rank(70)
     }

@@ -2,12 +2,21 @@
 //! among the experiments and the figures the fleet compares across hosts.
 
 use super::{BC_POW, OPENSSL_AES};
+use crate::results::schema::Run;
 use crate::view::{any, KeyFigure, Rank, Views};
 
 /// The views of this experiment (the registry holds it).
 pub struct WorkloadsViews;
 
 impl Views for WorkloadsViews {
+    fn summary_text(&self, run: &Run) -> String {
+        crate::experiments::compute::text::render_workloads(&run.results)
+    }
+
+    fn report_html(&self, run: &Run) -> String {
+        crate::experiments::compute::html::published_section(run)
+    }
+
     fn rank(&self) -> Rank {
         Rank(80)
     }

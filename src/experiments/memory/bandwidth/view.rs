@@ -6,9 +6,11 @@ use super::{DRAM_SCOPE, TRIAD};
 use crate::base::fmt::fmt_num;
 use crate::experiments::common::{Placement, PLACEMENT_PARAM};
 use crate::experiments::memory::payload::BandwidthData;
+use crate::experiments::memory::payload::SaturationData;
 use crate::results::schema::{ResultRecord, Run};
 use crate::view::finding::{ev, from_result, noisy_note, param_num, Finding, Severity};
 use crate::view::verdict::{fig, has, short};
+use crate::view::Curve;
 use crate::view::{param_text, KeyFigure, Rank, Rule, VerdictLine, Views};
 use std::collections::BTreeMap;
 
@@ -22,6 +24,19 @@ impl Views for BandwidthViews {
 
     fn verdict(&self, run: &Run) -> Vec<VerdictLine> {
         bandwidth_line(run).into_iter().collect()
+    }
+
+    fn curves(&self, rec: &ResultRecord) -> Vec<Curve> {
+        saturation_curve(rec)
+    }
+
+    fn summary_text(&self, run: &Run) -> String {
+        crate::experiments::memory::text::section(run, super::EXP)
+    }
+
+    fn report_html(&self, run: &Run) -> String {
+        let records = crate::experiments::memory::html::records(run);
+        crate::experiments::memory::html::bandwidth_chart(&records)
     }
 
     fn rank(&self) -> Rank {
@@ -316,4 +331,48 @@ fn bandwidth_line(run: &Run) -> Option<VerdictLine> {
         }
     }
     Some(VerdictLine::plain("Bandwidth", t))
+}
+
+// ---------------------------------------------------------------- curves
+
+/// `bandwidth.saturation_threads`: the sweep's median GB/s against the
+/// thread count (counts without a figure left out). Its axes keep the
+/// labels the comparison page has always given it: x "x" without a unit,
+/// y in the record's unit.
+pub fn saturation_curve(rec: &ResultRecord) -> Vec<Curve> {
+    if !rec.is(super::SATURATION_THREADS) {
+        return Vec::new();
+    }
+    let Some(d) = rec.data_as::<SaturationData>() else {
+        return Vec::new();
+    };
+    let points = d
+        .curve
+        .iter()
+        .filter_map(|&(n, g)| Some((n as f64, g?)))
+        .collect();
+    crate::view::curve("x", "", &rec.unit, points)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saturation_curve_skips_counts_without_a_figure() {
+        let rec = ResultRecord::of(super::super::SATURATION_THREADS, "threads", false)
+            .with_payload(&SaturationData {
+                curve: vec![(1, Some(10.0)), (2, None), (4, Some(19.0))],
+            });
+        let c = saturation_curve(&rec);
+        assert_eq!(c[0].points, vec![(1.0, 10.0), (4.0, 19.0)]);
+        assert_eq!(
+            (
+                c[0].x_label.as_str(),
+                c[0].x_unit.as_str(),
+                c[0].y_unit.as_str()
+            ),
+            ("x", "", "threads")
+        );
+    }
 }

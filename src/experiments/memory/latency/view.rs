@@ -5,10 +5,12 @@
 use super::{Pattern, DRAM, L1D, L2, L3};
 use crate::base::fmt::{fmt_num, fmt_size};
 use crate::experiments::common::LEVEL_NAMES;
+use crate::experiments::memory::payload::CurveData;
 use crate::experiments::memory::payload::{ClimbData, DramData, LevelData};
 use crate::results::schema::{ResultRecord, Run};
 use crate::view::finding::{ev, from_result, Finding, Severity};
 use crate::view::verdict::{cause, find, has, noisy_mark, short};
+use crate::view::Curve;
 use crate::view::{param_text, KeyFigure, Rank, Rule, VerdictLine, Views};
 
 /// The views of this experiment (the registry holds it).
@@ -21,6 +23,19 @@ impl Views for LatencyViews {
 
     fn verdict(&self, run: &Run) -> Vec<VerdictLine> {
         latency_lines(run)
+    }
+
+    fn curves(&self, rec: &ResultRecord) -> Vec<Curve> {
+        curve_of(rec)
+    }
+
+    fn summary_text(&self, run: &Run) -> String {
+        crate::experiments::memory::text::section(run, super::EXP)
+    }
+
+    fn report_html(&self, run: &Run) -> String {
+        let records = crate::experiments::memory::html::records(run);
+        crate::experiments::memory::html::latency_chart(&records)
     }
 
     fn rank(&self) -> Rank {
@@ -219,4 +234,56 @@ fn curve_line(run: &Run, pg: &str) -> VerdictLine {
             if pg == "2m" { "2 MiB" } else { "4 KiB" }
         ),
     )
+}
+
+// ---------------------------------------------------------------- curves
+
+/// `latency.curve`: ns per load against the working set.
+pub fn curve_of(rec: &ResultRecord) -> Vec<Curve> {
+    if !rec.is(super::CURVE) {
+        return Vec::new();
+    }
+    let Some(d) = rec.data_as::<CurveData>() else {
+        return Vec::new();
+    };
+    let points = d.points.iter().map(|p| (p.bytes as f64, p.ns)).collect();
+    crate::view::curve("working set", "bytes", "ns", points)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::memory::payload::CurvePoint;
+
+    #[test]
+    fn latency_curve() {
+        let p = |bytes, ns| CurvePoint {
+            bytes,
+            ns,
+            ..CurvePoint::default()
+        };
+        let rec = ResultRecord::of(super::super::CURVE, "ns", false).with_payload(&CurveData {
+            points: vec![p(4096, 1.1), p(1048576, 9.5)],
+            ..CurveData::default()
+        });
+        let c = curve_of(&rec);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].points, vec![(4096.0, 1.1), (1048576.0, 9.5)]);
+        assert_eq!(
+            (
+                c[0].x_label.as_str(),
+                c[0].x_unit.as_str(),
+                c[0].y_unit.as_str()
+            ),
+            ("working set", "bytes", "ns")
+        );
+        assert_eq!((c[0].name.clone(), c[0].log_x), (None, None));
+        // One point is no curve; another metric's record is not read.
+        let one = ResultRecord::of(super::super::CURVE, "ns", false).with_payload(&CurveData {
+            points: vec![p(4096, 1.1)],
+            ..CurveData::default()
+        });
+        assert!(curve_of(&one).is_empty());
+        assert!(curve_of(&ResultRecord::of(super::super::DRAM, "ns", false)).is_empty());
+    }
 }

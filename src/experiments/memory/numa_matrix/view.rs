@@ -22,6 +22,15 @@ impl Views for NumaMatrixViews {
         numa_line(run).into_iter().collect()
     }
 
+    fn summary_text(&self, run: &Run) -> String {
+        crate::experiments::memory::text::section(run, super::EXP)
+    }
+
+    fn report_html(&self, run: &Run) -> String {
+        let records = crate::experiments::memory::html::records(run);
+        crate::experiments::memory::html::numa_tables(&records)
+    }
+
     fn rank(&self) -> Rank {
         Rank(30)
     }

@@ -22,6 +22,14 @@ impl Views for FrequencyViews {
         clock_line(run).into_iter().collect()
     }
 
+    fn summary_text(&self, run: &Run) -> String {
+        crate::experiments::state::text::frequency(&run.results)
+    }
+
+    fn report_html(&self, run: &Run) -> String {
+        crate::experiments::state::html::frequency(run)
+    }
+
     fn rank(&self) -> Rank {
         Rank(10)
     }

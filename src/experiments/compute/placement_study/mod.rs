@@ -15,6 +15,8 @@
 //! The triad and chase are simple own kernels until the memory room's are
 //! merged.
 
+pub mod view;
+
 use crate::base::CpuSet;
 use crate::experiments::compute::payload::{
     MemoryPlacementData, PublishedComparison, SeedSetRow, SetThroughputData,

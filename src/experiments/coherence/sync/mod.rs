@@ -11,6 +11,8 @@
 //! frequency experiment (`Facts::ghz_single`); without it cycles are reported
 //! as not available.
 
+pub mod view;
+
 use crate::base::timer::{Timer, TimerInfo};
 use crate::base::CpuSet;
 use crate::experiments::coherence::infer::Declared;

@@ -7,6 +7,8 @@
 //! in `data`. The NICs' queues and IRQ placement (read, not measured) are in
 //! `cpuscope info`; this sets the measured load beside them.
 
+pub mod view;
+
 use crate::base::CpuSet;
 use crate::base::Sysroot;
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};

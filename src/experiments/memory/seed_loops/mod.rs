@@ -5,6 +5,8 @@
 //! - seed 000's `memory_bound()`: `_mm_clflush(&a); b = a;` in a loop: ns per
 //!   flushed load (a DRAM round trip from one hot line).
 
+pub mod view;
+
 use crate::base::fmt::fmt_size;
 use crate::base::CpuSet;
 use crate::base::Stats;

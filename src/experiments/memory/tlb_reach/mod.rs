@@ -9,6 +9,8 @@
 //! one registry line in experiments/mod.rs (the chase kernel is
 //! kernels/memory.rs's `PointerChain`, the timing `latency::chase_samples`).
 
+pub mod view;
+
 use crate::base::fmt::{fmt_num, fmt_size};
 use crate::base::CpuSet;
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};

@@ -1,0 +1,22 @@
+//! What the synchronisation costs shows (docs/views.md): its place among the experiments
+//! and its section of the summary and the report.
+
+use crate::results::schema::Run;
+use crate::view::{Rank, Views};
+
+/// The views of this experiment (the registry holds it).
+pub struct SyncViews;
+
+impl Views for SyncViews {
+    fn summary_text(&self, run: &Run) -> String {
+        crate::experiments::coherence::text::render_sync_summary(&run.results)
+    }
+
+    fn report_html(&self, run: &Run) -> String {
+        crate::experiments::coherence::html::sync_charts(run)
+    }
+
+    fn rank(&self) -> Rank {
+        Rank(52)
+    }
+}

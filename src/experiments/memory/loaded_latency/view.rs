@@ -1,0 +1,111 @@
+//! What loaded latency shows (docs/views.md): its place among the experiments
+//! and its section of the summary and the report.
+
+use crate::experiments::memory::payload::LoadedCurveData;
+use crate::results::schema::{ResultRecord, Run};
+use crate::view::{Curve, Rank, Views};
+
+/// The views of this experiment (the registry holds it).
+pub struct LoadedLatencyViews;
+
+impl Views for LoadedLatencyViews {
+    fn summary_text(&self, run: &Run) -> String {
+        crate::experiments::memory::text::section(run, super::EXP)
+    }
+
+    fn report_html(&self, run: &Run) -> String {
+        let records = crate::experiments::memory::html::records(run);
+        crate::experiments::memory::html::loaded_chart(&records)
+    }
+
+    fn curves(&self, rec: &ResultRecord) -> Vec<Curve> {
+        loaded_curve(rec)
+    }
+
+    fn rank(&self) -> Rank {
+        Rank(42)
+    }
+}
+
+// ---------------------------------------------------------------- curves
+
+/// `loaded_latency.curve`: the chase's ns against the bandwidth the
+/// streams drew; against the stream count instead when the first point
+/// with a latency has no bandwidth. Points without either are left out.
+pub fn loaded_curve(rec: &ResultRecord) -> Vec<Curve> {
+    if !rec.is(super::CURVE) {
+        return Vec::new();
+    }
+    let Some(d) = rec.data_as::<LoadedCurveData>() else {
+        return Vec::new();
+    };
+    let Some(first) = d.points.iter().find(|p| p.latency_ns.is_some()) else {
+        return Vec::new();
+    };
+    if first.bandwidth_gbs.is_some() {
+        let points = d
+            .points
+            .iter()
+            .filter_map(|p| Some((p.bandwidth_gbs?, p.latency_ns?)))
+            .collect();
+        crate::view::curve("memory bandwidth", "GB/s", "ns", points)
+    } else {
+        let points = d
+            .points
+            .iter()
+            .filter_map(|p| Some((p.streams as f64, p.latency_ns?)))
+            .collect();
+        crate::view::curve("streams", "streams", "ns", points)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::memory::payload::LoadedCurvePoint;
+
+    fn lp(streams: usize, ns: Option<f64>, gbs: Option<f64>) -> LoadedCurvePoint {
+        LoadedCurvePoint {
+            streams,
+            latency_ns: ns,
+            bandwidth_gbs: gbs,
+        }
+    }
+
+    #[test]
+    fn loaded_curve_axis_from_first_point() {
+        let rec = |points| {
+            ResultRecord::of(super::super::CURVE, "ratio", false).with_payload(&LoadedCurveData {
+                points,
+                ..LoadedCurveData::default()
+            })
+        };
+        let c = loaded_curve(&rec(vec![
+            lp(0, None, None),
+            lp(1, Some(90.0), Some(1.0)),
+            lp(2, Some(120.0), None),
+            lp(3, Some(130.0), Some(9.0)),
+        ]));
+        assert_eq!(c[0].points, vec![(1.0, 90.0), (9.0, 130.0)]);
+        assert_eq!(
+            (
+                c[0].x_label.as_str(),
+                c[0].x_unit.as_str(),
+                c[0].y_unit.as_str()
+            ),
+            ("memory bandwidth", "GB/s", "ns")
+        );
+        // The first point with a latency has no bandwidth: x is the streams.
+        let c = loaded_curve(&rec(vec![
+            lp(0, Some(90.0), None),
+            lp(1, Some(120.0), Some(9.0)),
+            lp(2, None, Some(12.0)),
+        ]));
+        assert_eq!(c[0].points, vec![(0.0, 90.0), (1.0, 120.0)]);
+        assert_eq!(
+            (c[0].x_label.as_str(), c[0].x_unit.as_str()),
+            ("streams", "streams")
+        );
+        assert!(loaded_curve(&rec(vec![lp(0, None, Some(1.0))])).is_empty());
+    }
+}

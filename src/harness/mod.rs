@@ -5,6 +5,7 @@
 pub mod child;
 pub mod counted;
 pub mod measure;
+pub mod pairs;
 
 pub use measure::{
     measure, measure_bracketed, measure_team, Bracketed, Interrupted, Measurement, Policy,

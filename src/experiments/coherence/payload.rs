@@ -177,36 +177,9 @@ impl Disturbance {
     }
 }
 
-/// Steal time over the c2c experiment: the delta of the `steal` column of
-/// /proc/stat, summed over the measured CPUs (`c2c::StealTime::between`).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct StealTime {
-    /// None with the reason when it could not be read.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unavailable: Option<String>,
-    /// Steal ticks (USER_HZ) over the measured CPUs.
-    pub ticks: u64,
-    /// Every column's ticks over the measured CPUs (their whole time).
-    pub total_ticks: u64,
-    /// `ticks` in seconds.
-    pub seconds: f64,
-    /// Steal over the measured CPUs' time, 0..1.
-    pub share: f64,
-    pub cpus: usize,
-    /// Wall time between the two readings, seconds.
-    pub wall_s: f64,
-}
-
-impl StealTime {
-    /// Not readable, with the reason.
-    pub fn unavailable(why: &str) -> StealTime {
-        StealTime {
-            unavailable: Some(why.to_string()),
-            ..Default::default()
-        }
-    }
-}
+/// Steal time over the c2c experiment (a harness measurement; its stored
+/// form is this struct's).
+pub use crate::harness::pairs::StealTime;
 
 /// One latency level found in the matrix (`infer`).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

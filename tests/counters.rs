@@ -482,7 +482,9 @@ fn attach_to_pid_for_a_duration() {
 
 #[test]
 fn pid_that_exits_midway_ends_counting_with_a_note() {
-    let mut child = Command::new("sleep").arg("0.3").spawn().unwrap();
+    // Long enough for cpuscope to start and find it (under qemu-user the
+    // binary takes longer than 0.3 s to start: the PID was gone by then).
+    let mut child = Command::new("sleep").arg("2").spawn().unwrap();
     let pid = child.id().to_string();
     let reaper = std::thread::spawn(move || child.wait());
     let (o, d) = stat_json(&["-p", &pid, "--duration", "20", "-e", "task-clock"]);

@@ -131,7 +131,7 @@ pub fn peak_section(run: &Run) -> String {
     let actual = of(run, peak::FMA_FLOPS_PER_ACTUAL_CYCLE);
     let mut rows = Vec::new();
     for r in &pc {
-        let w = peak::record_width_label(r);
+        let w = peak::labels::record_width_label(r);
         if let Some(v) = r.value {
             rows.push((format!("{w} per scalar-clock cycle"), v));
         }
@@ -167,7 +167,7 @@ pub fn peak_section(run: &Run) -> String {
     let clocks = of(run, peak::SIMD_CLOCK);
     let bars: Vec<(String, f64)> = clocks
         .iter()
-        .filter_map(|r| Some((peak::clock_record_label(r), r.value?)))
+        .filter_map(|r| Some((peak::labels::clock_record_label(r), r.value?)))
         .collect();
     if !bars.is_empty() {
         h.push_str(&svg_bars(
@@ -176,7 +176,7 @@ pub fn peak_section(run: &Run) -> String {
             &bars,
         ));
         for r in &clocks {
-            let label = peak::clock_record_label(r);
+            let label = peak::labels::clock_record_label(r);
             match r.value {
                 Some(_) => {
                     for n in &r.notes {

@@ -402,7 +402,7 @@ pub fn render_peak(rs: &[ResultRecord]) -> String {
 fn peak_row(f: &ResultRecord, pc: &[&ResultRecord], actual: &[&ResultRecord]) -> Vec<String> {
     let w = param(f, "width").unwrap_or("?");
     let t = param(f, "threads").unwrap_or("?");
-    let shown = peak::record_width_label(f);
+    let shown = peak::labels::record_width_label(f);
     let Some(v) = f.value else {
         return vec![shown, t.into(), na(f)];
     };
@@ -549,7 +549,7 @@ pub fn render_simd_clocks(clocks: &[&ResultRecord]) -> String {
     let mut notes = Vec::new();
     for r in clocks {
         let w = param(r, "width").unwrap_or("?");
-        let label = peak::clock_record_label(r);
+        let label = peak::labels::clock_record_label(r);
         let Some(v) = r.value else {
             rows.push(vec![label, na(r)]);
             continue;

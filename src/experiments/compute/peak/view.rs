@@ -48,9 +48,9 @@ fn peak_line(run: &Run) -> Option<VerdictLine> {
     // A numbered width, or SVE at its recorded vector length.
     let widest = recs
         .iter()
-        .max_by_key(|r| super::record_bits(r).unwrap_or(64))?;
+        .max_by_key(|r| super::labels::record_bits(r).unwrap_or(64))?;
     let w = param_text(widest, "width").unwrap_or_default();
-    let label = super::record_width_label(widest);
+    let label = super::labels::record_width_label(widest);
     let mut t = format!("FP64 FMA {label}, one core {}", fig(widest));
     if let Some(pc) = find(run, super::FMA_FLOPS_PER_CYCLE, |r| {
         has(r, "threads", "1") && has(r, "width", &w)
@@ -72,8 +72,8 @@ fn peak_line(run: &Run) -> Option<VerdictLine> {
         let clock = find(run, super::SIMD_CLOCK, |r| {
             has(r, "threads", "1") && has(r, "width", &w)
         });
-        if let Some((c, words)) = clock.and_then(|c| Some((c, super::clock_words(c)?))) {
-            let dropped = super::clock_change_of(c).is_some_and(|x| x.3);
+        if let Some((c, words)) = clock.and_then(|c| Some((c, super::labels::clock_words(c)?))) {
+            let dropped = super::labels::clock_change_of(c).is_some_and(|x| x.3);
             let actual = find(run, super::FMA_FLOPS_PER_ACTUAL_CYCLE, |r| {
                 has(r, "threads", "1") && has(r, "width", &w)
             })

@@ -201,16 +201,18 @@ fn simd_line(run: &Run) -> Option<VerdictLine> {
     let mut dropped = Vec::new();
     let mut same = Vec::new();
     for c in &clocks {
-        match peak::clock_change_of(c) {
-            Some((.., true)) => dropped.extend(peak::clock_words(c).map(|w| w + noisy_mark(c))),
-            Some(_) => same.push(peak::clock_record_label(c) + noisy_mark(c)),
+        match peak::labels::clock_change_of(c) {
+            Some((.., true)) => {
+                dropped.extend(peak::labels::clock_words(c).map(|w| w + noisy_mark(c)))
+            }
+            Some(_) => same.push(peak::labels::clock_record_label(c) + noisy_mark(c)),
             None => {}
         }
     }
     if !same.is_empty() {
         let tol = clocks
             .iter()
-            .filter_map(|c| peak::clock_change_of(c).map(|x| x.2))
+            .filter_map(|c| peak::labels::clock_change_of(c).map(|x| x.2))
             .fold(0.0, f64::max);
         dropped.push(format!(
             "{} {} at the scalar clock (±{:.0}%)",

@@ -64,11 +64,11 @@ ALLOW = [
     ("experiments/common.rs", ("placement",), "pub const PLACEMENT_PARAM",
      "the params key of a thread placement (bandwidth and sync write it, the reports "
      "read it through this constant), not the placement experiment"),
-    ("experiments/memory/bandwidth/mod.rs", ("dram",), "pub const DRAM_SCOPE",
+    ("experiments/memory/bandwidth/plan.rs", ("dram",), "pub const DRAM_SCOPE",
      "the `scope` param's value for arrays in DRAM: a place, not latency's figure"),
     ("experiments/compute/placement_study/mod.rs", ("triad",), "SetWorkload::Triad =>",
      "the placement study's own workload name (CLI value, `workload` param), not bandwidth's figure"),
-    ("experiments/compute/rate/mod.rs", ("bc_pow", "bc_pi"), '"bc-p',
+    ("experiments/compute/rate/workload.rs", ("bc_pow", "bc_pi"), '"bc-p',
      "rate's command-line spellings of its workloads (`--workload bc_pow`), parsed, not a record's name"),
     ("machine/freq.rs", ("ghz",), "unit.starts_with",
      "a unit suffix parsed from a declared clock (\"2.40GHz\"), not a record"),

@@ -17,11 +17,11 @@ mod seed_trees;
 mod emulator;
 use cpuscope::base::CpuSet;
 use cpuscope::experiments::compute::peak;
+use cpuscope::experiments::compute::peak::text::render_peak;
+use cpuscope::experiments::compute::rate::text::render_rate;
 use cpuscope::experiments::compute::rate::{parse_workload, RateWorkload};
+use cpuscope::experiments::compute::simd::text::{render_simd, render_simd_configurations};
 use cpuscope::experiments::compute::simd::{ordered_cpus, smt_advice, smt_yield, thread_points};
-use cpuscope::experiments::compute::text::{
-    render_peak, render_rate, render_simd, render_simd_configurations,
-};
 use cpuscope::experiments::experiment::Profile;
 use cpuscope::kernels::chacha::{self, Variant};
 use cpuscope::kernels::fma::Width;
@@ -616,8 +616,8 @@ fn run_lists_the_compute_experiments() {
 
 #[test]
 fn bc_comparison_renders_as_published_data() {
-    use cpuscope::experiments::compute::text::render_workloads;
     use cpuscope::experiments::compute::workloads::compare_times;
+    use cpuscope::experiments::compute::workloads::text::render_workloads;
     let r = ResultRecord::new("workloads", "bc_pow", "s", false)
         .with_param("exp", 999_999)
         .with_samples(vec![26.729972414]);
@@ -640,8 +640,8 @@ fn bc_comparison_renders_as_published_data() {
 
 #[test]
 fn openssl_cbc_renders_as_not_compared() {
-    use cpuscope::experiments::compute::text::render_workloads;
     use cpuscope::experiments::compute::workloads::compare_openssl;
+    use cpuscope::experiments::compute::workloads::text::render_workloads;
     let r = ResultRecord::new("workloads", "openssl_aes", "MB/s", true)
         .with_param("alg", "aes-256-cbc")
         .with_param("copies", "1")

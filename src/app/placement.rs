@@ -7,7 +7,8 @@
 use super::args::{formats, OutputArgs, Progress};
 use super::session::{self, Session};
 use super::Context;
-use crate::experiments::compute::{placement_plan, placement_study, text as compute_text};
+use crate::experiments::compute::placement_study::text as compute_text;
+use crate::experiments::compute::{placement_plan, placement_study};
 use crate::experiments::experiment::Profile;
 use crate::machine;
 use anyhow::Result;

@@ -4,7 +4,8 @@
 use super::args::{formats, OutputArgs, Progress};
 use super::session::Session;
 use super::Context;
-use crate::experiments::compute::{rate, text as compute_text};
+use crate::experiments::compute::rate;
+use crate::experiments::compute::rate::text as compute_text;
 use crate::experiments::experiment::Profile;
 use anyhow::Result;
 

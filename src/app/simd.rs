@@ -5,7 +5,7 @@
 use super::args::{formats, OutputArgs, Progress};
 use super::session::{self, Session};
 use super::Context;
-use crate::experiments::compute::text as compute_text;
+use crate::experiments::compute::simd::text as compute_text;
 use crate::experiments::compute::{peak, simd};
 use crate::experiments::experiment::Profile;
 use crate::experiments::state::frequency;

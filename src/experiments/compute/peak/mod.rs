@@ -18,6 +18,7 @@
 
 pub mod clock;
 pub mod labels;
+pub mod text;
 pub mod theory;
 pub mod view;
 

@@ -9,7 +9,7 @@ pub struct PlacementStudyViews;
 
 impl Views for PlacementStudyViews {
     fn summary_text(&self, run: &Run) -> String {
-        crate::experiments::compute::text::render_placement(&run.results)
+        super::text::render_placement(&run.results)
     }
 
     fn report_html(&self, run: &Run) -> String {

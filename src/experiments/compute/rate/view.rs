@@ -10,7 +10,7 @@ pub struct RateViews;
 
 impl Views for RateViews {
     fn summary_text(&self, run: &Run) -> String {
-        crate::experiments::compute::text::render_rate(&run.results)
+        super::text::render_rate(&run.results)
     }
 
     fn report_html(&self, run: &Run) -> String {

@@ -26,7 +26,7 @@ impl Views for SimdViews {
     /// simd's section also shows peak's figures (its table of widths),
     /// and its part of the report peak's table.
     fn summary_text(&self, run: &Run) -> String {
-        crate::experiments::compute::text::render_simd_configurations(&run.results)
+        super::text::render_simd_configurations(&run.results)
     }
 
     fn report_html(&self, run: &Run) -> String {

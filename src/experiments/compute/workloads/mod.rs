@@ -22,6 +22,7 @@
 
 pub mod cmd;
 pub mod published_sets;
+pub mod text;
 pub mod view;
 
 pub use cmd::*;

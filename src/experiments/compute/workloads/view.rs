@@ -10,7 +10,7 @@ pub struct WorkloadsViews;
 
 impl Views for WorkloadsViews {
     fn summary_text(&self, run: &Run) -> String {
-        crate::experiments::compute::text::render_workloads(&run.results)
+        super::text::render_workloads(&run.results)
     }
 
     fn report_html(&self, run: &Run) -> String {

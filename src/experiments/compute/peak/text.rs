@@ -1,0 +1,265 @@
+//! Text of peak: FMA FLOPs per width against the theory, the clock under each width. Renders stored records; never measures.
+
+use crate::base::fmt::columns_ragged;
+use crate::base::fmt::{fmt_num, for_terminal};
+use crate::experiments::compute::payload::{
+    ActualCycleData, ClockData, OneCoreFlopsData, PerCoreFlopsData, PerCycleData, Theory,
+};
+use crate::experiments::compute::peak;
+use crate::experiments::compute::text::{na, of, param};
+use crate::results::schema::ResultRecord;
+use std::fmt::Write as _;
+
+/// FLOPs/cycle per width against the theoretical figure, per scalar-clock
+/// cycle and per actual cycle (at the clock while that width runs); the
+/// clock under each width; seed 000's formula.
+pub fn render_peak(rs: &[ResultRecord]) -> String {
+    let mut out = String::new();
+    let pc = of(rs, peak::FMA_FLOPS_PER_CYCLE);
+    let fl = of(rs, peak::FMA_FLOPS);
+    let actual = of(rs, peak::FMA_FLOPS_PER_ACTUAL_CYCLE);
+    let clocks = of(rs, peak::SIMD_CLOCK);
+    if pc.is_empty() && fl.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "Peak FP64 FMA, measured vs theoretical");
+    let mut rows = vec![vec![
+        "width".to_string(),
+        "threads".into(),
+        "GFLOP/s".into(),
+        "FLOP/cycle".into(),
+        "theoretical".into(),
+        "ratio".into(),
+        "clock (vs scalar)".into(),
+        "FLOP/actual cycle".into(),
+        "ratio".into(),
+    ]];
+    for f in &fl {
+        rows.push(peak_row(f, &pc, &actual));
+    }
+    out.push_str(&columns_ragged(&rows, "  "));
+    let _ = writeln!(
+        out,
+        "  FLOP/cycle: per scalar-clock cycle (the add chain right before and after each sample); FLOP/actual cycle: at the clock while that width runs (below)"
+    );
+    out.push_str(&render_simd_clocks(&clocks));
+    out.push_str(&peak_theory_and_rate(rs, &fl));
+    out
+}
+
+/// One row of the peak table: a width and thread count's GFLOP/s, FLOP per
+/// scalar-clock cycle against the theoretical figure, and per actual cycle.
+fn peak_row(f: &ResultRecord, pc: &[&ResultRecord], actual: &[&ResultRecord]) -> Vec<String> {
+    let w = param(f, "width").unwrap_or("?");
+    let t = param(f, "threads").unwrap_or("?");
+    let shown = peak::labels::record_width_label(f);
+    let Some(v) = f.value else {
+        return vec![shown, t.into(), na(f)];
+    };
+    let same = |r: &&&ResultRecord| param(r, "width") == Some(w) && param(r, "threads") == Some(t);
+    let p = pc.iter().find(same);
+    let per = p.and_then(|r| r.value);
+    let against = p
+        .and_then(|r| r.data_as::<PerCycleData>())
+        .and_then(|d| d.against_theory);
+    let theo = against.as_ref().map(|a| a.theoretical);
+    let (theo_s, ratio_s) = if t == "1" {
+        (
+            theo.map(|x| format!("{x:.0} FLOP/cycle"))
+                .unwrap_or_else(|| "n/a".into()),
+            per.zip(theo)
+                .map(|(a, b)| {
+                    let best = against
+                        .as_ref()
+                        .and_then(|a| a.best)
+                        .map(|x| format!(" (peak {:.1}%)", x / b * 100.0))
+                        .unwrap_or_default();
+                    format!("{:.1}%{best}", a / b * 100.0)
+                })
+                .unwrap_or_else(|| "n/a".into()),
+        )
+    } else {
+        let tg = f
+            .data_as::<PerCoreFlopsData>()
+            .and_then(|d| d.theoretical_gflops);
+        (
+            tg.map(|x| format!("{x:.0} GFLOP/s"))
+                .unwrap_or_else(|| "n/a".into()),
+            tg.map(|x| format!("{:.1}%", v / x * 100.0))
+                .unwrap_or_else(|| "n/a".into()),
+        )
+    };
+    // Per actual cycle: the clock while this width runs.
+    let (clock_s, act_s, act_ratio_s) = match (t, actual.iter().find(same)) {
+        ("1", Some(a)) if a.value.is_some() => {
+            let av = a.value.unwrap_or(f64::NAN);
+            let clock = match a.data_as::<ActualCycleData>() {
+                Some(ActualCycleData {
+                    ghz_actual: Some(g),
+                    clock_ratio: r,
+                    ..
+                }) => format!("{g:.2} GHz ({:+.1}%)", (r - 1.0) * 100.0),
+                Some(d) => format!("{:+.1}%", (d.clock_ratio - 1.0) * 100.0),
+                None => "-".into(),
+            };
+            (
+                clock,
+                format!("{av:.2}"),
+                theo.map(|x| format!("{:.1}%", av / x * 100.0))
+                    .unwrap_or_else(|| "n/a".into()),
+            )
+        }
+        ("1", _) => ("n/a".into(), "n/a".into(), String::new()),
+        _ => (String::new(), String::new(), String::new()),
+    };
+    let mut flags = Vec::new();
+    if let Some(d) = against
+        .as_ref()
+        .and_then(|a| a.ghz_drift)
+        .filter(|d| d.abs() > 0.05)
+    {
+        flags.push(format!(
+            "unreliable: clock moved {:+.0}% during the kernel",
+            d * 100.0
+        ));
+    }
+    vec![
+        shown,
+        t.into(),
+        fmt_num(v),
+        per.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into()),
+        theo_s,
+        ratio_s,
+        clock_s,
+        act_s,
+        act_ratio_s,
+        flags.join("; "),
+    ]
+}
+
+/// Where the theoretical figures come from, and the nop loop's rate.
+fn peak_theory_and_rate(rs: &[ResultRecord], fl: &[&ResultRecord]) -> String {
+    let mut out = String::new();
+    if let Some(th) = fl
+        .iter()
+        .filter(|r| param(r, "threads") == Some("1"))
+        .find_map(|r| r.data_as::<OneCoreFlopsData>()?.theory)
+    {
+        match th {
+            Theory::Known(k) => {
+                let _ = writeln!(out, "  theoretical: {}; source: {}", k.core, k.source);
+            }
+            Theory::Unknown { reason } => {
+                let _ = writeln!(
+                    out,
+                    "  theoretical: not available: {}",
+                    for_terminal(&reason)
+                );
+            }
+        }
+    }
+    for r in of(rs, peak::INSTRUCTION_RATE) {
+        match r.value {
+            Some(v) => {
+                let _ = writeln!(out, "  nop loop on all CPUs: {} G instr/s", fmt_num(v));
+                for n in &r.notes {
+                    let _ = writeln!(out, "    {}", for_terminal(n));
+                }
+            }
+            None => {
+                let _ = writeln!(out, "  nop loop on all CPUs: {}", na(r));
+            }
+        }
+    }
+    out
+}
+
+/// The clock while each width runs (`peak: simd_clock`): GHz with its
+/// spread, the change against the scalar clock and whether it is beyond
+/// noise, the FMA density and the chain check.
+pub fn render_simd_clocks(clocks: &[&ResultRecord]) -> String {
+    let mut out = String::new();
+    if clocks.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "  Clock while each width runs (add chain with independent FMAs in its shadow, each sample bracketed by the plain add chain):"
+    );
+    let mut rows = vec![vec![
+        "width".to_string(),
+        "GHz".into(),
+        "min-max".into(),
+        "CV".into(),
+        "vs scalar".into(),
+        "FMAs/cycle (units busy)".into(),
+        "2x chain".into(),
+        "".into(),
+    ]];
+    let mut notes = Vec::new();
+    for r in clocks {
+        let w = param(r, "width").unwrap_or("?");
+        let label = peak::labels::clock_record_label(r);
+        let Some(v) = r.value else {
+            rows.push(vec![label, na(r)]);
+            continue;
+        };
+        let st = r.stats.as_ref();
+        let d = r.data_as::<ClockData>().unwrap_or_default();
+        let change = d.change_pct;
+        let tol = d.noise_tolerance.map(|t| t * 100.0);
+        let beyond = d.drop_beyond_noise.unwrap_or(false);
+        let verdict = match (w, change, beyond) {
+            ("none", Some(_), _) => "reference (must read the scalar clock)".to_string(),
+            (_, Some(c), true) => format!("{c:+.1}%: beyond noise"),
+            (_, Some(_), false) => "at the scalar clock".to_string(),
+            _ => String::new(),
+        };
+        let check = match (d.check_double_chain_ratio, d.check_double_chain_agrees) {
+            (Some(k), Some(ok)) => format!(
+                "{:+.1}%{}",
+                (k - 1.0) * 100.0,
+                if ok { " ok" } else { " DIFFERS" }
+            ),
+            _ => "-".into(),
+        };
+        let density = match (Some(d.fmas_per_cycle), d.fma_units_busy) {
+            (Some(0.0), _) | (None, _) => "-".to_string(),
+            (Some(d), Some(b)) => format!("{d:.2} ({:.0}%)", b * 100.0),
+            (Some(d), None) => format!("{d:.2}"),
+        };
+        for n in r.notes.iter().filter(|n| n.starts_with("suspect:")) {
+            notes.push(format!("{label}: {n}"));
+        }
+        rows.push(vec![
+            label,
+            format!(
+                "{}{}",
+                fmt_num(v),
+                if r.is_suspect() {
+                    " ?"
+                } else if r.is_noisy() {
+                    " *"
+                } else {
+                    ""
+                }
+            ),
+            st.map(|s| format!("{}-{}", fmt_num(s.min), fmt_num(s.max)))
+                .unwrap_or_default(),
+            st.map(|s| format!("{:.1}%", s.cv * 100.0))
+                .unwrap_or_default(),
+            match (change, tol) {
+                (Some(c), Some(t)) => format!("{c:+.1}% (±{t:.1}%)"),
+                _ => "-".into(),
+            },
+            density,
+            check,
+            verdict,
+        ]);
+    }
+    out.push_str(&columns_ragged(&rows, "    "));
+    for n in notes {
+        let _ = writeln!(out, "    {}", for_terminal(&n));
+    }
+    out
+}

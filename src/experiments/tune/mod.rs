@@ -3,7 +3,10 @@
 
 pub mod view;
 
+pub mod analysis;
+pub mod candidates;
 pub mod html;
 pub mod payload;
+pub mod score;
 pub mod study;
 pub mod text;

@@ -97,7 +97,8 @@ def code_with_strings(text):
 
 
 def test_ranges(text):
-    """Line ranges of `#[cfg(test)]` modules: tests build documents by key."""
+    """Line ranges of `#[cfg(test)]` modules: tests build documents by key
+    (a module's `tests.rs` beside it is tests as a whole)."""
     out = []
     for m in re.finditer(r"#\[cfg\(test\)\]\s*mod\s+\w+\s*\{", text):
         out.append((m.start(), rust_lex.closing_brace(text, m.end() - 1)))
@@ -135,6 +136,10 @@ def main():
             raw = open(p, encoding="utf-8").read()
             text = code_with_strings(raw)
             tests = test_ranges(rust_lex.blank(raw))
+            if f == "tests.rs":
+                # A module's unit tests beside it (`X/tests.rs`, declared
+                # `#[cfg(test)] mod tests;`): the whole file is tests.
+                tests = [(0, len(text))]
             hits = list(KEYED.finditer(text)) + list(RAW_DATA.finditer(text))
             for m in sorted(hits, key=lambda m: m.start()):
                 if any(a <= m.start() <= b for a, b in tests):

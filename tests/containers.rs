@@ -428,6 +428,29 @@ fn quick_run_completes_in_a_256_mib_cgroup_on_one_cpu() {
             "a figure neither measured nor n/a with a reason: {r}"
         );
     }
+    // A DRAM figure the limit ruled out is said in the verdict's own line,
+    // not left out with its line (the levels measured are still shown).
+    let limited = |exp: &str, metric: &str| {
+        results.iter().any(|r| {
+            r["experiment"] == exp
+                && r["metric"] == metric
+                && r["unavailable_reason"]
+                    .as_str()
+                    .is_some_and(|w| w.contains("memory limit") && w.contains("DRAM"))
+        })
+    };
+    if limited("latency", "dram") {
+        assert!(
+            flat.contains("DRAM n/a (the cgroup's memory limit)"),
+            "{verdict}"
+        );
+    }
+    if limited("bandwidth", "triad") {
+        assert!(
+            flat.contains("Bandwidth DRAM triad n/a (the cgroup's memory limit)"),
+            "{verdict}"
+        );
+    }
     // What did not fit says so, naming the limit, instead of being killed.
     let by_limit: Vec<&str> = results
         .iter()

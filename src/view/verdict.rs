@@ -64,6 +64,9 @@ pub fn cause(reason: &str) -> String {
     if has("perf_event_paranoid") || has("eacces") || has("permission") {
         return "not permitted to count (perf_event_paranoid)".into();
     }
+    if has("memory limit") {
+        return "the cgroup's memory limit".into();
+    }
     if has("smt") || has("threads of one core") || has("hardware thread") {
         return "no SMT".into();
     }
@@ -112,4 +115,23 @@ pub fn cause(reason: &str) -> String {
         return "bandwidth still growing at all CPUs".into();
     }
     short(reason.split(": ").next().unwrap_or(reason), 60)
+}
+
+/// `"{name} n/a ({cause})"` for the first record of `id` that `keep`
+/// accepts and that has no value, its cause in at most `n` characters;
+/// None when there is none.
+pub fn na_part(
+    run: &Run,
+    id: MetricId,
+    name: &str,
+    n: usize,
+    keep: impl Fn(&ResultRecord) -> bool,
+) -> Option<String> {
+    let r = run.records(id).find(|r| r.value.is_none() && keep(r))?;
+    let why = r
+        .unavailable_reason
+        .as_deref()
+        .map(cause)
+        .unwrap_or_default();
+    Some(format!("{name} n/a ({})", short(&why, n)))
 }

@@ -9,7 +9,7 @@ use crate::experiments::memory::payload::BandwidthData;
 use crate::experiments::memory::payload::SaturationData;
 use crate::results::schema::{ResultRecord, Run};
 use crate::view::finding::{ev, from_result, noisy_note, param_num, Finding, Severity};
-use crate::view::verdict::{fig, has, short};
+use crate::view::verdict::{fig, has, na_part, short};
 use crate::view::Curve;
 use crate::view::{param_text, KeyFigure, Rank, Rule, VerdictLine, Views};
 use std::collections::BTreeMap;
@@ -306,7 +306,12 @@ fn bandwidth_line(run: &Run) -> Option<VerdictLine> {
             .and_then(|t| t.parse::<usize>().ok())
             .unwrap_or(0)
     };
-    let one = dram.iter().find(|r| threads(r) == 1)?;
+    let Some(one) = dram.iter().find(|r| threads(r) == 1) else {
+        // No DRAM figure (a container's memory limit): why, in one line.
+        let dram_scope = |r: &ResultRecord| has(r, "scope", super::DRAM_SCOPE);
+        let na = na_part(run, super::TRIAD, "DRAM triad", 60, dram_scope)?;
+        return Some(VerdictLine::plain("Bandwidth", na));
+    };
     let all = dram.iter().max_by_key(|r| threads(r))?;
     let mut t = format!("triad one core {}", fig(one));
     if threads(all) > 1 {

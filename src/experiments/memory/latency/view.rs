@@ -9,7 +9,7 @@ use crate::experiments::memory::payload::CurveData;
 use crate::experiments::memory::payload::{ClimbData, DramData, LevelData};
 use crate::results::schema::{ResultRecord, Run};
 use crate::view::finding::{ev, from_result, Finding, Severity};
-use crate::view::verdict::{cause, find, has, noisy_mark, short};
+use crate::view::verdict::{find, has, na_part, noisy_mark};
 use crate::view::Curve;
 use crate::view::{param_text, KeyFigure, Rank, Rule, VerdictLine, Views};
 
@@ -140,14 +140,19 @@ pub fn cache_latency_vs_published(run: &Run) -> Vec<Finding> {
 /// The latency line: the random-chase curve's levels and DRAM, on 2 MiB
 /// pages (no TLB cost), else on 4 KiB pages.
 fn latency_lines(run: &Run) -> Vec<VerdictLine> {
-    ["2m", "4k"]
-        .into_iter()
-        .find(|p| {
-            find(run, super::DRAM, |r| {
-                has(r, "pages", p) && has(r, "pattern", "random")
-            })
-            .is_some()
+    let measured = |id, p: &str| {
+        find(run, id, |r| {
+            has(r, "pages", p) && has(r, "pattern", "random")
         })
+        .is_some()
+    };
+    // A curve without a DRAM figure (a container's memory limit) still
+    // shows its levels, and says why DRAM is not there.
+    let pages = ["2m", "4k"];
+    pages
+        .into_iter()
+        .find(|p| measured(super::DRAM, p))
+        .or_else(|| pages.into_iter().find(|p| measured(super::L1D, p)))
         .map(|pg| curve_line(run, pg))
         .into_iter()
         .collect()
@@ -156,27 +161,14 @@ fn latency_lines(run: &Run) -> Vec<VerdictLine> {
 /// One line of the random-chase curve on `pg` pages: each cache level, DRAM
 /// (on the memory plateau it is read on) and any page-walk climb beyond.
 fn curve_line(run: &Run, pg: &str) -> VerdictLine {
-    let pick = |id| {
-        find(run, id, |r| {
-            has(r, "pages", pg) && has(r, "pattern", "random")
-        })
-    };
+    let on_pages = |r: &ResultRecord| has(r, "pages", pg) && has(r, "pattern", "random");
+    let pick = |id| find(run, id, on_pages);
     let mut parts = Vec::new();
     for name in LEVEL_NAMES.iter().take(3) {
         let Some((ns_id, cy_id)) = super::level(name) else {
             continue;
         };
-        let missing = run
-            .records(ns_id)
-            .find(|r| r.value.is_none() && has(r, "pages", pg) && has(r, "pattern", "random"));
-        if let Some(r) = missing {
-            let why = r
-                .unavailable_reason
-                .as_deref()
-                .map(cause)
-                .unwrap_or_default();
-            parts.push(format!("{name} n/a ({})", short(&why, 40)));
-        }
+        parts.extend(na_part(run, ns_id, name, 40, on_pages));
         if let Some(ns) = pick(ns_id) {
             let cy = pick(cy_id)
                 .and_then(|c| c.value)
@@ -216,6 +208,8 @@ fn curve_line(run: &Run, pg: &str) -> VerdictLine {
             fmt_num(d.value.unwrap_or(0.0)),
             noisy_mark(d)
         ));
+    } else {
+        parts.extend(na_part(run, super::DRAM, "DRAM", 40, on_pages));
     }
     if let Some(c) = pick(super::PAGE_WALK_CLIMB) {
         let from = c.data_as::<ClimbData>().map(|d| d.climb);

@@ -97,8 +97,8 @@ def code_with_strings(text):
 
 
 def test_ranges(text):
-    """Line ranges of `#[cfg(test)]` modules: tests build documents by key
-    (a module's `tests.rs` beside it is tests as a whole)."""
+    """Line ranges of `#[cfg(test)]` modules: tests build documents by key.
+    (A module's `tests.rs` beside it is tests as a whole: see main.)"""
     out = []
     for m in re.finditer(r"#\[cfg\(test\)\]\s*mod\s+\w+\s*\{", text):
         out.append((m.start(), rust_lex.closing_brace(text, m.end() - 1)))

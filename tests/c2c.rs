@@ -843,8 +843,11 @@ fn interrupt_one_c2c(x: usize, y: usize) {
     let (tx, rx) = std::sync::mpsc::channel();
     let reader = std::thread::spawn(move || {
         let mut all = String::new();
-        for line in std::io::BufReader::new(stderr).lines() {
+        // Bytes, not lines of UTF-8: the pipe is drained to its end whatever
+        // it holds, so the child never blocks on it.
+        for line in std::io::BufReader::new(stderr).split(b'\n') {
             let Ok(line) = line else { break };
+            let line = String::from_utf8_lossy(&line);
             if line.contains("pairs in") {
                 let _ = tx.send(());
             }

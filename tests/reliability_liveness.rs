@@ -56,7 +56,7 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// `cpuscope --store STORE ARGS…` (a path or a URL).
+/// The standard output of a command that must have succeeded.
 fn ok(o: &Output) -> String {
     assert!(o.status.success(), "failed: {}", stderr(o));
     stdout(o)
@@ -644,14 +644,11 @@ fn a_store_replaced_under_a_run_saves_the_run_and_an_unusable_tmpdir_falls_back_
     g.assert_intact();
 }
 
-/// A directory outside /tmp (which the tests below cover with a read-only
-/// mount in their own mount namespace).
 /// A directory that a tmpfs mounted over /tmp does not hide: the target
 /// directory's, or /var/tmp when the checkout itself lives under /tmp (a
 /// clone made with `mktemp -d`).
 fn outside_tmp() -> tempfile::TempDir {
     let target = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let under_tmp = |p: &std::path::Path| p.canonicalize().map_or(true, |c| c.starts_with("/tmp"));
     let place = if under_tmp(target) {
         std::path::Path::new("/var/tmp")
     } else {
@@ -664,11 +661,16 @@ fn outside_tmp() -> tempfile::TempDir {
     tempfile::tempdir_in(place).unwrap()
 }
 
+/// `p` lies under /tmp (or cannot be resolved, so it may).
+fn under_tmp(p: &std::path::Path) -> bool {
+    p.canonicalize().map_or(true, |c| c.starts_with("/tmp"))
+}
+
 /// The binary, as a path that a tmpfs mounted over /tmp does not hide: a
 /// copy in `dir` when the build lives under /tmp.
 fn binary_outside_tmp(dir: &std::path::Path) -> String {
     let built = std::path::Path::new(bin::PATH);
-    if !built.canonicalize().unwrap().starts_with("/tmp") {
+    if !under_tmp(built) {
         return bin::PATH.to_string();
     }
     let copy = dir.join("cpuscope");

@@ -7,7 +7,7 @@
 use super::args::{formats, OutputArgs, Progress};
 use super::session::{self, Session};
 use super::Context;
-use crate::experiments::compute::placement_study::text as compute_text;
+use crate::experiments::compute::placement_study::text as placement_text;
 use crate::experiments::compute::{placement_plan, placement_study};
 use crate::experiments::experiment::Profile;
 use crate::machine;
@@ -52,7 +52,7 @@ pub fn run(ctx: &Context, args: &PlacementArgs) -> Result<i32> {
         if args.formats.json {
             super::print_json(&plan)?;
         } else {
-            out!("{}", compute_text::render_plan(&plan));
+            out!("{}", placement_text::render_plan(&plan));
         }
         return Ok(0);
     }
@@ -66,5 +66,5 @@ pub fn run(ctx: &Context, args: &PlacementArgs) -> Result<i32> {
     )?;
     s.measure(placement_study::EXP, Some(&mut p))?;
     let keys = s.command_keys();
-    s.output(args.formats.json, keys, compute_text::render_placement)
+    s.output(args.formats.json, keys, placement_text::render_placement)
 }

@@ -5,7 +5,7 @@ use super::args::{formats, OutputArgs, Progress};
 use super::session::Session;
 use super::Context;
 use crate::experiments::compute::rate;
-use crate::experiments::compute::rate::text as compute_text;
+use crate::experiments::compute::rate::text as rate_text;
 use crate::experiments::experiment::Profile;
 use anyhow::Result;
 
@@ -79,5 +79,5 @@ pub fn run(ctx: &Context, args: &RateArgs) -> Result<i32> {
     )?;
     s.measure(rate::EXP, Some(&mut p))?;
     let keys = s.command_keys();
-    s.output(args.formats.json, keys, compute_text::render_rate)
+    s.output(args.formats.json, keys, rate_text::render_rate)
 }

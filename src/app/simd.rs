@@ -5,7 +5,7 @@
 use super::args::{formats, OutputArgs, Progress};
 use super::session::{self, Session};
 use super::Context;
-use crate::experiments::compute::simd::text as compute_text;
+use crate::experiments::compute::simd::text as simd_text;
 use crate::experiments::compute::{peak, simd};
 use crate::experiments::experiment::Profile;
 use crate::experiments::state::frequency;
@@ -81,6 +81,6 @@ pub fn run(ctx: &Context, args: &SimdArgs) -> Result<i32> {
     s.output(
         args.formats.json,
         extra,
-        compute_text::render_simd_configurations,
+        simd_text::render_simd_configurations,
     )
 }

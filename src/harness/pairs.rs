@@ -10,8 +10,8 @@
 //! a pair keeps the samples it took and which of them its initiator was
 //! switched out during. Passes are pooled per pair ([`merge_passes`]).
 //! Which pairs to measure and what the figures mean is the experiment's
-//! (`experiments/coherence/c2c`); the steal time of the measured CPUs is
-//! read here too ([`StealTime`]).
+//! (`experiments/coherence/c2c`, which also reads /proc/stat before and
+//! after); the steal time between two readings is [`StealTime::between`].
 
 use crate::base::timer::Timer;
 use crate::base::Stats;
@@ -43,16 +43,6 @@ pub struct StealTime {
     pub cpus: usize,
     /// Wall time between the two readings, seconds.
     pub wall_s: f64,
-}
-
-impl StealTime {
-    /// Not readable, with the reason.
-    pub fn unavailable(why: &str) -> StealTime {
-        StealTime {
-            unavailable: Some(why.to_string()),
-            ..Default::default()
-        }
-    }
 }
 
 /// Fewest samples per pair that a slow machine's rounds are cut to.
@@ -164,6 +154,14 @@ pub struct MatrixRun {
 }
 
 impl StealTime {
+    /// Not readable, with the reason.
+    pub fn unavailable(why: &str) -> StealTime {
+        StealTime {
+            unavailable: Some(why.to_string()),
+            ..Default::default()
+        }
+    }
+
     /// From two readings of /proc/stat's steal column, over `cpus`;
     /// `hz` = USER_HZ.
     pub fn between(
@@ -555,11 +553,13 @@ const RELEASE_WAIT: Duration = Duration::from_secs(1);
 /// Unmap the pair's page only once the responder said it is done with it.
 /// After a cut (Ctrl-C, the deadline) the responder answers on the page
 /// until it sees ABORT, and the wait for its `done` in [`line_check`] gives
-/// up at once on Ctrl-C: unmapping then made the responder's next
-/// compare-and-swap fault (SIGSEGV, seen as a c2c killed by Ctrl-C with
-/// nothing printed). Wait up to [`RELEASE_WAIT`] for `done`, without giving
-/// up on a stop; past it (a responder that never started, or hung), leave
-/// the page mapped for the process's life (4 KiB) rather than fault it.
+/// up whenever the team abandons the round (Ctrl-C, the team's watchdog, a
+/// member gone): unmapping then made the responder's next compare-and-swap
+/// fault (SIGSEGV, seen as a c2c killed by Ctrl-C with nothing printed).
+/// Wait up to [`RELEASE_WAIT`] for `done`, without giving up on a stop;
+/// past it (a hung responder), leave the page mapped for the process's life
+/// (4 KiB) rather than fault it. A responder that never reached the page
+/// says `done` too ([`respond`]).
 fn release_page(buf: Buffer, slot: &Slot) {
     let t0 = Instant::now();
     while slot.done.load(Ordering::Acquire) == 0 {
@@ -607,8 +607,11 @@ fn line_check(
 /// it is done.
 fn respond(method: Method, slot: &Slot, total_rt: u64) -> PairOutcome {
     let addr = k::wait_nonzero(&slot.line);
-    // FAILED: the initiator has no page; 0: the round was given up.
+    // FAILED: the initiator has no page; 0: the round was given up. Either
+    // way this side never touches the page: say so, so that the initiator
+    // need not wait for it (`release_page`).
     if addr == FAILED || addr == 0 {
+        slot.done.store(1, Ordering::Release);
         return Ok(None);
     }
     let base = addr as *const u8;

@@ -4,9 +4,10 @@
 //! a finding always carries at least one [`Evidence`] naming the result key
 //! or the machine-snapshot field it comes from. Never measures.
 //!
-//! Rules (docs/compare.md lists the result shapes each reads). The
-//! machine's three are here; the others are their experiments' (each in its
-//! folder's `view.rs`, gathered through the registry, `Views::rules`):
+//! Rules (docs/compare.md lists the result shapes each reads). The one that
+//! reads the machine snapshot alone (`nic-irq-remote-node`) is here; the
+//! others are their experiments' (each in its folder's `view.rs`, gathered
+//! through the registry, `Views::rules`):
 //! - `nic-irq-remote-node`: a NIC's interrupts are served on another NUMA node than the NIC's.
 //! - `numa-balancing-pinned`: kernel NUMA balancing is on, on a multi-node machine, for pinned work.
 //! - `remote-local-latency`: remote memory costs much more than local.
@@ -23,7 +24,7 @@ use crate::base::fmt::for_terminal;
 use crate::experiments::registry;
 use crate::results::schema::Run;
 use crate::view::finding::ev;
-pub use crate::view::{Evidence, Finding, Rule, Severity};
+pub use crate::view::{Finding, Rule, Severity};
 use std::fmt::Write as _;
 
 /// The rules that read the machine snapshot only; each experiment's rules
@@ -50,17 +51,17 @@ pub fn rules() -> Vec<&'static Rule> {
 /// When the machine was busy as the run started, findings from timed
 /// figures say so (with the load as evidence).
 pub fn findings(run: &Run) -> Vec<Finding> {
-    let rules = rules();
-    let timed: Vec<&str> = rules.iter().filter(|r| r.timed).map(|r| r.id).collect();
-    let mut out: Vec<Finding> = rules
+    // Each finding with whether its rule rests on timed figures.
+    let mut out: Vec<(bool, Finding)> = rules()
         .iter()
-        .flat_map(|rule| (rule.find)(run))
-        .filter(|f| !f.evidence.is_empty())
+        .flat_map(|rule| (rule.find)(run).into_iter().map(|f| (rule.timed, f)))
+        .filter(|(_, f)| !f.evidence.is_empty())
         .collect();
+
     if let Some(a) = run.environment.activity.as_ref().filter(|a| a.busy) {
         // Measured on a busy machine: withheld as hardware facts, kept as
         // leads (severity lowered, title and advice say why).
-        for f in out.iter_mut().filter(|f| timed.contains(&f.rule)) {
+        for (_, f) in out.iter_mut().filter(|(timed, _)| *timed) {
             f.severity = Severity::Advice;
             f.title = format!(
                 "{} (busy machine: not a hardware fact until repeated idle)",
@@ -78,7 +79,7 @@ pub fn findings(run: &Run) -> Vec<Finding> {
             ));
         }
     } else if let Some((load, cpus)) = busy(run) {
-        for f in out.iter_mut().filter(|f| timed.contains(&f.rule)) {
+        for (_, f) in out.iter_mut().filter(|(timed, _)| *timed) {
             f.advice.push_str(&format!(
                 " The machine was busy when the run started (load average {load:.2} on {cpus} CPUs): \
                  repeat on an idle machine before acting on this."
@@ -90,6 +91,7 @@ pub fn findings(run: &Run) -> Vec<Finding> {
             ));
         }
     }
+    let mut out: Vec<Finding> = out.into_iter().map(|(_, f)| f).collect();
     out.sort_by_key(|f| f.severity);
     out
 }
@@ -104,8 +106,6 @@ fn busy(run: &Run) -> Option<(f64, usize)> {
         .or_else(|| Some(m.threads.len()).filter(|n| *n > 0))?;
     (load >= 1.0 && load > 0.5 * cpus as f64).then_some((load, cpus))
 }
-
-// ------------------------------------------------------------ helpers
 
 // ------------------------------------------------------------ rules
 

@@ -10,7 +10,7 @@
 //! through the registry); this module lays them out in the frame (machine,
 //! busy, seeds, findings, noise, n/a, more). Never measures.
 
-use super::advice::{self, Severity};
+use super::advice::{self, Finding, Severity};
 use crate::base::fmt::{for_terminal, wrap};
 use crate::experiments::registry;
 use crate::results::published;
@@ -64,6 +64,7 @@ impl Style {
 }
 
 /// One line of the verdict before layout.
+#[derive(Clone)]
 struct Line {
     key: String,
     text: String,
@@ -266,8 +267,7 @@ pub fn grouped_unavailable(run: &Run) -> Vec<(String, String)> {
     v.into_iter().map(|(_, c, w)| (c, w)).collect()
 }
 
-fn findings_lines(run: &Run, max: usize) -> Vec<Line> {
-    let f = advice::findings(run);
+fn findings_lines(run: &Run, f: &[Finding], max: usize) -> Vec<Line> {
     let mut out = Vec::new();
     for x in f.iter().take(max) {
         let (mark, tone) = match x.severity {
@@ -345,8 +345,6 @@ fn layout(lines: &[Line], style: &Style) -> Vec<String> {
     out
 }
 
-/// Every line of the verdict before layout, with at most `nf` findings and
-/// `nu` causes of "not available"; `html`: the report's path, if written.
 /// On a busy machine, said before any figure: what other programs and the
 /// host took while the run measured.
 fn busy_line(run: &Run) -> Option<Line> {
@@ -377,7 +375,25 @@ fn flag_counts(run: &Run, suspect: usize) -> String {
     s
 }
 
-fn assemble(run: &Run, html: Option<&str>, nf: usize, nu: usize) -> Vec<Line> {
+/// What every try of the layout shares: the experiments' lines and the
+/// findings, each computed once per verdict.
+struct Parts {
+    experiments: Vec<Line>,
+    findings: Vec<Finding>,
+}
+
+impl Parts {
+    fn of(run: &Run) -> Parts {
+        Parts {
+            experiments: experiment_lines(run),
+            findings: advice::findings(run),
+        }
+    }
+}
+
+/// Every line of the verdict before layout, with at most `nf` findings and
+/// `nu` causes of "not available"; `html`: the report's path, if written.
+fn assemble(run: &Run, parts: &Parts, html: Option<&str>, nf: usize, nu: usize) -> Vec<Line> {
     let measured = run.results.iter().filter(|r| r.value.is_some()).count();
     let noisy = run.results.iter().filter(|r| r.is_noisy()).count();
     let suspect = run.results.iter().filter(|r| r.is_suspect()).count();
@@ -395,8 +411,8 @@ fn assemble(run: &Run, html: Option<&str>, nf: usize, nu: usize) -> Vec<Line> {
         machine_line(run),
     ];
     all.extend(busy_line(run));
-    all.extend(experiment_lines(run));
-    let f = findings_lines(run, nf);
+    all.extend(parts.experiments.iter().cloned());
+    let f = findings_lines(run, &parts.findings, nf);
     if !f.is_empty() {
         all.push(line("Findings", ""));
         all.extend(f);
@@ -454,9 +470,10 @@ pub fn render(run: &Run, html: Option<&str>, style: &Style) -> String {
 
 /// The verdict's lines, at most `MAX_LINES`.
 fn render_lines(run: &Run, html: Option<&str>, style: &Style) -> String {
+    let parts = Parts::of(run);
     let mut best = Vec::new();
     for (nf, nu) in [(5, 5), (4, 4), (3, 3), (3, 2), (2, 2), (1, 1), (0, 1)] {
-        best = layout(&assemble(run, html, nf, nu), style);
+        best = layout(&assemble(run, &parts, html, nf, nu), style);
         if best.len() <= MAX_LINES {
             break;
         }
@@ -472,7 +489,7 @@ fn render_lines(run: &Run, html: Option<&str>, style: &Style) -> String {
 pub fn html_card(run: &Run) -> String {
     use crate::base::html::esc;
     let mut h = String::from("<section class=\"verdict\" id=\"verdict\"><h2>Verdict</h2><table>");
-    for l in assemble(run, None, 5, 5) {
+    for l in assemble(run, &Parts::of(run), None, 5, 5) {
         if l.key == "More" {
             continue;
         }

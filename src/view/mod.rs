@@ -1,15 +1,16 @@
 //! Views: what a set of figures shows, format-neutral (docs/views.md).
 //!
-//! An experiment describes its figures as [`Section`]s (tables, charts,
-//! prose), [`VerdictLine`]s, [`Finding`]s, [`KeyFigure`]s and curves
-//! ([`Series`]), built from its typed payloads; one printer per output
-//! format draws any of them. Nothing here writes HTML or ANSI, measures, or
+//! Every experiment implements [`Views`] in its folder's `view.rs`: its
+//! [`Rank`], its sections (for now the summary's text and the report's
+//! HTML, from its family's renderers), its [`VerdictLine`]s, its [`Curve`]s,
+//! its [`KeyFigure`]s and its rules of advice ([`Rule`], [`Finding`]), built
+//! from its typed payloads. Nothing here writes HTML or ANSI, measures, or
 //! knows an experiment: the floor sits between `results/` (records, which a
-//! [`Figure`] and a [`KeyFigure`] refer to) and `experiments/` (which build
-//! views).
+//! [`KeyFigure`] refers to) and `experiments/` (which build views).
 //!
-//! The types only, for now: no caller yet, the rendering still lives where
-//! it was (the migration order is in docs/views.md).
+//! [`Figure`], [`Table`], [`Chart`] and [`Section`] are what the sections
+//! move to next, drawn by one printer per format; nothing builds them yet
+//! (the migration order is in docs/views.md).
 
 pub mod finding;
 pub mod verdict;
@@ -311,21 +312,17 @@ pub struct Curve {
 
 /// The curve of `points` (finite ones only), or none under two points.
 pub fn curve(x_label: &str, x_unit: &str, y_unit: &str, points: Vec<(f64, f64)>) -> Vec<Curve> {
-    let points: Vec<(f64, f64)> = points
+    Series::finite(None, points)
+        .map(|s| Curve {
+            name: None,
+            x_label: x_label.to_string(),
+            x_unit: x_unit.to_string(),
+            y_unit: y_unit.to_string(),
+            log_x: None,
+            points: s.points,
+        })
         .into_iter()
-        .filter(|(x, y)| x.is_finite() && y.is_finite())
-        .collect();
-    if points.len() < 2 {
-        return Vec::new();
-    }
-    vec![Curve {
-        name: None,
-        x_label: x_label.to_string(),
-        x_unit: x_unit.to_string(),
-        y_unit: y_unit.to_string(),
-        log_x: None,
-        points,
-    }]
+        .collect()
 }
 
 // ---------------------------------------------------------------- sections
@@ -436,7 +433,7 @@ pub fn param_text(r: &ResultRecord, key: &str) -> Option<String> {
     })
 }
 
-/// Where an experiment's verdict lines, findings and key figures fall among
+/// Where an experiment's verdict lines and key figures fall among
 /// the others' (lower first; steps of 10 leave room). Run order is not
 /// presentation order: frequency runs first for the others' sake, and a
 /// figure may be shown before one that was measured earlier.
@@ -450,7 +447,7 @@ pub struct Rank(pub u16);
 /// (typed payloads); none measures. All but [`Views::rank`] default to
 /// nothing.
 pub trait Views: Sync {
-    /// Its place among the others (verdict lines, findings, key figures).
+    /// Its place among the others (verdict lines, key figures).
     fn rank(&self) -> Rank;
 
     /// Its sections of the summary, the report or its own command.

@@ -8,13 +8,10 @@ use crate::experiments::compute::payload::{
     BcData, OpensslData, PerCopyRow, PerCycleData, PublishedComparison, SetThroughputData,
     SimdThroughputData, TimeRow,
 };
+use crate::experiments::compute::text::param;
 use crate::experiments::compute::{peak, placement_study, rate, simd, workloads};
 use crate::results::schema::{MetricId, ResultRecord, Run};
 use std::fmt::Write as _;
-
-fn param<'a>(r: &'a ResultRecord, k: &str) -> Option<&'a str> {
-    r.params.get(k).and_then(|v| v.as_str())
-}
 
 fn of(run: &Run, id: MetricId) -> Vec<&ResultRecord> {
     run.records(id).collect()

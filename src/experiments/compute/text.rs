@@ -4,18 +4,12 @@
 //! Renders stored records; never measures.
 
 use crate::results::schema::{MetricId, ResultRecord};
-use serde_json::Value;
 
 pub(crate) fn param<'a>(r: &'a ResultRecord, k: &str) -> Option<&'a str> {
     r.params.get(k).and_then(|v| v.as_str())
 }
 
-pub(crate) fn param_text(r: &ResultRecord, k: &str) -> Option<String> {
-    r.params.get(k).map(|v| match v {
-        Value::String(s) => s.clone(),
-        o => o.to_string(),
-    })
-}
+pub(crate) use crate::view::param_text;
 
 pub(crate) fn of(rs: &[ResultRecord], id: MetricId) -> Vec<&ResultRecord> {
     rs.iter().filter(|r| r.is(id)).collect()

@@ -3,10 +3,10 @@
 
 pub mod view;
 
-pub mod analysis;
-pub mod candidates;
+mod analysis;
+mod candidates;
 pub mod html;
 pub mod payload;
-pub mod score;
+mod score;
 pub mod study;
 pub mod text;

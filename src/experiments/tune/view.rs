@@ -1,5 +1,5 @@
-//! What a tune run shows beside its own section (docs/views.md): its place
-//! among the experiments and its verdict line.
+//! What a tune run shows (docs/views.md): its place among the experiments, its
+//! section of the summary, its charts in the report and its verdict lines.
 
 use crate::results::schema::Run;
 use crate::view::verdict::short;

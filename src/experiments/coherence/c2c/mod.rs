@@ -19,17 +19,14 @@
 //!   spread over the NUMA nodes: a round's pairs run in parallel, so time
 //!   goes with the number of rounds, about one per CPU), and says which it did.
 
-pub mod plan;
+mod plan;
 pub mod view;
 
 pub use plan::*;
 
 /// The pair protocol lives in the harness; its types and entry points keep
 /// their c2c paths.
-pub use crate::harness::pairs::{
-    merge_passes, pair_stats, pair_stats_marked, run_matrix, run_plan, MatrixRun, PairStats, Plan,
-    FIRST_PASS_SLACK, MIN_ADAPTED_SAMPLES,
-};
+pub use crate::harness::pairs::{pair_stats_marked, run_plan, MatrixRun, PairStats, Plan};
 
 use crate::base::CpuSet;
 use crate::base::Stats;

@@ -1,6 +1,7 @@
 //! Unit tests of `c2c` (beside it, to keep the module readable).
 
 use super::*;
+use crate::harness::pairs::{merge_passes, pair_stats};
 
 #[test]
 fn circle_rounds_are_perfect_matchings() {

@@ -1,6 +1,6 @@
-//! What core-to-core latency shows beside its own section (docs/views.md): its place
-//! among the experiments, its verdict lines and the figures the fleet
-//! compares across hosts.
+//! What core-to-core latency shows (docs/views.md): its place among the
+//! experiments, its section of the summary, its charts in the report, its
+//! verdict lines and the figures the fleet compares across hosts.
 
 use super::ONE_WAY_LATENCY;
 use crate::base::fmt::fmt_num;

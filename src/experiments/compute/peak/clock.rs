@@ -65,7 +65,7 @@ pub struct ClockChange {
 }
 
 /// The `q` quantile (0..1, nearest rank) of the finite values.
-pub(super) fn quantile(v: &[f64], q: f64) -> Option<f64> {
+fn quantile(v: &[f64], q: f64) -> Option<f64> {
     let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
     if s.is_empty() {
         return None;
@@ -109,7 +109,7 @@ impl ClockUnder {
 }
 
 /// The samples of one clock-probe measurement.
-pub(super) struct ProbeSamples {
+struct ProbeSamples {
     /// Per sample: the probe's GHz.
     ghz: Vec<f64>,
     /// Per sample: the mean of the plain add chain right before and after.
@@ -121,7 +121,7 @@ pub(super) struct ProbeSamples {
 
 /// One clock-probe measurement on `cpu`, each sample bracketed by the
 /// plain add chain.
-pub(super) fn bracketed_probe(
+fn bracketed_probe(
     ctx: &ExpCtx,
     policy: &Policy,
     cpu: usize,

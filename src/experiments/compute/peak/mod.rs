@@ -16,10 +16,10 @@
 //! record says why and the measured FLOP/cycle is read for the FMA units it
 //! implies, labelled inferred ([`infer_fma_units`]).
 
-pub mod clock;
+mod clock;
 pub mod labels;
 pub mod text;
-pub mod theory;
+mod theory;
 pub mod view;
 
 pub use clock::*;

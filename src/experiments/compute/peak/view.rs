@@ -1,6 +1,6 @@
-//! What peak FLOPs shows beside its own section (docs/views.md): its place
-//! among the experiments, its verdict lines and the figures the fleet
-//! compares across hosts.
+//! What peak FLOPs shows (docs/views.md): its place among the experiments, its
+//! verdict lines and the figures the fleet compares across hosts. Its figures
+//! are shown in simd's section and report table.
 
 use super::FMA_FLOPS;
 use crate::base::fmt::fmt_num;
@@ -28,7 +28,7 @@ impl Views for PeakViews {
 
 /// One team member on every core.
 fn per_core(r: &ResultRecord) -> bool {
-    param_text(r, "threads").as_deref() == Some("per_core")
+    has(r, "threads", "per_core")
 }
 
 const KEY_FIGURES: &[KeyFigure] = &[KeyFigure {

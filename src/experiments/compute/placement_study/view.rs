@@ -1,5 +1,5 @@
-//! What the placement study shows (docs/views.md): its place among the experiments
-//! and its section of the summary and the report.
+//! What the placement study shows (docs/views.md): its place among the
+//! experiments, its section of the summary and its charts in the report.
 
 use crate::results::schema::Run;
 use crate::view::{Rank, Views};

@@ -21,7 +21,7 @@
 
 pub mod text;
 pub mod view;
-pub mod workload;
+mod workload;
 
 pub use workload::*;
 

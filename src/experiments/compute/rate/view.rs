@@ -1,5 +1,6 @@
-//! What the rate score shows beside its own section (docs/views.md): its place
-//! among the experiments and the figures the fleet compares across hosts.
+//! What the rate score shows (docs/views.md): its place among the experiments,
+//! its section of the summary, its charts in the report and the figures the
+//! fleet compares across hosts.
 
 use super::JOBS_PER_HOUR;
 use crate::results::schema::Run;

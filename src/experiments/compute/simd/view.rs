@@ -1,6 +1,7 @@
-//! What SIMD throughput and SMT yield shows beside its own section (docs/views.md): its place
-//! among the experiments, its verdict lines, the figures the fleet compares
-//! across hosts and its rules of advice.
+//! What SIMD throughput and SMT yield shows (docs/views.md): its place among
+//! the experiments, its section of the summary, its charts in the report, its
+//! verdict lines, the figures the fleet compares across hosts and its rules of
+//! advice.
 
 use super::BEST_THROUGHPUT;
 use crate::base::fmt::fmt_num;
@@ -23,12 +24,12 @@ impl Views for SimdViews {
         simd_line(run).into_iter().collect()
     }
 
-    /// simd's section also shows peak's figures (its table of widths),
-    /// and its part of the report peak's table.
+    /// Its section shows peak's figures too (the table of widths).
     fn summary_text(&self, run: &Run) -> String {
         super::text::render_simd_configurations(&run.results)
     }
 
+    /// Its table, then peak's section of the report.
     fn report_html(&self, run: &Run) -> String {
         crate::experiments::compute::html::simd_table(run)
             + &crate::experiments::compute::html::peak_section(run)
@@ -119,7 +120,7 @@ pub fn smt_yield_wide_simd(run: &Run) -> Vec<Finding> {
     }
     // (b) Throughput with one thread per core vs all hardware threads, same other params.
     for a in &run.results {
-        if !a.higher_is_better || param_text(a, "threads").as_deref() != Some("per_core") {
+        if !a.higher_is_better || !has(a, "threads", "per_core") {
             continue;
         }
         let (Some(va), Some(isa)) = (a.value, simd_of(a)) else {

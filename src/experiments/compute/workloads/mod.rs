@@ -20,8 +20,8 @@
 //! mapping says the workload is the same; the others are carried as
 //! reference only.
 
-pub mod cmd;
-pub mod published_sets;
+mod cmd;
+mod published_sets;
 pub mod text;
 pub mod view;
 

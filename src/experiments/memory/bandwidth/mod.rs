@@ -7,8 +7,8 @@
 //! per element, triad 24 B) and write-allocate adjusted (a normal store also
 //! reads its line first: copy 24 B, triad 32 B; non-temporal stores do not).
 
-pub mod arrays;
-pub mod plan;
+mod arrays;
+mod plan;
 pub mod view;
 
 pub use arrays::*;

@@ -1,6 +1,7 @@
-//! What bandwidth shows beside its own section (docs/views.md): its place
-//! among the experiments, its verdict lines, the figures the fleet compares
-//! across hosts and its rules of advice.
+//! What bandwidth shows (docs/views.md): its place among the experiments, its
+//! section of the summary, its charts in the report, its verdict lines, the
+//! curves compare overlays, the figures the fleet compares across hosts and
+//! its rules of advice.
 
 use super::{DRAM_SCOPE, TRIAD};
 use crate::base::fmt::fmt_num;
@@ -50,13 +51,12 @@ impl Views for BandwidthViews {
 
 /// Triad with normal stores over a DRAM-sized buffer.
 fn dram_triad(r: &ResultRecord) -> bool {
-    param_text(r, "scope").as_deref() == Some(DRAM_SCOPE)
-        && param_text(r, "store").as_deref() == Some("normal")
+    has(r, "scope", DRAM_SCOPE) && has(r, "store", "normal")
 }
 
 /// [`dram_triad`] on one thread.
 fn dram_triad_one_thread(r: &ResultRecord) -> bool {
-    dram_triad(r) && param_text(r, "threads").as_deref() == Some("1")
+    dram_triad(r) && has(r, "threads", "1")
 }
 
 const KEY_FIGURES: &[KeyFigure] = &[
@@ -297,7 +297,7 @@ fn bandwidth_line(run: &Run) -> Option<VerdictLine> {
     let dram: Vec<&ResultRecord> = run
         .records(super::TRIAD)
         .filter(|r| r.value.is_some())
-        .filter(|r| has(r, "scope", super::DRAM_SCOPE) && has(r, "store", "normal"))
+        .filter(|r| dram_triad(r))
         .filter(|r| !has(r, "width", "scalar"))
         .filter(|r| param_text(r, PLACEMENT_PARAM).is_none_or(|p| p == "compact"))
         .collect();

@@ -5,8 +5,8 @@
 //! The curve's plateaus are detected and matched to the cache sizes that
 //! `info` reports; disagreements are findings.
 
-pub mod analysis;
-pub mod plan;
+mod analysis;
+mod plan;
 pub mod view;
 
 pub use analysis::*;

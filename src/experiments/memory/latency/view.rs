@@ -1,5 +1,6 @@
-//! What the latency ladder shows beside its own section (docs/views.md): its place
-//! among the experiments, its verdict lines, the figures the fleet compares
+//! What the latency ladder shows (docs/views.md): its place among the
+//! experiments, its section of the summary, its charts in the report, its
+//! verdict lines, the curves compare overlays, the figures the fleet compares
 //! across hosts and its rules of advice.
 
 use super::{Pattern, DRAM, L1D, L2, L3};
@@ -11,7 +12,7 @@ use crate::results::schema::{ResultRecord, Run};
 use crate::view::finding::{ev, from_result, Finding, Severity};
 use crate::view::verdict::{find, has, na_part, noisy_mark};
 use crate::view::Curve;
-use crate::view::{param_text, KeyFigure, Rank, Rule, VerdictLine, Views};
+use crate::view::{KeyFigure, Rank, Rule, VerdictLine, Views};
 
 /// The views of this experiment (the registry holds it).
 pub struct LatencyViews;
@@ -50,7 +51,7 @@ impl Views for LatencyViews {
 /// The random pointer chase (the ladder's figures; the sequential one is
 /// the prefetcher's).
 fn random_chase(r: &ResultRecord) -> bool {
-    param_text(r, "pattern").as_deref() == Some(Pattern::Random.name())
+    has(r, "pattern", Pattern::Random.name())
 }
 
 const KEY_FIGURES: &[KeyFigure] = &[
@@ -100,7 +101,7 @@ pub fn cache_latency_vs_published(run: &Run) -> Vec<Finding> {
             .filter(|r| r.value.is_some())
             .filter(|r| r.data_as::<PublishedData>().and_then(|d| d.finding) == Some(true))
             .collect();
-        recs.sort_by_key(|r| param_text(r, "pages").as_deref() != Some("2m"));
+        recs.sort_by_key(|r| !has(r, "pages", "2m"));
         let Some(r) = recs.first() else {
             continue;
         };

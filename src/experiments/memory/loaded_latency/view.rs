@@ -1,5 +1,6 @@
-//! What loaded latency shows (docs/views.md): its place among the experiments
-//! and its section of the summary and the report.
+//! What loaded latency shows (docs/views.md): its place among the experiments,
+//! its section of the summary, its charts in the report and the curves compare
+//! overlays.
 
 use crate::experiments::memory::payload::LoadedCurveData;
 use crate::results::schema::{ResultRecord, Run};

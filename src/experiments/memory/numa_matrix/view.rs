@@ -1,6 +1,6 @@
-//! What the NUMA matrix shows beside its own section (docs/views.md): its place
-//! among the experiments, its verdict lines, the figures the fleet compares
-//! across hosts and its rules of advice.
+//! What the NUMA matrix shows (docs/views.md): its place among the
+//! experiments, its section of the summary, its charts in the report, its
+//! verdict lines and its rules of advice.
 
 use crate::base::fmt::fmt_num;
 use crate::experiments::memory::payload::NumaMatrixData;

@@ -1,5 +1,5 @@
-//! What the seeds' loops shows (docs/views.md): its place among the experiments
-//! and its section of the summary and the report.
+//! What the seeds' loops shows (docs/views.md): its place among the
+//! experiments and its section of the summary.
 
 use crate::results::schema::Run;
 use crate::view::{Rank, Views};

@@ -1,13 +1,13 @@
-//! What the clock shows beside its own section (docs/views.md): its place
-//! among the experiments, its verdict lines, the figures the fleet compares
-//! across hosts and its rules of advice.
+//! What the clock shows (docs/views.md): its place among the experiments, its
+//! section of the summary, its charts in the report, its verdict lines, the
+//! figures the fleet compares across hosts and its rules of advice.
 
 use super::{ALL_CORES, SINGLE_CORE};
 use crate::base::fmt::fmt_num;
 use crate::experiments::state::payload::{SingleCoreData, TeamClockData};
 use crate::results::schema::Run;
 use crate::view::finding::{ev, from_result, measured, noisy_note, Finding, Severity};
-use crate::view::verdict::{fig, find};
+use crate::view::verdict::fig;
 use crate::view::{any, KeyFigure, Rank, Rule, VerdictLine, Views};
 
 /// The views of this experiment (the registry holds it).
@@ -228,9 +228,9 @@ pub fn declared_vs_measured_frequency(run: &Run) -> Vec<Finding> {
 // ---------------------------------------------------------------- verdict
 
 fn clock_line(run: &Run) -> Option<VerdictLine> {
-    let one = find(run, super::SINGLE_CORE, |_| true)?;
+    let one = measured(run, super::SINGLE_CORE)?;
     let mut t = format!("one core {}", fig(one));
-    if let Some(all) = find(run, super::ALL_CORES, |_| true) {
+    if let Some(all) = measured(run, super::ALL_CORES) {
         let d = all.value.unwrap_or(0.0) / one.value.unwrap_or(1.0) - 1.0;
         t.push_str(&format!(" · all cores {} ({:+.0}%)", fig(all), d * 100.0));
     }

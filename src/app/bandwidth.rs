@@ -66,7 +66,7 @@ pub fn run(ctx: &Context, args: &BandwidthArgs) -> Result<i32> {
         bandwidth::EXP,
         args.cpus.as_deref(),
         &args.measure,
-        bandwidth::EXP,
+        &bandwidth::Bandwidth,
         |m, c, p| bandwidth::plan_with(m, c, p, &o),
     )
 }

@@ -108,7 +108,7 @@ pub fn run(ctx: &Context, args: &C2cArgs) -> Result<i32> {
         return Ok(0);
     }
     let clock = s.clock(p.plan.cpus[0], args.no_clock);
-    s.measure(c2c::EXP, Some(&mut p))?;
+    s.measure_with(&c2c::C2c, &mut p)?;
     let ghz = s.ghz();
     let extra = json!({"clock_ghz": ghz, "clock": clock});
     if args.pair.is_some() {

@@ -54,7 +54,7 @@ pub fn run(ctx: &Context, args: &LatencyArgs) -> Result<i32> {
         latency::EXP,
         None,
         &args.measure,
-        latency::EXP,
+        &latency::Latency,
         |m, c, p| latency::plan_with(m, c, p, &o),
     )
 }

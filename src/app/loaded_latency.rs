@@ -56,7 +56,7 @@ pub fn run(ctx: &Context, args: &LoadedLatencyArgs) -> Result<i32> {
         "loaded-latency",
         None,
         &args.measure,
-        loaded_latency::EXP,
+        &loaded_latency::LoadedLatency,
         |m, c, p| loaded_latency::plan_with(m, c, p, &o),
     )
 }

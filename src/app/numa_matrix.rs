@@ -55,7 +55,7 @@ pub fn run(ctx: &Context, args: &NumaMatrixArgs) -> Result<i32> {
         "numa-matrix",
         None,
         &args.measure,
-        numa_matrix::EXP,
+        &numa_matrix::NumaMatrix,
         |m, c, p| numa_matrix::plan_with(m, c, p, &o),
     )
 }

@@ -64,7 +64,7 @@ pub fn run(ctx: &Context, args: &PlacementArgs) -> Result<i32> {
         args.profile,
         args.progress.quiet,
     )?;
-    s.measure(placement_study::EXP, Some(&mut p))?;
+    s.measure_with(&placement_study::PlacementStudy, &mut p)?;
     let keys = s.command_keys();
     s.output(args.formats.json, keys, placement_text::render_placement)
 }

@@ -77,7 +77,7 @@ pub fn run(ctx: &Context, args: &RateArgs) -> Result<i32> {
         args.timeout,
         mem,
     )?;
-    s.measure(rate::EXP, Some(&mut p))?;
+    s.measure_with(&rate::Rate, &mut p)?;
     let keys = s.command_keys();
     s.output(args.formats.json, keys, rate_text::render_rate)
 }

@@ -101,7 +101,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
             break;
         }
         s.step(e.name(), &format!("starting (estimated {est:.0} s)"));
-        if let Err(err) = s.measure(e.name(), None) {
+        if let Err(err) = s.measure(e.name()) {
             let msg = format!("{}: {err:#}", e.name()).replace('\n', " ");
             s.note(format!("experiment failed: {msg}"));
             failed.push(msg);

@@ -15,7 +15,7 @@ use crate::base::CpuSet;
 use crate::base::Sysroot;
 use crate::experiments;
 use crate::experiments::coherence::sync;
-use crate::experiments::experiment::{ExpCtx, Experiment, Facts, Profile};
+use crate::experiments::experiment::{ExpCtx, Facts, Profile, WithParams};
 use crate::machine::{self, MachineInfo};
 use crate::placement::machine_state::{self, Knob, Privilege, Setting, Want};
 use crate::results::schema::{new_run_id, now_rfc3339, Environment, ResultRecord, Run, RunStatus};
@@ -23,7 +23,6 @@ use crate::results::store::{local_hostname, Store};
 use anyhow::{bail, Result};
 use indicatif::ProgressBar;
 use serde_json::{json, Value};
-use std::any::Any;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,17 +31,17 @@ use std::time::{Duration, Instant};
 /// `loaded-latency`): a session on `cpus`, the plan `plan_with` makes from
 /// the machine, the CPUs and the profile (the experiment's parameters), the
 /// registered experiment `exp` run with it, the records as the memory report.
-pub fn memory_command<P: Any>(
+pub fn memory_command<E: WithParams>(
     ctx: &Context,
     command: &'static str,
     cpus: Option<&str>,
     m: &MeasureArgs,
-    exp: &str,
-    plan_with: impl FnOnce(&MachineInfo, &CpuSet, Profile) -> Result<P>,
+    exp: &E,
+    plan_with: impl FnOnce(&MachineInfo, &CpuSet, Profile) -> Result<E::Params>,
 ) -> Result<i32> {
     let mut s = Session::open(ctx, command, cpus, m.profile, m.quiet())?;
     let mut plan = plan_with(&s.machine, &s.cpus, m.profile)?;
-    s.measure(exp, Some(&mut plan))?;
+    s.measure_with(exp, &mut plan)?;
     s.output(
         m.json(),
         json!({}),
@@ -343,23 +342,37 @@ impl Session {
         self.facts.ghz_single
     }
 
-    /// Run the registered experiment `name` with the command's parameters
-    /// (its own type; `None`: its defaults) and keep what it hands back.
-    /// Ctrl-C ends it early without an error: what finished is kept.
-    pub fn measure(&mut self, name: &str, params: Option<&mut dyn Any>) -> Result<()> {
+    /// Run the registered experiment `name` with its defaults and keep what
+    /// it hands back. Ctrl-C ends it early without an error: what finished
+    /// is kept.
+    pub fn measure(&mut self, name: &str) -> Result<()> {
         let e = experiments::registry::by_name(name)?;
-        self.exec(e, params, true)
+        self.exec(e.name(), true, |ctx, out| e.run(ctx, out))
+    }
+
+    /// Run experiment `e` with the command's parameters `p` (its own type)
+    /// and keep what it hands back, as [`Session::measure`]. `e` must be
+    /// registered (its records are rendered through the registry).
+    pub fn measure_with<E: WithParams>(&mut self, e: &E, p: &mut E::Params) -> Result<()> {
+        let name = experiments::registry::by_name(e.name())?.name();
+        self.exec(name, true, |ctx, out| e.run_with(ctx, p, out))
     }
 
     /// Run the registered experiment `name` for the facts it leaves (the
     /// frequency experiment's clock), dropping its records.
     pub fn measure_facts(&mut self, name: &str) -> Result<()> {
         let e = experiments::registry::by_name(name)?;
-        self.exec(e, None, false)
+        self.exec(e.name(), false, |ctx, out| e.run(ctx, out))
     }
 
-    fn exec(&mut self, e: &dyn Experiment, params: Option<&mut dyn Any>, keep: bool) -> Result<()> {
-        let name = e.name();
+    /// Run `measure` (an experiment's `run` or `run_with`) as `name`,
+    /// keeping its records unless `keep` is false.
+    fn exec(
+        &mut self,
+        name: &'static str,
+        keep: bool,
+        measure: impl FnOnce(&mut ExpCtx, &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()>,
+    ) -> Result<()> {
         let (progress, done) = (&self.progress, self.done_secs);
         let mut step = |msg: &str| progress.step(name, msg, done);
         let mut ectx = ExpCtx {
@@ -369,7 +382,6 @@ impl Session {
             stop: &self.stop,
             facts: &mut self.facts,
             step: &mut step,
-            params,
         };
         let (run, store, tags) = (&mut self.run, &mut self.store, &self.record_params);
         let failed = &mut self.store_failed;
@@ -403,7 +415,7 @@ impl Session {
             run.results.push(rec);
             Ok(())
         };
-        match e.run(&mut ectx, &mut sink) {
+        match measure(&mut ectx, &mut sink) {
             // Ctrl-C: what finished is kept, the command exits 130.
             Err(_) if self.stop.load(Ordering::Relaxed) => Ok(()),
             other => other,

@@ -71,9 +71,9 @@ pub fn run(ctx: &Context, args: &SimdArgs) -> Result<i32> {
             // The clock at 1 thread and one thread per core, for GHz and cycles/byte.
             s.measure_facts(frequency::EXP)?;
         }
-        s.measure(simd::EXP, Some(&mut params))?;
+        s.measure_with(&simd::Simd, &mut params)?;
         if !args.no_peak {
-            s.measure(peak::EXP, None)?;
+            s.measure(peak::EXP)?;
         }
         Ok(())
     })?;

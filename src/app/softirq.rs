@@ -44,7 +44,7 @@ pub fn run(ctx: &Context, args: &SoftirqArgs) -> Result<i32> {
     let mut p = softirq::Params {
         seconds: Duration::from_secs_f64(args.seconds),
     };
-    s.measure(softirq::EXP, Some(&mut p))?;
+    s.measure_with(&softirq::Softirq, &mut p)?;
     let keys = s.command_keys();
     s.output(args.formats.json, keys, softirq_text)
 }

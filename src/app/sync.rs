@@ -39,7 +39,7 @@ pub fn run(ctx: &Context, args: &SyncArgs) -> Result<i32> {
         quiet,
     )?;
     let clock = s.clock(s.cpus.first().unwrap_or(0), args.no_clock);
-    s.measure(sync::EXP, None)?;
+    s.measure(sync::EXP)?;
     let extra = json!({
         "cpus": s.cpus.to_string(),
         "clock_ghz": s.ghz(),

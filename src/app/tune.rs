@@ -337,7 +337,7 @@ pub fn run(ctx: &Context, a: &TuneArgs) -> Result<i32> {
         p.plan.k,
         p.score.describe()
     ));
-    s.measure(tune::EXP, Some(&mut p))?;
+    s.measure_with(&tune::Tune, &mut p)?;
     let done = s.finish()?;
     let run = &done.run;
     let html_path = super::run::write_html(ctx, &html, run, done.store.is_some());

@@ -6,9 +6,8 @@ use crate::base::CpuSet;
 use crate::harness::measure::{Policy, Warmup};
 use crate::machine::MachineInfo;
 use crate::results::schema::ResultRecord;
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
-use std::any::Any;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -87,37 +86,6 @@ pub struct ExpCtx<'a> {
     pub facts: &'a mut Facts,
     /// Report a sub-step (shown by the progress display).
     pub step: &'a mut dyn FnMut(&str),
-    /// What a stand-alone command asks beyond the profile and the CPUs: the
-    /// experiment's own parameter type (its `Plan` for the memory family,
-    /// `Params` for the others), read with [`ExpCtx::params`]. `None` under
-    /// `run`: the experiment plans its defaults.
-    pub params: Option<&'a mut dyn Any>,
-}
-
-impl ExpCtx<'_> {
-    /// The parameters the caller gave, if any. An error when they are not a
-    /// `T`: parameters meant for another experiment are never ignored.
-    pub fn params<T: Any>(&mut self) -> Result<Option<&mut T>> {
-        match self.params.as_deref_mut() {
-            None => Ok(None),
-            Some(p) => p.downcast_mut::<T>().map(Some).ok_or_else(|| {
-                anyhow!(
-                    "internal: parameters of the wrong type (expected {})",
-                    std::any::type_name::<T>()
-                )
-            }),
-        }
-    }
-
-    /// The parameters the caller gave (a copy), else `default` from the
-    /// machine, the CPUs and the profile (what `run` measures).
-    pub fn params_or<T: Any + Clone>(
-        &mut self,
-        default: impl FnOnce(&MachineInfo, &CpuSet, Profile) -> T,
-    ) -> Result<T> {
-        let given = self.params::<T>()?.cloned();
-        Ok(given.unwrap_or_else(|| default(self.machine, &self.cpus, self.profile)))
-    }
 }
 
 pub trait Experiment: Sync {
@@ -136,6 +104,23 @@ pub trait Experiment: Sync {
     fn in_run(&self) -> bool {
         true
     }
+}
+
+/// An experiment whose own command (`cpuscope c2c`, `latency`, …) may set
+/// more than the profile and the CPUs: its parameters are a type of its own,
+/// checked when the command is compiled. [`Experiment::run`] measures with
+/// the defaults it plans from the machine, the CPUs and the profile.
+pub trait WithParams: Experiment {
+    /// What the command may set (a plan for the memory family).
+    type Params;
+    /// Measure with `p`; an experiment may hand figures back in `p` (c2c
+    /// returns its measured runs for the command's own views).
+    fn run_with(
+        &self,
+        ctx: &mut ExpCtx,
+        p: &mut Self::Params,
+        out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    ) -> Result<()>;
 }
 
 /// CPUs to use for "one thread per physical core": the first usable CPU of each core.

@@ -29,7 +29,7 @@ use crate::base::args;
 use crate::base::fmt::fmt_num;
 use crate::base::mann_whitney::RatioEstimate;
 use crate::base::CpuSet;
-use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
+use crate::experiments::experiment::{ExpCtx, Experiment, Profile, WithParams};
 use crate::experiments::tune::payload::{
     fmt_ratio, BoundKind, CandidateData, CounterMedians, NumaShare, RunBound, Stopped, VerdictData,
 };
@@ -202,12 +202,26 @@ impl Experiment for Tune {
     fn in_run(&self) -> bool {
         false
     }
-    fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
-        let Some(p) = ctx.params::<Params>()?.cloned() else {
-            // Under `run` there is no command to tune.
-            return Ok(());
-        };
-        run_tune(ctx, &p, out)
+    /// Under `run` there is no command to tune.
+    fn run(
+        &self,
+        _ctx: &mut ExpCtx,
+        _out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    ) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// `cpuscope tune`'s [`Params`].
+impl WithParams for Tune {
+    type Params = Params;
+    fn run_with(
+        &self,
+        ctx: &mut ExpCtx,
+        p: &mut Params,
+        out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    ) -> Result<()> {
+        run_tune(ctx, p, out)
     }
 }
 

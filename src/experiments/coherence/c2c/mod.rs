@@ -35,7 +35,7 @@ use crate::experiments::coherence::payload::{
     DeclaredLevelData, Disturbance, Inference, MatrixData, PairCell, PairSpread, PlanFacts,
     StealTime,
 };
-use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
+use crate::experiments::experiment::{ExpCtx, Experiment, Profile, WithParams};
 use crate::kernels::c2c::Method;
 use crate::machine::MachineInfo;
 use crate::placement::team::Team;
@@ -822,98 +822,109 @@ impl Experiment for C2c {
         plan(machine, &req).map(|p| p.est_secs).unwrap_or(0.0)
     }
 
-    /// Parameters: [`Params`] (`cpuscope c2c`); it hands back the measured
-    /// runs in `Params::runs`.
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
-        let given = ctx
-            .params::<Params>()?
-            .map(|p| (p.plan.clone(), p.fixed, p.keep_samples));
-        let (plan, fixed, keep) = match given {
-            Some(g) => g,
-            None => {
-                let cpus = run_cpus(&ctx.cpus);
-                if cpus.len() < 2 {
-                    for m in [Method::Cas, Method::LoadStore] {
-                        out(ResultRecord::unavailable(
-                            MATRIX.experiment,
-                            MATRIX.metric,
-                            "ns",
-                            "core-to-core latency needs at least two usable CPUs",
-                        )
-                        .with_param("method", m.as_str()))?;
-                    }
-                    return Ok(());
-                }
-                let req =
-                    PlanRequest::for_profile(ctx.profile, &cpus, &[Method::Cas, Method::LoadStore]);
-                let plan = plan(ctx.machine, &req)?;
-                let keep = plan.pairs.len() == 1;
-                (plan, false, keep)
+        let cpus = run_cpus(&ctx.cpus);
+        if cpus.len() < 2 {
+            for m in [Method::Cas, Method::LoadStore] {
+                out(ResultRecord::unavailable(
+                    MATRIX.experiment,
+                    MATRIX.metric,
+                    "ns",
+                    "core-to-core latency needs at least two usable CPUs",
+                )
+                .with_param("method", m.as_str()))?;
             }
-        };
-        let decl = Declared::from_machine(ctx.machine, &plan.cpus);
-        (ctx.step)(&format!(
-            "{} CPUs, {} pairs in {} rounds (~{:.1} s)",
-            plan.cpus.len(),
-            plan.pairs.len(),
-            plan.rounds.len(),
-            plan.est_secs
-        ));
-        let mut team = Team::new(&plan.cpus)?;
-        // Under heavy load a ping-pong pair runs only while both threads are
-        // on a CPU: stop at twice the budget (keeping what finished) unless
-        // the sizes are fixed.
-        let deadline = (!fixed).then(|| {
-            Instant::now() + std::time::Duration::from_secs_f64(plan.budget_secs * 2.0 + 1.0)
-        });
-        let step = &mut ctx.step;
-        let mut last = Instant::now();
-        let mut prog = |m: Method, pass: usize, d: usize, t: usize| {
-            if last.elapsed().as_millis() > 500 || d == t {
-                step(&format!(
-                    "{} pass {}/{}: round {d}/{t}",
-                    m.as_str(),
-                    pass + 1,
-                    plan.passes
-                ));
-                last = Instant::now();
-            }
-        };
-        // Steal time over the measurement: /proc/stat's steal column before
-        // and after, over the measured CPUs.
-        let sys = crate::base::Sysroot::new("/").map_err(|e| format!("{e:#}"));
-        let read_steal = || {
-            sys.as_ref()
-                .map_err(Clone::clone)
-                .and_then(crate::machine::devices::read_stat_steal)
-        };
-        let before = read_steal();
-        let t_steal = Instant::now();
-        let mut runs = run_plan(&plan, &mut team, ctx.stop, deadline, keep, &mut prog)?;
-        let steal = match (before, read_steal()) {
-            (Ok(b), Ok(a)) => StealTime::between(
-                &b,
-                &a,
-                &plan.cpus,
-                user_hz(),
-                t_steal.elapsed().as_secs_f64(),
-            ),
-            (Err(e), _) | (_, Err(e)) => StealTime::unavailable(&e),
-        };
-        for run in runs.iter_mut() {
-            run.steal = Some(steal.clone());
+            return Ok(());
         }
-        for run in &runs {
-            let (recs, _) = records(run, &plan, &decl, ctx.facts.ghz_single);
-            for r in recs {
-                out(r)?;
-            }
-        }
-        if let Some(p) = ctx.params::<Params>()? {
-            p.runs = runs;
-        }
+        let req = PlanRequest::for_profile(ctx.profile, &cpus, &[Method::Cas, Method::LoadStore]);
+        let plan = plan(ctx.machine, &req)?;
+        let keep = plan.pairs.len() == 1;
+        measure(ctx, &plan, false, keep, out).map(drop)
+    }
+}
+
+/// `cpuscope c2c`'s [`Params`]; it hands back the measured runs in
+/// `Params::runs`.
+impl WithParams for C2c {
+    type Params = Params;
+    fn run_with(
+        &self,
+        ctx: &mut ExpCtx,
+        p: &mut Params,
+        out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    ) -> Result<()> {
+        p.runs = measure(ctx, &p.plan, p.fixed, p.keep_samples, out)?;
         Ok(())
     }
+}
+
+/// Measure `plan` (`fixed`: sizes the user fixed, no deadline; `keep`:
+/// every sample of each pair), hand each figure to `out`, return the runs.
+fn measure(
+    ctx: &mut ExpCtx,
+    plan: &Plan,
+    fixed: bool,
+    keep: bool,
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+) -> Result<Vec<MatrixRun>> {
+    let decl = Declared::from_machine(ctx.machine, &plan.cpus);
+    (ctx.step)(&format!(
+        "{} CPUs, {} pairs in {} rounds (~{:.1} s)",
+        plan.cpus.len(),
+        plan.pairs.len(),
+        plan.rounds.len(),
+        plan.est_secs
+    ));
+    let mut team = Team::new(&plan.cpus)?;
+    // Under heavy load a ping-pong pair runs only while both threads are
+    // on a CPU: stop at twice the budget (keeping what finished) unless
+    // the sizes are fixed.
+    let deadline = (!fixed)
+        .then(|| Instant::now() + std::time::Duration::from_secs_f64(plan.budget_secs * 2.0 + 1.0));
+    let step = &mut ctx.step;
+    let mut last = Instant::now();
+    let mut prog = |m: Method, pass: usize, d: usize, t: usize| {
+        if last.elapsed().as_millis() > 500 || d == t {
+            step(&format!(
+                "{} pass {}/{}: round {d}/{t}",
+                m.as_str(),
+                pass + 1,
+                plan.passes
+            ));
+            last = Instant::now();
+        }
+    };
+    // Steal time over the measurement: /proc/stat's steal column before
+    // and after, over the measured CPUs.
+    let sys = crate::base::Sysroot::new("/").map_err(|e| format!("{e:#}"));
+    let read_steal = || {
+        sys.as_ref()
+            .map_err(Clone::clone)
+            .and_then(crate::machine::devices::read_stat_steal)
+    };
+    let before = read_steal();
+    let t_steal = Instant::now();
+    let mut runs = run_plan(plan, &mut team, ctx.stop, deadline, keep, &mut prog)?;
+    let steal = match (before, read_steal()) {
+        (Ok(b), Ok(a)) => StealTime::between(
+            &b,
+            &a,
+            &plan.cpus,
+            user_hz(),
+            t_steal.elapsed().as_secs_f64(),
+        ),
+        (Err(e), _) | (_, Err(e)) => StealTime::unavailable(&e),
+    };
+    for run in runs.iter_mut() {
+        run.steal = Some(steal.clone());
+    }
+    for run in &runs {
+        let (recs, _) = records(run, plan, &decl, ctx.facts.ghz_single);
+        for r in recs {
+            out(r)?;
+        }
+    }
+    Ok(runs)
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ use crate::experiments::compute::payload::{
 };
 use crate::experiments::compute::placement_plan::{plan, Comparison, Plan};
 use crate::experiments::compute::simd::{compute_policy, secs_per_figure, team_rate};
-use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
+use crate::experiments::experiment::{ExpCtx, Experiment, Profile, WithParams};
 use crate::harness::measure::{measure, measure_team};
 use crate::kernels::chacha::{self, Variant, CHUNK_BYTES};
 use crate::kernels::cpu_loops::{build_chase, chase, shared_add, triad, Padded, SHARED_LINES};
@@ -488,13 +488,25 @@ impl Experiment for PlacementStudy {
             + mem * (secs_per_figure(profile) + 0.5)
     }
 
-    /// Parameters: [`Params`] (`cpuscope placement`).
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
-        let p = ctx.params_or(|_, _, profile| Params {
-            workloads: workloads(profile),
-            k: spread_k(profile),
+        let mut p = Params {
+            workloads: workloads(ctx.profile),
+            k: spread_k(ctx.profile),
             memory: true,
-        })?;
+        };
+        self.run_with(ctx, &mut p, out)
+    }
+}
+
+/// `cpuscope placement`'s [`Params`].
+impl WithParams for PlacementStudy {
+    type Params = Params;
+    fn run_with(
+        &self,
+        ctx: &mut ExpCtx,
+        p: &mut Params,
+        out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    ) -> Result<()> {
         run_study(ctx, &p.workloads, p.k, p.memory, out)
     }
 }

@@ -32,7 +32,7 @@ use crate::experiments::compute::simd::ordered_cpus;
 use crate::experiments::compute::workloads::{
     bc_pi_cmd, bc_pow_cmd, copy_bindings, find_in_path, run_copies, Cmd, ProcRun,
 };
-use crate::experiments::experiment::{one_cpu_per_core, ExpCtx, Experiment, Profile};
+use crate::experiments::experiment::{one_cpu_per_core, ExpCtx, Experiment, Profile, WithParams};
 use crate::kernels::chacha::{self, Variant};
 use crate::kernels::cpu_loops::nop_loop;
 use crate::kernels::memory::cacheline_loop;
@@ -586,9 +586,21 @@ impl Experiment for Rate {
         main + study
     }
 
-    /// Parameters: [`Params`] (`cpuscope rate`).
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
-        let p = ctx.params_or(Params::defaults)?;
+        let mut p = Params::defaults(ctx.machine, &ctx.cpus, ctx.profile);
+        self.run_with(ctx, &mut p, out)
+    }
+}
+
+/// `cpuscope rate`'s [`Params`].
+impl WithParams for Rate {
+    type Params = Params;
+    fn run_with(
+        &self,
+        ctx: &mut ExpCtx,
+        p: &mut Params,
+        out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    ) -> Result<()> {
         let w = &p.workload;
         let order = ordered_cpus(ctx.machine, &ctx.cpus);
         if order.is_empty() {

@@ -17,7 +17,9 @@ use crate::experiments::compute::payload::{
     CountedData, SimdBestData, SimdEfficiencyData, SimdThroughputData, SmtYieldData, VariantCheck,
     VerifiedData,
 };
-use crate::experiments::experiment::{one_cpu_per_core, ExpCtx, Experiment, Facts, Profile};
+use crate::experiments::experiment::{
+    one_cpu_per_core, ExpCtx, Experiment, Facts, Profile, WithParams,
+};
 use crate::harness::counted::{self, Counted};
 use crate::harness::measure::{measure, measure_team, Policy, TeamMeasurement, Warmup};
 use crate::kernels::chacha::{self, Variant, CHUNK_BYTES};
@@ -899,10 +901,21 @@ impl Experiment for Simd {
         variants as f64 * pts.len() as f64 * secs_per_figure(profile)
     }
 
-    /// Parameters: [`Params`] (`cpuscope simd --variants`).
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
-        let only = ctx.params::<Params>()?.map(|p| p.variants.clone());
-        run_study(ctx, &only.unwrap_or_default(), out)
+        run_study(ctx, &[], out)
+    }
+}
+
+/// `cpuscope simd --variants`'s [`Params`].
+impl WithParams for Simd {
+    type Params = Params;
+    fn run_with(
+        &self,
+        ctx: &mut ExpCtx,
+        p: &mut Params,
+        out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    ) -> Result<()> {
+        run_study(ctx, &p.variants, out)
     }
 }
 

@@ -17,7 +17,7 @@ pub use plan::*;
 use crate::base::fmt::fmt_size;
 use crate::base::CpuSet;
 use crate::experiments::common::{self, cpu_order, Placement, PLACEMENT_PARAM};
-use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
+use crate::experiments::experiment::{ExpCtx, Experiment, Profile, WithParams};
 use crate::experiments::memory::payload::{BandwidthData, SaturationData};
 use crate::harness::measure::{measure_team_inline, Policy, Warmup};
 use crate::kernels::memory::{BwKernel, StoreKind, BW_ELEMS_ALIGN};
@@ -625,12 +625,24 @@ impl Experiment for Bandwidth {
     fn estimate_secs(&self, machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> f64 {
         estimate(&plan(machine, cpus, profile), machine)
     }
-    /// Parameters: a [`BandwidthPlan`] (`cpuscope bandwidth`, see [`plan_with`]).
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
-        let p = ctx.params_or(plan)?;
+        let mut p = plan(ctx.machine, &ctx.cpus, ctx.profile);
+        self.run_with(ctx, &mut p, out)
+    }
+}
+
+impl WithParams for Bandwidth {
+    type Params = BandwidthPlan;
+    /// Measure with a [`BandwidthPlan`] (`cpuscope bandwidth`, see [`plan_with`]).
+    fn run_with(
+        &self,
+        ctx: &mut ExpCtx,
+        p: &mut BandwidthPlan,
+        out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    ) -> Result<()> {
         let theory = dram_theory(ctx.machine, &p.cpus);
         let mut with_theory = |r: ResultRecord| out(with_dram_theory(r, &theory));
-        run_plan(ctx, &p, &mut with_theory)
+        run_plan(ctx, p, &mut with_theory)
     }
 }
 

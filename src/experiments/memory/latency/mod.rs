@@ -16,7 +16,7 @@ use crate::base::fmt::fmt_size;
 use crate::base::CpuSet;
 use crate::base::Stats;
 use crate::experiments::common::{self, huge_buffer, CacheFacts, HugeOutcome, KIB, MIB};
-use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
+use crate::experiments::experiment::{ExpCtx, Experiment, Profile, WithParams};
 use crate::experiments::memory::payload::{
     ClimbData, CurveData, CurvePoint, DramData, L3InstanceData, LevelData, LevelMatch, MemoryPart,
     Plateau, PublishedData,
@@ -921,10 +921,22 @@ impl Experiment for Latency {
     fn estimate_secs(&self, machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> f64 {
         estimate(&plan(machine, cpus, profile))
     }
-    /// Parameters: a [`LatencyPlan`] (`cpuscope latency`, see [`plan_with`]).
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
-        let p = ctx.params_or(plan)?;
-        run_plan(ctx, &p, out)
+        let mut p = plan(ctx.machine, &ctx.cpus, ctx.profile);
+        self.run_with(ctx, &mut p, out)
+    }
+}
+
+impl WithParams for Latency {
+    type Params = LatencyPlan;
+    /// Measure with a [`LatencyPlan`] (`cpuscope latency`, see [`plan_with`]).
+    fn run_with(
+        &self,
+        ctx: &mut ExpCtx,
+        p: &mut LatencyPlan,
+        out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    ) -> Result<()> {
+        run_plan(ctx, p, out)
     }
 }
 

@@ -12,7 +12,7 @@ use crate::base::Stats;
 use crate::experiments::common::{
     self, cpu_order, huge_buffer, CacheFacts, Placement, DRAM_REACH, MIB,
 };
-use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
+use crate::experiments::experiment::{ExpCtx, Experiment, Profile, WithParams};
 use crate::experiments::memory::bandwidth::{StreamArrays, Variant};
 use crate::experiments::memory::payload::{LoadedCurveData, LoadedCurvePoint, LoadedPointData};
 use crate::kernels::memory::{BwKernel, Layout, PointerChain, StoreKind, Width, BW_ELEMS_ALIGN};
@@ -514,9 +514,21 @@ impl Experiment for LoadedLatency {
     fn estimate_secs(&self, machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> f64 {
         estimate(&plan(machine, cpus, profile))
     }
-    /// Parameters: a [`LoadedPlan`] (`cpuscope loaded-latency`, see [`plan_with`]).
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
-        let p = ctx.params_or(plan)?;
+        let mut p = plan(ctx.machine, &ctx.cpus, ctx.profile);
+        self.run_with(ctx, &mut p, out)
+    }
+}
+
+impl WithParams for LoadedLatency {
+    type Params = LoadedPlan;
+    /// Measure with a [`LoadedPlan`] (`cpuscope loaded-latency`, see [`plan_with`]).
+    fn run_with(
+        &self,
+        ctx: &mut ExpCtx,
+        p: &mut LoadedPlan,
+        out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    ) -> Result<()> {
         if let Some(why) = &p.unavailable {
             for id in [LATENCY, CURVE] {
                 out(ResultRecord::unavailable(
@@ -528,6 +540,6 @@ impl Experiment for LoadedLatency {
             }
             return Ok(());
         }
-        run_plan(ctx, &p, out)
+        run_plan(ctx, p, out)
     }
 }

@@ -10,7 +10,7 @@ use crate::base::CpuSet;
 use crate::experiments::common::{
     self, fixed_policy, huge_buffer, memory_nodes, node_cpus, CacheFacts, DRAM_REACH, MIB,
 };
-use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
+use crate::experiments::experiment::{ExpCtx, Experiment, Profile, WithParams};
 use crate::experiments::memory::bandwidth::{measure_variant, StreamArrays, Variant};
 use crate::experiments::memory::latency::chase_samples;
 use crate::experiments::memory::payload::{NumaMatrixData, INTERLEAVE_TARGET};
@@ -564,9 +564,21 @@ impl Experiment for NumaMatrix {
     fn estimate_secs(&self, machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> f64 {
         estimate(&plan(machine, cpus, profile))
     }
-    /// Parameters: a [`NumaPlan`] (`cpuscope numa-matrix`, see [`plan_with`]).
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
-        let p = ctx.params_or(plan)?;
-        run_plan(ctx, &p, out)
+        let mut p = plan(ctx.machine, &ctx.cpus, ctx.profile);
+        self.run_with(ctx, &mut p, out)
+    }
+}
+
+impl WithParams for NumaMatrix {
+    type Params = NumaPlan;
+    /// Measure with a [`NumaPlan`] (`cpuscope numa-matrix`, see [`plan_with`]).
+    fn run_with(
+        &self,
+        ctx: &mut ExpCtx,
+        p: &mut NumaPlan,
+        out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    ) -> Result<()> {
+        run_plan(ctx, p, out)
     }
 }

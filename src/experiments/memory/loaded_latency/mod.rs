@@ -154,6 +154,51 @@ pub fn run_plan(
 ) -> Result<()> {
     let width = Width::widest().unwrap_or(Width::Scalar);
     let v = Variant::new(plan.traffic, width, plan.store);
+    let measured = measure(ctx, plan, &[(v, plan.array_bytes)])?;
+    let (points, method) = match measured.into_iter().next() {
+        Some(m) => (m.points, m.method),
+        None => (Vec::new(), method_text(plan, &v, "", plan.array_bytes)),
+    };
+    let base = points
+        .first()
+        .and_then(|p| Stats::from_samples(&p.latency_ns))
+        .map(|s| s.median);
+    let mut curve = Vec::new();
+    for p in &points {
+        let (rec, point) = point_record(plan, p, base, &method, &v);
+        curve.push(point);
+        out(rec)?;
+    }
+    out(curve_record(plan, &points, base, curve))
+}
+
+/// What one traffic gave: its curve's points and the method line.
+pub struct Measured {
+    pub variant: Variant,
+    /// Bytes of each of its arrays.
+    pub array_bytes: usize,
+    pub points: Vec<LoadedPoint>,
+    pub method: String,
+}
+
+/// The chase every traffic is measured against: its chain, where it is,
+/// and the steps of one round.
+struct Chase {
+    chain: PointerChain,
+    pos: std::sync::atomic::AtomicUsize,
+    steps: u64,
+}
+
+/// Measure the curve of each traffic (its STREAM variant, the bytes of each
+/// of its arrays) in turn, over `plan`'s counts of streams: one chain
+/// (built once, by the chaser), the arrays of each traffic first-touched by
+/// its streams. Ctrl-C stops between rounds: the traffics measured so far
+/// are returned (a traffic cut short keeps its finished points).
+pub fn measure(
+    ctx: &mut ExpCtx,
+    plan: &LoadedPlan,
+    traffics: &[(Variant, usize)],
+) -> Result<Vec<Measured>> {
     let max_k = plan.counts.iter().copied().max().unwrap_or(0);
     if max_k > plan.streamers.len() {
         bail!(
@@ -166,14 +211,47 @@ pub fn run_plan(
     cpus.extend_from_slice(&plan.streamers[..max_k]);
     let mut team = Team::new(&cpus)?;
     let (chain, mech) = build_chain(ctx, &mut team, plan)?;
-    let arrays = stream_arrays(ctx, plan, max_k, &v)?;
     // Steps per round from an unloaded calibration.
     let mut pos = chain.chase(200_000);
     let t0 = std::time::Instant::now();
     pos = chain.chase_from(pos, 100_000);
     let ns0 = t0.elapsed().as_nanos() as f64 / 100_000.0;
     let steps = ((plan.round_ms * 1e6 / ns0.max(1.0)) as u64).clamp(10_000, 50_000_000);
-    let pos = std::sync::atomic::AtomicUsize::new(pos);
+    let chase = Chase {
+        chain,
+        pos: std::sync::atomic::AtomicUsize::new(pos),
+        steps,
+    };
+    let mut all = Vec::new();
+    for &(v, bytes) in traffics {
+        if ctx.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let arrays = stream_arrays(ctx, plan, max_k, &v, bytes)?;
+        let points = curve_points(ctx, plan, &mut team, &chase, arrays.as_ref(), &v)?;
+        all.push(Measured {
+            variant: v,
+            array_bytes: bytes,
+            points,
+            method: method_text(plan, &v, &mech, bytes),
+        });
+    }
+    Ok(all)
+}
+
+/// The points of one traffic's curve: per count of streams, rounds in
+/// which the chaser times its chase while the streams run `v` over their
+/// chunks of `arrays` (none: no stream).
+fn curve_points(
+    ctx: &mut ExpCtx,
+    plan: &LoadedPlan,
+    team: &mut Team,
+    chase: &Chase,
+    arrays: Option<&StreamArrays>,
+    v: &Variant,
+) -> Result<Vec<LoadedPoint>> {
+    let max_k = team.size() - 1;
+    let steps = chase.steps;
     let block = (256 * 1024 / 8) / BW_ELEMS_ALIGN * BW_ELEMS_ALIGN; // 256 KiB per array per step
     let mut points: Vec<LoadedPoint> = Vec::new();
     for &k in &plan.counts {
@@ -181,8 +259,9 @@ pub fn run_plan(
             break;
         }
         (ctx.step)(&format!(
-            "chasing on CPU {} with {k} streaming thread(s)",
-            plan.chaser
+            "chasing on CPU {} with {k} streaming thread(s) ({})",
+            plan.chaser,
+            v.kernel.name()
         ));
         let mut lat = Vec::new();
         let mut bw = Vec::new();
@@ -197,13 +276,15 @@ pub fn run_plan(
                         std::hint::spin_loop();
                     }
                     let a = timer.now();
-                    let p = chain.chase_from(pos.load(Ordering::Relaxed), steps);
+                    let p = chase
+                        .chain
+                        .chase_from(chase.pos.load(Ordering::Relaxed), steps);
                     let ns = timer.since(a);
-                    pos.store(p, Ordering::Relaxed);
+                    chase.pos.store(p, Ordering::Relaxed);
                     done.store(true, Ordering::Release);
                     (ns, 0.0)
                 } else if c.index <= k {
-                    let Some(arr) = &arrays else {
+                    let Some(arr) = arrays else {
                         return (0.0, 0.0);
                     };
                     let t = c.index - 1;
@@ -214,7 +295,7 @@ pub fn run_plan(
                     // Until the chaser is done, or the round was given up
                     // (the chaser's thread ended or panicked; Ctrl-C).
                     while !done.load(Ordering::Acquire) && !crate::placement::watch::abandoned() {
-                        black_box(arr.pass_range(&v, t, max_k, off, block));
+                        black_box(arr.pass_range(v, t, max_k, off, block));
                         elems += block.min(chunk - off);
                         off += block;
                         if off >= chunk {
@@ -250,18 +331,7 @@ pub fn run_plan(
             bandwidth_gbs: bw,
         });
     }
-    let method = method_text(plan, &v, &mech);
-    let base = points
-        .first()
-        .and_then(|p| Stats::from_samples(&p.latency_ns))
-        .map(|s| s.median);
-    let mut curve = Vec::new();
-    for p in &points {
-        let (rec, point) = point_record(plan, p, base, &method, &v);
-        curve.push(point);
-        out(rec)?;
-    }
-    out(curve_record(plan, &points, base, curve))
+    Ok(points)
 }
 
 /// The chase chain, built by the chaser thread (team index 0, first touch
@@ -303,6 +373,7 @@ fn stream_arrays(
     plan: &LoadedPlan,
     max_k: usize,
     v: &Variant,
+    array_bytes: usize,
 ) -> Result<Option<StreamArrays>> {
     if max_k == 0 {
         return Ok(None);
@@ -310,11 +381,11 @@ fn stream_arrays(
     let mut st = Team::new(&plan.streamers[..max_k])?;
     (ctx.step)(&format!(
         "first touch of {} by {max_k} streaming thread(s)",
-        fmt_size(plan.array_bytes)
+        fmt_size(array_bytes)
     ));
     Ok(Some(StreamArrays::with_count(
         &mut st,
-        plan.array_bytes,
+        array_bytes,
         None,
         v.kernel.arrays().max(1) + usize::from(v.kernel == BwKernel::Copy),
     )?))
@@ -322,14 +393,14 @@ fn stream_arrays(
 
 /// The method line of the latency records (`mech`: how the chain's huge
 /// pages were had).
-fn method_text(plan: &LoadedPlan, v: &Variant, mech: &str) -> String {
+fn method_text(plan: &LoadedPlan, v: &Variant, mech: &str, array_bytes: usize) -> String {
     format!(
         "one thread chases a random cycle over {} (2 MiB pages by {mech}) on CPU {} while k threads stream STREAM {} ({}) over their own chunks of {}; per round: ns per load of the chaser, GB/s (counted bytes) of the streams over the same time; median of rounds",
         fmt_size(plan.chain_bytes),
         plan.chaser,
         v.kernel.name(),
         v.width.name(),
-        fmt_size(plan.array_bytes)
+        fmt_size(array_bytes)
     )
 }
 

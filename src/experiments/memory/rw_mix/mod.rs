@@ -1,0 +1,333 @@
+//! Latency under load for each read/write mix: the loaded-latency curve
+//! (one thread chases a random cycle in DRAM while 0..all other CPUs
+//! stream) measured once per traffic mix, from all reads to all writes.
+//! One loaded-latency curve hides how writes cut usable bandwidth (Mess,
+//! MICRO 2024; Intel MLC's `--loaded_latency -W` traffic types): this sets
+//! the mixes side by side. A mix is named by the share of reads in the
+//! bytes the application moves (STREAM's counting): `read` 100%, `2:1`
+//! (triad) 67%, `1:1` (copy) 50%, `write` 0%; `nt`: non-temporal stores,
+//! which skip the read of each written line that a normal store makes the
+//! memory do (write-allocate), so the bus's own read share differs from
+//! the application's (docs/methods-memory.md, "Read/write mixes").
+
+pub mod view;
+
+use crate::base::CpuSet;
+use crate::base::Stats;
+use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
+use crate::experiments::memory::bandwidth::Variant;
+use crate::experiments::memory::loaded_latency::{self, LoadedPlan, Measured};
+use crate::kernels::memory::{BwKernel, StoreKind, Width};
+use crate::machine::MachineInfo;
+use crate::results::schema::{MetricId, ResultRecord};
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+pub struct RwMix;
+
+pub const EXP: &str = "rw_mix";
+/// Bandwidth the streams drew at the highest load, per mix (counted bytes).
+pub const BANDWIDTH: MetricId = MetricId::new(EXP, "bandwidth");
+/// The chase's latency at the highest load, per mix.
+pub const LATENCY: MetricId = MetricId::new(EXP, "latency");
+/// Loaded over unloaded latency at the highest load, per mix; the curve in data.
+pub const CURVE: MetricId = MetricId::new(EXP, "curve");
+const METHOD_VERSION: u32 = 1;
+/// The params key naming a mix.
+pub const MIX_PARAM: &str = "mix";
+
+/// One traffic mix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mix {
+    pub kernel: BwKernel,
+    pub store: StoreKind,
+}
+
+impl Mix {
+    /// Its name: the read:write ratio of the counted bytes (`read`, `2:1`,
+    /// `1:1`, `write`), with ` nt` for non-temporal stores.
+    pub fn name(&self) -> String {
+        // All reads and all writes keep their kernel's name.
+        let base = match self.kernel {
+            BwKernel::Read | BwKernel::Write => self.kernel.name(),
+            BwKernel::Triad => "2:1",
+            BwKernel::Copy => "1:1",
+        };
+        match self.store {
+            StoreKind::NonTemporal if self.kernel.has_stores() => format!("{base} nt"),
+            _ => base.to_string(),
+        }
+    }
+
+    /// Share of reads in the bytes the application moves, %.
+    pub fn reads_pct(&self) -> f64 {
+        let (l, s) = self.kernel.counted_bytes();
+        100.0 * l as f64 / (l + s) as f64
+    }
+}
+
+/// All reads: the mix the loaded-latency curve measures.
+pub const ALL_READS: Mix = Mix {
+    kernel: BwKernel::Read,
+    store: StoreKind::Normal,
+};
+
+/// The mixes a profile measures, reads first.
+pub fn mixes(profile: Profile) -> Vec<Mix> {
+    let no = StoreKind::Normal;
+    let nt = StoreKind::NonTemporal;
+    let mut v = vec![
+        Mix {
+            kernel: BwKernel::Read,
+            store: no,
+        },
+        Mix {
+            kernel: BwKernel::Triad,
+            store: no,
+        },
+        Mix {
+            kernel: BwKernel::Copy,
+            store: no,
+        },
+        Mix {
+            kernel: BwKernel::Write,
+            store: no,
+        },
+    ];
+    if profile != Profile::Quick {
+        v.push(Mix {
+            kernel: BwKernel::Copy,
+            store: nt,
+        });
+        v.push(Mix {
+            kernel: BwKernel::Write,
+            store: nt,
+        });
+    }
+    v
+}
+
+/// What the experiment measures: the loaded-latency plan (chaser, streams,
+/// counts, chain and the bytes all of a mix's arrays take together) and the
+/// mixes.
+#[derive(Clone, Debug)]
+pub struct RwMixPlan {
+    pub loaded: LoadedPlan,
+    pub mixes: Vec<Mix>,
+}
+
+pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> RwMixPlan {
+    let mut loaded = loaded_latency::plan(machine, cpus, profile);
+    // Fewer load levels than the loaded-latency curve: none, one stream,
+    // half and all of them (the curve's knee and its end).
+    let n = loaded.streamers.len();
+    let mut counts = vec![0, 1.min(n), n.div_ceil(2), n];
+    if profile == Profile::Quick {
+        counts = vec![0, n];
+    }
+    counts.dedup();
+    counts.sort_unstable();
+    counts.dedup();
+    loaded.counts = counts;
+    RwMixPlan {
+        loaded,
+        mixes: mixes(profile),
+    }
+}
+
+pub fn estimate(p: &RwMixPlan) -> f64 {
+    loaded_latency::estimate(&p.loaded) * p.mixes.len() as f64
+}
+
+/// One mix's curve: its points (medians) and how much it moved.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MixCurveData {
+    pub mix: String,
+    pub reads_pct: f64,
+    pub points: Vec<MixPoint>,
+    /// Bytes of each of the mix's arrays (together they take the plan's bytes).
+    pub array_bytes: usize,
+    pub chain_bytes: usize,
+}
+
+/// One load level of a mix's curve (medians of the rounds).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MixPoint {
+    pub streams: usize,
+    pub latency_ns: Option<f64>,
+    pub bandwidth_gbs: Option<f64>,
+}
+
+fn median(v: &[f64]) -> Option<f64> {
+    Stats::from_samples(v).map(|s| s.median)
+}
+
+/// The records of one mix: bandwidth and latency at the highest load (with
+/// their rounds as samples), and the curve.
+fn mix_records(plan: &RwMixPlan, mix: &Mix, m: &Measured) -> Vec<ResultRecord> {
+    let name = mix.name();
+    let tag = |r: ResultRecord| {
+        let mut r = r
+            .with_param(MIX_PARAM, name.as_str())
+            .with_param("reads_pct", format!("{:.0}", mix.reads_pct()).as_str())
+            .with_param("store", mix.store.name())
+            .with_method(&m.method, METHOD_VERSION);
+        for n in &plan.loaded.notes {
+            r = r.with_note(n);
+        }
+        r
+    };
+    let base = m.points.first().and_then(|p| median(&p.latency_ns));
+    let last = m.points.last().filter(|p| p.streams > 0);
+    let mut out = Vec::new();
+    let none = "no other usable CPU to generate load: only the unloaded point";
+    match last {
+        Some(p) => {
+            let streams = p.streams as u64;
+            out.push(
+                tag(ResultRecord::of(BANDWIDTH, "GB/s", true).with_samples(p.bandwidth_gbs.clone()))
+                    .with_param("streams", streams),
+            );
+            let mut lat =
+                tag(ResultRecord::of(LATENCY, "ns", false).with_samples(p.latency_ns.clone()))
+                    .with_param("streams", streams);
+            if let (Some(b), Some(v)) = (base, lat.value) {
+                lat = lat.with_note(&format!("×{:.2} the unloaded latency ({b:.1} ns)", v / b));
+            }
+            out.push(lat);
+        }
+        None => {
+            out.push(tag(ResultRecord::unavailable(
+                BANDWIDTH.experiment,
+                BANDWIDTH.metric,
+                "GB/s",
+                none,
+            )));
+            out.push(tag(ResultRecord::unavailable(
+                LATENCY.experiment,
+                LATENCY.metric,
+                "ns",
+                none,
+            )));
+        }
+    }
+    let points: Vec<MixPoint> = m
+        .points
+        .iter()
+        .map(|p| MixPoint {
+            streams: p.streams,
+            latency_ns: median(&p.latency_ns),
+            bandwidth_gbs: (p.streams > 0).then(|| median(&p.bandwidth_gbs)).flatten(),
+        })
+        .collect();
+    let loaded = last.and_then(|p| median(&p.latency_ns));
+    let mut curve = tag(ResultRecord::of(CURVE, "ratio", false)).with_payload(&MixCurveData {
+        mix: name.clone(),
+        reads_pct: mix.reads_pct(),
+        points,
+        array_bytes: m.array_bytes,
+        chain_bytes: plan.loaded.chain_bytes,
+    });
+    match (base, loaded) {
+        (Some(b), Some(l)) => curve.value = Some(l / b),
+        _ => curve.unavailable_reason = Some(none.into()),
+    }
+    out.push(curve);
+    out
+}
+
+impl Experiment for RwMix {
+    fn name(&self) -> &'static str {
+        EXP
+    }
+    fn title(&self) -> &'static str {
+        "DRAM latency under load for each read/write mix (all reads to all writes, latency vs bandwidth)"
+    }
+    fn estimate_secs(&self, machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> f64 {
+        estimate(&plan(machine, cpus, profile))
+    }
+    fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
+        let p = plan(ctx.machine, &ctx.cpus, ctx.profile);
+        if let Some(why) = &p.loaded.unavailable {
+            for (id, unit) in [(BANDWIDTH, "GB/s"), (LATENCY, "ns"), (CURVE, "ratio")] {
+                out(ResultRecord::unavailable(
+                    id.experiment,
+                    id.metric,
+                    unit,
+                    why,
+                ))?;
+            }
+            return Ok(());
+        }
+        let width = Width::widest().unwrap_or(Width::Scalar);
+        // Every mix moves over the same bytes: its arrays share the plan's.
+        let traffics: Vec<(Variant, usize)> = p
+            .mixes
+            .iter()
+            .map(|m| {
+                let v = Variant::new(m.kernel, width, m.store);
+                let arrays = m.kernel.arrays() + usize::from(m.kernel == BwKernel::Copy);
+                (v, p.loaded.array_bytes / arrays.max(1))
+            })
+            .collect();
+        let measured = loaded_latency::measure(ctx, &p.loaded, &traffics)?;
+        for (mix, m) in p.mixes.iter().zip(&measured) {
+            for r in mix_records(&p, mix, m) {
+                out(r)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mixes_are_named_by_their_read_share() {
+        let names: Vec<(String, f64)> = mixes(Profile::Standard)
+            .iter()
+            .map(|m| (m.name(), m.reads_pct().round()))
+            .collect();
+        let (r, w) = (BwKernel::Read.name(), BwKernel::Write.name());
+        assert_eq!(
+            names,
+            [
+                (r.to_string(), 100.0),
+                ("2:1".to_string(), 67.0),
+                ("1:1".to_string(), 50.0),
+                (w.to_string(), 0.0),
+                ("1:1 nt".to_string(), 50.0),
+                (format!("{w} nt"), 0.0),
+            ]
+        );
+        assert_eq!(mixes(Profile::Quick)[0], ALL_READS);
+        assert_eq!(mixes(Profile::Quick).len(), 4);
+    }
+
+    #[test]
+    fn a_mix_without_load_says_why_and_keeps_its_idle_point() {
+        let m = Measured {
+            variant: Variant::new(BwKernel::Read, Width::Scalar, StoreKind::Normal),
+            array_bytes: 1 << 20,
+            points: vec![loaded_latency::LoadedPoint {
+                streams: 0,
+                latency_ns: vec![80.0, 81.0, 82.0],
+                bandwidth_gbs: vec![0.0, 0.0, 0.0],
+            }],
+            method: "m".into(),
+        };
+        let machine = MachineInfo::default();
+        let p = plan(&machine, &CpuSet::from_ids([0]), Profile::Quick);
+        let recs = mix_records(&p, &p.mixes[0], &m);
+        assert_eq!(recs.len(), 3);
+        assert!(recs[0].value.is_none() && recs[0].unavailable_reason.is_some());
+        let d = recs[2].data_as::<MixCurveData>().expect("curve data");
+        assert_eq!(d.points.len(), 1);
+        assert_eq!(d.points[0].latency_ns, Some(81.0));
+        assert_eq!(d.points[0].bandwidth_gbs, None);
+    }
+}

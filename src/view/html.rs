@@ -1,0 +1,265 @@
+//! The HTML printer (docs/views.md, "Printers"): draws [`Section`]s as a
+//! fragment of the report's page (its CSS classes: `num`, `noisy`, `na`,
+//! `note`). Tables as tables (a figure right-aligned with its unit and, on
+//! hover, its spread; one without a value as `n/a` with its reason), line
+//! charts through the one line engine ([`super::lines`]), bar charts as
+//! bars, heatmaps as tables. Every string is escaped.
+
+use super::lines::{svg_lines, Series as LineSeries};
+use super::model::{
+    Align, Block, Cell, Chart, ChartKind, Figure, Mark, Scale, Section, Table, NO_REASON,
+};
+use crate::base::fmt::fmt_num;
+use crate::base::html::{esc, svg_bars};
+use std::fmt::Write as _;
+
+/// The sections as one HTML fragment; empty for none.
+pub fn sections(sections: &[Section]) -> String {
+    let mut out = String::new();
+    for s in sections {
+        out.push_str(&section(s));
+    }
+    out
+}
+
+/// One section: its title as a heading (when it has one), then its blocks.
+pub fn section(s: &Section) -> String {
+    let mut out = String::new();
+    if !s.title.is_empty() {
+        let _ = write!(out, "<h4 id=\"{}\">{}</h4>", esc(&s.id), esc(&s.title));
+    }
+    for b in &s.blocks {
+        match b {
+            Block::Heading(h) => {
+                let _ = write!(out, "<h4>{}</h4>", esc(h));
+            }
+            Block::Para(p) => {
+                let _ = write!(out, "<p class=\"note\">{}</p>", esc(p));
+            }
+            Block::Verbatim(lines) => {
+                let _ = write!(out, "<pre>{}</pre>", esc(&lines.join("\n")));
+            }
+            Block::Table(t) => out.push_str(&table(t)),
+            Block::Chart(c) => out.push_str(&chart(c)),
+        }
+    }
+    out
+}
+
+fn figure_cell(f: &Figure, unit_in_header: bool) -> String {
+    let Some(v) = f.value else {
+        let why = f.na_reason.as_deref().unwrap_or(NO_REASON);
+        return format!(
+            "<td class=\"na\" title=\"{}\">n/a: {}</td>",
+            esc(why),
+            esc(why)
+        );
+    };
+    let unit = if unit_in_header || f.unit.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", esc(&f.unit))
+    };
+    let title = f
+        .spread
+        .as_ref()
+        .map(|s| {
+            format!(
+                " title=\"median of {}, min {} max {}, CV {:.1}%\"",
+                s.n,
+                fmt_num(s.min),
+                fmt_num(s.max),
+                s.cv * 100.0
+            )
+        })
+        .unwrap_or_default();
+    let (open, close) = match f.mark {
+        Mark::Clean => ("", ""),
+        Mark::Noisy => ("<span class=\"noisy\">", " !</span>"),
+        Mark::Suspect => ("<span class=\"noisy\">", " ?</span>"),
+    };
+    format!(
+        "<td class=\"num\"{title}>{open}{}{unit}{close}</td>",
+        fmt_num(v)
+    )
+}
+
+/// A table, with its caption.
+pub fn table(t: &Table) -> String {
+    let mut out = String::from("<table>");
+    if let Some(c) = &t.caption {
+        let _ = write!(out, "<caption>{}</caption>", esc(c));
+    }
+    out.push_str("<tr>");
+    for c in &t.columns {
+        let head = match &c.unit {
+            Some(u) => format!("{} ({u})", c.header),
+            None => c.header.clone(),
+        };
+        let _ = write!(out, "<th>{}</th>", esc(&head));
+    }
+    out.push_str("</tr>");
+    for r in &t.rows {
+        out.push_str("<tr>");
+        for (c, col) in r.iter().zip(&t.columns) {
+            let class = if col.align == Align::Right {
+                " class=\"num\""
+            } else {
+                ""
+            };
+            match c {
+                Cell::Empty => {
+                    let _ = write!(out, "<td{class}></td>");
+                }
+                Cell::Text(s) => {
+                    let _ = write!(out, "<td{class}>{}</td>", esc(s));
+                }
+                Cell::Figure(f) => out.push_str(&figure_cell(f, col.unit.is_some())),
+            }
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</table>");
+    out
+}
+
+/// Whether an axis of these values is drawn on a log scale.
+fn log_scale(scale: Scale, values: impl Iterator<Item = f64>) -> bool {
+    match scale {
+        Scale::Linear => false,
+        Scale::Log => true,
+        Scale::Auto => {
+            let (lo, hi) = values
+                .filter(|v| v.is_finite() && *v > 0.0)
+                .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+                    (lo.min(v), hi.max(v))
+                });
+            hi > 0.0 && hi / lo > 20.0
+        }
+    }
+}
+
+fn axis_label(label: &str, unit: &str) -> String {
+    if unit.is_empty() {
+        label.to_string()
+    } else {
+        format!("{label} ({unit})")
+    }
+}
+
+/// A chart: a line chart through the line engine, a bar chart as bars (one
+/// per group and bar), a heatmap as a table; its caption under it.
+pub fn chart(c: &Chart) -> String {
+    let mut out = match &c.kind {
+        ChartKind::Lines { x, y, series, .. } => {
+            let lines: Vec<LineSeries> = series
+                .iter()
+                .map(|s| (s.name.clone().unwrap_or_default(), s.points.clone()))
+                .collect();
+            let pts = || series.iter().flat_map(|s| s.points.iter());
+            svg_lines(
+                &c.title,
+                &axis_label(&x.label, &x.unit),
+                &axis_label(&y.label, &y.unit),
+                &lines,
+                log_scale(x.scale, pts().map(|p| p.0)),
+                log_scale(y.scale, pts().map(|p| p.1)),
+                &[],
+                &fmt_num,
+            )
+        }
+        ChartKind::Bars { unit, groups, .. } => {
+            let rows: Vec<(String, f64)> = groups
+                .iter()
+                .flat_map(|g| {
+                    g.bars.iter().map(move |b| {
+                        let label = if g.bars.len() == 1 {
+                            g.label.clone()
+                        } else {
+                            format!("{} {}", g.label, b.label)
+                        };
+                        (label, b.value)
+                    })
+                })
+                .collect();
+            svg_bars(&c.title, unit, &rows)
+        }
+        ChartKind::Heatmap(_) => table(&super::text::chart_table(c)),
+    };
+    if let Some(cap) = &c.caption {
+        let _ = write!(out, "<p class=\"note\">{}</p>", esc(cap));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::view::model::{Axis, Series, Spread};
+
+    #[test]
+    fn figures_carry_unit_mark_spread_and_reason_escaped() {
+        let mut t = Table::new(&["mix <b>", "x"]);
+        t.columns[1].align = Align::Right;
+        let mut f = Figure::measured(12.5, "GB/s");
+        f.mark = Mark::Noisy;
+        f.spread = Some(Spread {
+            n: 9,
+            min: 12.0,
+            max: 13.0,
+            cv: 0.07,
+        });
+        t.push(vec![Cell::Text("1:1 & nt".into()), Cell::Figure(f)])
+            .unwrap();
+        t.push(vec![
+            Cell::Text("b".into()),
+            Cell::Figure(Figure::na("GB/s", "no <other> CPU")),
+        ])
+        .unwrap();
+        let h = table(&t);
+        assert!(h.contains("<th>mix &lt;b&gt;</th>"), "{h}");
+        assert!(h.contains("1:1 &amp; nt"), "{h}");
+        assert!(
+            h.contains("median of 9, min 12.00 max 13.00, CV 7.0%"),
+            "{h}"
+        );
+        assert!(
+            h.contains("<span class=\"noisy\">12.50 GB/s !</span>"),
+            "{h}"
+        );
+        assert!(h.contains("n/a: no &lt;other&gt; CPU"), "{h}");
+        assert!(!h.contains("<other>"), "{h}");
+    }
+
+    #[test]
+    fn a_line_chart_is_drawn_by_the_line_engine() {
+        let c = Chart {
+            title: "y vs x".into(),
+            caption: Some("one series per mix".into()),
+            kind: ChartKind::Lines {
+                x: Axis {
+                    label: "x".into(),
+                    unit: "GB/s".into(),
+                    scale: Scale::Linear,
+                },
+                y: Axis {
+                    label: "y".into(),
+                    unit: "ns".into(),
+                    scale: Scale::Auto,
+                },
+                series: vec![Series {
+                    name: Some("a".into()),
+                    points: vec![(0.0, 80.0), (12.5, 95.0)],
+                }],
+                reference: None,
+            },
+        };
+        let h = chart(&c);
+        assert!(h.starts_with("<svg"), "{h}");
+        assert!(h.contains("<polyline") && h.contains(">a</text>"), "{h}");
+        assert!(
+            h.ends_with("<p class=\"note\">one series per mix</p>"),
+            "{h}"
+        );
+    }
+}

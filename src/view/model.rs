@@ -1,0 +1,538 @@
+//! The format-neutral model of what a view shows: [`Figure`]s with their
+//! marks and spread, [`Table`]s, [`Chart`]s, [`Section`]s, verdict lines,
+//! key figures and ranks. Plain data: the experiments build it, the
+//! printers ([`super::text`], [`super::html`]) draw it.
+
+use crate::results::schema::{MetricId, ResultRecord};
+use serde::Serialize;
+
+// ---------------------------------------------------------------- figures
+
+/// How a figure is marked beside its value (the verdict's `!` and `?`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mark {
+    /// Nothing to say.
+    Clean,
+    /// Spread above 5% CV, or disturbed while measured (quota throttling).
+    Noisy,
+    /// A check of its experiment found it implausible.
+    Suspect,
+}
+
+/// The spread of a figure's repetitions.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Spread {
+    pub n: usize,
+    pub min: f64,
+    pub max: f64,
+    /// stddev / mean (a fraction).
+    pub cv: f64,
+}
+
+/// One value as shown: measured (with its unit, mark and spread) or not
+/// available, always with the reason.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Figure {
+    pub value: Option<f64>,
+    pub unit: String,
+    pub mark: Mark,
+    pub spread: Option<Spread>,
+    /// Why there is no value; `Some` exactly when `value` is `None`.
+    pub na_reason: Option<String>,
+}
+
+/// The reason shown for a record that has no value and gave none.
+pub const NO_REASON: &str = "no reason recorded";
+
+impl Figure {
+    /// A measured value without a spread (a derived figure).
+    pub fn measured(value: f64, unit: &str) -> Figure {
+        Figure {
+            value: Some(value),
+            unit: unit.to_string(),
+            mark: Mark::Clean,
+            spread: None,
+            na_reason: None,
+        }
+    }
+
+    /// No value, and why: the only way to make a figure without one.
+    pub fn na(unit: &str, reason: &str) -> Figure {
+        Figure {
+            value: None,
+            unit: unit.to_string(),
+            mark: Mark::Clean,
+            spread: None,
+            na_reason: Some(reason.to_string()),
+        }
+    }
+
+    /// A record as a figure: its value, unit, spread and mark (suspect
+    /// before noisy or disturbed, as the verdict marks them); without a
+    /// value, its reason (or [`NO_REASON`]).
+    pub fn of(r: &ResultRecord) -> Figure {
+        let Some(v) = r.value else {
+            return Figure::na(
+                &r.unit,
+                r.unavailable_reason.as_deref().unwrap_or(NO_REASON),
+            );
+        };
+        let mark = if r.is_suspect() {
+            Mark::Suspect
+        } else if r.is_noisy() || r.is_disturbed() {
+            Mark::Noisy
+        } else {
+            Mark::Clean
+        };
+        Figure {
+            mark,
+            spread: r.stats.as_ref().map(|s| Spread {
+                n: s.n,
+                min: s.min,
+                max: s.max,
+                cv: s.cv,
+            }),
+            ..Figure::measured(v, &r.unit)
+        }
+    }
+}
+
+// ---------------------------------------------------------------- tables
+
+/// How a column's cells line up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Align {
+    Left,
+    Right,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Column {
+    pub header: String,
+    pub align: Align,
+    /// The unit every figure of the column has, shown once in the header.
+    pub unit: Option<String>,
+}
+
+/// One cell of a table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cell {
+    Empty,
+    Text(String),
+    Figure(Figure),
+}
+
+/// A table: columns, and rows of exactly as many cells.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Table {
+    pub columns: Vec<Column>,
+    pub rows: Vec<Vec<Cell>>,
+    pub caption: Option<String>,
+}
+
+impl Table {
+    /// A table of these columns (left-aligned text), no rows.
+    pub fn new(headers: &[&str]) -> Table {
+        Table {
+            columns: headers
+                .iter()
+                .map(|h| Column {
+                    header: h.to_string(),
+                    align: Align::Left,
+                    unit: None,
+                })
+                .collect(),
+            ..Table::default()
+        }
+    }
+
+    /// Add a row; a short one is filled with [`Cell::Empty`]. A row with
+    /// more cells than columns is refused (a view's bug, said with both
+    /// counts).
+    pub fn push(&mut self, mut row: Vec<Cell>) -> Result<(), String> {
+        let n = self.columns.len();
+        if row.len() > n {
+            return Err(format!(
+                "a row of {} cells in a table of {n} columns",
+                row.len()
+            ));
+        }
+        row.resize(n, Cell::Empty);
+        self.rows.push(row);
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------- charts
+
+/// How an axis maps values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scale {
+    Linear,
+    Log,
+    /// The printer decides (log when the values span more than a decade or so).
+    Auto,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Axis {
+    pub label: String,
+    pub unit: String,
+    pub scale: Scale,
+}
+
+/// One named line of points.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Series {
+    pub name: Option<String>,
+    pub points: Vec<(f64, f64)>,
+}
+
+impl Series {
+    /// The series of the finite points of `points`, or none with fewer than
+    /// two (nothing to draw a line through).
+    pub fn finite(
+        name: Option<&str>,
+        points: impl IntoIterator<Item = (f64, f64)>,
+    ) -> Option<Series> {
+        let points: Vec<(f64, f64)> = points
+            .into_iter()
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .collect();
+        (points.len() >= 2).then(|| Series {
+            name: name.map(str::to_string),
+            points,
+        })
+    }
+}
+
+/// One bar.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Bar {
+    pub label: String,
+    pub value: f64,
+}
+
+/// Bars side by side under one label (a single bar per group: a plain bar chart).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BarGroup {
+    pub label: String,
+    pub bars: Vec<Bar>,
+}
+
+/// A matrix of values, rows by columns; `None`: not measured.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Heatmap {
+    pub rows: Vec<String>,
+    pub cols: Vec<String>,
+    pub cells: Vec<Vec<Option<f64>>>,
+    pub unit: String,
+}
+
+impl Heatmap {
+    /// A heatmap whose cells are `rows` × `cols`, refused otherwise.
+    pub fn new(
+        rows: Vec<String>,
+        cols: Vec<String>,
+        cells: Vec<Vec<Option<f64>>>,
+        unit: &str,
+    ) -> Result<Heatmap, String> {
+        if cells.len() != rows.len() || cells.iter().any(|r| r.len() != cols.len()) {
+            return Err(format!(
+                "heatmap cells are not {} rows of {} columns",
+                rows.len(),
+                cols.len()
+            ));
+        }
+        Ok(Heatmap {
+            rows,
+            cols,
+            cells,
+            unit: unit.to_string(),
+        })
+    }
+}
+
+/// What a chart draws.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChartKind {
+    Lines {
+        x: Axis,
+        y: Axis,
+        series: Vec<Series>,
+        /// A horizontal reference line (a published or theoretical figure).
+        reference: Option<f64>,
+    },
+    Bars {
+        unit: String,
+        scale: Scale,
+        groups: Vec<BarGroup>,
+        reference: Option<f64>,
+    },
+    Heatmap(Heatmap),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Chart {
+    pub title: String,
+    pub caption: Option<String>,
+    pub kind: ChartKind,
+}
+
+/// One series of points and how its axes are labelled.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Curve {
+    pub name: Option<String>,
+    pub x_label: String,
+    pub x_unit: String,
+    pub y_unit: String,
+    /// Force (or forbid) a log x axis; None: the chart decides.
+    pub log_x: Option<bool>,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// The curve of `points` (finite ones only), or none under two points.
+pub fn curve(x_label: &str, x_unit: &str, y_unit: &str, points: Vec<(f64, f64)>) -> Vec<Curve> {
+    Series::finite(None, points)
+        .map(|s| Curve {
+            name: None,
+            x_label: x_label.to_string(),
+            x_unit: x_unit.to_string(),
+            y_unit: y_unit.to_string(),
+            log_x: None,
+            points: s.points,
+        })
+        .into_iter()
+        .collect()
+}
+
+// ---------------------------------------------------------------- sections
+
+/// One part of a section's body.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Block {
+    Heading(String),
+    /// Prose: a sentence, a note, a method.
+    Para(String),
+    Table(Table),
+    Chart(Chart),
+    /// Lines already laid out as text: a section keeps its old output byte
+    /// for byte while it migrates; text printers print them as they are,
+    /// HTML as preformatted.
+    Verbatim(Vec<String>),
+}
+
+/// What one experiment shows in the summary or the report.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Section {
+    /// The HTML anchor; unique in a page.
+    pub id: String,
+    pub title: String,
+    pub blocks: Vec<Block>,
+}
+
+/// How much of itself an experiment shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Depth {
+    /// Its headline figures: the end of `run`, `show --summary`.
+    Summary,
+    /// Its charts and tables in the HTML report.
+    Report,
+    /// Everything its own command prints.
+    Command,
+}
+
+// ---------------------------------------------------------------- verdict, findings, fleet
+
+/// How a verdict line is emphasised.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tone {
+    Plain,
+    Lead,
+    Warn,
+}
+
+/// One line of the verdict: a heading (`Clock`, `Latency`, …) and its text.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct VerdictLine {
+    pub heading: String,
+    pub text: String,
+    pub tone: Tone,
+}
+
+impl VerdictLine {
+    /// A plain line under `heading`.
+    pub fn plain(heading: &str, text: impl Into<String>) -> VerdictLine {
+        VerdictLine {
+            heading: heading.to_string(),
+            text: text.into(),
+            tone: Tone::Plain,
+        }
+    }
+}
+
+/// The heading each line is printed with: its own, or empty where it
+/// repeats the line before's (a continuation: the NUMA line under the
+/// latency curve), so an experiment need not know what was printed before.
+pub fn shown_headings(lines: &[VerdictLine]) -> Vec<&str> {
+    let mut prev: Option<&str> = None;
+    lines
+        .iter()
+        .map(|l| {
+            let h = l.heading.as_str();
+            let shown = if prev == Some(h) { "" } else { h };
+            prev = Some(h);
+            shown
+        })
+        .collect()
+}
+
+/// A figure the fleet and compare set side by side across hosts, and which
+/// records of a run stand for it.
+pub struct KeyFigure {
+    pub id: MetricId,
+    pub label: &'static str,
+    /// Which records of the metric count.
+    pub keep: fn(&ResultRecord) -> bool,
+    /// A numeric param of which each host's largest is taken (its "all
+    /// threads" figure); left out of the figure's identity.
+    pub top: Option<&'static str>,
+}
+
+/// Every record of the metric stands for the key figure.
+pub fn any(_: &ResultRecord) -> bool {
+    true
+}
+
+/// A record's param as text (a string as is, any other value as JSON).
+pub fn param_text(r: &ResultRecord, key: &str) -> Option<String> {
+    r.params.get(key).map(|v| match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    })
+}
+
+/// Where an experiment's verdict lines and key figures fall among
+/// the others' (lower first; steps of 10 leave room). Run order is not
+/// presentation order: frequency runs first for the others' sake, and a
+/// figure may be shown before one that was measured earlier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Rank(pub u16);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::stats::Stats;
+
+    const DEMO: MetricId = MetricId::new("demo", "figure");
+
+    fn record(value: Option<f64>, cv: f64) -> ResultRecord {
+        let mut r = ResultRecord::of(DEMO, "ns", false);
+        r.value = value;
+        r.stats = value.map(|v| Stats {
+            n: 5,
+            median: v,
+            min: v * 0.9,
+            max: v * 1.1,
+            mean: v,
+            stddev: v * cv,
+            cv,
+        });
+        r
+    }
+
+    #[test]
+    fn a_figure_without_a_value_always_has_a_reason() {
+        let f = Figure::of(&record(None, 0.0));
+        assert_eq!(f.value, None);
+        assert_eq!(f.na_reason.as_deref(), Some(NO_REASON));
+        let mut r = record(None, 0.0);
+        r.unavailable_reason = Some("no SMT".into());
+        assert_eq!(Figure::of(&r).na_reason.as_deref(), Some("no SMT"));
+        let m = Figure::of(&record(Some(2.0), 0.01));
+        assert_eq!(
+            (m.value, m.na_reason, m.mark),
+            (Some(2.0), None, Mark::Clean)
+        );
+        assert_eq!(m.spread.map(|s| (s.n, s.min, s.max)), Some((5, 1.8, 2.2)));
+    }
+
+    #[test]
+    fn marks_follow_the_verdict() {
+        assert_eq!(Figure::of(&record(Some(1.0), 0.2)).mark, Mark::Noisy);
+        let suspect = record(Some(1.0), 0.2).with_suspect("faster than the clock");
+        assert_eq!(Figure::of(&suspect).mark, Mark::Suspect);
+        let disturbed = record(Some(1.0), 0.0).with_disturbed("quota");
+        assert_eq!(Figure::of(&disturbed).mark, Mark::Noisy);
+    }
+
+    #[test]
+    fn rows_fill_short_and_refuse_long() {
+        let mut t = Table::new(&["a", "b", "c"]);
+        t.push(vec![Cell::Text("x".into())]).unwrap();
+        assert_eq!(
+            t.rows[0],
+            vec![Cell::Text("x".into()), Cell::Empty, Cell::Empty]
+        );
+        let e = t.push(vec![Cell::Empty; 4]).unwrap_err();
+        assert!(e.contains("4 cells") && e.contains("3 columns"), "{e}");
+        assert_eq!(t.rows.len(), 1);
+    }
+
+    #[test]
+    fn series_keep_finite_points_and_need_two() {
+        let s = Series::finite(
+            Some("a"),
+            [
+                (1.0, 2.0),
+                (f64::NAN, 1.0),
+                (3.0, f64::INFINITY),
+                (4.0, 5.0),
+            ],
+        );
+        assert_eq!(s.unwrap().points, vec![(1.0, 2.0), (4.0, 5.0)]);
+        assert!(Series::finite(None, [(1.0, 2.0), (2.0, f64::NAN)]).is_none());
+    }
+
+    #[test]
+    fn heatmap_shape_is_checked() {
+        let rows = vec!["0".to_string(), "1".to_string()];
+        let cols = vec!["0".to_string()];
+        assert!(Heatmap::new(
+            rows.clone(),
+            cols.clone(),
+            vec![vec![Some(1.0)], vec![None]],
+            "ns"
+        )
+        .is_ok());
+        assert!(Heatmap::new(rows.clone(), cols.clone(), vec![vec![Some(1.0)]], "ns").is_err());
+        assert!(Heatmap::new(rows, cols, vec![vec![None], vec![None, None]], "ns").is_err());
+    }
+
+    #[test]
+    fn repeated_headings_are_continuations() {
+        let l = |h: &str| VerdictLine {
+            heading: h.into(),
+            text: String::new(),
+            tone: Tone::Plain,
+        };
+        let lines = [
+            l("Clock"),
+            l("Latency"),
+            l("Latency"),
+            l("Bandwidth"),
+            l("Latency"),
+        ];
+        assert_eq!(
+            shown_headings(&lines),
+            ["Clock", "Latency", "", "Bandwidth", "Latency"]
+        );
+    }
+}

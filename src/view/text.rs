@@ -1,0 +1,284 @@
+//! The text printer (docs/views.md, "Printers"): draws [`Section`]s for a
+//! terminal. Tables are padded to their widest cell (right-aligned columns
+//! for figures), a column's unit is said once in its header, a figure is
+//! marked `!` when noisy and `?` when suspect, and one without a value
+//! prints `n/a` with its reason in a note under the table. Charts print as
+//! the table of their points (the HTML report draws them). Every string
+//! from a record is made safe for a terminal.
+
+use super::model::{Align, Block, Cell, Chart, ChartKind, Figure, Mark, Section, Table};
+use crate::base::fmt::{fmt_num, for_terminal};
+use std::fmt::Write as _;
+
+/// Indent of a table's rows under its caption.
+const INDENT: &str = "    ";
+
+/// The sections as text, one after the other; empty for none.
+pub fn sections(sections: &[Section]) -> String {
+    let mut out = String::new();
+    for s in sections {
+        out.push_str(&section(s));
+    }
+    out
+}
+
+/// One section: its title (when it has one), then its blocks.
+pub fn section(s: &Section) -> String {
+    let mut out = String::new();
+    if !s.title.is_empty() {
+        let _ = writeln!(out, "{}", for_terminal(&s.title));
+    }
+    for b in &s.blocks {
+        match b {
+            Block::Heading(h) => {
+                let _ = writeln!(out, "{}", for_terminal(h));
+            }
+            Block::Para(p) => {
+                let _ = writeln!(out, "  {}", for_terminal(p));
+            }
+            Block::Verbatim(lines) => {
+                for l in lines {
+                    let _ = writeln!(out, "{}", for_terminal(l));
+                }
+            }
+            Block::Table(t) => out.push_str(&table(t)),
+            Block::Chart(c) => out.push_str(&table(&chart_table(c))),
+        }
+    }
+    out
+}
+
+/// A figure's cell: its value (with its unit unless the column says it)
+/// and mark, or `n/a`.
+fn figure_text(f: &Figure, unit_in_header: bool) -> String {
+    let Some(v) = f.value else {
+        return "n/a".into();
+    };
+    let mark = match f.mark {
+        Mark::Clean => "",
+        Mark::Noisy => " !",
+        Mark::Suspect => " ?",
+    };
+    if unit_in_header || f.unit.is_empty() {
+        format!("{}{mark}", fmt_num(v))
+    } else {
+        format!("{} {}{mark}", fmt_num(v), f.unit)
+    }
+}
+
+fn cell_text(c: &Cell, unit_in_header: bool) -> String {
+    match c {
+        Cell::Empty => String::new(),
+        Cell::Text(t) => for_terminal(t).into_owned(),
+        Cell::Figure(f) => figure_text(f, unit_in_header),
+    }
+}
+
+/// A table: its caption, the header row (each column's unit after its
+/// name), the rows padded to the widest cell, then a note per figure
+/// without a value (`n/a` in the table), with its reason.
+pub fn table(t: &Table) -> String {
+    let mut out = String::new();
+    if let Some(c) = &t.caption {
+        let _ = writeln!(out, "{}", for_terminal(c));
+    }
+    let header: Vec<String> = t
+        .columns
+        .iter()
+        .map(|c| match &c.unit {
+            Some(u) => for_terminal(&format!("{} {u}", c.header)).into_owned(),
+            None => for_terminal(&c.header).into_owned(),
+        })
+        .collect();
+    let rows: Vec<Vec<String>> = t
+        .rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .zip(&t.columns)
+                .map(|(c, col)| cell_text(c, col.unit.is_some()))
+                .collect()
+        })
+        .collect();
+    let widths: Vec<usize> = (0..t.columns.len())
+        .map(|i| {
+            std::iter::once(&header)
+                .chain(&rows)
+                .map(|r| r[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for r in std::iter::once(&header).chain(&rows) {
+        let cells: Vec<String> = r
+            .iter()
+            .zip(&t.columns)
+            .zip(&widths)
+            .map(|((c, col), &w)| match col.align {
+                Align::Left => format!("{c:<w$}"),
+                Align::Right => format!("{c:>w$}"),
+            })
+            .collect();
+        let _ = writeln!(out, "{INDENT}{}", cells.join("  ").trim_end());
+    }
+    for (r, cells) in t.rows.iter().enumerate() {
+        for c in cells {
+            if let Cell::Figure(Figure {
+                value: None,
+                na_reason: Some(why),
+                ..
+            }) = c
+            {
+                let first = rows[r].first().cloned().unwrap_or_default();
+                let _ = writeln!(out, "{INDENT}n/a ({}): {}", first.trim(), for_terminal(why));
+            }
+        }
+    }
+    out
+}
+
+/// A chart as the table of what it draws: a line chart's points (series,
+/// x, y), a bar chart's bars, a heatmap's cells.
+pub fn chart_table(c: &Chart) -> Table {
+    let right = |t: &mut Table, from: usize| {
+        for col in t.columns.iter_mut().skip(from) {
+            col.align = Align::Right;
+        }
+    };
+    let num = |v: f64, unit: &str| Cell::Figure(Figure::measured(v, unit));
+    let mut t;
+    match &c.kind {
+        ChartKind::Lines { x, y, series, .. } => {
+            t = Table::new(&["series", &x.label, &y.label]);
+            t.columns[1].unit = Some(x.unit.clone()).filter(|u| !u.is_empty());
+            t.columns[2].unit = Some(y.unit.clone()).filter(|u| !u.is_empty());
+            right(&mut t, 1);
+            for s in series {
+                for &(px, py) in &s.points {
+                    let name = s.name.clone().unwrap_or_default();
+                    let _ = t.push(vec![Cell::Text(name), num(px, ""), num(py, "")]);
+                }
+            }
+        }
+        ChartKind::Bars { unit, groups, .. } => {
+            t = Table::new(&["group", "bar", "value"]);
+            t.columns[2].unit = Some(unit.clone()).filter(|u| !u.is_empty());
+            right(&mut t, 2);
+            for g in groups {
+                for b in &g.bars {
+                    let _ = t.push(vec![
+                        Cell::Text(g.label.clone()),
+                        Cell::Text(b.label.clone()),
+                        num(b.value, ""),
+                    ]);
+                }
+            }
+        }
+        ChartKind::Heatmap(h) => {
+            let mut heads = vec![""];
+            heads.extend(h.cols.iter().map(String::as_str));
+            t = Table::new(&heads);
+            right(&mut t, 1);
+            for (label, row) in h.rows.iter().zip(&h.cells) {
+                let mut cells = vec![Cell::Text(label.clone())];
+                cells.extend(row.iter().map(|v| match v {
+                    Some(v) => num(*v, ""),
+                    None => Cell::Text("-".into()),
+                }));
+                let _ = t.push(cells);
+            }
+        }
+    }
+    t.caption = Some(match &c.caption {
+        Some(cap) => format!("{} ({cap})", c.title),
+        None => c.title.clone(),
+    });
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::view::model::{Axis, Scale, Series};
+
+    fn fig(v: f64) -> Cell {
+        Cell::Figure(Figure::measured(v, "ns"))
+    }
+
+    #[test]
+    fn tables_pad_to_the_widest_cell_and_say_units_once() {
+        let mut t = Table::new(&["mix", "y"]);
+        t.columns[1].align = Align::Right;
+        t.columns[1].unit = Some("ns".into());
+        t.caption = Some("Mixes".into());
+        t.push(vec![Cell::Text("a".into()), fig(81.5)]).unwrap();
+        t.push(vec![Cell::Text("1:1 nt".into()), fig(1234.0)])
+            .unwrap();
+        let s = table(&t);
+        assert_eq!(
+            s,
+            "Mixes\n    mix      y ns\n    a       81.50\n    1:1 nt   1234\n"
+        );
+    }
+
+    #[test]
+    fn a_figure_without_a_value_prints_na_and_its_reason() {
+        let mut t = Table::new(&["mix", "x"]);
+        t.push(vec![
+            Cell::Text("b".into()),
+            Cell::Figure(Figure::na("GB/s", "no other CPU")),
+        ])
+        .unwrap();
+        let s = table(&t);
+        assert!(s.contains("    b    n/a"), "{s}");
+        assert!(s.contains("n/a (b): no other CPU"), "{s}");
+    }
+
+    #[test]
+    fn marks_and_terminal_escapes() {
+        let mut noisy = Figure::measured(2.0, "GB/s");
+        noisy.mark = Mark::Noisy;
+        let mut t = Table::new(&["a\x1b[31m", "b"]);
+        t.push(vec![Cell::Text("x\x07".into()), Cell::Figure(noisy)])
+            .unwrap();
+        let s = table(&t);
+        assert!(!s.contains('\x1b') && !s.contains('\x07'), "{s:?}");
+        assert!(s.contains("2.000 GB/s !"), "{s}");
+    }
+
+    #[test]
+    fn a_line_chart_prints_its_points() {
+        let c = Chart {
+            title: "y vs x".into(),
+            caption: None,
+            kind: ChartKind::Lines {
+                x: Axis {
+                    label: "x".into(),
+                    unit: "GB/s".into(),
+                    scale: Scale::Linear,
+                },
+                y: Axis {
+                    label: "y".into(),
+                    unit: "ns".into(),
+                    scale: Scale::Linear,
+                },
+                series: vec![Series {
+                    name: Some("a".into()),
+                    points: vec![(0.0, 80.0), (12.5, 95.0)],
+                }],
+                reference: None,
+            },
+        };
+        let s = section(&Section {
+            id: "x".into(),
+            title: String::new(),
+            blocks: vec![Block::Chart(c)],
+        });
+        assert!(s.starts_with("y vs x\n"), "{s}");
+        assert!(s.contains("x GB/s"), "{s}");
+        assert!(
+            s.contains("\n    a ") && s.contains("12.50") && s.contains("95.00"),
+            "{s}"
+        );
+    }
+}

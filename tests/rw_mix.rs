@@ -1,0 +1,144 @@
+//! Read/write mixes (`rw_mix`): its plan on a recorded machine, and a live
+//! quick run measured and shown through every reader (the record keys, the
+//! summary's typed table, the verdict line, the report's chart, compare's
+//! curves and the fleet's key figure) with the one registry line it adds.
+
+#[path = "common/bin.rs"]
+mod bin;
+#[path = "common/hwloc_trees.rs"]
+mod hwloc_trees;
+#[path = "common/skip.rs"]
+mod skip;
+
+use cpuscope::base::Sysroot;
+use cpuscope::experiments::experiment::{Experiment, Profile};
+use cpuscope::experiments::memory::rw_mix::{self, mixes, RwMix};
+use cpuscope::machine::discover;
+use cpuscope::results::schema::ResultRecord;
+use serde_json::Value;
+
+#[test]
+fn plan_on_a_16_cpu_machine_measures_knee_and_end_per_mix() {
+    let Some(dir) = hwloc_trees::tree("16em64t-4s2c2t") else {
+        return;
+    };
+    let m = discover(&Sysroot::new(dir).unwrap()).unwrap();
+    let all = m.cpus.online.clone();
+    let std = rw_mix::plan(&m, &all, Profile::Standard);
+    assert_eq!(std.loaded.streamers.len(), 15);
+    assert_eq!(std.loaded.counts, vec![0, 1, 8, 15]);
+    assert_eq!(std.mixes.len(), 6);
+    let quick = rw_mix::plan(&m, &all, Profile::Quick);
+    assert_eq!(quick.loaded.counts, vec![0, 15]);
+    assert_eq!(quick.mixes, mixes(Profile::Quick));
+    // Each mix is a loaded-latency curve: the estimate grows with the mixes.
+    let q = RwMix.estimate_secs(&m, &all, Profile::Quick);
+    let s = RwMix.estimate_secs(&m, &all, Profile::Standard);
+    assert!(q > 0.0 && s > q, "quick {q:.1} s, standard {s:.1} s");
+}
+
+fn text(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn a_quick_run_is_measured_stored_and_shown_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let html = dir.path().join("r.html");
+    let o = bin::with_store(
+        &db,
+        &[
+            "run",
+            "--profile",
+            "quick",
+            "--only",
+            "rw_mix",
+            "--html",
+            html.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let verdict = text(&o);
+    let o = bin::with_store(&db, &["runs", "--json"]);
+    let runs: Value = serde_json::from_slice(&o.stdout).expect("runs --json");
+    let id = runs["runs"][0]["id"]
+        .as_str()
+        .expect("a stored run")
+        .to_string();
+    let o = bin::with_store(&db, &["show", &id, "--json"]);
+    let run: Value = serde_json::from_slice(&o.stdout).expect("show --json");
+    let recs: Vec<&Value> = run["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["experiment"] == "rw_mix")
+        .collect();
+    let names: Vec<String> = mixes(Profile::Quick).iter().map(|m| m.name()).collect();
+    // Per mix: bandwidth, latency and curve, each measured or n/a with why.
+    assert_eq!(recs.len(), 3 * names.len(), "{recs:#?}");
+    let usable = cpuscope::placement::pin::current_affinity()
+        .map(|c| c.len())
+        .unwrap_or(0);
+    for r in &recs {
+        let mix = r["params"]["mix"].as_str().unwrap();
+        assert!(names.iter().any(|n| n == mix), "{mix}");
+        match r["value"].as_f64() {
+            Some(v) => assert!(v > 0.0 && v.is_finite(), "{r}"),
+            None => assert!(
+                r["unavailable_reason"]
+                    .as_str()
+                    .is_some_and(|w| !w.is_empty()),
+                "{r}"
+            ),
+        }
+        if usable >= 2 && r["metric"] == "bandwidth" {
+            let s = &r["stats"];
+            assert!(s["n"].as_u64().unwrap() >= 3, "{r}");
+            assert!(s["min"].as_f64() <= s["median"].as_f64(), "{r}");
+        }
+    }
+    if usable < 2 {
+        skip::skip_or_fail("rw_mix: one usable CPU, no load to measure (records say why)");
+        return;
+    }
+    assert!(verdict.contains("Mixes "), "{verdict}");
+    let o = bin::with_store(&db, &["show", &id, "--summary"]);
+    let summary = text(&o);
+    assert!(
+        summary.contains("Read/write mixes at the highest load"),
+        "{summary}"
+    );
+    for n in &names {
+        assert!(
+            summary
+                .lines()
+                .any(|l| l.trim_start().starts_with(n.as_str())),
+            "{n}: {summary}"
+        );
+    }
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("aria-label=\"Latency under load per read/write mix\""),
+        "the report draws the mixes' chart"
+    );
+    // compare overlays each mix's curve (through the registry, as compare
+    // reads it); the fleet lists its key figures.
+    for r in recs.iter().filter(|r| r["metric"] == "curve") {
+        let rec: ResultRecord = serde_json::from_value((*r).clone()).unwrap();
+        let curves = cpuscope::experiments::registry::curves_of(&rec);
+        assert_eq!(curves.len(), 1, "{r}");
+        assert_eq!(curves[0].name.as_deref(), r["params"]["mix"].as_str());
+        assert_eq!(
+            (curves[0].x_unit.as_str(), curves[0].y_unit.as_str()),
+            ("GB/s", "ns")
+        );
+    }
+    let o = bin::with_store(&db, &["fleet"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        text(&o).contains("bandwidth, 1:1 read/write"),
+        "{}",
+        text(&o)
+    );
+}

@@ -177,7 +177,7 @@ fn mix_line(run: &Run) -> Option<VerdictLine> {
         parts.push(format!("{} {}{at}", d.mix, fig(bw)));
     }
     if parts.is_empty() {
-        let why = na_part(run, BANDWIDTH, "mixes", 1, |_| true)?;
+        let why = na_part(run, BANDWIDTH, "mixes", 60, |_| true)?;
         return Some(VerdictLine::plain("Mixes", why));
     }
     let idle = curves
@@ -308,6 +308,20 @@ mod tests {
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].name.as_deref(), Some("1:1"));
         assert_eq!(c[0].points, vec![(0.0, 81.0), (9.5, 110.0)]);
+    }
+
+    #[test]
+    fn mixes_without_load_say_why_in_the_verdict() {
+        let why = "no other usable CPU to generate load: only the unloaded point";
+        let r = ResultRecord::unavailable(BANDWIDTH.experiment, BANDWIDTH.metric, "GB/s", why)
+            .with_param(MIX_PARAM, "1:1");
+        let line = mix_line(&run_of(vec![r])).expect("a line saying why");
+        assert_eq!(line.heading, "Mixes");
+        assert!(
+            line.text.starts_with("mixes n/a (") && line.text.len() > "mixes n/a ()".len() + 20,
+            "{}",
+            line.text
+        );
     }
 
     #[test]

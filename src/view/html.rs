@@ -73,15 +73,12 @@ fn figure_cell(f: &Figure, unit_in_header: bool) -> String {
             )
         })
         .unwrap_or_default();
-    let (open, close) = match f.mark {
-        Mark::Clean => ("", ""),
-        Mark::Noisy => ("<span class=\"noisy\">", " !</span>"),
-        Mark::Suspect => ("<span class=\"noisy\">", " ?</span>"),
+    let body = format!("{}{unit}", fmt_num(v));
+    let body = match f.mark {
+        Mark::Clean => body,
+        m => format!("<span class=\"noisy\">{body}{}</span>", m.suffix()),
     };
-    format!(
-        "<td class=\"num\"{title}>{open}{}{unit}{close}</td>",
-        fmt_num(v)
-    )
+    format!("<td class=\"num\"{title}>{body}</td>")
 }
 
 /// A table, with its caption.

@@ -20,6 +20,18 @@ pub enum Mark {
     Suspect,
 }
 
+impl Mark {
+    /// What a printer writes after the value: ` !` noisy, ` ?` suspect
+    /// (the verdict's marks).
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Mark::Clean => "",
+            Mark::Noisy => " !",
+            Mark::Suspect => " ?",
+        }
+    }
+}
+
 /// The spread of a figure's repetitions.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Spread {

@@ -6,7 +6,7 @@
 //! the table of their points (the HTML report draws them). Every string
 //! from a record is made safe for a terminal.
 
-use super::model::{Align, Block, Cell, Chart, ChartKind, Figure, Mark, Section, Table};
+use super::model::{Align, Block, Cell, Chart, ChartKind, Figure, Section, Table};
 use crate::base::fmt::{fmt_num, for_terminal};
 use std::fmt::Write as _;
 
@@ -54,11 +54,7 @@ fn figure_text(f: &Figure, unit_in_header: bool) -> String {
     let Some(v) = f.value else {
         return "n/a".into();
     };
-    let mark = match f.mark {
-        Mark::Clean => "",
-        Mark::Noisy => " !",
-        Mark::Suspect => " ?",
-    };
+    let mark = f.mark.suffix();
     if unit_in_header || f.unit.is_empty() {
         format!("{}{mark}", fmt_num(v))
     } else {
@@ -199,7 +195,7 @@ pub fn chart_table(c: &Chart) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::view::model::{Axis, Scale, Series};
+    use crate::view::model::{Axis, Mark, Scale, Series};
 
     fn fig(v: f64) -> Cell {
         Cell::Figure(Figure::measured(v, "ns"))

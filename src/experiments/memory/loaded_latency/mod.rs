@@ -174,7 +174,6 @@ pub fn run_plan(
 
 /// What one traffic gave: its curve's points and the method line.
 pub struct Measured {
-    pub variant: Variant,
     /// Bytes of each of its arrays.
     pub array_bytes: usize,
     pub points: Vec<LoadedPoint>,
@@ -230,7 +229,6 @@ pub fn measure(
         let arrays = stream_arrays(ctx, plan, max_k, &v, bytes)?;
         let points = curve_points(ctx, plan, &mut team, &chase, arrays.as_ref(), &v)?;
         all.push(Measured {
-            variant: v,
             array_bytes: bytes,
             points,
             method: method_text(plan, &v, &mech, bytes),
@@ -334,6 +332,13 @@ fn curve_points(
     Ok(points)
 }
 
+/// Arrays a streaming thread of `kernel` runs over (copy gets one more:
+/// STREAM's copy reads one array and writes another, both beside a third
+/// for the kernel's checks).
+pub fn arrays_of(kernel: BwKernel) -> usize {
+    kernel.arrays().max(1) + usize::from(kernel == BwKernel::Copy)
+}
+
 /// The chase chain, built by the chaser thread (team index 0, first touch
 /// on its node), and how its huge pages were had.
 fn build_chain(
@@ -387,7 +392,7 @@ fn stream_arrays(
         &mut st,
         array_bytes,
         None,
-        v.kernel.arrays().max(1) + usize::from(v.kernel == BwKernel::Copy),
+        arrays_of(v.kernel),
     )?))
 }
 

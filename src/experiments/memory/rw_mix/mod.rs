@@ -125,7 +125,6 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> RwMixPlan
     if profile == Profile::Quick {
         counts = vec![0, n];
     }
-    counts.dedup();
     counts.sort_unstable();
     counts.dedup();
     loaded.counts = counts;
@@ -268,8 +267,10 @@ impl Experiment for RwMix {
             .iter()
             .map(|m| {
                 let v = Variant::new(m.kernel, width, m.store);
-                let arrays = m.kernel.arrays() + usize::from(m.kernel == BwKernel::Copy);
-                (v, p.loaded.array_bytes / arrays.max(1))
+                (
+                    v,
+                    p.loaded.array_bytes / loaded_latency::arrays_of(m.kernel),
+                )
             })
             .collect();
         let measured = loaded_latency::measure(ctx, &p.loaded, &traffics)?;
@@ -311,7 +312,6 @@ mod tests {
     #[test]
     fn a_mix_without_load_says_why_and_keeps_its_idle_point() {
         let m = Measured {
-            variant: Variant::new(BwKernel::Read, Width::Scalar, StoreKind::Normal),
             array_bytes: 1 << 20,
             points: vec![loaded_latency::LoadedPoint {
                 streams: 0,

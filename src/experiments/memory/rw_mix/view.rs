@@ -24,10 +24,10 @@ impl Views for RwMixViews {
     }
 
     fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
-        let curves = curves_of(run);
         if run.records_of(super::EXP).next().is_none() {
             return Vec::new();
         }
+        let curves = curves_of(run);
         let mut blocks = Vec::new();
         if depth == Depth::Summary {
             let lines = generic_text(super::EXP, run);

@@ -1129,8 +1129,19 @@ fn signalled_export_as(db: &Path, id: &str, signals: &[i32], nohup: bool) -> Out
             "the temporary file is there while it writes"
         );
         for &s in signals {
-            // SAFETY: our own (stopped) child.
-            unsafe { libc::kill(child.id() as i32, s) };
+            // To the main thread, as the kernel would pick it for a Ctrl-C:
+            // under qemu-user (the aarch64 tests) a process-wide kill lets
+            // the second signal land on the idle backstop thread, whose
+            // emulated handler can run after the main thread has exited 1.
+            // SAFETY: our own (stopped) child; its pid is its main thread.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_tgkill,
+                    child.id() as libc::c_long,
+                    child.id() as libc::c_long,
+                    s as libc::c_long,
+                )
+            };
         }
         // SAFETY: our own child.
         unsafe { libc::kill(child.id() as i32, libc::SIGCONT) };

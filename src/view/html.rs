@@ -7,9 +7,9 @@
 
 use super::lines::{svg_lines, Series as LineSeries};
 use super::model::{
-    Align, Block, Cell, Chart, ChartKind, Figure, Mark, Scale, Section, Table, NO_REASON,
+    Align, Block, Cell, Chart, ChartKind, Figure, Mark, Scale, Section, Table, Ticks, NO_REASON,
 };
-use crate::base::fmt::fmt_num;
+use crate::base::fmt::{fmt_bytes_axis, fmt_num};
 use crate::base::html::{esc, svg_bars};
 use std::fmt::Write as _;
 
@@ -136,6 +136,16 @@ fn log_scale(scale: Scale, values: impl Iterator<Item = f64>) -> bool {
     }
 }
 
+/// A tick label of an axis written as `ticks` says.
+fn tick(ticks: Ticks, v: f64) -> String {
+    match ticks {
+        Ticks::Figure => fmt_num(v),
+        Ticks::Bytes => fmt_bytes_axis(v),
+        Ticks::Count if (v - v.round()).abs() < 0.05 => format!("{v:.0}"),
+        Ticks::Count | Ticks::Tenths => format!("{v:.1}"),
+    }
+}
+
 fn axis_label(label: &str, unit: &str) -> String {
     if unit.is_empty() {
         label.to_string()
@@ -148,11 +158,18 @@ fn axis_label(label: &str, unit: &str) -> String {
 /// per group and bar), a heatmap as a table; its caption under it.
 pub fn chart(c: &Chart) -> String {
     let mut out = match &c.kind {
-        ChartKind::Lines { x, y, series, .. } => {
+        ChartKind::Lines {
+            x,
+            y,
+            series,
+            marks,
+            ..
+        } => {
             let lines: Vec<LineSeries> = series
                 .iter()
                 .map(|s| (s.name.clone().unwrap_or_default(), s.points.clone()))
                 .collect();
+            let marks: Vec<(f64, String)> = marks.iter().map(|m| (m.x, m.label.clone())).collect();
             let pts = || series.iter().flat_map(|s| s.points.iter());
             svg_lines(
                 &c.title,
@@ -161,8 +178,8 @@ pub fn chart(c: &Chart) -> String {
                 &lines,
                 log_scale(x.scale, pts().map(|p| p.0)),
                 log_scale(y.scale, pts().map(|p| p.1)),
-                &[],
-                &fmt_num,
+                &marks,
+                &|v| tick(x.ticks, v),
             )
         }
         ChartKind::Bars { unit, groups, .. } => {
@@ -234,21 +251,14 @@ mod tests {
             title: "y vs x".into(),
             caption: Some("one series per mix".into()),
             kind: ChartKind::Lines {
-                x: Axis {
-                    label: "x".into(),
-                    unit: "GB/s".into(),
-                    scale: Scale::Linear,
-                },
-                y: Axis {
-                    label: "y".into(),
-                    unit: "ns".into(),
-                    scale: Scale::Auto,
-                },
+                x: Axis::new("x", "GB/s", Scale::Linear),
+                y: Axis::new("y", "ns", Scale::Auto),
                 series: vec![Series {
                     name: Some("a".into()),
                     points: vec![(0.0, 80.0), (12.5, 95.0)],
                 }],
                 reference: None,
+                marks: Vec::new(),
             },
         };
         let h = chart(&c);

@@ -190,11 +190,47 @@ pub enum Scale {
     Auto,
 }
 
+/// How an axis's tick labels are written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ticks {
+    /// As every figure is ([`crate::base::fmt::fmt_num`]).
+    #[default]
+    Figure,
+    /// Sizes in bytes, binary units (`32K`, `1M`).
+    Bytes,
+    /// Counts: whole numbers without a decimal, others with one.
+    Count,
+    /// One decimal.
+    Tenths,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Axis {
     pub label: String,
     pub unit: String,
     pub scale: Scale,
+    pub ticks: Ticks,
+}
+
+impl Axis {
+    /// An axis of `label` in `unit` (either may be empty), its ticks
+    /// written as figures.
+    pub fn new(label: &str, unit: &str, scale: Scale) -> Axis {
+        Axis {
+            label: label.to_string(),
+            unit: unit.to_string(),
+            scale,
+            ticks: Ticks::Figure,
+        }
+    }
+}
+
+/// A labelled vertical marker at a value of the x axis (a cache size).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct XMark {
+    pub x: f64,
+    pub label: String,
 }
 
 /// One named line of points.
@@ -279,6 +315,8 @@ pub enum ChartKind {
         series: Vec<Series>,
         /// A horizontal reference line (a published or theoretical figure).
         reference: Option<f64>,
+        /// Vertical markers, drawn dashed with their labels.
+        marks: Vec<XMark>,
     },
     Bars {
         unit: String,

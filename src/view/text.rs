@@ -248,21 +248,14 @@ mod tests {
             title: "y vs x".into(),
             caption: None,
             kind: ChartKind::Lines {
-                x: Axis {
-                    label: "x".into(),
-                    unit: "GB/s".into(),
-                    scale: Scale::Linear,
-                },
-                y: Axis {
-                    label: "y".into(),
-                    unit: "ns".into(),
-                    scale: Scale::Linear,
-                },
+                x: Axis::new("x", "GB/s", Scale::Linear),
+                y: Axis::new("y", "ns", Scale::Linear),
                 series: vec![Series {
                     name: Some("a".into()),
                     points: vec![(0.0, 80.0), (12.5, 95.0)],
                 }],
                 reference: None,
+                marks: Vec::new(),
             },
         };
         let s = section(&Section {

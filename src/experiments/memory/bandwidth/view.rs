@@ -12,7 +12,10 @@ use crate::results::schema::{ResultRecord, Run};
 use crate::view::finding::{ev, from_result, noisy_note, param_num, Finding, Severity};
 use crate::view::verdict::{fig, has, na_part, short};
 use crate::view::Curve;
-use crate::view::{param_text, KeyFigure, Rank, Rule, VerdictLine, Views};
+use crate::view::{
+    param_text, Axis, Block, Chart, ChartKind, Depth, KeyFigure, Rank, Rule, Scale, Section,
+    Series, Ticks, VerdictLine, Views,
+};
 use std::collections::BTreeMap;
 
 /// The views of this experiment (the registry holds it).
@@ -35,9 +38,15 @@ impl Views for BandwidthViews {
         crate::experiments::memory::text::section(run, super::EXP)
     }
 
-    fn report_html(&self, run: &Run) -> String {
-        let records = crate::experiments::memory::html::records(run);
-        crate::experiments::memory::html::bandwidth_chart(&records)
+    fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
+        match depth {
+            Depth::Report => vec![Section {
+                id: super::EXP.into(),
+                title: String::new(),
+                blocks: vec![Block::Chart(threads_chart(run))],
+            }],
+            Depth::Summary | Depth::Command => Vec::new(),
+        }
     }
 
     fn rank(&self) -> Rank {
@@ -57,6 +66,46 @@ fn dram_triad(r: &ResultRecord) -> bool {
 /// [`dram_triad`] on one thread.
 fn dram_triad_one_thread(r: &ResultRecord) -> bool {
     dram_triad(r) && has(r, "threads", "1")
+}
+
+/// The report's chart: GB/s as threads grow, one line per kernel, width
+/// and placement of a saturation figure.
+fn threads_chart(run: &Run) -> Chart {
+    let mut series = Vec::new();
+    for r in run.records_of(super::EXP) {
+        if !r.is(super::SATURATION_THREADS) {
+            continue;
+        }
+        let Some(d) = r.data_as::<SaturationData>() else {
+            continue;
+        };
+        let points: Vec<(f64, f64)> = d
+            .curve
+            .iter()
+            .filter_map(|&(n, g)| Some((n as f64, g?)))
+            .collect();
+        if points.len() > 1 {
+            let p = |k: &str| param_text(r, k).unwrap_or_default();
+            series.push(Series {
+                name: Some(format!("{} {} {}", p("kernel"), p("width"), p(PLACEMENT_PARAM))),
+                points,
+            });
+        }
+    }
+    Chart {
+        title: "Memory bandwidth vs threads (counted bytes)".into(),
+        caption: None,
+        kind: ChartKind::Lines {
+            x: Axis {
+                ticks: Ticks::Count,
+                ..Axis::new("threads", "", Scale::Linear)
+            },
+            y: Axis::new("GB/s", "", Scale::Linear),
+            series,
+            reference: None,
+            marks: Vec::new(),
+        },
+    }
 }
 
 const KEY_FIGURES: &[KeyFigure] = &[

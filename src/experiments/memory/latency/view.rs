@@ -12,7 +12,10 @@ use crate::results::schema::{ResultRecord, Run};
 use crate::view::finding::{ev, from_result, Finding, Severity};
 use crate::view::verdict::{find, has, na_part, noisy_mark};
 use crate::view::Curve;
-use crate::view::{KeyFigure, Rank, Rule, VerdictLine, Views};
+use crate::view::{
+    param_text, Axis, Block, Chart, ChartKind, Depth, KeyFigure, Rank, Rule, Scale, Section,
+    Series, Ticks, VerdictLine, Views, XMark,
+};
 
 /// The views of this experiment (the registry holds it).
 pub struct LatencyViews;
@@ -34,9 +37,15 @@ impl Views for LatencyViews {
         crate::experiments::memory::text::section(run, super::EXP)
     }
 
-    fn report_html(&self, run: &Run) -> String {
-        let records = crate::experiments::memory::html::records(run);
-        crate::experiments::memory::html::latency_chart(&records)
+    fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
+        match depth {
+            Depth::Report => vec![Section {
+                id: super::EXP.into(),
+                title: String::new(),
+                blocks: vec![Block::Chart(curve_chart(run))],
+            }],
+            Depth::Summary | Depth::Command => Vec::new(),
+        }
     }
 
     fn rank(&self) -> Rank {
@@ -45,6 +54,53 @@ impl Views for LatencyViews {
 
     fn key_figures(&self) -> &'static [KeyFigure] {
         KEY_FIGURES
+    }
+}
+
+/// The report's chart: every curve of the run (fastest sample per size),
+/// marked where the first curve's caches are declared and where it shows
+/// an effective share, memory and a page-walk climb begin.
+fn curve_chart(run: &Run) -> Chart {
+    let mut series = Vec::new();
+    let mut marks: Vec<XMark> = Vec::new();
+    let mark = |x: usize, label: String| XMark { x: x as f64, label };
+    for r in run.records_of(super::EXP).filter(|r| r.is(super::CURVE)) {
+        let Some(d) = r.data_as::<CurveData>() else {
+            continue;
+        };
+        let p = |k: &str| param_text(r, k).unwrap_or_default();
+        series.push(Series {
+            name: Some(format!("{} {}", p("pattern"), p("pages"))),
+            points: d.points.iter().map(|p| (p.bytes as f64, p.min)).collect(),
+        });
+        if marks.is_empty() {
+            for l in &d.levels {
+                marks.push(mark(l.declared_bytes, format!("{} (sysfs)", l.name)));
+                if let (true, Some(e)) = (l.share, l.detected_bytes) {
+                    marks.push(mark(e, format!("{} effective (measured)", l.name)));
+                }
+            }
+            if let Some(m) = &d.memory {
+                marks.push(mark(m.from_bytes, "memory (measured)".into()));
+                if let Some(c) = &m.climb {
+                    marks.push(mark(c.from_bytes, "page-walk climb".into()));
+                }
+            }
+        }
+    }
+    Chart {
+        title: "Load-to-use latency vs working set, fastest sample per size (dashed: cache sizes declared by sysfs, and where the first curve shows an effective cache share, memory and a page-walk climb begin)".into(),
+        caption: None,
+        kind: ChartKind::Lines {
+            x: Axis {
+                ticks: Ticks::Bytes,
+                ..Axis::new("working set", "bytes, log scale", Scale::Log)
+            },
+            y: Axis::new("ns (log)", "", Scale::Log),
+            series,
+            reference: None,
+            marks,
+        },
     }
 }
 

@@ -4,7 +4,9 @@
 
 use crate::experiments::memory::payload::LoadedCurveData;
 use crate::results::schema::{ResultRecord, Run};
-use crate::view::{Curve, Rank, Views};
+use crate::view::{
+    Axis, Block, Chart, ChartKind, Curve, Depth, Rank, Scale, Section, Series, Ticks, Views,
+};
 
 /// The views of this experiment (the registry holds it).
 pub struct LoadedLatencyViews;
@@ -14,9 +16,15 @@ impl Views for LoadedLatencyViews {
         crate::experiments::memory::text::section(run, super::EXP)
     }
 
-    fn report_html(&self, run: &Run) -> String {
-        let records = crate::experiments::memory::html::records(run);
-        crate::experiments::memory::html::loaded_chart(&records)
+    fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
+        match depth {
+            Depth::Report => vec![Section {
+                id: super::EXP.into(),
+                title: String::new(),
+                blocks: curve_charts(run).into_iter().map(Block::Chart).collect(),
+            }],
+            Depth::Summary | Depth::Command => Vec::new(),
+        }
     }
 
     fn curves(&self, rec: &ResultRecord) -> Vec<Curve> {
@@ -109,4 +117,39 @@ mod tests {
         );
         assert!(loaded_curve(&rec(vec![lp(0, None, Some(1.0))])).is_empty());
     }
+}
+
+/// The report's charts: for each curve, the chaser's latency against the
+/// bandwidth the streaming threads drew (its points are the
+/// loaded_latency:latency figures).
+fn curve_charts(run: &Run) -> Vec<Chart> {
+    let mut charts = Vec::new();
+    for r in run.records_of(super::EXP).filter(|r| r.is(super::CURVE)) {
+        let Some(d) = r.data_as::<LoadedCurveData>() else {
+            continue;
+        };
+        let points: Vec<(f64, f64)> = d
+            .points
+            .iter()
+            .filter_map(|p| Some((p.bandwidth_gbs.unwrap_or(0.0), p.latency_ns?)))
+            .collect();
+        charts.push(Chart {
+            title: "Loaded latency: chase latency vs bandwidth drawn by k streaming threads".into(),
+            caption: None,
+            kind: ChartKind::Lines {
+                x: Axis {
+                    ticks: Ticks::Tenths,
+                    ..Axis::new("stream bandwidth", "GB/s", Scale::Linear)
+                },
+                y: Axis::new("ns", "", Scale::Linear),
+                series: vec![Series {
+                    name: Some(super::LATENCY.metric.to_string()),
+                    points,
+                }],
+                reference: None,
+                marks: Vec::new(),
+            },
+        });
+    }
+    charts
 }

@@ -136,18 +136,11 @@ fn mix_chart(curves: &[(&ResultRecord, MixCurveData)]) -> Option<Chart> {
                 .into(),
         ),
         kind: ChartKind::Lines {
-            x: Axis {
-                label: "memory bandwidth".into(),
-                unit: "GB/s".into(),
-                scale: Scale::Linear,
-            },
-            y: Axis {
-                label: "latency".into(),
-                unit: "ns".into(),
-                scale: Scale::Linear,
-            },
+            x: Axis::new("memory bandwidth", "GB/s", Scale::Linear),
+            y: Axis::new("latency", "ns", Scale::Linear),
             series,
             reference: None,
+            marks: Vec::new(),
         },
     })
 }

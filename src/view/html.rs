@@ -7,7 +7,7 @@
 
 use super::lines::{svg_lines, Series as LineSeries};
 use super::model::{
-    Align, Block, Cell, Chart, ChartKind, Figure, Mark, Scale, Section, Table, Ticks, NO_REASON,
+    Align, Block, Cell, Chart, ChartKind, Figure, Heatmap, Mark, Scale, Section, Table, Ticks, NO_REASON,
 };
 use crate::base::fmt::{fmt_bytes_axis, fmt_num};
 use crate::base::html::{esc, svg_bars};
@@ -35,6 +35,9 @@ pub fn section(s: &Section) -> String {
             }
             Block::Para(p) => {
                 let _ = write!(out, "<p class=\"note\">{}</p>", esc(p));
+            }
+            Block::Note(n) => {
+                let _ = write!(out, "<div class=\"note\">{}</div>", esc(n));
             }
             Block::Verbatim(lines) => {
                 let _ = write!(out, "<pre>{}</pre>", esc(&lines.join("\n")));
@@ -198,11 +201,59 @@ pub fn chart(c: &Chart) -> String {
                 .collect();
             svg_bars(&c.title, unit, &rows)
         }
-        ChartKind::Heatmap(_) => table(&super::text::chart_table(c)),
+        ChartKind::Heatmap(h) => heat_table(&c.title, h),
     };
     if let Some(cap) = &c.caption {
         let _ = write!(out, "<p class=\"note\">{}</p>", esc(cap));
     }
+    out
+}
+
+/// A heatmap as a table shaded from its lowest to its highest cell, each
+/// cell's value and place on hover; a cell without a value `n/a`.
+fn heat_table(title: &str, h: &Heatmap) -> String {
+    let mut out = String::new();
+    let (lo, hi) = h
+        .cells
+        .iter()
+        .flatten()
+        .flatten()
+        .fold((f64::MAX, f64::MIN), |a, v| (a.0.min(*v), a.1.max(*v)));
+    let _ = write!(
+        out,
+        "<p><b>{}</b></p><table><tr><th>{}</th>",
+        esc(title),
+        esc(&h.corner)
+    );
+    for c in &h.cols {
+        let _ = write!(out, "<th>{}</th>", esc(c));
+    }
+    out.push_str("</tr>");
+    for (rv, row) in h.rows.iter().zip(&h.cells) {
+        let _ = write!(out, "<tr><th>{}</th>", esc(rv));
+        for (col, v) in h.cols.iter().zip(row) {
+            match v {
+                Some(v) => {
+                    let f = if hi > lo { (v - lo) / (hi - lo) } else { 0.0 };
+                    let _ = write!(
+                        out,
+                        r#"<td class="num" style="background:rgba(208,138,60,{:.2})" title="{}: {} {}, {} {} → {}">{}</td>"#,
+                        0.1 + 0.6 * f,
+                        esc(title),
+                        esc(&h.row_label),
+                        esc(rv),
+                        esc(&h.col_label),
+                        esc(col),
+                        fmt_num(*v),
+                        fmt_num(*v)
+                    );
+                }
+                None => out.push_str(r#"<td class="na">n/a</td>"#),
+            }
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</table>");
     out
 }
 

@@ -279,6 +279,12 @@ pub struct Heatmap {
     pub cols: Vec<String>,
     pub cells: Vec<Vec<Option<f64>>>,
     pub unit: String,
+    /// The header over the row labels (`node`).
+    pub corner: String,
+    /// What a row and a column are, said in a cell's hover text before its
+    /// label (`CPUs of node` 0, `memory` 1).
+    pub row_label: String,
+    pub col_label: String,
 }
 
 impl Heatmap {
@@ -301,7 +307,46 @@ impl Heatmap {
             cols,
             cells,
             unit: unit.to_string(),
+            corner: String::new(),
+            row_label: String::new(),
+            col_label: String::new(),
         })
+    }
+
+    /// The heatmap of `rows` × `cols` read from `m`, whatever its shape: a
+    /// cell `m` lacks is not measured.
+    pub fn filled(
+        rows: Vec<String>,
+        cols: Vec<String>,
+        m: &[Vec<Option<f64>>],
+        unit: &str,
+    ) -> Heatmap {
+        let cells = (0..rows.len())
+            .map(|r| {
+                (0..cols.len())
+                    .map(|c| m.get(r).and_then(|row| row.get(c)).copied().flatten())
+                    .collect()
+            })
+            .collect();
+        Heatmap {
+            rows,
+            cols,
+            cells,
+            unit: unit.to_string(),
+            corner: String::new(),
+            row_label: String::new(),
+            col_label: String::new(),
+        }
+    }
+
+    /// The same, with its corner header and what its rows and columns are.
+    pub fn labelled(self, corner: &str, row_label: &str, col_label: &str) -> Heatmap {
+        Heatmap {
+            corner: corner.to_string(),
+            row_label: row_label.to_string(),
+            col_label: col_label.to_string(),
+            ..self
+        }
     }
 }
 
@@ -372,6 +417,9 @@ pub enum Block {
     Para(String),
     Table(Table),
     Chart(Chart),
+    /// A note on what is above it (a method, a caveat): HTML stacks notes
+    /// without a paragraph's spacing.
+    Note(String),
     /// Lines already laid out as text: a section keeps its old output byte
     /// for byte while it migrates; text printers print them as they are,
     /// HTML as preformatted.

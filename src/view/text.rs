@@ -36,6 +36,9 @@ pub fn section(s: &Section) -> String {
             Block::Para(p) => {
                 let _ = writeln!(out, "  {}", for_terminal(p));
             }
+            Block::Note(n) => {
+                let _ = writeln!(out, "  {}", for_terminal(n));
+            }
             Block::Verbatim(lines) => {
                 for l in lines {
                     let _ = writeln!(out, "{}", for_terminal(l));
@@ -171,7 +174,7 @@ pub fn chart_table(c: &Chart) -> Table {
             }
         }
         ChartKind::Heatmap(h) => {
-            let mut heads = vec![""];
+            let mut heads = vec![h.corner.as_str()];
             heads.extend(h.cols.iter().map(String::as_str));
             t = Table::new(&heads);
             right(&mut t, 1);

@@ -7,7 +7,9 @@ use crate::experiments::memory::payload::NumaMatrixData;
 use crate::machine::MachineInfo;
 use crate::results::schema::{ResultRecord, Run};
 use crate::view::finding::{ev, from_result, param_num, Evidence, Finding, Severity};
-use crate::view::{param_text, Rank, Rule, VerdictLine, Views};
+use crate::view::{
+    param_text, Block, Chart, ChartKind, Depth, Heatmap, Rank, Rule, Section, VerdictLine, Views,
+};
 use std::collections::BTreeMap;
 
 /// The views of this experiment (the registry holds it).
@@ -26,14 +28,63 @@ impl Views for NumaMatrixViews {
         crate::experiments::memory::text::section(run, super::EXP)
     }
 
-    fn report_html(&self, run: &Run) -> String {
-        let records = crate::experiments::memory::html::records(run);
-        crate::experiments::memory::html::numa_tables(&records)
+    fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
+        match depth {
+            Depth::Report => vec![Section {
+                id: super::EXP.into(),
+                title: String::new(),
+                blocks: matrix_blocks(run),
+            }],
+            Depth::Summary | Depth::Command => Vec::new(),
+        }
     }
 
     fn rank(&self) -> Rank {
         Rank(30)
     }
+}
+
+/// The report's matrices of each matrix record: latency, read bandwidth
+/// and measured over declared distance, rows the CPUs of a node, columns
+/// the memory; then its notes.
+fn matrix_blocks(run: &Run) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    for r in run.records_of(super::EXP).filter(|r| r.is(super::MATRIX)) {
+        let Some(d) = r.data_as::<NumaMatrixData>() else {
+            continue;
+        };
+        let rows: Vec<String> = d.rows.iter().map(|n| n.to_string()).collect();
+        let nodes = d.node_targets();
+        for (title, cols, m, unit) in [
+            (
+                "NUMA latency, ns (rows: CPUs of node; columns: memory)",
+                &d.targets,
+                &d.latency_ns,
+                "ns",
+            ),
+            (
+                "NUMA read bandwidth, GB/s",
+                &d.targets,
+                &d.bandwidth_gbs,
+                "GB/s",
+            ),
+            (
+                "Measured latency ratio / declared distance ratio",
+                &nodes,
+                &d.measured_over_declared,
+                "",
+            ),
+        ] {
+            let map = Heatmap::filled(rows.clone(), cols.clone(), m, unit);
+            blocks.push(Block::Chart(Chart {
+                title: title.into(),
+                caption: None,
+                kind: ChartKind::Heatmap(map.labelled("node", "CPUs of node", "memory")),
+            }));
+        }
+        blocks.extend(r.notes.iter().cloned().map(Block::Note));
+    }
+    blocks
 }
 
 /// Its rules of advice ([`Views::rules`]).

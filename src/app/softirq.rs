@@ -7,7 +7,7 @@ use super::session::Session;
 use super::Context;
 use crate::experiments::experiment::Profile;
 use crate::experiments::state::softirq;
-use crate::experiments::state::text::softirq as softirq_text;
+use crate::experiments::state::softirq::view::summary as softirq_text;
 use anyhow::{bail, Result};
 use std::time::Duration;
 

@@ -1,8 +1,6 @@
-//! The machine-state family: effective frequency and network softirqs;
-//! `text` and `html` render them.
+//! The machine-state family: effective frequency and network softirqs,
+//! their typed payloads shared; each draws itself in its folder's view.rs.
 
 pub mod frequency;
-pub mod html;
 pub mod payload;
 pub mod softirq;
-pub mod text;

@@ -5,10 +5,14 @@
 use super::{ALL_CORES, SINGLE_CORE};
 use crate::base::fmt::fmt_num;
 use crate::experiments::state::payload::{SingleCoreData, TeamClockData};
-use crate::results::schema::Run;
+use crate::results::schema::{ResultRecord, Run};
+use std::fmt::Write as _;
 use crate::view::finding::{ev, from_result, measured, noisy_note, Finding, Severity};
 use crate::view::verdict::fig;
-use crate::view::{any, KeyFigure, Rank, Rule, VerdictLine, Views};
+use crate::view::{
+    any, Bar, BarGroup, Block, Chart, ChartKind, Depth, KeyFigure, Rank, Rule, Scale, Section,
+    VerdictLine, Views,
+};
 
 /// The views of this experiment (the registry holds it).
 pub struct FrequencyViews;
@@ -23,11 +27,18 @@ impl Views for FrequencyViews {
     }
 
     fn summary_text(&self, run: &Run) -> String {
-        crate::experiments::state::text::frequency(&run.results)
+        summary(&run.results)
     }
 
-    fn report_html(&self, run: &Run) -> String {
-        crate::experiments::state::html::frequency(run)
+    fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
+        match depth {
+            Depth::Report => vec![Section {
+                id: super::EXP.into(),
+                title: String::new(),
+                blocks: vec![Block::Chart(placement_bars(run))],
+            }],
+            Depth::Summary | Depth::Command => Vec::new(),
+        }
     }
 
     fn rank(&self) -> Rank {
@@ -36,6 +47,82 @@ impl Views for FrequencyViews {
 
     fn key_figures(&self) -> &'static [KeyFigure] {
         KEY_FIGURES
+    }
+}
+
+/// Its section of the summary: one line per placement, measured beside
+/// declared.
+fn summary(rs: &[ResultRecord]) -> String {
+    let f: Vec<&ResultRecord> = rs
+        .iter()
+        .filter(|r| r.from_experiment(super::EXP))
+        .collect();
+    if f.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("Effective frequency (measured; dependent add chain)\n");
+    for r in &f {
+        match (r.value, &r.stats) {
+            (Some(v), Some(s)) => {
+                let _ = writeln!(
+                    out,
+                    "  {:<18} {:>7} {:<5} CV {:>5.1}%  n={}{}",
+                    r.metric,
+                    fmt_num(v),
+                    r.unit,
+                    s.cv * 100.0,
+                    s.n,
+                    if s.is_noisy() { "  NOISY" } else { "" }
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    out,
+                    "  {:<18} not available: {}",
+                    r.metric,
+                    r.unavailable_reason
+                        .as_deref()
+                        .unwrap_or("no reason recorded")
+                );
+            }
+        }
+    }
+    if let Some(d) = f
+        .iter()
+        .find(|r| r.is(super::SINGLE_CORE))
+        .and_then(|r| r.notes.iter().find(|n| n.starts_with("declared")))
+    {
+        let _ = writeln!(out, "  {d}");
+    }
+    out
+}
+
+
+/// The report's chart: the effective clock of each thread placement, as
+/// bars.
+fn placement_bars(run: &Run) -> Chart {
+    let groups = run
+        .records_of(super::EXP)
+        .filter(|r| r.unit == "GHz")
+        .filter_map(|r| {
+            Some(BarGroup {
+                label: r.metric.clone(),
+                bars: vec![Bar {
+                    label: String::new(),
+                    value: r.value?,
+                }],
+            })
+        })
+        .collect();
+    Chart {
+        title: "Effective frequency by thread placement".into(),
+        caption: None,
+        kind: ChartKind::Bars {
+            unit: "GHz".into(),
+            scale: Scale::Linear,
+            groups,
+            reference: None,
+        },
     }
 }
 

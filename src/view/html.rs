@@ -7,7 +7,8 @@
 
 use super::lines::{svg_lines, Series as LineSeries};
 use super::model::{
-    Align, Block, Cell, Chart, ChartKind, Figure, Heatmap, Mark, Scale, Section, Table, Ticks, NO_REASON,
+    Align, Block, Cell, Chart, ChartKind, Figure, Heatmap, Mark, Scale, Section, Table, Ticks,
+    NO_REASON,
 };
 use crate::base::fmt::{fmt_bytes_axis, fmt_num};
 use crate::base::html::{esc, svg_bars};

@@ -1,7 +1,6 @@
 //! The compute family: SIMD yield and peak FLOPs, workloads, the rate score
 //! and placement studies; `text` and `html` render them.
 
-pub mod html;
 pub mod payload;
 pub mod peak;
 pub mod placement_plan;

@@ -15,6 +15,7 @@
 //! The triad and chase are simple own kernels until the memory room's are
 //! merged.
 
+pub mod html;
 pub mod text;
 pub mod view;
 

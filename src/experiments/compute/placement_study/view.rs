@@ -13,7 +13,7 @@ impl Views for PlacementStudyViews {
     }
 
     fn report_html(&self, run: &Run) -> String {
-        crate::experiments::compute::html::placement_section(run)
+        super::html::placement_section(run)
     }
 
     fn rank(&self) -> Rank {

@@ -15,7 +15,7 @@ impl Views for RateViews {
     }
 
     fn report_html(&self, run: &Run) -> String {
-        crate::experiments::compute::html::rate_section(run)
+        super::html::rate_section(run)
     }
 
     fn rank(&self) -> Rank {

@@ -31,8 +31,7 @@ impl Views for SimdViews {
 
     /// Its table, then peak's section of the report.
     fn report_html(&self, run: &Run) -> String {
-        crate::experiments::compute::html::simd_table(run)
-            + &crate::experiments::compute::html::peak_section(run)
+        super::html::simd_table(run) + &crate::experiments::compute::peak::html::peak_section(run)
     }
 
     fn rank(&self) -> Rank {

@@ -21,6 +21,7 @@
 //! reference only.
 
 mod cmd;
+pub mod html;
 mod published_sets;
 pub mod text;
 pub mod view;

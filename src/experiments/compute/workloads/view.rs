@@ -15,7 +15,7 @@ impl Views for WorkloadsViews {
     }
 
     fn report_html(&self, run: &Run) -> String {
-        crate::experiments::compute::html::published_section(run)
+        super::html::published_section(run)
     }
 
     fn rank(&self) -> Rank {

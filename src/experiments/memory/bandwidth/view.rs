@@ -87,7 +87,12 @@ fn threads_chart(run: &Run) -> Chart {
         if points.len() > 1 {
             let p = |k: &str| param_text(r, k).unwrap_or_default();
             series.push(Series {
-                name: Some(format!("{} {} {}", p("kernel"), p("width"), p(PLACEMENT_PARAM))),
+                name: Some(format!(
+                    "{} {} {}",
+                    p("kernel"),
+                    p("width"),
+                    p(PLACEMENT_PARAM)
+                )),
                 points,
             });
         }

@@ -6,13 +6,13 @@ use super::{ALL_CORES, SINGLE_CORE};
 use crate::base::fmt::fmt_num;
 use crate::experiments::state::payload::{SingleCoreData, TeamClockData};
 use crate::results::schema::{ResultRecord, Run};
-use std::fmt::Write as _;
 use crate::view::finding::{ev, from_result, measured, noisy_note, Finding, Severity};
 use crate::view::verdict::fig;
 use crate::view::{
     any, Bar, BarGroup, Block, Chart, ChartKind, Depth, KeyFigure, Rank, Rule, Scale, Section,
     VerdictLine, Views,
 };
+use std::fmt::Write as _;
 
 /// The views of this experiment (the registry holds it).
 pub struct FrequencyViews;
@@ -96,7 +96,6 @@ fn summary(rs: &[ResultRecord]) -> String {
     }
     out
 }
-
 
 /// The report's chart: the effective clock of each thread placement, as
 /// bars.

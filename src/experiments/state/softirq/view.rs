@@ -3,8 +3,8 @@
 
 use crate::base::fmt::fmt_num;
 use crate::results::schema::{ResultRecord, Run};
-use std::fmt::Write as _;
 use crate::view::{Rank, Views};
+use std::fmt::Write as _;
 
 /// The views of this experiment (the registry holds it).
 pub struct SoftirqViews;

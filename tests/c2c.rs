@@ -1214,9 +1214,9 @@ fn disturbed_verdict_when_most_pairs_are_preempted() {
         mat.notes
     );
     // The renderers say so too.
-    let text = cpuscope::experiments::coherence::text::render_matrices(
+    let text = cpuscope::experiments::coherence::c2c::text::render_matrices(
         &recs,
-        cpuscope::experiments::coherence::text::Detail::Full,
+        cpuscope::experiments::coherence::c2c::text::Detail::Full,
     );
     assert!(
         text.contains("DISTURBED: 98 of 120 pairs marked preempted"),

@@ -5,8 +5,8 @@
 use super::args::{formats, OutputArgs};
 use super::session::{self, Session};
 use super::Context;
+use crate::experiments::coherence::c2c::text as c2c_text;
 use crate::experiments::coherence::c2c::{self, PairView};
-use crate::experiments::coherence::text as c2c_text;
 use crate::experiments::experiment::Profile;
 use crate::kernels::c2c::Method;
 use anyhow::{bail, Result};

@@ -5,7 +5,7 @@
 use super::args::{formats, OutputArgs, Progress};
 use super::session::Session;
 use super::Context;
-use crate::experiments::coherence::{sync, text as c2c_text};
+use crate::experiments::coherence::sync::{self, text as sync_text};
 use crate::experiments::experiment::Profile;
 use anyhow::Result;
 use serde_json::json;
@@ -47,6 +47,6 @@ pub fn run(ctx: &Context, args: &SyncArgs) -> Result<i32> {
         "records": s.results(),
     });
     s.output(args.formats.json, extra, |recs| {
-        format!("{}{clock}\n", c2c_text::render_sync(recs))
+        format!("{}{clock}\n", sync_text::render_sync(recs))
     })
 }

@@ -18,11 +18,11 @@ impl Views for C2cViews {
     }
 
     fn summary_text(&self, run: &Run) -> String {
-        crate::experiments::coherence::text::render_summary(&run.results)
+        super::text::render_summary(&run.results)
     }
 
     fn report_html(&self, run: &Run) -> String {
-        crate::experiments::coherence::html::c2c_charts(run)
+        super::html::c2c_charts(run)
     }
 
     fn rank(&self) -> Rank {

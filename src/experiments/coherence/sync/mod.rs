@@ -11,6 +11,8 @@
 //! frequency experiment (`Facts::ghz_single`); without it cycles are reported
 //! as not available.
 
+pub mod html;
+pub mod text;
 pub mod view;
 
 use crate::base::timer::{Timer, TimerInfo};

@@ -9,11 +9,11 @@ pub struct SyncViews;
 
 impl Views for SyncViews {
     fn summary_text(&self, run: &Run) -> String {
-        crate::experiments::coherence::text::render_sync_summary(&run.results)
+        super::text::render_sync_summary(&run.results)
     }
 
     fn report_html(&self, run: &Run) -> String {
-        crate::experiments::coherence::html::sync_charts(run)
+        super::html::sync_charts(run)
     }
 
     fn rank(&self) -> Rank {

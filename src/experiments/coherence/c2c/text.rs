@@ -1,4 +1,4 @@
-//! Text rendering of core-to-core latency and synchronisation costs: the
+//! Text rendering of core-to-core latency: the
 //! matrix (numbers, or a heat map on large machines), the latency groups in
 //! the style of seed 001, one pair, the plan, the CSV form. Never measures.
 
@@ -6,10 +6,8 @@ use crate::base::fmt::{fmt_num, for_terminal};
 use crate::experiments::coherence::c2c::{self, PairStats, PairView, Plan};
 use crate::experiments::coherence::infer::LatencyMatrix;
 use crate::experiments::coherence::payload::{Inference, MatrixData, PairCell};
-use crate::experiments::coherence::sync;
-use crate::experiments::common::PLACEMENT_PARAM;
 use crate::kernels::c2c::Method;
-use crate::results::schema::{MetricId, ResultRecord};
+use crate::results::schema::ResultRecord;
 use std::fmt::Write as _;
 
 /// Matrices up to this many CPUs are printed with numbers; larger ones as a heat map.
@@ -447,84 +445,6 @@ pub fn render_pair(
     out
 }
 
-/// Synchronisation records as a table: figure, value, spread, notes.
-pub fn render_sync(recs: &[ResultRecord]) -> String {
-    let mut out = String::from("Synchronisation costs (median of samples):\n");
-    let w = recs
-        .iter()
-        .map(|r| r.label().chars().count())
-        .max()
-        .unwrap_or(10);
-    for r in recs {
-        let label = r.label();
-        match r.value {
-            Some(v) => {
-                let spread = r
-                    .stats
-                    .as_ref()
-                    .map(|s| {
-                        format!(
-                            "  (min {}, max {}, CV {:.1}%, n={}){}",
-                            fmt_num(s.min),
-                            fmt_num(s.max),
-                            s.cv * 100.0,
-                            s.n,
-                            if s.is_noisy() { " NOISY" } else { "" }
-                        )
-                    })
-                    .unwrap_or_default();
-                let _ = writeln!(out, "  {label:<w$}  {:>10} {}{spread}", fmt_num(v), r.unit);
-            }
-            None => {
-                let _ = writeln!(
-                    out,
-                    "  {label:<w$}  not available: {}",
-                    r.unavailable_reason
-                        .as_deref()
-                        .unwrap_or("no reason recorded")
-                );
-            }
-        }
-        for n in &r.notes {
-            let _ = writeln!(out, "  {:<w$}    {}", "", for_terminal(n));
-        }
-    }
-    out
-}
-
-/// One figure of a record list by metric and params (all given params must match).
-fn find<'a>(
-    rs: &'a [ResultRecord],
-    id: MetricId,
-    params: &[(&str, &str)],
-) -> Option<&'a ResultRecord> {
-    rs.iter().find(|r| {
-        r.is(id)
-            && params.iter().all(|(k, v)| match r.params.get(*k) {
-                Some(serde_json::Value::String(s)) => s == v,
-                Some(o) => o.as_u64().map(|n| n.to_string()).as_deref() == Some(*v),
-                None => false,
-            })
-    })
-}
-
-fn value_text(r: Option<&ResultRecord>) -> String {
-    match r {
-        Some(r) => match r.value {
-            Some(v) => {
-                let noisy = if r.is_noisy() { "*" } else { "" };
-                if r.unit == "ns" && v >= 1_000.0 {
-                    format!("{:.1} µs{noisy}", v / 1000.0)
-                } else {
-                    format!("{} {}{noisy}", fmt_num(v), r.unit)
-                }
-            }
-            None => format!("{} n/a", r.unit),
-        },
-        None => "not run".into(),
-    }
-}
-
 /// The end-of-run summary section for `c2c` and `sync` records (empty when
 /// the run has none): latency groups per method, the synchronisation
 /// figures on a few lines.
@@ -542,100 +462,6 @@ pub fn render_matrices(results: &[ResultRecord], detail: Detail) -> String {
         String::from("Core-to-core latency (one-way = round trip / 2, median per pair)\n");
     for r in mats {
         out.push_str(&render_matrix_record(r, detail));
-    }
-    out
-}
-
-/// The end-of-run summary section for `sync` records (empty when the run has none).
-pub fn render_sync_summary(results: &[ResultRecord]) -> String {
-    let mut out = String::new();
-    let s: Vec<ResultRecord> = results
-        .iter()
-        .filter(|r| r.from_experiment(sync::EXP))
-        .cloned()
-        .collect();
-    if !s.is_empty() {
-        out.push_str("Synchronisation costs (median; * = noisy)\n");
-        let hints: Vec<String> = s
-            .iter()
-            .filter(|r| r.is(sync::SPIN_HINT))
-            .map(|r| {
-                let ins = r
-                    .params
-                    .get("instruction")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("?");
-                let cyc = find(&s, sync::SPIN_HINT_CYCLES, &[("instruction", ins)]);
-                format!(
-                    "{} {} ({})",
-                    ins.to_uppercase(),
-                    value_text(Some(r)),
-                    value_text(cyc)
-                )
-            })
-            .collect();
-        if !hints.is_empty() {
-            let _ = writeln!(out, "  spin-wait hint: {}", hints.join(", "));
-        }
-        let alone = find(&s, sync::ATOMIC_INCREMENT, &[(PLACEMENT_PARAM, "alone")]);
-        let alone_c = find(
-            &s,
-            sync::ATOMIC_INCREMENT_CYCLES,
-            &[(PLACEMENT_PARAM, "alone")],
-        );
-        let mut contended = Vec::new();
-        for p in ["same_core", "same_l3", "cross_node"] {
-            if let Some(r) = find(&s, sync::ATOMIC_INCREMENT, &[(PLACEMENT_PARAM, p)]) {
-                if r.value.is_some() {
-                    contended.push(format!("{p} {}", value_text(Some(r))));
-                }
-            }
-        }
-        let _ = writeln!(
-            out,
-            "  atomic increment: alone {} ({}); two threads on one line: {}",
-            value_text(alone),
-            value_text(alone_c),
-            if contended.is_empty() {
-                "n/a".to_string()
-            } else {
-                contended.join(", ")
-            }
-        );
-        let _ = writeln!(
-            out,
-            "  lock/unlock: alone spin {}, mutex {}; two threads spin {}, mutex {}",
-            value_text(find(&s, sync::LOCK, &[("kind", "spin"), ("threads", "1")])),
-            value_text(find(&s, sync::LOCK, &[("kind", "mutex"), ("threads", "1")])),
-            value_text(find(&s, sync::LOCK, &[("kind", "spin"), ("threads", "2")])),
-            value_text(find(&s, sync::LOCK, &[("kind", "mutex"), ("threads", "2")])),
-        );
-        let _ = writeln!(
-            out,
-            "  handoff between two threads: spinning {}, futex sleep/wake {}",
-            value_text(find(&s, sync::HANDOFF, &[("wait", "spin")])),
-            value_text(find(&s, sync::HANDOFF, &[("wait", "futex")])),
-        );
-        let fs: Vec<String> = s
-            .iter()
-            .filter(|r| r.is(sync::FALSE_SHARING_SLOWDOWN) && r.value.is_some())
-            .map(|r| {
-                let op = r.params.get("op").and_then(|v| v.as_str()).unwrap_or("?");
-                let t = r
-                    .params
-                    .get("threads")
-                    .map(|v| v.to_string())
-                    .unwrap_or_default();
-                format!("{op} increments, {t} threads: {}", value_text(Some(r)))
-            })
-            .collect();
-        if !fs.is_empty() {
-            let _ = writeln!(
-                out,
-                "  false sharing (one line vs padded): {}",
-                fs.join("; ")
-            );
-        }
     }
     out
 }

@@ -1,11 +1,11 @@
-//! HTML parts for core-to-core latency and synchronisation costs: an SVG heat
-//! map of each c2c matrix, its latency groups and findings, and a bar chart of
-//! the synchronisation figures. Never measures.
+//! HTML parts for core-to-core latency: an SVG heat map of each c2c matrix,
+//! its latency groups and findings, and the log-scale bars (sync draws its
+//! costs with them too). Never measures.
 
+use super::text;
 use crate::base::html::esc;
+use crate::experiments::coherence::c2c;
 use crate::experiments::coherence::payload::Inference;
-use crate::experiments::coherence::text;
-use crate::experiments::coherence::{c2c, sync};
 use crate::results::schema::Run;
 use std::fmt::Write as _;
 
@@ -356,27 +356,6 @@ pub fn c2c_charts(run: &Run) -> String {
         if let Some(inf) = &d.inference {
             out.push_str(&inference_html(inf));
         }
-        out.push_str("</div>");
-    }
-    out
-}
-
-/// The synchronisation costs as log-scale bars (empty without sync records).
-pub fn sync_charts(run: &Run) -> String {
-    let mut out = String::new();
-    let prefix = format!("{}: ", sync::EXP);
-    let sync: Vec<(String, f64)> = run
-        .records_of(sync::EXP)
-        .filter(|r| r.unit == "ns")
-        .filter_map(|r| {
-            let label = r.label();
-            let label = label.strip_prefix(&prefix).unwrap_or(&label).to_string();
-            Some((label, r.value?))
-        })
-        .collect();
-    if !sync.is_empty() {
-        out.push_str("<div>");
-        out.push_str(&svg_log_bars("Synchronisation costs", "ns", &sync));
         out.push_str("</div>");
     }
     out

@@ -9,6 +9,7 @@
 
 mod arrays;
 mod plan;
+pub mod text;
 pub mod view;
 
 pub use arrays::*;

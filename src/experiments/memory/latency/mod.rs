@@ -7,6 +7,7 @@
 
 mod analysis;
 mod plan;
+pub mod text;
 pub mod view;
 
 pub use analysis::*;

@@ -4,6 +4,7 @@
 //! latency-vs-bandwidth curve (Intel MLC's --loaded_latency view, open and
 //! cross-vendor; here the load is varied by the number of streams).
 
+pub mod text;
 pub mod view;
 
 use crate::base::fmt::fmt_size;

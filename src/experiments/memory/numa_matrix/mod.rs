@@ -3,6 +3,7 @@
 //! interleave over all memory nodes, set against the kernel's declared
 //! distance matrix (measured/declared ratio tables: "distances look fake").
 
+pub mod text;
 pub mod view;
 
 use crate::base::fmt::fmt_size;

@@ -262,6 +262,7 @@ fn heat_table(title: &str, h: &Heatmap) -> String {
 mod tests {
     use super::*;
     use crate::view::model::{Axis, Series, Spread};
+    use crate::view::Heatmap;
 
     #[test]
     fn figures_carry_unit_mark_spread_and_reason_escaped() {
@@ -320,5 +321,87 @@ mod tests {
             h.ends_with("<p class=\"note\">one series per mix</p>"),
             "{h}"
         );
+    }
+
+    #[test]
+    fn a_heatmap_is_a_shaded_table_with_its_labels_escaped() {
+        let h = Heatmap::filled(
+            vec!["0".into(), "1<".into()],
+            vec!["0".into(), "interleave".into()],
+            // A short row: the missing cell is not measured.
+            &[vec![Some(80.0), Some(100.0)], vec![Some(140.0)]],
+            "ns",
+        )
+        .labelled("node", "CPUs of node", "memory");
+        let c = Chart {
+            title: "NUMA & latency".into(),
+            caption: None,
+            kind: ChartKind::Heatmap(h),
+        };
+        let s = chart(&c);
+        assert!(
+            s.starts_with("<p><b>NUMA &amp; latency</b></p><table><tr><th>node</th><th>0</th>"),
+            "{s}"
+        );
+        // Lowest cell lightest, highest darkest.
+        assert!(
+            s.contains("rgba(208,138,60,0.10)") && s.contains("rgba(208,138,60,0.70)"),
+            "{s}"
+        );
+        assert!(
+            s.contains("title=\"NUMA &amp; latency: CPUs of node 1&lt;, memory 0 → 140.0\""),
+            "{s}"
+        );
+        assert!(s.contains("<th>1&lt;</th>") && !s.contains("1<"), "{s}");
+        assert_eq!(s.matches("<td class=\"na\">n/a</td>").count(), 1, "{s}");
+    }
+
+    #[test]
+    fn line_charts_write_ticks_as_their_axis_says_and_draw_markers() {
+        let kind = |ticks| ChartKind::Lines {
+            x: Axis {
+                ticks,
+                ..Axis::new("working set", "bytes", Scale::Log)
+            },
+            y: Axis::new("ns", "", Scale::Log),
+            series: vec![Series {
+                name: Some("random".into()),
+                points: vec![(4096.0, 1.2), (1048576.0, 4.0), (268435456.0, 90.0)],
+            }],
+            reference: None,
+            marks: vec![crate::view::model::XMark {
+                x: 32768.0,
+                label: "L1d <sysfs>".into(),
+            }],
+        };
+        let draw = |ticks| {
+            chart(&Chart {
+                title: "t".into(),
+                caption: None,
+                kind: kind(ticks),
+            })
+        };
+        let bytes = draw(Ticks::Bytes);
+        assert!(
+            bytes.contains(">256M</text>") && bytes.contains("→ 1.200 ns"),
+            "{bytes}"
+        );
+        assert!(bytes.contains("L1d &lt;sysfs&gt;"), "{bytes}");
+        assert!(bytes.contains("working set (bytes)"), "{bytes}");
+        let figures = draw(Ticks::Figure);
+        assert_ne!(bytes, figures, "the tick style changes the labels");
+        assert_eq!(tick(Ticks::Count, 3.0), "3");
+        assert_eq!(tick(Ticks::Count, 2.5), "2.5");
+        assert_eq!(tick(Ticks::Tenths, 3.0), "3.0");
+    }
+
+    #[test]
+    fn a_note_is_a_note_div() {
+        let s = section(&Section {
+            id: "x".into(),
+            title: String::new(),
+            blocks: vec![Block::Note("a <b> note".into())],
+        });
+        assert_eq!(s, "<div class=\"note\">a &lt;b&gt; note</div>");
     }
 }

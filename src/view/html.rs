@@ -261,8 +261,7 @@ fn heat_table(title: &str, h: &Heatmap) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::view::model::{Axis, Series, Spread};
-    use crate::view::Heatmap;
+    use crate::view::model::{Axis, Series, Spread, XMark};
 
     #[test]
     fn figures_carry_unit_mark_spread_and_reason_escaped() {
@@ -369,7 +368,7 @@ mod tests {
                 points: vec![(4096.0, 1.2), (1048576.0, 4.0), (268435456.0, 90.0)],
             }],
             reference: None,
-            marks: vec![crate::view::model::XMark {
+            marks: vec![XMark {
                 x: 32768.0,
                 label: "L1d <sysfs>".into(),
             }],

@@ -68,6 +68,41 @@ pub fn loaded_curve(rec: &ResultRecord) -> Vec<Curve> {
     }
 }
 
+/// The report's charts: for each curve, the chaser's latency against the
+/// bandwidth the streaming threads drew (its points are the
+/// loaded_latency:latency figures).
+fn curve_charts(run: &Run) -> Vec<Chart> {
+    let mut charts = Vec::new();
+    for r in run.records_of(super::EXP).filter(|r| r.is(super::CURVE)) {
+        let Some(d) = r.data_as::<LoadedCurveData>() else {
+            continue;
+        };
+        let points: Vec<(f64, f64)> = d
+            .points
+            .iter()
+            .filter_map(|p| Some((p.bandwidth_gbs.unwrap_or(0.0), p.latency_ns?)))
+            .collect();
+        charts.push(Chart {
+            title: "Loaded latency: chase latency vs bandwidth drawn by k streaming threads".into(),
+            caption: None,
+            kind: ChartKind::Lines {
+                x: Axis {
+                    ticks: Ticks::Tenths,
+                    ..Axis::new("stream bandwidth", "GB/s", Scale::Linear)
+                },
+                y: Axis::new("ns", "", Scale::Linear),
+                series: vec![Series {
+                    name: Some(super::LATENCY.metric.to_string()),
+                    points,
+                }],
+                reference: None,
+                marks: Vec::new(),
+            },
+        });
+    }
+    charts
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,39 +152,4 @@ mod tests {
         );
         assert!(loaded_curve(&rec(vec![lp(0, None, Some(1.0))])).is_empty());
     }
-}
-
-/// The report's charts: for each curve, the chaser's latency against the
-/// bandwidth the streaming threads drew (its points are the
-/// loaded_latency:latency figures).
-fn curve_charts(run: &Run) -> Vec<Chart> {
-    let mut charts = Vec::new();
-    for r in run.records_of(super::EXP).filter(|r| r.is(super::CURVE)) {
-        let Some(d) = r.data_as::<LoadedCurveData>() else {
-            continue;
-        };
-        let points: Vec<(f64, f64)> = d
-            .points
-            .iter()
-            .filter_map(|p| Some((p.bandwidth_gbs.unwrap_or(0.0), p.latency_ns?)))
-            .collect();
-        charts.push(Chart {
-            title: "Loaded latency: chase latency vs bandwidth drawn by k streaming threads".into(),
-            caption: None,
-            kind: ChartKind::Lines {
-                x: Axis {
-                    ticks: Ticks::Tenths,
-                    ..Axis::new("stream bandwidth", "GB/s", Scale::Linear)
-                },
-                y: Axis::new("ns", "", Scale::Linear),
-                series: vec![Series {
-                    name: Some(super::LATENCY.metric.to_string()),
-                    points,
-                }],
-                reference: None,
-                marks: Vec::new(),
-            },
-        });
-    }
-    charts
 }

@@ -40,6 +40,9 @@ pub fn section(s: &Section) -> String {
             Block::Note(n) => {
                 let _ = write!(out, "<div class=\"note\">{}</div>", esc(n));
             }
+            Block::NotAvailable(n) => {
+                let _ = write!(out, "<div class=\"note na\">{}</div>", esc(n));
+            }
             Block::Verbatim(lines) => {
                 let _ = write!(out, "<pre>{}</pre>", esc(&lines.join("\n")));
             }

@@ -272,6 +272,19 @@ pub struct BarGroup {
     pub bars: Vec<Bar>,
 }
 
+impl BarGroup {
+    /// A group of one bar (a plain bar chart's bar).
+    pub fn single(label: impl Into<String>, value: f64) -> BarGroup {
+        BarGroup {
+            label: label.into(),
+            bars: vec![Bar {
+                label: String::new(),
+                value,
+            }],
+        }
+    }
+}
+
 /// A matrix of values, rows by columns; `None`: not measured.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Heatmap {
@@ -420,6 +433,9 @@ pub enum Block {
     /// A note on what is above it (a method, a caveat): HTML stacks notes
     /// without a paragraph's spacing.
     Note(String),
+    /// What is above lacks a figure, and why (`what: reason`): a note
+    /// marked not available.
+    NotAvailable(String),
     /// Lines already laid out as text: a section keeps its old output byte
     /// for byte while it migrates; text printers print them as they are,
     /// HTML as preformatted.

@@ -39,6 +39,9 @@ pub fn section(s: &Section) -> String {
             Block::Note(n) => {
                 let _ = writeln!(out, "  {}", for_terminal(n));
             }
+            Block::NotAvailable(n) => {
+                let _ = writeln!(out, "  not available: {}", for_terminal(n));
+            }
             Block::Verbatim(lines) => {
                 for l in lines {
                     let _ = writeln!(out, "{}", for_terminal(l));

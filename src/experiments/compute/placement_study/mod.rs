@@ -15,7 +15,6 @@
 //! The triad and chase are simple own kernels until the memory room's are
 //! merged.
 
-pub mod html;
 pub mod text;
 pub mod view;
 

@@ -19,7 +19,6 @@
 //! each placement against interleave (`mem_change`, seed 003's reference).
 //! `run` adds that comparison on machines with more than one memory node.
 
-pub mod html;
 pub mod text;
 pub mod view;
 mod workload;

@@ -32,7 +32,7 @@ pub fn section(s: &Section) -> String {
     for b in &s.blocks {
         match b {
             Block::Heading(h) => {
-                let _ = write!(out, "<h4>{}</h4>", esc(h));
+                let _ = write!(out, "<h3>{}</h3>", esc(h));
             }
             Block::Para(p) => {
                 let _ = write!(out, "<p class=\"note\">{}</p>", esc(p));

@@ -425,6 +425,7 @@ pub fn curve(x_label: &str, x_unit: &str, y_unit: &str, points: Vec<(f64, f64)>)
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Block {
+    /// A heading inside the section (HTML: h3, as the report's figures).
     Heading(String),
     /// Prose: a sentence, a note, a method.
     Para(String),
@@ -433,8 +434,8 @@ pub enum Block {
     /// A note on what is above it (a method, a caveat): HTML stacks notes
     /// without a paragraph's spacing.
     Note(String),
-    /// What is above lacks a figure, and why (`what: reason`): a note
-    /// marked not available.
+    /// A line saying what above lacks a figure and why (`what: not
+    /// available: reason`): a note marked not available.
     NotAvailable(String),
     /// Lines already laid out as text: a section keeps its old output byte
     /// for byte while it migrates; text printers print them as they are,

@@ -40,7 +40,7 @@ pub fn section(s: &Section) -> String {
                 let _ = writeln!(out, "  {}", for_terminal(n));
             }
             Block::NotAvailable(n) => {
-                let _ = writeln!(out, "  not available: {}", for_terminal(n));
+                let _ = writeln!(out, "  {}", for_terminal(n));
             }
             Block::Verbatim(lines) => {
                 for l in lines {

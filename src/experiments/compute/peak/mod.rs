@@ -17,7 +17,7 @@
 //! implies, labelled inferred ([`infer_fma_units`]).
 
 mod clock;
-pub mod html;
+pub mod report;
 pub mod labels;
 pub mod text;
 mod theory;

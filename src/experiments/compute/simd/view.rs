@@ -9,7 +9,7 @@ use crate::experiments::compute::peak;
 use crate::results::schema::{ResultRecord, Run};
 use crate::view::finding::{ev, from_result, noisy_note, Evidence, Finding, Severity};
 use crate::view::verdict::{fig, has, noisy_mark, short};
-use crate::view::{any, param_text, KeyFigure, Rank, Rule, VerdictLine, Views};
+use crate::view::{any, param_text, KeyFigure, Rank, Rule, Section, VerdictLine, Views};
 use serde_json::Value;
 
 /// The views of this experiment (the registry holds it).
@@ -31,7 +31,13 @@ impl Views for SimdViews {
 
     /// Its table, then peak's section of the report.
     fn report_html(&self, run: &Run) -> String {
-        super::html::simd_table(run) + &crate::experiments::compute::peak::html::peak_section(run)
+        let peak = crate::experiments::compute::peak::report::report_blocks(run);
+        super::html::simd_table(run)
+            + &crate::view::html::section(&Section {
+                id: String::new(),
+                title: String::new(),
+                blocks: peak,
+            })
     }
 
     fn rank(&self) -> Rank {

@@ -17,7 +17,6 @@
 //! implies, labelled inferred ([`infer_fma_units`]).
 
 mod clock;
-pub mod report;
 pub mod labels;
 pub mod text;
 mod theory;

@@ -31,7 +31,7 @@ impl Views for SimdViews {
 
     /// Its table, then peak's section of the report.
     fn report_html(&self, run: &Run) -> String {
-        let peak = crate::experiments::compute::peak::report::report_blocks(run);
+        let peak = crate::experiments::compute::peak::view::report_blocks(run);
         super::html::simd_table(run)
             + &crate::view::html::section(&Section {
                 id: String::new(),

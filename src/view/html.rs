@@ -398,12 +398,19 @@ mod tests {
     }
 
     #[test]
-    fn a_note_is_a_note_div() {
+    fn headings_notes_and_not_available_lines_are_escaped() {
         let s = section(&Section {
             id: "x".into(),
             title: String::new(),
-            blocks: vec![Block::Note("a <b> note".into())],
+            blocks: vec![
+                Block::Heading("Peak <FMA>".into()),
+                Block::Note("a <b> note".into()),
+                Block::NotAvailable("x: not available: no <y>".into()),
+            ],
         });
-        assert_eq!(s, "<div class=\"note\">a &lt;b&gt; note</div>");
+        assert_eq!(
+            s,
+            "<h3>Peak &lt;FMA&gt;</h3><div class=\"note\">a &lt;b&gt; note</div><div class=\"note na\">x: not available: no &lt;y&gt;</div>"
+        );
     }
 }

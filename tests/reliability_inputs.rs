@@ -1086,9 +1086,22 @@ fn export_caught(db: &Path, id: &str, dir: &Path, nohup: bool) -> Option<std::pr
                     .windows(19)
                     .any(|w| w == b".out.json.cpuscope-")
             {
+                let pid = child.id() as i32;
                 // SAFETY: our own child.
-                unsafe { libc::kill(child.id() as i32, libc::SIGSTOP) };
-                break true;
+                unsafe { libc::kill(pid, libc::SIGSTOP) };
+                // A stop is asynchronous: wait until it has stopped, then
+                // check it had not renamed its file yet (else try again).
+                let mut st = 0;
+                // SAFETY: our own child; a stop report does not reap it.
+                let r = unsafe { libc::waitpid(pid, &mut st, libc::WUNTRACED) };
+                if r == pid && libc::WIFSTOPPED(st) && temp_files(dir).len() == 1 {
+                    break true;
+                }
+                if r == pid && libc::WIFSTOPPED(st) {
+                    // SAFETY: our own (stopped) child.
+                    unsafe { libc::kill(pid, libc::SIGCONT) };
+                }
+                break false;
             }
         }
         if child.try_wait().unwrap().is_some() || start.elapsed() > DEADLINE {

@@ -1131,8 +1131,14 @@ fn signalled_export_as(db: &Path, id: &str, signals: &[i32], nohup: bool) -> Out
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().join("out");
     std::fs::create_dir(&out_dir).unwrap();
-    std::fs::write(out_dir.join("out.json"), "old\n").unwrap();
     for _ in 0..5 {
+        // Each try from the same start: a try whose export ran to its end
+        // before it was caught replaced out.json (and one killed at the
+        // deadline may have left its temporary file).
+        for t in temp_files(&out_dir) {
+            std::fs::remove_file(out_dir.join(t)).unwrap();
+        }
+        std::fs::write(out_dir.join("out.json"), "old\n").unwrap();
         let Some(child) = export_caught(db, id, &out_dir, nohup) else {
             continue;
         };

@@ -1059,14 +1059,16 @@ fn export_caught(db: &Path, id: &str, dir: &Path, nohup: bool) -> Option<std::pr
         .args(["export", id, "-o"])
         .arg(dir.join("out.json"))
         .stderr(Stdio::piped());
-    if nohup {
-        // SAFETY: signal(2) is async-signal-safe.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::signal(libc::SIGHUP, libc::SIG_IGN);
-                Ok(())
-            });
-        }
+    // SIGHUP ignored as `nohup` leaves it, or at its default whatever this
+    // test was started with (under `nohup` the child would inherit it
+    // ignored, and go on writing).
+    let hup = if nohup { libc::SIG_IGN } else { libc::SIG_DFL };
+    // SAFETY: signal(2) is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::signal(libc::SIGHUP, hup);
+            Ok(())
+        });
     }
     let mut child = cmd.spawn().unwrap();
     let start = Instant::now();

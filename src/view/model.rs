@@ -392,6 +392,23 @@ pub struct Chart {
     pub kind: ChartKind,
 }
 
+impl Chart {
+    /// A plain bar chart: `groups` in `unit` on a linear scale, no caption
+    /// or reference.
+    pub fn bars(title: impl Into<String>, unit: &str, groups: Vec<BarGroup>) -> Chart {
+        Chart {
+            title: title.into(),
+            caption: None,
+            kind: ChartKind::Bars {
+                unit: unit.to_string(),
+                scale: Scale::Linear,
+                groups,
+                reference: None,
+            },
+        }
+    }
+}
+
 /// One series of points and how its axes are labelled.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Curve {
@@ -450,6 +467,19 @@ pub struct Section {
     pub id: String,
     pub title: String,
     pub blocks: Vec<Block>,
+}
+
+/// The one untitled section of an experiment's report (`blocks` built
+/// only at [`Depth::Report`]); none at the other depths.
+pub fn report_section(depth: Depth, id: &str, blocks: impl FnOnce() -> Vec<Block>) -> Vec<Section> {
+    match depth {
+        Depth::Report => vec![Section {
+            id: id.to_string(),
+            title: String::new(),
+            blocks: blocks(),
+        }],
+        Depth::Summary | Depth::Command => Vec::new(),
+    }
 }
 
 /// How much of itself an experiment shows.

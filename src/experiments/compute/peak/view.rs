@@ -9,9 +9,7 @@ use crate::experiments::compute::peak;
 use crate::experiments::compute::text::param;
 use crate::results::schema::{ResultRecord, Run};
 use crate::view::verdict::{fig, find, has, noisy_mark};
-use crate::view::{
-    param_text, BarGroup, Block, Chart, ChartKind, KeyFigure, Rank, Scale, VerdictLine, Views,
-};
+use crate::view::{param_text, BarGroup, Block, Chart, KeyFigure, Rank, VerdictLine, Views};
 
 /// The views of this experiment (the registry holds it).
 pub struct PeakViews;
@@ -105,20 +103,6 @@ fn peak_line(run: &Run) -> Option<VerdictLine> {
 
 // ---------------------------------------------------------------- its part of simd's figure in the report
 
-/// Bars of `groups` in `unit` under `title` (linear, no reference).
-fn bars(title: &str, unit: &str, groups: Vec<BarGroup>) -> Block {
-    Block::Chart(Chart {
-        title: title.into(),
-        caption: None,
-        kind: ChartKind::Bars {
-            unit: unit.into(),
-            scale: Scale::Linear,
-            groups,
-            reference: None,
-        },
-    })
-}
-
 /// The blocks: FLOPs per cycle of each width (per scalar-clock cycle, per
 /// actual cycle, theoretical) and their notes, the clock while each width
 /// runs (a width without one: not available, and why), the nop loop's
@@ -154,7 +138,7 @@ pub fn report_blocks(run: &Run) -> Vec<Block> {
     }
     let mut blocks = vec![
         Block::Heading("Peak FP64 FMA per core: measured vs theoretical".into()),
-        bars("FLOPs per cycle, one core", "FLOP/cycle", rows),
+        Block::Chart(Chart::bars("FLOPs per cycle, one core", "FLOP/cycle", rows)),
         Block::Note("Per scalar-clock cycle: at the add-chain clock read right before and after each sample. Per actual cycle: at the clock while that width runs (below).".into()),
     ];
     for r in pc.iter().take(1) {
@@ -172,11 +156,11 @@ pub fn report_blocks(run: &Run) -> Vec<Block> {
         })
         .collect();
     if !groups.is_empty() {
-        blocks.push(bars(
+        blocks.push(Block::Chart(Chart::bars(
             "Clock while each FMA width runs, one core (add chain with the FMAs in its shadow)",
             "GHz",
             groups,
-        ));
+        )));
         for r in &clocks {
             let label = peak::labels::clock_record_label(r);
             match r.value {

@@ -4,7 +4,7 @@
 use crate::experiments::compute::payload::SetThroughputData;
 use crate::experiments::compute::text::param;
 use crate::results::schema::Run;
-use crate::view::{BarGroup, Block, Chart, ChartKind, Depth, Rank, Scale, Section, Views};
+use crate::view::{report_section, BarGroup, Block, Chart, Depth, Rank, Section, Views};
 
 /// The views of this experiment (the registry holds it).
 pub struct PlacementStudyViews;
@@ -15,33 +15,12 @@ impl Views for PlacementStudyViews {
     }
 
     fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
-        match depth {
-            Depth::Report => vec![Section {
-                id: super::EXP.into(),
-                title: String::new(),
-                blocks: report_blocks(run),
-            }],
-            Depth::Summary | Depth::Command => Vec::new(),
-        }
+        report_section(depth, super::EXP, || report_blocks(run))
     }
 
     fn rank(&self) -> Rank {
         Rank(92)
     }
-}
-
-/// Bars of `groups` in `unit` under `title` (linear, no reference).
-fn bars(title: String, unit: &str, groups: Vec<BarGroup>) -> Block {
-    Block::Chart(Chart {
-        title,
-        caption: None,
-        kind: ChartKind::Bars {
-            unit: unit.into(),
-            scale: Scale::Linear,
-            groups,
-            reference: None,
-        },
-    })
 }
 
 /// The report's charts: for each comparison and workload, each CPU set's
@@ -75,21 +54,21 @@ fn report_blocks(run: &Run) -> Vec<Block> {
                 ))),
             }
         }
-        blocks.push(bars(
+        blocks.push(Block::Chart(Chart::bars(
             format!("Placement {c}, workload {w}"),
             "% of best",
             groups,
-        ));
+        )));
         blocks.extend(na);
     }
     let memory = run
         .records(super::MEMORY_LATENCY)
         .filter_map(|r| Some(BarGroup::single(param(r, "memory")?, r.value?)))
         .collect();
-    blocks.push(bars(
-        "Memory placement (pointer chase)".into(),
+    blocks.push(Block::Chart(Chart::bars(
+        "Memory placement (pointer chase)",
         "ns per load",
         memory,
-    ));
+    )));
     blocks
 }

@@ -6,7 +6,8 @@ use super::JOBS_PER_HOUR;
 use crate::experiments::compute::text::param;
 use crate::results::schema::Run;
 use crate::view::{
-    any, BarGroup, Block, Chart, ChartKind, Depth, KeyFigure, Rank, Scale, Section, Views,
+    any, report_section, BarGroup, Block, Chart, ChartKind, Depth, KeyFigure, Rank, Scale, Section,
+    Views,
 };
 
 /// The views of this experiment (the registry holds it).
@@ -18,14 +19,7 @@ impl Views for RateViews {
     }
 
     fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
-        match depth {
-            Depth::Report => vec![Section {
-                id: super::EXP.into(),
-                title: String::new(),
-                blocks: report_blocks(run),
-            }],
-            Depth::Summary | Depth::Command => Vec::new(),
-        }
+        report_section(depth, super::EXP, || report_blocks(run))
     }
 
     fn rank(&self) -> Rank {

@@ -13,8 +13,8 @@ use crate::view::finding::{ev, from_result, noisy_note, param_num, Finding, Seve
 use crate::view::verdict::{fig, has, na_part, short};
 use crate::view::Curve;
 use crate::view::{
-    param_text, Axis, Block, Chart, ChartKind, Depth, KeyFigure, Rank, Rule, Scale, Section,
-    Series, Ticks, VerdictLine, Views,
+    param_text, report_section, Axis, Block, Chart, ChartKind, Depth, KeyFigure, Rank, Rule, Scale,
+    Section, Series, Ticks, VerdictLine, Views,
 };
 use std::collections::BTreeMap;
 
@@ -39,14 +39,7 @@ impl Views for BandwidthViews {
     }
 
     fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
-        match depth {
-            Depth::Report => vec![Section {
-                id: super::EXP.into(),
-                title: String::new(),
-                blocks: vec![Block::Chart(threads_chart(run))],
-            }],
-            Depth::Summary | Depth::Command => Vec::new(),
-        }
+        report_section(depth, super::EXP, || vec![Block::Chart(threads_chart(run))])
     }
 
     fn rank(&self) -> Rank {

@@ -13,8 +13,8 @@ use crate::view::finding::{ev, from_result, Finding, Severity};
 use crate::view::verdict::{find, has, na_part, noisy_mark};
 use crate::view::Curve;
 use crate::view::{
-    param_text, Axis, Block, Chart, ChartKind, Depth, KeyFigure, Rank, Rule, Scale, Section,
-    Series, Ticks, VerdictLine, Views, XMark,
+    param_text, report_section, Axis, Block, Chart, ChartKind, Depth, KeyFigure, Rank, Rule, Scale,
+    Section, Series, Ticks, VerdictLine, Views, XMark,
 };
 
 /// The views of this experiment (the registry holds it).
@@ -38,14 +38,7 @@ impl Views for LatencyViews {
     }
 
     fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
-        match depth {
-            Depth::Report => vec![Section {
-                id: super::EXP.into(),
-                title: String::new(),
-                blocks: vec![Block::Chart(curve_chart(run))],
-            }],
-            Depth::Summary | Depth::Command => Vec::new(),
-        }
+        report_section(depth, super::EXP, || vec![Block::Chart(curve_chart(run))])
     }
 
     fn rank(&self) -> Rank {

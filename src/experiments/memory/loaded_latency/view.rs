@@ -5,7 +5,8 @@
 use crate::experiments::memory::payload::LoadedCurveData;
 use crate::results::schema::{ResultRecord, Run};
 use crate::view::{
-    Axis, Block, Chart, ChartKind, Curve, Depth, Rank, Scale, Section, Series, Ticks, Views,
+    report_section, Axis, Block, Chart, ChartKind, Curve, Depth, Rank, Scale, Section, Series,
+    Ticks, Views,
 };
 
 /// The views of this experiment (the registry holds it).
@@ -17,14 +18,9 @@ impl Views for LoadedLatencyViews {
     }
 
     fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
-        match depth {
-            Depth::Report => vec![Section {
-                id: super::EXP.into(),
-                title: String::new(),
-                blocks: curve_charts(run).into_iter().map(Block::Chart).collect(),
-            }],
-            Depth::Summary | Depth::Command => Vec::new(),
-        }
+        report_section(depth, super::EXP, || {
+            curve_charts(run).into_iter().map(Block::Chart).collect()
+        })
     }
 
     fn curves(&self, rec: &ResultRecord) -> Vec<Curve> {

@@ -8,7 +8,8 @@ use crate::machine::MachineInfo;
 use crate::results::schema::{ResultRecord, Run};
 use crate::view::finding::{ev, from_result, param_num, Evidence, Finding, Severity};
 use crate::view::{
-    param_text, Block, Chart, ChartKind, Depth, Heatmap, Rank, Rule, Section, VerdictLine, Views,
+    param_text, report_section, Block, Chart, ChartKind, Depth, Heatmap, Rank, Rule, Section,
+    VerdictLine, Views,
 };
 use std::collections::BTreeMap;
 
@@ -29,14 +30,7 @@ impl Views for NumaMatrixViews {
     }
 
     fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
-        match depth {
-            Depth::Report => vec![Section {
-                id: super::EXP.into(),
-                title: String::new(),
-                blocks: matrix_blocks(run),
-            }],
-            Depth::Summary | Depth::Command => Vec::new(),
-        }
+        report_section(depth, super::EXP, || matrix_blocks(run))
     }
 
     fn rank(&self) -> Rank {

@@ -9,8 +9,8 @@ use crate::results::schema::{ResultRecord, Run};
 use crate::view::finding::{ev, from_result, measured, noisy_note, Finding, Severity};
 use crate::view::verdict::fig;
 use crate::view::{
-    any, Bar, BarGroup, Block, Chart, ChartKind, Depth, KeyFigure, Rank, Rule, Scale, Section,
-    VerdictLine, Views,
+    any, report_section, Bar, BarGroup, Block, Chart, ChartKind, Depth, KeyFigure, Rank, Rule,
+    Scale, Section, VerdictLine, Views,
 };
 use std::fmt::Write as _;
 
@@ -31,14 +31,9 @@ impl Views for FrequencyViews {
     }
 
     fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
-        match depth {
-            Depth::Report => vec![Section {
-                id: super::EXP.into(),
-                title: String::new(),
-                blocks: vec![Block::Chart(placement_bars(run))],
-            }],
-            Depth::Summary | Depth::Command => Vec::new(),
-        }
+        report_section(depth, super::EXP, || {
+            vec![Block::Chart(placement_bars(run))]
+        })
     }
 
     fn rank(&self) -> Rank {

@@ -2,6 +2,7 @@
 //! fleet (report/fleet/: groups, distributions, outliers with evidence,
 //! environment differences).
 
+use super::args::{formats, OutputArgs};
 use super::run_filter::RunFilter;
 use super::Context;
 use crate::base::output::Output;
@@ -26,22 +27,23 @@ pub struct FleetArgs {
     /// Smallest difference from the peers' median that counts, in %.
     #[arg(long, value_name = "PCT", default_value_t = 5.0)]
     pub min_diff: f64,
-    /// Print the fleet view as JSON (cpuscope.fleet/1); the same as `--format json`.
-    #[arg(long, conflicts_with = "format")]
-    pub json: bool,
     /// What to print: the fleet view as text (the default) or JSON, or every
     /// figure of each host's latest run as an OpenMetrics gauge
     /// (`openmetrics`, for node_exporter's textfile collector; docs/openmetrics.md).
-    #[arg(long, value_enum, value_name = "FORMAT")]
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
     pub format: Option<FleetFormat>,
     /// Write what is printed to FILE instead of standard output (replaced
     /// atomically, as a textfile collector wants).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Also write the fleet page (one offline HTML file with strip plots) to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub formats: OutputArgs<FleetFormats>,
 }
+
+formats!(pub FleetFormats {
+    Json: "Print the fleet view as JSON (cpuscope.fleet/1); the same as `--format json`",
+    Html: "Also write the fleet page (one offline HTML file with strip plots) to FILE",
+});
 
 /// `fleet --format`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -62,12 +64,12 @@ pub fn run(ctx: &Context, args: &FleetArgs) -> Result<i32> {
         ..Rule::default()
     };
     rule.check()?;
-    let html = args.html.as_deref().map(|p| ctx.output(p)).transpose()?;
+    let html = args.formats.html().map(|p| ctx.output(p)).transpose()?;
     let out = match &args.output {
         Some(p) => ctx.output(p)?,
         None => Output::Stdout,
     };
-    let format = match (args.json, args.format) {
+    let format = match (args.formats.json, args.format) {
         (true, _) => FleetFormat::Json,
         (false, f) => f.unwrap_or(FleetFormat::Text),
     };

@@ -1,6 +1,6 @@
 //! `cpuscope runs|show|export|import|delete`: the stored runs.
 
-use super::args::{formats, OutputArgs};
+use super::args::{formats, Format, OutputArgs};
 use super::Context;
 use crate::report::run_text;
 use crate::results::document::{export_text, read_run_file_capped};
@@ -25,14 +25,18 @@ pub struct ShowArgs {
     #[command(flatten)]
     pub formats: OutputArgs<ShowFormats>,
     /// Every figure with its spread, method and notes (the full text).
-    #[arg(long, conflicts_with_all = ["json", "summary"])]
+    #[arg(long, conflicts_with_all = ["json", "summary", "markdown", "csv"])]
     pub all: bool,
     /// One section per experiment with its headline figures, what is not available, the advice.
     #[arg(long, conflicts_with = "json")]
     pub summary: bool,
 }
 
-formats!(pub ShowFormats { Json: "Print the run document (as `export` does) instead of text" });
+formats!(pub ShowFormats {
+    Json: "Print the run document (as `export` does) instead of text",
+    Markdown: "Print the summary (as --summary) as Markdown: its tables as pipe tables, for an article or a ticket",
+    Csv: "Print the summary's tables as long-form CSV, one line per cell (section,table,row,column,text,value,unit,mark,na_reason)",
+});
 
 #[derive(clap::Args, Debug)]
 pub struct ExportArgs {
@@ -171,16 +175,19 @@ fn shell_word(s: &str) -> String {
 pub fn show(ctx: &Context, args: &ShowArgs) -> Result<i32> {
     let store = open_store_read(ctx.store.as_deref())?;
     let run = store.get_run(&args.run)?;
-    if args.formats.json {
-        super::print_json(&run)?;
-    } else if args.all {
-        out!("{}", run_text::render_run(&run));
-    } else if args.summary {
-        out!("{}", crate::report::summary::render(&run));
-    } else {
-        let style = crate::report::verdict::Style::for_stdout();
-        out!("{}", crate::report::verdict::render(&run, None, &style));
-    }
+    use crate::report::summary;
+    let text = match args.formats.chosen() {
+        Format::Json => return super::print_json(&run).map(|()| 0),
+        Format::Markdown => summary::markdown(&run),
+        Format::Csv => crate::view::csv::sections(&summary::view(&run)),
+        Format::Text if args.all => run_text::render_run(&run),
+        Format::Text if args.summary => summary::render(&run),
+        Format::Text => {
+            let style = crate::report::verdict::Style::for_stdout();
+            crate::report::verdict::render(&run, None, &style)
+        }
+    };
+    out!("{text}");
     Ok(0)
 }
 

@@ -11,13 +11,15 @@
 //! build views).
 //!
 //! The printers draw any section, one file per format: [`text`] (the
-//! terminal) and [`html`] (the report's fragment, with the one line-chart
-//! engine [`lines`]). An experiment never writes text layout or HTML for a
+//! terminal), [`html`] (the report's fragment, with the one line-chart
+//! engine [`lines`]), [`markdown`] and [`csv`] (long form). An experiment never writes text layout or HTML for a
 //! typed section: `rw_mix` is the first built that way (docs/views.md).
 
+pub mod csv;
 pub mod finding;
 pub mod html;
 pub mod lines;
+pub mod markdown;
 mod model;
 pub mod text;
 pub mod verdict;

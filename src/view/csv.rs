@@ -1,0 +1,151 @@
+//! The CSV printer (docs/views.md, "Printers"): draws [`Section`]s as one
+//! long-form CSV, a line per cell, so a spreadsheet or a script filters it
+//! without knowing any table's shape:
+//!
+//! `section,table,row,column,text,value,unit,mark,na_reason`
+//!
+//! - `section`: the section's id; `table`: the table's caption or the
+//!   chart's title (a chart gives the table of what it draws);
+//! - `row` (from 0) and `column` (the column's header) place the cell;
+//! - a text cell fills `text`; a figure fills `value` (full precision),
+//!   `unit`, `mark` (`noisy`, `suspect` or empty) and, without a value,
+//!   `na_reason`;
+//! - prose is a line too: `table` is `title` (the section's), `heading`,
+//!   `para`, `note` or `not_available`,
+//!   and pre-formatted text is one line per line (`table` `text`), so
+//!   nothing a section holds is left out.
+//!
+//! Text cells go through [`csv_cell`] (one line, never a formula, RFC 4180
+//! quoting).
+
+use super::model::{Block, Cell, Figure, Mark, Section, Table};
+use super::text::chart_table;
+use crate::base::fmt::csv_cell;
+use std::fmt::Write as _;
+
+/// The header line.
+pub const HEADER: &str = "section,table,row,column,text,value,unit,mark,na_reason";
+
+/// The sections as CSV, the header first.
+pub fn sections(sections: &[Section]) -> String {
+    let mut out = format!("{HEADER}\n");
+    for s in sections {
+        out.push_str(&section(s));
+    }
+    out
+}
+
+/// One section's lines (no header).
+pub fn section(s: &Section) -> String {
+    let mut out = String::new();
+    let prose = |out: &mut String, kind: &str, row: usize, text: &str| {
+        line(out, &s.id, kind, row, "text", &Cell::Text(text.into()));
+    };
+    if !s.title.is_empty() {
+        prose(&mut out, "title", 0, &s.title);
+    }
+    for (i, b) in s.blocks.iter().enumerate() {
+        match b {
+            Block::Heading(h) => prose(&mut out, "heading", i, h),
+            Block::Para(p) => prose(&mut out, "para", i, p),
+            Block::Note(n) => prose(&mut out, "note", i, n),
+            Block::NotAvailable(n) => prose(&mut out, "not_available", i, n),
+            Block::Verbatim(lines) => {
+                for (r, l) in lines.iter().enumerate() {
+                    prose(&mut out, "text", r, l);
+                }
+            }
+            Block::Table(t) => table(&mut out, &s.id, t),
+            Block::Chart(c) => table(&mut out, &s.id, &chart_table(c)),
+        }
+    }
+    out
+}
+
+fn table(out: &mut String, section: &str, t: &Table) {
+    let name = t.caption.as_deref().unwrap_or("");
+    for (r, row) in t.rows.iter().enumerate() {
+        for (c, col) in row.iter().zip(&t.columns) {
+            if matches!(c, Cell::Empty) {
+                continue;
+            }
+            line(out, section, name, r, &col.header, c);
+        }
+    }
+}
+
+fn line(out: &mut String, section: &str, table: &str, row: usize, column: &str, cell: &Cell) {
+    let (text, value, unit, mark, why) = match cell {
+        Cell::Empty => (String::new(), String::new(), "", "", ""),
+        Cell::Text(t) => (csv_cell(t), String::new(), "", "", ""),
+        Cell::Figure(Figure {
+            value,
+            unit,
+            mark,
+            na_reason,
+            ..
+        }) => (
+            String::new(),
+            value.map(|v| format!("{v}")).unwrap_or_default(),
+            unit.as_str(),
+            match mark {
+                Mark::Clean => "",
+                Mark::Noisy => "noisy",
+                Mark::Suspect => "suspect",
+            },
+            na_reason.as_deref().unwrap_or(""),
+        ),
+    };
+    let _ = writeln!(
+        out,
+        "{},{},{row},{},{text},{value},{},{mark},{}",
+        csv_cell(section),
+        csv_cell(table),
+        csv_cell(column),
+        csv_cell(unit),
+        csv_cell(why)
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::view::model::Align;
+
+    #[test]
+    fn every_cell_and_line_of_prose_is_one_line() {
+        let mut t = Table::new(&["mix", "latency"]);
+        t.columns[1].align = Align::Right;
+        t.caption = Some("Mixes, all".into());
+        let mut noisy = Figure::measured(81.25, "ns");
+        noisy.mark = Mark::Noisy;
+        t.push(vec![Cell::Text("=1:1".into()), Cell::Figure(noisy)])
+            .unwrap();
+        t.push(vec![
+            Cell::Text("b".into()),
+            Cell::Figure(Figure::na("ns", "no other CPU")),
+        ])
+        .unwrap();
+        let s = sections(&[Section {
+            id: "rw_mix".into(),
+            title: "Mixes".into(),
+            blocks: vec![
+                Block::Table(t),
+                Block::Note("a note".into()),
+                Block::Verbatim(vec!["x".into(), "y".into()]),
+            ],
+        }]);
+        assert_eq!(
+            s,
+            "section,table,row,column,text,value,unit,mark,na_reason\n\
+             rw_mix,title,0,text,Mixes,,,,\n\
+             rw_mix,\"Mixes, all\",0,mix,\"'=1:1\",,,,\n\
+             rw_mix,\"Mixes, all\",0,latency,,81.25,ns,noisy,\n\
+             rw_mix,\"Mixes, all\",1,mix,b,,,,\n\
+             rw_mix,\"Mixes, all\",1,latency,,,ns,,no other CPU\n\
+             rw_mix,note,1,text,a note,,,,\n\
+             rw_mix,text,0,text,x,,,,\n\
+             rw_mix,text,1,text,y,,,,\n"
+        );
+    }
+}

@@ -70,7 +70,8 @@ pub struct PageReport {
     /// Bytes of the buffer resident (touched).
     pub resident_bytes: Option<u64>,
     /// False when smaps merged the buffer with neighbouring memory, so the
-    /// counts were taken over a larger range and clamped.
+    /// huge-page count was taken over a larger range and clamped (the
+    /// resident bytes are then the buffer's own, from mincore(2)).
     pub exact: bool,
     /// Why the kind is unknown, or why THP was not fully obtained.
     pub note: Option<String>,
@@ -434,10 +435,18 @@ impl Buffer {
         };
         let cap = self.mapped_len as u64;
         rep.exact = r.exact;
-        rep.huge_bytes = Some(r.anon_huge.min(cap));
-        rep.resident_bytes = Some(r.rss.min(cap));
-        let huge = r.anon_huge.min(cap);
-        let rss = r.rss.min(cap);
+        // A mapping the kernel merged with a neighbour (no anonymous VMA
+        // names before Linux 5.17) shares its smaps entry: the entry's Rss
+        // counts the neighbour's pages too. mincore(2) counts the buffer's
+        // own resident pages; its huge pages can only be bounded by them.
+        let rss = match r.exact {
+            true => r.rss,
+            false => resident_bytes(self.ptr, self.mapped_len).unwrap_or(r.rss),
+        }
+        .min(cap);
+        let huge = r.anon_huge.min(rss);
+        rep.huge_bytes = Some(huge);
+        rep.resident_bytes = Some(rss);
         if rss == 0 {
             rep.note = Some("no page touched yet".to_string());
             return rep;
@@ -532,6 +541,17 @@ struct SmapsRange {
 
 /// Sum `Rss` and `AnonHugePages` (bytes) of the VMAs overlapping
 /// `[start, end)`. None when no VMA overlaps.
+/// The bytes of `len` at `ptr` (page-aligned, mapped) that are resident,
+/// by mincore(2); none when the call fails.
+fn resident_bytes(ptr: *mut u8, len: usize) -> Option<u64> {
+    let page = page_size();
+    let mut vec = vec![0u8; len.div_ceil(page)];
+    // SAFETY: `ptr..ptr+len` is this buffer's own mapping and `vec` holds
+    // one byte per page of it, as mincore(2) requires.
+    let rc = unsafe { libc::mincore(ptr.cast(), len, vec.as_mut_ptr()) };
+    (rc == 0).then(|| vec.iter().filter(|&&b| b & 1 == 1).count() as u64 * page as u64)
+}
+
 fn smaps_range(smaps: &str, start: usize, end: usize) -> Option<SmapsRange> {
     let mut out = SmapsRange {
         rss: 0,
@@ -576,6 +596,35 @@ fn smaps_range(smaps: &str, start: usize, end: usize) -> Option<SmapsRange> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mincore_counts_the_touched_pages_of_a_range_only() {
+        let page = page_size();
+        // SAFETY: a private anonymous mapping of four pages, unmapped below.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                4 * page,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        let p = p.cast::<u8>();
+        assert_eq!(resident_bytes(p, 4 * page), Some(0));
+        // SAFETY: writing inside the mapping.
+        unsafe {
+            p.write_volatile(1);
+            p.add(2 * page).write_volatile(1);
+        }
+        assert_eq!(resident_bytes(p, 4 * page), Some(2 * page as u64));
+        // SAFETY: the second page onwards, inside the mapping.
+        assert_eq!(resident_bytes(unsafe { p.add(page) }, page), Some(0));
+        // SAFETY: unmapping the mapping made above, once.
+        unsafe { libc::munmap(p.cast(), 4 * page) };
+    }
 
     const SMAPS: &str = "\
 7f0000000000-7f0000400000 rw-p 00000000 00:00 0                          [anon:cpuscope-buf-3]

@@ -666,89 +666,21 @@ fn unpack_entry<R: io::Read>(
     tally: &mut Tally,
     root: &Path,
 ) -> Result<(), String> {
-    use std::os::unix::ffi::OsStrExt;
-    let bad = |e: io::Error| {
-        format!(
-            "not a readable tar.gz archive: {}",
-            super::output::io_text(&e)
-        )
-    };
     let name: Vec<u8> = match p.pax_path.or(p.long_name) {
         Some(n) => n,
         None => e.header().path_bytes().into_owned(),
     };
-    let path = PathBuf::from(std::ffi::OsStr::from_bytes(&name));
-    if name.contains(&0) {
-        return Err(format!(
-            "entry '{}' has a NUL byte in its name: refused",
-            path.display()
-        ));
-    }
     let size = e.size();
-    if let Some(s) = p.pax_size.filter(|&s| s != size) {
-        return Err(format!(
-            "entry '{}' has a PAX size ({s} bytes) that is not its header's ({size}): refused",
-            path.display()
-        ));
-    }
-    let rel =
-        safe_relative(&path).map_err(|why| format!("entry '{}' {why}: refused", path.display()))?;
-    if rel.is_empty() {
-        if kind.is_dir() {
-            return Ok(());
-        }
-        return Err(format!(
-            "entry '{}' has an empty path: refused",
-            path.display()
-        ));
-    }
-    if kind.is_file() && size > MAX_FILE_BYTES {
-        return Err(format!(
-            "entry '{}' holds {size} bytes, more than a sysfs/procfs file ({} MiB): refused",
-            shown(&rel),
-            MAX_FILE_BYTES >> 20
-        ));
-    }
-    // Every kind's data counts: what is not read is still decompressed to skip it.
-    tally.bytes += size;
-    if tally.bytes > MAX_BYTES + MAX_FILE_BYTES {
-        return Err(format!(
-            "more than {} MiB of files: not an archive `cpuscope record` writes",
-            MAX_BYTES >> 20
-        ));
-    }
+    let Some(rel) = entry_relative_path(&name, kind, size, p.pax_size)? else {
+        return Ok(());
+    };
+    count_entry_bytes(&rel, kind, size, tally)?;
     make_parents(root, &rel)?;
     let dst = join(root, &rel);
-    let twice = || format!("entry '{}' appears twice: refused", shown(&rel));
     if kind.is_file() {
-        let mut data = Vec::with_capacity(size as usize);
-        e.take(size).read_to_end(&mut data).map_err(bad)?;
-        if data.len() as u64 != size {
-            return Err(format!("entry '{}' is cut short", shown(&rel)));
-        }
-        let mut out = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&dst)
-            .map_err(|err| {
-                if err.kind() == io::ErrorKind::AlreadyExists {
-                    twice()
-                } else {
-                    write_error(root, &err)
-                }
-            })?;
-        io::Write::write_all(&mut out, &data).map_err(|err| write_error(root, &err))?;
+        write_entry_file(e, size, root, &rel, &dst)?;
     } else if kind.is_dir() {
-        match std::fs::symlink_metadata(&dst) {
-            Ok(m) if m.is_dir() => {}
-            Ok(_) => return Err(twice()),
-            Err(_) => std::fs::DirBuilder::new()
-                .mode(0o700)
-                .create(&dst)
-                .map_err(|err| write_error(root, &err))?,
-        }
+        make_entry_dir(root, &rel, &dst)?;
     } else if kind.is_symlink() {
         let target = p
             .pax_link
@@ -764,6 +696,125 @@ fn unpack_entry<R: io::Read>(
         ));
     }
     Ok(())
+}
+
+/// The checked relative path of entry `name` (`size` bytes by its header,
+/// `pax_size` by a PAX header); None for the root directory itself, which
+/// is skipped.
+fn entry_relative_path(
+    name: &[u8],
+    kind: tar::EntryType,
+    size: u64,
+    pax_size: Option<u64>,
+) -> Result<Option<Vec<OsString>>, String> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = PathBuf::from(std::ffi::OsStr::from_bytes(name));
+    if name.contains(&0) {
+        return Err(format!(
+            "entry '{}' has a NUL byte in its name: refused",
+            path.display()
+        ));
+    }
+    if let Some(s) = pax_size.filter(|&s| s != size) {
+        return Err(format!(
+            "entry '{}' has a PAX size ({s} bytes) that is not its header's ({size}): refused",
+            path.display()
+        ));
+    }
+    let rel =
+        safe_relative(&path).map_err(|why| format!("entry '{}' {why}: refused", path.display()))?;
+    if rel.is_empty() {
+        if kind.is_dir() {
+            return Ok(None);
+        }
+        return Err(format!(
+            "entry '{}' has an empty path: refused",
+            path.display()
+        ));
+    }
+    Ok(Some(rel))
+}
+
+/// Count the entry's `size` bytes in `tally`, refusing a file larger than a
+/// sysfs/procfs file or an archive larger than `cpuscope record` writes.
+fn count_entry_bytes(
+    rel: &[OsString],
+    kind: tar::EntryType,
+    size: u64,
+    tally: &mut Tally,
+) -> Result<(), String> {
+    if kind.is_file() && size > MAX_FILE_BYTES {
+        return Err(format!(
+            "entry '{}' holds {size} bytes, more than a sysfs/procfs file ({} MiB): refused",
+            shown(rel),
+            MAX_FILE_BYTES >> 20
+        ));
+    }
+    // Every kind's data counts: what is not read is still decompressed to skip it.
+    tally.bytes += size;
+    if tally.bytes > MAX_BYTES + MAX_FILE_BYTES {
+        return Err(format!(
+            "more than {} MiB of files: not an archive `cpuscope record` writes",
+            MAX_BYTES >> 20
+        ));
+    }
+    Ok(())
+}
+
+/// Write the `size` bytes of a file entry to a new file `dst` (never over
+/// an existing one, never through a link).
+fn write_entry_file<R: io::Read>(
+    e: &mut tar::Entry<R>,
+    size: u64,
+    root: &Path,
+    rel: &[OsString],
+    dst: &Path,
+) -> Result<(), String> {
+    let bad = |e: io::Error| {
+        format!(
+            "not a readable tar.gz archive: {}",
+            super::output::io_text(&e)
+        )
+    };
+    let mut data = Vec::with_capacity(size as usize);
+    e.take(size).read_to_end(&mut data).map_err(bad)?;
+    if data.len() as u64 != size {
+        return Err(format!("entry '{}' is cut short", shown(rel)));
+    }
+    let mut out = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(dst)
+        .map_err(|err| {
+            if err.kind() == io::ErrorKind::AlreadyExists {
+                appears_twice(rel)
+            } else {
+                write_error(root, &err)
+            }
+        })?;
+    io::Write::write_all(&mut out, &data).map_err(|err| write_error(root, &err))?;
+    Ok(())
+}
+
+/// The directory of a directory entry at `dst`, unless it is already there
+/// (a file there is an entry that appears twice).
+fn make_entry_dir(root: &Path, rel: &[OsString], dst: &Path) -> Result<(), String> {
+    match std::fs::symlink_metadata(dst) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(appears_twice(rel)),
+        Err(_) => std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(dst)
+            .map_err(|err| write_error(root, &err))?,
+    }
+    Ok(())
+}
+
+/// The refusal of an entry that appears twice.
+fn appears_twice(rel: &[OsString]) -> String {
+    format!("entry '{}' appears twice: refused", shown(rel))
 }
 
 /// The symbolic link `rel` (at `dst`) to `target`: not empty, not absolute

@@ -799,50 +799,11 @@ mod tests {
             beneath: false,
         };
         if !kernel.beneath {
-            let errno = open_beneath(kernel.fd.as_fd(), c".", libc::O_PATH)
-                .err()
-                .and_then(|e| e.raw_os_error());
-            let emulated =
-                std::env::var_os("CPUSCOPE_TEST_EMULATOR").is_some_and(|v| !v.is_empty());
-            let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
-            let why = format!(
-                "the_walk_resolves_as_the_kernel_does: openat2 answers errno {errno:?} here \
-                 (Linux < 5.6, qemu-user or a seccomp filter): only the walk is checked"
-            );
-            // Under a declared emulator that lacks the call, as tests/common/emulator.rs skips.
-            assert!(!ci || (emulated && errno == Some(libc::ENOSYS)), "{why}");
-            // Past the harness's capture, as tests/common/skip.rs writes.
-            let _ = std::io::Write::write_all(
-                &mut std::io::stderr(),
-                format!("SKIP: {why}\n").as_bytes(),
-            );
+            note_the_kernel_check_is_skipped(&kernel);
         }
         for follow in [true, false] {
             for p in PROBES {
-                let rel = Path::new(p);
-                let hand = by_hand.at(rel, follow);
-                let mine = outcome(hand.as_ref().map_err(clone_err).and_then(|e| e.metadata()));
-                if kernel.beneath {
-                    let nofollow = if follow { 0 } else { libc::O_NOFOLLOW };
-                    let k = open_beneath(
-                        kernel.fd.as_fd(),
-                        &beneath_path(rel).unwrap(),
-                        libc::O_PATH | nofollow,
-                    )
-                    .and_then(|fd| std::fs::File::from(fd).metadata());
-                    assert_eq!(mine, outcome(k), "{p} (follow {follow})");
-                    let via = kernel.at(rel, follow);
-                    assert_eq!(
-                        via.as_ref().err().map(|e| e.to_string()),
-                        hand.as_ref().err().map(|e| e.to_string()),
-                        "{p} (follow {follow})"
-                    );
-                }
-                if let Ok(e) = &hand {
-                    if let Ok(b) = e.read_capped(64) {
-                        assert_eq!(b, b"inside", "{p}");
-                    }
-                }
+                check_probe(&kernel, &by_hand, p, follow);
             }
         }
         let hand = |p: &str| outcome(by_hand.at(Path::new(p), true).and_then(|e| e.metadata()));
@@ -873,6 +834,55 @@ mod tests {
             words.to_string(),
             "'../outside/secret' climbs above the tree's root: refused"
         );
+    }
+
+    /// Without openat2 (old kernel, emulator, seccomp) only the walk is
+    /// checked: allowed outside CI, or under a declared emulator that lacks
+    /// the call; the skip is said on stderr.
+    fn note_the_kernel_check_is_skipped(kernel: &Root) {
+        let errno = open_beneath(kernel.fd.as_fd(), c".", libc::O_PATH)
+            .err()
+            .and_then(|e| e.raw_os_error());
+        let emulated = std::env::var_os("CPUSCOPE_TEST_EMULATOR").is_some_and(|v| !v.is_empty());
+        let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
+        let why = format!(
+            "the_walk_resolves_as_the_kernel_does: openat2 answers errno {errno:?} here \
+             (Linux < 5.6, qemu-user or a seccomp filter): only the walk is checked"
+        );
+        // Under a declared emulator that lacks the call, as tests/common/emulator.rs skips.
+        assert!(!ci || (emulated && errno == Some(libc::ENOSYS)), "{why}");
+        // Past the harness's capture, as tests/common/skip.rs writes.
+        let _ =
+            std::io::Write::write_all(&mut std::io::stderr(), format!("SKIP: {why}\n").as_bytes());
+    }
+
+    /// Probe `p`: the walk by hand and the kernel agree (when it has openat2),
+    /// and what the walk opens inside reads as inside.
+    fn check_probe(kernel: &Root, by_hand: &Root, p: &str, follow: bool) {
+        let rel = Path::new(p);
+        let hand = by_hand.at(rel, follow);
+        let mine = outcome(hand.as_ref().map_err(clone_err).and_then(|e| e.metadata()));
+        if kernel.beneath {
+            let nofollow = if follow { 0 } else { libc::O_NOFOLLOW };
+            let k = open_beneath(
+                kernel.fd.as_fd(),
+                &beneath_path(rel).unwrap(),
+                libc::O_PATH | nofollow,
+            )
+            .and_then(|fd| std::fs::File::from(fd).metadata());
+            assert_eq!(mine, outcome(k), "{p} (follow {follow})");
+            let via = kernel.at(rel, follow);
+            assert_eq!(
+                via.as_ref().err().map(|e| e.to_string()),
+                hand.as_ref().err().map(|e| e.to_string()),
+                "{p} (follow {follow})"
+            );
+        }
+        if let Ok(e) = &hand {
+            if let Ok(b) = e.read_capped(64) {
+                assert_eq!(b, b"inside", "{p}");
+            }
+        }
     }
 
     fn clone_err(e: &io::Error) -> io::Error {

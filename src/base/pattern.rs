@@ -86,6 +86,27 @@ enum Inst {
     Match,
 }
 
+impl Inst {
+    /// Does this character instruction take `cur` (None: the end of the text)?
+    fn takes(&self, cur: Option<char>) -> bool {
+        match (self, cur) {
+            (Inst::Char(x), Some(c)) => *x == c,
+            (Inst::Any, Some(c)) => c != '\n',
+            (Inst::Class(items, neg), Some(c)) => items.iter().any(|i| i.matches(c)) != *neg,
+            _ => false,
+        }
+    }
+}
+
+/// The character before byte `pos` of `text` (None at the start).
+fn char_before(text: &str, pos: usize) -> Option<char> {
+    if pos == 0 {
+        None
+    } else {
+        text[..pos].chars().next_back()
+    }
+}
+
 /// Most instructions a pattern may compile to (counted repetitions expand).
 const MAX_PROGRAM: usize = 20_000;
 
@@ -360,62 +381,76 @@ impl Compiler {
                     self.node(i)?;
                 }
             }
-            Node::Alt(branches) => {
-                // split L1, next; L1: branch; jmp end; next: split ...
-                let mut jumps = Vec::new();
-                for (k, b) in branches.iter().enumerate() {
-                    if k + 1 < branches.len() {
-                        let split = self.emit(Inst::Split(0, 0))?;
-                        self.node(b)?;
-                        jumps.push(self.emit(Inst::Jmp(0))?);
-                        let next = self.prog.len();
-                        self.prog[split] = Inst::Split(split + 1, next);
-                    } else {
-                        self.node(b)?;
-                    }
-                }
-                let end = self.prog.len();
-                for j in jumps {
-                    self.prog[j] = Inst::Jmp(end);
-                }
-            }
+            Node::Alt(branches) => self.alternation(branches)?,
             Node::Repeat {
                 node,
                 min,
                 max,
                 greedy,
-            } => {
-                for _ in 0..*min {
+            } => self.repetition(node, *min, *max, *greedy)?,
+        }
+        Ok(())
+    }
+
+    /// Alternatives, first preferred:
+    /// split L1, next; L1: branch; jmp end; next: split ...
+    fn alternation(&mut self, branches: &[Node]) -> Result<(), String> {
+        let mut jumps = Vec::new();
+        for (k, b) in branches.iter().enumerate() {
+            if k + 1 < branches.len() {
+                let split = self.emit(Inst::Split(0, 0))?;
+                self.node(b)?;
+                jumps.push(self.emit(Inst::Jmp(0))?);
+                let next = self.prog.len();
+                self.prog[split] = Inst::Split(split + 1, next);
+            } else {
+                self.node(b)?;
+            }
+        }
+        let end = self.prog.len();
+        for j in jumps {
+            self.prog[j] = Inst::Jmp(end);
+        }
+        Ok(())
+    }
+
+    /// `node` repeated `min` to `max` (None: no bound) times, greedy or lazy.
+    fn repetition(
+        &mut self,
+        node: &Node,
+        min: u32,
+        max: Option<u32>,
+        greedy: bool,
+    ) -> Result<(), String> {
+        for _ in 0..min {
+            self.node(node)?;
+        }
+        match max {
+            None => {
+                // L: split body, end; body; jmp L
+                let split = self.emit(Inst::Split(0, 0))?;
+                self.node(node)?;
+                self.emit(Inst::Jmp(split))?;
+                let end = self.prog.len();
+                self.prog[split] = if greedy {
+                    Inst::Split(split + 1, end)
+                } else {
+                    Inst::Split(end, split + 1)
+                };
+            }
+            Some(max) => {
+                let mut splits = Vec::new();
+                for _ in min..max {
+                    splits.push(self.emit(Inst::Split(0, 0))?);
                     self.node(node)?;
                 }
-                match max {
-                    None => {
-                        // L: split body, end; body; jmp L
-                        let split = self.emit(Inst::Split(0, 0))?;
-                        self.node(node)?;
-                        self.emit(Inst::Jmp(split))?;
-                        let end = self.prog.len();
-                        self.prog[split] = if *greedy {
-                            Inst::Split(split + 1, end)
-                        } else {
-                            Inst::Split(end, split + 1)
-                        };
-                    }
-                    Some(max) => {
-                        let mut splits = Vec::new();
-                        for _ in *min..*max {
-                            splits.push(self.emit(Inst::Split(0, 0))?);
-                            self.node(node)?;
-                        }
-                        let end = self.prog.len();
-                        for s in splits {
-                            self.prog[s] = if *greedy {
-                                Inst::Split(s + 1, end)
-                            } else {
-                                Inst::Split(end, s + 1)
-                            };
-                        }
-                    }
+                let end = self.prog.len();
+                for s in splits {
+                    self.prog[s] = if greedy {
+                        Inst::Split(s + 1, end)
+                    } else {
+                        Inst::Split(end, s + 1)
+                    };
                 }
             }
         }
@@ -482,11 +517,7 @@ impl Pattern {
         let mut pos = from;
         let mut step = 0usize;
         loop {
-            let prev = if pos == 0 {
-                None
-            } else {
-                text[..pos].chars().next_back()
-            };
+            let prev = char_before(text, pos);
             let cur = text[pos..].chars().next();
             if matched.is_none() {
                 // A new thread starting here, lowest priority.
@@ -524,15 +555,7 @@ impl Pattern {
                         break;
                     }
                     inst => {
-                        let ok = match (inst, cur) {
-                            (Inst::Char(x), Some(c)) => *x == c,
-                            (Inst::Any, Some(c)) => c != '\n',
-                            (Inst::Class(items, neg), Some(c)) => {
-                                items.iter().any(|i| i.matches(c)) != *neg
-                            }
-                            _ => false,
-                        };
-                        if ok {
+                        if inst.takes(cur) {
                             self.add(
                                 &mut nlist,
                                 &mut seen,
@@ -560,14 +583,19 @@ impl Pattern {
             }
             pos = next_pos;
         }
-        matched.map(|caps| Captures {
+        matched.map(|caps| self.captures(&caps))
+    }
+
+    /// The group spans of a match from its capture slots.
+    fn captures(&self, caps: &[Option<usize>]) -> Captures {
+        Captures {
             spans: (0..self.groups)
                 .map(|g| match (caps[2 * g], caps[2 * g + 1]) {
                     (Some(a), Some(b)) => Some((a, b)),
                     _ => None,
                 })
                 .collect(),
-        })
+        }
     }
 
     /// Follow the empty transitions from `pc` at `pos` and queue the

@@ -91,64 +91,11 @@ impl PerfEnv {
     pub fn explain_open_error(&self, ev: &Event, errno: i32, per_cpu: bool) -> Reason {
         let en = errno_name(errno);
         match errno {
-            libc::EACCES | libc::EPERM => {
-                let p = self
-                    .paranoid
-                    .map(|p| format!("kernel.perf_event_paranoid={p}"))
-                    .unwrap_or_else(|| "perf_event_paranoid unknown".into());
-                let text = if self.privileged() {
-                    format!(
-                        "{en}: permission denied although the process has CAP_PERFMON/CAP_SYS_ADMIN \
-                         (a security module or seccomp filter blocks perf events?)"
-                    )
-                } else if self.paranoid.is_some_and(|p| p >= 3) {
-                    format!(
-                        "{en}: {p} forbids all unprivileged perf events (Debian/Android setting); \
-                         lower it (sysctl kernel.perf_event_paranoid=1) or grant CAP_PERFMON"
-                    )
-                } else if per_cpu {
-                    format!(
-                        "{en}: {p}; counting whole CPUs needs perf_event_paranoid <= 0 or CAP_PERFMON"
-                    )
-                } else {
-                    format!(
-                        "{en}: {p}; counting kernel space needs perf_event_paranoid <= 1 or CAP_PERFMON \
-                         (or use the :u modifier)"
-                    )
-                };
-                Reason::new("permission", text)
-            }
+            libc::EACCES | libc::EPERM => self.permission_reason(&en, per_cpu),
             libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV if ev.is_hardware() && self.core_pmus.is_empty() => {
-                let present = if self.pmus.is_empty() {
-                    "none".to_string()
-                } else {
-                    self.pmus.join(", ")
-                };
-                let vm = if self.hypervisor {
-                    "; this is a virtual machine whose hypervisor exposes no virtual PMU"
-                } else {
-                    ""
-                };
-                Reason::new(
-                    "no-pmu",
-                    format!(
-                        "{en}: no hardware PMU is registered (event sources: {present}){vm}"
-                    ),
-                )
+                self.no_pmu_reason(&en)
             }
-            libc::ENOENT => {
-                if ev.is_software() {
-                    Reason::new("no-event", format!("{en}: this kernel has no such software event"))
-                } else {
-                    Reason::new(
-                        "no-event",
-                        format!(
-                            "{en}: the PMU ({}) has no generic mapping for this event on this CPU",
-                            self.core_pmus.join(", ")
-                        ),
-                    )
-                }
-            }
+            libc::ENOENT => self.no_event_reason(ev, &en),
             libc::EOPNOTSUPP => Reason::new(
                 "not-supported",
                 format!("{en}: the PMU does not support this event or one of its attributes"),
@@ -186,6 +133,70 @@ impl PerfEnv {
                 ),
             ),
             _ => Reason::new("open-failed", format!("{en}: perf_event_open failed")),
+        }
+    }
+
+    /// Why opening was not permitted: a security module, the paranoid
+    /// setting, or what counting whole CPUs or kernel space needs.
+    fn permission_reason(&self, en: &str, per_cpu: bool) -> Reason {
+        let p = self
+            .paranoid
+            .map(|p| format!("kernel.perf_event_paranoid={p}"))
+            .unwrap_or_else(|| "perf_event_paranoid unknown".into());
+        let text = if self.privileged() {
+            format!(
+                "{en}: permission denied although the process has CAP_PERFMON/CAP_SYS_ADMIN \
+                 (a security module or seccomp filter blocks perf events?)"
+            )
+        } else if self.paranoid.is_some_and(|p| p >= 3) {
+            format!(
+                "{en}: {p} forbids all unprivileged perf events (Debian/Android setting); \
+                 lower it (sysctl kernel.perf_event_paranoid=1) or grant CAP_PERFMON"
+            )
+        } else if per_cpu {
+            format!("{en}: {p}; counting whole CPUs needs perf_event_paranoid <= 0 or CAP_PERFMON")
+        } else {
+            format!(
+                "{en}: {p}; counting kernel space needs perf_event_paranoid <= 1 or CAP_PERFMON \
+                 (or use the :u modifier)"
+            )
+        };
+        Reason::new("permission", text)
+    }
+
+    /// A hardware event on a machine with no core PMU (a VM without a virtual PMU?).
+    fn no_pmu_reason(&self, en: &str) -> Reason {
+        let present = if self.pmus.is_empty() {
+            "none".to_string()
+        } else {
+            self.pmus.join(", ")
+        };
+        let vm = if self.hypervisor {
+            "; this is a virtual machine whose hypervisor exposes no virtual PMU"
+        } else {
+            ""
+        };
+        Reason::new(
+            "no-pmu",
+            format!("{en}: no hardware PMU is registered (event sources: {present}){vm}"),
+        )
+    }
+
+    /// ENOENT: the kernel or the PMU has no such event.
+    fn no_event_reason(&self, ev: &Event, en: &str) -> Reason {
+        if ev.is_software() {
+            Reason::new(
+                "no-event",
+                format!("{en}: this kernel has no such software event"),
+            )
+        } else {
+            Reason::new(
+                "no-event",
+                format!(
+                    "{en}: the PMU ({}) has no generic mapping for this event on this CPU",
+                    self.core_pmus.join(", ")
+                ),
+            )
         }
     }
 

@@ -249,41 +249,12 @@ pub fn aggregate(
 ) -> Vec<EventReading> {
     let mut out = Vec::with_capacity(events.len());
     for (i, ev) in events.iter().enumerate() {
-        let mut r = EventReading {
-            name: ev.name.clone(),
-            key: ev.key.clone(),
-            group: groups.get(i).copied().unwrap_or(0),
-            state: EventState::NotSupported,
-            value: None,
-            raw: None,
-            unit: ev.unit.clone(),
-            time_enabled_ns: None,
-            time_running_ns: None,
-            running_pct: None,
-            errno: None,
-            errno_name: None,
-            reason_code: None,
-            reason: None,
-            hardware: ev.is_hardware(),
-        };
-        let mut sum = RawCount::default();
-        let mut opened = 0usize;
-        let mut read_err: Option<i32> = None;
-        for inst in samples {
-            match inst.get(i) {
-                Some(Sample::Count(c)) => {
-                    opened += 1;
-                    sum.value = sum.value.saturating_add(c.value);
-                    sum.enabled = sum.enabled.saturating_add(c.enabled);
-                    sum.running = sum.running.saturating_add(c.running);
-                }
-                Some(Sample::ReadFailed(e)) => {
-                    opened += 1;
-                    read_err.get_or_insert(*e);
-                }
-                _ => {}
-            }
-        }
+        let mut r = blank_reading(ev, groups.get(i).copied().unwrap_or(0));
+        let TargetSum {
+            sum,
+            opened,
+            read_err,
+        } = sum_over_targets(samples, i);
         if opened == 0 {
             let (errno, reason) = failures
                 .get(i)
@@ -303,20 +274,7 @@ pub fn aggregate(
         r.time_running_ns = Some(sum.running);
         if sum.running == 0 {
             r.state = EventState::NotCounted;
-            if let Some(e) = read_err {
-                r.errno = Some(e);
-                r.errno_name = Some(raw::errno_name(e));
-                r.reason_code = Some("read-failed".into());
-                r.reason = Some(format!("reading the group failed: {}", raw::errno_name(e)));
-            } else if sum.enabled == 0 {
-                r.reason_code = Some("not-enabled".into());
-                r.reason = Some(
-                    "enabled time 0: the counted task never ran (or counting never started)".into(),
-                );
-            } else {
-                r.reason_code = Some("not-scheduled".into());
-                r.reason = Some(env.not_scheduled_hint());
-            }
+            explain_not_counted(&mut r, read_err, sum.enabled, env);
             out.push(r);
             continue;
         }
@@ -333,6 +291,81 @@ pub fn aggregate(
     }
     mark_zero_pmu(&mut out);
     out
+}
+
+/// The reading of `ev` (in group `group`) before anything is known: not supported, no value.
+fn blank_reading(ev: &Event, group: usize) -> EventReading {
+    EventReading {
+        name: ev.name.clone(),
+        key: ev.key.clone(),
+        group,
+        state: EventState::NotSupported,
+        value: None,
+        raw: None,
+        unit: ev.unit.clone(),
+        time_enabled_ns: None,
+        time_running_ns: None,
+        running_pct: None,
+        errno: None,
+        errno_name: None,
+        reason_code: None,
+        reason: None,
+        hardware: ev.is_hardware(),
+    }
+}
+
+/// One event's samples over all targets.
+struct TargetSum {
+    /// Counts summed over the targets that read.
+    sum: RawCount,
+    /// Targets where the event is open (read or not).
+    opened: usize,
+    /// The first read error.
+    read_err: Option<i32>,
+}
+
+/// Sum event `i`'s samples over the targets.
+fn sum_over_targets(samples: &[Vec<Sample>], i: usize) -> TargetSum {
+    let mut sum = RawCount::default();
+    let mut opened = 0usize;
+    let mut read_err: Option<i32> = None;
+    for inst in samples {
+        match inst.get(i) {
+            Some(Sample::Count(c)) => {
+                opened += 1;
+                sum.value = sum.value.saturating_add(c.value);
+                sum.enabled = sum.enabled.saturating_add(c.enabled);
+                sum.running = sum.running.saturating_add(c.running);
+            }
+            Some(Sample::ReadFailed(e)) => {
+                opened += 1;
+                read_err.get_or_insert(*e);
+            }
+            _ => {}
+        }
+    }
+    TargetSum {
+        sum,
+        opened,
+        read_err,
+    }
+}
+
+/// Why an open event never ran: a read error, never enabled, or never scheduled.
+fn explain_not_counted(r: &mut EventReading, read_err: Option<i32>, enabled: u64, env: &PerfEnv) {
+    if let Some(e) = read_err {
+        r.errno = Some(e);
+        r.errno_name = Some(raw::errno_name(e));
+        r.reason_code = Some("read-failed".into());
+        r.reason = Some(format!("reading the group failed: {}", raw::errno_name(e)));
+    } else if enabled == 0 {
+        r.reason_code = Some("not-enabled".into());
+        r.reason =
+            Some("enabled time 0: the counted task never ran (or counting never started)".into());
+    } else {
+        r.reason_code = Some("not-scheduled".into());
+        r.reason = Some(env.not_scheduled_hint());
+    }
 }
 
 /// Detect a PMU that opens and schedules but counts nothing (a virtual PMU
@@ -534,22 +567,7 @@ impl CounterGroup {
         let mut gone = 0usize;
         let mut denied: Option<(i32, String)> = None;
         let mut targets = targets.to_vec();
-        if targets
-            .iter()
-            .any(|t| matches!(t, Target::Task { inherit: true, .. }))
-            && !inherit_with_group_reads()
-        {
-            for t in targets.iter_mut() {
-                if let Target::Task { inherit, .. } = t {
-                    *inherit = false;
-                }
-            }
-            cg.notes.push(
-                "this kernel (< 4.13) rejects inherit with group reads: children and threads \
-                 created later are not counted"
-                    .into(),
-            );
-        }
+        cg.drop_inherit_if_refused(&mut targets);
         let targets = &targets[..];
         for t in targets {
             match cg.open_instance(*t, &layout) {
@@ -560,19 +578,7 @@ impl CounterGroup {
                 }
             }
         }
-        // One note per reason for the user-space-only fallbacks.
-        let mut by_reason: Vec<(String, Vec<String>)> = Vec::new();
-        for (name, why) in std::mem::take(&mut cg.user_only) {
-            match by_reason.iter_mut().find(|(w, _)| *w == why) {
-                Some((_, names)) if !names.contains(&name) => names.push(name),
-                Some(_) => {}
-                None => by_reason.push((why, vec![name])),
-            }
-        }
-        for (why, names) in by_reason {
-            cg.notes
-                .push(format!("{} count user space only: {why}", names.join(", ")));
-        }
+        cg.note_user_only_fallbacks();
         if cg.instances.is_empty() && !targets.is_empty() {
             if let Some((e, r)) = denied {
                 return Err(TargetError::Denied(e, r));
@@ -582,6 +588,43 @@ impl CounterGroup {
             }
         }
         Ok(cg)
+    }
+
+    /// On a kernel that rejects inherit with group reads, count `targets`
+    /// without inherit, and say so.
+    fn drop_inherit_if_refused(&mut self, targets: &mut [Target]) {
+        if targets
+            .iter()
+            .any(|t| matches!(t, Target::Task { inherit: true, .. }))
+            && !inherit_with_group_reads()
+        {
+            for t in targets.iter_mut() {
+                if let Target::Task { inherit, .. } = t {
+                    *inherit = false;
+                }
+            }
+            self.notes.push(
+                "this kernel (< 4.13) rejects inherit with group reads: children and threads \
+                 created later are not counted"
+                    .into(),
+            );
+        }
+    }
+
+    /// One note per reason for the user-space-only fallbacks.
+    fn note_user_only_fallbacks(&mut self) {
+        let mut by_reason: Vec<(String, Vec<String>)> = Vec::new();
+        for (name, why) in std::mem::take(&mut self.user_only) {
+            match by_reason.iter_mut().find(|(w, _)| *w == why) {
+                Some((_, names)) if !names.contains(&name) => names.push(name),
+                Some(_) => {}
+                None => by_reason.push((why, vec![name])),
+            }
+        }
+        for (why, names) in by_reason {
+            self.notes
+                .push(format!("{} count user space only: {why}", names.join(", ")));
+        }
     }
 
     fn attr_for(&self, ev: &Event, target: Target, leader: bool) -> PerfEventAttr {
@@ -613,8 +656,6 @@ impl CounterGroup {
         target: Target,
         layout: &[Vec<usize>],
     ) -> Result<Instance, TargetError> {
-        let (pid, cpu) = target.pid_cpu();
-        let per_cpu = matches!(target, Target::Cpu(_));
         let mut inst = Instance {
             target,
             groups: Vec::new(),
@@ -622,75 +663,7 @@ impl CounterGroup {
         let mut any_open = false;
         let mut first_denied: Option<(i32, String)> = None;
         for idx in layout {
-            let mut kg = KernelGroup {
-                leader: None,
-                members: Vec::new(),
-            };
-            for &ei in idx {
-                let leader_fd = kg
-                    .leader
-                    .and_then(|l| kg.members[l].fd.as_ref())
-                    .map(|f| f.as_raw_fd())
-                    .unwrap_or(-1);
-                let is_leader = kg.leader.is_none();
-                let attr = self.attr_for(&self.events[ei], target, is_leader);
-                let mut res = raw::perf_event_open(&attr, pid, cpu, leader_fd);
-                if let Err(e) = res {
-                    if e == libc::ESRCH && pid > 0 {
-                        return Err(TargetError::Gone);
-                    }
-                    // Like perf: without the right to count kernel space, count user space only.
-                    if (e == libc::EACCES || e == libc::EPERM)
-                        && !self.events[ei].exclude_kernel
-                        && !self.env.privileged()
-                    {
-                        let uo = self.events[ei].user_only();
-                        let a2 = self.attr_for(&uo, target, is_leader);
-                        match raw::perf_event_open(&a2, pid, cpu, leader_fd) {
-                            Ok(fd) => {
-                                let why = self
-                                    .env
-                                    .explain_open_error(&self.events[ei], e, per_cpu)
-                                    .text;
-                                self.user_only.push((uo.name.clone(), why));
-                                self.events[ei] = uo;
-                                res = Ok(fd);
-                            }
-                            // The user-space-only retry shows the deeper cause (no PMU, no such event).
-                            Err(e2) if e2 != libc::EACCES && e2 != libc::EPERM => res = Err(e2),
-                            Err(_) => {}
-                        }
-                    }
-                }
-                match res {
-                    Ok(fd) => {
-                        let id = raw::event_id(fd.as_raw_fd()).unwrap_or(u64::MAX);
-                        if kg.leader.is_none() {
-                            kg.leader = Some(kg.members.len());
-                        }
-                        any_open = true;
-                        kg.members.push(Member {
-                            event: ei,
-                            fd: Some(fd),
-                            id,
-                        });
-                    }
-                    Err(e) => {
-                        let reason = self.env.explain_open_error(&self.events[ei], e, per_cpu);
-                        if (e == libc::EACCES || e == libc::EPERM) && pid > 0 {
-                            first_denied.get_or_insert((e, reason.text.clone()));
-                        }
-                        if self.failures[ei].is_none() {
-                            self.failures[ei] = Some((e, reason));
-                        }
-                        kg.members.push(Member {
-                            event: ei,
-                            fd: None,
-                            id: 0,
-                        });
-                    }
-                }
-            }
+            let kg = self.open_kernel_group(target, idx, &mut any_open, &mut first_denied)?;
             inst.groups.push(kg);
         }
         if !any_open {
@@ -699,6 +672,108 @@ impl CounterGroup {
             }
         }
         Ok(inst)
+    }
+
+    /// Open the events `idx` of one group on `target`, the first that opens
+    /// leading. Sets `any_open` when one opens; `first_denied` keeps the
+    /// first permission refusal on a task; `failures` the first error of each event.
+    fn open_kernel_group(
+        &mut self,
+        target: Target,
+        idx: &[usize],
+        any_open: &mut bool,
+        first_denied: &mut Option<(i32, String)>,
+    ) -> Result<KernelGroup, TargetError> {
+        let (pid, cpu) = target.pid_cpu();
+        let per_cpu = matches!(target, Target::Cpu(_));
+        let mut kg = KernelGroup {
+            leader: None,
+            members: Vec::new(),
+        };
+        for &ei in idx {
+            let leader_fd = kg
+                .leader
+                .and_then(|l| kg.members[l].fd.as_ref())
+                .map(|f| f.as_raw_fd())
+                .unwrap_or(-1);
+            let is_leader = kg.leader.is_none();
+            let attr = self.attr_for(&self.events[ei], target, is_leader);
+            let mut res = raw::perf_event_open(&attr, pid, cpu, leader_fd);
+            if let Err(e) = res {
+                if e == libc::ESRCH && pid > 0 {
+                    return Err(TargetError::Gone);
+                }
+                res = self.retry_user_space_only(ei, target, is_leader, leader_fd, e);
+            }
+            match res {
+                Ok(fd) => {
+                    let id = raw::event_id(fd.as_raw_fd()).unwrap_or(u64::MAX);
+                    if kg.leader.is_none() {
+                        kg.leader = Some(kg.members.len());
+                    }
+                    *any_open = true;
+                    kg.members.push(Member {
+                        event: ei,
+                        fd: Some(fd),
+                        id,
+                    });
+                }
+                Err(e) => {
+                    let reason = self.env.explain_open_error(&self.events[ei], e, per_cpu);
+                    if (e == libc::EACCES || e == libc::EPERM) && pid > 0 {
+                        first_denied.get_or_insert((e, reason.text.clone()));
+                    }
+                    if self.failures[ei].is_none() {
+                        self.failures[ei] = Some((e, reason));
+                    }
+                    kg.members.push(Member {
+                        event: ei,
+                        fd: None,
+                        id: 0,
+                    });
+                }
+            }
+        }
+        Ok(kg)
+    }
+
+    /// Event `ei` failed to open on `target` with errno `e`: open its
+    /// user-space-only form instead when that may help (the event then
+    /// becomes that form, noted in `user_only`); else the errno to report.
+    fn retry_user_space_only(
+        &mut self,
+        ei: usize,
+        target: Target,
+        is_leader: bool,
+        leader_fd: i32,
+        e: i32,
+    ) -> Result<OwnedFd, i32> {
+        let (pid, cpu) = target.pid_cpu();
+        let per_cpu = matches!(target, Target::Cpu(_));
+        let mut res = Err(e);
+        // Like perf: without the right to count kernel space, count user space only.
+        if (e == libc::EACCES || e == libc::EPERM)
+            && !self.events[ei].exclude_kernel
+            && !self.env.privileged()
+        {
+            let uo = self.events[ei].user_only();
+            let a2 = self.attr_for(&uo, target, is_leader);
+            match raw::perf_event_open(&a2, pid, cpu, leader_fd) {
+                Ok(fd) => {
+                    let why = self
+                        .env
+                        .explain_open_error(&self.events[ei], e, per_cpu)
+                        .text;
+                    self.user_only.push((uo.name.clone(), why));
+                    self.events[ei] = uo;
+                    res = Ok(fd);
+                }
+                // The user-space-only retry shows the deeper cause (no PMU, no such event).
+                Err(e2) if e2 != libc::EACCES && e2 != libc::EPERM => res = Err(e2),
+                Err(_) => {}
+            }
+        }
+        res
     }
 
     /// Set how top-down metrics are computed from these readings.

@@ -187,15 +187,7 @@ pub fn count(sys: &Sysroot, req: &Request, watch: &mut dyn Watch) -> Result<Outc
     let mut cg = open_counters(&groups, &targets, &env, req)?;
     cg.set_topdown(td_status.clone());
 
-    let mut notes: Vec<String> = cg.notes().to_vec();
-    notes.extend(crate::base::args::not_utf8_note(&o.command));
-    for e in groups.iter().flatten() {
-        if let Some(n) = events::pseudo_event_note(&e.key) {
-            if !notes.iter().any(|x| x == n) {
-                notes.push(n.to_string());
-            }
-        }
-    }
+    let mut notes = opening_notes(&cg, o, &groups);
     if req.interval.is_some() {
         watch.started();
     }
@@ -221,6 +213,45 @@ pub fn count(sys: &Sysroot, req: &Request, watch: &mut dyn Watch) -> Result<Outc
     }
     let elapsed = t0.elapsed().as_secs_f64();
 
+    let exited = exited_note(req, pid_exited, elapsed, &mut notes);
+    let run = CountRun {
+        threads,
+        elapsed,
+        exit: exit.clone(),
+        intervals,
+        notes,
+    };
+    let doc = stat_doc(&cg, req, &td_status, env, run);
+    Ok(Outcome::Counted {
+        doc: Box::new(doc),
+        code: exit.map(|x| x.shell_code()).unwrap_or(0),
+        exited,
+    })
+}
+
+/// Step of `count`: the notes of the opened counters, of a command name
+/// that is not UTF-8, and of each pseudo event counted (once each).
+fn opening_notes(cg: &CounterGroup, o: &Options, groups: &[Vec<events::Event>]) -> Vec<String> {
+    let mut notes: Vec<String> = cg.notes().to_vec();
+    notes.extend(crate::base::args::not_utf8_note(&o.command));
+    for e in groups.iter().flatten() {
+        if let Some(n) = events::pseudo_event_note(&e.key) {
+            if !notes.iter().any(|x| x == n) {
+                notes.push(n.to_string());
+            }
+        }
+    }
+    notes
+}
+
+/// Step of `count`: when the `-p` process ended before counting did, the
+/// note that says so (also pushed onto `notes`).
+fn exited_note(
+    req: &Request,
+    pid_exited: bool,
+    elapsed: f64,
+    notes: &mut Vec<String>,
+) -> Option<String> {
     let mut exited = None;
     if let (Some(pid), true) = (req.pid, pid_exited) {
         let msg = match req.duration {
@@ -233,39 +264,55 @@ pub fn count(sys: &Sysroot, req: &Request, watch: &mut dyn Watch) -> Result<Outc
         notes.push(msg.clone());
         exited = Some(msg);
     }
+    exited
+}
 
+/// What one counting run gave, for its document.
+struct CountRun {
+    threads: Option<usize>,
+    elapsed: f64,
+    exit: Option<ExitInfo>,
+    intervals: Vec<Interval>,
+    notes: Vec<String>,
+}
+
+/// Step of `count`: the document of a finished run, from the final counts.
+fn stat_doc(
+    cg: &CounterGroup,
+    req: &Request,
+    td_status: &TopdownStatus,
+    env: PerfEnv,
+    run: CountRun,
+) -> StatDoc {
+    let o = &req.opts;
+    let per_cpu_mode = req.cpus.is_some();
     let snap = cg.snapshot();
     let readings: Readings = cg.readings_from(&snap);
     let metrics = readings.metrics();
-    let per_cpu = o.per_cpu.then(|| per_cpu_readings(&cg, &snap));
-    let topdown_method = match &td_status {
+    let per_cpu = o.per_cpu.then(|| per_cpu_readings(cg, &snap));
+    let topdown_method = match td_status {
         TopdownStatus::Model(m) => Some(m.describe()),
         _ => None,
     };
-    let doc = StatDoc {
+    StatDoc {
         schema: STAT_SCHEMA.into(),
-        target: stat_target(req, threads),
+        target: stat_target(req, run.threads),
         mode: if per_cpu_mode {
             "per-cpu"
         } else {
             "per-thread"
         }
         .into(),
-        elapsed_s: elapsed,
-        exit: exit.clone(),
+        elapsed_s: run.elapsed,
+        exit: run.exit,
         events: readings.events,
         metrics,
         topdown_method,
         per_cpu,
-        intervals: req.interval.map(|_| intervals),
+        intervals: req.interval.map(|_| run.intervals),
         environment: env,
-        notes,
-    };
-    Ok(Outcome::Counted {
-        doc: Box::new(doc),
-        code: exit.map(|x| x.shell_code()).unwrap_or(0),
-        exited,
-    })
+        notes: run.notes,
+    }
 }
 
 /// Step of `count`: an error unless every CPU of `--cpus` is online.

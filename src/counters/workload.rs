@@ -180,6 +180,99 @@ pub struct Workload {
     group: bool,
 }
 
+/// The child's environment as exec takes it: cpuscope's own, less the
+/// variables `env` sets, then `env`'s `name=value` pairs.
+fn child_env(env: &[(String, String)]) -> Result<Vec<CString>, LaunchError> {
+    let mut cenv: Vec<CString> = std::env::vars_os()
+        .filter(|(k, _)| !env.iter().any(|(n, _)| OsStr::new(n) == k))
+        .filter_map(|(k, v)| {
+            let mut b = k.as_bytes().to_vec();
+            b.push(b'=');
+            b.extend_from_slice(v.as_bytes());
+            CString::new(b).ok()
+        })
+        .collect();
+    for (k, v) in env {
+        cenv.push(cstr(OsStr::new(&format!("{k}={v}")))?);
+    }
+    Ok(cenv)
+}
+
+/// What the forked child uses, all prepared before fork (the child must not
+/// allocate): the command, its streams and the two pipes' ends.
+struct ChildPlan<'a> {
+    cpath: &'a CString,
+    argp: &'a [*const libc::c_char],
+    envp: &'a [*const libc::c_char],
+    stdio: &'a ChildStdio,
+    own_group: bool,
+    before_exec: Option<&'a (dyn Fn() -> i32 + Sync)>,
+    go_r: &'a OwnedFd,
+    go_w: &'a OwnedFd,
+    st_r: &'a OwnedFd,
+    st_w: &'a OwnedFd,
+}
+
+/// The child after fork: redirect its streams, wait for the parent's go,
+/// run the step before exec, and exec; an error goes back on the status
+/// pipe and the child exits.
+fn exec_in_child(plan: ChildPlan) -> ! {
+    let ChildPlan {
+        cpath,
+        argp,
+        envp,
+        stdio,
+        own_group,
+        before_exec,
+        go_r,
+        go_w,
+        st_r,
+        st_w,
+    } = plan;
+    // SAFETY: async-signal-safe calls on descriptors and buffers prepared before fork.
+    unsafe {
+        libc::close(go_w.as_raw_fd());
+        libc::close(st_r.as_raw_fd());
+        if own_group {
+            libc::setpgid(0, 0);
+        }
+        for (fd, to) in [(&stdio.stdin, 0), (&stdio.stdout, 1), (&stdio.stderr, 2)] {
+            if let Some(fd) = fd {
+                // dup2 clears close-on-exec on the copy; the original closes at exec.
+                if libc::dup2(fd.as_raw_fd(), to) < 0 {
+                    libc::_exit(126);
+                }
+            }
+        }
+        let mut b = [0u8; 1];
+        let n = loop {
+            let n = libc::read(go_r.as_raw_fd(), b.as_mut_ptr() as *mut libc::c_void, 1);
+            if n < 0 && *libc::__errno_location() == libc::EINTR {
+                continue;
+            }
+            break n;
+        };
+        if n != 1 {
+            // Parent gave up before starting us.
+            libc::_exit(1);
+        }
+        if let Some(f) = before_exec {
+            let e = f();
+            if e != 0 {
+                // Negative: the step before exec failed, not exec.
+                let bytes = (-e).to_ne_bytes();
+                libc::write(st_w.as_raw_fd(), bytes.as_ptr() as *const libc::c_void, 4);
+                libc::_exit(126);
+            }
+        }
+        libc::execve(cpath.as_ptr(), argp.as_ptr(), envp.as_ptr());
+        let e: i32 = *libc::__errno_location();
+        let bytes = e.to_ne_bytes();
+        libc::write(st_w.as_raw_fd(), bytes.as_ptr() as *const libc::c_void, 4);
+        libc::_exit(if e == libc::ENOENT { 127 } else { 126 });
+    }
+}
+
 impl Workload {
     /// Fork a child that waits for [`Workload::start`] before exec'ing `argv`
     /// (bytes, passed to exec as given).
@@ -212,18 +305,7 @@ impl Workload {
             .iter()
             .map(|a| cstr(a.as_ref()))
             .collect::<Result<_, _>>()?;
-        let mut cenv: Vec<CString> = std::env::vars_os()
-            .filter(|(k, _)| !opts.env.iter().any(|(n, _)| OsStr::new(n) == k))
-            .filter_map(|(k, v)| {
-                let mut b = k.as_bytes().to_vec();
-                b.push(b'=');
-                b.extend_from_slice(v.as_bytes());
-                CString::new(b).ok()
-            })
-            .collect();
-        for (k, v) in &opts.env {
-            cenv.push(cstr(OsStr::new(&format!("{k}={v}")))?);
-        }
+        let cenv = child_env(&opts.env)?;
         let own_group = opts.own_group;
         let before_exec = opts.before_exec;
         let mut argp: Vec<*const libc::c_char> = cargs.iter().map(|c| c.as_ptr()).collect();
@@ -246,48 +328,18 @@ impl Workload {
         }
         if pid == 0 {
             // Child.
-            // SAFETY: async-signal-safe calls on descriptors and buffers prepared before fork.
-            unsafe {
-                libc::close(go_w.as_raw_fd());
-                libc::close(st_r.as_raw_fd());
-                if own_group {
-                    libc::setpgid(0, 0);
-                }
-                for (fd, to) in [(&stdio.stdin, 0), (&stdio.stdout, 1), (&stdio.stderr, 2)] {
-                    if let Some(fd) = fd {
-                        // dup2 clears close-on-exec on the copy; the original closes at exec.
-                        if libc::dup2(fd.as_raw_fd(), to) < 0 {
-                            libc::_exit(126);
-                        }
-                    }
-                }
-                let mut b = [0u8; 1];
-                let n = loop {
-                    let n = libc::read(go_r.as_raw_fd(), b.as_mut_ptr() as *mut libc::c_void, 1);
-                    if n < 0 && *libc::__errno_location() == libc::EINTR {
-                        continue;
-                    }
-                    break n;
-                };
-                if n != 1 {
-                    // Parent gave up before starting us.
-                    libc::_exit(1);
-                }
-                if let Some(f) = before_exec {
-                    let e = f();
-                    if e != 0 {
-                        // Negative: the step before exec failed, not exec.
-                        let bytes = (-e).to_ne_bytes();
-                        libc::write(st_w.as_raw_fd(), bytes.as_ptr() as *const libc::c_void, 4);
-                        libc::_exit(126);
-                    }
-                }
-                libc::execve(cpath.as_ptr(), argp.as_ptr(), envp.as_ptr());
-                let e: i32 = *libc::__errno_location();
-                let bytes = e.to_ne_bytes();
-                libc::write(st_w.as_raw_fd(), bytes.as_ptr() as *const libc::c_void, 4);
-                libc::_exit(if e == libc::ENOENT { 127 } else { 126 });
-            }
+            exec_in_child(ChildPlan {
+                cpath: &cpath,
+                argp: &argp,
+                envp: &envp,
+                stdio: &stdio,
+                own_group,
+                before_exec,
+                go_r: &go_r,
+                go_w: &go_w,
+                st_r: &st_r,
+                st_w: &st_w,
+            });
         }
         if own_group {
             // Also here, so the group exists before anyone signals it.

@@ -182,92 +182,111 @@ pub fn read_cpuset(sys: &Sysroot) -> Result<Option<CgroupCpuset>, String> {
         let path = v1_path
             .or(cpuset_path)
             .ok_or("cgroup v1 cpuset is mounted but neither /proc/self/cgroup nor /proc/self/cpuset names this process's cpuset")?;
-        // Inside a container without a cgroup namespace the recorded path may not
-        // exist under the mount (the mount shows the container's own cgroup as
-        // its root): use the deepest ancestor that exists.
-        let mut cur = path.clone();
-        let dir = loop {
-            let d = join_cg(&m.mountpoint, &cur);
-            if sys.is_dir(&d) {
-                break d;
-            }
-            if cur == "/" || cur.is_empty() {
-                return Err(format!(
-                    "cgroup v1 cpuset directory {} is missing",
-                    join_cg(&m.mountpoint, &path)
-                ));
-            }
-            cur = parent(&cur);
-        };
-        let cpus = first_list(
-            sys,
-            &dir,
-            &[
-                "cpuset.effective_cpus",
-                "effective_cpus",
-                "cpuset.cpus",
-                "cpus",
-            ],
-        );
-        let mems = first_list(
-            sys,
-            &dir,
-            &[
-                "cpuset.effective_mems",
-                "effective_mems",
-                "cpuset.mems",
-                "mems",
-            ],
-        );
-        return Ok(Some(CgroupCpuset {
-            version: 1,
-            path,
-            cpus_file: cpus.as_ref().map(|c| c.0.clone()),
-            cpus: cpus.map(|c| c.1),
-            mems_file: mems.as_ref().map(|c| c.0.clone()),
-            mems: mems.map(|c| c.1),
-        }));
+        return read_v1_cpuset(sys, m, path).map(Some);
     }
 
     // cgroup v2: the unified hierarchy, if the cpuset controller is available on it.
     if let Some(m) = mounts.iter().find(|m| m.fstype == "cgroup2") {
-        let controllers = sys
-            .read_string(&format!("{}/cgroup.controllers", m.mountpoint))
-            .unwrap_or_default();
-        if !controllers.split_whitespace().any(|c| c == "cpuset") {
-            return Ok(None);
-        }
-        let path = v2_path.or(cpuset_path).ok_or(
-            "cgroup v2 is mounted but /proc/self/cgroup does not name this process's cgroup",
-        )?;
-        // Walk from the process's cgroup up to the root: a cgroup without the
-        // cpuset controller enabled inherits its parent's effective sets.
-        let mut cur = path.clone();
-        let mut cpus = None;
-        let mut mems = None;
-        loop {
-            let dir = join_cg(&m.mountpoint, &cur);
-            if cpus.is_none() {
-                cpus = first_list(sys, &dir, &["cpuset.cpus.effective", "cpuset.cpus"]);
-            }
-            if mems.is_none() {
-                mems = first_list(sys, &dir, &["cpuset.mems.effective", "cpuset.mems"]);
-            }
-            if (cpus.is_some() && mems.is_some()) || cur == "/" || cur.is_empty() {
-                break;
-            }
-            cur = parent(&cur);
-        }
-        return Ok(Some(CgroupCpuset {
-            version: 2,
-            path,
-            cpus_file: cpus.as_ref().map(|c| c.0.clone()),
-            cpus: cpus.map(|c| c.1),
-            mems_file: mems.as_ref().map(|c| c.0.clone()),
-            mems: mems.map(|c| c.1),
-        }));
+        return read_v2_cpuset(sys, m, v2_path.or(cpuset_path));
     }
     Ok(None)
+}
+
+/// The cpuset of cgroup `path` on the v1 hierarchy (or old cpuset
+/// filesystem) mounted at `m`.
+fn read_v1_cpuset(sys: &Sysroot, m: &Mount, path: String) -> Result<CgroupCpuset, String> {
+    // Inside a container without a cgroup namespace the recorded path may not
+    // exist under the mount (the mount shows the container's own cgroup as
+    // its root): use the deepest ancestor that exists.
+    let mut cur = path.clone();
+    let dir = loop {
+        let d = join_cg(&m.mountpoint, &cur);
+        if sys.is_dir(&d) {
+            break d;
+        }
+        if cur == "/" || cur.is_empty() {
+            return Err(format!(
+                "cgroup v1 cpuset directory {} is missing",
+                join_cg(&m.mountpoint, &path)
+            ));
+        }
+        cur = parent(&cur);
+    };
+    let cpus = first_list(
+        sys,
+        &dir,
+        &[
+            "cpuset.effective_cpus",
+            "effective_cpus",
+            "cpuset.cpus",
+            "cpus",
+        ],
+    );
+    let mems = first_list(
+        sys,
+        &dir,
+        &[
+            "cpuset.effective_mems",
+            "effective_mems",
+            "cpuset.mems",
+            "mems",
+        ],
+    );
+    Ok(cgroup_cpuset(1, path, cpus, mems))
+}
+
+/// The cpuset of this process's cgroup (`path`, when known) on the v2
+/// hierarchy mounted at `m`; `Ok(None)` when the cpuset controller is not
+/// available there.
+fn read_v2_cpuset(
+    sys: &Sysroot,
+    m: &Mount,
+    path: Option<String>,
+) -> Result<Option<CgroupCpuset>, String> {
+    let controllers = sys
+        .read_string(&format!("{}/cgroup.controllers", m.mountpoint))
+        .unwrap_or_default();
+    if !controllers.split_whitespace().any(|c| c == "cpuset") {
+        return Ok(None);
+    }
+    let path = path
+        .ok_or("cgroup v2 is mounted but /proc/self/cgroup does not name this process's cgroup")?;
+    // Walk from the process's cgroup up to the root: a cgroup without the
+    // cpuset controller enabled inherits its parent's effective sets.
+    let mut cur = path.clone();
+    let mut cpus = None;
+    let mut mems = None;
+    loop {
+        let dir = join_cg(&m.mountpoint, &cur);
+        if cpus.is_none() {
+            cpus = first_list(sys, &dir, &["cpuset.cpus.effective", "cpuset.cpus"]);
+        }
+        if mems.is_none() {
+            mems = first_list(sys, &dir, &["cpuset.mems.effective", "cpuset.mems"]);
+        }
+        if (cpus.is_some() && mems.is_some()) || cur == "/" || cur.is_empty() {
+            break;
+        }
+        cur = parent(&cur);
+    }
+    Ok(Some(cgroup_cpuset(2, path, cpus, mems)))
+}
+
+/// A `CgroupCpuset` from the (file, set) of its CPU and memory lists.
+fn cgroup_cpuset(
+    version: u8,
+    path: String,
+    cpus: Option<(String, CpuSet)>,
+    mems: Option<(String, CpuSet)>,
+) -> CgroupCpuset {
+    CgroupCpuset {
+        version,
+        path,
+        cpus_file: cpus.as_ref().map(|c| c.0.clone()),
+        cpus: cpus.map(|c| c.1),
+        mems_file: mems.as_ref().map(|c| c.0.clone()),
+        mems: mems.map(|c| c.1),
+    }
 }
 
 /// `Cpus_allowed_list` and `Mems_allowed_list` from `/proc/self/status`.

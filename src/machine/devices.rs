@@ -650,41 +650,7 @@ pub fn read(sys: &Sysroot) -> Devices {
         }
     };
     if !rows.is_empty() {
-        let mut per: BTreeMap<usize, (u64, u64)> = BTreeMap::new();
-        for r in &rows {
-            let dev = r.irq().is_some();
-            for (cpu, c) in &r.counts {
-                let e = per.entry(*cpu).or_default();
-                e.1 += c;
-                if dev {
-                    e.0 += c;
-                }
-            }
-        }
-        let per_cpu: Vec<CpuInterrupts> = per
-            .iter()
-            .map(|(cpu, (d, a))| CpuInterrupts {
-                cpu: *cpu,
-                device: *d,
-                all: *a,
-            })
-            .collect();
-        let per_node = nodes
-            .iter()
-            .map(|(n, cpus)| {
-                let (d, a) = per_cpu
-                    .iter()
-                    .filter(|c| cpus.contains(c.cpu))
-                    .fold((0, 0), |(d, a), c| (d + c.device, a + c.all));
-                NodeInterrupts {
-                    node: *n,
-                    cpus: cpus.clone(),
-                    device: d,
-                    all: a,
-                }
-            })
-            .collect();
-        dv.interrupts = Some(InterruptTotals { per_cpu, per_node });
+        dv.interrupts = Some(interrupt_totals(&rows, &nodes));
     }
     let ifaces = sys.list_dir("/sys/class/net");
     if ifaces.is_empty() {
@@ -702,24 +668,68 @@ pub fn read(sys: &Sysroot) -> Devices {
         if let Some(w) = &nic.warning {
             dv.warnings.push(w.clone());
         }
-        // NICs with the same advice (the ports of one card) share one line.
-        for a in &nic.queue_advice {
-            let rest = a.strip_prefix(&format!("{name}: ")).unwrap_or(a);
-            match dv
-                .advice
-                .iter_mut()
-                .find(|x| x.split_once(": ").is_some_and(|(_, r)| r == rest))
-            {
-                Some(x) => {
-                    let (names, r) = x.split_once(": ").unwrap_or((x.as_str(), ""));
-                    *x = format!("{names}, {name}: {r}");
-                }
-                None => dv.advice.push(a.clone()),
-            }
-        }
+        merge_queue_advice(&mut dv.advice, &name, &nic);
         dv.nics.push(nic);
     }
     dv
+}
+
+/// Device and all interrupts of each CPU and of each node, from the rows
+/// of /proc/interrupts.
+fn interrupt_totals(rows: &[IrqRow], nodes: &[(usize, CpuSet)]) -> InterruptTotals {
+    let mut per: BTreeMap<usize, (u64, u64)> = BTreeMap::new();
+    for r in rows {
+        let dev = r.irq().is_some();
+        for (cpu, c) in &r.counts {
+            let e = per.entry(*cpu).or_default();
+            e.1 += c;
+            if dev {
+                e.0 += c;
+            }
+        }
+    }
+    let per_cpu: Vec<CpuInterrupts> = per
+        .iter()
+        .map(|(cpu, (d, a))| CpuInterrupts {
+            cpu: *cpu,
+            device: *d,
+            all: *a,
+        })
+        .collect();
+    let per_node = nodes
+        .iter()
+        .map(|(n, cpus)| {
+            let (d, a) = per_cpu
+                .iter()
+                .filter(|c| cpus.contains(c.cpu))
+                .fold((0, 0), |(d, a), c| (d + c.device, a + c.all));
+            NodeInterrupts {
+                node: *n,
+                cpus: cpus.clone(),
+                device: d,
+                all: a,
+            }
+        })
+        .collect();
+    InterruptTotals { per_cpu, per_node }
+}
+
+/// Add the queue advice of NIC `name` to `advice`.
+fn merge_queue_advice(advice: &mut Vec<String>, name: &str, nic: &Nic) {
+    // NICs with the same advice (the ports of one card) share one line.
+    for a in &nic.queue_advice {
+        let rest = a.strip_prefix(&format!("{name}: ")).unwrap_or(a);
+        match advice
+            .iter_mut()
+            .find(|x| x.split_once(": ").is_some_and(|(_, r)| r == rest))
+        {
+            Some(x) => {
+                let (names, r) = x.split_once(": ").unwrap_or((x.as_str(), ""));
+                *x = format!("{names}, {name}: {r}");
+            }
+            None => advice.push(a.clone()),
+        }
+    }
 }
 
 #[cfg(test)]

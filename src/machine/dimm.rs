@@ -551,21 +551,8 @@ pub fn theoretical_bandwidth(dimms: &[Dimm]) -> Option<TheoreticalBandwidth> {
         e.0 = e.0.min(mts);
         e.1 = e.1.max(w);
     }
-    let gbs_of = |mts: u64, w: u32| mts as f64 * (w as f64 / 8.0) / 1000.0;
-    let gbs: f64 = channels.values().map(|&(mts, w)| gbs_of(mts, w)).sum();
-    let mut per_socket: BTreeMap<u32, f64> = BTreeMap::new();
-    for (k, &(mts, w)) in &channels {
-        if let Some(n) = k
-            .strip_prefix("socket ")
-            .and_then(|r| r.split(' ').next())
-            .and_then(|n| n.parse().ok())
-        {
-            *per_socket.entry(n).or_default() += gbs_of(mts, w);
-        }
-    }
-    if per_socket.values().sum::<f64>() < gbs * 0.999 {
-        per_socket.clear(); // some channels name no socket: no split
-    }
+    let gbs: f64 = channels.values().map(|&(mts, w)| channel_gbs(mts, w)).sum();
+    let per_socket = per_socket_gbs(&channels, gbs);
     let upper_bound = derived < pop.len();
     let mut basis = if derived == pop.len() {
         format!(
@@ -603,6 +590,30 @@ pub fn theoretical_bandwidth(dimms: &[Dimm]) -> Option<TheoreticalBandwidth> {
         basis,
         per_socket,
     })
+}
+
+/// GB/s of one channel at `mts` MT/s and `w` bits of data width.
+fn channel_gbs(mts: u64, w: u32) -> f64 {
+    mts as f64 * (w as f64 / 8.0) / 1000.0
+}
+
+/// GB/s per socket, from the channels whose key names it ("socket N ...");
+/// empty when some channels name no socket (their sum falls short of `gbs`).
+fn per_socket_gbs(channels: &BTreeMap<String, (u64, u32)>, gbs: f64) -> BTreeMap<u32, f64> {
+    let mut per_socket: BTreeMap<u32, f64> = BTreeMap::new();
+    for (k, &(mts, w)) in channels {
+        if let Some(n) = k
+            .strip_prefix("socket ")
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+        {
+            *per_socket.entry(n).or_default() += channel_gbs(mts, w);
+        }
+    }
+    if per_socket.values().sum::<f64>() < gbs * 0.999 {
+        per_socket.clear(); // some channels name no socket: no split
+    }
+    per_socket
 }
 
 /// [`theoretical_bandwidth`]'s figure alone, GB/s.

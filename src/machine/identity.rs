@@ -574,6 +574,46 @@ fn live_cpuid_hypervisor_signature() -> Option<String> {
     None
 }
 
+/// The device tree's signs of a hypervisor (ARM guests), recorded in `v`;
+/// `name` is set when still unknown. True when there is one.
+fn device_tree_signs(sys: &Sysroot, v: &mut Virtualization, name: &mut Option<String>) -> bool {
+    let mut positive = false;
+    // Device-tree guests (ARM): /proc/device-tree/hypervisor/compatible ("xen,xen", "linux,kvm").
+    if let Some(c) = sys.read_string("/proc/device-tree/hypervisor/compatible") {
+        let c = c.replace('\0', " ").trim().to_string();
+        if !c.is_empty() {
+            v.evidence
+                .push(format!("device-tree hypervisor compatible '{c}'"));
+            positive = true;
+            if name.is_none() {
+                let lc = c.to_ascii_lowercase();
+                *name = Some(if lc.contains("xen") {
+                    "Xen".to_string()
+                } else if lc.contains("kvm") {
+                    "KVM".to_string()
+                } else {
+                    c
+                });
+            }
+        }
+    }
+    // QEMU's `virt` board names itself in the device tree's root
+    // compatible ("linux,dummy-virt"), under KVM and under emulation (TCG)
+    // alike; no physical board uses that string.
+    if let Some(c) = sys.read_string("/proc/device-tree/compatible") {
+        let c = c.replace('\0', " ").trim().to_string();
+        if c.split_whitespace().any(|x| x == "linux,dummy-virt") {
+            v.evidence
+                .push(format!("device-tree root compatible '{c}'"));
+            positive = true;
+            if name.is_none() {
+                *name = Some("QEMU virt board (KVM or emulated)".into());
+            }
+        }
+    }
+    positive
+}
+
 fn detect_virtualization(
     sys: &Sysroot,
     cpuinfo: Option<&CpuInfo>,
@@ -608,38 +648,8 @@ fn detect_virtualization(
             }
         }
     }
-    // Device-tree guests (ARM): /proc/device-tree/hypervisor/compatible ("xen,xen", "linux,kvm").
-    if let Some(c) = sys.read_string("/proc/device-tree/hypervisor/compatible") {
-        let c = c.replace('\0', " ").trim().to_string();
-        if !c.is_empty() {
-            v.evidence
-                .push(format!("device-tree hypervisor compatible '{c}'"));
-            positive = true;
-            if name.is_none() {
-                let lc = c.to_ascii_lowercase();
-                name = Some(if lc.contains("xen") {
-                    "Xen".to_string()
-                } else if lc.contains("kvm") {
-                    "KVM".to_string()
-                } else {
-                    c
-                });
-            }
-        }
-    }
-    // QEMU's `virt` board names itself in the device tree's root
-    // compatible ("linux,dummy-virt"), under KVM and under emulation (TCG)
-    // alike; no physical board uses that string.
-    if let Some(c) = sys.read_string("/proc/device-tree/compatible") {
-        let c = c.replace('\0', " ").trim().to_string();
-        if c.split_whitespace().any(|x| x == "linux,dummy-virt") {
-            v.evidence
-                .push(format!("device-tree root compatible '{c}'"));
-            positive = true;
-            if name.is_none() {
-                name = Some("QEMU virt board (KVM or emulated)".into());
-            }
-        }
+    if device_tree_signs(sys, &mut v, &mut name) {
+        positive = true;
     }
     let dmi_vendor = sys.read_string("/sys/class/dmi/id/sys_vendor");
     let dmi_product = sys.read_string("/sys/class/dmi/id/product_name");

@@ -93,97 +93,122 @@ pub fn read(
     };
     let mut nodes = Vec::new();
     if ids.is_empty() {
-        let meminfo = sys.read_raw("/proc/meminfo");
-        let total = meminfo
-            .as_deref()
-            .and_then(|t| crate::base::meminfo::field(t, "MemTotal"));
-        let free = meminfo
-            .as_deref()
-            .and_then(|t| crate::base::meminfo::field(t, "MemFree"));
-        summary.implicit = true;
-        summary.note = Some(format!(
-            "{NODE_DIR} is absent (kernel without NUMA support): the whole machine is taken as one node 0"
-        ));
-        nodes.push(NumaNode {
-            id: 0,
-            cpus: online.clone(),
-            memory_bytes: total,
-            free_bytes: free,
-            memory_note: if total.is_some() {
-                Some("from /proc/meminfo".into())
-            } else {
-                Some("not known: /proc/meminfo has no MemTotal".into())
-            },
-            distances: Vec::new(),
-            hugepages: hugepages(sys, "/sys/kernel/mm/hugepages"),
-            usable: true,
-        });
+        nodes.push(implicit_node(sys, online, &mut summary));
     } else {
         for id in &ids {
-            let d = format!("{NODE_DIR}/node{id}");
-            let cpus = sys
-                .read_cpulist(&format!("{d}/cpulist"))
-                .or_else(|| sys.read_cpumask(&format!("{d}/cpumap")))
-                .unwrap_or_default();
-            let meminfo = sys.read_raw(&format!("{d}/meminfo"));
-            let total = meminfo
-                .as_deref()
-                .and_then(|t| crate::base::meminfo::field(t, "MemTotal"));
-            let free = meminfo
-                .as_deref()
-                .and_then(|t| crate::base::meminfo::field(t, "MemFree"));
-            let memory_note = match (&meminfo, total) {
-                (None, _) => Some(format!("not known: {d}/meminfo is missing")),
-                (Some(_), None) => Some(format!("not known: {d}/meminfo has no MemTotal")),
-                _ => None,
-            };
-            let distances: Vec<u32> = sys
-                .read_string(&format!("{d}/distance"))
-                .map(|s| {
-                    s.split_whitespace()
-                        .filter_map(|x| x.parse().ok())
-                        .collect()
-                })
-                .unwrap_or_default();
-            nodes.push(NumaNode {
-                id: *id,
-                cpus,
-                memory_bytes: total,
-                free_bytes: free,
-                memory_note,
-                distances,
-                hugepages: hugepages(sys, &format!("{d}/hugepages")),
-                usable: mems_allowed.is_none_or(|m| m.contains(*id)),
-            });
+            nodes.push(read_node(sys, *id, mems_allowed));
         }
-        // A CPU belongs to one node: node CPU lists that overlap come from fake
-        // NUMA or a firmware bug (hwloc then keeps only one of the nodes). The
-        // nodes are kept as the kernel lists them, and the overlap is said.
-        let mut seen = CpuSet::new();
-        let mut twice = CpuSet::new();
-        for n in &nodes {
-            twice = twice.union(&n.cpus.intersection(&seen));
-            seen = seen.union(&n.cpus);
-        }
-        if !twice.is_empty() {
-            summary.note = Some(format!(
-                "CPUs {twice} are listed in more than one NUMA node (fake NUMA or a firmware bug): \
-                 each such CPU is counted in its first node"
-            ));
-        }
-        // Distances must form a square matrix over the listed nodes; otherwise drop them.
-        let n = nodes.len();
-        if nodes.iter().any(|x| x.distances.len() != n) {
-            for x in nodes.iter_mut() {
-                x.distances.clear();
-            }
-            let msg = "node distance rows do not match the node list: distances not reported";
-            summary.note = Some(match summary.note.take() {
-                Some(n) => format!("{n}; {msg}"),
-                None => msg.to_string(),
-            });
-        }
+        note_overlapping_cpus(&nodes, &mut summary);
+        drop_unsquare_distances(&mut nodes, &mut summary);
     }
+    summarise_nodes(&nodes, &mut summary);
+    (nodes, summary)
+}
+
+/// The one node 0 of a kernel without NUMA support: the online CPUs and
+/// /proc/meminfo. Marks `summary` implicit and says why.
+fn implicit_node(sys: &Sysroot, online: &CpuSet, summary: &mut NumaSummary) -> NumaNode {
+    let meminfo = sys.read_raw("/proc/meminfo");
+    let total = meminfo
+        .as_deref()
+        .and_then(|t| crate::base::meminfo::field(t, "MemTotal"));
+    let free = meminfo
+        .as_deref()
+        .and_then(|t| crate::base::meminfo::field(t, "MemFree"));
+    summary.implicit = true;
+    summary.note = Some(format!(
+        "{NODE_DIR} is absent (kernel without NUMA support): the whole machine is taken as one node 0"
+    ));
+    NumaNode {
+        id: 0,
+        cpus: online.clone(),
+        memory_bytes: total,
+        free_bytes: free,
+        memory_note: if total.is_some() {
+            Some("from /proc/meminfo".into())
+        } else {
+            Some("not known: /proc/meminfo has no MemTotal".into())
+        },
+        distances: Vec::new(),
+        hugepages: hugepages(sys, "/sys/kernel/mm/hugepages"),
+        usable: true,
+    }
+}
+
+/// One node from `/sys/devices/system/node/node{id}`.
+fn read_node(sys: &Sysroot, id: usize, mems_allowed: Option<&CpuSet>) -> NumaNode {
+    let d = format!("{NODE_DIR}/node{id}");
+    let cpus = sys
+        .read_cpulist(&format!("{d}/cpulist"))
+        .or_else(|| sys.read_cpumask(&format!("{d}/cpumap")))
+        .unwrap_or_default();
+    let meminfo = sys.read_raw(&format!("{d}/meminfo"));
+    let total = meminfo
+        .as_deref()
+        .and_then(|t| crate::base::meminfo::field(t, "MemTotal"));
+    let free = meminfo
+        .as_deref()
+        .and_then(|t| crate::base::meminfo::field(t, "MemFree"));
+    let memory_note = match (&meminfo, total) {
+        (None, _) => Some(format!("not known: {d}/meminfo is missing")),
+        (Some(_), None) => Some(format!("not known: {d}/meminfo has no MemTotal")),
+        _ => None,
+    };
+    let distances: Vec<u32> = sys
+        .read_string(&format!("{d}/distance"))
+        .map(|s| {
+            s.split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    NumaNode {
+        id,
+        cpus,
+        memory_bytes: total,
+        free_bytes: free,
+        memory_note,
+        distances,
+        hugepages: hugepages(sys, &format!("{d}/hugepages")),
+        usable: mems_allowed.is_none_or(|m| m.contains(id)),
+    }
+}
+
+// A CPU belongs to one node: node CPU lists that overlap come from fake
+// NUMA or a firmware bug (hwloc then keeps only one of the nodes). The
+// nodes are kept as the kernel lists them, and the overlap is said.
+fn note_overlapping_cpus(nodes: &[NumaNode], summary: &mut NumaSummary) {
+    let mut seen = CpuSet::new();
+    let mut twice = CpuSet::new();
+    for n in nodes {
+        twice = twice.union(&n.cpus.intersection(&seen));
+        seen = seen.union(&n.cpus);
+    }
+    if !twice.is_empty() {
+        summary.note = Some(format!(
+            "CPUs {twice} are listed in more than one NUMA node (fake NUMA or a firmware bug): \
+             each such CPU is counted in its first node"
+        ));
+    }
+}
+
+// Distances must form a square matrix over the listed nodes; otherwise drop them.
+fn drop_unsquare_distances(nodes: &mut [NumaNode], summary: &mut NumaSummary) {
+    let n = nodes.len();
+    if nodes.iter().any(|x| x.distances.len() != n) {
+        for x in nodes.iter_mut() {
+            x.distances.clear();
+        }
+        let msg = "node distance rows do not match the node list: distances not reported";
+        summary.note = Some(match summary.note.take() {
+            Some(n) => format!("{n}; {msg}"),
+            None => msg.to_string(),
+        });
+    }
+}
+
+/// Fill the node sets of `summary` (all, memory-only, CPU-only, usable) from `nodes`.
+fn summarise_nodes(nodes: &[NumaNode], summary: &mut NumaSummary) {
     summary.nodes = nodes.iter().map(|n| n.id).collect();
     summary.memory_only = nodes
         .iter()
@@ -196,5 +221,4 @@ pub fn read(
         .map(|n| n.id)
         .collect();
     summary.usable = nodes.iter().filter(|n| n.usable).map(|n| n.id).collect();
-    (nodes, summary)
 }

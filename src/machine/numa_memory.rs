@@ -455,85 +455,103 @@ pub fn advice(mm: &NumaMemory) -> Vec<String> {
     let many = mm.nodes.len() > 1;
     let zr = mm.zone_reclaim_mode.as_ref().map(|z| z.value);
     for n in &mm.nodes {
-        let (Some(total), Some(free)) = (n.total_bytes, n.free_bytes) else {
-            continue;
-        };
-        if total == 0 {
-            continue;
+        node_advice(n, mm.page_bytes, many, zr, &mut out);
+    }
+    // Zone reclaim on, yet the unmapped page cache is below min_unmapped_ratio:
+    // zone reclaim finds nothing to drop and the allocation goes remote anyway.
+    if let (Some(z), Some(ratio)) = (zr, mm.min_unmapped_ratio_pct) {
+        zone_reclaim_advice(mm, z, ratio, many, &mut out);
+    }
+    out
+}
+
+/// `advice` for node `n` (`page_bytes`: the page size of the zone counts;
+/// `many`: more than one node; `zr`: zone_reclaim_mode).
+fn node_advice(
+    n: &NodeMemory,
+    page_bytes: Option<u64>,
+    many: bool,
+    zr: Option<u32>,
+    out: &mut Vec<String>,
+) {
+    let (Some(total), Some(free)) = (n.total_bytes, n.free_bytes) else {
+        return;
+    };
+    if total == 0 {
+        return;
+    }
+    // Page cache crowding the node (seed 002: N6's memory taken by page
+    // cache, the bound process's new memory went to N2).
+    if let Some(file) = n.file_bytes {
+        if pct(file, total) >= 50.0 && pct(free, total) < 15.0 {
+            let then = match zr {
+                Some(0) if many => "with zone_reclaim_mode=0 new memory of processes bound here comes from other nodes (remote)",
+                Some(z) if z & 1 != 0 => "with zone reclaim on, allocations here stall while the kernel drops page cache",
+                _ => "new allocations here compete with the page cache",
+            };
+            out.push(format!(
+                "node {}: page cache holds {:.0}% of its memory ({} of {}) and {:.0}% is free: {then} — seed 002's N6 case; drop clean caches (echo 1 > /proc/sys/vm/drop_caches), place the service on a node with free memory, or start it before the cache grows",
+                n.node,
+                pct(file, total),
+                fmt_bytes(file),
+                fmt_bytes(total),
+                pct(free, total)
+            ));
         }
-        // Page cache crowding the node (seed 002: N6's memory taken by page
-        // cache, the bound process's new memory went to N2).
-        if let Some(file) = n.file_bytes {
-            if pct(file, total) >= 50.0 && pct(free, total) < 15.0 {
-                let then = match zr {
-                    Some(0) if many => "with zone_reclaim_mode=0 new memory of processes bound here comes from other nodes (remote)",
-                    Some(z) if z & 1 != 0 => "with zone reclaim on, allocations here stall while the kernel drops page cache",
-                    _ => "new allocations here compete with the page cache",
-                };
+    }
+    // Free memory at the watermarks: the next allocations go elsewhere
+    // (zone reclaim off) or stall in reclaim (on).
+    if let (Some(high), Some(pb)) = (n.watermark_pages("high"), page_bytes) {
+        let high_b = high * pb;
+        if many && high_b > 0 && free <= high_b.saturating_mul(2) {
+            out.push(format!(
+                "node {}: {} free is within twice its high watermark ({} summed over its zones, /proc/zoneinfo): {}",
+                n.node,
+                fmt_bytes(free),
+                fmt_bytes(high_b),
+                match zr {
+                    Some(z) if z & 1 != 0 => "zone reclaim will reclaim locally first (stalls)",
+                    _ => "allocations for this node are likely to be served by another node",
+                }
+            ));
+        }
+    }
+    // Allocations meant for this node that went to another (since boot).
+    if let Some(s) = &n.numastat {
+        if let (Some(hit), Some(foreign)) = (s.numa_hit, s.numa_foreign) {
+            if hit + foreign > 0 && pct(foreign, hit + foreign) >= 1.0 {
                 out.push(format!(
-                    "node {}: page cache holds {:.0}% of its memory ({} of {}) and {:.0}% is free: {then} — seed 002's N6 case; drop clean caches (echo 1 > /proc/sys/vm/drop_caches), place the service on a node with free memory, or start it before the cache grows",
+                    "node {}: {:.1}% of the allocations meant for it went to another node since boot (numa_foreign {foreign} vs numa_hit {hit}, {NODE_DIR}/node{}/numastat): it ran short of free memory",
                     n.node,
-                    pct(file, total),
-                    fmt_bytes(file),
-                    fmt_bytes(total),
-                    pct(free, total)
+                    pct(foreign, hit + foreign),
+                    n.node
                 ));
             }
         }
-        // Free memory at the watermarks: the next allocations go elsewhere
-        // (zone reclaim off) or stall in reclaim (on).
-        if let (Some(high), Some(pb)) = (n.watermark_pages("high"), mm.page_bytes) {
-            let high_b = high * pb;
-            if many && high_b > 0 && free <= high_b.saturating_mul(2) {
-                out.push(format!(
-                    "node {}: {} free is within twice its high watermark ({} summed over its zones, /proc/zoneinfo): {}",
-                    n.node,
-                    fmt_bytes(free),
-                    fmt_bytes(high_b),
-                    match zr {
-                        Some(z) if z & 1 != 0 => "zone reclaim will reclaim locally first (stalls)",
-                        _ => "allocations for this node are likely to be served by another node",
-                    }
-                ));
-            }
-        }
-        // Allocations meant for this node that went to another (since boot).
-        if let Some(s) = &n.numastat {
-            if let (Some(hit), Some(foreign)) = (s.numa_hit, s.numa_foreign) {
-                if hit + foreign > 0 && pct(foreign, hit + foreign) >= 1.0 {
+    }
+}
+
+/// `advice` when zone reclaim mode `z` is on and there is more than one
+/// node: nodes whose unmapped page cache is below `ratio`%, and the mode itself.
+fn zone_reclaim_advice(mm: &NumaMemory, z: u32, ratio: u64, many: bool, out: &mut Vec<String>) {
+    if z & 1 != 0 && many {
+        for n in &mm.nodes {
+            if let (Some(u), Some(t)) = (n.unmapped_file_bytes, n.total_bytes) {
+                if t > 0 && pct(u, t) < ratio as f64 {
                     out.push(format!(
-                        "node {}: {:.1}% of the allocations meant for it went to another node since boot (numa_foreign {foreign} vs numa_hit {hit}, {NODE_DIR}/node{}/numastat): it ran short of free memory",
+                        "node {}: unmapped page cache is {:.1}% of the node, below min_unmapped_ratio {ratio}%: zone reclaim skips it and allocations go remote anyway",
                         n.node,
-                        pct(foreign, hit + foreign),
-                        n.node
+                        pct(u, t)
                     ));
                 }
             }
         }
     }
-    // Zone reclaim on, yet the unmapped page cache is below min_unmapped_ratio:
-    // zone reclaim finds nothing to drop and the allocation goes remote anyway.
-    if let (Some(z), Some(ratio)) = (zr, mm.min_unmapped_ratio_pct) {
-        if z & 1 != 0 && many {
-            for n in &mm.nodes {
-                if let (Some(u), Some(t)) = (n.unmapped_file_bytes, n.total_bytes) {
-                    if t > 0 && pct(u, t) < ratio as f64 {
-                        out.push(format!(
-                            "node {}: unmapped page cache is {:.1}% of the node, below min_unmapped_ratio {ratio}%: zone reclaim skips it and allocations go remote anyway",
-                            n.node,
-                            pct(u, t)
-                        ));
-                    }
-                }
-            }
-        }
-        if z & 1 != 0 && many {
-            out.push(format!(
-                "zone_reclaim_mode={z}: a full node reclaims its own memory before allocating remotely; good for workloads partitioned per node, bad where page cache matters (file servers, databases on buffered I/O) — seed 002 and the kernel's vm.rst; 0 is the default since Linux 3.16"
-            ));
-        }
+    if z & 1 != 0 && many {
+        out.push(format!(
+            "zone_reclaim_mode={z}: a full node reclaims its own memory before allocating remotely; good for workloads partitioned per node, bad where page cache matters (file servers, databases on buffered I/O) — seed 002 and the kernel's vm.rst; 0 is the default since Linux 3.16"
+        ));
     }
-    out
 }
 
 #[cfg(test)]

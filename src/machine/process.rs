@@ -280,55 +280,76 @@ pub fn parse_mapping(line: &str) -> Option<Mapping> {
         let t = rest[i];
         i += 1;
         if let Some(path) = t.strip_prefix("file=") {
-            // Paths may hold spaces: take tokens until the next known field.
-            let mut p = path.to_string();
-            while i < rest.len() && !is_field(rest[i]) {
-                p.push(' ');
-                p.push_str(rest[i]);
-                i += 1;
-            }
-            m.file = Some(p);
+            m.file = Some(take_file_path(path, &rest, &mut i));
             m.kind = "file".into();
             continue;
         }
-        match t {
-            "heap" => m.kind = "heap".into(),
-            "stack" => m.kind = "stack".into(),
-            "huge" => m.huge = true,
-            _ if t.starts_with("stack:") => m.kind = "stack".into(),
-            _ => {
-                let Some((k, v)) = t.split_once('=') else {
-                    m.other.insert(t.to_string(), String::new());
-                    continue;
-                };
-                let n: Option<u64> = v.parse().ok();
-                match (k, n) {
-                    ("anon", Some(n)) => m.anon = n,
-                    ("dirty", Some(n)) => m.dirty = n,
-                    ("mapped", Some(n)) => m.mapped = Some(n),
-                    ("mapmax", Some(n)) => m.mapmax = n,
-                    ("swapcache", Some(n)) => m.swapcache = n,
-                    ("active", Some(n)) => {
-                        m.active = Some(n);
-                        active_seen = true;
+        if apply_token(&mut m, t) {
+            active_seen = true;
+        }
+    }
+    settle_page_counts(&mut m, active_seen);
+    Some(m)
+}
+
+/// The path of a `file=` token: paths may hold spaces, so take tokens
+/// (from `rest[*i]` on) until the next known field.
+fn take_file_path(path: &str, rest: &[&str], i: &mut usize) -> String {
+    let mut p = path.to_string();
+    while *i < rest.len() && !is_field(rest[*i]) {
+        p.push(' ');
+        p.push_str(rest[*i]);
+        *i += 1;
+    }
+    p
+}
+
+/// Apply one token of a numa_maps line (other than `file=`) to `m`;
+/// true when it is the `active=` count.
+fn apply_token(m: &mut Mapping, t: &str) -> bool {
+    match t {
+        "heap" => m.kind = "heap".into(),
+        "stack" => m.kind = "stack".into(),
+        "huge" => m.huge = true,
+        _ if t.starts_with("stack:") => m.kind = "stack".into(),
+        _ => {
+            let Some((k, v)) = t.split_once('=') else {
+                m.other.insert(t.to_string(), String::new());
+                return false;
+            };
+            let n: Option<u64> = v.parse().ok();
+            match (k, n) {
+                ("anon", Some(n)) => m.anon = n,
+                ("dirty", Some(n)) => m.dirty = n,
+                ("mapped", Some(n)) => m.mapped = Some(n),
+                ("mapmax", Some(n)) => m.mapmax = n,
+                ("swapcache", Some(n)) => m.swapcache = n,
+                ("active", Some(n)) => {
+                    m.active = Some(n);
+                    return true;
+                }
+                ("writeback", Some(n)) => m.writeback = n,
+                ("kernelpagesize_kB", Some(n)) => m.kernel_page_kb = Some(n),
+                (k, Some(n)) if k.len() > 1 && k.starts_with('N') => match k[1..].parse() {
+                    Ok(node) => {
+                        *m.per_node.entry(node).or_default() += n;
                     }
-                    ("writeback", Some(n)) => m.writeback = n,
-                    ("kernelpagesize_kB", Some(n)) => m.kernel_page_kb = Some(n),
-                    (k, Some(n)) if k.len() > 1 && k.starts_with('N') => match k[1..].parse() {
-                        Ok(node) => {
-                            *m.per_node.entry(node).or_default() += n;
-                        }
-                        Err(_) => {
-                            m.other.insert(k.to_string(), v.to_string());
-                        }
-                    },
-                    _ => {
+                    Err(_) => {
                         m.other.insert(k.to_string(), v.to_string());
                     }
+                },
+                _ => {
+                    m.other.insert(k.to_string(), v.to_string());
                 }
             }
         }
     }
+    false
+}
+
+/// Total pages from the per-node counts (or `mapped=`), and `active` when
+/// the line did not give it.
+fn settle_page_counts(m: &mut Mapping, active_seen: bool) {
     m.pages = m.per_node.values().sum();
     if m.mapped.is_some_and(|v| v > m.pages) {
         // Kernels without N<node> counts (CONFIG_NUMA off) still print mapped=.
@@ -340,7 +361,6 @@ pub fn parse_mapping(line: &str) -> Option<Mapping> {
     if m.huge && !active_seen {
         m.active = None;
     }
-    Some(m)
 }
 
 /// Parse the whole numa_maps text.
@@ -533,6 +553,30 @@ pub fn read(sys: &Sysroot, pid: u32) -> Result<ProcessNuma> {
             sys.root().display()
         );
     }
+    let text = read_numa_maps_text(sys, &dir)?;
+    let mappings = parse_numa_maps(&text);
+    let mut out = ProcessNuma {
+        pid,
+        summary: summarize(&mappings),
+        numastat: numastat_of(&mappings),
+        mappings,
+        ..ProcessNuma::default()
+    };
+    read_node_counters(sys, &mut out);
+    if out.summary.mappings == 0 {
+        out.unavailable.insert(
+            "mappings".into(),
+            "numa_maps is empty: a kernel thread or a process without memory".into(),
+        );
+    }
+    read_status_into(sys, &dir, &mut out);
+    read_sched_into(sys, &dir, &mut out);
+    read_vmstat_numa(sys, &mut out);
+    Ok(out)
+}
+
+/// The text of `{dir}/numa_maps`, or why it cannot be read.
+fn read_numa_maps_text(sys: &Sysroot, dir: &str) -> Result<String> {
     // numa_maps has a line per mapping (file names may hold any bytes): a
     // larger cap than other procfs files, and read lossily.
     let text = match sys.read_text_capped(&format!("{dir}/numa_maps"), NUMA_MAPS_MAX_BYTES) {
@@ -543,14 +587,11 @@ pub fn read(sys: &Sysroot, pid: u32) -> Result<ProcessNuma> {
         ),
         Err(e) => bail!("cannot read {dir}/numa_maps: {}", io_reason(&e)),
     };
-    let mappings = parse_numa_maps(&text);
-    let mut out = ProcessNuma {
-        pid,
-        summary: summarize(&mappings),
-        numastat: numastat_of(&mappings),
-        mappings,
-        ..ProcessNuma::default()
-    };
+    Ok(text)
+}
+
+/// The numastat counters of each node the process has memory on.
+fn read_node_counters(sys: &Sysroot, out: &mut ProcessNuma) {
     for n in out.numastat.iter().map(|n| n.node) {
         let f = format!("/sys/devices/system/node/node{n}/numastat");
         match sys.read_raw(&f) {
@@ -564,12 +605,10 @@ pub fn read(sys: &Sysroot, pid: u32) -> Result<ProcessNuma> {
             }
         }
     }
-    if out.summary.mappings == 0 {
-        out.unavailable.insert(
-            "mappings".into(),
-            "numa_maps is empty: a kernel thread or a process without memory".into(),
-        );
-    }
+}
+
+/// `{dir}/status`, and which of its allowed lists are missing.
+fn read_status_into(sys: &Sysroot, dir: &str, out: &mut ProcessNuma) {
     match sys.read_text(&format!("{dir}/status")) {
         Ok(t) => out.status = parse_status(&t),
         Err(e) => {
@@ -589,6 +628,10 @@ pub fn read(sys: &Sysroot, pid: u32) -> Result<ProcessNuma> {
             "no Mems_allowed_list in status (kernel without cpusets)".into(),
         );
     }
+}
+
+/// The NUMA lines of `{dir}/sched`, or why there are none.
+fn read_sched_into(sys: &Sysroot, dir: &str, out: &mut ProcessNuma) {
     match sys.read_text(&format!("{dir}/sched")) {
         Ok(t) => {
             out.sched = parse_sched(&t);
@@ -606,6 +649,10 @@ pub fn read(sys: &Sysroot, pid: u32) -> Result<ProcessNuma> {
                 .insert("sched".into(), format!("{dir}/sched: {}", io_reason(&e)));
         }
     }
+}
+
+/// The system-wide `numa_*` counters of /proc/vmstat.
+fn read_vmstat_numa(sys: &Sysroot, out: &mut ProcessNuma) {
     match sys.read_raw("/proc/vmstat") {
         Some(t) => {
             for line in t.lines() {
@@ -632,7 +679,6 @@ pub fn read(sys: &Sysroot, pid: u32) -> Result<ProcessNuma> {
             );
         }
     }
-    Ok(out)
 }
 
 #[cfg(test)]

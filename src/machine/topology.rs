@@ -213,12 +213,7 @@ pub fn read(sys: &Sysroot) -> Result<Topology> {
     let offline = present.difference(&online);
     let raw = read_raw_cpus(sys, &online, &mut notes);
     let mut cores = group_cores(&raw, &online, &mut notes);
-    let mut core_of_cpu: BTreeMap<usize, usize> = BTreeMap::new();
-    for c in &cores {
-        for cpu in c.cpus.iter() {
-            core_of_cpu.insert(cpu, c.index);
-        }
-    }
+    let core_of_cpu = core_index_of_cpus(&cores);
     // Hybrid core kinds.
     let (core_kinds, kind_of_cpu) = read_core_kinds(sys, &online, &cores);
     for c in cores.iter_mut() {
@@ -233,60 +228,13 @@ pub fn read(sys: &Sysroot) -> Result<Topology> {
         None => online.clone(),
     };
 
-    let threads: Vec<Thread> = raw
-        .iter()
-        .map(|r| {
-            let core = core_of_cpu.get(&r.cpu).copied().unwrap_or(0);
-            let smt = cores
-                .get(core)
-                .map(|c| c.cpus.iter().position(|x| x == r.cpu).unwrap_or(0))
-                .unwrap_or(0);
-            Thread {
-                cpu: r.cpu,
-                package: r.package,
-                die: r.die,
-                cluster: r.cluster,
-                core_id: r.core_id,
-                core,
-                smt,
-                node: None,
-                kind: kind_of_cpu.get(&r.cpu).copied(),
-                usable: usable.contains(r.cpu),
-            }
-        })
-        .collect();
+    let threads = build_threads(&raw, &cores, &core_of_cpu, &kind_of_cpu, &usable);
 
     let (packages, dies, clusters) = group_levels(&threads, &cores);
-    let max_t = cores.iter().map(|c| c.cpus.len()).max().unwrap_or(0);
-    let min_t = cores.iter().map(|c| c.cpus.len()).min().unwrap_or(0);
-    let control = sys.read_string(&format!("{CPU_DIR}/smt/control"));
-    let smt = Smt {
-        threads_per_core: max_t,
-        min_threads_per_core: min_t,
-        active: max_t > 1,
-        control_note: control
-            .is_none()
-            .then(|| format!("{CPU_DIR}/smt/control is absent (kernel older than 4.19)")),
-        control,
-    };
+    let smt = read_smt(sys, &cores);
     let isolated = sys.read_cpulist(&format!("{CPU_DIR}/isolated"));
     let nohz_full = sys.read_cpulist(&format!("{CPU_DIR}/nohz_full"));
-    let mut unavailable = BTreeMap::new();
-    if allowed.cpus.is_none() {
-        unavailable.insert("allowed".to_string(), allowed.cpus_source.clone());
-    }
-    if isolated.is_none() {
-        unavailable.insert(
-            "isolated".to_string(),
-            format!("{CPU_DIR}/isolated is absent (kernel older than 4.2)"),
-        );
-    }
-    if nohz_full.is_none() {
-        unavailable.insert(
-            "nohz_full".to_string(),
-            format!("{CPU_DIR}/nohz_full is absent (kernel built without NO_HZ_FULL)"),
-        );
-    }
+    let unavailable = unavailable_lists(&allowed, isolated.as_ref(), nohz_full.as_ref());
 
     Ok(Topology {
         cpus: CpuLists {
@@ -313,6 +261,90 @@ pub fn read(sys: &Sysroot) -> Result<Topology> {
         mems_allowed_source: allowed.mems_source,
         notes,
     })
+}
+
+/// The index of the core of each CPU.
+fn core_index_of_cpus(cores: &[Core]) -> BTreeMap<usize, usize> {
+    let mut core_of_cpu: BTreeMap<usize, usize> = BTreeMap::new();
+    for c in cores {
+        for cpu in c.cpus.iter() {
+            core_of_cpu.insert(cpu, c.index);
+        }
+    }
+    core_of_cpu
+}
+
+/// One `Thread` per online CPU read, with its core, SMT sibling index, kind
+/// and whether this process may run on it.
+fn build_threads(
+    raw: &[RawCpu],
+    cores: &[Core],
+    core_of_cpu: &BTreeMap<usize, usize>,
+    kind_of_cpu: &BTreeMap<usize, usize>,
+    usable: &CpuSet,
+) -> Vec<Thread> {
+    raw.iter()
+        .map(|r| {
+            let core = core_of_cpu.get(&r.cpu).copied().unwrap_or(0);
+            let smt = cores
+                .get(core)
+                .map(|c| c.cpus.iter().position(|x| x == r.cpu).unwrap_or(0))
+                .unwrap_or(0);
+            Thread {
+                cpu: r.cpu,
+                package: r.package,
+                die: r.die,
+                cluster: r.cluster,
+                core_id: r.core_id,
+                core,
+                smt,
+                node: None,
+                kind: kind_of_cpu.get(&r.cpu).copied(),
+                usable: usable.contains(r.cpu),
+            }
+        })
+        .collect()
+}
+
+/// Threads per core and the SMT control file.
+fn read_smt(sys: &Sysroot, cores: &[Core]) -> Smt {
+    let max_t = cores.iter().map(|c| c.cpus.len()).max().unwrap_or(0);
+    let min_t = cores.iter().map(|c| c.cpus.len()).min().unwrap_or(0);
+    let control = sys.read_string(&format!("{CPU_DIR}/smt/control"));
+    Smt {
+        threads_per_core: max_t,
+        min_threads_per_core: min_t,
+        active: max_t > 1,
+        control_note: control
+            .is_none()
+            .then(|| format!("{CPU_DIR}/smt/control is absent (kernel older than 4.19)")),
+        control,
+    }
+}
+
+/// Why the allowed, isolated and nohz_full lists are missing, for those that are.
+fn unavailable_lists(
+    allowed: &Allowed,
+    isolated: Option<&CpuSet>,
+    nohz_full: Option<&CpuSet>,
+) -> BTreeMap<String, String> {
+    let mut unavailable = BTreeMap::new();
+    if allowed.cpus.is_none() {
+        unavailable.insert("allowed".to_string(), allowed.cpus_source.clone());
+    }
+    if isolated.is_none() {
+        unavailable.insert(
+            "isolated".to_string(),
+            format!("{CPU_DIR}/isolated is absent (kernel older than 4.2)"),
+        );
+    }
+    if nohz_full.is_none() {
+        unavailable.insert(
+            "nohz_full".to_string(),
+            format!("{CPU_DIR}/nohz_full is absent (kernel built without NO_HZ_FULL)"),
+        );
+    }
+    unavailable
 }
 
 /// possible, present and online CPUs (online from cpuN/online on old kernels).
@@ -677,6 +709,9 @@ fn live_affinity() -> std::result::Result<CpuSet, String> {
     }
 }
 
+/// A group of CPUs of one kind: (name, source, cpus, capacity, base_khz).
+type KindGroup = (String, String, CpuSet, Option<u64>, Option<u64>);
+
 /// Kinds of cores on hybrid machines, most performant first, and the kind of each CPU.
 /// Sources in order: Intel's `cpu_core`/`cpu_atom` PMU devices, ARM `cpu_capacity`,
 /// then cpufreq `base_frequency` (hybrid Intel parts give P and E cores different base
@@ -686,69 +721,7 @@ fn read_core_kinds(
     online: &CpuSet,
     cores: &[Core],
 ) -> (Vec<CoreKind>, BTreeMap<usize, usize>) {
-    // (name, source, cpus, capacity, base_khz)
-    type Group = (String, String, CpuSet, Option<u64>, Option<u64>);
-    let mut groups: Vec<Group> = Vec::new();
-
-    let p = nonempty_list(sys, "/sys/devices/cpu_core/cpus");
-    let e = nonempty_list(sys, "/sys/devices/cpu_atom/cpus");
-    if let (Some(p), Some(e)) = (p, e) {
-        groups.push((
-            "P-core".into(),
-            "/sys/devices/cpu_core/cpus".into(),
-            p.intersection(online),
-            None,
-            None,
-        ));
-        groups.push((
-            "E-core".into(),
-            "/sys/devices/cpu_atom/cpus".into(),
-            e.intersection(online),
-            None,
-            None,
-        ));
-    } else {
-        let by = |file: &str| -> BTreeMap<u64, CpuSet> {
-            let mut m: BTreeMap<u64, CpuSet> = BTreeMap::new();
-            for cpu in online.iter() {
-                if let Some(v) = sys.read_u64(&format!("{CPU_DIR}/cpu{cpu}/{file}")) {
-                    m.entry(v).or_default().insert(cpu);
-                }
-            }
-            m
-        };
-        let caps = by("cpu_capacity");
-        let bases = by("cpufreq/base_frequency");
-        let covered =
-            |m: &BTreeMap<u64, CpuSet>| m.values().map(|s| s.len()).sum::<usize>() == online.len();
-        if caps.len() > 1 && covered(&caps) {
-            let names = names_for(caps.len(), &["big", "little"], &["big", "medium", "little"]);
-            for ((v, set), name) in caps.iter().rev().zip(names) {
-                groups.push((
-                    name,
-                    format!("{CPU_DIR}/cpuN/cpu_capacity"),
-                    set.clone(),
-                    Some(*v),
-                    None,
-                ));
-            }
-        } else if bases.len() > 1 && covered(&bases) {
-            let names = names_for(
-                bases.len(),
-                &["performance", "efficiency"],
-                &["performance", "mid", "efficiency"],
-            );
-            for ((v, set), name) in bases.iter().rev().zip(names) {
-                groups.push((
-                    name,
-                    format!("{CPU_DIR}/cpuN/cpufreq/base_frequency"),
-                    set.clone(),
-                    None,
-                    Some(*v),
-                ));
-            }
-        }
-    }
+    let groups = kind_groups(sys, online);
     let mut kind_of = BTreeMap::new();
     let mut kinds = Vec::new();
     for (i, (name, source, cpus, capacity, base_khz)) in groups.into_iter().enumerate() {
@@ -770,6 +743,79 @@ fn read_core_kinds(
         });
     }
     (kinds, kind_of)
+}
+
+/// The kind groups, most performant first: from the `cpu_core`/`cpu_atom`
+/// PMU devices when both exist, else from per-CPU values.
+fn kind_groups(sys: &Sysroot, online: &CpuSet) -> Vec<KindGroup> {
+    let p = nonempty_list(sys, "/sys/devices/cpu_core/cpus");
+    let e = nonempty_list(sys, "/sys/devices/cpu_atom/cpus");
+    let (Some(p), Some(e)) = (p, e) else {
+        return kind_groups_by_value(sys, online);
+    };
+    vec![
+        (
+            "P-core".into(),
+            "/sys/devices/cpu_core/cpus".into(),
+            p.intersection(online),
+            None,
+            None,
+        ),
+        (
+            "E-core".into(),
+            "/sys/devices/cpu_atom/cpus".into(),
+            e.intersection(online),
+            None,
+            None,
+        ),
+    ]
+}
+
+/// Kind groups from `cpu_capacity`, else cpufreq `base_frequency`: used when
+/// the values differ and every online CPU has one.
+fn kind_groups_by_value(sys: &Sysroot, online: &CpuSet) -> Vec<KindGroup> {
+    let mut groups: Vec<KindGroup> = Vec::new();
+    let by = |file: &str| -> BTreeMap<u64, CpuSet> {
+        let mut m: BTreeMap<u64, CpuSet> = BTreeMap::new();
+        for cpu in online.iter() {
+            if let Some(v) = sys.read_u64(&format!("{CPU_DIR}/cpu{cpu}/{file}")) {
+                m.entry(v).or_default().insert(cpu);
+            }
+        }
+        m
+    };
+    let caps = by("cpu_capacity");
+    let bases = by("cpufreq/base_frequency");
+    let covered =
+        |m: &BTreeMap<u64, CpuSet>| m.values().map(|s| s.len()).sum::<usize>() == online.len();
+    if caps.len() > 1 && covered(&caps) {
+        let names = names_for(caps.len(), &["big", "little"], &["big", "medium", "little"]);
+        for ((v, set), name) in caps.iter().rev().zip(names) {
+            groups.push((
+                name,
+                format!("{CPU_DIR}/cpuN/cpu_capacity"),
+                set.clone(),
+                Some(*v),
+                None,
+            ));
+        }
+    } else if bases.len() > 1 && covered(&bases) {
+        let names = names_for(
+            bases.len(),
+            &["performance", "efficiency"],
+            &["performance", "mid", "efficiency"],
+        );
+        for ((v, set), name) in bases.iter().rev().zip(names) {
+            groups.push((
+                name,
+                format!("{CPU_DIR}/cpuN/cpufreq/base_frequency"),
+                set.clone(),
+                None,
+                Some(*v),
+            ));
+        }
+    }
+    groups
 }
 
 fn names_for(n: usize, two: &[&str], three: &[&str]) -> Vec<String> {

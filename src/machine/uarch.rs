@@ -892,6 +892,39 @@ pub fn recognise(
             }
         }
     };
+    let parts = core_parts(identity, isa, kinds, online);
+    let cores = parts
+        .into_iter()
+        .map(|(cpus, kind, id)| match base.recognise(&id) {
+            Ok((core, by)) => RecognisedCore {
+                cpus,
+                kind,
+                identity: id,
+                core: Some(core),
+                matched_by: Some(by),
+                unknown: None,
+            },
+            Err(e) => RecognisedCore {
+                cpus,
+                kind,
+                identity: id,
+                unknown: Some(e),
+                ..RecognisedCore::default()
+            },
+        })
+        .collect();
+    Recognition { cores }
+}
+
+/// The CPU sets to recognise, each with its kind name (on mixed machines)
+/// and identity: one per distinct ARM part, else one per hybrid core kind,
+/// else all online CPUs.
+fn core_parts(
+    identity: &Identity,
+    isa: &Isa,
+    kinds: &[CoreKind],
+    online: &CpuSet,
+) -> Vec<(CpuSet, Option<String>, CoreIdentity)> {
     let x86 = CoreIdentity {
         x86_vendor: identity
             .vendor
@@ -933,25 +966,5 @@ pub fn recognise(
     } else {
         parts.push((online.clone(), None, x86));
     }
-    let cores = parts
-        .into_iter()
-        .map(|(cpus, kind, id)| match base.recognise(&id) {
-            Ok((core, by)) => RecognisedCore {
-                cpus,
-                kind,
-                identity: id,
-                core: Some(core),
-                matched_by: Some(by),
-                unknown: None,
-            },
-            Err(e) => RecognisedCore {
-                cpus,
-                kind,
-                identity: id,
-                unknown: Some(e),
-                ..RecognisedCore::default()
-            },
-        })
-        .collect();
-    Recognition { cores }
+    parts
 }

@@ -223,6 +223,91 @@ fn mmap_anon(len: usize, extra_flags: libc::c_int) -> std::result::Result<*mut u
     }
 }
 
+/// Map `len` bytes of base pages (`base` bytes each), THP refused: the
+/// mapping, its length and no huge page size.
+fn map_base_pages(len: usize, base: usize) -> Result<(*mut u8, usize, Option<usize>)> {
+    let mapped = round_up(len, base)
+        .ok_or_else(|| anyhow::anyhow!("buffer size {len} bytes is too large"))?;
+    let p = mmap_anon(mapped, 0).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot map {mapped} bytes: mmap failed ({})",
+            errno_name(&e)
+        )
+    })?;
+    // SAFETY: our own fresh mapping.
+    unsafe { libc::madvise(p as *mut libc::c_void, mapped, libc::MADV_NOHUGEPAGE) };
+    Ok((p, mapped, None))
+}
+
+/// Map `len` bytes aligned for transparent huge pages and ask for them
+/// (`MADV_HUGEPAGE`): the mapping, its length and the THP size.
+fn map_thp(len: usize) -> Result<(*mut u8, usize, Option<usize>)> {
+    let mode = thp_mode().ok_or_else(|| Unavailable {
+        what: "transparent huge pages",
+        reason: "the kernel has no THP (/sys/kernel/mm/transparent_hugepage missing)".to_string(),
+    })?;
+    if mode == "never" {
+        return Err(Unavailable {
+            what: "transparent huge pages",
+            reason: "THP is disabled (transparent_hugepage/enabled = never)".to_string(),
+        }
+        .into());
+    }
+    let huge = thp_page_bytes().unwrap_or(2 << 20);
+    let mapped = round_up(len, huge)
+        .ok_or_else(|| anyhow::anyhow!("buffer size {len} bytes is too large"))?;
+    let p = map_aligned(mapped, huge)?;
+    // SAFETY: our own fresh mapping.
+    let r = unsafe { libc::madvise(p as *mut libc::c_void, mapped, libc::MADV_HUGEPAGE) };
+    if r != 0 {
+        let e = last_os_error();
+        // SAFETY: unmapping what we just mapped.
+        unsafe { libc::munmap(p as *mut libc::c_void, mapped) };
+        return Err(Unavailable {
+            what: "transparent huge pages",
+            reason: format!("madvise(MADV_HUGEPAGE) failed ({})", errno_name(&e)),
+        }
+        .into());
+    }
+    Ok((p, mapped, Some(huge)))
+}
+
+/// Map `len` bytes of reserved hugetlbfs pages (`MAP_HUGETLB`): the
+/// mapping, its length and the huge page size.
+fn map_hugetlb(len: usize) -> Result<(*mut u8, usize, Option<usize>)> {
+    let huge = hugetlb_page_bytes().ok_or_else(|| Unavailable {
+        what: "hugetlbfs huge pages",
+        reason: "no Hugepagesize in /proc/meminfo (kernel without hugetlbfs)".to_string(),
+    })?;
+    let mapped = round_up(len, huge)
+        .ok_or_else(|| anyhow::anyhow!("buffer size {len} bytes is too large"))?;
+    let p = mmap_anon(mapped, libc::MAP_HUGETLB).map_err(|e| -> anyhow::Error {
+        match e.raw_os_error() {
+            Some(libc::ENOMEM) | Some(libc::EINVAL) | Some(libc::ENOENT) => {
+                let free = crate::base::meminfo::live("HugePages_Free");
+                let total = crate::base::meminfo::live("HugePages_Total");
+                Unavailable {
+                    what: "hugetlbfs huge pages",
+                    reason: format!(
+                        "mmap(MAP_HUGETLB) of {} MiB failed ({}); {} of {} reserved {} KiB pages free (reserve more with sysctl vm.nr_hugepages)",
+                        mapped >> 20,
+                        errno_name(&e),
+                        free.map_or("?".to_string(), |v| v.to_string()),
+                        total.map_or("?".to_string(), |v| v.to_string()),
+                        huge / 1024
+                    ),
+                }
+                .into()
+            }
+            _ => anyhow::anyhow!(
+                "cannot map {mapped} bytes of huge pages: mmap(MAP_HUGETLB) failed ({})",
+                errno_name(&e)
+            ),
+        }
+    })?;
+    Ok((p, mapped, Some(huge)))
+}
+
 impl Buffer {
     /// Map `len` bytes (rounded up to the page granularity of the request),
     /// apply the policy, and touch as asked.
@@ -232,86 +317,9 @@ impl Buffer {
         }
         let base = page_size();
         let (ptr, mapped_len, huge) = match opts.pages {
-            PageRequest::Base => {
-                let mapped = round_up(len, base)
-                    .ok_or_else(|| anyhow::anyhow!("buffer size {len} bytes is too large"))?;
-                let p = mmap_anon(mapped, 0).map_err(|e| {
-                    anyhow::anyhow!(
-                        "cannot map {mapped} bytes: mmap failed ({})",
-                        errno_name(&e)
-                    )
-                })?;
-                // SAFETY: our own fresh mapping.
-                unsafe { libc::madvise(p as *mut libc::c_void, mapped, libc::MADV_NOHUGEPAGE) };
-                (p, mapped, None)
-            }
-            PageRequest::Thp => {
-                let mode = thp_mode().ok_or_else(|| Unavailable {
-                    what: "transparent huge pages",
-                    reason: "the kernel has no THP (/sys/kernel/mm/transparent_hugepage missing)"
-                        .to_string(),
-                })?;
-                if mode == "never" {
-                    return Err(Unavailable {
-                        what: "transparent huge pages",
-                        reason: "THP is disabled (transparent_hugepage/enabled = never)"
-                            .to_string(),
-                    }
-                    .into());
-                }
-                let huge = thp_page_bytes().unwrap_or(2 << 20);
-                let mapped = round_up(len, huge)
-                    .ok_or_else(|| anyhow::anyhow!("buffer size {len} bytes is too large"))?;
-                let p = map_aligned(mapped, huge)?;
-                // SAFETY: our own fresh mapping.
-                let r =
-                    unsafe { libc::madvise(p as *mut libc::c_void, mapped, libc::MADV_HUGEPAGE) };
-                if r != 0 {
-                    let e = last_os_error();
-                    // SAFETY: unmapping what we just mapped.
-                    unsafe { libc::munmap(p as *mut libc::c_void, mapped) };
-                    return Err(Unavailable {
-                        what: "transparent huge pages",
-                        reason: format!("madvise(MADV_HUGEPAGE) failed ({})", errno_name(&e)),
-                    }
-                    .into());
-                }
-                (p, mapped, Some(huge))
-            }
-            PageRequest::HugeTlb => {
-                let huge = hugetlb_page_bytes().ok_or_else(|| Unavailable {
-                    what: "hugetlbfs huge pages",
-                    reason: "no Hugepagesize in /proc/meminfo (kernel without hugetlbfs)"
-                        .to_string(),
-                })?;
-                let mapped = round_up(len, huge)
-                    .ok_or_else(|| anyhow::anyhow!("buffer size {len} bytes is too large"))?;
-                let p = mmap_anon(mapped, libc::MAP_HUGETLB).map_err(|e| -> anyhow::Error {
-                    match e.raw_os_error() {
-                        Some(libc::ENOMEM) | Some(libc::EINVAL) | Some(libc::ENOENT) => {
-                            let free = crate::base::meminfo::live("HugePages_Free");
-                            let total = crate::base::meminfo::live("HugePages_Total");
-                            Unavailable {
-                                what: "hugetlbfs huge pages",
-                                reason: format!(
-                                    "mmap(MAP_HUGETLB) of {} MiB failed ({}); {} of {} reserved {} KiB pages free (reserve more with sysctl vm.nr_hugepages)",
-                                    mapped >> 20,
-                                    errno_name(&e),
-                                    free.map_or("?".to_string(), |v| v.to_string()),
-                                    total.map_or("?".to_string(), |v| v.to_string()),
-                                    huge / 1024
-                                ),
-                            }
-                            .into()
-                        }
-                        _ => anyhow::anyhow!(
-                            "cannot map {mapped} bytes of huge pages: mmap(MAP_HUGETLB) failed ({})",
-                            errno_name(&e)
-                        ),
-                    }
-                })?;
-                (p, mapped, Some(huge))
-            }
+            PageRequest::Base => map_base_pages(len, base)?,
+            PageRequest::Thp => map_thp(len)?,
+            PageRequest::HugeTlb => map_hugetlb(len)?,
         };
         let buf = Buffer {
             ptr,

@@ -175,21 +175,19 @@ fn long_names_and_pax_records_are_read_within_their_caps() {
     assert_eq!(std::fs::read(&l).unwrap(), b"0-1\n");
 }
 
-#[test]
-fn oversized_headers_are_refused_before_they_are_read() {
-    let name = vec![b'a'; MAX_NAME_BYTES as usize + 1];
-    let pax = vec![b'\n'; MAX_PAX_BYTES as usize + 1];
-    let cases: Vec<(Vec<Raw>, &str)> = vec![
+/// Extension headers larger than their limit: (entries, words of the refusal).
+fn oversized_header_cases<'a>(name: &'a [u8], pax: &'a [u8]) -> Vec<(Vec<Raw<'a>>, &'static str)> {
+    vec![
         (
-            vec![(b"././@LongLink", tar::EntryType::GNULongName, b"", &name)],
+            vec![(b"././@LongLink", tar::EntryType::GNULongName, b"", name)],
             "holds 4097 bytes, more than 4096 bytes (PATH_MAX)",
         ),
         (
-            vec![(b"././@LongLink", tar::EntryType::GNULongLink, b"", &name)],
+            vec![(b"././@LongLink", tar::EntryType::GNULongLink, b"", name)],
             "a GNU long link target) holds 4097 bytes",
         ),
         (
-            vec![(b"PaxHeaders/x", tar::EntryType::XHeader, b"", &pax)],
+            vec![(b"PaxHeaders/x", tar::EntryType::XHeader, b"", pax)],
             "a PAX extended header) holds 1048577 bytes, more than 1 MiB",
         ),
         (
@@ -197,10 +195,17 @@ fn oversized_headers_are_refused_before_they_are_read() {
                 b"pax_global_header",
                 tar::EntryType::XGlobalHeader,
                 b"",
-                &pax,
+                pax,
             )],
             "a PAX global header) holds 1048577 bytes",
         ),
+    ]
+}
+
+/// Extension headers that are out of place or say what a recorded tree
+/// never holds, and other GNU extensions: (entries, words of the refusal).
+fn misplaced_header_cases(name: &[u8]) -> Vec<(Vec<Raw<'_>>, &'static str)> {
+    vec![
         (
             vec![
                 (b"././@LongLink", tar::EntryType::GNULongName, b"", b"a"),
@@ -244,14 +249,22 @@ fn oversized_headers_are_refused_before_they_are_read() {
         ),
         // Other GNU extensions: refused from the header, nothing read.
         (
-            vec![(b"s", tar::EntryType::GNUSparse, b"", &name)],
+            vec![(b"s", tar::EntryType::GNUSparse, b"", name)],
             "entry 's' is a sparse file",
         ),
         (
-            vec![(b"v", tar::EntryType::new(b'V'), b"", &name)],
+            vec![(b"v", tar::EntryType::new(b'V'), b"", name)],
             "entry 'v' is an entry of an unknown kind",
         ),
-    ];
+    ]
+}
+
+#[test]
+fn oversized_headers_are_refused_before_they_are_read() {
+    let name = vec![b'a'; MAX_NAME_BYTES as usize + 1];
+    let pax = vec![b'\n'; MAX_PAX_BYTES as usize + 1];
+    let mut cases = oversized_header_cases(&name, &pax);
+    cases.extend(misplaced_header_cases(&name));
     for (entries, want) in cases {
         let e = extract_bytes(&raw_archive(&entries))
             .unwrap_err()

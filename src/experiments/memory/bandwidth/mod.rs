@@ -338,7 +338,6 @@ pub fn run_plan(
                 ),
         )?;
     }
-    let multi_node = ctx.machine.numa_nodes.len() > 1;
     let policy = sweep_policy(plan.reps, SWEEP_MIN_SAMPLE);
     let orders = distinct_orders(plan, ctx.machine);
     let mut one_thread: Vec<BwPoint> = Vec::new();
@@ -348,67 +347,17 @@ pub fn run_plan(
             out(same_order_record(*placement, order, *q))?;
             continue;
         }
-        let mut arrays: Option<(usize, StreamArrays)> = None;
-        let mut curve: Vec<(Variant, usize, f64)> = Vec::new();
-        for &n in plan.threads.iter().filter(|&&n| n <= order.len()) {
-            if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
-                return Ok(());
-            }
-            let cpus = &order[..n];
-            let mut team = Team::new(cpus)?;
-            // With one node every page is local to every CPU: keep the
-            // arrays; with several, first-touch them again by this team.
-            let remake = match &arrays {
-                None => true,
-                Some((t, _)) => multi_node && *t != n,
-            };
-            if remake {
-                drop(arrays.take());
-                (ctx.step)(&format!(
-                    "first touch of 3 × {} by {n} thread(s)",
-                    fmt_size(plan.array_bytes)
-                ));
-                arrays = Some((
-                    n,
-                    StreamArrays::new(&mut team, plan.array_bytes, plan.node)?,
-                ));
-            }
-            let Some((_, arr)) = &arrays else { continue };
-            let ends_here = *placement == Placement::Compact && (n == 1 || n == order.len());
-            let mut vs: Vec<Variant> = plan.sweep.clone();
-            if ends_here {
-                vs.extend(plan.ends.iter().copied());
-            }
-            for v in vs {
-                if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    return Ok(());
-                }
-                (ctx.step)(&format!(
-                    "{} × {n} thread(s), {}",
-                    v.label(),
-                    placement.name()
-                ));
-                let p = measure_variant(&mut team, arr, &v, arr.chunk(n), &policy, ctx.stop)?;
-                if v.kernel == BwKernel::Write {
-                    arr.reset(&mut team)?;
-                }
-                let mut rec = record(&p, *placement, plan.scope).with_note(&format!(
-                    "arrays 3 × {} ({} pages)",
-                    fmt_size(arr.elems * 8),
-                    arr.pages
-                ));
-                if n == 1 && *placement == Placement::Compact {
-                    one_thread.push(p.clone());
-                }
-                if let Some(m) = rec.value {
-                    curve.push((v, n, m));
-                }
-                for note in &plan.notes {
-                    rec = rec.with_note(note);
-                }
-                out(rec)?;
-            }
-        }
+        let Some(curve) = sweep_placement(
+            ctx,
+            plan,
+            (*placement, order),
+            &policy,
+            &mut one_thread,
+            out,
+        )?
+        else {
+            return Ok(());
+        };
         // Saturation per sweep variant.
         for v in &plan.sweep {
             out(saturation_record(v, *placement, &curve, order.len()))?;
@@ -422,6 +371,84 @@ pub fn run_plan(
         cache_levels(ctx, plan, out)?;
     }
     Ok(())
+}
+
+/// The sweep of one placement (`order`: its CPUs in order): each variant
+/// at every thread count of the plan that fits, one record each; the
+/// one-thread compact points go to `one_thread`. Returns the curve
+/// (variant, threads, GB/s) for the saturation records, or None when the
+/// run was stopped.
+fn sweep_placement(
+    ctx: &mut ExpCtx,
+    plan: &BandwidthPlan,
+    (placement, order): (Placement, &[usize]),
+    policy: &Policy,
+    one_thread: &mut Vec<BwPoint>,
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+) -> Result<Option<Vec<(Variant, usize, f64)>>> {
+    let multi_node = ctx.machine.numa_nodes.len() > 1;
+    let mut arrays: Option<(usize, StreamArrays)> = None;
+    let mut curve: Vec<(Variant, usize, f64)> = Vec::new();
+    for &n in plan.threads.iter().filter(|&&n| n <= order.len()) {
+        if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let cpus = &order[..n];
+        let mut team = Team::new(cpus)?;
+        // With one node every page is local to every CPU: keep the
+        // arrays; with several, first-touch them again by this team.
+        let remake = match &arrays {
+            None => true,
+            Some((t, _)) => multi_node && *t != n,
+        };
+        if remake {
+            drop(arrays.take());
+            (ctx.step)(&format!(
+                "first touch of 3 × {} by {n} thread(s)",
+                fmt_size(plan.array_bytes)
+            ));
+            arrays = Some((
+                n,
+                StreamArrays::new(&mut team, plan.array_bytes, plan.node)?,
+            ));
+        }
+        let Some((_, arr)) = &arrays else { continue };
+        let ends_here = placement == Placement::Compact && (n == 1 || n == order.len());
+        let mut vs: Vec<Variant> = plan.sweep.clone();
+        if ends_here {
+            vs.extend(plan.ends.iter().copied());
+        }
+        for v in vs {
+            if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Ok(None);
+            }
+            (ctx.step)(&format!(
+                "{} × {n} thread(s), {}",
+                v.label(),
+                placement.name()
+            ));
+            let p = measure_variant(&mut team, arr, &v, arr.chunk(n), policy, ctx.stop)?;
+            if v.kernel == BwKernel::Write {
+                arr.reset(&mut team)?;
+            }
+            let mut rec = record(&p, placement, plan.scope).with_note(&format!(
+                "arrays 3 × {} ({} pages)",
+                fmt_size(arr.elems * 8),
+                arr.pages
+            ));
+            if n == 1 && placement == Placement::Compact {
+                one_thread.push(p.clone());
+            }
+            if let Some(m) = rec.value {
+                curve.push((v, n, m));
+            }
+            for note in &plan.notes {
+                rec = rec.with_note(note);
+            }
+            out(rec)?;
+        }
+    }
+    Ok(Some(curve))
 }
 
 /// The sweep record of a placement that orders the CPUs exactly like `q`,

@@ -105,9 +105,43 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> Bandwidth
     }
     let (array, scope, dram_unavailable) = dram_arrays(&cf, &mut notes);
     let v = vector();
+    let (sweep, ends) = profile_variants(profile, v);
+    let ends = ends.into_iter().filter(|e| !sweep.contains(e)).collect();
+    let levels = level_working_sets(machine, &cf);
+    BandwidthPlan {
+        array_bytes: array,
+        cpus: cpus.clone(),
+        placements: vec![
+            Placement::Compact,
+            Placement::SpreadCore,
+            Placement::SpreadNode,
+        ],
+        threads: thread_counts(cpus.len(), profile),
+        sweep,
+        ends,
+        levels,
+        level_kernels: vec![
+            Variant::new(BwKernel::Read, v, StoreKind::Normal),
+            Variant::new(BwKernel::Triad, v, StoreKind::Normal),
+        ],
+        reps: match profile {
+            Profile::Quick => 3,
+            Profile::Standard => 10,
+            Profile::Full => 20,
+        },
+        node: None,
+        scope,
+        dram_unavailable,
+        notes,
+    }
+}
+
+/// The variants of a profile (`v`: the widest vector width): those swept
+/// at every thread count and placement, and those measured at the ends only.
+fn profile_variants(profile: Profile, v: Width) -> (Vec<Variant>, Vec<Variant>) {
     let nt = StoreKind::NonTemporal;
     let no = StoreKind::Normal;
-    let (sweep, ends) = match profile {
+    match profile {
         Profile::Quick => (
             vec![Variant::new(BwKernel::Triad, v, no)],
             vec![
@@ -154,8 +188,12 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> Bandwidth
                 ends,
             )
         }
-    };
-    let ends = ends.into_iter().filter(|e| !sweep.contains(e)).collect();
+    }
+}
+
+/// Each cache level's working set per thread (a multiple of 4 KiB, at
+/// least 8 KiB).
+fn level_working_sets(machine: &MachineInfo, cf: &CacheFacts) -> Vec<(String, usize)> {
     let mut levels: Vec<(String, usize)> = Vec::new();
     // Per-thread working set: half of a private level, or half of the
     // shared level's share per core.
@@ -172,32 +210,7 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> Bandwidth
         };
         levels.push((name.clone(), (ws / 4096 * 4096).max(8192)));
     }
-    BandwidthPlan {
-        array_bytes: array,
-        cpus: cpus.clone(),
-        placements: vec![
-            Placement::Compact,
-            Placement::SpreadCore,
-            Placement::SpreadNode,
-        ],
-        threads: thread_counts(cpus.len(), profile),
-        sweep,
-        ends,
-        levels,
-        level_kernels: vec![
-            Variant::new(BwKernel::Read, v, StoreKind::Normal),
-            Variant::new(BwKernel::Triad, v, StoreKind::Normal),
-        ],
-        reps: match profile {
-            Profile::Quick => 3,
-            Profile::Standard => 10,
-            Profile::Full => 20,
-        },
-        node: None,
-        scope,
-        dram_unavailable,
-        notes,
-    }
+    levels
 }
 
 /// Rough duration (s), assuming 10 GB/s per thread up to 50 GB/s.
@@ -284,18 +297,7 @@ fn parse_list<T>(v: &[String], what: &str, f: impl Fn(&str) -> Option<T>) -> Res
 pub fn plan_with(m: &MachineInfo, cpus: &CpuSet, p: Profile, o: &Options) -> Result<BandwidthPlan> {
     let mut plan = plan(m, cpus, p);
     if let Some(t) = &o.threads {
-        let set = common::parse_counts(t, "--threads")?;
-        if set.is_empty() || set.contains(0) {
-            bail!("--threads '{t}': thread counts must be 1 or more");
-        }
-        let max = set.iter().last().unwrap_or(1);
-        if max > cpus.len() {
-            bail!(
-                "--threads: {max} threads but only {} usable CPUs ({cpus}): one pinned thread per CPU",
-                cpus.len()
-            );
-        }
-        plan.threads = set.to_vec();
+        plan.threads = thread_counts_option(t, cpus)?;
     }
     if !o.placements.is_empty() {
         plan.placements = parse_list(&o.placements, "--placement", Placement::parse)?;
@@ -316,51 +318,11 @@ pub fn plan_with(m: &MachineInfo, cpus: &CpuSet, p: Profile, o: &Options) -> Res
         _ => None,
     })?;
     if !kernels.is_empty() || !widths.is_empty() || !stores.is_empty() {
-        fn or<T>(v: Vec<T>, d: T) -> Vec<T> {
-            if v.is_empty() {
-                vec![d]
-            } else {
-                v
-            }
-        }
-        let (ks, ws, ss) = (
-            or(kernels, BwKernel::Triad),
-            or(widths, vector()),
-            or(stores, StoreKind::Normal),
-        );
-        let mut sweep = Vec::new();
-        for &k in &ks {
-            for &w in &ws {
-                for &s in &ss {
-                    let v = Variant::new(k, w, s);
-                    if !sweep.contains(&v) {
-                        sweep.push(v);
-                    }
-                }
-            }
-        }
-        plan.sweep = sweep;
+        plan.sweep = variants_of(kernels, widths, stores);
         plan.ends.clear();
     }
     if let Some(s) = &o.size {
-        let b = common::parse_size(s)?;
-        if b == 0 {
-            bail!("--size: size 0 is not a size");
-        }
-        common::check_fits("--size (3 arrays)", b.saturating_mul(3))?;
-        plan.array_bytes = b;
-        plan.notes.clear();
-        plan.scope = DRAM_SCOPE;
-        plan.dram_unavailable = None;
-        let cf = CacheFacts::of(m);
-        if b < cf.llc_total.saturating_mul(4) {
-            plan.scope = "array";
-            plan.notes.push(format!(
-                "arrays of {} are smaller than 4 × the last-level cache ({}): not a DRAM figure, parts may come from caches (records carry scope=array)",
-                fmt_size(b),
-                fmt_size(cf.llc_total)
-            ));
-        }
+        set_array_size(&mut plan, s, m)?;
     }
     if let Some(n) = &o.node {
         plan.node = Some(common::one_node(n, m, "--node")?);
@@ -376,4 +338,74 @@ pub fn plan_with(m: &MachineInfo, cpus: &CpuSet, p: Profile, o: &Options) -> Res
         plan.level_kernels.clear();
     }
     Ok(plan)
+}
+
+/// `--threads`: the thread counts to sweep, each at least 1 and at most
+/// one per usable CPU.
+fn thread_counts_option(t: &str, cpus: &CpuSet) -> Result<Vec<usize>> {
+    let set = common::parse_counts(t, "--threads")?;
+    if set.is_empty() || set.contains(0) {
+        bail!("--threads '{t}': thread counts must be 1 or more");
+    }
+    let max = set.iter().last().unwrap_or(1);
+    if max > cpus.len() {
+        bail!(
+            "--threads: {max} threads but only {} usable CPUs ({cpus}): one pinned thread per CPU",
+            cpus.len()
+        );
+    }
+    Ok(set.to_vec())
+}
+
+/// Every kernel × width × store asked for (an empty list: its default),
+/// each once.
+fn variants_of(kernels: Vec<BwKernel>, widths: Vec<Width>, stores: Vec<StoreKind>) -> Vec<Variant> {
+    fn or<T>(v: Vec<T>, d: T) -> Vec<T> {
+        if v.is_empty() {
+            vec![d]
+        } else {
+            v
+        }
+    }
+    let (ks, ws, ss) = (
+        or(kernels, BwKernel::Triad),
+        or(widths, vector()),
+        or(stores, StoreKind::Normal),
+    );
+    let mut sweep = Vec::new();
+    for &k in &ks {
+        for &w in &ws {
+            for &s in &ss {
+                let v = Variant::new(k, w, s);
+                if !sweep.contains(&v) {
+                    sweep.push(v);
+                }
+            }
+        }
+    }
+    sweep
+}
+
+/// `--size`: each array's bytes (`s`), checked to fit; smaller than
+/// STREAM's rule, the records are scope `array` (a note says so).
+fn set_array_size(plan: &mut BandwidthPlan, s: &str, m: &MachineInfo) -> Result<()> {
+    let b = common::parse_size(s)?;
+    if b == 0 {
+        bail!("--size: size 0 is not a size");
+    }
+    common::check_fits("--size (3 arrays)", b.saturating_mul(3))?;
+    plan.array_bytes = b;
+    plan.notes.clear();
+    plan.scope = DRAM_SCOPE;
+    plan.dram_unavailable = None;
+    let cf = CacheFacts::of(m);
+    if b < cf.llc_total.saturating_mul(4) {
+        plan.scope = "array";
+        plan.notes.push(format!(
+            "arrays of {} are smaller than 4 × the last-level cache ({}): not a DRAM figure, parts may come from caches (records carry scope=array)",
+            fmt_size(b),
+            fmt_size(cf.llc_total)
+        ));
+    }
+    Ok(())
 }

@@ -8,6 +8,7 @@ use crate::base::fmt::fmt_num;
 use crate::experiments::common::{Placement, PLACEMENT_PARAM};
 use crate::experiments::memory::payload::BandwidthData;
 use crate::experiments::memory::payload::SaturationData;
+use crate::machine::dimm::MemoryDevices;
 use crate::results::schema::{ResultRecord, Run};
 use crate::view::finding::{ev, from_result, noisy_note, param_num, Finding, Severity};
 use crate::view::verdict::{fig, has, na_part, short};
@@ -139,9 +140,26 @@ const RULES: &[Rule] = &[
 
 /// Memory bandwidth stops growing after k threads (of more measured).
 pub fn memory_bandwidth_saturation(run: &Run) -> Vec<Finding> {
-    const NEAR_MAX: f64 = 0.90;
-    // Bandwidth records that differ only by a numeric thread count.
-    let mut groups: BTreeMap<String, Vec<(f64, f64, &ResultRecord)>> = BTreeMap::new();
+    let groups = thread_count_groups(run);
+    // One finding per experiment, node and placement: the variant with the highest peak.
+    let mut best: BTreeMap<String, (f64, Finding)> = BTreeMap::new();
+    for (_, pts) in groups {
+        let Some((where_key, max, f)) = saturation_finding(pts) else {
+            continue;
+        };
+        if best.get(&where_key).is_none_or(|b| max > b.0) {
+            best.insert(where_key, (max, f));
+        }
+    }
+    best.into_values().map(|(_, f)| f).collect()
+}
+
+/// One bandwidth figure at a thread count: (threads, value, its record).
+type ThreadPoint<'a> = (f64, f64, &'a ResultRecord);
+
+/// Bandwidth records that differ only by a numeric thread count, grouped.
+fn thread_count_groups(run: &Run) -> BTreeMap<String, Vec<ThreadPoint<'_>>> {
+    let mut groups: BTreeMap<String, Vec<ThreadPoint>> = BTreeMap::new();
     for r in &run.results {
         let bw_unit = matches!(r.unit.as_str(), "GB/s" | "GiB/s" | "MB/s" | "MiB/s");
         if !bw_unit || !r.higher_is_better {
@@ -177,80 +195,79 @@ pub fn memory_bandwidth_saturation(run: &Run) -> Vec<Finding> {
         );
         groups.entry(g).or_default().push((k, v, r));
     }
-    // One finding per experiment, node and placement: the variant with the highest peak.
-    let mut best: BTreeMap<String, (f64, Finding)> = BTreeMap::new();
-    for (_, mut pts) in groups {
-        if pts.len() < 3 {
-            continue;
-        }
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let max = pts.iter().map(|p| p.1).fold(0.0f64, f64::max);
-        let kmax = pts.last().map(|p| p.0).unwrap_or(0.0);
-        let Some(sat) = pts.iter().find(|p| p.1 >= NEAR_MAX * max) else {
-            continue;
-        };
-        if sat.0 >= kmax || max <= 0.0 {
-            continue;
-        }
-        // It must actually have grown before: a flat curve says nothing about saturation.
-        if pts[0].1 > NEAR_MAX * max {
-            continue;
-        }
-        let r = sat.2;
-        let node = ["node", "mem_node", "cpu_node"]
-            .iter()
-            .find_map(|p| param_text(r, p));
-        let scope = node
-            .map(|n| format!("node {n}"))
-            .unwrap_or_else(|| "the measured CPUs".into());
-        let evidence = pts
-            .iter()
-            .map(|(k, v, rec)| {
-                ev(
-                    format!("{}: {} with {k} thread(s)", rec.experiment, rec.metric),
-                    format!("{} {}", fmt_num(*v), rec.unit),
-                    from_result(rec),
-                )
-            })
-            .collect();
-        let recs: Vec<&ResultRecord> = pts.iter().map(|p| p.2).collect();
-        let where_key = format!(
-            "{}|{scope}|{}",
-            r.experiment,
-            param_text(r, PLACEMENT_PARAM).unwrap_or_default()
-        );
-        // Each placement is its own curve: say which one this is.
-        let placed = param_text(r, PLACEMENT_PARAM)
-            .map(|p| {
-                let words = Placement::parse(&p).map(Placement::words).unwrap_or(&p);
-                format!(" with threads {words}")
-            })
-            .unwrap_or_default();
-        let f = Finding {
-            rule: "memory-bandwidth-saturation",
-            severity: Severity::Advice,
-            title: format!(
-                "memory bandwidth of {scope} saturates at {} thread(s){placed}: {} of {} {} peak ({} threads measured)",
-                sat.0,
-                fmt_num(sat.1),
-                fmt_num(max),
-                r.unit,
-                kmax
-            ),
-            advice: format!(
-                "More than {} memory-bound threads on {scope} add no bandwidth, only queueing. Spread \
-                 memory-bound work across nodes (each node's controllers give their own bandwidth) and use \
-                 the remaining cores for compute-bound work.{}",
-                sat.0,
-                noisy_note(&recs)
-            ),
-            evidence,
-        };
-        if best.get(&where_key).is_none_or(|b| max > b.0) {
-            best.insert(where_key, (max, f));
-        }
+    groups
+}
+
+/// The saturation finding of one group of thread counts, with the key of
+/// its experiment, node and placement and its peak; None when the curve
+/// is too short, flat, or still growing at its last point.
+fn saturation_finding(mut pts: Vec<ThreadPoint>) -> Option<(String, f64, Finding)> {
+    const NEAR_MAX: f64 = 0.90;
+    if pts.len() < 3 {
+        return None;
     }
-    best.into_values().map(|(_, f)| f).collect()
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let max = pts.iter().map(|p| p.1).fold(0.0f64, f64::max);
+    let kmax = pts.last().map(|p| p.0).unwrap_or(0.0);
+    let sat = pts.iter().find(|p| p.1 >= NEAR_MAX * max)?;
+    if sat.0 >= kmax || max <= 0.0 {
+        return None;
+    }
+    // It must actually have grown before: a flat curve says nothing about saturation.
+    if pts[0].1 > NEAR_MAX * max {
+        return None;
+    }
+    let r = sat.2;
+    let node = ["node", "mem_node", "cpu_node"]
+        .iter()
+        .find_map(|p| param_text(r, p));
+    let scope = node
+        .map(|n| format!("node {n}"))
+        .unwrap_or_else(|| "the measured CPUs".into());
+    let evidence = pts
+        .iter()
+        .map(|(k, v, rec)| {
+            ev(
+                format!("{}: {} with {k} thread(s)", rec.experiment, rec.metric),
+                format!("{} {}", fmt_num(*v), rec.unit),
+                from_result(rec),
+            )
+        })
+        .collect();
+    let recs: Vec<&ResultRecord> = pts.iter().map(|p| p.2).collect();
+    let where_key = format!(
+        "{}|{scope}|{}",
+        r.experiment,
+        param_text(r, PLACEMENT_PARAM).unwrap_or_default()
+    );
+    // Each placement is its own curve: say which one this is.
+    let placed = param_text(r, PLACEMENT_PARAM)
+        .map(|p| {
+            let words = Placement::parse(&p).map(Placement::words).unwrap_or(&p);
+            format!(" with threads {words}")
+        })
+        .unwrap_or_default();
+    let f = Finding {
+        rule: "memory-bandwidth-saturation",
+        severity: Severity::Advice,
+        title: format!(
+            "memory bandwidth of {scope} saturates at {} thread(s){placed}: {} of {} {} peak ({} threads measured)",
+            sat.0,
+            fmt_num(sat.1),
+            fmt_num(max),
+            r.unit,
+            kmax
+        ),
+        advice: format!(
+            "More than {} memory-bound threads on {scope} add no bandwidth, only queueing. Spread \
+             memory-bound work across nodes (each node's controllers give their own bandwidth) and use \
+             the remaining cores for compute-bound work.{}",
+            sat.0,
+            noisy_note(&recs)
+        ),
+        evidence,
+    };
+    Some((where_key, max, f))
 }
 
 /// Channels empty while others hold DIMMs, or DIMMs of mixed sizes or
@@ -263,22 +280,7 @@ pub fn dimm_population(run: &Run) -> Vec<Finding> {
         return Vec::new();
     }
     let s = &md.summary;
-    let mut all: Vec<&str> = md
-        .dimms
-        .iter()
-        .filter_map(|d| d.channel.as_deref())
-        .collect();
-    all.sort_unstable();
-    all.dedup();
-    let mut used: Vec<&str> = md
-        .dimms
-        .iter()
-        .filter(|d| d.populated())
-        .filter_map(|d| d.channel.as_deref())
-        .collect();
-    used.sort_unstable();
-    used.dedup();
-    let empty_channels: Vec<&str> = all.iter().filter(|c| !used.contains(c)).copied().collect();
+    let (all, empty_channels) = channels_and_empty(md);
     let mixed = s.sizes.len() > 1 || s.speeds_mts.len() > 1;
     if empty_channels.is_empty() && !mixed {
         return Vec::new();
@@ -336,6 +338,28 @@ pub fn dimm_population(run: &Run) -> Vec<Finding> {
             .into(),
         evidence,
     }]
+}
+
+/// The memory channels named by the slot locators, and those of them
+/// without a populated DIMM.
+fn channels_and_empty(md: &MemoryDevices) -> (Vec<&str>, Vec<&str>) {
+    let mut all: Vec<&str> = md
+        .dimms
+        .iter()
+        .filter_map(|d| d.channel.as_deref())
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    let mut used: Vec<&str> = md
+        .dimms
+        .iter()
+        .filter(|d| d.populated())
+        .filter_map(|d| d.channel.as_deref())
+        .collect();
+    used.sort_unstable();
+    used.dedup();
+    let empty_channels: Vec<&str> = all.iter().filter(|c| !used.contains(c)).copied().collect();
+    (all, empty_channels)
 }
 
 // ---------------------------------------------------------------- verdict

@@ -17,16 +17,28 @@ pub const MIN_STEP: f64 = 1.25;
 /// inside the curve are treated as transition; neighbouring plateaus whose
 /// levels differ by less than [`MIN_STEP`] are merged.
 pub fn detect_plateaus(points: &[(usize, f64)], tol: f64) -> Vec<Plateau> {
+    if points.is_empty() {
+        return Vec::new();
+    }
+    let found = find_plateaus_and_ramps(points, tol);
+    let mut out = merge_close_plateaus(points, found);
+    set_plateau_edges(points, &mut out);
+    out
+}
+
+/// The median of `v` (the upper one of an even count).
+fn median(v: &[f64]) -> f64 {
+    let mut w = v.to_vec();
+    w.sort_by(|a, b| a.total_cmp(b));
+    w[w.len() / 2]
+}
+
+/// The plateaus of a non-empty curve, left to right, with the ramps (two
+/// or more points rising) between them; single-point plateaus inside the
+/// curve are dropped as transition.
+fn find_plateaus_and_ramps(points: &[(usize, f64)], tol: f64) -> Vec<Plateau> {
     let n = points.len();
     let mut out = Vec::new();
-    if n == 0 {
-        return out;
-    }
-    let median = |v: &[f64]| -> f64 {
-        let mut w = v.to_vec();
-        w.sort_by(|a, b| a.total_cmp(b));
-        w[w.len() / 2]
-    };
     let mut i = 0;
     while i < n {
         // Start a plateau at i: it needs point i+1 to agree (or i is last).
@@ -79,10 +91,14 @@ pub fn detect_plateaus(points: &[(usize, f64)], tol: f64) -> Vec<Plateau> {
         }
         i = k;
     }
-    // Merge neighbours whose levels differ by less than MIN_STEP: a drift
-    // (noise, gradual TLB pressure), not a new level of the hierarchy.
+    out
+}
+
+/// Merge neighbours whose levels differ by less than MIN_STEP: a drift
+/// (noise, gradual TLB pressure), not a new level of the hierarchy.
+fn merge_close_plateaus(points: &[(usize, f64)], found: Vec<Plateau>) -> Vec<Plateau> {
     let mut merged: Vec<Plateau> = Vec::new();
-    for p in out {
+    for p in found {
         match merged.last_mut() {
             Some(q)
                 if !p.ramp
@@ -98,12 +114,16 @@ pub fn detect_plateaus(points: &[(usize, f64)], tol: f64) -> Vec<Plateau> {
             _ => merged.push(p),
         }
     }
-    let mut out = merged;
-    // Edges: where the curve crosses the geometric middle between a plateau's
-    // level and the next plateau's (interpolated in log size and log ns):
-    // robust to a rise that starts early (non-inclusive, shared or randomly
-    // replaced caches) or ends late. Without a later plateau: the geometric
-    // mean of the last size and the next measured one.
+    merged
+}
+
+/// Edges: where the curve crosses the geometric middle between a plateau's
+/// level and the next plateau's (interpolated in log size and log ns):
+/// robust to a rise that starts early (non-inclusive, shared or randomly
+/// replaced caches) or ends late. Without a later plateau: the geometric
+/// mean of the last size and the next measured one.
+fn set_plateau_edges(points: &[(usize, f64)], out: &mut [Plateau]) {
+    let n = points.len();
     let m = out.len();
     for p in 0..m {
         let last = out[p].last;
@@ -127,7 +147,6 @@ pub fn detect_plateaus(points: &[(usize, f64)], tol: f64) -> Vec<Plateau> {
         }
         out[p].edge_bytes = Some(edge as usize);
     }
-    out
 }
 
 /// A step is taken as a declared cache level only between these multiples
@@ -212,32 +231,7 @@ pub fn match_levels_before(
     let dist = |k: usize, s: usize| {
         ((edges[k].1 as f64) / (s as f64)).log2().abs() + if ramp_of[k] { RAMP_COST } else { 0.0 }
     };
-    fn best(
-        l: usize,
-        from: usize,
-        edges: &[(usize, usize)],
-        levels: &[(String, usize)],
-        dist: &dyn Fn(usize, usize) -> f64,
-    ) -> (f64, Vec<Option<usize>>) {
-        if l == levels.len() {
-            return (0.0, Vec::new());
-        }
-        let (c, mut a) = best(l + 1, from, edges, levels, dist);
-        let mut top = (c + UNMATCHED_COST, {
-            a.insert(0, None);
-            a
-        });
-        for k in from..edges.len() {
-            let (c, mut a) = best(l + 1, k + 1, edges, levels, dist);
-            let c = c + dist(k, levels[l].1);
-            if c < top.0 {
-                a.insert(0, Some(k));
-                top = (c, a);
-            }
-        }
-        top
-    }
-    let (_, taken) = best(0, 0, &edges, levels, &dist);
+    let (_, taken) = cheapest_assignment(0, 0, &edges, levels, &dist);
     let mut used = vec![false; edges.len()];
     for k in taken.iter().flatten() {
         used[*k] = true;
@@ -251,62 +245,13 @@ pub fn match_levels_before(
         let (pi, e) = edges[k];
         let p = &plateaus[pi];
         let ratio = e as f64 / *size as f64;
-        let (lo, hi) = LEVEL_TOLERANCE;
-        if ratio > hi {
+        if ratio > LEVEL_TOLERANCE.1 {
             // Not this cache: the step stays in the curve, unnamed.
             used[k] = false;
-            out.push(LevelMatch {
-                name: name.clone(),
-                declared_bytes: *size,
-                detected_bytes: Some(e),
-                ratio: Some(ratio),
-                agrees: false,
-                level_ns: Some(p.level_ns),
-                plateau: None,
-                share: false,
-                note: format!(
-                    "finding: {name}: no step within ×{lo}–×{hi} of the declared {}; the nearest, at ~{} (×{ratio:.2}, {:.1} ns), is beyond the declared size and is not taken as {name} (the curve is in the record's data)",
-                    fmt_size(*size),
-                    fmt_size(e),
-                    p.level_ns
-                ),
-            });
+            out.push(step_beyond_level(name, *size, e, p));
             continue;
         }
-        let share = ratio < lo;
-        let mut note = if share {
-            format!(
-                "{name}: plateau at {:.1} ns up to ~{}: effective ~{} of the {} declared (×{ratio:.2}): the share of the level this CPU gets (a VM's share of a host cache used by other tenants, or a partitioned cache: CAT, sub-NUMA clustering)",
-                p.level_ns,
-                fmt_size(e),
-                fmt_size(e),
-                fmt_size(*size)
-            )
-        } else {
-            format!(
-                "{name}: step at ~{} agrees with the declared {} (×{ratio:.2}, within ×{lo}–×{hi})",
-                fmt_size(e),
-                fmt_size(*size)
-            )
-        };
-        if p.ramp {
-            note.push_str(&format!(
-                "; no flat plateau: latency ramps from {} to {}, the level's figure is the middle of the ramp",
-                fmt_size(p.from_bytes),
-                fmt_size(p.to_bytes)
-            ));
-        }
-        out.push(LevelMatch {
-            name: name.clone(),
-            declared_bytes: *size,
-            detected_bytes: Some(e),
-            ratio: Some(ratio),
-            agrees: !share,
-            level_ns: Some(p.level_ns),
-            plateau: Some(pi),
-            share,
-            note,
-        });
+        out.push(level_at_step(name, *size, (pi, e), p));
     }
     let unmatched = edges
         .iter()
@@ -315,6 +260,99 @@ pub fn match_levels_before(
         .map(|(e, _)| e.1)
         .collect();
     (out, unmatched)
+}
+
+/// The cheapest ordered assignment of `edges` (from index `from` on) to the
+/// levels from `l` on: its total cost and, per level, the edge it takes
+/// (None: left without one, at [`UNMATCHED_COST`]).
+fn cheapest_assignment(
+    l: usize,
+    from: usize,
+    edges: &[(usize, usize)],
+    levels: &[(String, usize)],
+    dist: &dyn Fn(usize, usize) -> f64,
+) -> (f64, Vec<Option<usize>>) {
+    if l == levels.len() {
+        return (0.0, Vec::new());
+    }
+    let (c, mut a) = cheapest_assignment(l + 1, from, edges, levels, dist);
+    let mut top = (c + UNMATCHED_COST, {
+        a.insert(0, None);
+        a
+    });
+    for k in from..edges.len() {
+        let (c, mut a) = cheapest_assignment(l + 1, k + 1, edges, levels, dist);
+        let c = c + dist(k, levels[l].1);
+        if c < top.0 {
+            a.insert(0, Some(k));
+            top = (c, a);
+        }
+    }
+    top
+}
+
+/// A declared level whose nearest step `e` (of plateau `p`) lies beyond
+/// [`LEVEL_TOLERANCE`]: not this cache, the step is not taken.
+fn step_beyond_level(name: &str, size: usize, e: usize, p: &Plateau) -> LevelMatch {
+    let ratio = e as f64 / size as f64;
+    let (lo, hi) = LEVEL_TOLERANCE;
+    LevelMatch {
+        name: name.to_string(),
+        declared_bytes: size,
+        detected_bytes: Some(e),
+        ratio: Some(ratio),
+        agrees: false,
+        level_ns: Some(p.level_ns),
+        plateau: None,
+        share: false,
+        note: format!(
+            "finding: {name}: no step within ×{lo}–×{hi} of the declared {}; the nearest, at ~{} (×{ratio:.2}, {:.1} ns), is beyond the declared size and is not taken as {name} (the curve is in the record's data)",
+            fmt_size(size),
+            fmt_size(e),
+            p.level_ns
+        ),
+    }
+}
+
+/// A declared level taken at the step `e` of plateau `pi` (`p`): agreeing
+/// with the declared size, or below it (the share this CPU gets).
+fn level_at_step(name: &str, size: usize, (pi, e): (usize, usize), p: &Plateau) -> LevelMatch {
+    let ratio = e as f64 / size as f64;
+    let (lo, hi) = LEVEL_TOLERANCE;
+    let share = ratio < lo;
+    let mut note = if share {
+        format!(
+            "{name}: plateau at {:.1} ns up to ~{}: effective ~{} of the {} declared (×{ratio:.2}): the share of the level this CPU gets (a VM's share of a host cache used by other tenants, or a partitioned cache: CAT, sub-NUMA clustering)",
+            p.level_ns,
+            fmt_size(e),
+            fmt_size(e),
+            fmt_size(size)
+        )
+    } else {
+        format!(
+            "{name}: step at ~{} agrees with the declared {} (×{ratio:.2}, within ×{lo}–×{hi})",
+            fmt_size(e),
+            fmt_size(size)
+        )
+    };
+    if p.ramp {
+        note.push_str(&format!(
+            "; no flat plateau: latency ramps from {} to {}, the level's figure is the middle of the ramp",
+            fmt_size(p.from_bytes),
+            fmt_size(p.to_bytes)
+        ));
+    }
+    LevelMatch {
+        name: name.to_string(),
+        declared_bytes: size,
+        detected_bytes: Some(e),
+        ratio: Some(ratio),
+        agrees: !share,
+        level_ns: Some(p.level_ns),
+        plateau: Some(pi),
+        share,
+        note,
+    }
 }
 
 /// A declared level the curve gives no step to.

@@ -786,27 +786,24 @@ pub fn run_plan(
             }
             out(r)
         };
-        let huge = results
-            .iter()
-            .find(|h| h.pages == Pages::Huge && h.pattern == Pattern::Random)
-            .map(|h| {
-                let (lv, _) = curve_levels(h, &cf.levels);
-                (lv, curve_dram_ns(h))
-            });
-        let clock = CurveClock {
-            ghz,
-            source: ghz_src.clone(),
-            published: ctx.machine.uarch.core_for(plan.cpu),
-            huge,
-            vm: ctx.machine.identity.virtualization.is_virtual,
-            giant: giant_pages_note(ctx.machine),
-        };
+        let clock = curve_clock(ctx.machine, plan, &results, &cf, (ghz, &ghz_src));
         emit_curve(&r, spec, plan, &cf, &clock, &mut rec_out)?;
         results.push(r);
     }
-    // TLB cost: random chase on 4 KiB pages minus the same on 2 MiB pages at
-    // the largest common size (page-local is the fallback: its in-page
-    // locality also helps the prefetchers, so it overstates the cost).
+    if let Some(rec) = tlb_cost_record(&results) {
+        out(rec)?;
+    }
+    // L3 per instance.
+    if plan.per_l3_instance {
+        per_l3_instances(ctx, plan, &results, out)?;
+    }
+    Ok(())
+}
+
+/// TLB cost: random chase on 4 KiB pages minus the same on 2 MiB pages at
+/// the largest common size (page-local is the fallback: its in-page
+/// locality also helps the prefetchers, so it overstates the cost).
+fn tlb_cost_record(results: &[CurveResult]) -> Option<ResultRecord> {
     let find = |pat: Pattern, pages: Pages| {
         results
             .iter()
@@ -822,36 +819,56 @@ pub fn run_plan(
                 )
             })
         });
-    if let (Some(r), Some((p, what))) = (find(Pattern::Random, Pages::Small), against) {
-        let common = r
-            .points
-            .iter()
-            .rev()
-            .find(|a| p.points.iter().any(|b| b.bytes == a.bytes));
-        if let Some(a) = common {
-            if let Some(b) = p.points.iter().find(|b| b.bytes == a.bytes) {
-                let mut rec = ResultRecord::of(TLB_COST, "ns", false)
-                    .with_param("pages", "4k")
-                    .with_method(
-                        &format!("random-cycle latency on 4 KiB pages minus {what}, same working set: the page-walk share of a DRAM access"),
-                        METHOD_VERSION,
-                    )
-                    .with_note(&format!(
-                        "at {}: {:.1} ns on 4 KiB pages, {:.1} ns {what} (derived from two medians)",
-                        fmt_size(a.bytes),
-                        a.ns.median,
-                        b.ns.median
-                    ));
-                rec.value = Some(a.ns.median - b.ns.median);
-                out(rec)?;
-            }
-        }
+    let (Some(r), Some((p, what))) = (find(Pattern::Random, Pages::Small), against) else {
+        return None;
+    };
+    let a = r
+        .points
+        .iter()
+        .rev()
+        .find(|a| p.points.iter().any(|b| b.bytes == a.bytes))?;
+    let b = p.points.iter().find(|b| b.bytes == a.bytes)?;
+    let mut rec = ResultRecord::of(TLB_COST, "ns", false)
+        .with_param("pages", "4k")
+        .with_method(
+            &format!("random-cycle latency on 4 KiB pages minus {what}, same working set: the page-walk share of a DRAM access"),
+            METHOD_VERSION,
+        )
+        .with_note(&format!(
+            "at {}: {:.1} ns on 4 KiB pages, {:.1} ns {what} (derived from two medians)",
+            fmt_size(a.bytes),
+            a.ns.median,
+            b.ns.median
+        ));
+    rec.value = Some(a.ns.median - b.ns.median);
+    Some(rec)
+}
+
+/// The clock of the next curve: `ghz` from `ghz_src`, the published cycles
+/// of the core of `plan.cpu`, and the 2 MiB-page random curve already
+/// measured (if any) as the reference of the TLB check.
+fn curve_clock<'a>(
+    machine: &'a MachineInfo,
+    plan: &LatencyPlan,
+    results: &[CurveResult],
+    cf: &CacheFacts,
+    (ghz, ghz_src): (Option<f64>, &str),
+) -> CurveClock<'a> {
+    let huge = results
+        .iter()
+        .find(|h| h.pages == Pages::Huge && h.pattern == Pattern::Random)
+        .map(|h| {
+            let (lv, _) = curve_levels(h, &cf.levels);
+            (lv, curve_dram_ns(h))
+        });
+    CurveClock {
+        ghz,
+        source: ghz_src.to_string(),
+        published: machine.uarch.core_for(plan.cpu),
+        huge,
+        vm: machine.identity.virtualization.is_virtual,
+        giant: giant_pages_note(machine),
     }
-    // L3 per instance.
-    if plan.per_l3_instance {
-        per_l3_instances(ctx, plan, &results, out)?;
-    }
-    Ok(())
 }
 
 fn per_l3_instances(

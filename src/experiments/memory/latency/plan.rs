@@ -124,6 +124,34 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> LatencyPl
             )
         })
     });
+    let curves = profile_curves(profile, top, &cf);
+    LatencyPlan {
+        cpu: cpus.first().unwrap_or(0),
+        node: None,
+        stride: 64,
+        curves,
+        // Many short samples: shorter than a scheduler slice, most samples
+        // run undisturbed even when other tasks share the CPU, so the median
+        // stays clean where long samples would all include foreign time.
+        reps: match profile {
+            Profile::Quick => 9,
+            Profile::Standard => 15,
+            Profile::Full => 25,
+        },
+        min_sample: match profile {
+            Profile::Quick | Profile::Standard => Duration::from_micros(500),
+            Profile::Full => Duration::from_millis(1),
+        },
+        per_l3_instance: profile != Profile::Quick,
+        dram_unavailable,
+        top_cut,
+        notes,
+    }
+}
+
+/// The curves of a profile up to the working set `top`: random on 2 MiB
+/// and on 4 KiB pages, then the page-local and sequential variants.
+fn profile_curves(profile: Profile, top: usize, cf: &CacheFacts) -> Vec<CurveSpec> {
     let (per, per_side) = match profile {
         Profile::Quick => (3, 1),
         Profile::Standard => (4, 2),
@@ -160,28 +188,7 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> LatencyPl
         pages: Pages::Small,
         sizes: side,
     });
-    LatencyPlan {
-        cpu: cpus.first().unwrap_or(0),
-        node: None,
-        stride: 64,
-        curves,
-        // Many short samples: shorter than a scheduler slice, most samples
-        // run undisturbed even when other tasks share the CPU, so the median
-        // stays clean where long samples would all include foreign time.
-        reps: match profile {
-            Profile::Quick => 9,
-            Profile::Standard => 15,
-            Profile::Full => 25,
-        },
-        min_sample: match profile {
-            Profile::Quick | Profile::Standard => Duration::from_micros(500),
-            Profile::Full => Duration::from_millis(1),
-        },
-        per_l3_instance: profile != Profile::Quick,
-        dram_unavailable,
-        top_cut,
-        notes,
-    }
+    curves
 }
 
 /// Rough duration of a plan (s): per point sampling plus building the chains.
@@ -239,14 +246,7 @@ pub fn plan_with(m: &MachineInfo, cpus: &CpuSet, p: Profile, o: &Options) -> Res
     if let Some(n) = &o.node {
         plan.node = Some(common::one_node(n, m, "--node")?);
     }
-    let mut pages = Vec::new();
-    for p in &o.pages {
-        pages.push(match p.as_str() {
-            "4k" | "4K" | "small" => Pages::Small,
-            "2m" | "2M" | "huge" => Pages::Huge,
-            o => bail!("--pages: unknown page size '{o}' (expected 4k or 2m)"),
-        });
-    }
+    let pages = pages_option(&o.pages)?;
     let mut patterns = Vec::new();
     for p in &o.patterns {
         patterns.push(Pattern::parse(p).ok_or_else(|| {
@@ -259,24 +259,7 @@ pub fn plan_with(m: &MachineInfo, cpus: &CpuSet, p: Profile, o: &Options) -> Res
         bail!("--per-octave {}: must be between 1 and 64", o.per_octave);
     }
     let sizes = match &o.sizes {
-        Some(s) => {
-            // The user's sizes: the DRAM figure is read at the largest, as asked.
-            plan.dram_unavailable = None;
-            plan.top_cut = None;
-            let v = common::parse_size_list(s, o.per_octave)?;
-            let max = v.iter().copied().max().unwrap_or(0);
-            common::check_fits("--sizes", max)?;
-            if let Some(&min) = v.iter().min() {
-                if min < 2 * plan.stride {
-                    bail!(
-                        "--sizes: {} is smaller than two {}-byte slots",
-                        fmt_size(min),
-                        plan.stride
-                    );
-                }
-            }
-            Some(v)
-        }
+        Some(s) => Some(user_sizes(&mut plan, s, o.per_octave)?),
         None => None,
     };
     // Rebuild the curve list when the user chose patterns, pages or sizes.
@@ -305,6 +288,40 @@ pub fn plan_with(m: &MachineInfo, cpus: &CpuSet, p: Profile, o: &Options) -> Res
         plan.curves = curves;
     }
     Ok(plan)
+}
+
+/// `--pages`: each page size asked for.
+fn pages_option(pages: &[String]) -> Result<Vec<Pages>> {
+    let mut out = Vec::new();
+    for p in pages {
+        out.push(match p.as_str() {
+            "4k" | "4K" | "small" => Pages::Small,
+            "2m" | "2M" | "huge" => Pages::Huge,
+            o => bail!("--pages: unknown page size '{o}' (expected 4k or 2m)"),
+        });
+    }
+    Ok(out)
+}
+
+/// `--sizes` (`s`, ranges at `per_octave` points per doubling): the
+/// working sets, each checked to fit and to hold two slots.
+fn user_sizes(plan: &mut LatencyPlan, s: &str, per_octave: usize) -> Result<Vec<usize>> {
+    // The user's sizes: the DRAM figure is read at the largest, as asked.
+    plan.dram_unavailable = None;
+    plan.top_cut = None;
+    let v = common::parse_size_list(s, per_octave)?;
+    let max = v.iter().copied().max().unwrap_or(0);
+    common::check_fits("--sizes", max)?;
+    if let Some(&min) = v.iter().min() {
+        if min < 2 * plan.stride {
+            bail!(
+                "--sizes: {} is smaller than two {}-byte slots",
+                fmt_size(min),
+                plan.stride
+            );
+        }
+    }
+    Ok(v)
 }
 
 /// Working sets from this size on get [`BIG_POINT_REPS_FACTOR`] times the

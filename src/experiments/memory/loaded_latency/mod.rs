@@ -262,8 +262,7 @@ fn curve_points(
             plan.chaser,
             v.kernel.name()
         ));
-        let mut lat = Vec::new();
-        let mut bw = Vec::new();
+        let mut point = LoadedPoint::unmeasured(k);
         for rep in 0..=plan.reps {
             let done = AtomicBool::new(false);
             let round = team.run_round(|c| -> (f64, f64) {
@@ -311,26 +310,39 @@ fn curve_points(
             if rep == 0 {
                 continue; // warm-up round
             }
-            let r = &round.results;
-            lat.push(r[0].0 / steps as f64);
-            bw.push(
-                r.iter()
-                    .skip(1)
-                    .filter(|x| x.0 > 0.0)
-                    .map(|x| x.1 / x.0)
-                    .sum::<f64>(),
-            );
+            point.add_round(&round.results, steps);
         }
-        if lat.is_empty() {
+        if point.latency_ns.is_empty() {
             break;
         }
-        points.push(LoadedPoint {
-            streams: k,
-            latency_ns: lat,
-            bandwidth_gbs: bw,
-        });
+        points.push(point);
     }
     Ok(points)
+}
+
+impl LoadedPoint {
+    /// The point of `streams` streams before its first round.
+    fn unmeasured(streams: usize) -> LoadedPoint {
+        LoadedPoint {
+            streams,
+            latency_ns: Vec::new(),
+            bandwidth_gbs: Vec::new(),
+        }
+    }
+
+    /// Add one measured round (`r`: per thread, ns and counted bytes; the
+    /// chaser first, `steps` loads): its ns per load and the GB/s the
+    /// streams drew together.
+    fn add_round(&mut self, r: &[(f64, f64)], steps: u64) {
+        self.latency_ns.push(r[0].0 / steps as f64);
+        self.bandwidth_gbs.push(
+            r.iter()
+                .skip(1)
+                .filter(|x| x.0 > 0.0)
+                .map(|x| x.1 / x.0)
+                .sum::<f64>(),
+        );
+    }
 }
 
 /// Arrays a streaming thread of `kernel` runs over (copy gets one more:

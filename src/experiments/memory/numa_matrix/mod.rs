@@ -247,64 +247,32 @@ pub fn run_plan(
     let mut lat: Cells = vec![vec![None; ncol]; nrow];
     let mut bw: Cells = vec![vec![None; ncol]; nrow];
     let mut reasons: Vec<String> = Vec::new();
-    let width = Width::widest().unwrap_or(Width::Scalar);
-    let read = Variant::new(BwKernel::Read, width, StoreKind::Normal);
+    let read = Variant::new(
+        BwKernel::Read,
+        Width::widest().unwrap_or(Width::Scalar),
+        StoreKind::Normal,
+    );
     for (ri, (node, cpus)) in plan.rows.iter().enumerate() {
         for (ci, t) in plan.targets.iter().enumerate() {
             if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
                 return Ok(());
             }
             let Some(cpu) = cpus.first() else { continue };
+            let cell = CellAt {
+                node: *node,
+                cpu,
+                cpus,
+                t,
+                single,
+            };
             if plan.latency {
-                (ctx.step)(&format!(
-                    "latency: CPU {cpu} (node {node}) -> memory {}",
-                    t.label()
-                ));
-                let r = latency_cell(plan, cpu, t, ctx.stop);
-                let mut rec = ResultRecord::of(LATENCY, "ns", false)
-                    .with_param("cpu_node", *node as u64)
-                    .with_param("mem", t.label())
-                    .with_method(&format!("random pointer chase over {} bound to the memory target, from CPU {cpu} of the row's node; median of samples", fmt_size(plan.latency_bytes)), METHOD_VERSION);
-                match r {
-                    Ok((s, placed)) => {
-                        rec = rec.with_samples(s).with_note(&placed);
-                        lat[ri][ci] = rec.value;
-                    }
-                    Err(e) => {
-                        let m = format!("{e:#}");
-                        reasons.push(format!("latency {node}->{}: {m}", t.label()));
-                        rec.unavailable_reason = Some(m);
-                    }
-                }
-                if single {
-                    rec = rec.with_note(SINGLE_NOTE);
-                }
+                let (rec, value) = latency_record(ctx, plan, &cell, &mut reasons);
+                lat[ri][ci] = value;
                 out(rec)?;
             }
             if plan.bandwidth {
-                (ctx.step)(&format!(
-                    "bandwidth: CPUs {cpus} (node {node}) -> memory {}",
-                    t.label()
-                ));
-                let r = bandwidth_cell(plan, cpus, t, &read, ctx.stop);
-                let mut rec = ResultRecord::of(BANDWIDTH, "GB/s", true)
-                    .with_param("cpu_node", *node as u64)
-                    .with_param("mem", t.label())
-                    .with_method(&format!("STREAM read ({}) by every usable CPU of the row's node ({cpus}), array of {} bound to the memory target; median of rounds", width.name(), fmt_size(plan.array_bytes)), METHOD_VERSION);
-                match r {
-                    Ok(s) => {
-                        rec = rec.with_samples(s);
-                        bw[ri][ci] = rec.value;
-                    }
-                    Err(e) => {
-                        let m = format!("{e:#}");
-                        reasons.push(format!("bandwidth {node}->{}: {m}", t.label()));
-                        rec.unavailable_reason = Some(m);
-                    }
-                }
-                if single {
-                    rec = rec.with_note(SINGLE_NOTE);
-                }
+                let (rec, value) = bandwidth_record(ctx, plan, &cell, &read, &mut reasons);
+                bw[ri][ci] = value;
                 out(rec)?;
             }
         }
@@ -316,6 +284,103 @@ pub fn run_plan(
         &reasons,
         single,
     ))
+}
+
+/// One cell of the matrices being measured: the row's node, its first CPU
+/// and all its CPUs, the memory target, and whether the machine has one
+/// node only.
+struct CellAt<'a> {
+    node: usize,
+    cpu: usize,
+    cpus: &'a CpuSet,
+    t: &'a Target,
+    single: bool,
+}
+
+/// The latency record of one cell and its figure (None: not measured,
+/// the reason added to `reasons`).
+fn latency_record(
+    ctx: &mut ExpCtx,
+    plan: &NumaPlan,
+    cell: &CellAt,
+    reasons: &mut Vec<String>,
+) -> (ResultRecord, Option<f64>) {
+    let CellAt {
+        node,
+        cpu,
+        t,
+        single,
+        ..
+    } = *cell;
+    let mut value = None;
+    (ctx.step)(&format!(
+        "latency: CPU {cpu} (node {node}) -> memory {}",
+        t.label()
+    ));
+    let r = latency_cell(plan, cpu, t, ctx.stop);
+    let mut rec = ResultRecord::of(LATENCY, "ns", false)
+        .with_param("cpu_node", node as u64)
+        .with_param("mem", t.label())
+        .with_method(&format!("random pointer chase over {} bound to the memory target, from CPU {cpu} of the row's node; median of samples", fmt_size(plan.latency_bytes)), METHOD_VERSION);
+    match r {
+        Ok((s, placed)) => {
+            rec = rec.with_samples(s).with_note(&placed);
+            value = rec.value;
+        }
+        Err(e) => {
+            let m = format!("{e:#}");
+            reasons.push(format!("latency {node}->{}: {m}", t.label()));
+            rec.unavailable_reason = Some(m);
+        }
+    }
+    if single {
+        rec = rec.with_note(SINGLE_NOTE);
+    }
+    (rec, value)
+}
+
+/// The bandwidth record of one cell (`read`: the STREAM read variant) and
+/// its figure (None: not measured, the reason added to `reasons`).
+fn bandwidth_record(
+    ctx: &mut ExpCtx,
+    plan: &NumaPlan,
+    cell: &CellAt,
+    read: &Variant,
+    reasons: &mut Vec<String>,
+) -> (ResultRecord, Option<f64>) {
+    let CellAt {
+        node,
+        cpus,
+        t,
+        single,
+        ..
+    } = *cell;
+    let width = read.width;
+    let mut value = None;
+    (ctx.step)(&format!(
+        "bandwidth: CPUs {cpus} (node {node}) -> memory {}",
+        t.label()
+    ));
+    let r = bandwidth_cell(plan, cpus, t, read, ctx.stop);
+    let mut rec = ResultRecord::of(BANDWIDTH, "GB/s", true)
+        .with_param("cpu_node", node as u64)
+        .with_param("mem", t.label())
+        .with_method(&format!("STREAM read ({}) by every usable CPU of the row's node ({cpus}), array of {} bound to the memory target; median of rounds", width.name(), fmt_size(plan.array_bytes)), METHOD_VERSION);
+    match r {
+        Ok(s) => {
+            rec = rec.with_samples(s);
+            value = rec.value;
+        }
+        Err(e) => {
+            let m = format!("{e:#}");
+            reasons.push(format!("bandwidth {node}->{}: {m}", t.label()));
+            rec.unavailable_reason = Some(m);
+        }
+    }
+    if single {
+        rec = rec.with_note(SINGLE_NOTE);
+    }
+    (rec, value)
 }
 
 /// Latency samples of one cell: CPU `cpu` chases a random chain over memory

@@ -143,6 +143,13 @@ struct NodeLatency {
 }
 
 fn node_latency(run: &Run) -> Option<NodeLatency> {
+    // 1. per-pair records, else 2. numa_matrix's matrix record.
+    latency_of_pair_records(run).or_else(|| latency_of_matrix_record(run))
+}
+
+/// Node latency from per-pair records (params cpu_node/mem_node...), when
+/// they hold a local and a remote pair.
+fn latency_of_pair_records(run: &Run) -> Option<NodeLatency> {
     // 1. Per-pair records: group by the other params, keep the largest group
     //    (ties: the largest buffer, which reaches DRAM).
     let mut groups: BTreeMap<String, Vec<(&ResultRecord, usize, usize)>> = BTreeMap::new();
@@ -197,6 +204,12 @@ fn node_latency(run: &Run) -> Option<NodeLatency> {
             });
         }
     }
+    None
+}
+
+/// Node latency from numa_matrix's matrix record, when it holds a local
+/// and a remote pair.
+fn latency_of_matrix_record(run: &Run) -> Option<NodeLatency> {
     // 2. numa_matrix's matrix record: latency from the CPUs of each node
     //    (rows) to the memory of each node (the node targets; interleave is
     //    no node). A core-to-core (CPU × CPU) matrix is the cost of moving a

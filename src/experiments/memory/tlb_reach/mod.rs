@@ -147,6 +147,107 @@ fn reach_of(extra: &[(usize, f64)], limit: f64) -> std::result::Result<usize, St
     }
 }
 
+/// Each page count's samples: (pages, spread ns per load, packed ns per load).
+type PagePoint = (usize, Vec<f64>, Vec<f64>);
+
+/// The spread and the packed chase at each page count of `counts`, until
+/// the run is stopped.
+fn sweep_pages(
+    ctx: &mut ExpCtx,
+    counts: Vec<usize>,
+    page: usize,
+    spread_stride: usize,
+    r: (usize, Duration),
+) -> Result<Vec<PagePoint>> {
+    let mut points = Vec::new();
+    for pages in counts {
+        if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        (ctx.step)(&format!("{pages} pages of {}", fmt_size(page)));
+        let spread = chase(pages, spread_stride, r, ctx)?;
+        let packed = chase(pages, LINE, r, ctx)?;
+        points.push((pages, spread, packed));
+    }
+    Ok(points)
+}
+
+/// The page-walk cost record: the extra ns per load at the largest page
+/// count (`extra`: per page count), with the whole curve as its payload.
+fn page_walk_record(
+    points: &[PagePoint],
+    extra: &[(usize, f64)],
+    page: usize,
+    method: &str,
+    cut: &Option<String>,
+) -> ResultRecord {
+    let (top, walk) = *extra.last().expect("points is not empty");
+    let (_, s_top, k_top) = points.last().expect("points is not empty");
+    let data = PageWalkData {
+        page_bytes: page,
+        points: points
+            .iter()
+            .zip(extra)
+            .map(|((p, s, k), (_, e))| PageWalkPoint {
+                pages: *p,
+                spread_ns: median(s),
+                packed_ns: median(k),
+                extra_ns: *e,
+            })
+            .collect(),
+    };
+    let mut rec = ResultRecord::of(PAGE_WALK, "ns", false)
+        .with_param("pages", top as u64)
+        .with_method(method, METHOD_VERSION)
+        .with_note(&format!(
+            "{} ns per load with one line per page, {} ns packed (derived from two medians of {} samples each)",
+            fmt_num(median(s_top)),
+            fmt_num(median(k_top)),
+            s_top.len().min(k_top.len())
+        ))
+        .with_payload(&data);
+    rec.value = Some(walk);
+    rec.repetitions = s_top.len().min(k_top.len()) as u32;
+    if let Some(c) = cut {
+        rec = rec.with_note(&format!("larger page counts left out: {c}"));
+    }
+    rec
+}
+
+/// The reach record of one TLB `level` ("first", "last"): the page count
+/// `found` below the extra cost `limit`, or not available with why.
+fn reach_record(
+    (level, limit, found): (&str, f64, std::result::Result<usize, String>),
+    method: &str,
+    page: usize,
+    repetitions: u32,
+) -> ResultRecord {
+    match found {
+        Ok(pages) => {
+            let mut r = ResultRecord::of(REACH, "pages", true)
+                .with_param("level", level)
+                .with_method(
+                    &format!(
+                        "{method}; the last page count whose extra cost stays under {} ns \
+                         (inferred from the curve, not read from the CPU)",
+                        fmt_num(limit)
+                    ),
+                    METHOD_VERSION,
+                )
+                .with_note(&format!(
+                    "{pages} pages = {} of memory mapped by the {level} TLB level",
+                    fmt_size(pages * page)
+                ));
+            r.value = Some(pages as f64);
+            r.repetitions = repetitions;
+            r
+        }
+        Err(why) => {
+            ResultRecord::unavailable(EXP, REACH.metric, "pages", &why).with_param("level", level)
+        }
+    }
+}
+
 impl Experiment for TlbReach {
     fn name(&self) -> &'static str {
         EXP
@@ -177,16 +278,7 @@ impl Experiment for TlbReach {
         if counts.is_empty() {
             return none_fits(cut, out);
         }
-        let mut points = Vec::new();
-        for pages in counts {
-            if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
-                break;
-            }
-            (ctx.step)(&format!("{pages} pages of {}", fmt_size(page)));
-            let spread = chase(pages, spread_stride, r, ctx)?;
-            let packed = chase(pages, LINE, r, ctx)?;
-            points.push((pages, spread, packed));
-        }
+        let points = sweep_pages(ctx, counts, page, spread_stride, r)?;
         if points.is_empty() {
             return Ok(());
         }
@@ -194,46 +286,18 @@ impl Experiment for TlbReach {
             .iter()
             .map(|(p, s, k)| (*p, median(s) - median(k)))
             .collect();
-        let (top, walk) = *extra.last().expect("points is not empty");
-        let (_, s_top, k_top) = points.last().expect("points is not empty");
-        let data = PageWalkData {
-            page_bytes: page,
-            points: points
-                .iter()
-                .zip(&extra)
-                .map(|((p, s, k), (_, e))| PageWalkPoint {
-                    pages: *p,
-                    spread_ns: median(s),
-                    packed_ns: median(k),
-                    extra_ns: *e,
-                })
-                .collect(),
-        };
+        let walk = extra.last().expect("points is not empty").1;
         let method = format!(
             "random chase over N lines on {} pages: one line per page minus the same N lines packed \
              ({LINE}-byte stride), medians of each; pinned to CPU {cpu}",
             fmt_size(page)
         );
-        let mut rec = ResultRecord::of(PAGE_WALK, "ns", false)
-            .with_param("pages", top as u64)
-            .with_method(&method, METHOD_VERSION)
-            .with_note(&format!(
-                "{} ns per load with one line per page, {} ns packed (derived from two medians of {} samples each)",
-                fmt_num(median(s_top)),
-                fmt_num(median(k_top)),
-                s_top.len().min(k_top.len())
-            ))
-            .with_payload(&data);
-        rec.value = Some(walk);
-        rec.repetitions = s_top.len().min(k_top.len()) as u32;
-        if let Some(c) = &cut {
-            rec = rec.with_note(&format!("larger page counts left out: {c}"));
-        }
-        out(rec)?;
+        out(page_walk_record(&points, &extra, page, &method, &cut))?;
 
         // The reach of the first and of the last TLB level, inferred from
         // the curve: the last page count before the extra cost passes 2 ns
         // (first step) and a quarter of the final cost (last step).
+        let repetitions = points.last().expect("points is not empty").1.len() as u32;
         let last_below = |limit: f64| reach_of(&extra, limit);
         let first = last_below(2.0);
         let last = last_below((walk / 4.0).max(2.0));
@@ -246,30 +310,12 @@ impl Experiment for TlbReach {
             } else {
                 found
             };
-            let rec = match found {
-                Ok(pages) => {
-                    let mut r = ResultRecord::of(REACH, "pages", true)
-                        .with_param("level", level)
-                        .with_method(
-                            &format!(
-                                "{method}; the last page count whose extra cost stays under {} ns \
-                                 (inferred from the curve, not read from the CPU)",
-                                fmt_num(limit)
-                            ),
-                            METHOD_VERSION,
-                        )
-                        .with_note(&format!(
-                            "{pages} pages = {} of memory mapped by the {level} TLB level",
-                            fmt_size(pages * page)
-                        ));
-                    r.value = Some(pages as f64);
-                    r.repetitions = s_top.len() as u32;
-                    r
-                }
-                Err(why) => ResultRecord::unavailable(EXP, REACH.metric, "pages", &why)
-                    .with_param("level", level),
-            };
-            out(rec)?;
+            out(reach_record(
+                (level, limit, found),
+                &method,
+                page,
+                repetitions,
+            ))?;
         }
         Ok(())
     }

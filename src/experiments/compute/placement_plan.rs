@@ -689,42 +689,60 @@ pub fn sized_sets(m: &MachineInfo, usable: &CpuSet, k: usize) -> SizedPlan {
         .map(|c| c.sets.clone())
         .unwrap_or_default();
     if k <= 1 {
-        for s in sets.iter_mut() {
-            if s.name == "one_node" {
-                if let Some(first) = s.cpus.as_ref().and_then(|c| c.first()) {
-                    s.cpus = Some(CpuSet::from_ids([first]));
-                    s.what = format!("1 CPU ({first}) of one NUMA node");
-                }
-            } else {
-                *s = PlacementSet::na(
-                    &s.name,
-                    &s.what,
-                    "the command needs 1 CPU (--cpus-needed 1)",
-                );
-            }
-        }
-        let at = sets
-            .iter()
-            .position(|s| s.name == "two_nodes_cross_socket")
-            .map(|i| i + 1)
-            .unwrap_or(sets.len());
-        sets.insert(
-            at,
-            PlacementSet::na(
-                "two_nodes_cross_socket_far",
-                "two NUMA nodes of two sockets farthest apart",
-                "the command needs 1 CPU (--cpus-needed 1)",
-            ),
-        );
+        sized_for_one_cpu(&mut sets);
         notes.retain(|n| !n.contains("spread sets"));
         return SizedPlan { k: 1, sets, notes };
     }
     let k = p.spread_k;
-    let half = k / 2;
     let mut scratch = Vec::new();
     let v = View::new(m, usable, &mut scratch);
+    let far = cross_socket_far_set(&v, k / 2);
+    insert_after_cross_socket(&mut sets, far);
+    SizedPlan { k, sets, notes }
+}
+
+/// The spread sets for a command that needs 1 CPU: one CPU of one node, and
+/// every set that needs two CPUs not applicable (`two_nodes_cross_socket_far`
+/// too).
+fn sized_for_one_cpu(sets: &mut Vec<PlacementSet>) {
+    for s in sets.iter_mut() {
+        if s.name == "one_node" {
+            if let Some(first) = s.cpus.as_ref().and_then(|c| c.first()) {
+                s.cpus = Some(CpuSet::from_ids([first]));
+                s.what = format!("1 CPU ({first}) of one NUMA node");
+            }
+        } else {
+            *s = PlacementSet::na(
+                &s.name,
+                &s.what,
+                "the command needs 1 CPU (--cpus-needed 1)",
+            );
+        }
+    }
+    insert_after_cross_socket(
+        sets,
+        PlacementSet::na(
+            "two_nodes_cross_socket_far",
+            "two NUMA nodes of two sockets farthest apart",
+            "the command needs 1 CPU (--cpus-needed 1)",
+        ),
+    );
+}
+
+/// Put `set` right after `two_nodes_cross_socket` (at the end without it).
+fn insert_after_cross_socket(sets: &mut Vec<PlacementSet>, set: PlacementSet) {
+    let at = sets
+        .iter()
+        .position(|s| s.name == "two_nodes_cross_socket")
+        .map(|i| i + 1)
+        .unwrap_or(sets.len());
+    sets.insert(at, set);
+}
+
+/// Cross-socket node pairs that hold `half` usable cores each, with their
+/// distance: (node a, node b, distance), a before b.
+fn cross_socket_pairs(v: &View, half: usize) -> Vec<(Option<usize>, Option<usize>, Option<u32>)> {
     let nodes = v.cpu_nodes();
-    // Cross-socket node pairs that hold `half` usable cores each.
     let mut pairs: Vec<(Option<usize>, Option<usize>, Option<u32>)> = Vec::new();
     for (i, a) in nodes.iter().enumerate() {
         for b in &nodes[i + 1..] {
@@ -742,9 +760,18 @@ pub fn sized_sets(m: &MachineInfo, usable: &CpuSet, k: usize) -> SizedPlan {
             }
         }
     }
+    pairs
+}
+
+/// `two_nodes_cross_socket_far`: `half` + `half` cores in the two nodes of
+/// two sockets farthest apart, when cross-socket node pairs differ in
+/// distance.
+fn cross_socket_far_set(v: &View, half: usize) -> PlacementSet {
+    // Cross-socket node pairs that hold `half` usable cores each.
+    let pairs = cross_socket_pairs(v, half);
     let name = "two_nodes_cross_socket_far";
     let what = format!("{half} + {half} cores in the two NUMA nodes of two sockets farthest apart");
-    let far = match pairs.first() {
+    match pairs.first() {
         None => PlacementSet::na(
             name,
             &what,
@@ -780,14 +807,7 @@ pub fn sized_sets(m: &MachineInfo, usable: &CpuSet, k: usize) -> SizedPlan {
                 )
             }
         }
-    };
-    let at = sets
-        .iter()
-        .position(|s| s.name == "two_nodes_cross_socket")
-        .map(|i| i + 1)
-        .unwrap_or(sets.len());
-    sets.insert(at, far);
-    SizedPlan { k, sets, notes }
+    }
 }
 
 /// The memory policies for a set, in order.

@@ -3,7 +3,7 @@
 //! the thread-count knob a command may take.
 
 use crate::base::CpuSet;
-use crate::experiments::compute::placement_plan::{memory_for_set, sized_sets};
+use crate::experiments::compute::placement_plan::{memory_for_set, sized_sets, PlacementSet};
 use crate::machine::MachineInfo;
 use crate::placement::MemPolicy;
 use serde::Serialize;
@@ -117,68 +117,17 @@ pub fn plan_candidates(
         also: Vec::new(),
     }];
     for s in &sized.sets {
-        let Some(cpus) = &s.cpus else {
-            not_applicable.push((s.name.clone(), s.not_applicable.clone().unwrap_or_default()));
-            continue;
-        };
-        let mems = memory_for_set(m, usable, cpus);
-        let wanted: &[&str] = if s.name == "one_node" {
-            &["local", "preferred", "interleave", "remote"]
-        } else {
-            &["local"]
-        };
-        let mut any = false;
-        for mp in mems.iter().filter(|mp| wanted.contains(&mp.name.as_str())) {
-            match &mp.policy {
-                Some(p) => {
-                    any = true;
-                    cands.push(Candidate {
-                        set: s.name.clone(),
-                        memory: mp.name.clone(),
-                        threads: placed_threads.map(|_| cpus.len()),
-                        what: format!("{}; {}", s.what, mp.what),
-                        cpus: Some(cpus.clone()),
-                        policy: Some(p.clone()),
-                        baseline: false,
-                        also: Vec::new(),
-                    });
-                }
-                None => not_applicable.push((
-                    format!("{}/{}", s.name, mp.name),
-                    mp.not_applicable.clone().unwrap_or_default(),
-                )),
-            }
-        }
-        if !any {
-            // No memory policy at all (no NUMA information): CPUs only.
-            cands.push(Candidate {
-                set: s.name.clone(),
-                memory: NO_POLICY.into(),
-                threads: placed_threads.map(|_| cpus.len()),
-                what: s.what.clone(),
-                cpus: Some(cpus.clone()),
-                policy: None,
-                baseline: false,
-                also: Vec::new(),
-            });
-        }
+        push_set_candidates(
+            m,
+            usable,
+            s,
+            placed_threads,
+            &mut cands,
+            &mut not_applicable,
+        );
     }
     if let Some(kn) = &knob {
-        for &t in &kn.counts {
-            if Some(t) == placed_threads {
-                continue;
-            }
-            cands.push(Candidate {
-                set: NO_BINDING.into(),
-                memory: NO_POLICY.into(),
-                threads: Some(t),
-                what: format!("no binding, {t} thread(s)"),
-                cpus: None,
-                policy: None,
-                baseline: false,
-                also: Vec::new(),
-            });
-        }
+        push_thread_curve(kn, placed_threads, &mut cands);
         if placed_threads.is_some() {
             notes.push(format!(
                 "the placement sets run the command with as many threads as CPUs in the set ({k}); \
@@ -186,6 +135,97 @@ pub fn plan_candidates(
             ));
         }
     }
+    TunePlan {
+        k,
+        candidates: merge_identical_bindings(cands),
+        not_applicable,
+        notes,
+        threads: knob,
+    }
+}
+
+/// The candidates of one placement set: one per wanted memory policy (every
+/// policy for `one_node`, local memory for the others), or the CPUs alone
+/// when no policy applies; a set without CPUs and the policies that do not
+/// apply go to `not_applicable`.
+fn push_set_candidates(
+    m: &MachineInfo,
+    usable: &CpuSet,
+    s: &PlacementSet,
+    placed_threads: Option<usize>,
+    cands: &mut Vec<Candidate>,
+    not_applicable: &mut Vec<(String, String)>,
+) {
+    let Some(cpus) = &s.cpus else {
+        not_applicable.push((s.name.clone(), s.not_applicable.clone().unwrap_or_default()));
+        return;
+    };
+    let mems = memory_for_set(m, usable, cpus);
+    let wanted: &[&str] = if s.name == "one_node" {
+        &["local", "preferred", "interleave", "remote"]
+    } else {
+        &["local"]
+    };
+    let mut any = false;
+    for mp in mems.iter().filter(|mp| wanted.contains(&mp.name.as_str())) {
+        match &mp.policy {
+            Some(p) => {
+                any = true;
+                cands.push(Candidate {
+                    set: s.name.clone(),
+                    memory: mp.name.clone(),
+                    threads: placed_threads.map(|_| cpus.len()),
+                    what: format!("{}; {}", s.what, mp.what),
+                    cpus: Some(cpus.clone()),
+                    policy: Some(p.clone()),
+                    baseline: false,
+                    also: Vec::new(),
+                });
+            }
+            None => not_applicable.push((
+                format!("{}/{}", s.name, mp.name),
+                mp.not_applicable.clone().unwrap_or_default(),
+            )),
+        }
+    }
+    if !any {
+        // No memory policy at all (no NUMA information): CPUs only.
+        cands.push(Candidate {
+            set: s.name.clone(),
+            memory: NO_POLICY.into(),
+            threads: placed_threads.map(|_| cpus.len()),
+            what: s.what.clone(),
+            cpus: Some(cpus.clone()),
+            policy: None,
+            baseline: false,
+            also: Vec::new(),
+        });
+    }
+}
+
+/// The thread curve without binding: one candidate per count of the knob,
+/// except the count the placed candidates already run with.
+fn push_thread_curve(kn: &ThreadKnob, placed_threads: Option<usize>, cands: &mut Vec<Candidate>) {
+    for &t in &kn.counts {
+        if Some(t) == placed_threads {
+            continue;
+        }
+        cands.push(Candidate {
+            set: NO_BINDING.into(),
+            memory: NO_POLICY.into(),
+            threads: Some(t),
+            what: format!("no binding, {t} thread(s)"),
+            cpus: None,
+            policy: None,
+            baseline: false,
+            also: Vec::new(),
+        });
+    }
+}
+
+/// One run per distinct binding: a candidate with the same CPUs, policy and
+/// thread count as an earlier one is listed in that one's `also`.
+fn merge_identical_bindings(cands: Vec<Candidate>) -> Vec<Candidate> {
     // One run per distinct binding.
     let mut out: Vec<Candidate> = Vec::new();
     for c in cands {
@@ -197,11 +237,5 @@ pub fn plan_candidates(
             None => out.push(c),
         }
     }
-    TunePlan {
-        k,
-        candidates: out,
-        not_applicable,
-        notes,
-        threads: knob,
-    }
+    out
 }

@@ -6,10 +6,10 @@
 
 use crate::base::fmt::fmt_num;
 use crate::base::html::esc;
-use crate::experiments::tune::payload::fmt_ratio;
+use crate::experiments::tune::payload::{fmt_ratio, CandidateData};
 use crate::experiments::tune::study::TuneView;
 use crate::experiments::tune::text::shell_line;
-use crate::results::schema::Run;
+use crate::results::schema::{ResultRecord, Run};
 use std::fmt::Write as _;
 
 /// The section; empty when the run has no tune records.
@@ -97,36 +97,12 @@ fn chart(v: &TuneView) -> String {
     if rows.len() < 2 {
         return String::new();
     }
-    let (mut lo, mut hi) = (1.0f64, 1.0f64);
-    for (_, d) in &rows {
-        if let Some(e) = &d.vs_baseline {
-            for x in [e.ratio, e.low, e.high] {
-                if x.is_finite() && x > 0.0 {
-                    lo = lo.min(x);
-                    hi = hi.max(x);
-                }
-            }
-        }
-    }
+    let (lo, hi) = ratio_range(&rows);
     let (lo, hi) = (lo.ln() - 0.05, hi.ln() + 0.05);
     let (left, width, row_h) = (230.0, 560.0, 22.0);
     let x = |r: f64| left + (r.clamp(lo.exp(), hi.exp()).ln() - lo) / (hi - lo) * width;
     let height = 50.0 + row_h * rows.len() as f64;
-    let unit = v
-        .verdict
-        .as_ref()
-        .map(|(_, d)| {
-            format!(
-                "{} ({})",
-                d.unit,
-                if d.higher_is_better {
-                    "higher is better"
-                } else {
-                    "lower is better"
-                }
-            )
-        })
-        .unwrap_or_default();
+    let unit = unit_text(v);
     let mut s = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{height}" role="img" aria-label="score relative to no binding" class="chart"><text x="0" y="14" font-weight="bold">score relative to no binding, 95% intervals: {u}</text>"#,
         w = left + width + 200.0,
@@ -183,4 +159,40 @@ fn chart(v: &TuneView) -> String {
     }
     s.push_str("</svg>");
     s
+}
+
+/// The lowest and highest finite positive ratio (estimate or interval end)
+/// of the rows, 1 included.
+fn ratio_range(rows: &[&(ResultRecord, CandidateData)]) -> (f64, f64) {
+    let (mut lo, mut hi) = (1.0f64, 1.0f64);
+    for (_, d) in rows {
+        if let Some(e) = &d.vs_baseline {
+            for x in [e.ratio, e.low, e.high] {
+                if x.is_finite() && x > 0.0 {
+                    lo = lo.min(x);
+                    hi = hi.max(x);
+                }
+            }
+        }
+    }
+    (lo, hi)
+}
+
+/// The score's unit and which way is better, for the chart's title (empty
+/// without a verdict).
+fn unit_text(v: &TuneView) -> String {
+    v.verdict
+        .as_ref()
+        .map(|(_, d)| {
+            format!(
+                "{} ({})",
+                d.unit,
+                if d.higher_is_better {
+                    "higher is better"
+                } else {
+                    "lower is better"
+                }
+            )
+        })
+        .unwrap_or_default()
 }

@@ -287,6 +287,22 @@ struct Race {
     notes: Vec<String>,
 }
 
+impl Race {
+    /// Say on the progress line past what a run of `c` is killed, when the
+    /// kind of `bound` is not the one last said.
+    fn say_bound(&mut self, ctx: &mut ExpCtx, what: &str, c: &Candidate, bound: &RunBound) {
+        if self.said != Some(bound.kind) {
+            (ctx.step)(&format!(
+                "{what}: {}: killed if it runs past {}: {}",
+                c.label(),
+                secs(bound.secs),
+                bound.why
+            ));
+            self.said = Some(bound.kind);
+        }
+    }
+}
+
 /// What comes after one run.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Next {
@@ -498,6 +514,16 @@ fn round_gate(
     None
 }
 
+/// How the progress lines name `round`: a warm-up round below `p.warmup`,
+/// then the measured rounds.
+fn round_label(p: &Params, round: usize) -> String {
+    if round < p.warmup {
+        format!("warm-up {}/{}", round + 1, p.warmup)
+    } else {
+        format!("round {}/{}", round - p.warmup + 1, p.max_runs)
+    }
+}
+
 /// Runs candidate `c` (`st[i]`) once in `round` (a warm-up round below
 /// `p.warmup`), killed past `bound`, and keeps its score, or marks it
 /// failed (timed out at its bound, among other reasons).
@@ -514,25 +540,13 @@ fn run_candidate(
     race: &mut Race,
 ) -> Next {
     let warm = round < p.warmup;
-    let what = if warm {
-        format!("warm-up {}/{}", round + 1, p.warmup)
-    } else {
-        format!("round {}/{}", round - p.warmup + 1, p.max_runs)
-    };
+    let what = round_label(p, round);
     let anything_finished = st.iter().any(|s| !s.finished.is_empty());
     let s = &mut st[i];
     let Some(binding) = s.binding.clone() else {
         return Next::Go;
     };
-    if race.said != Some(bound.kind) {
-        (ctx.step)(&format!(
-            "{what}: {}: killed if it runs past {}: {}",
-            c.label(),
-            secs(bound.secs),
-            bound.why
-        ));
-        race.said = Some(bound.kind);
-    }
+    race.say_bound(ctx, &what, c, &bound);
     let argv = p.argv_for(c);
     let env = p.env_for(c);
     let events = count_events();

@@ -53,6 +53,23 @@ fn plan_text(p: &Params) -> String {
         );
     }
     let _ = writeln!(o);
+    o.push_str(&candidate_table(p));
+    o.push_str(&command_lines(p));
+    if !p.plan.not_applicable.is_empty() {
+        let _ = writeln!(o, "\nnot applicable here:");
+        for (n, r) in &p.plan.not_applicable {
+            let _ = writeln!(o, "  {}: {}", for_terminal(n), for_terminal(r));
+        }
+    }
+    for n in &p.notes() {
+        let _ = writeln!(o, "note: {}", for_terminal(n));
+    }
+    o
+}
+
+/// The plan's candidates, one row each: label, CPUs, memory policy and what
+/// it is.
+fn candidate_table(p: &Params) -> String {
     let mut rows = vec![vec![
         "candidate".to_string(),
         "CPUs".into(),
@@ -81,7 +98,12 @@ fn plan_text(p: &Params) -> String {
             },
         ]);
     }
-    o.push_str(&columns(&rows, ""));
+    columns(&rows, "")
+}
+
+/// The command line of each candidate, under its label.
+fn command_lines(p: &Params) -> String {
+    let mut o = String::new();
     let _ = writeln!(o, "\ncommand lines:");
     let w = p
         .plan
@@ -97,15 +119,6 @@ fn plan_text(p: &Params) -> String {
             c.label(),
             for_terminal(&p.command_line(c))
         );
-    }
-    if !p.plan.not_applicable.is_empty() {
-        let _ = writeln!(o, "\nnot applicable here:");
-        for (n, r) in &p.plan.not_applicable {
-            let _ = writeln!(o, "  {}: {}", for_terminal(n), for_terminal(r));
-        }
-    }
-    for n in &p.notes() {
-        let _ = writeln!(o, "note: {}", for_terminal(n));
     }
     o
 }

@@ -259,10 +259,32 @@ fn fma_one_core(
         )?
     };
     let paired = Paired::of(&b, w.flops_per_iter());
-    let gflops = paired.gflops.clone();
-    let ghz1 = paired.ghz_median();
-    let drift = paired.drift_median();
     let theo = theoretical_flops_per_cycle(spec, w).ok();
+    let (probe, fma_rate) = clock_probe_for(w, &paired, theo);
+    (ctx.step)(&format!(
+        "clock under {} FMAs",
+        Width::label(w.name(), Some(w.bits()))
+    ));
+    let under = measure_clock_under(ctx, policy, first, probe)?;
+    let clocks = WidthClocks {
+        ghz1: paired.ghz_median(),
+        drift: paired.drift_median(),
+        under: under.as_ref(),
+    };
+    let rec = one_core_record(ctx, first, w, &paired, &clocks, theo, theory);
+    let one_core = rec.value;
+    out(rec)?;
+    let per_cycle = per_cycle_record(w, &paired, &clocks, spec, theo);
+    let actual = per_actual_cycle_record(w, &per_cycle, under.as_ref(), theo);
+    out(per_cycle)?;
+    out(clock_record(ctx, Some(w), under.as_ref(), &fma_rate))?;
+    out(actual)?;
+    Ok(one_core)
+}
+
+/// Step 1 of `Peak::run` at width `w`: the probe that reads the clock while
+/// FMAs of this width run, and the FMA rate its density was chosen from.
+fn clock_probe_for(w: Width, paired: &Paired, theo: Option<f64>) -> (ClockProbe, FmaRate) {
     // The clock while FMAs of this width run (power licence), at an FMA
     // density the units can take: from this width's measured rate (FMA
     // instructions per scalar-clock cycle), else the documented one.
@@ -279,22 +301,37 @@ fn fma_one_core(
         blocks: 1,
         quarters,
     };
-    (ctx.step)(&format!(
-        "clock under {} FMAs",
-        Width::label(w.name(), Some(w.bits()))
-    ));
-    let under = measure_clock_under(ctx, policy, first, probe)?;
-    let mut rec = ResultRecord::of(FMA_FLOPS, "GFLOP/s", true)
+    let fma_rate = FmaRate {
+        rate,
+        fits,
+        w: Some(w),
+    };
+    (probe, fma_rate)
+}
+
+/// Step 1 of `Peak::run` at width `w`: the one-core [`FMA_FLOPS`] record on
+/// CPU `first`, with its FLOP/cycle figures by each clock.
+fn one_core_record(
+    ctx: &ExpCtx,
+    first: usize,
+    w: Width,
+    paired: &Paired,
+    clocks: &WidthClocks,
+    theo: Option<f64>,
+    theory: &Theory,
+) -> ResultRecord {
+    let WidthClocks { ghz1, drift, under } = *clocks;
+    let rec = ResultRecord::of(FMA_FLOPS, "GFLOP/s", true)
         .with_param("width", w.name())
         .with_param("threads", "1")
         .with_method(&method_fma(w), METHOD_VERSION)
-        .with_samples(gflops.clone());
+        .with_samples(paired.gflops.clone());
     let fpc = ghz1.and_then(|g| rec.value.map(|v| v / g));
     let fpc_freq = ctx.facts.ghz_single.and_then(|g| rec.value.map(|v| v / g));
-    let change = under.as_ref().and_then(|u| u.change());
+    let change = under.and_then(|u| u.change());
     let lic = change.zip(ghz1).map(|(c, g)| g * c.ratio);
     let fpc_lic = change.zip(fpc).map(|(c, f)| f / c.ratio);
-    rec = rec.with_payload(&OneCoreFlopsData {
+    rec.with_payload(&OneCoreFlopsData {
         cpu: first,
         vector_bits: w.bits(),
         flops_per_cycle: fpc,
@@ -308,25 +345,7 @@ fn fma_one_core(
         flops_per_cycle_vs_frequency_experiment: fpc_freq,
         theoretical_flops_per_cycle: theo,
         theory: Some(theory.clone()),
-    });
-    let one_core = rec.value;
-    out(rec)?;
-    let clocks = WidthClocks {
-        ghz1,
-        drift,
-        under: under.as_ref(),
-    };
-    let per_cycle = per_cycle_record(w, &paired, &clocks, spec, theo);
-    let fma_rate = FmaRate {
-        rate,
-        fits,
-        w: Some(w),
-    };
-    let actual = per_actual_cycle_record(w, &per_cycle, under.as_ref(), theo);
-    out(per_cycle)?;
-    out(clock_record(ctx, Some(w), under.as_ref(), &fma_rate))?;
-    out(actual)?;
-    Ok(one_core)
+    })
 }
 
 // ------------------------------------------------- the clock under each width
@@ -370,18 +389,8 @@ fn clock_record(
     under: Option<&ClockUnder>,
     fr: &FmaRate,
 ) -> ResultRecord {
-    let label = clock_width_label(w);
     let Some(u) = under else {
-        let why = ClockProbe {
-            width: w,
-            blocks: 1,
-            quarters: fma::PROBE_QUARTERS[0],
-        }
-        .unsupported_reason()
-        .unwrap_or_else(|| "not measured".into());
-        return ResultRecord::unavailable(SIMD_CLOCK.experiment, SIMD_CLOCK.metric, "GHz", &why)
-            .with_param("width", clock_width_param(w))
-            .with_param("threads", "1");
+        return clock_unavailable(w);
     };
     let mut rec = ResultRecord::of(SIMD_CLOCK, "GHz", true)
         .with_param("width", clock_width_param(w))
@@ -401,33 +410,7 @@ fn clock_record(
     };
     let duty = fr.rate.map(|(r, _)| u.probe.fmas_per_cycle() / r);
     if let (Some(c), Some(g)) = (change, scalar) {
-        let pct = (c.ratio - 1.0) * 100.0;
-        let tol = c.tolerance * 100.0;
-        let here = g * c.ratio;
-        let text = if w.is_none() {
-            if c.drop_beyond_noise || c.above_beyond_noise {
-                format!("the probe's add chain alone reads {here:.2} GHz, {pct:+.1}% against the plain add chain ({g:.2} GHz; tolerance ±{tol:.1}%): it should read the same clock")
-            } else {
-                format!("the probe's add chain alone reads the scalar clock: {here:.2} GHz against the plain add chain's {g:.2} GHz ({pct:+.1}%, within ±{tol:.1}%): the probe measures the clock")
-            }
-        } else if c.drop_beyond_noise {
-            format!("{label} runs at {here:.2} GHz ({pct:+.1}% vs scalar, {g:.2} GHz; beyond the noise of ±{tol:.1}%)")
-        } else if c.above_beyond_noise {
-            format!("{label} reads {here:.2} GHz, {pct:+.1}% above the scalar clock ({g:.2} GHz; tolerance ±{tol:.1}%)")
-        } else {
-            format!("{label} runs at the scalar clock: {here:.2} GHz against {g:.2} GHz ({pct:+.1}%, within the noise of ±{tol:.1}%)")
-        };
-        rec = rec.with_note(&text);
-        if w == Some(Width::Scalar) && c.drop_beyond_noise {
-            rec = rec.with_suspect(&format!(
-                "scalar FMAs hold no power licence, yet the chain with scalar FMAs in its shadow read {pct:+.1}% (beyond ±{tol:.1}%): the FMAs delay the chain here (shared ports or a busy core), so a drop at a wider width is not the clock alone"
-            ));
-        }
-        if c.above_beyond_noise || (w.is_none() && c.drop_beyond_noise) {
-            rec = rec.with_suspect(&format!(
-                "the probe read {pct:+.1}% against the plain add chain beyond the noise (±{tol:.1}%): a chain of one add per cycle cannot run faster than the clock, and the chain alone must read it; the clock reading was disturbed (another tenant on the core's ALU ports, a busy machine)"
-            ));
-        }
+        rec = with_clock_change_notes(rec, w, c, g);
     }
     if let Some(c) = change.filter(|c| !c.consistent) {
         rec = rec.with_suspect(&inconsistent_words(&c));
@@ -468,6 +451,59 @@ fn clock_record(
         check_double_chain_agrees: check_ok,
         ghz_frequency_experiment: ctx.facts.ghz_single,
     })
+}
+
+/// The [`SIMD_CLOCK`] record of width `w` when it was not measured, with why.
+fn clock_unavailable(w: Option<Width>) -> ResultRecord {
+    let why = ClockProbe {
+        width: w,
+        blocks: 1,
+        quarters: fma::PROBE_QUARTERS[0],
+    }
+    .unsupported_reason()
+    .unwrap_or_else(|| "not measured".into());
+    ResultRecord::unavailable(SIMD_CLOCK.experiment, SIMD_CLOCK.metric, "GHz", &why)
+        .with_param("width", clock_width_param(w))
+        .with_param("threads", "1")
+}
+
+/// The notes and suspicions of a [`SIMD_CLOCK`] record of width `w` from the
+/// clock change `c` against the scalar clock `g` (GHz).
+fn with_clock_change_notes(
+    mut rec: ResultRecord,
+    w: Option<Width>,
+    c: ClockChange,
+    g: f64,
+) -> ResultRecord {
+    let label = clock_width_label(w);
+    let pct = (c.ratio - 1.0) * 100.0;
+    let tol = c.tolerance * 100.0;
+    let here = g * c.ratio;
+    let text = if w.is_none() {
+        if c.drop_beyond_noise || c.above_beyond_noise {
+            format!("the probe's add chain alone reads {here:.2} GHz, {pct:+.1}% against the plain add chain ({g:.2} GHz; tolerance ±{tol:.1}%): it should read the same clock")
+        } else {
+            format!("the probe's add chain alone reads the scalar clock: {here:.2} GHz against the plain add chain's {g:.2} GHz ({pct:+.1}%, within ±{tol:.1}%): the probe measures the clock")
+        }
+    } else if c.drop_beyond_noise {
+        format!("{label} runs at {here:.2} GHz ({pct:+.1}% vs scalar, {g:.2} GHz; beyond the noise of ±{tol:.1}%)")
+    } else if c.above_beyond_noise {
+        format!("{label} reads {here:.2} GHz, {pct:+.1}% above the scalar clock ({g:.2} GHz; tolerance ±{tol:.1}%)")
+    } else {
+        format!("{label} runs at the scalar clock: {here:.2} GHz against {g:.2} GHz ({pct:+.1}%, within the noise of ±{tol:.1}%)")
+    };
+    rec = rec.with_note(&text);
+    if w == Some(Width::Scalar) && c.drop_beyond_noise {
+        rec = rec.with_suspect(&format!(
+            "scalar FMAs hold no power licence, yet the chain with scalar FMAs in its shadow read {pct:+.1}% (beyond ±{tol:.1}%): the FMAs delay the chain here (shared ports or a busy core), so a drop at a wider width is not the clock alone"
+        ));
+    }
+    if c.above_beyond_noise || (w.is_none() && c.drop_beyond_noise) {
+        rec = rec.with_suspect(&format!(
+            "the probe read {pct:+.1}% against the plain add chain beyond the noise (±{tol:.1}%): a chain of one add per cycle cannot run faster than the clock, and the chain alone must read it; the clock reading was disturbed (another tenant on the core's ALU ports, a busy machine)"
+        ));
+    }
+    rec
 }
 
 /// Why a clock reading whose samples disagree is not a figure to rest on.
@@ -819,63 +855,19 @@ fn capacity_formula(
         (Some(iw), Some(g)) => Some(capacity(g, cores, iw, tpc)),
         _ => None,
     };
-    let formula = f_of(dispatch);
-    let formula_seed = f_of(seed_width);
-    match (formula, rec.value, spec) {
-        (Some(f), Some(m), Ok(c)) => {
-            let fe = c.frontend.clone().unwrap_or_default();
-            let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_else(|| "-".into());
-            rec = rec.with_note(&format!(
-                "{:.1}% of seed 000's formula with the documented width: {:.2} GHz (all-core, measured) × {cores} cores × issue width {} (documented dispatch/rename width of {}; source: {}) × SMT factor {} = {f:.1} G instr/s; documented widths: decode {}, µop cache {}, dispatch {}",
-                m / f * 100.0,
-                ghz.unwrap_or(0.0),
-                fe.dispatch.unwrap_or(0.0),
-                c.name,
-                c.field_source(&fe.source, &fe.sources, "dispatch"),
-                smt_factor(tpc),
-                opt(fe.decode),
-                opt(fe.uop_cache),
-                opt(fe.dispatch),
-            ));
-            if let (Some(fs), Some(w)) = (formula_seed, fe.seed_stated_issue_width) {
-                rec = rec.with_note(&format!(
-                    "{:.1}% of seed 000's formula with the seed's own stated issue width {w} (stated by the seed for this core, not a documented width; source: {}): {:.2} GHz × {cores} cores × {w} × SMT factor {} = {fs:.1} G instr/s",
-                    m / fs * 100.0,
-                    c.field_source(&fe.source, &fe.sources, "seed_stated_issue_width"),
-                    ghz.unwrap_or(0.0),
-                    smt_factor(tpc),
-                ));
-            }
-        }
-        (None, _, Err(e)) => rec = rec.with_note(&format!("seed 000's formula not available: {e}")),
-        (None, _, Ok(c)) => {
-            rec = rec.with_note(&format!(
-                "seed 000's formula not available: {}",
-                if dispatch.is_none() {
-                    format!("{}'s dispatch width is not in the knowledge base", c.name)
-                } else {
-                    "the all-core clock was not measured".to_string()
-                }
-            ))
-        }
-        _ => {}
-    }
+    let cap = Capacity {
+        cores,
+        tpc,
+        ghz,
+        formula: f_of(dispatch),
+        formula_seed: f_of(seed_width),
+    };
+    rec = with_formula_notes(rec, spec, &cap);
     let bound = nop_bound(spec, ghz, cores);
-    match (&bound, rec.value) {
-        (Ok(b), Some(m)) => {
-            rec = rec.with_note(&format!(
-                "{:.1}% of the nop-loop bound {:.1} G instr/s ({})",
-                m / b.g_instr_s * 100.0,
-                b.g_instr_s,
-                b.basis
-            ))
-        }
-        (Err(e), _) => rec = rec.with_note(&format!("nop-loop bound not available: {e}")),
-        _ => {}
-    }
+    rec = with_nop_bound_note(rec, &bound);
     rec = rec.with_payload(&InstructionRateData {
-        formula_g_instr_s: formula,
-        formula_seed_stated_g_instr_s: formula_seed,
+        formula_g_instr_s: cap.formula,
+        formula_seed_stated_g_instr_s: cap.formula_seed,
         issue_widths: fe.as_ref().map(|f| IssueWidths {
             decode: f.decode,
             uop_cache: f.uop_cache,
@@ -894,6 +886,85 @@ fn capacity_formula(
     });
     out(rec)?;
     Ok(())
+}
+
+/// Seed 000's capacity formula on this machine: its inputs and its figures.
+struct Capacity {
+    cores: usize,
+    /// Threads per core.
+    tpc: usize,
+    /// The all-core clock (GHz), measured.
+    ghz: Option<f64>,
+    /// G instr/s by the formula with the documented dispatch width.
+    formula: Option<f64>,
+    /// G instr/s by the formula with the seed's own stated issue width.
+    formula_seed: Option<f64>,
+}
+
+/// Step 3 of `Peak::run`: the notes of the [`INSTRUCTION_RATE`] record
+/// against seed 000's formula (`cap`), or why the formula is not available.
+fn with_formula_notes(mut rec: ResultRecord, spec: &Spec, cap: &Capacity) -> ResultRecord {
+    let Capacity {
+        cores, tpc, ghz, ..
+    } = *cap;
+    match (cap.formula, rec.value, spec) {
+        (Some(f), Some(m), Ok(c)) => {
+            let fe = c.frontend.clone().unwrap_or_default();
+            let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_else(|| "-".into());
+            rec = rec.with_note(&format!(
+                "{:.1}% of seed 000's formula with the documented width: {:.2} GHz (all-core, measured) × {cores} cores × issue width {} (documented dispatch/rename width of {}; source: {}) × SMT factor {} = {f:.1} G instr/s; documented widths: decode {}, µop cache {}, dispatch {}",
+                m / f * 100.0,
+                ghz.unwrap_or(0.0),
+                fe.dispatch.unwrap_or(0.0),
+                c.name,
+                c.field_source(&fe.source, &fe.sources, "dispatch"),
+                smt_factor(tpc),
+                opt(fe.decode),
+                opt(fe.uop_cache),
+                opt(fe.dispatch),
+            ));
+            if let (Some(fs), Some(w)) = (cap.formula_seed, fe.seed_stated_issue_width) {
+                rec = rec.with_note(&format!(
+                    "{:.1}% of seed 000's formula with the seed's own stated issue width {w} (stated by the seed for this core, not a documented width; source: {}): {:.2} GHz × {cores} cores × {w} × SMT factor {} = {fs:.1} G instr/s",
+                    m / fs * 100.0,
+                    c.field_source(&fe.source, &fe.sources, "seed_stated_issue_width"),
+                    ghz.unwrap_or(0.0),
+                    smt_factor(tpc),
+                ));
+            }
+        }
+        (None, _, Err(e)) => rec = rec.with_note(&format!("seed 000's formula not available: {e}")),
+        (None, _, Ok(c)) => {
+            rec = rec.with_note(&format!(
+                "seed 000's formula not available: {}",
+                if c.frontend.as_ref().and_then(|f| f.dispatch).is_none() {
+                    format!("{}'s dispatch width is not in the knowledge base", c.name)
+                } else {
+                    "the all-core clock was not measured".to_string()
+                }
+            ))
+        }
+        _ => {}
+    }
+    rec
+}
+
+/// Step 3 of `Peak::run`: the note of the [`INSTRUCTION_RATE`] record against
+/// the nop-loop bound, or why the bound is not available.
+fn with_nop_bound_note(mut rec: ResultRecord, bound: &Result<NopBound, String>) -> ResultRecord {
+    match (bound, rec.value) {
+        (Ok(b), Some(m)) => {
+            rec = rec.with_note(&format!(
+                "{:.1}% of the nop-loop bound {:.1} G instr/s ({})",
+                m / b.g_instr_s * 100.0,
+                b.g_instr_s,
+                b.basis
+            ))
+        }
+        (Err(e), _) => rec = rec.with_note(&format!("nop-loop bound not available: {e}")),
+        _ => {}
+    }
+    rec
 }
 
 #[cfg(test)]

@@ -3,7 +3,8 @@
 use crate::base::fmt::columns_ragged;
 use crate::base::fmt::{fmt_num, for_terminal};
 use crate::experiments::compute::payload::{
-    ActualCycleData, ClockData, OneCoreFlopsData, PerCoreFlopsData, PerCycleData, Theory,
+    ActualCycleData, AgainstTheory, ClockData, OneCoreFlopsData, PerCoreFlopsData, PerCycleData,
+    Theory,
 };
 use crate::experiments::compute::peak;
 use crate::experiments::compute::text::{na, of, param};
@@ -63,55 +64,9 @@ fn peak_row(f: &ResultRecord, pc: &[&ResultRecord], actual: &[&ResultRecord]) ->
         .and_then(|r| r.data_as::<PerCycleData>())
         .and_then(|d| d.against_theory);
     let theo = against.as_ref().map(|a| a.theoretical);
-    let (theo_s, ratio_s) = if t == "1" {
-        (
-            theo.map(|x| format!("{x:.0} FLOP/cycle"))
-                .unwrap_or_else(|| "n/a".into()),
-            per.zip(theo)
-                .map(|(a, b)| {
-                    let best = against
-                        .as_ref()
-                        .and_then(|a| a.best)
-                        .map(|x| format!(" (peak {:.1}%)", x / b * 100.0))
-                        .unwrap_or_default();
-                    format!("{:.1}%{best}", a / b * 100.0)
-                })
-                .unwrap_or_else(|| "n/a".into()),
-        )
-    } else {
-        let tg = f
-            .data_as::<PerCoreFlopsData>()
-            .and_then(|d| d.theoretical_gflops);
-        (
-            tg.map(|x| format!("{x:.0} GFLOP/s"))
-                .unwrap_or_else(|| "n/a".into()),
-            tg.map(|x| format!("{:.1}%", v / x * 100.0))
-                .unwrap_or_else(|| "n/a".into()),
-        )
-    };
+    let (theo_s, ratio_s) = theory_cells(f, t, v, per, against.as_ref());
     // Per actual cycle: the clock while this width runs.
-    let (clock_s, act_s, act_ratio_s) = match (t, actual.iter().find(same)) {
-        ("1", Some(a)) if a.value.is_some() => {
-            let av = a.value.unwrap_or(f64::NAN);
-            let clock = match a.data_as::<ActualCycleData>() {
-                Some(ActualCycleData {
-                    ghz_actual: Some(g),
-                    clock_ratio: r,
-                    ..
-                }) => format!("{g:.2} GHz ({:+.1}%)", (r - 1.0) * 100.0),
-                Some(d) => format!("{:+.1}%", (d.clock_ratio - 1.0) * 100.0),
-                None => "-".into(),
-            };
-            (
-                clock,
-                format!("{av:.2}"),
-                theo.map(|x| format!("{:.1}%", av / x * 100.0))
-                    .unwrap_or_else(|| "n/a".into()),
-            )
-        }
-        ("1", _) => ("n/a".into(), "n/a".into(), String::new()),
-        _ => (String::new(), String::new(), String::new()),
-    };
+    let (clock_s, act_s, act_ratio_s) = actual_cycle_cells(t, actual.iter().find(same), theo);
     let mut flags = Vec::new();
     if let Some(d) = against
         .as_ref()
@@ -135,6 +90,75 @@ fn peak_row(f: &ResultRecord, pc: &[&ResultRecord], actual: &[&ResultRecord]) ->
         act_ratio_s,
         flags.join("; "),
     ]
+}
+
+/// The theoretical figure and the ratio against it of a peak row with
+/// `t` threads and value `v` (GFLOP/s): per cycle on one core (`per`, with
+/// the best sample), else GFLOP/s on every core.
+fn theory_cells(
+    f: &ResultRecord,
+    t: &str,
+    v: f64,
+    per: Option<f64>,
+    against: Option<&AgainstTheory>,
+) -> (String, String) {
+    let theo = against.map(|a| a.theoretical);
+    if t == "1" {
+        (
+            theo.map(|x| format!("{x:.0} FLOP/cycle"))
+                .unwrap_or_else(|| "n/a".into()),
+            per.zip(theo)
+                .map(|(a, b)| {
+                    let best = against
+                        .and_then(|a| a.best)
+                        .map(|x| format!(" (peak {:.1}%)", x / b * 100.0))
+                        .unwrap_or_default();
+                    format!("{:.1}%{best}", a / b * 100.0)
+                })
+                .unwrap_or_else(|| "n/a".into()),
+        )
+    } else {
+        let tg = f
+            .data_as::<PerCoreFlopsData>()
+            .and_then(|d| d.theoretical_gflops);
+        (
+            tg.map(|x| format!("{x:.0} GFLOP/s"))
+                .unwrap_or_else(|| "n/a".into()),
+            tg.map(|x| format!("{:.1}%", v / x * 100.0))
+                .unwrap_or_else(|| "n/a".into()),
+        )
+    }
+}
+
+/// The clock, FLOP per actual cycle and its ratio to the theoretical `theo`
+/// of a peak row with `t` threads, from its per-actual-cycle record `a`.
+fn actual_cycle_cells(
+    t: &str,
+    a: Option<&&ResultRecord>,
+    theo: Option<f64>,
+) -> (String, String, String) {
+    match (t, a) {
+        ("1", Some(a)) if a.value.is_some() => {
+            let av = a.value.unwrap_or(f64::NAN);
+            let clock = match a.data_as::<ActualCycleData>() {
+                Some(ActualCycleData {
+                    ghz_actual: Some(g),
+                    clock_ratio: r,
+                    ..
+                }) => format!("{g:.2} GHz ({:+.1}%)", (r - 1.0) * 100.0),
+                Some(d) => format!("{:+.1}%", (d.clock_ratio - 1.0) * 100.0),
+                None => "-".into(),
+            };
+            (
+                clock,
+                format!("{av:.2}"),
+                theo.map(|x| format!("{:.1}%", av / x * 100.0))
+                    .unwrap_or_else(|| "n/a".into()),
+            )
+        }
+        ("1", _) => ("n/a".into(), "n/a".into(), String::new()),
+        _ => (String::new(), String::new(), String::new()),
+    }
 }
 
 /// Where the theoretical figures come from, and the nop loop's rate.
@@ -198,68 +222,73 @@ pub fn render_simd_clocks(clocks: &[&ResultRecord]) -> String {
     ]];
     let mut notes = Vec::new();
     for r in clocks {
-        let w = param(r, "width").unwrap_or("?");
-        let label = peak::labels::clock_record_label(r);
-        let Some(v) = r.value else {
-            rows.push(vec![label, na(r)]);
-            continue;
-        };
-        let st = r.stats.as_ref();
-        let d = r.data_as::<ClockData>().unwrap_or_default();
-        let change = d.change_pct;
-        let tol = d.noise_tolerance.map(|t| t * 100.0);
-        let beyond = d.drop_beyond_noise.unwrap_or(false);
-        let verdict = match (w, change, beyond) {
-            ("none", Some(_), _) => "reference (must read the scalar clock)".to_string(),
-            (_, Some(c), true) => format!("{c:+.1}%: beyond noise"),
-            (_, Some(_), false) => "at the scalar clock".to_string(),
-            _ => String::new(),
-        };
-        let check = match (d.check_double_chain_ratio, d.check_double_chain_agrees) {
-            (Some(k), Some(ok)) => format!(
-                "{:+.1}%{}",
-                (k - 1.0) * 100.0,
-                if ok { " ok" } else { " DIFFERS" }
-            ),
-            _ => "-".into(),
-        };
-        let density = match (Some(d.fmas_per_cycle), d.fma_units_busy) {
-            (Some(0.0), _) | (None, _) => "-".to_string(),
-            (Some(d), Some(b)) => format!("{d:.2} ({:.0}%)", b * 100.0),
-            (Some(d), None) => format!("{d:.2}"),
-        };
-        for n in r.notes.iter().filter(|n| n.starts_with("suspect:")) {
-            notes.push(format!("{label}: {n}"));
-        }
-        rows.push(vec![
-            label,
-            format!(
-                "{}{}",
-                fmt_num(v),
-                if r.is_suspect() {
-                    " ?"
-                } else if r.is_noisy() {
-                    " *"
-                } else {
-                    ""
-                }
-            ),
-            st.map(|s| format!("{}-{}", fmt_num(s.min), fmt_num(s.max)))
-                .unwrap_or_default(),
-            st.map(|s| format!("{:.1}%", s.cv * 100.0))
-                .unwrap_or_default(),
-            match (change, tol) {
-                (Some(c), Some(t)) => format!("{c:+.1}% (±{t:.1}%)"),
-                _ => "-".into(),
-            },
-            density,
-            check,
-            verdict,
-        ]);
+        rows.push(clock_row(r, &mut notes));
     }
     out.push_str(&columns_ragged(&rows, "    "));
     for n in notes {
         let _ = writeln!(out, "    {}", for_terminal(&n));
     }
     out
+}
+
+/// One row of the clock table (`peak: simd_clock`) for record `r`; its
+/// suspicions go to `notes`, each with the width's label.
+fn clock_row(r: &ResultRecord, notes: &mut Vec<String>) -> Vec<String> {
+    let w = param(r, "width").unwrap_or("?");
+    let label = peak::labels::clock_record_label(r);
+    let Some(v) = r.value else {
+        return vec![label, na(r)];
+    };
+    let st = r.stats.as_ref();
+    let d = r.data_as::<ClockData>().unwrap_or_default();
+    let change = d.change_pct;
+    let tol = d.noise_tolerance.map(|t| t * 100.0);
+    let beyond = d.drop_beyond_noise.unwrap_or(false);
+    let verdict = match (w, change, beyond) {
+        ("none", Some(_), _) => "reference (must read the scalar clock)".to_string(),
+        (_, Some(c), true) => format!("{c:+.1}%: beyond noise"),
+        (_, Some(_), false) => "at the scalar clock".to_string(),
+        _ => String::new(),
+    };
+    let check = match (d.check_double_chain_ratio, d.check_double_chain_agrees) {
+        (Some(k), Some(ok)) => format!(
+            "{:+.1}%{}",
+            (k - 1.0) * 100.0,
+            if ok { " ok" } else { " DIFFERS" }
+        ),
+        _ => "-".into(),
+    };
+    let density = match (Some(d.fmas_per_cycle), d.fma_units_busy) {
+        (Some(0.0), _) | (None, _) => "-".to_string(),
+        (Some(d), Some(b)) => format!("{d:.2} ({:.0}%)", b * 100.0),
+        (Some(d), None) => format!("{d:.2}"),
+    };
+    for n in r.notes.iter().filter(|n| n.starts_with("suspect:")) {
+        notes.push(format!("{label}: {n}"));
+    }
+    vec![
+        label,
+        format!(
+            "{}{}",
+            fmt_num(v),
+            if r.is_suspect() {
+                " ?"
+            } else if r.is_noisy() {
+                " *"
+            } else {
+                ""
+            }
+        ),
+        st.map(|s| format!("{}-{}", fmt_num(s.min), fmt_num(s.max)))
+            .unwrap_or_default(),
+        st.map(|s| format!("{:.1}%", s.cv * 100.0))
+            .unwrap_or_default(),
+        match (change, tol) {
+            (Some(c), Some(t)) => format!("{c:+.1}% (±{t:.1}%)"),
+            _ => "-".into(),
+        },
+        density,
+        check,
+        verdict,
+    ]
 }

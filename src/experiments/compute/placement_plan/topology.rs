@@ -15,6 +15,56 @@ pub(super) struct Loc {
     pub(super) l3: Option<usize>,
 }
 
+impl Loc {
+    /// Where `cpu` sits: its core, package, node and L3 instance (an index
+    /// into `l3_sets`).
+    fn locate(m: &MachineInfo, l3_sets: &[CpuSet], cpu: usize) -> Loc {
+        let core_idx = m.cores.iter().position(|c| c.cpus.contains(cpu));
+        let core = match core_idx {
+            Some(i) => i,
+            None => m.cores.len() + cpu,
+        };
+        let package = m
+            .packages
+            .iter()
+            .find(|p| p.cpus.contains(cpu))
+            .map(|p| p.id)
+            .or_else(|| m.threads.iter().find(|t| t.cpu == cpu).map(|t| t.package))
+            .or_else(|| core_idx.map(|i| m.cores[i].package))
+            .unwrap_or(0);
+        let node = m
+            .numa_nodes
+            .iter()
+            .find(|n| n.cpus.contains(cpu))
+            .map(|n| n.id);
+        let l3 = l3_sets.iter().position(|s| s.contains(cpu));
+        Loc {
+            cpu,
+            core,
+            package,
+            node,
+            l3,
+        }
+    }
+}
+
+/// The distinct CPU lists of the machine's unified L3 caches, sorted.
+fn l3_sets(m: &MachineInfo) -> Vec<CpuSet> {
+    let mut l3_sets: Vec<CpuSet> = Vec::new();
+    for c in &m.caches {
+        if c.level == 3
+            && !c.kind.eq_ignore_ascii_case("data")
+            && !c.kind.eq_ignore_ascii_case("instruction")
+            && !c.shared_cpu_list.is_empty()
+            && !l3_sets.contains(&c.shared_cpu_list)
+        {
+            l3_sets.push(c.shared_cpu_list.clone());
+        }
+    }
+    l3_sets.sort();
+    l3_sets
+}
+
 pub(super) struct View {
     pub(super) locs: Vec<Loc>,
     /// Usable CPUs per core, by core id.
@@ -41,18 +91,7 @@ impl View {
         if !packages_known {
             notes.push("packages unknown: every CPU is treated as one package".into());
         }
-        let mut l3_sets: Vec<CpuSet> = Vec::new();
-        for c in &m.caches {
-            if c.level == 3
-                && !c.kind.eq_ignore_ascii_case("data")
-                && !c.kind.eq_ignore_ascii_case("instruction")
-                && !c.shared_cpu_list.is_empty()
-                && !l3_sets.contains(&c.shared_cpu_list)
-            {
-                l3_sets.push(c.shared_cpu_list.clone());
-            }
-        }
-        l3_sets.sort();
+        let l3_sets = l3_sets(m);
         let l3_known = !l3_sets.is_empty();
         if m.numa_nodes.is_empty() {
             notes.push("NUMA nodes unknown: treated as one node".into());
@@ -73,33 +112,9 @@ impl View {
         let mut locs = Vec::new();
         let mut core_cpus: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
         for cpu in usable.iter() {
-            let core_idx = m.cores.iter().position(|c| c.cpus.contains(cpu));
-            let core = match core_idx {
-                Some(i) => i,
-                None => m.cores.len() + cpu,
-            };
-            let package = m
-                .packages
-                .iter()
-                .find(|p| p.cpus.contains(cpu))
-                .map(|p| p.id)
-                .or_else(|| m.threads.iter().find(|t| t.cpu == cpu).map(|t| t.package))
-                .or_else(|| core_idx.map(|i| m.cores[i].package))
-                .unwrap_or(0);
-            let node = m
-                .numa_nodes
-                .iter()
-                .find(|n| n.cpus.contains(cpu))
-                .map(|n| n.id);
-            let l3 = l3_sets.iter().position(|s| s.contains(cpu));
-            locs.push(Loc {
-                cpu,
-                core,
-                package,
-                node,
-                l3,
-            });
-            core_cpus.entry(core).or_default().push(cpu);
+            let loc = Loc::locate(m, &l3_sets, cpu);
+            locs.push(loc);
+            core_cpus.entry(loc.core).or_default().push(cpu);
         }
         View {
             locs,

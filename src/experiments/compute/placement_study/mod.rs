@@ -22,7 +22,9 @@ use crate::base::CpuSet;
 use crate::experiments::compute::payload::{
     MemoryPlacementData, PublishedComparison, SeedSetRow, SetThroughputData,
 };
-use crate::experiments::compute::placement_plan::{plan, Comparison, Plan};
+use crate::experiments::compute::placement_plan::{
+    plan, Comparison, MemoryPlacement, PlacementSet, Plan,
+};
 use crate::experiments::compute::simd::{compute_policy, secs_per_figure, team_rate};
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile, WithParams};
 use crate::harness::measure::{measure, measure_team};
@@ -257,19 +259,7 @@ fn run_comparison(
             )));
             continue;
         };
-        let key = (w, cpus.clone());
-        let (agg, per, reused) = match cache.get(&key) {
-            Some((a, p, from)) => (a.clone(), p.clone(), Some(from.clone())),
-            None => {
-                (ctx.step)(&format!("{} on {} ({})", w.name(), cpus, s.name));
-                let (a, p) = measure_set(w, cpus, ctx)?;
-                cache.insert(
-                    key,
-                    (a.clone(), p.clone(), format!("{}/{}", c.name, s.name)),
-                );
-                (a, p, None)
-            }
-        };
+        let (agg, per, reused) = set_figures(ctx, c, s, cpus, w, cache)?;
         let data = SetThroughputData {
             cpus: cpus.to_string(),
             what: s.what.clone(),
@@ -288,6 +278,48 @@ fn run_comparison(
         measured.push((recs.len(), r.value, data));
         recs.push(r);
     }
+    relative_to_best(c, measured, &mut recs);
+    for r in recs {
+        out(r)?;
+    }
+    Ok(())
+}
+
+/// The figures of workload `w` on `cpus` (set `s` of comparison `c`):
+/// (aggregate samples, per-thread figures, where first measured when reused),
+/// from `cache` when these CPUs were measured already with `w`, else
+/// measured now and cached.
+fn set_figures(
+    ctx: &mut ExpCtx,
+    c: &Comparison,
+    s: &PlacementSet,
+    cpus: &CpuSet,
+    w: SetWorkload,
+    cache: &mut SetCache,
+) -> Result<(Vec<f64>, Vec<f64>, Option<String>)> {
+    let key = (w, cpus.clone());
+    Ok(match cache.get(&key) {
+        Some((a, p, from)) => (a.clone(), p.clone(), Some(from.clone())),
+        None => {
+            (ctx.step)(&format!("{} on {} ({})", w.name(), cpus, s.name));
+            let (a, p) = measure_set(w, cpus, ctx)?;
+            cache.insert(
+                key,
+                (a.clone(), p.clone(), format!("{}/{}", c.name, s.name)),
+            );
+            (a, p, None)
+        }
+    })
+}
+
+/// Each measured set of comparison `c` (index in `recs`, value, data) as a
+/// share of the best set: a note and the data of its record, with seed
+/// 000's reference for the spread comparison.
+fn relative_to_best(
+    c: &Comparison,
+    measured: Vec<(usize, Option<f64>, SetThroughputData)>,
+    recs: &mut [ResultRecord],
+) {
     let best = measured
         .iter()
         .filter_map(|(_, v, _)| *v)
@@ -308,10 +340,6 @@ fn run_comparison(
                 .with_payload(&d);
         }
     }
-    for r in recs {
-        out(r)?;
-    }
-    Ok(())
 }
 
 fn run_memory(
@@ -328,28 +356,23 @@ fn run_memory(
         .iter()
         .any(|m| m.name != "local" && m.cpu.is_some());
     for m in &p.memory {
-        let base = |r: ResultRecord| r.with_param("memory", m.name.as_str());
         if !any_remote && m.cpu.is_some() {
-            recs.push(base(ResultRecord::unavailable(
-                MEMORY_LATENCY.experiment,
-                MEMORY_LATENCY.metric,
-                "ns",
+            recs.push(memory_unavailable(
+                m,
                 "not applicable: no remote placement to compare local memory with (one NUMA node); the memory experiment measures local latency",
-            )));
+            ));
             continue;
         }
         let (Some(cpu), Some(pol)) = (m.cpu, &m.policy) else {
-            recs.push(base(ResultRecord::unavailable(
-                MEMORY_LATENCY.experiment,
-                MEMORY_LATENCY.metric,
-                "ns",
+            recs.push(memory_unavailable(
+                m,
                 &format!(
                     "not applicable: {}",
                     m.not_applicable
                         .as_deref()
                         .unwrap_or("no such placement here")
                 ),
-            )));
+            ));
             continue;
         };
         (ctx.step)(&format!(
@@ -373,48 +396,64 @@ fn run_memory(
         })();
         let rec = match res {
             Ok((samples, pages)) => {
-                let r = base(ResultRecord::of(MEMORY_LATENCY, "ns", false))
-                    .with_method(
-                        &format!("dependent loads along a random cycle over a {} MiB buffer (one hop per 64-byte line), thread pinned to CPU {cpu}, pages placed by the policy before first touch (THP requested); ns per load; median", bytes >> 20),
-                        METHOD_VERSION,
-                    )
-                    .with_samples(samples)
-                    .with_payload(&MemoryPlacementData {
-                        cpu,
-                        policy: m.policy_text.clone(),
-                        what: m.what.clone(),
-                        distance: m.distance,
-                        pages,
-                    });
+                let r = chase_record(m, cpu, bytes, samples, pages);
                 if m.name == "local" {
                     local = r.value;
                 }
                 r
             }
-            Err(e) => base(ResultRecord::unavailable(
-                MEMORY_LATENCY.experiment,
-                MEMORY_LATENCY.metric,
-                "ns",
-                &format!("{e:#}"),
-            )),
+            Err(e) => memory_unavailable(m, &format!("{e:#}")),
         };
         recs.push(rec);
     }
     for r in recs {
-        let r = match (r.value, local) {
-            (Some(v), Some(l))
-                if r.params.get("memory").and_then(|x| x.as_str()) != Some("local") =>
-            {
-                r.with_note(&format!(
-                    "{:+.1}% against local memory",
-                    (v / l - 1.0) * 100.0
-                ))
-            }
-            _ => r,
-        };
-        out(r)?;
+        out(against_local(r, local))?;
     }
     Ok(())
+}
+
+/// The [`MEMORY_LATENCY`] record of placement `m` when it has no figure, with why.
+fn memory_unavailable(m: &MemoryPlacement, why: &str) -> ResultRecord {
+    ResultRecord::unavailable(MEMORY_LATENCY.experiment, MEMORY_LATENCY.metric, "ns", why)
+        .with_param("memory", m.name.as_str())
+}
+
+/// The [`MEMORY_LATENCY`] record of placement `m`: the chase's `samples` over
+/// a `bytes` buffer from CPU `cpu`, with where its `pages` went.
+fn chase_record(
+    m: &MemoryPlacement,
+    cpu: usize,
+    bytes: usize,
+    samples: Vec<f64>,
+    pages: serde_json::Value,
+) -> ResultRecord {
+    ResultRecord::of(MEMORY_LATENCY, "ns", false)
+        .with_param("memory", m.name.as_str())
+        .with_method(
+            &format!("dependent loads along a random cycle over a {} MiB buffer (one hop per 64-byte line), thread pinned to CPU {cpu}, pages placed by the policy before first touch (THP requested); ns per load; median", bytes >> 20),
+            METHOD_VERSION,
+        )
+        .with_samples(samples)
+        .with_payload(&MemoryPlacementData {
+            cpu,
+            policy: m.policy_text.clone(),
+            what: m.what.clone(),
+            distance: m.distance,
+            pages,
+        })
+}
+
+/// A memory record other than local's, with its change against the local
+/// latency `local`.
+fn against_local(r: ResultRecord, local: Option<f64>) -> ResultRecord {
+    match (r.value, local) {
+        (Some(v), Some(l)) if r.params.get("memory").and_then(|x| x.as_str()) != Some("local") => r
+            .with_note(&format!(
+                "{:+.1}% against local memory",
+                (v / l - 1.0) * 100.0
+            )),
+        _ => r,
+    }
 }
 
 /// Run the study for some workloads (the `placement` command's filter).

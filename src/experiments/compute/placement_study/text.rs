@@ -27,8 +27,20 @@ pub fn render_placement(rs: &[ResultRecord]) -> String {
             let _ = writeln!(out, "  note: {}", for_terminal(n));
         }
     }
+    out.push_str(&comparison_tables(&t));
+    out.push_str(&seed_reference_table(&t));
+    if !m.is_empty() {
+        out.push_str(&memory_table(&m));
+    }
+    out
+}
+
+/// One relative table per comparison and workload of the throughput records
+/// `t`, in the order they first come.
+fn comparison_tables(t: &[&ResultRecord]) -> String {
+    let mut out = String::new();
     let mut groups: Vec<(String, String)> = Vec::new();
-    for r in &t {
+    for r in t {
         let k = (
             param(r, "comparison").unwrap_or("?").to_string(),
             param(r, "workload").unwrap_or("?").to_string(),
@@ -64,6 +76,13 @@ pub fn render_placement(rs: &[ResultRecord]) -> String {
         }
         out.push_str(&columns_ragged(&rows, "    "));
     }
+    out
+}
+
+/// Seed 000's published reference, from the first throughput record that
+/// carries it (empty without).
+fn seed_reference_table(t: &[&ResultRecord]) -> String {
+    let mut out = String::new();
     if let Some(reference) = t
         .iter()
         .find_map(|r| r.data_as::<SetThroughputData>()?.seed_reference)
@@ -88,25 +107,29 @@ pub fn render_placement(rs: &[ResultRecord]) -> String {
             out.push_str(&columns_ragged(&tr, "    "));
         }
     }
-    if !m.is_empty() {
-        let _ = writeln!(out, "  memory placement (pointer chase, ns per load)");
-        let mut rows = Vec::new();
-        for r in m {
-            let name = param(r, "memory").unwrap_or("?").to_string();
-            match r.value {
-                Some(v) => rows.push(vec![
-                    name,
-                    r.data_as::<MemoryPlacementData>()
-                        .and_then(|d| d.policy)
-                        .unwrap_or_default(),
-                    format!("{} ns", fmt_num(v)),
-                    r.notes.last().cloned().unwrap_or_default(),
-                ]),
-                None => rows.push(vec![name, na(r)]),
-            }
+    out
+}
+
+/// The memory placements' chase latencies `m`, one row each.
+fn memory_table(m: &[&ResultRecord]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "  memory placement (pointer chase, ns per load)");
+    let mut rows = Vec::new();
+    for r in m {
+        let name = param(r, "memory").unwrap_or("?").to_string();
+        match r.value {
+            Some(v) => rows.push(vec![
+                name,
+                r.data_as::<MemoryPlacementData>()
+                    .and_then(|d| d.policy)
+                    .unwrap_or_default(),
+                format!("{} ns", fmt_num(v)),
+                r.notes.last().cloned().unwrap_or_default(),
+            ]),
+            None => rows.push(vec![name, na(r)]),
         }
-        out.push_str(&columns_ragged(&rows, "    "));
     }
+    out.push_str(&columns_ragged(&rows, "    "));
     out
 }
 

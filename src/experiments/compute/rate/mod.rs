@@ -200,6 +200,27 @@ fn pages_per_node(
     }
 }
 
+/// At least one copy, and no more copies than `usable` CPUs.
+fn check_copies(copies: usize, usable: usize) -> Result<()> {
+    if copies == 0 {
+        bail!("--copies must be at least 1");
+    }
+    if copies > usable {
+        bail!("{copies} copies need {copies} usable CPUs; {usable} are usable");
+    }
+    Ok(())
+}
+
+/// Each copy's array as its address and length in `i32`s.
+fn array_ptrs(bufs: &mut [Buffer]) -> Vec<ArrayPtr> {
+    bufs.iter_mut()
+        .map(|b| ArrayPtr {
+            addr: b.as_mut_ptr() as usize,
+            ints: b.len() / 4,
+        })
+        .collect()
+}
+
 /// Run `copies` copies on the first `copies` CPUs of `order`, `rounds` times.
 /// `work` is the per-copy iteration count for in-process workloads.
 #[allow(clippy::too_many_arguments)]
@@ -213,15 +234,7 @@ pub fn measure_rate(
     stop: &AtomicBool,
     mem: Option<(&MemPlacement, &CpuSet)>,
 ) -> Result<RateRun> {
-    if copies == 0 {
-        bail!("--copies must be at least 1");
-    }
-    if copies > order.len() {
-        bail!(
-            "{copies} copies need {copies} usable CPUs; {} are usable",
-            order.len()
-        );
-    }
+    check_copies(copies, order.len())?;
     let cpus: Vec<usize> = order[..copies].to_vec();
     let policy = mem.and_then(|(m, nodes)| m.policy(nodes));
     let mut run = RateRun {
@@ -251,13 +264,7 @@ pub fn measure_rate(
             bufs = mem_arrays(*m, &cpus, policy.as_ref())?;
             run.pages = Some(pages_per_node(&bufs));
         }
-        let arrays: Vec<ArrayPtr> = bufs
-            .iter_mut()
-            .map(|b| ArrayPtr {
-                addr: b.as_mut_ptr() as usize,
-                ints: b.len() / 4,
-            })
-            .collect();
+        let arrays = array_ptrs(&mut bufs);
         let body = |index: usize, iters: u64, seed: u64| {
             let arr = arrays.get(index).map(|a| {
                 // SAFETY: array `index` belongs to team thread `index` alone
@@ -628,12 +635,7 @@ impl WithParams for Rate {
             Some(calibrate_work(w, order[0], p.calibrate)?)
         };
         let mut runs = Vec::new();
-        let placements: Vec<Option<MemPlacement>> = if p.mem.is_empty() {
-            vec![None]
-        } else {
-            p.mem.iter().cloned().map(Some).collect()
-        };
-        for m in &placements {
+        for m in &p.placements() {
             for (label, n) in &p.copies {
                 if let Some(why) = refused(*n) {
                     out(refused_record(w, label, &why))?;
@@ -670,14 +672,7 @@ impl WithParams for Rate {
             out(r)?;
         }
         if no_smt {
-            out(ResultRecord::unavailable(
-                JOBS_PER_HOUR.experiment,
-                JOBS_PER_HOUR.metric,
-                "jobs/h",
-                "no SMT among the usable CPUs: all logical CPUs = one copy per core",
-            )
-            .with_param("workload", w.key())
-            .with_param("copies", "all"))?;
+            out(no_smt_record(w))?;
         }
         if let Some(st) = &p.mem_study {
             run_mem_study(ctx, st, &order, &nodes, p.rounds, out)?;
@@ -699,6 +694,19 @@ fn mem_copies_refused(w: &RateWorkload, n: usize) -> Option<String> {
         (*m as usize).saturating_mul(MIB).saturating_mul(n),
     )
     .err()
+}
+
+/// The not-available record of all logical CPUs where they are one copy per
+/// core (no SMT).
+fn no_smt_record(w: &RateWorkload) -> ResultRecord {
+    ResultRecord::unavailable(
+        JOBS_PER_HOUR.experiment,
+        JOBS_PER_HOUR.metric,
+        "jobs/h",
+        "no SMT among the usable CPUs: all logical CPUs = one copy per core",
+    )
+    .with_param("workload", w.key())
+    .with_param("copies", "all")
 }
 
 /// The not-available record of a copy count refused for memory.
@@ -836,6 +844,16 @@ pub struct Params {
 }
 
 impl Params {
+    /// The memory placements every copy count runs under (None: the default
+    /// policy, no `mem` param).
+    fn placements(&self) -> Vec<Option<MemPlacement>> {
+        if self.mem.is_empty() {
+            vec![None]
+        } else {
+            self.mem.iter().cloned().map(Some).collect()
+        }
+    }
+
     /// What `run` measures: the default workload at 1, one per core and all,
     /// and the memory-placement comparison where there are memory nodes.
     pub fn defaults(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> Params {

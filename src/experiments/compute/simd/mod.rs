@@ -710,19 +710,30 @@ fn throughput_point(
     let measured = rec.value.is_some();
     out(rec)?;
     if measured {
-        for r in counted_figures(
-            (IPC, GHZ),
-            &[
-                ("variant", json!(v.name())),
-                ("threads", json!(p.label.as_str())),
-            ],
-            &windows,
-            false,
-        ) {
-            out(r)?;
-        }
+        counted_point_records(out, v, p, &windows)?;
     }
     Ok(point)
+}
+
+/// Step 2 of `run_study`: the counted IPC and GHz of variant `v` at point `p`.
+fn counted_point_records(
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    v: Variant,
+    p: &Point,
+    windows: &[Counted],
+) -> Result<()> {
+    for r in counted_figures(
+        (IPC, GHZ),
+        &[
+            ("variant", json!(v.name())),
+            ("threads", json!(p.label.as_str())),
+        ],
+        windows,
+        false,
+    ) {
+        out(r)?;
+    }
+    Ok(())
 }
 
 /// Step 3 of `run_study`: each variant's per-thread efficiency at each point

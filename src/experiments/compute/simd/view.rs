@@ -81,96 +81,103 @@ fn is_wide(s: &str) -> bool {
     WIDE_SIMD.iter().any(|w| l.contains(w))
 }
 
+/// Below this yield (every hardware thread over one thread per core), a
+/// second hardware thread adds little.
+const LOW_YIELD: f64 = 1.15;
+
 /// A second hardware thread adds little to wide-SIMD throughput (< 15%).
 pub fn smt_yield_wide_simd(run: &Run) -> Vec<Finding> {
-    const LOW: f64 = 1.15;
-    let mut out = Vec::new();
     // (a) Explicit yields: metric mentions smt and yield/gain/scaling, unit "x" (ratio) or "%" (gain).
-    for r in &run.results {
-        let m = r.metric.to_ascii_lowercase();
-        if !(m.contains("smt") && (m.contains("yield") || m.contains("gain") || m.contains("scal")))
-        {
-            continue;
-        }
-        let (Some(v), Some(isa)) = (r.value, simd_of(r)) else {
-            continue;
-        };
-        if !is_wide(&isa) {
-            continue;
-        }
-        // "x"/"ratio": all threads over one per core; "%": the gain;
-        // "cores": what each extra hardware thread adds, as a fraction of a core.
-        let y = match r.unit.as_str() {
-            "x" | "ratio" | "×" => v,
-            "%" => 1.0 + v / 100.0,
-            "cores" => 1.0 + v,
-            _ => continue,
-        };
-        if y >= LOW {
-            continue;
-        }
-        out.push(smt_finding(
-            &isa,
-            y,
-            vec![ev(
-                format!("SMT yield for {isa} ({})", r.metric),
-                format!("{} {}", fmt_num(v), r.unit),
-                from_result(r),
-            )],
-            &[r],
-        ));
-    }
+    let out: Vec<Finding> = run.results.iter().filter_map(explicit_yield).collect();
     if !out.is_empty() {
         return out;
     }
     // (b) Throughput with one thread per core vs all hardware threads, same other params.
-    for a in &run.results {
-        if !a.higher_is_better || !has(a, "threads", "per_core") {
-            continue;
-        }
-        let (Some(va), Some(isa)) = (a.value, simd_of(a)) else {
-            continue;
-        };
-        if !is_wide(&isa) {
-            continue;
-        }
-        let mut want = a.params.clone();
-        want.insert("threads".into(), Value::from("all"));
-        let Some(b) = run.results.iter().find(|b| {
-            b.experiment == a.experiment
-                && b.metric == a.metric
-                && b.unit == a.unit
-                && b.params == want
-        }) else {
-            continue;
-        };
-        let Some(vb) = b.value else { continue };
-        if va <= 0.0 {
-            continue;
-        }
-        let y = vb / va;
-        if y >= LOW {
-            continue;
-        }
-        out.push(smt_finding(
-            &isa,
-            y,
-            vec![
-                ev(
-                    format!("{} ({isa}), one thread per core", a.metric),
-                    format!("{} {}", fmt_num(va), a.unit),
-                    from_result(a),
-                ),
-                ev(
-                    format!("{} ({isa}), every hardware thread", b.metric),
-                    format!("{} {}", fmt_num(vb), b.unit),
-                    from_result(b),
-                ),
-            ],
-            &[a, b],
-        ));
+    run.results
+        .iter()
+        .filter_map(|a| per_core_against_all(run, a))
+        .collect()
+}
+
+/// The finding of an explicit SMT yield record `r` of a wide SIMD kind below
+/// [`LOW_YIELD`].
+fn explicit_yield(r: &ResultRecord) -> Option<Finding> {
+    let m = r.metric.to_ascii_lowercase();
+    if !(m.contains("smt") && (m.contains("yield") || m.contains("gain") || m.contains("scal"))) {
+        return None;
     }
-    out
+    let (Some(v), Some(isa)) = (r.value, simd_of(r)) else {
+        return None;
+    };
+    if !is_wide(&isa) {
+        return None;
+    }
+    // "x"/"ratio": all threads over one per core; "%": the gain;
+    // "cores": what each extra hardware thread adds, as a fraction of a core.
+    let y = match r.unit.as_str() {
+        "x" | "ratio" | "×" => v,
+        "%" => 1.0 + v / 100.0,
+        "cores" => 1.0 + v,
+        _ => return None,
+    };
+    if y >= LOW_YIELD {
+        return None;
+    }
+    Some(smt_finding(
+        &isa,
+        y,
+        vec![ev(
+            format!("SMT yield for {isa} ({})", r.metric),
+            format!("{} {}", fmt_num(v), r.unit),
+            from_result(r),
+        )],
+        &[r],
+    ))
+}
+
+/// The finding of a wide SIMD throughput `a` with one thread per core whose
+/// twin with every hardware thread (same other params) gains less than
+/// [`LOW_YIELD`].
+fn per_core_against_all(run: &Run, a: &ResultRecord) -> Option<Finding> {
+    if !a.higher_is_better || !has(a, "threads", "per_core") {
+        return None;
+    }
+    let (Some(va), Some(isa)) = (a.value, simd_of(a)) else {
+        return None;
+    };
+    if !is_wide(&isa) {
+        return None;
+    }
+    let mut want = a.params.clone();
+    want.insert("threads".into(), Value::from("all"));
+    let b = run.results.iter().find(|b| {
+        b.experiment == a.experiment && b.metric == a.metric && b.unit == a.unit && b.params == want
+    })?;
+    let vb = b.value?;
+    if va <= 0.0 {
+        return None;
+    }
+    let y = vb / va;
+    if y >= LOW_YIELD {
+        return None;
+    }
+    Some(smt_finding(
+        &isa,
+        y,
+        vec![
+            ev(
+                format!("{} ({isa}), one thread per core", a.metric),
+                format!("{} {}", fmt_num(va), a.unit),
+                from_result(a),
+            ),
+            ev(
+                format!("{} ({isa}), every hardware thread", b.metric),
+                format!("{} {}", fmt_num(vb), b.unit),
+                from_result(b),
+            ),
+        ],
+        &[a, b],
+    ))
 }
 
 fn smt_finding(isa: &str, y: f64, evidence: Vec<Evidence>, recs: &[&ResultRecord]) -> Finding {

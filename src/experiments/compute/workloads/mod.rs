@@ -168,6 +168,27 @@ fn bc_record(
     if let Some(n) = size_note {
         rec = rec.with_note(&n);
     }
+    rec = with_published_times(rec, cpu_med, &mut data);
+    let figures = counted_figures(
+        (IPC, GHZ),
+        &[("workload", json!(id.metric)), (param.0, json!(param.1))],
+        &windows,
+        true,
+    );
+    rec = rec
+        .with_payload(&data)
+        .with_counters(counted::to_value(&windows));
+    Ok((rec, figures))
+}
+
+/// A bc record against the seeds' published times of the same workload: a
+/// note per published machine, and the comparison (by wall and by CPU time,
+/// `cpu_med`) in `data`.
+fn with_published_times(
+    mut rec: ResultRecord,
+    cpu_med: Option<f64>,
+    data: &mut BcData,
+) -> ResultRecord {
     if let Some(v) = rec.value {
         if let Some(mut c) = compare_times(&rec, v) {
             let compared = c.rows.iter_mut().flatten().filter_map(|r| match r {
@@ -186,16 +207,7 @@ fn bc_record(
             data.published = Some(c);
         }
     }
-    let figures = counted_figures(
-        (IPC, GHZ),
-        &[("workload", json!(id.metric)), (param.0, json!(param.1))],
-        &windows,
-        true,
-    );
-    rec = rec
-        .with_payload(&data)
-        .with_counters(counted::to_value(&windows));
-    Ok((rec, figures))
+    rec
 }
 
 /// Add the fields of `extra` (an object) to `data` (an object).
@@ -492,13 +504,9 @@ fn openssl_record(
 
 fn run_openssl(ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
     let Some(openssl) = find_in_path("openssl") else {
-        out(ResultRecord::unavailable(
-            OPENSSL_AES.experiment,
-            OPENSSL_AES.metric,
-            "MB/s",
+        out(openssl_unavailable(
             "openssl not installed (not found in PATH)",
-        )
-        .with_param("copies", "1"))?;
+        ))?;
         return Ok(());
     };
     let secs = openssl_seconds(ctx.profile);
@@ -513,13 +521,7 @@ fn run_openssl(ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>
     let (choice, r, c1) = match openssl_first(&openssl, secs, &one, timeout, ctx.stop) {
         Ok(x) => x,
         Err(e) => {
-            out(ResultRecord::unavailable(
-                OPENSSL_AES.experiment,
-                OPENSSL_AES.metric,
-                "MB/s",
-                &format!("{e:#}"),
-            )
-            .with_param("copies", "1"))?;
+            out(openssl_unavailable(&format!("{e:#}")))?;
             return Ok(());
         }
     };
@@ -552,44 +554,88 @@ fn run_openssl(ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>
         out(f)?;
     }
     let points = openssl_points(ctx, &choice, &one, &per_core, out)?;
+    let speed = OpensslSpeed {
+        openssl: &openssl,
+        choice: &choice,
+        secs,
+        timeout,
+        size_note: size_note.as_ref(),
+    };
     for (label, cpus) in points {
         for &bytes in sizes {
             if label == "1" && bytes == MAIN_BLOCK_BYTES {
                 continue; // measured first, above
             }
-            let multi = (label != "1").then_some(cpus.len());
-            (ctx.step)(&format!(
-                "openssl speed{} -bytes {bytes}",
-                multi.map(|n| format!(" -multi {n}")).unwrap_or_default()
-            ));
-            let cmd = openssl_cmd(&openssl, &choice, secs, multi, bytes);
-            let rec = run_counted(&cmd, Some(&cpus), true, timeout, ctx.stop)
-                .and_then(|(r, c)| check_exit(&cmd, &r).map(|_| (r, c)))
-                .map(|(r, c)| {
-                    let (mut rec, figs) = openssl_record(
-                        &choice,
-                        &cmd,
-                        cpus.len(),
-                        &label,
-                        &cpus,
-                        bytes,
-                        parse_speed_mr(&r.stdout),
-                        c,
-                    );
-                    if let Some(n) = size_note.as_ref().filter(|_| bytes == MAIN_BLOCK_BYTES) {
-                        rec = rec.with_note(n);
-                    }
-                    (rec, figs)
-                });
-            emit(out, rec, |e| {
-                ResultRecord::unavailable(OPENSSL_AES.experiment, OPENSSL_AES.metric, "MB/s", &e)
-                    .with_param("alg", choice.algorithm.as_str())
-                    .with_param("copies", label.as_str())
-                    .with_param("bytes", bytes)
-            })?;
+            openssl_at(ctx, out, &speed, &label, &cpus, bytes)?;
         }
     }
     Ok(())
+}
+
+/// The [`OPENSSL_AES`] record of one copy when openssl could not run, with why.
+fn openssl_unavailable(why: &str) -> ResultRecord {
+    ResultRecord::unavailable(OPENSSL_AES.experiment, OPENSSL_AES.metric, "MB/s", why)
+        .with_param("copies", "1")
+}
+
+/// What every `openssl speed` run after the first shares.
+struct OpensslSpeed<'a> {
+    openssl: &'a Path,
+    choice: &'a AesChoice,
+    /// Seconds per run (`-seconds`).
+    secs: u32,
+    timeout: Duration,
+    /// The profile's note on block sizes, for the main block size's records.
+    size_note: Option<&'a String>,
+}
+
+/// `openssl speed` at one point (`label`: `1` or a process count, on `cpus`)
+/// and block size `bytes`: its record and figures, or why not.
+fn openssl_at(
+    ctx: &mut ExpCtx,
+    out: &mut dyn FnMut(ResultRecord) -> Result<()>,
+    speed: &OpensslSpeed,
+    label: &str,
+    cpus: &CpuSet,
+    bytes: u32,
+) -> Result<()> {
+    let OpensslSpeed {
+        openssl,
+        choice,
+        secs,
+        timeout,
+        size_note,
+    } = *speed;
+    let multi = (label != "1").then_some(cpus.len());
+    (ctx.step)(&format!(
+        "openssl speed{} -bytes {bytes}",
+        multi.map(|n| format!(" -multi {n}")).unwrap_or_default()
+    ));
+    let cmd = openssl_cmd(openssl, choice, secs, multi, bytes);
+    let rec = run_counted(&cmd, Some(cpus), true, timeout, ctx.stop)
+        .and_then(|(r, c)| check_exit(&cmd, &r).map(|_| (r, c)))
+        .map(|(r, c)| {
+            let (mut rec, figs) = openssl_record(
+                choice,
+                &cmd,
+                cpus.len(),
+                label,
+                cpus,
+                bytes,
+                parse_speed_mr(&r.stdout),
+                c,
+            );
+            if let Some(n) = size_note.filter(|_| bytes == MAIN_BLOCK_BYTES) {
+                rec = rec.with_note(n);
+            }
+            (rec, figs)
+        });
+    emit(out, rec, |e| {
+        ResultRecord::unavailable(OPENSSL_AES.experiment, OPENSSL_AES.metric, "MB/s", &e)
+            .with_param("alg", choice.algorithm.as_str())
+            .with_param("copies", label)
+            .with_param("bytes", bytes)
+    })
 }
 
 /// The note for profiles that run the main block size only (None when all

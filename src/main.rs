@@ -262,22 +262,7 @@ fn main() {
     // output pipe closes finishes and stores its run; the closed pipe then
     // ends the command quietly (below), as SIGPIPE ends other Unix tools.
     // Children get the default disposition back (std::process::Command).
-    std::panic::set_hook(Box::new(|p| {
-        let msg = p
-            .payload()
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| p.payload().downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown".into());
-        let loc = p.location().map(|l| format!(" at {l}")).unwrap_or_default();
-        cpuscope::base::output::err_line(&format!(
-            "cpuscope: internal error: {}{loc}",
-            msg.replace('\n', " ")
-        ));
-        // Put back any machine switch (simd --smt/--turbo) before unwinding,
-        // in case nothing unwinds to the guard that holds it.
-        cpuscope::placement::machine_state::restore_registered();
-    }));
+    report_panics_in_one_line();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => usage_error(e),
@@ -298,35 +283,7 @@ fn main() {
         sysroot: cli.sysroot,
         store,
     };
-    let result = match &cli.command {
-        Command::Info(a) => app::info::run(&ctx, a),
-        Command::Record(a) => app::record::run(&ctx, a),
-        Command::NumaMaps(a) => app::numa_maps::run(&ctx, a),
-        Command::Run(a) => app::run::run(&ctx, a),
-        Command::Simd(a) => app::simd::run(&ctx, a),
-        Command::Rate(a) => app::rate::run(&ctx, a),
-        Command::Placement(a) => app::placement::run(&ctx, a),
-        Command::C2c(a) => app::c2c::run(&ctx, a),
-        Command::Sync(a) => app::sync::run(&ctx, a),
-        Command::Softirq(a) => app::softirq::run(&ctx, a),
-        Command::Stat(a) => app::stat::run(&ctx, a),
-        Command::Latency(a) => app::latency::run(&ctx, a),
-        Command::Bandwidth(a) => app::bandwidth::run(&ctx, a),
-        Command::NumaMatrix(a) => app::numa_matrix::run(&ctx, a),
-        Command::LoadedLatency(a) => app::loaded_latency::run(&ctx, a),
-        Command::Tune(a) => app::tune::run(&ctx, a),
-        Command::Runs(a) => app::store_cmds::runs(&ctx, a),
-        Command::Show(a) => app::store_cmds::show(&ctx, a),
-        Command::Export(a) => app::store_cmds::export(&ctx, a),
-        Command::Import(a) => app::store_cmds::import(&ctx, a),
-        Command::Delete(a) => app::store_cmds::delete(&ctx, a),
-        Command::Compare(a) => app::compare::run(&ctx, a),
-        Command::Fleet(a) => app::fleet::run(&ctx, a),
-        Command::Published(a) => app::compare::published(&ctx, a),
-        Command::Uarch(a) => app::uarch::run(&ctx, a),
-        Command::Completions(a) => completions(a),
-        Command::Manpage(a) => manpage(a),
-    };
+    let result = dispatch(&ctx, &cli.command);
     match result {
         Ok(code) => std::process::exit(code),
         Err(e) if e.is::<cpuscope::base::output::ClosedPipe>() => {
@@ -340,5 +297,59 @@ fn main() {
             cpuscope::base::output::err_line(&format!("cpuscope: error: {msg}"));
             std::process::exit(1);
         }
+    }
+}
+
+/// A panic as one line on stderr (its message and where), after putting
+/// back any machine switch.
+fn report_panics_in_one_line() {
+    std::panic::set_hook(Box::new(|p| {
+        let msg = p
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown".into());
+        let loc = p.location().map(|l| format!(" at {l}")).unwrap_or_default();
+        cpuscope::base::output::err_line(&format!(
+            "cpuscope: internal error: {}{loc}",
+            msg.replace('\n', " ")
+        ));
+        // Put back any machine switch (simd --smt/--turbo) before unwinding,
+        // in case nothing unwinds to the guard that holds it.
+        cpuscope::placement::machine_state::restore_registered();
+    }));
+}
+
+/// Run the sub-command; its exit code, or the error to print.
+fn dispatch(ctx: &Context, command: &Command) -> anyhow::Result<i32> {
+    match command {
+        Command::Info(a) => app::info::run(ctx, a),
+        Command::Record(a) => app::record::run(ctx, a),
+        Command::NumaMaps(a) => app::numa_maps::run(ctx, a),
+        Command::Run(a) => app::run::run(ctx, a),
+        Command::Simd(a) => app::simd::run(ctx, a),
+        Command::Rate(a) => app::rate::run(ctx, a),
+        Command::Placement(a) => app::placement::run(ctx, a),
+        Command::C2c(a) => app::c2c::run(ctx, a),
+        Command::Sync(a) => app::sync::run(ctx, a),
+        Command::Softirq(a) => app::softirq::run(ctx, a),
+        Command::Stat(a) => app::stat::run(ctx, a),
+        Command::Latency(a) => app::latency::run(ctx, a),
+        Command::Bandwidth(a) => app::bandwidth::run(ctx, a),
+        Command::NumaMatrix(a) => app::numa_matrix::run(ctx, a),
+        Command::LoadedLatency(a) => app::loaded_latency::run(ctx, a),
+        Command::Tune(a) => app::tune::run(ctx, a),
+        Command::Runs(a) => app::store_cmds::runs(ctx, a),
+        Command::Show(a) => app::store_cmds::show(ctx, a),
+        Command::Export(a) => app::store_cmds::export(ctx, a),
+        Command::Import(a) => app::store_cmds::import(ctx, a),
+        Command::Delete(a) => app::store_cmds::delete(ctx, a),
+        Command::Compare(a) => app::compare::run(ctx, a),
+        Command::Fleet(a) => app::fleet::run(ctx, a),
+        Command::Published(a) => app::compare::published(ctx, a),
+        Command::Uarch(a) => app::uarch::run(ctx, a),
+        Command::Completions(a) => completions(a),
+        Command::Manpage(a) => manpage(a),
     }
 }

@@ -2,11 +2,11 @@
 //! summary, write the HTML report.
 
 use super::args::{formats, OutputArgs, Progress};
-use super::session::Session;
+use super::session::{Finished, Session};
 use super::Context;
 use crate::base::output::Output;
 use crate::experiments;
-use crate::experiments::experiment::Profile;
+use crate::experiments::experiment::{Experiment, Profile};
 use anyhow::Result;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -71,25 +71,11 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
         .collect();
     let total: f64 = estimates.iter().sum();
     if args.list {
-        for (e, secs) in selected.iter().zip(&estimates) {
-            outln!("{:<14} ~{:>5.1} s  {}", e.name(), secs, e.title());
-        }
-        outln!(
-            "{:<14} ~{:>5.1} s  (profile {})",
-            "total",
-            total,
-            args.profile.as_str()
-        );
+        print_list(&selected, &estimates, total, args.profile)?;
         return Ok(0);
     }
 
-    s.set_option("only", json!(args.only));
-    s.set_option("skip", json!(args.skip));
-    s.set_tags(args.tag.clone())?;
-    if let Some(label) = &args.host_label {
-        s.set_host(label)?;
-    }
-    s.store_in(ctx)?;
+    label_and_store(&mut s, ctx, args)?;
 
     let sentinel_cpu = s.cpus.first();
     let clock_start =
@@ -127,29 +113,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
     let html_written = write_html(ctx, &html, run, done.store.is_some());
     let html_path = html_written.as_ref().ok().cloned().flatten();
 
-    let printed = (|| -> Result<()> {
-        if args.formats.json {
-            super::print_json(run)?;
-        } else {
-            let html = html_path.as_ref().map(|p| p.display().to_string());
-            let style = crate::report::verdict::Style::for_stdout();
-            out!(
-                "{}",
-                crate::report::verdict::render(run, html.as_deref(), &style)
-            );
-            if done.lost.is_none() {
-                outln!(
-                    "stored as {} in {}",
-                    run.id,
-                    crate::base::fmt::for_terminal(&store)
-                );
-            }
-            for f in &failed {
-                outln!("failed: {f}");
-            }
-        }
-        Ok(())
-    })();
+    let printed = print_outcome(args, &done, html_path.as_deref(), &store, &failed);
     done.report_lost();
     if let Err(e) = printed {
         if e.is::<crate::base::output::ClosedPipe>() || done.lost.is_some() {
@@ -159,6 +123,69 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
     }
     html_written?;
     Ok(done.exit_code())
+}
+
+/// `--list`: each experiment selected with its estimated time, and the total.
+fn print_list(
+    selected: &[&dyn Experiment],
+    estimates: &[f64],
+    total: f64,
+    profile: Profile,
+) -> Result<()> {
+    for (e, secs) in selected.iter().zip(estimates) {
+        outln!("{:<14} ~{:>5.1} s  {}", e.name(), secs, e.title());
+    }
+    outln!(
+        "{:<14} ~{:>5.1} s  (profile {})",
+        "total",
+        total,
+        profile.as_str()
+    );
+    Ok(())
+}
+
+/// The run's options, tags and host label, and the store it goes to.
+fn label_and_store(s: &mut Session, ctx: &Context, args: &RunArgs) -> Result<()> {
+    s.set_option("only", json!(args.only));
+    s.set_option("skip", json!(args.skip));
+    s.set_tags(args.tag.clone())?;
+    if let Some(label) = &args.host_label {
+        s.set_host(label)?;
+    }
+    s.store_in(ctx)
+}
+
+/// The finished run on stdout: the JSON document, or the verdict, where it
+/// is stored and the experiments that failed.
+fn print_outcome(
+    args: &RunArgs,
+    done: &Finished,
+    html_path: Option<&Path>,
+    store: &str,
+    failed: &[String],
+) -> Result<()> {
+    let run = &done.run;
+    if args.formats.json {
+        super::print_json(run)?;
+    } else {
+        let html = html_path.map(|p| p.display().to_string());
+        let style = crate::report::verdict::Style::for_stdout();
+        out!(
+            "{}",
+            crate::report::verdict::render(run, html.as_deref(), &style)
+        );
+        if done.lost.is_none() {
+            outln!(
+                "stored as {} in {}",
+                run.id,
+                crate::base::fmt::for_terminal(store)
+            );
+        }
+        for f in failed {
+            outln!("failed: {f}");
+        }
+    }
+    Ok(())
 }
 
 /// Where the HTML report of `run` or `tune` goes, decided before measuring.

@@ -20,7 +20,7 @@ use crate::experiments::tune::text as tune_text;
 use crate::machine;
 use anyhow::{bail, Result};
 use serde_json::json;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 #[derive(clap::Args, Debug)]
@@ -300,16 +300,7 @@ pub fn run(ctx: &Context, a: &TuneArgs) -> Result<i32> {
         bail!("{}", e.message);
     }
     if a.dry_run {
-        // Nothing runs: a recorded machine (--sysroot) will do.
-        let m = machine::discover(&ctx.sysroot()?)?;
-        let cpus = session::choose_cpus(&m, a.cpus.as_deref())?;
-        let p = params_of(a, &m, &cpus)?;
-        if a.formats.json {
-            super::print_json(&tune::plan_json(&p))?;
-        } else {
-            out!("{}", tune_text::render_plan(&p));
-        }
-        return Ok(0);
+        return dry_run(ctx, a);
     }
     // Every path written is checked before anything is measured.
     let html = super::run::HtmlReport::plan(
@@ -343,30 +334,7 @@ pub fn run(ctx: &Context, a: &TuneArgs) -> Result<i32> {
     let html_path = super::run::write_html(ctx, &html, run, done.store.is_some());
     done.report_lost();
     let html_path = html_path?;
-    if a.formats.json {
-        super::print_json(run)?;
-    } else {
-        out!("{}", tune_text::render(run));
-        if let Some(st) = done.store.as_ref() {
-            outln!(
-                "stored as {} in {}",
-                run.id,
-                crate::base::fmt::for_terminal(&st.location())
-            );
-        }
-        if let Some(p) = &html_path {
-            outln!(
-                "HTML report: {}",
-                crate::base::fmt::for_terminal(&p.display().to_string())
-            );
-        }
-        if done.interrupted {
-            outln!(
-                "interrupted ({}): the figures above are what finished",
-                crate::base::stop::cause()
-            );
-        }
-    }
+    print_outcome(a, &done, html_path.as_deref())?;
     let view = TuneView::of(run);
     let all_failed = view
         .as_ref()
@@ -384,4 +352,49 @@ pub fn run(ctx: &Context, a: &TuneArgs) -> Result<i32> {
     } else {
         0
     })
+}
+
+/// `--dry-run`: the plan and the command lines, nothing run.
+fn dry_run(ctx: &Context, a: &TuneArgs) -> Result<i32> {
+    // Nothing runs: a recorded machine (--sysroot) will do.
+    let m = machine::discover(&ctx.sysroot()?)?;
+    let cpus = session::choose_cpus(&m, a.cpus.as_deref())?;
+    let p = params_of(a, &m, &cpus)?;
+    if a.formats.json {
+        super::print_json(&tune::plan_json(&p))?;
+    } else {
+        out!("{}", tune_text::render_plan(&p));
+    }
+    Ok(0)
+}
+
+/// The finished study on stdout: the JSON document, or the ranking, where it
+/// is stored, the HTML report and whether it was interrupted.
+fn print_outcome(a: &TuneArgs, done: &session::Finished, html_path: Option<&Path>) -> Result<()> {
+    let run = &done.run;
+    if a.formats.json {
+        super::print_json(run)?;
+    } else {
+        out!("{}", tune_text::render(run));
+        if let Some(st) = done.store.as_ref() {
+            outln!(
+                "stored as {} in {}",
+                run.id,
+                crate::base::fmt::for_terminal(&st.location())
+            );
+        }
+        if let Some(p) = html_path {
+            outln!(
+                "HTML report: {}",
+                crate::base::fmt::for_terminal(&p.display().to_string())
+            );
+        }
+        if done.interrupted {
+            outln!(
+                "interrupted ({}): the figures above are what finished",
+                crate::base::stop::cause()
+            );
+        }
+    }
+    Ok(())
 }

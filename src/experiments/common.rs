@@ -576,49 +576,11 @@ pub fn huge_buffer(
                     },
                 ));
             }
-            let why = rep
-                .note
-                .clone()
-                .unwrap_or_else(|| format!("{:?}", rep.kind));
-            // Try hugetlbfs; fall back to the partial THP buffer.
-            let opts_h = BufferOptions {
-                pages: PageRequest::HugeTlb,
-                policy,
-                touch: crate::placement::buffer::Touch::No,
-            };
-            return match Buffer::new(bytes, &opts_h) {
-                Ok(h) => {
-                    touch(&h)?;
-                    let r = h.page_report();
-                    drop(b);
-                    Ok((
-                        h,
-                        HugeOutcome {
-                            report: r,
-                            mechanism: "hugetlbfs",
-                            note: Some(format!("THP incomplete ({why}); used hugetlbfs")),
-                        },
-                    ))
-                }
-                Err(e) => Ok((
-                    b,
-                    HugeOutcome {
-                        report: rep,
-                        mechanism: "thp",
-                        note: Some(format!(
-                            "THP incomplete ({why}) and hugetlbfs unavailable ({e:#}): figures mix page sizes"
-                        )),
-                    },
-                )),
-            };
+            return thp_incomplete(b, rep, bytes, policy, &touch);
         }
         Err(e) => e,
     };
-    let opts_h = BufferOptions {
-        pages: PageRequest::HugeTlb,
-        policy,
-        touch: crate::placement::buffer::Touch::No,
-    };
+    let opts_h = hugetlb_options(policy);
     match Buffer::new(bytes, &opts_h) {
         Ok(h) => {
             touch(&h)?;
@@ -633,6 +595,57 @@ pub fn huge_buffer(
             ))
         }
         Err(e) => bail!("2 MiB pages not available: THP: {thp_err:#}; hugetlbfs: {e:#}"),
+    }
+}
+
+/// Options of a hugetlbfs buffer of [`huge_buffer`] (touched afterwards).
+fn hugetlb_options(policy: Option<MemPolicy>) -> BufferOptions {
+    BufferOptions {
+        pages: PageRequest::HugeTlb,
+        policy,
+        touch: crate::placement::buffer::Touch::No,
+    }
+}
+
+/// Step of [`huge_buffer`]: THP buffer `b` (page report `rep`) got base
+/// pages for part of it. Try hugetlbfs; fall back to the partial THP buffer.
+fn thp_incomplete(
+    b: Buffer,
+    rep: PageReport,
+    bytes: usize,
+    policy: Option<MemPolicy>,
+    touch: &impl Fn(&Buffer) -> Result<()>,
+) -> Result<(Buffer, HugeOutcome)> {
+    let why = rep
+        .note
+        .clone()
+        .unwrap_or_else(|| format!("{:?}", rep.kind));
+    // Try hugetlbfs; fall back to the partial THP buffer.
+    let opts_h = hugetlb_options(policy);
+    match Buffer::new(bytes, &opts_h) {
+        Ok(h) => {
+            touch(&h)?;
+            let r = h.page_report();
+            drop(b);
+            Ok((
+                h,
+                HugeOutcome {
+                    report: r,
+                    mechanism: "hugetlbfs",
+                    note: Some(format!("THP incomplete ({why}); used hugetlbfs")),
+                },
+            ))
+        }
+        Err(e) => Ok((
+            b,
+            HugeOutcome {
+                report: rep,
+                mechanism: "thp",
+                note: Some(format!(
+                    "THP incomplete ({why}) and hugetlbfs unavailable ({e:#}): figures mix page sizes"
+                )),
+            },
+        )),
     }
 }
 

@@ -153,49 +153,21 @@ pub fn run_matrix(
         }
         let roles = round_roles(plan, round, &index, cpus.len())?;
         reset_slots(&slots);
+        let batches = Batches {
+            method,
+            rt,
+            samples,
+            warmup,
+            deadline,
+            stop,
+        };
         let res = team.run_round(|ctx| -> PairOutcome {
             let Some((s, p, initiator)) = roles[ctx.index] else {
                 return Ok(None);
             };
             let slot = &slots[s];
             if initiator {
-                let buf = pair_page(slot, ctx.cpu)?;
-                let base = buf.as_ptr();
-                // SAFETY: the page is mapped, zeroed, page-aligned and lives
-                // until the responder reported done (`release_page`).
-                let (a, b) = unsafe { pair_lines(base) };
-                let batches = Batches {
-                    method,
-                    rt,
-                    samples,
-                    warmup,
-                    deadline,
-                    stop,
-                };
-                slot.line.store(base as u64, Ordering::Release);
-                let (seq, v, mut flags, preempted, cut) = batches.ping((a, b), timer);
-                // The protocol's check: the line(s) hold what the round trips
-                // made. A pair cut short first waits for the responder's last
-                // answer, then writes ABORT for it (`k::abort`).
-                let ran = (warmup + v.len()) as u64 * rt;
-                let check = line_check(method, (a, b), slot, seq, ran, cut);
-                release_page(buf, slot);
-                if let Err((got_a, want)) = check {
-                    return Err(format!(
-                        "ping-pong check failed on CPUs {},{}: line holds {got_a}, expected {want}",
-                        plan.pairs[p].0, plan.pairs[p].1
-                    ));
-                }
-                if preempted.is_none() {
-                    flags.clear();
-                }
-                Ok(Some(PairResult {
-                    pair: p,
-                    samples: v,
-                    flags,
-                    preempted,
-                    cut,
-                }))
+                initiate(&batches, slot, ctx.cpu, plan.pairs[p], p, timer)
             } else {
                 respond(method, slot, total_rt)
             }
@@ -206,12 +178,7 @@ pub fn run_matrix(
         let res = match res {
             Ok(res) => res,
             Err(e) => {
-                stopped = Some(format!(
-                    "round {} of {} failed: {}",
-                    r + 1,
-                    plan.rounds.len(),
-                    format!("{e:#}").replace('\n', " ")
-                ));
+                stopped = Some(round_failed(plan, r, &e));
                 break;
             }
         };
@@ -234,6 +201,58 @@ pub fn run_matrix(
         adapted: pace.adapted,
         steal: None,
     })
+}
+
+/// The initiator of pair `p` (CPUs `pair`): maps the pair's page on its
+/// own CPU, times the batches and checks the line(s) afterwards.
+fn initiate(
+    batches: &Batches,
+    slot: &Slot,
+    cpu: usize,
+    pair: (usize, usize),
+    p: usize,
+    timer: &Timer,
+) -> PairOutcome {
+    let (method, rt, warmup) = (batches.method, batches.rt, batches.warmup);
+    let buf = pair_page(slot, cpu)?;
+    let base = buf.as_ptr();
+    // SAFETY: the page is mapped, zeroed, page-aligned and lives
+    // until the responder reported done (`release_page`).
+    let (a, b) = unsafe { pair_lines(base) };
+    slot.line.store(base as u64, Ordering::Release);
+    let (seq, v, mut flags, preempted, cut) = batches.ping((a, b), timer);
+    // The protocol's check: the line(s) hold what the round trips
+    // made. A pair cut short first waits for the responder's last
+    // answer, then writes ABORT for it (`k::abort`).
+    let ran = (warmup + v.len()) as u64 * rt;
+    let check = line_check(method, (a, b), slot, seq, ran, cut);
+    release_page(buf, slot);
+    if let Err((got_a, want)) = check {
+        return Err(format!(
+            "ping-pong check failed on CPUs {},{}: line holds {got_a}, expected {want}",
+            pair.0, pair.1
+        ));
+    }
+    if preempted.is_none() {
+        flags.clear();
+    }
+    Ok(Some(PairResult {
+        pair: p,
+        samples: v,
+        flags,
+        preempted,
+        cut,
+    }))
+}
+
+/// Why the rounds stopped at round `r` when the team failed it.
+fn round_failed(plan: &Plan, r: usize, e: &anyhow::Error) -> String {
+    format!(
+        "round {} of {} failed: {}",
+        r + 1,
+        plan.rounds.len(),
+        format!("{e:#}").replace('\n', " ")
+    )
 }
 
 /// What an initiator times: `warmup` then up to `samples` batches of `rt`
@@ -546,23 +565,72 @@ fn cut_reason(plan: &Plan, done: usize, stop: &AtomicBool, t0: Instant) -> Strin
     )
 }
 
+/// One pair's passes pooled so far.
+struct PooledPair {
+    samples: Vec<f64>,
+    preempted: Option<usize>,
+    responder_switches: Option<i64>,
+    pass_medians: Vec<f64>,
+    /// Per sample: the initiator was switched out during it.
+    flags: Vec<bool>,
+    clean_pass_medians: Vec<f64>,
+}
+
+impl PooledPair {
+    fn new() -> PooledPair {
+        PooledPair {
+            samples: Vec::new(),
+            preempted: Some(0),
+            responder_switches: Some(0),
+            pass_medians: Vec::new(),
+            flags: Vec::new(),
+            clean_pass_medians: Vec::new(),
+        }
+    }
+
+    /// Adds one pass's figures of the pair.
+    fn add(&mut self, p: &PairStats) {
+        // Flags stay parallel to the samples: a pass without them
+        // (kernel silent) marks its samples clean.
+        self.flags.resize(self.samples.len(), false);
+        if p.sample_preempted.len() == p.samples.len() {
+            self.flags.extend_from_slice(&p.sample_preempted);
+        } else {
+            self.flags
+                .resize(self.samples.len() + p.samples.len(), false);
+        }
+        self.samples.extend_from_slice(&p.samples);
+        self.pass_medians.extend_from_slice(&p.pass_medians);
+        self.clean_pass_medians
+            .extend_from_slice(&p.clean_pass_medians);
+        self.preempted = match (self.preempted, p.preempted_samples) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+        self.responder_switches = match (self.responder_switches, p.responder_switches) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+    }
+
+    /// The pair's statistics over all its pooled samples.
+    fn into_stats(self, (a, b): (usize, usize), keep_samples: bool) -> Option<PairStats> {
+        let mut ps = pair_stats_marked(a, b, self.samples, self.flags, keep_samples)?;
+        ps.preempted_samples = self.preempted;
+        ps.responder_switches = self.responder_switches;
+        ps.pass_medians = self.pass_medians;
+        ps.clean_pass_medians = self.clean_pass_medians;
+        Some(ps)
+    }
+}
+
 /// Pool the passes of one method: samples of a pair are concatenated and
 /// its statistics recomputed; rounds and time add up; the first stop reason
 /// is kept.
 pub fn merge_passes(runs: Vec<MatrixRun>, keep_samples: bool) -> Option<MatrixRun> {
     let mut it = runs.into_iter();
     let first = it.next()?;
-    /// Pooled samples, preempted samples, responder switches, pass
-    /// medians, per-sample flags, clean pass medians.
-    type Acc = (
-        Vec<f64>,
-        Option<usize>,
-        Option<i64>,
-        Vec<f64>,
-        Vec<bool>,
-        Vec<f64>,
-    );
-    let mut acc: BTreeMap<(usize, usize), Acc> = BTreeMap::new();
+    let mut acc: BTreeMap<(usize, usize), PooledPair> = BTreeMap::new();
     let mut order: Vec<(usize, usize)> = Vec::new();
     let (method, cpus) = (first.method, first.cpus.clone());
     let (mut done, mut planned, mut elapsed, mut stopped) = (0, 0, 0.0, None);
@@ -579,47 +647,14 @@ pub fn merge_passes(runs: Vec<MatrixRun>, keep_samples: bool) -> Option<MatrixRu
             let key = (p.initiator, p.responder);
             let e = acc.entry(key).or_insert_with(|| {
                 order.push(key);
-                (
-                    Vec::new(),
-                    Some(0),
-                    Some(0),
-                    Vec::new(),
-                    Vec::new(),
-                    Vec::new(),
-                )
+                PooledPair::new()
             });
-            // Flags stay parallel to the samples: a pass without them
-            // (kernel silent) marks its samples clean.
-            e.4.resize(e.0.len(), false);
-            if p.sample_preempted.len() == p.samples.len() {
-                e.4.extend_from_slice(&p.sample_preempted);
-            } else {
-                e.4.resize(e.0.len() + p.samples.len(), false);
-            }
-            e.0.extend_from_slice(&p.samples);
-            e.3.extend_from_slice(&p.pass_medians);
-            e.5.extend_from_slice(&p.clean_pass_medians);
-            e.1 = match (e.1, p.preempted_samples) {
-                (Some(a), Some(b)) => Some(a + b),
-                _ => None,
-            };
-            e.2 = match (e.2, p.responder_switches) {
-                (Some(a), Some(b)) => Some(a + b),
-                _ => None,
-            };
+            e.add(&p);
         }
     }
     let pairs = order
         .into_iter()
-        .filter_map(|k| {
-            let (v, pre, sw, pm, flags, cpm) = acc.remove(&k)?;
-            let mut ps = pair_stats_marked(k.0, k.1, v, flags, keep_samples)?;
-            ps.preempted_samples = pre;
-            ps.responder_switches = sw;
-            ps.pass_medians = pm;
-            ps.clean_pass_medians = cpm;
-            Some(ps)
-        })
+        .filter_map(|k| acc.remove(&k)?.into_stats(k, keep_samples))
         .collect();
     Some(MatrixRun {
         method,

@@ -208,6 +208,29 @@ pub fn render_run(run: &Run) -> String {
         let _ = write!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
     }
     h.push_str("</table>");
+    environment_table(&mut h, run);
+    if !chart_html.is_empty() {
+        h.push_str("<h2 id=\"charts\">Charts</h2>");
+        h.push_str(&chart_html);
+    }
+    h.push_str("<h2 id=\"results\">Results</h2><table><tr><th>experiment</th><th>metric</th><th>parameters</th><th>median</th><th>unit</th><th>min</th><th>max</th><th>CV</th><th>n</th><th>method and notes</th></tr>");
+    for r in &run.results {
+        h.push_str(&result_row(r));
+    }
+    h.push_str("</table>");
+    h.push_str("<p class=\"note\">Every figure above was measured on this run; figures that could not be measured say why. CV above 5% is flagged NOISY.</p>");
+    h.push_str("<div id=\"advice\">");
+    h.push_str(&super::advice::render_html(&super::advice::findings(run)));
+    h.push_str("</div><div id=\"published\">");
+    h.push_str(&published_for_run(run));
+    h.push_str("</div>");
+    h.push_str("</body></html>\n");
+    h
+}
+
+/// The run's environment table: load at start and end, the CPU time of
+/// others, kernel, virtual machine and governor (those recorded), the notes.
+fn environment_table(h: &mut String, run: &Run) {
     h.push_str("<h2 id=\"environment\">Environment</h2><table>");
     let env = &run.environment;
     let yes_no = |b: bool| if b { "yes" } else { "no" }.to_string();
@@ -241,23 +264,6 @@ pub fn render_run(run: &Run) -> String {
         );
     }
     h.push_str("</table>");
-    if !chart_html.is_empty() {
-        h.push_str("<h2 id=\"charts\">Charts</h2>");
-        h.push_str(&chart_html);
-    }
-    h.push_str("<h2 id=\"results\">Results</h2><table><tr><th>experiment</th><th>metric</th><th>parameters</th><th>median</th><th>unit</th><th>min</th><th>max</th><th>CV</th><th>n</th><th>method and notes</th></tr>");
-    for r in &run.results {
-        h.push_str(&result_row(r));
-    }
-    h.push_str("</table>");
-    h.push_str("<p class=\"note\">Every figure above was measured on this run; figures that could not be measured say why. CV above 5% is flagged NOISY.</p>");
-    h.push_str("<div id=\"advice\">");
-    h.push_str(&super::advice::render_html(&super::advice::findings(run)));
-    h.push_str("</div><div id=\"published\">");
-    h.push_str(&published_for_run(run));
-    h.push_str("</div>");
-    h.push_str("</body></html>\n");
-    h
 }
 
 /// For the single-run report: the published figures (seed articles) for

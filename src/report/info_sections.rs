@@ -6,6 +6,8 @@
 //! may hold anything) are escaped with [`for_terminal`] before wrapping.
 
 use crate::base::fmt::{fmt_bytes, fmt_num, for_terminal, wrap};
+use crate::machine::dimm::Dimm;
+use crate::machine::identity::{Identity, Virtualization};
 use crate::machine::MachineInfo;
 use std::fmt::Write as _;
 
@@ -64,56 +66,86 @@ pub fn identity(info: &MachineInfo) -> String {
         };
         kv(&mut out, "CPU:", format!("{model} [{arch}]"));
         if id.arm_cores.is_empty() {
-            let mut vendor = match (&id.vendor, &id.vendor_name) {
-                (Some(v), Some(n)) if v != n => format!("{n} ({v})"),
-                (Some(v), _) => v.clone(),
-                _ => na(&id.unavailable, "vendor"),
-            };
-            if id.family.is_some() || id.model.is_some() {
-                let f = |v: Option<u32>| v.map(|x| x.to_string()).unwrap_or_else(|| "?".into());
-                vendor.push_str(&format!(
-                    ", family {} model {} ({:#x}) stepping {}",
-                    f(id.family),
-                    f(id.model),
-                    id.model.unwrap_or(0),
-                    f(id.stepping)
-                ));
-            }
-            kv(&mut out, "vendor:", vendor);
-            let mc = id
-                .microcode
-                .clone()
-                .unwrap_or_else(|| na(&id.unavailable, "microcode"));
-            kv(&mut out, "microcode:", mc);
+            vendor_lines(&mut out, id);
         } else {
-            for c in &id.arm_cores {
-                let raw = c
-                    .midr_raw
-                    .as_ref()
-                    .filter(|r| **r != c.midr)
-                    .map(|r| format!(" (raw {r})"))
-                    .unwrap_or_default();
-                kv(
-                    &mut out,
-                    "MIDR:",
-                    format!(
-                        "{}{raw}: implementer {} = {}, part {} = {}, {}; CPUs {}; no microcode \
-                         revision on ARM",
-                        c.midr,
-                        c.implementer_hex,
-                        c.implementer_name.as_deref().unwrap_or("unknown"),
-                        c.part_hex,
-                        c.part_name.as_deref().unwrap_or("not in the part table"),
-                        c.stepping,
-                        c.cpus,
-                    ),
-                );
-            }
+            midr_lines(&mut out, id);
         }
         uarch_lines(&mut out, info);
     }
-    let v = &id.virtualization;
-    let virt = match v.is_virtual {
+    kv(
+        &mut out,
+        "machine:",
+        virtualization_text(&id.virtualization),
+    );
+    let host = match (&id.hostname, &id.kernel_release) {
+        (None, None) => "n/a (hostname and kernel release not under this root)".to_string(),
+        (h, k) => format!(
+            "{}, kernel {}",
+            h.clone().unwrap_or_else(|| na(&id.unavailable, "hostname")),
+            k.clone()
+                .unwrap_or_else(|| na(&id.unavailable, "kernel_release"))
+        ),
+    };
+    kv(&mut out, "host:", host);
+    out
+}
+
+/// Vendor (with family, model, stepping) and microcode: x86 and whatever
+/// else has no MIDR.
+fn vendor_lines(out: &mut String, id: &Identity) {
+    let mut vendor = match (&id.vendor, &id.vendor_name) {
+        (Some(v), Some(n)) if v != n => format!("{n} ({v})"),
+        (Some(v), _) => v.clone(),
+        _ => na(&id.unavailable, "vendor"),
+    };
+    if id.family.is_some() || id.model.is_some() {
+        let f = |v: Option<u32>| v.map(|x| x.to_string()).unwrap_or_else(|| "?".into());
+        vendor.push_str(&format!(
+            ", family {} model {} ({:#x}) stepping {}",
+            f(id.family),
+            f(id.model),
+            id.model.unwrap_or(0),
+            f(id.stepping)
+        ));
+    }
+    kv(out, "vendor:", vendor);
+    let mc = id
+        .microcode
+        .clone()
+        .unwrap_or_else(|| na(&id.unavailable, "microcode"));
+    kv(out, "microcode:", mc);
+}
+
+/// One MIDR line per kind of ARM core: implementer, part, stepping, CPUs.
+fn midr_lines(out: &mut String, id: &Identity) {
+    for c in &id.arm_cores {
+        let raw = c
+            .midr_raw
+            .as_ref()
+            .filter(|r| **r != c.midr)
+            .map(|r| format!(" (raw {r})"))
+            .unwrap_or_default();
+        kv(
+            out,
+            "MIDR:",
+            format!(
+                "{}{raw}: implementer {} = {}, part {} = {}, {}; CPUs {}; no microcode \
+                 revision on ARM",
+                c.midr,
+                c.implementer_hex,
+                c.implementer_name.as_deref().unwrap_or("unknown"),
+                c.part_hex,
+                c.part_name.as_deref().unwrap_or("not in the part table"),
+                c.stepping,
+                c.cpus,
+            ),
+        );
+    }
+}
+
+/// Virtual machine (and hypervisor) or bare metal, with the evidence.
+fn virtualization_text(v: &Virtualization) -> String {
+    match v.is_virtual {
         Some(true) => format!(
             "virtual machine{} [{}]",
             v.hypervisor
@@ -127,19 +159,7 @@ pub fn identity(info: &MachineInfo) -> String {
             v.evidence.join("; ")
         ),
         None => format!("unknown ({})", v.reason.as_deref().unwrap_or("no evidence")),
-    };
-    kv(&mut out, "machine:", virt);
-    let host = match (&id.hostname, &id.kernel_release) {
-        (None, None) => "n/a (hostname and kernel release not under this root)".to_string(),
-        (h, k) => format!(
-            "{}, kernel {}",
-            h.clone().unwrap_or_else(|| na(&id.unavailable, "hostname")),
-            k.clone()
-                .unwrap_or_else(|| na(&id.unavailable, "kernel_release"))
-        ),
-    };
-    kv(&mut out, "host:", host);
-    out
+    }
 }
 
 /// ISA / SIMD section.
@@ -692,37 +712,7 @@ pub fn memory_devices(info: &MachineInfo) -> String {
     // One line per kind of populated DIMM: size, type, speed, ranks, maker, part.
     let mut kinds: Vec<(String, usize)> = Vec::new();
     for d in m.dimms.iter().filter(|d| d.populated()) {
-        let mut parts = vec![d
-            .size_bytes
-            .map(fmt_bytes)
-            .unwrap_or_else(|| "size ?".into())];
-        parts.push(d.memory_type.clone().unwrap_or_else(|| "type ?".into()));
-        parts.push(match (d.configured_speed_mts, d.speed_mts) {
-            (Some(c), Some(r)) if c != r => format!("{c} MT/s (rated {r})"),
-            (Some(c), _) => format!("{c} MT/s"),
-            (None, Some(r)) => format!("{r} MT/s (rated)"),
-            (None, None) => "speed unknown".into(),
-        });
-        if let Some(r) = d.rank {
-            parts.push(format!("{r}R"));
-        }
-        if let (Some(dw), Some(tw)) = (d.data_width_bits, d.total_width_bits) {
-            parts.push(if tw > dw {
-                format!("x{dw} +ECC")
-            } else {
-                format!("x{dw}")
-            });
-        }
-        let maker = [d.manufacturer.as_deref(), d.part_number.as_deref()]
-            .iter()
-            .flatten()
-            .copied()
-            .collect::<Vec<_>>()
-            .join(" ");
-        if !maker.is_empty() {
-            parts.push(maker);
-        }
-        let k = parts.join(", ");
+        let k = dimm_kind(d);
         match kinds.iter_mut().find(|(x, _)| *x == k) {
             Some(e) => e.1 += 1,
             None => kinds.push((k, 1)),
@@ -752,6 +742,42 @@ pub fn memory_devices(info: &MachineInfo) -> String {
         kv(&mut out, "note:", n);
     }
     out
+}
+
+/// What tells one kind of DIMM from another: size, type, speed, ranks,
+/// width (and ECC), maker and part.
+fn dimm_kind(d: &Dimm) -> String {
+    let mut parts = vec![d
+        .size_bytes
+        .map(fmt_bytes)
+        .unwrap_or_else(|| "size ?".into())];
+    parts.push(d.memory_type.clone().unwrap_or_else(|| "type ?".into()));
+    parts.push(match (d.configured_speed_mts, d.speed_mts) {
+        (Some(c), Some(r)) if c != r => format!("{c} MT/s (rated {r})"),
+        (Some(c), _) => format!("{c} MT/s"),
+        (None, Some(r)) => format!("{r} MT/s (rated)"),
+        (None, None) => "speed unknown".into(),
+    });
+    if let Some(r) = d.rank {
+        parts.push(format!("{r}R"));
+    }
+    if let (Some(dw), Some(tw)) = (d.data_width_bits, d.total_width_bits) {
+        parts.push(if tw > dw {
+            format!("x{dw} +ECC")
+        } else {
+            format!("x{dw}")
+        });
+    }
+    let maker = [d.manufacturer.as_deref(), d.part_number.as_deref()]
+        .iter()
+        .flatten()
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if !maker.is_empty() {
+        parts.push(maker);
+    }
+    parts.join(", ")
 }
 
 /// The knowledge base's view of the cores, one line per core kind for the

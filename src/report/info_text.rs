@@ -4,7 +4,8 @@
 
 use crate::base::fmt::{fmt_bytes, for_terminal, for_terminal_lines};
 use crate::base::CpuSet;
-use crate::machine::topology::Core;
+use crate::machine::numa_memory::{NodeMemory, NumaMemory};
+use crate::machine::topology::{Core, CoreKind, Package, Smt};
 use crate::machine::MachineInfo;
 use crate::report::info_sections;
 use std::fmt::Write as _;
@@ -74,7 +75,10 @@ fn list_or(s: &CpuSet, none: &str) -> String {
     }
 }
 
-fn summary(info: &MachineInfo) -> String {
+/// The summary's first words: packages × cores × threads = CPUs, per core
+/// kind when the cores are of several kinds, or the ranges when packages or
+/// cores differ.
+fn machine_shape(info: &MachineInfo) -> String {
     let npk = info.packages.len();
     let ncores = info.cores.len();
     let ncpus = info.cpus.online.len();
@@ -88,7 +92,7 @@ fn summary(info: &MachineInfo) -> String {
     } else {
         "CPUs online"
     };
-    let mut line = if !info.core_kinds.is_empty() {
+    if !info.core_kinds.is_empty() {
         let parts: Vec<String> = info
             .core_kinds
             .iter()
@@ -129,7 +133,12 @@ fn summary(info: &MachineInfo) -> String {
             plural(ncores, "core"),
             extra.join(", ")
         )
-    };
+    }
+}
+
+fn summary(info: &MachineInfo) -> String {
+    let ncpus = info.cpus.online.len();
+    let mut line = machine_shape(info);
     let nn = info.numa_nodes.len();
     let _ = write!(line, ", {}", plural(nn, "NUMA node"));
     if info.numa.implicit {
@@ -228,7 +237,25 @@ fn cpu_lists(info: &MachineInfo) -> String {
         "isolated",
         format!("{}    nohz_full {}", opt(&c.isolated), opt(&c.nohz_full)),
     );
-    let smt = &info.smt;
+    row(&mut out, "SMT", smt_state(&info.smt));
+    if !info.core_kinds.is_empty() {
+        for k in &info.core_kinds {
+            row(
+                &mut out,
+                if k.index == 0 { "core kinds" } else { "" },
+                core_kind_cell(k),
+            );
+        }
+        if let Some(k) = info.core_kinds.first() {
+            row(&mut out, "", format!("(kinds from {})", k.source));
+        }
+    }
+    out
+}
+
+/// Threads per core (or their range), whether SMT is active, and
+/// smt/control when the kernel says it.
+fn smt_state(smt: &Smt) -> String {
     let mut s = if smt.threads_per_core == smt.min_threads_per_core {
         format!("{} per core", plural(smt.threads_per_core, "thread"))
     } else {
@@ -245,23 +272,19 @@ fn cpu_lists(info: &MachineInfo) -> String {
     if let Some(ctl) = &smt.control {
         let _ = write!(s, " (smt/control: {ctl})");
     }
-    row(&mut out, "SMT", s);
-    if !info.core_kinds.is_empty() {
-        for k in &info.core_kinds {
-            let mut d = format!("{:<12} {}  ({})", k.name, k.cpus, plural(k.cores, "core"));
-            if let Some(b) = k.base_khz {
-                let _ = write!(d, ", base {:.2} GHz", b as f64 / 1e6);
-            }
-            if let Some(cap) = k.capacity {
-                let _ = write!(d, ", capacity {cap}");
-            }
-            row(&mut out, if k.index == 0 { "core kinds" } else { "" }, d);
-        }
-        if let Some(k) = info.core_kinds.first() {
-            row(&mut out, "", format!("(kinds from {})", k.source));
-        }
+    s
+}
+
+/// One core kind: name, CPUs, cores, and its base clock and capacity when known.
+fn core_kind_cell(k: &CoreKind) -> String {
+    let mut d = format!("{:<12} {}  ({})", k.name, k.cpus, plural(k.cores, "core"));
+    if let Some(b) = k.base_khz {
+        let _ = write!(d, ", base {:.2} GHz", b as f64 / 1e6);
     }
-    out
+    if let Some(cap) = k.capacity {
+        let _ = write!(d, ", capacity {cap}");
+    }
+    d
 }
 
 /// Short tag of a core kind for the topology listing.
@@ -396,28 +419,7 @@ fn topology(info: &MachineInfo) -> String {
     // Clusters matter only when some cluster groups several cores.
     let clusters_matter = info.clusters.iter().any(|c| c.cores > 1);
     for p in &info.packages {
-        let usable = p.cpus.intersection(&info.cpus.usable);
-        let mut head = format!(
-            "  Package {}: {}, {} {}",
-            p.id,
-            plural(p.cores, "core"),
-            plural(p.cpus.len(), "CPU"),
-            p.cpus
-        );
-        if !p.nodes.is_empty() {
-            let _ = write!(
-                head,
-                ", NUMA node{} {}",
-                if p.nodes.len() == 1 { "" } else { "s" },
-                p.nodes
-            );
-        }
-        if usable.is_empty() {
-            head.push_str("  (not usable by this process)");
-        } else if usable != p.cpus {
-            let _ = write!(head, "  (usable: {usable})");
-        }
-        out.push_str(&head);
+        out.push_str(&package_head(p, info));
         out.push('\n');
         for d in info.dies.iter().filter(|d| d.package == p.id) {
             let mut indent = 4;
@@ -437,71 +439,106 @@ fn topology(info: &MachineInfo) -> String {
                 .filter(|c| c.package == p.id && c.die == d.id)
                 .collect();
             if clusters_matter {
-                // Group consecutive cores by cluster id, keeping core order.
-                let mut groups: Vec<(Option<usize>, Vec<&Core>)> = Vec::new();
-                for c in &dcores {
-                    match groups.last_mut() {
-                        Some((cl, v)) if *cl == c.cluster => v.push(c),
-                        _ => groups.push((c.cluster, vec![c])),
-                    }
-                }
-                // Many clusters of the same size (Kunpeng 920: 16 × 4 cores per
-                // package): one line for the clusters, then the cores as a block.
-                let k = groups.first().map_or(0, |g| g.1.len());
-                if groups.len() > 8
-                    && k > 1
-                    && groups.iter().all(|(cl, cs)| cl.is_some() && cs.len() == k)
-                {
-                    let ids: Vec<usize> = groups.iter().filter_map(|g| g.0).collect();
-                    let _ = writeln!(
-                        out,
-                        "{}{} clusters × {} (cluster ids {} … {}):",
-                        " ".repeat(indent),
-                        groups.len(),
-                        plural(k, "core"),
-                        ids[0],
-                        ids[ids.len() - 1]
-                    );
-                    out.push_str(&cores_block(info, &dcores, indent + 2));
-                    continue;
-                }
-                // Runs of one-core clusters are listed together, without cluster ids.
-                let mut singles: Vec<&Core> = Vec::new();
-                let flush = |singles: &mut Vec<&Core>, out: &mut String| {
-                    if singles.is_empty() {
-                        return;
-                    }
-                    let _ = writeln!(out, "{}one core per cluster:", " ".repeat(indent));
-                    out.push_str(&cores_block(info, singles, indent + 2));
-                    singles.clear();
-                };
-                for (cl, cs) in groups {
-                    if cs.len() == 1 {
-                        singles.extend(cs);
-                        continue;
-                    }
-                    flush(&mut singles, &mut out);
-                    let label = match cl {
-                        Some(id) => format!("cluster {id}:"),
-                        None => "no cluster:".into(),
-                    };
-                    let cells: Vec<String> = cs.iter().map(|c| core_cell(info, c)).collect();
-                    let line = format!("{}{label:<12} {}", " ".repeat(indent), cells.join("  "));
-                    if line.chars().count() <= WIDTH {
-                        out.push_str(&line);
-                        out.push('\n');
-                    } else {
-                        let _ = writeln!(out, "{}{label}", " ".repeat(indent));
-                        out.push_str(&cores_block(info, &cs, indent + 2));
-                    }
-                }
-                flush(&mut singles, &mut out);
+                cores_by_cluster(&mut out, info, &dcores, indent);
             } else {
                 out.push_str(&cores_block(info, &dcores, indent));
             }
         }
     }
     out
+}
+
+/// The line of one package: cores, CPUs, NUMA nodes, and what of it this
+/// process may use.
+fn package_head(p: &Package, info: &MachineInfo) -> String {
+    let usable = p.cpus.intersection(&info.cpus.usable);
+    let mut head = format!(
+        "  Package {}: {}, {} {}",
+        p.id,
+        plural(p.cores, "core"),
+        plural(p.cpus.len(), "CPU"),
+        p.cpus
+    );
+    if !p.nodes.is_empty() {
+        let _ = write!(
+            head,
+            ", NUMA node{} {}",
+            if p.nodes.len() == 1 { "" } else { "s" },
+            p.nodes
+        );
+    }
+    if usable.is_empty() {
+        head.push_str("  (not usable by this process)");
+    } else if usable != p.cpus {
+        let _ = write!(head, "  (usable: {usable})");
+    }
+    head
+}
+
+/// Group consecutive cores by cluster id, keeping core order.
+fn consecutive_clusters<'a>(dcores: &[&'a Core]) -> Vec<(Option<usize>, Vec<&'a Core>)> {
+    let mut groups: Vec<(Option<usize>, Vec<&Core>)> = Vec::new();
+    for c in dcores {
+        match groups.last_mut() {
+            Some((cl, v)) if *cl == c.cluster => v.push(c),
+            _ => groups.push((c.cluster, vec![c])),
+        }
+    }
+    groups
+}
+
+/// The cores of one die listed by cluster: one line for many like clusters,
+/// runs of one-core clusters together, else one line (or block) per cluster.
+fn cores_by_cluster(out: &mut String, info: &MachineInfo, dcores: &[&Core], indent: usize) {
+    let groups = consecutive_clusters(dcores);
+    // Many clusters of the same size (Kunpeng 920: 16 × 4 cores per
+    // package): one line for the clusters, then the cores as a block.
+    let k = groups.first().map_or(0, |g| g.1.len());
+    if groups.len() > 8 && k > 1 && groups.iter().all(|(cl, cs)| cl.is_some() && cs.len() == k) {
+        let ids: Vec<usize> = groups.iter().filter_map(|g| g.0).collect();
+        let _ = writeln!(
+            out,
+            "{}{} clusters × {} (cluster ids {} … {}):",
+            " ".repeat(indent),
+            groups.len(),
+            plural(k, "core"),
+            ids[0],
+            ids[ids.len() - 1]
+        );
+        out.push_str(&cores_block(info, dcores, indent + 2));
+        return;
+    }
+    // Runs of one-core clusters are listed together, without cluster ids.
+    let mut singles: Vec<&Core> = Vec::new();
+    let flush = |singles: &mut Vec<&Core>, out: &mut String| {
+        if singles.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "{}one core per cluster:", " ".repeat(indent));
+        out.push_str(&cores_block(info, singles, indent + 2));
+        singles.clear();
+    };
+    for (cl, cs) in groups {
+        if cs.len() == 1 {
+            singles.extend(cs);
+            continue;
+        }
+        flush(&mut singles, out);
+        let label = match cl {
+            Some(id) => format!("cluster {id}:"),
+            None => "no cluster:".into(),
+        };
+        let cells: Vec<String> = cs.iter().map(|c| core_cell(info, c)).collect();
+        let line = format!("{}{label:<12} {}", " ".repeat(indent), cells.join("  "));
+        if line.chars().count() <= WIDTH {
+            out.push_str(&line);
+            out.push('\n');
+        } else {
+            let _ = writeln!(out, "{}{label}", " ".repeat(indent));
+            out.push_str(&cores_block(info, &cs, indent + 2));
+        }
+    }
+    flush(&mut singles, out);
 }
 
 fn numa(info: &MachineInfo) -> String {
@@ -745,36 +782,7 @@ fn reclaim_line(mm: &crate::machine::numa_memory::NumaMemory) -> Option<String> 
 /// One row per node (free, page cache, anon, watermarks, numastat), folded
 /// beyond [`NUMA_MEMORY_ROWS`] to the nodes with the least free memory and
 /// one line for the rest.
-fn node_table(mm: &crate::machine::numa_memory::NumaMemory, out: &mut String) {
-    use crate::machine::numa_memory::NodeMemory;
-    let wm = |n: &NodeMemory| match (
-        n.watermark_pages("min"),
-        n.watermark_pages("low"),
-        n.watermark_pages("high"),
-    ) {
-        (Some(a), Some(b), Some(c)) => match mm.page_bytes {
-            Some(pb) => {
-                let mib = |p: u64| {
-                    let m = p as f64 * pb as f64 / (1u64 << 20) as f64;
-                    if m >= 10.0 {
-                        format!("{m:.0}")
-                    } else {
-                        format!("{m:.1}")
-                    }
-                };
-                format!("{}/{}/{} MiB", mib(a), mib(b), mib(c))
-            }
-            None => format!("{a}/{b}/{c} pages"),
-        },
-        _ => "n/a".into(),
-    };
-    let stat = |n: &NodeMemory, i: usize| {
-        n.numastat
-            .as_ref()
-            .and_then(|s| s.fields()[i].1)
-            .map(short_count)
-            .unwrap_or_else(|| "n/a".into())
-    };
+fn node_table(mm: &NumaMemory, out: &mut String) {
     let mut rows = vec![[
         "node",
         "free",
@@ -808,32 +816,71 @@ fn node_table(mm: &crate::machine::numa_memory::NumaMemory, out: &mut String) {
             opt_bytes(n.free_bytes),
             opt_bytes(n.file_bytes),
             opt_bytes(n.anon_bytes),
-            wm(n),
+            watermarks(mm, n),
         ];
-        r.extend((0..6).map(|i| stat(n, i)));
+        r.extend((0..6).map(|i| numastat_cell(n, i)));
         rows.push(r);
     }
     out.push_str(&table(&rows, 2));
     if folded {
-        let rest = &order[NUMA_MEMORY_ROWS - 1..];
-        let range = |f: &dyn Fn(&NodeMemory) -> Option<u64>| {
-            let v: Vec<u64> = rest.iter().filter_map(|n| f(n)).collect();
-            match (v.iter().min(), v.iter().max()) {
-                (Some(a), Some(b)) if a == b => fmt_bytes(*a),
-                (Some(a), Some(b)) => format!("{}..{}", fmt_bytes(*a), fmt_bytes(*b)),
-                _ => "n/a".into(),
-            }
-        };
-        let ids: CpuSet = rest.iter().map(|n| n.node).collect();
-        let _ = writeln!(
-            out,
-            "  {} more ({ids}): free {}, cache {}, anon {}",
-            rest.len(),
-            range(&|n| n.free_bytes),
-            range(&|n| n.file_bytes),
-            range(&|n| n.anon_bytes),
-        );
+        folded_nodes_line(out, &order[NUMA_MEMORY_ROWS - 1..]);
     }
+}
+
+/// A node's min/low/high zone watermarks, in MiB when the page size is known.
+fn watermarks(mm: &NumaMemory, n: &NodeMemory) -> String {
+    match (
+        n.watermark_pages("min"),
+        n.watermark_pages("low"),
+        n.watermark_pages("high"),
+    ) {
+        (Some(a), Some(b), Some(c)) => match mm.page_bytes {
+            Some(pb) => {
+                let mib = |p: u64| {
+                    let m = p as f64 * pb as f64 / (1u64 << 20) as f64;
+                    if m >= 10.0 {
+                        format!("{m:.0}")
+                    } else {
+                        format!("{m:.1}")
+                    }
+                };
+                format!("{}/{}/{} MiB", mib(a), mib(b), mib(c))
+            }
+            None => format!("{a}/{b}/{c} pages"),
+        },
+        _ => "n/a".into(),
+    }
+}
+
+/// The `i`th numastat counter of a node, short.
+fn numastat_cell(n: &NodeMemory, i: usize) -> String {
+    n.numastat
+        .as_ref()
+        .and_then(|s| s.fields()[i].1)
+        .map(short_count)
+        .unwrap_or_else(|| "n/a".into())
+}
+
+/// One line for the nodes beyond the table: their ids and the range of their
+/// free memory, page cache and anon memory.
+fn folded_nodes_line(out: &mut String, rest: &[&NodeMemory]) {
+    let range = |f: &dyn Fn(&NodeMemory) -> Option<u64>| {
+        let v: Vec<u64> = rest.iter().filter_map(|n| f(n)).collect();
+        match (v.iter().min(), v.iter().max()) {
+            (Some(a), Some(b)) if a == b => fmt_bytes(*a),
+            (Some(a), Some(b)) => format!("{}..{}", fmt_bytes(*a), fmt_bytes(*b)),
+            _ => "n/a".into(),
+        }
+    };
+    let ids: CpuSet = rest.iter().map(|n| n.node).collect();
+    let _ = writeln!(
+        out,
+        "  {} more ({ids}): free {}, cache {}, anon {}",
+        rest.len(),
+        range(&|n| n.free_bytes),
+        range(&|n| n.file_bytes),
+        range(&|n| n.anon_bytes),
+    );
 }
 
 /// The first advice lines, and how many more the JSON has.

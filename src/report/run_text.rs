@@ -7,7 +7,7 @@
 use crate::base::fmt::columns;
 use crate::base::fmt::{fmt_num, for_terminal};
 use crate::results::payload::PayloadError;
-use crate::results::schema::{Load, Run};
+use crate::results::schema::{Load, ResultRecord, Run};
 use crate::results::store::RunSummary;
 use std::fmt::Write as _;
 
@@ -219,7 +219,6 @@ fn results(run: &Run, bad: &[PayloadError]) -> String {
     let mut extra: Vec<Vec<String>> = vec![Vec::new()];
     for r in &run.results {
         let label = r.label();
-        let mut notes = Vec::new();
         match r.value {
             None => {
                 let reason = r
@@ -230,53 +229,11 @@ fn results(run: &Run, bad: &[PayloadError]) -> String {
                 tails.push(Some(format!("not available: {}", for_terminal(&reason))));
             }
             Some(v) => {
-                let (med, min, max, cv) = match &r.stats {
-                    Some(s) => (
-                        fmt_num(s.median),
-                        fmt_num(s.min),
-                        fmt_num(s.max),
-                        format!("{:.1}%", s.cv * 100.0),
-                    ),
-                    None => ("-".into(), "-".into(), "-".into(), "-".into()),
-                };
-                let flag = if r.is_suspect() {
-                    "SUSPECT"
-                } else if r.is_disturbed() {
-                    "DISTURBED"
-                } else if r.is_noisy() {
-                    "NOISY"
-                } else {
-                    ""
-                };
-                rows.push(vec![
-                    label,
-                    format!("{} {}", fmt_num(v), r.unit),
-                    med,
-                    min,
-                    max,
-                    cv,
-                    r.repetitions.to_string(),
-                    flag.into(),
-                ]);
+                rows.push(figure_row(r, label, v));
                 tails.push(None);
             }
         }
-        for n in &r.notes {
-            notes.push(format!("note: {}", for_terminal(n)));
-        }
-        let unreadable = bad.iter().filter(|e| e.key == r.key);
-        let mut readable = true;
-        for e in unreadable {
-            readable = false;
-            notes.push(for_terminal(&e.line(&run.id)).into_owned());
-        }
-        if r.data.is_some() && readable {
-            notes.push("structured data (curve/matrix) stored: see `cpuscope export`".into());
-        }
-        if r.counters.is_some() {
-            notes.push("counter readings stored: see `cpuscope export`".into());
-        }
-        extra.push(notes);
+        extra.push(result_notes(run, r, bad));
     }
     let table = columns(&rows, "  ");
     for ((line, tail), notes) in table.lines().zip(&tails).zip(&extra) {
@@ -295,6 +252,61 @@ fn results(run: &Run, bad: &[PayloadError]) -> String {
         }
     }
     out
+}
+
+/// The row of a result with a value: label, value and unit, median, min,
+/// max, CV, repetitions and its flag.
+fn figure_row(r: &ResultRecord, label: String, v: f64) -> Vec<String> {
+    let (med, min, max, cv) = match &r.stats {
+        Some(s) => (
+            fmt_num(s.median),
+            fmt_num(s.min),
+            fmt_num(s.max),
+            format!("{:.1}%", s.cv * 100.0),
+        ),
+        None => ("-".into(), "-".into(), "-".into(), "-".into()),
+    };
+    let flag = if r.is_suspect() {
+        "SUSPECT"
+    } else if r.is_disturbed() {
+        "DISTURBED"
+    } else if r.is_noisy() {
+        "NOISY"
+    } else {
+        ""
+    };
+    vec![
+        label,
+        format!("{} {}", fmt_num(v), r.unit),
+        med,
+        min,
+        max,
+        cv,
+        r.repetitions.to_string(),
+        flag.into(),
+    ]
+}
+
+/// The lines under a result's row: its notes, why its payload does not
+/// parse, and what else is stored for it.
+fn result_notes(run: &Run, r: &ResultRecord, bad: &[PayloadError]) -> Vec<String> {
+    let mut notes = Vec::new();
+    for n in &r.notes {
+        notes.push(format!("note: {}", for_terminal(n)));
+    }
+    let unreadable = bad.iter().filter(|e| e.key == r.key);
+    let mut readable = true;
+    for e in unreadable {
+        readable = false;
+        notes.push(for_terminal(&e.line(&run.id)).into_owned());
+    }
+    if r.data.is_some() && readable {
+        notes.push("structured data (curve/matrix) stored: see `cpuscope export`".into());
+    }
+    if r.counters.is_some() {
+        notes.push("counter readings stored: see `cpuscope export`".into());
+    }
+    notes
 }
 
 #[cfg(test)]

@@ -120,11 +120,8 @@ pub fn infer_with(m: &LatencyMatrix, clean: &LatencyMatrix, decl: &Declared) -> 
             measured - pairs_clean
         ));
     }
-    let need = ((measured as f64 * MIN_CLEAN_SHARE).ceil() as usize).max(1);
-    if measured > 0 && pairs_clean < need {
-        inference.not_inferred = Some(format!(
-            "only {pairs_clean} of {measured} pairs were measured without preemption (at least {need} needed): groups made of disturbed pairs would be noise"
-        ));
+    inference.not_inferred = too_few_clean(measured, pairs_clean);
+    if inference.not_inferred.is_some() {
         inference.findings = findings;
         inference.notes = notes;
         return inference;
@@ -150,6 +147,40 @@ pub fn infer_with(m: &LatencyMatrix, clean: &LatencyMatrix, decl: &Declared) -> 
             merged_why.join("; ")
         ));
     }
+    let placed = placed_cpus(m, clean, &parts, &mut notes);
+    inference.levels = levels_against_declared(
+        clean,
+        decl,
+        &parts,
+        &placed,
+        partial || pairs_clean < measured,
+        &mut findings,
+    );
+    inference.findings = findings;
+    inference.notes = notes;
+    inference
+}
+
+/// Why no group is inferred when fewer than [`MIN_CLEAN_SHARE`] of the
+/// `measured` pairs are clean, if so.
+fn too_few_clean(measured: usize, pairs_clean: usize) -> Option<String> {
+    let need = ((measured as f64 * MIN_CLEAN_SHARE).ceil() as usize).max(1);
+    (measured > 0 && pairs_clean < need).then(|| {
+        format!(
+            "only {pairs_clean} of {measured} pairs were measured without preemption (at least {need} needed): groups made of disturbed pairs would be noise"
+        )
+    })
+}
+
+/// Step of `infer_with`: which CPUs the clean pairs place in a group, with
+/// notes on the CPUs left in none and on separate groups at the top.
+fn placed_cpus(
+    m: &LatencyMatrix,
+    clean: &LatencyMatrix,
+    parts: &[Vec<usize>],
+    notes: &mut Vec<String>,
+) -> Vec<bool> {
+    let n = m.n();
     // CPUs whose every measured pair was left out are in no group.
     let placed: Vec<bool> = (0..n).map(|i| has_pair(clean, i)).collect();
     let unplaced: Vec<usize> = (0..n)
@@ -162,34 +193,46 @@ pub fn infer_with(m: &LatencyMatrix, clean: &LatencyMatrix, decl: &Declared) -> 
             fmt_cpus(&unplaced)
         ));
     }
-    let roots = top_groups(m, &parts, &placed);
+    let roots = top_groups(m, parts, &placed);
     if roots > 1 {
         notes.push(format!(
             "the measured pairs leave {roots} separate groups at the top (no measured pair joins them)"
         ));
     }
+    placed
+}
+
+/// Step of `infer_with`: the measured levels of `parts`, each matched with
+/// the declared partitions, and the closing findings (`disturbed`: the
+/// matrix is partial or pairs were left out).
+fn levels_against_declared(
+    clean: &LatencyMatrix,
+    decl: &Declared,
+    parts: &[Vec<usize>],
+    placed: &[bool],
+    disturbed: bool,
+    findings: &mut Vec<String>,
+) -> Vec<MeasuredLevel> {
+    let n = clean.n();
     let whole = vec![0usize; n];
     let decl_parts = declared_parts(decl, n, &whole);
     let mut matched_decl: Vec<bool> = vec![false; decl_parts.len()];
     let levels = measured_levels(
         clean,
-        &parts,
+        parts,
         (&decl_parts, &mut matched_decl),
-        &placed,
-        &mut findings,
+        placed,
+        findings,
     );
     closing_findings(
         clean,
         &decl_parts,
         &matched_decl,
-        partial || pairs_clean < measured,
+        disturbed,
         &levels,
-        &mut findings,
+        findings,
     );
-    inference.levels = levels;
-    inference.findings = findings;
-    inference.notes = notes;
-    inference
+    levels
 }
 
 /// Step of `infer`: the partitions at the cuts of the merge heights, after

@@ -21,15 +21,6 @@ pub fn render(c: &Comparison) -> String {
     let mut out = String::from(
         "key,experiment,metric,params,unit,higher_is_better,run_label,run_id,host,state,value,relative_pct,cv,noisy,in_geomean,note\n",
     );
-    let params_text = |p: &BTreeMap<String, Value>| {
-        p.iter()
-            .map(|(k, v)| match v {
-                Value::String(s) => format!("{k}={s}"),
-                o => format!("{k}={o}"),
-            })
-            .collect::<Vec<_>>()
-            .join(";")
-    };
     for row in &c.rows {
         let lead = [
             csv_field(&row.key),
@@ -77,6 +68,23 @@ pub fn render(c: &Comparison) -> String {
             );
         }
     }
+    geomean_lines(&mut out, c);
+    out
+}
+
+/// A figure's params as `k=v` joined by `;` (strings unquoted).
+fn params_text(p: &BTreeMap<String, Value>) -> String {
+    p.iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => format!("{k}={s}"),
+            o => format!("{k}={o}"),
+        })
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// One line per run for the geometric mean (key `geomean`).
+fn geomean_lines(out: &mut String, c: &Comparison) {
     for (h, g) in c.runs.iter().zip(&c.geomean.per_run) {
         let _ = writeln!(
             out,
@@ -97,7 +105,6 @@ pub fn render(c: &Comparison) -> String {
             ))
         );
     }
-    out
 }
 
 #[cfg(test)]

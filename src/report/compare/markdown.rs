@@ -14,7 +14,18 @@ fn md(s: &str) -> String {
 /// The comparison as Markdown tables.
 pub fn render(c: &Comparison) -> String {
     let mut out = String::new();
-    let base = &c.runs[c.baseline];
+    runs_table(&mut out, c);
+    differences_table(&mut out, c);
+    results_table(&mut out, c);
+    published_table(&mut out, c);
+    for n in &c.notes {
+        let _ = writeln!(out, "\n_note: {}_", md(n));
+    }
+    out
+}
+
+/// The runs compared, the baseline said.
+fn runs_table(out: &mut String, c: &Comparison) {
     out.push_str(
         "## Runs\n\n| | run | host | CPU | profile | status |\n|---|---|---|---|---|---|\n",
     );
@@ -31,6 +42,11 @@ pub fn render(c: &Comparison) -> String {
             md(&h.status)
         );
     }
+}
+
+/// The environment and topology fields that differ between the runs (when
+/// more than one run is compared).
+fn differences_table(out: &mut String, c: &Comparison) {
     let diff: Vec<&Difference> = c.differences.iter().filter(|d| d.differs).collect();
     if c.runs.len() > 1 {
         out.push_str("\n## Differences\n\n");
@@ -61,6 +77,11 @@ pub fn render(c: &Comparison) -> String {
             }
         }
     }
+}
+
+/// One row per result relative to the baseline, and the geometric mean.
+fn results_table(out: &mut String, c: &Comparison) {
+    let base = &c.runs[c.baseline];
     let _ = writeln!(
         out,
         "\n## Results\n\nRelative to {}: above 100% = better (lower-is-better figures inverted); ! = noisy (CV > 5%).\n",
@@ -107,6 +128,10 @@ pub fn render(c: &Comparison) -> String {
             .collect::<Vec<_>>()
             .join(" | ")
     );
+}
+
+/// The published figures of other machines beside the results, when any.
+fn published_table(out: &mut String, c: &Comparison) {
     let pubs: Vec<&Row> = c.rows.iter().filter(|r| !r.published.is_empty()).collect();
     if !pubs.is_empty() {
         out.push_str("\n## Published figures (not measured here)\n\n| result | machine | published | vs baseline | source |\n|---|---|---:|---:|---|\n");
@@ -125,8 +150,4 @@ pub fn render(c: &Comparison) -> String {
             }
         }
     }
-    for n in &c.notes {
-        let _ = writeln!(out, "\n_note: {}_", md(n));
-    }
-    out
 }

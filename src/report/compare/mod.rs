@@ -287,33 +287,7 @@ pub fn facts(run: &Run) -> Vec<(&'static str, Option<String>)> {
     let smt = smt_text(cores, threads);
     let l3 = l3_text(&m);
     let vm = vm_text(run, &m);
-    let drivers = non_empty(
-        &m.frequency
-            .drivers
-            .iter()
-            .map(|g| g.value.as_str())
-            .collect::<Vec<_>>()
-            .join(","),
-    );
-    let opt_list = |k: &str| {
-        run.options
-            .get(k)
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .collect::<Vec<_>>()
-                    .join(",")
-            })
-            .filter(|s| !s.is_empty())
-    };
-    let notes: Vec<&str> = run
-        .environment
-        .notes
-        .iter()
-        .map(String::as_str)
-        .filter(|n| !n.starts_with("measured for "))
-        .collect();
+    let drivers = cpufreq_drivers(&m);
     vec![
         ("host", Some(run.host.clone())),
         ("CPU model", run.cpu_model()),
@@ -345,8 +319,8 @@ pub fn facts(run: &Run) -> Vec<(&'static str, Option<String>)> {
                 .and_then(Value::as_str)
                 .map(str::to_string),
         ),
-        ("experiments (--only)", opt_list("only")),
-        ("skipped (--skip)", opt_list("skip")),
+        ("experiments (--only)", option_list(run, "only")),
+        ("skipped (--skip)", option_list(run, "skip")),
         ("cpuscope version", Some(run.tool_text())),
         ("status", Some(run.status.to_string())),
         (
@@ -357,15 +331,51 @@ pub fn facts(run: &Run) -> Vec<(&'static str, Option<String>)> {
                 .and_then(|l| l.loadavg_1)
                 .map(|v| format!("{v:.2}")),
         ),
-        (
-            "environment notes",
-            if notes.is_empty() {
-                None
-            } else {
-                Some(notes.join("; "))
-            },
-        ),
+        ("environment notes", environment_notes(run)),
     ]
+}
+
+/// The cpufreq drivers, comma-separated; None when none is recorded.
+fn cpufreq_drivers(m: &crate::machine::MachineInfo) -> Option<String> {
+    non_empty(
+        &m.frequency
+            .drivers
+            .iter()
+            .map(|g| g.value.as_str())
+            .collect::<Vec<_>>()
+            .join(","),
+    )
+}
+
+/// A list option of the run (`--only`, `--skip`), comma-separated; None
+/// when not given or empty.
+fn option_list(run: &Run, k: &str) -> Option<String> {
+    run.options
+        .get(k)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .filter(|s| !s.is_empty())
+}
+
+/// The environment notes but "measured for …", joined; None when none.
+fn environment_notes(run: &Run) -> Option<String> {
+    let notes: Vec<&str> = run
+        .environment
+        .notes
+        .iter()
+        .map(String::as_str)
+        .filter(|n| !n.starts_with("measured for "))
+        .collect();
+    if notes.is_empty() {
+        None
+    } else {
+        Some(notes.join("; "))
+    }
 }
 
 fn differences(runs: &[Run]) -> Vec<Difference> {

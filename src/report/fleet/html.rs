@@ -6,7 +6,7 @@
 //! own noise as hollow orange rings). Every chart is an `svg.chart` whose
 //! marks carry their value in `data-v`.
 
-use super::{Figure, Fleet, Group, Verdict};
+use super::{Figure, Fleet, Group, HostValue, Verdict};
 use crate::base::fmt::fmt_num;
 use crate::base::html::esc;
 use std::fmt::Write as _;
@@ -67,6 +67,25 @@ fn group(s: &mut String, i: usize, g: &Group) {
         g.members.len(),
         if g.members.len() == 1 { "" } else { "s" }
     );
+    members_table(s, g);
+    if !g.judged {
+        s.push_str("<p class=\"note\">Too few hosts in this group to judge any of them; the figures are shown without verdicts.</p>");
+    } else {
+        outliers(s, g);
+    }
+    if g.members.len() > 1 {
+        differences(s, g);
+    }
+    if !g.figures.is_empty() {
+        s.push_str("<h3>Key figures, one dot per host</h3>");
+        for f in &g.figures {
+            s.push_str(&strip(f));
+        }
+    }
+}
+
+/// The hosts of a group: each one's run, start, profile and tags.
+fn members_table(s: &mut String, g: &Group) {
     s.push_str(
         "<table><tr><th>host</th><th>run</th><th>started</th><th>profile</th><th>tags</th></tr>",
     );
@@ -82,68 +101,65 @@ fn group(s: &mut String, i: usize, g: &Group) {
         );
     }
     s.push_str("</table>");
-    if !g.judged {
-        s.push_str("<p class=\"note\">Too few hosts in this group to judge any of them; the figures are shown without verdicts.</p>");
+}
+
+/// The outliers with their evidence, then the hosts far off but within
+/// their own noise.
+fn outliers(s: &mut String, g: &Group) {
+    s.push_str("<h3>Outliers</h3>");
+    if g.outliers.is_empty() {
+        s.push_str("<p>None: no host stands out on any key figure.</p>");
     } else {
-        s.push_str("<h3>Outliers</h3>");
-        if g.outliers.is_empty() {
-            s.push_str("<p>None: no host stands out on any key figure.</p>");
-        } else {
-            s.push_str("<ul>");
-            for o in &g.outliers {
-                let _ = write!(s, "<li><span class=\"outlier\">{}</span><ul>", esc(&o.text));
-                for e in &o.evidence {
-                    let _ = write!(s, "<li class=\"ev\">{}</li>", esc(e));
-                }
-                s.push_str("</ul></li>");
+        s.push_str("<ul>");
+        for o in &g.outliers {
+            let _ = write!(s, "<li><span class=\"outlier\">{}</span><ul>", esc(&o.text));
+            for e in &o.evidence {
+                let _ = write!(s, "<li class=\"ev\">{}</li>", esc(e));
             }
-            s.push_str("</ul>");
+            s.push_str("</ul></li>");
         }
-        if !g.within_noise.is_empty() {
-            s.push_str("<h3>Far from their peers, within their own noise (not flagged)</h3><ul>");
-            for o in &g.within_noise {
-                let _ = write!(s, "<li><span class=\"noise\">{}</span><ul>", esc(&o.text));
-                for e in &o.evidence {
-                    let _ = write!(s, "<li class=\"ev\">{}</li>", esc(e));
-                }
-                s.push_str("</ul></li>");
-            }
-            s.push_str("</ul>");
-        }
+        s.push_str("</ul>");
     }
-    if g.members.len() > 1 {
-        s.push_str("<h3>Environment and configuration differences</h3>");
-        if g.differences.is_empty() {
-            s.push_str("<p>No difference recorded between the hosts.</p>");
-        } else {
-            s.push_str("<table><tr><th>fact</th><th>value: hosts</th></tr>");
-            for d in &g.differences {
-                let vals: Vec<String> = d
-                    .values
-                    .iter()
-                    .map(|v| {
-                        format!(
-                            "<b>{}</b>: {}",
-                            esc(v.value.as_deref().unwrap_or("(not recorded)")),
-                            esc(&v.hosts.join(", "))
-                        )
-                    })
-                    .collect();
-                let _ = write!(
-                    s,
-                    "<tr><td>{}</td><td>{}</td></tr>",
-                    esc(&d.field),
-                    vals.join("<br>")
-                );
+    if !g.within_noise.is_empty() {
+        s.push_str("<h3>Far from their peers, within their own noise (not flagged)</h3><ul>");
+        for o in &g.within_noise {
+            let _ = write!(s, "<li><span class=\"noise\">{}</span><ul>", esc(&o.text));
+            for e in &o.evidence {
+                let _ = write!(s, "<li class=\"ev\">{}</li>", esc(e));
             }
-            s.push_str("</table>");
+            s.push_str("</ul></li>");
         }
+        s.push_str("</ul>");
     }
-    if !g.figures.is_empty() {
-        s.push_str("<h3>Key figures, one dot per host</h3>");
-        for f in &g.figures {
-            s.push_str(&strip(f));
+}
+
+/// The environment and configuration facts that differ between the hosts.
+fn differences(s: &mut String, g: &Group) {
+    s.push_str("<h3>Environment and configuration differences</h3>");
+    if g.differences.is_empty() {
+        s.push_str("<p>No difference recorded between the hosts.</p>");
+    } else {
+        s.push_str("<table><tr><th>fact</th><th>value: hosts</th></tr>");
+        for d in &g.differences {
+            let vals: Vec<String> = d
+                .values
+                .iter()
+                .map(|v| {
+                    format!(
+                        "<b>{}</b>: {}",
+                        esc(v.value.as_deref().unwrap_or("(not recorded)")),
+                        esc(&v.hosts.join(", "))
+                    )
+                })
+                .collect();
+            let _ = write!(
+                s,
+                "<tr><td>{}</td><td>{}</td></tr>",
+                esc(&d.field),
+                vals.join("<br>")
+            );
         }
+        s.push_str("</table>");
     }
 }
 
@@ -159,21 +175,7 @@ pub fn strip(f: &Figure) -> String {
         return String::new();
     }
     let (w, h, left, right) = (760.0, 86.0, 20.0, 740.0);
-    let vmin = vals.iter().copied().fold(f64::INFINITY, f64::min);
-    let vmax = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    // At least ±10% around the median, so that a spread of 1% looks small.
-    let (mut lo, mut hi) = (vmin, vmax);
-    if f.median.is_finite() {
-        lo = lo.min(f.median - 0.1 * f.median.abs());
-        hi = hi.max(f.median + 0.1 * f.median.abs());
-    }
-    let pad = if hi > lo {
-        (hi - lo) * 0.05
-    } else {
-        (lo.abs() * 0.01).max(1e-9)
-    };
-    lo -= pad;
-    hi += pad;
+    let (lo, hi, pad) = strip_range(f, &vals);
     let x = |v: f64| left + (v - lo) / (hi - lo) * (right - left);
     let dir = if f.higher_is_better {
         "higher is better"
@@ -218,42 +220,70 @@ pub fn strip(f: &Figure) -> String {
         if !v.value.is_finite() {
             continue;
         }
-        let (class, r) = match v.verdict {
-            Verdict::Outlier => ("dot out", 6.0),
-            Verdict::WithinNoise => ("dot noise", 6.0),
-            _ => ("dot", 4.5),
-        };
-        let cy = 46.0 + ((i % 3) as f64 - 1.0) * 5.0;
-        let dev = v
-            .deviation_pct
-            .map(|p| format!(", {p:+.1}% from its peers' median"))
-            .unwrap_or_default();
-        let cv =
-            v.cv.map(|c| format!(", CV {:.1}%", c * 100.0))
-                .unwrap_or_default();
-        let _ = write!(
-            s,
-            r#"<circle class="{class}" cx="{:.1}" cy="{cy:.1}" r="{r}" data-v="{}"><title>{}: {} {}{dev}{cv}</title></circle>"#,
-            x(v.value),
-            v.value,
-            esc(&v.host),
-            fmt_num(v.value),
-            esc(&f.unit)
-        );
-        if matches!(v.verdict, Verdict::Outlier | Verdict::WithinNoise) {
-            let _ = write!(
-                s,
-                r#"<text x="{:.1}" y="30" text-anchor="middle" class="{}">{}</text>"#,
-                x(v.value),
-                if v.verdict == Verdict::Outlier {
-                    "outlier"
-                } else {
-                    "noise"
-                },
-                esc(&v.host)
-            );
-        }
+        host_dot(&mut s, f, i, v, &x);
     }
     s.push_str("</svg>");
     s
+}
+
+/// The axis of a strip plot: (low end, high end, padding), at least ±10%
+/// around the median, then padded on both sides.
+fn strip_range(f: &Figure, vals: &[f64]) -> (f64, f64, f64) {
+    let vmin = vals.iter().copied().fold(f64::INFINITY, f64::min);
+    let vmax = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    // At least ±10% around the median, so that a spread of 1% looks small.
+    let (mut lo, mut hi) = (vmin, vmax);
+    if f.median.is_finite() {
+        lo = lo.min(f.median - 0.1 * f.median.abs());
+        hi = hi.max(f.median + 0.1 * f.median.abs());
+    }
+    let pad = if hi > lo {
+        (hi - lo) * 0.05
+    } else {
+        (lo.abs() * 0.01).max(1e-9)
+    };
+    lo -= pad;
+    hi += pad;
+    (lo, hi, pad)
+}
+
+/// The dot of the `i`th host (staggered over three rows), its value and
+/// distance in its title, named above the axis when an outlier or within
+/// its noise.
+fn host_dot(s: &mut String, f: &Figure, i: usize, v: &HostValue, x: &dyn Fn(f64) -> f64) {
+    let (class, r) = match v.verdict {
+        Verdict::Outlier => ("dot out", 6.0),
+        Verdict::WithinNoise => ("dot noise", 6.0),
+        _ => ("dot", 4.5),
+    };
+    let cy = 46.0 + ((i % 3) as f64 - 1.0) * 5.0;
+    let dev = v
+        .deviation_pct
+        .map(|p| format!(", {p:+.1}% from its peers' median"))
+        .unwrap_or_default();
+    let cv =
+        v.cv.map(|c| format!(", CV {:.1}%", c * 100.0))
+            .unwrap_or_default();
+    let _ = write!(
+        s,
+        r#"<circle class="{class}" cx="{:.1}" cy="{cy:.1}" r="{r}" data-v="{}"><title>{}: {} {}{dev}{cv}</title></circle>"#,
+        x(v.value),
+        v.value,
+        esc(&v.host),
+        fmt_num(v.value),
+        esc(&f.unit)
+    );
+    if matches!(v.verdict, Verdict::Outlier | Verdict::WithinNoise) {
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="30" text-anchor="middle" class="{}">{}</text>"#,
+            x(v.value),
+            if v.verdict == Verdict::Outlier {
+                "outlier"
+            } else {
+                "noise"
+            },
+            esc(&v.host)
+        );
+    }
 }

@@ -12,6 +12,7 @@
 //! `cpuscope.fleet/1`); each other output form is one file beside it:
 //! [`text`], [`html`]. It never measures.
 
+mod finding_evidence;
 pub mod html;
 pub mod text;
 
@@ -713,18 +714,7 @@ fn figure(
     };
     let mut values = Vec::new();
     for &(h, r, x) in &present {
-        let mut hv = HostValue {
-            host: runs[h].host.clone(),
-            value: x,
-            result_key: r.key.clone(),
-            cv: r.stats.as_ref().filter(|s| s.n > 1).map(|s| s.cv),
-            n: r.stats.as_ref().map(|s| s.n),
-            peers_median: None,
-            deviation_pct: None,
-            robust_z: None,
-            own_noise_pct: None,
-            verdict: Verdict::NotJudged,
-        };
+        let mut hv = unjudged_value(&runs[h].host, r, x);
         if enough {
             if let Some(f) = judge(&scope, &present, (h, r, x), &mut hv) {
                 match hv.verdict {
@@ -735,12 +725,7 @@ fn figure(
         }
         values.push(hv);
     }
-    let missing = recs
-        .iter()
-        .enumerate()
-        .filter(|(h, r)| r.is_none() && !present.iter().any(|p| p.0 == *h))
-        .map(|(h, _)| runs[h].host.clone())
-        .collect();
+    let missing = missing_hosts(runs, recs, &present);
     Figure {
         key: id.to_string(),
         label,
@@ -760,6 +745,35 @@ fn figure(
         values,
         missing,
     }
+}
+
+/// A host's value `x` (record `r`) before it is judged against its peers.
+fn unjudged_value(host: &str, r: &ResultRecord, x: f64) -> HostValue {
+    HostValue {
+        host: host.to_string(),
+        value: x,
+        result_key: r.key.clone(),
+        cv: r.stats.as_ref().filter(|s| s.n > 1).map(|s| s.cv),
+        n: r.stats.as_ref().map(|s| s.n),
+        peers_median: None,
+        deviation_pct: None,
+        robust_z: None,
+        own_noise_pct: None,
+        verdict: Verdict::NotJudged,
+    }
+}
+
+/// The hosts of the group without a record of the figure.
+fn missing_hosts(
+    runs: &[&Run],
+    recs: &[Option<&ResultRecord>],
+    present: &[(usize, &ResultRecord, f64)],
+) -> Vec<String> {
+    recs.iter()
+        .enumerate()
+        .filter(|(h, r)| r.is_none() && !present.iter().any(|p| p.0 == *h))
+        .map(|(h, _)| runs[h].host.clone())
+        .collect()
 }
 
 /// What judging a host's value of one key figure needs besides the values:
@@ -875,48 +889,13 @@ fn finding(
         fmt_num(m),
         z
     )];
-    match &r.stats {
-        Some(s) if s.n > 1 => evidence.push(format!(
-            "its own repetitions: n={}, CV {:.1}%, min {} max {} {unit} (own noise ±{:.1}%)",
-            s.n,
-            s.cv * 100.0,
-            fmt_num(s.min),
-            fmt_num(s.max),
-            own_pct
-        )),
-        _ => evidence.push("one repetition: no own spread recorded".into()),
-    }
+    evidence.push(finding_evidence::own_repetitions(r, unit, own_pct));
     // Params where it was measured differently (e.g. fewer threads).
-    for (k, v) in &r.params {
-        let mut others: BTreeMap<String, usize> = BTreeMap::new();
-        for (_, pr) in &peer_recs {
-            if let Some(pv) = pr.params.get(k) {
-                *others.entry(pv.to_string()).or_default() += 1;
-            }
-        }
-        if let Some((common, _)) = others.iter().max_by_key(|c| c.1) {
-            let mine = v.to_string();
-            if *common != mine {
-                evidence.push(format!(
-                    "measured with {k}={} (most peers: {k}={})",
-                    v.to_string().trim_matches('"'),
-                    common.trim_matches('"')
-                ));
-            }
-        }
-    }
+    evidence.extend(finding_evidence::param_differences(r, &peer_recs));
     for e in &env {
         evidence.push(format!("machine {}", e.text()));
     }
-    let env_text = if env.is_empty() {
-        "its recorded environment is the same as its peers'".to_string()
-    } else {
-        let items: Vec<String> = env
-            .iter()
-            .map(|e| format!("{}={}", e.field, na(&e.value)))
-            .collect();
-        format!("its environment differs: {}", items.join(", "))
-    };
+    let env_text = environment_text(&env);
     let text = match verdict {
         Verdict::WithinNoise => format!(
             "{}: {label} {} {dir} the median of its {peers} peers, but within its own noise (CV {}, ±{:.0}%): not flagged; repeat the run",
@@ -949,6 +928,19 @@ fn finding(
         environment: env,
         evidence,
         text,
+    }
+}
+
+/// The host's environment against its peers', in the words of a finding.
+fn environment_text(env: &[EnvDiff]) -> String {
+    if env.is_empty() {
+        "its recorded environment is the same as its peers'".to_string()
+    } else {
+        let items: Vec<String> = env
+            .iter()
+            .map(|e| format!("{}={}", e.field, na(&e.value)))
+            .collect();
+        format!("its environment differs: {}", items.join(", "))
     }
 }
 

@@ -219,69 +219,35 @@ pub fn plan(machine: &MachineInfo, req: &PlanRequest) -> Result<Plan> {
     let group_of = |c: usize| spread_level.map(|l| l.group_of[index_of(c)]).unwrap_or(0);
     // CPUs in an order spread over the nodes: a subset is its first s entries.
     let order = spread_order(&cpus, &group_of);
-    let subset = |s: usize| -> Vec<usize> {
-        let mut v = order[..s.min(order.len())].to_vec();
-        v.sort_unstable();
-        v
-    };
-    let pairs_of = |sel: &[usize]| -> Vec<(usize, usize)> {
-        (0..sel.len())
-            .flat_map(|i| (i + 1..sel.len()).map(move |j| (i, j)))
-            .map(|(i, j)| (sel[i], sel[j]))
-            .collect()
-    };
     let max_parallel = req.max_parallel.unwrap_or(usize::MAX);
+    let select =
+        |s: usize| Selection::new(order[..s.min(order.len())].to_vec(), &core_of, max_parallel);
     let all_pairs = n * (n - 1) / 2;
     let mut notes = Vec::new();
-    let nm = req.methods.len();
-    let fits = |rounds: usize, cpus: usize, s: usize, r: u64| {
-        nm as f64 * estimate_method_secs(rounds, s, warmup_for(s), r) + cpus as f64 * THREAD_START_S
-            <= req.budget_secs
-    };
 
-    let mut size = sampled_size(n, req.max_pairs, &mut notes);
-    let mut sel = subset(size);
-    let mut pairs = pairs_of(&sel);
-    let mut rounds = schedule(&pairs, &sel, &core_of, max_parallel);
+    let mut chosen = select(sampled_size(n, req.max_pairs, &mut notes));
     let mut samples = req.max_samples;
     let mut rt = req.round_trips;
-    if !req.fixed && !fits(rounds.len(), sel.len(), samples, rt) {
-        // 1. fewer samples
-        while samples > MIN_SAMPLES && !fits(rounds.len(), sel.len(), samples, rt) {
-            samples = (samples * 4 / 5).max(MIN_SAMPLES);
-        }
-        // 2. shorter batches
-        while rt > MIN_ROUND_TRIPS && !fits(rounds.len(), sel.len(), samples, rt) {
-            rt = (rt * 4 / 5).max(MIN_ROUND_TRIPS);
-        }
-        if samples < req.max_samples || rt < req.round_trips {
-            notes.push(format!(
-                "to fit the {:.0} s budget: {samples} samples of {rt} round trips per pair (profile asks {} of {})",
-                req.budget_secs, req.max_samples, req.round_trips
-            ));
-        }
+    if !req.fixed && !fits(req, &chosen, samples, rt) {
+        (samples, rt) = shrink_batches(req, &chosen, &mut notes);
         // 3. fewer CPUs: the rounds, not the pairs, cost time (a round's
         // pairs run in parallel), and s CPUs need about s-1 rounds; so
         // measure every pair of a subset spread over the nodes.
-        if !fits(rounds.len(), sel.len(), samples, rt) {
-            let per_round = nm as f64 * estimate_method_secs(1, samples, warmup_for(samples), rt);
-            while sel.len() > 2 && !fits(rounds.len(), sel.len(), samples, rt) {
-                let afford =
-                    ((req.budget_secs - sel.len() as f64 * THREAD_START_S) / per_round).max(1.0);
-                let want =
-                    ((sel.len() - 1) as f64 * afford / rounds.len() as f64).floor() as usize + 1;
-                size = want.clamp(2, sel.len() - 1);
-                sel = subset(size);
-                pairs = pairs_of(&sel);
-                rounds = schedule(&pairs, &sel, &core_of, max_parallel);
-            }
+        if !fits(req, &chosen, samples, rt) {
+            chosen = fewer_cpus(req, chosen, (samples, rt), &select);
             notes.push(format!(
                 "the full matrix over {n} CPUs ({all_pairs} pairs) does not fit the budget: measuring every pair of {} CPUs spread over the nodes ({})",
-                sel.len(),
-                CpuSet::from_ids(sel.iter().copied())
+                chosen.cpus.len(),
+                CpuSet::from_ids(chosen.cpus.iter().copied())
             ));
         }
     }
+    let Selection {
+        cpus: sel,
+        pairs,
+        rounds,
+    } = chosen;
+    let nm = req.methods.len();
     let warmup = warmup_for(samples);
     let one_pass = nm as f64 * estimate_method_secs(rounds.len(), samples, warmup, rt);
     let start = sel.len() as f64 * THREAD_START_S;
@@ -302,6 +268,88 @@ pub fn plan(machine: &MachineInfo, req: &PlanRequest) -> Result<Plan> {
         budget_secs: req.budget_secs,
         notes,
     })
+}
+
+/// The CPUs a plan measures, every pair of them, and their rounds.
+struct Selection {
+    /// The CPUs, sorted.
+    cpus: Vec<usize>,
+    pairs: Vec<(usize, usize)>,
+    rounds: Vec<Vec<usize>>,
+}
+
+impl Selection {
+    /// Every pair of `cpus`, scheduled in rounds (`core_of` maps a CPU id
+    /// to its core).
+    fn new(
+        mut cpus: Vec<usize>,
+        core_of: &dyn Fn(usize) -> usize,
+        max_parallel: usize,
+    ) -> Selection {
+        cpus.sort_unstable();
+        let pairs: Vec<(usize, usize)> = (0..cpus.len())
+            .flat_map(|i| (i + 1..cpus.len()).map(move |j| (i, j)))
+            .map(|(i, j)| (cpus[i], cpus[j]))
+            .collect();
+        let rounds = schedule(&pairs, &cpus, core_of, max_parallel);
+        Selection {
+            cpus,
+            pairs,
+            rounds,
+        }
+    }
+}
+
+/// Whether every method over `chosen`, with `s` samples of `r` round trips
+/// per pair, fits the request's budget.
+fn fits(req: &PlanRequest, chosen: &Selection, s: usize, r: u64) -> bool {
+    let nm = req.methods.len();
+    nm as f64 * estimate_method_secs(chosen.rounds.len(), s, warmup_for(s), r)
+        + chosen.cpus.len() as f64 * THREAD_START_S
+        <= req.budget_secs
+}
+
+/// Samples per pair and round trips per sample cut until `chosen` fits the
+/// budget or they reach their floors, with a note when they were cut.
+fn shrink_batches(req: &PlanRequest, chosen: &Selection, notes: &mut Vec<String>) -> (usize, u64) {
+    let mut samples = req.max_samples;
+    let mut rt = req.round_trips;
+    // 1. fewer samples
+    while samples > MIN_SAMPLES && !fits(req, chosen, samples, rt) {
+        samples = (samples * 4 / 5).max(MIN_SAMPLES);
+    }
+    // 2. shorter batches
+    while rt > MIN_ROUND_TRIPS && !fits(req, chosen, samples, rt) {
+        rt = (rt * 4 / 5).max(MIN_ROUND_TRIPS);
+    }
+    if samples < req.max_samples || rt < req.round_trips {
+        notes.push(format!(
+            "to fit the {:.0} s budget: {samples} samples of {rt} round trips per pair (profile asks {} of {})",
+            req.budget_secs, req.max_samples, req.round_trips
+        ));
+    }
+    (samples, rt)
+}
+
+/// Fewer CPUs than `chosen` until the plan fits the budget (or two are
+/// left): each try takes the first entries of the spread order (`select`).
+fn fewer_cpus(
+    req: &PlanRequest,
+    mut chosen: Selection,
+    (samples, rt): (usize, u64),
+    select: &dyn Fn(usize) -> Selection,
+) -> Selection {
+    let nm = req.methods.len();
+    let per_round = nm as f64 * estimate_method_secs(1, samples, warmup_for(samples), rt);
+    while chosen.cpus.len() > 2 && !fits(req, &chosen, samples, rt) {
+        let sel = &chosen.cpus;
+        let afford = ((req.budget_secs - sel.len() as f64 * THREAD_START_S) / per_round).max(1.0);
+        let want =
+            ((sel.len() - 1) as f64 * afford / chosen.rounds.len() as f64).floor() as usize + 1;
+        let size = want.clamp(2, sel.len() - 1);
+        chosen = select(size);
+    }
+    chosen
 }
 
 /// Refuses a request that cannot be planned: fewer than two CPUs (`cpus`,

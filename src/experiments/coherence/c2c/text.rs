@@ -69,84 +69,109 @@ pub fn render_matrix(m: &LatencyMatrix, is_smt: &dyn Fn(usize, usize) -> bool) -
         .unwrap_or(1)
         .max(3);
     if n <= MAX_NUMERIC {
-        let w = 7;
-        let _ = write!(out, "  {:>idw$}", "");
-        for c in &m.cpus {
-            let _ = write!(out, "{c:>w$}");
-        }
-        out.push('\n');
-        for i in 0..n {
-            let _ = write!(out, "  {:>idw$}", m.cpus[i]);
-            for j in 0..n {
-                let cell = if i == j {
-                    "·".to_string()
-                } else {
-                    match m.get(i, j) {
-                        Some(v) => format!(
-                            "{}{}",
-                            if v >= 100.0 {
-                                format!("{v:.0}")
-                            } else {
-                                format!("{v:.1}")
-                            },
-                            if smt(i, j) { "s" } else { "" }
-                        ),
-                        None => "?".to_string(),
-                    }
-                };
-                let _ = write!(out, "{cell:>w$}");
-            }
-            out.push('\n');
-        }
-        out.push_str("  ns one-way, median per pair; · = same CPU, ? = not measured");
-        if (0..n).any(|i| (0..n).any(|j| smt(i, j))) {
-            out.push_str(", s = SMT siblings");
-        }
-        out.push('\n');
+        write_numeric_matrix(&mut out, m, &smt, idw);
     } else {
-        // Column header: CPU ids vertically would be tall; print every 10th.
-        let _ = write!(out, "  {:>idw$} ", "");
-        let mut hdr = String::new();
-        let mut j = 0;
-        while j < n {
-            let label = m.cpus[j].to_string();
-            if j % 10 == 0 && j + label.len() <= n {
-                hdr.push_str(&label);
-                j += label.len();
-            } else {
-                hdr.push(' ');
-                j += 1;
-            }
-        }
-        out.push_str(hdr.trim_end());
-        out.push('\n');
-        for i in 0..n {
-            let _ = write!(out, "  {:>idw$} ", m.cpus[i]);
-            for j in 0..n {
-                let ch = if i == j {
-                    ' '
-                } else {
-                    match m.get(i, j) {
-                        Some(v) if smt(i, j) => {
-                            let _ = v;
-                            's'
-                        }
-                        Some(v) => HEAT[bucket(v, lo, hi)],
-                        None => '?',
-                    }
-                };
-                out.push(ch);
-            }
-            out.push('\n');
-        }
-        let step = (hi - lo) / (HEAT.len() - 1) as f64;
-        out.push_str("  heat map, ns one-way:");
-        for (k, g) in HEAT.iter().enumerate() {
-            let _ = write!(out, " {g}≈{:.0}", lo + step * k as f64);
-        }
-        out.push_str("; s = SMT siblings, ? = not measured\n");
+        write_heat_map(&mut out, m, &smt, idw, (lo, hi));
     }
     out
+}
+
+/// The matrix with numbers (ns, SMT siblings marked `s`; `smt` takes
+/// indices), CPU ids `idw` wide.
+fn write_numeric_matrix(
+    out: &mut String,
+    m: &LatencyMatrix,
+    smt: &dyn Fn(usize, usize) -> bool,
+    idw: usize,
+) {
+    let n = m.n();
+    let w = 7;
+    let _ = write!(out, "  {:>idw$}", "");
+    for c in &m.cpus {
+        let _ = write!(out, "{c:>w$}");
+    }
+    out.push('\n');
+    for i in 0..n {
+        let _ = write!(out, "  {:>idw$}", m.cpus[i]);
+        for j in 0..n {
+            let cell = if i == j {
+                "·".to_string()
+            } else {
+                match m.get(i, j) {
+                    Some(v) => format!(
+                        "{}{}",
+                        if v >= 100.0 {
+                            format!("{v:.0}")
+                        } else {
+                            format!("{v:.1}")
+                        },
+                        if smt(i, j) { "s" } else { "" }
+                    ),
+                    None => "?".to_string(),
+                }
+            };
+            let _ = write!(out, "{cell:>w$}");
+        }
+        out.push('\n');
+    }
+    out.push_str("  ns one-way, median per pair; · = same CPU, ? = not measured");
+    if (0..n).any(|i| (0..n).any(|j| smt(i, j))) {
+        out.push_str(", s = SMT siblings");
+    }
+    out.push('\n');
+}
+
+/// The matrix as a heat map, one glyph per cell between `lo` and `hi` ns
+/// (SMT siblings marked `s`; `smt` takes indices), with its legend.
+fn write_heat_map(
+    out: &mut String,
+    m: &LatencyMatrix,
+    smt: &dyn Fn(usize, usize) -> bool,
+    idw: usize,
+    (lo, hi): (f64, f64),
+) {
+    let n = m.n();
+    // Column header: CPU ids vertically would be tall; print every 10th.
+    let _ = write!(out, "  {:>idw$} ", "");
+    let mut hdr = String::new();
+    let mut j = 0;
+    while j < n {
+        let label = m.cpus[j].to_string();
+        if j % 10 == 0 && j + label.len() <= n {
+            hdr.push_str(&label);
+            j += label.len();
+        } else {
+            hdr.push(' ');
+            j += 1;
+        }
+    }
+    out.push_str(hdr.trim_end());
+    out.push('\n');
+    for i in 0..n {
+        let _ = write!(out, "  {:>idw$} ", m.cpus[i]);
+        for j in 0..n {
+            let ch = if i == j {
+                ' '
+            } else {
+                match m.get(i, j) {
+                    Some(v) if smt(i, j) => {
+                        let _ = v;
+                        's'
+                    }
+                    Some(v) => HEAT[bucket(v, lo, hi)],
+                    None => '?',
+                }
+            };
+            out.push(ch);
+        }
+        out.push('\n');
+    }
+    let step = (hi - lo) / (HEAT.len() - 1) as f64;
+    out.push_str("  heat map, ns one-way:");
+    for (k, g) in HEAT.iter().enumerate() {
+        let _ = write!(out, " {g}≈{:.0}", lo + step * k as f64);
+    }
+    out.push_str("; s = SMT siblings, ? = not measured\n");
 }
 
 /// The seed-001 style summary: each latency group, its increment, what it
@@ -322,66 +347,72 @@ pub fn render_matrix_record(r: &ResultRecord, detail: Detail) -> String {
         }
     }
     if detail == Detail::Full {
-        let p = &d.plan;
-        let _ = writeln!(
-            out,
-            "  one-way = round trip / 2; {} pass(es) × {} samples of {} round trips per pair; {} pairs, {} rounds, {:.1} s",
-            p.passes, p.samples_per_pair_per_pass, p.round_trips_per_sample, p.pairs_measured, p.rounds_done, p.elapsed_s
-        );
-        if let Some(s) = &p.stopped {
-            let _ = writeln!(out, "  stopped: {s}");
-        }
-        for n in &p.notes {
-            let _ = writeln!(out, "  note: {}", for_terminal(n));
-        }
-        out.push_str(&render_matrix(&latency_matrix(&d), &|a, b| d.smt(a, b)));
-        let noisy: Vec<&PairCell> = d
-            .pairs
-            .iter()
-            .filter(|c| c.spread.iqr_over_median > 0.10)
-            .collect();
-        if let Some(c) = noisy.first() {
-            let of = if d.pairs.len() == p.pairs_measured {
-                format!("{} pairs", d.pairs.len())
-            } else {
-                format!("the {} widest-spread pairs kept in detail", d.pairs.len())
-            };
-            let _ = writeln!(
-                out,
-                "  {} of {of} spread widely (interquartile range above 10% of the median), e.g. {},{}: {:.1}–{:.1} ns",
-                noisy.len(),
-                c.cpus[0],
-                c.cpus[1],
-                c.spread.p25_ns,
-                c.spread.p75_ns
-            );
-        }
-        if let Some(n) = &d.preemption_note {
-            let _ = writeln!(out, "  {}", for_terminal(n));
-        }
-        if let Some(dist) = &d.disturbance {
-            let _ = writeln!(out, "  {}", for_terminal(&dist.line()));
-        }
-        if let [c] = d.pairs.as_slice() {
-            let passes = &c.spread.pass_medians_ns;
-            if passes.len() >= 3 {
-                if let Some(s) = crate::base::Stats::from_samples(passes) {
-                    let _ = writeln!(
-                        out,
-                        "  over {} passes the pair's median ranged {:.1}–{:.1} ns (CV {:.1}%)",
-                        passes.len(),
-                        s.min,
-                        s.max,
-                        s.cv * 100.0
-                    );
-                }
-            }
-        }
+        write_measurement(&mut out, &d);
     }
     if let Some(inf) = &d.inference {
         out.push_str(&render_inference(inf, d.ghz_single));
     }
     out
+}
+
+/// How a matrix record was measured (`Detail::Full`): the plan as run, the
+/// matrix, its spread and disturbances.
+fn write_measurement(out: &mut String, d: &MatrixData) {
+    let p = &d.plan;
+    let _ = writeln!(
+        out,
+        "  one-way = round trip / 2; {} pass(es) × {} samples of {} round trips per pair; {} pairs, {} rounds, {:.1} s",
+        p.passes, p.samples_per_pair_per_pass, p.round_trips_per_sample, p.pairs_measured, p.rounds_done, p.elapsed_s
+    );
+    if let Some(s) = &p.stopped {
+        let _ = writeln!(out, "  stopped: {s}");
+    }
+    for n in &p.notes {
+        let _ = writeln!(out, "  note: {}", for_terminal(n));
+    }
+    out.push_str(&render_matrix(&latency_matrix(d), &|a, b| d.smt(a, b)));
+    let noisy: Vec<&PairCell> = d
+        .pairs
+        .iter()
+        .filter(|c| c.spread.iqr_over_median > 0.10)
+        .collect();
+    if let Some(c) = noisy.first() {
+        let of = if d.pairs.len() == p.pairs_measured {
+            format!("{} pairs", d.pairs.len())
+        } else {
+            format!("the {} widest-spread pairs kept in detail", d.pairs.len())
+        };
+        let _ = writeln!(
+            out,
+            "  {} of {of} spread widely (interquartile range above 10% of the median), e.g. {},{}: {:.1}–{:.1} ns",
+            noisy.len(),
+            c.cpus[0],
+            c.cpus[1],
+            c.spread.p25_ns,
+            c.spread.p75_ns
+        );
+    }
+    if let Some(n) = &d.preemption_note {
+        let _ = writeln!(out, "  {}", for_terminal(n));
+    }
+    if let Some(dist) = &d.disturbance {
+        let _ = writeln!(out, "  {}", for_terminal(&dist.line()));
+    }
+    if let [c] = d.pairs.as_slice() {
+        let passes = &c.spread.pass_medians_ns;
+        if passes.len() >= 3 {
+            if let Some(s) = crate::base::Stats::from_samples(passes) {
+                let _ = writeln!(
+                    out,
+                    "  over {} passes the pair's median ranged {:.1}–{:.1} ns (CV {:.1}%)",
+                    passes.len(),
+                    s.min,
+                    s.max,
+                    s.cv * 100.0
+                );
+            }
+        }
+    }
 }
 
 /// One pair, every method.

@@ -102,36 +102,13 @@ pub(super) fn average_linkage(m: &LatencyMatrix) -> Vec<Merge> {
     if n < 2 {
         return Vec::new();
     }
-    // sum/count of measured distances between active clusters, indexed by slot.
-    let mut sum = vec![0.0f64; n * n];
-    let mut cnt = vec![0u32; n * n];
-    for i in 0..n {
-        for j in 0..n {
-            if i != j {
-                if let Some(d) = m.dist(i, j) {
-                    sum[i * n + j] = d;
-                    cnt[i * n + j] = 1;
-                }
-            }
-        }
-    }
-    let mut active = vec![true; n];
-    let mut id = (0..n).collect::<Vec<usize>>(); // cluster id held by each slot
-    let mut next_id = n;
+    let mut link = Linkage::new(m);
     let mut merges = Vec::new();
-    let d = |sum: &[f64], cnt: &[u32], a: usize, b: usize| -> f64 {
-        let c = cnt[a * n + b];
-        if c == 0 {
-            f64::INFINITY
-        } else {
-            sum[a * n + b] / c as f64
-        }
-    };
     let mut chain: Vec<usize> = Vec::new();
     let mut remaining = n;
     while remaining > 1 {
         if chain.is_empty() {
-            match (0..n).find(|&s| active[s]) {
+            match (0..n).find(|&s| link.active[s]) {
                 Some(s) => chain.push(s),
                 None => break,
             }
@@ -142,21 +119,12 @@ pub(super) fn average_linkage(m: &LatencyMatrix) -> Vec<Merge> {
         } else {
             None
         };
-        // Nearest active neighbour of a (prefer prev on ties).
-        let mut best: Option<(usize, f64)> = prev.map(|p| (p, d(&sum, &cnt, a, p)));
-        for (s, &act) in active.iter().enumerate() {
-            if s == a || !act || Some(s) == prev {
-                continue;
-            }
-            let ds = d(&sum, &cnt, a, s);
-            if best.is_none_or(|(_, bd)| ds < bd) {
-                best = Some((s, ds));
-            }
-        }
-        let Some((b, db)) = best else { break };
+        let Some((b, db)) = link.nearest(a, prev) else {
+            break;
+        };
         if !db.is_finite() {
             // a reaches nothing measured: it stays a root.
-            active[a] = false;
+            link.active[a] = false;
             remaining -= 1;
             chain.clear();
             continue;
@@ -164,29 +132,104 @@ pub(super) fn average_linkage(m: &LatencyMatrix) -> Vec<Merge> {
         if Some(b) == prev {
             chain.pop();
             chain.pop();
-            // Merge b into a's slot.
-            merges.push(Merge {
-                a: id[a],
-                b: id[b],
-                height: db,
-            });
-            for (s, &act) in active.iter().enumerate() {
-                if s != a && s != b && act {
-                    sum[a * n + s] += sum[b * n + s];
-                    cnt[a * n + s] += cnt[b * n + s];
-                    sum[s * n + a] = sum[a * n + s];
-                    cnt[s * n + a] = cnt[a * n + s];
-                }
-            }
-            active[b] = false;
-            id[a] = next_id;
-            next_id += 1;
+            merges.push(link.merge(a, b, db));
             remaining -= 1;
         } else {
             chain.push(b);
         }
     }
     merges
+}
+
+/// The clusters of [`average_linkage`] as it goes, by slot (a slot holds
+/// a CPU's cluster, then the merges into it).
+struct Linkage {
+    n: usize,
+    /// Sum/count of measured distances between active clusters, indexed
+    /// by slot.
+    sum: Vec<f64>,
+    cnt: Vec<u32>,
+    active: Vec<bool>,
+    /// Cluster id held by each slot.
+    id: Vec<usize>,
+    next_id: usize,
+}
+
+impl Linkage {
+    /// One cluster per CPU of `m`.
+    fn new(m: &LatencyMatrix) -> Linkage {
+        let n = m.n();
+        let mut sum = vec![0.0f64; n * n];
+        let mut cnt = vec![0u32; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                if i != j {
+                    if let Some(d) = m.dist(i, j) {
+                        sum[i * n + j] = d;
+                        cnt[i * n + j] = 1;
+                    }
+                }
+            }
+        }
+        Linkage {
+            n,
+            sum,
+            cnt,
+            active: vec![true; n],
+            id: (0..n).collect::<Vec<usize>>(),
+            next_id: n,
+        }
+    }
+
+    /// Average distance of the clusters in slots `a` and `b`; infinite
+    /// when no measured pair joins them.
+    fn d(&self, a: usize, b: usize) -> f64 {
+        let n = self.n;
+        let c = self.cnt[a * n + b];
+        if c == 0 {
+            f64::INFINITY
+        } else {
+            self.sum[a * n + b] / c as f64
+        }
+    }
+
+    /// Nearest active neighbour of a (prefer prev on ties).
+    fn nearest(&self, a: usize, prev: Option<usize>) -> Option<(usize, f64)> {
+        let mut best: Option<(usize, f64)> = prev.map(|p| (p, self.d(a, p)));
+        for (s, &act) in self.active.iter().enumerate() {
+            if s == a || !act || Some(s) == prev {
+                continue;
+            }
+            let ds = self.d(a, s);
+            if best.is_none_or(|(_, bd)| ds < bd) {
+                best = Some((s, ds));
+            }
+        }
+        best
+    }
+
+    /// Merge b into a's slot, at height `db`.
+    fn merge(&mut self, a: usize, b: usize, db: f64) -> Merge {
+        let n = self.n;
+        let merge = Merge {
+            a: self.id[a],
+            b: self.id[b],
+            height: db,
+        };
+        let (sum, cnt) = (&mut self.sum, &mut self.cnt);
+        for (s, &act) in self.active.iter().enumerate() {
+            if s != a && s != b && act {
+                sum[a * n + s] += sum[b * n + s];
+                cnt[a * n + s] += cnt[b * n + s];
+                sum[s * n + a] = sum[a * n + s];
+                cnt[s * n + a] = cnt[a * n + s];
+            }
+        }
+        self.active[b] = false;
+        self.id[a] = self.next_id;
+        self.next_id += 1;
+        merge
+    }
 }
 
 /// Cut sorted merge heights into levels: returns, per level, the largest

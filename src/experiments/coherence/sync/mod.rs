@@ -528,6 +528,9 @@ fn atomic_alone(p: &mut Pass, first: usize) -> Result<()> {
     ))
 }
 
+/// The method text of the contended atomic increment's records.
+const CONTENDED_METHOD: &str = "every thread does locked fetch_add on one shared counter (one cache line), pinned threads released together; sample = mean over threads of each thread's ns per increment";
+
 /// Step 3 of `run_all`: the contended atomic increment, labelled placements
 /// then the thread-count sweep; true when stopped.
 fn atomic_contended(
@@ -537,7 +540,53 @@ fn atomic_contended(
     spread: &[usize],
     profile: Profile,
 ) -> Result<bool> {
-    let cmethod = "every thread does locked fetch_add on one shared counter (one cache line), pinned threads released together; sample = mean over threads of each thread's ns per increment";
+    let cmethod = CONTENDED_METHOD;
+    let labelled = contended_placements(p, pl)?;
+    let mut order = spread.to_vec();
+    order.extend(list.iter().filter(|c| !spread.contains(c)));
+    for t in sweep_counts(order.len(), profile) {
+        let set: Vec<usize> = order[..t].to_vec();
+        let mut sorted = set.clone();
+        sorted.sort_unstable();
+        let dup = labelled.iter().any(|l| {
+            let mut x = l.clone();
+            x.sort_unstable();
+            x == sorted
+        });
+        let params = [("threads", json!(t)), (PLACEMENT_PARAM, json!("spread"))];
+        let cs = CpuSet::from_ids(set.iter().copied()).to_string();
+        (p.step)(&format!(
+            "contended atomic increment, {t} threads (CPUs {cs})"
+        ));
+        let m = contended(&set, &p.pol, p.stop);
+        let Some((s, agg)) = p.measured(m, ATOMIC_INCREMENT, &params)? else {
+            continue;
+        };
+        let mut r = ns_record(ATOMIC_INCREMENT, &params, s, cmethod)
+            .with_note(&format!(
+                "CPUs {cs} (one per core first); aggregate {agg:.1} ns per increment, {:.1} M increments/s in all",
+                1e3 / agg
+            ))
+            .with_payload(&AtomicIncrementData {
+                cpus: SyncCpus::List(cs),
+                aggregate_ns_per_increment: agg,
+            });
+        if dup {
+            r = r.with_note("same CPUs as a labelled placement above");
+        }
+        (p.out)(cycles_note(r, p.ghz))?;
+        if p.stop.load(Ordering::Relaxed) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Part of step 3: the contended atomic increment on each labelled
+/// placement of two threads (not available where the machine has none);
+/// the pairs measured.
+fn contended_placements(p: &mut Pass, pl: &Placements) -> Result<Vec<Vec<usize>>> {
+    let cmethod = CONTENDED_METHOD;
     let mut labelled: Vec<Vec<usize>> = Vec::new();
     for (name, pair) in [
         ("same_core", &pl.same_core),
@@ -579,44 +628,7 @@ fn atomic_contended(
             }
         }
     }
-    let mut order = spread.to_vec();
-    order.extend(list.iter().filter(|c| !spread.contains(c)));
-    for t in sweep_counts(order.len(), profile) {
-        let set: Vec<usize> = order[..t].to_vec();
-        let mut sorted = set.clone();
-        sorted.sort_unstable();
-        let dup = labelled.iter().any(|l| {
-            let mut x = l.clone();
-            x.sort_unstable();
-            x == sorted
-        });
-        let params = [("threads", json!(t)), (PLACEMENT_PARAM, json!("spread"))];
-        let cs = CpuSet::from_ids(set.iter().copied()).to_string();
-        (p.step)(&format!(
-            "contended atomic increment, {t} threads (CPUs {cs})"
-        ));
-        let m = contended(&set, &p.pol, p.stop);
-        let Some((s, agg)) = p.measured(m, ATOMIC_INCREMENT, &params)? else {
-            continue;
-        };
-        let mut r = ns_record(ATOMIC_INCREMENT, &params, s, cmethod)
-            .with_note(&format!(
-                "CPUs {cs} (one per core first); aggregate {agg:.1} ns per increment, {:.1} M increments/s in all",
-                1e3 / agg
-            ))
-            .with_payload(&AtomicIncrementData {
-                cpus: SyncCpus::List(cs),
-                aggregate_ns_per_increment: agg,
-            });
-        if dup {
-            r = r.with_note("same CPUs as a labelled placement above");
-        }
-        (p.out)(cycles_note(r, p.ghz))?;
-        if p.stop.load(Ordering::Relaxed) {
-            return Ok(true);
-        }
-    }
-    Ok(false)
+    Ok(labelled)
 }
 
 /// The method text of a lock record: `kind` "spin" or "mutex", `t` threads.

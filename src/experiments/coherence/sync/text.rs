@@ -94,52 +94,11 @@ pub fn render_sync_summary(results: &[ResultRecord]) -> String {
         .collect();
     if !s.is_empty() {
         out.push_str("Synchronisation costs (median; * = noisy)\n");
-        let hints: Vec<String> = s
-            .iter()
-            .filter(|r| r.is(super::SPIN_HINT))
-            .map(|r| {
-                let ins = r
-                    .params
-                    .get("instruction")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("?");
-                let cyc = find(&s, super::SPIN_HINT_CYCLES, &[("instruction", ins)]);
-                format!(
-                    "{} {} ({})",
-                    ins.to_uppercase(),
-                    value_text(Some(r)),
-                    value_text(cyc)
-                )
-            })
-            .collect();
+        let hints = spin_hint_texts(&s);
         if !hints.is_empty() {
             let _ = writeln!(out, "  spin-wait hint: {}", hints.join(", "));
         }
-        let alone = find(&s, super::ATOMIC_INCREMENT, &[(PLACEMENT_PARAM, "alone")]);
-        let alone_c = find(
-            &s,
-            super::ATOMIC_INCREMENT_CYCLES,
-            &[(PLACEMENT_PARAM, "alone")],
-        );
-        let mut contended = Vec::new();
-        for p in ["same_core", "same_l3", "cross_node"] {
-            if let Some(r) = find(&s, super::ATOMIC_INCREMENT, &[(PLACEMENT_PARAM, p)]) {
-                if r.value.is_some() {
-                    contended.push(format!("{p} {}", value_text(Some(r))));
-                }
-            }
-        }
-        let _ = writeln!(
-            out,
-            "  atomic increment: alone {} ({}); two threads on one line: {}",
-            value_text(alone),
-            value_text(alone_c),
-            if contended.is_empty() {
-                "n/a".to_string()
-            } else {
-                contended.join(", ")
-            }
-        );
+        write_atomic_increment(&mut out, &s);
         let _ = writeln!(
             out,
             "  lock/unlock: alone spin {}, mutex {}; two threads spin {}, mutex {}",
@@ -162,19 +121,7 @@ pub fn render_sync_summary(results: &[ResultRecord]) -> String {
             value_text(find(&s, super::HANDOFF, &[("wait", "spin")])),
             value_text(find(&s, super::HANDOFF, &[("wait", "futex")])),
         );
-        let fs: Vec<String> = s
-            .iter()
-            .filter(|r| r.is(super::FALSE_SHARING_SLOWDOWN) && r.value.is_some())
-            .map(|r| {
-                let op = r.params.get("op").and_then(|v| v.as_str()).unwrap_or("?");
-                let t = r
-                    .params
-                    .get("threads")
-                    .map(|v| v.to_string())
-                    .unwrap_or_default();
-                format!("{op} increments, {t} threads: {}", value_text(Some(r)))
-            })
-            .collect();
+        let fs = false_sharing_texts(&s);
         if !fs.is_empty() {
             let _ = writeln!(
                 out,
@@ -184,4 +131,72 @@ pub fn render_sync_summary(results: &[ResultRecord]) -> String {
         }
     }
     out
+}
+
+/// Each spin-wait hint of the summary: instruction, time (cycles).
+fn spin_hint_texts(s: &[ResultRecord]) -> Vec<String> {
+    s.iter()
+        .filter(|r| r.is(super::SPIN_HINT))
+        .map(|r| {
+            let ins = r
+                .params
+                .get("instruction")
+                .and_then(|v| v.as_str())
+                .unwrap_or("?");
+            let cyc = find(s, super::SPIN_HINT_CYCLES, &[("instruction", ins)]);
+            format!(
+                "{} {} ({})",
+                ins.to_uppercase(),
+                value_text(Some(r)),
+                value_text(cyc)
+            )
+        })
+        .collect()
+}
+
+/// The summary's atomic increment line: alone, then two threads on one
+/// line by placement.
+fn write_atomic_increment(out: &mut String, s: &[ResultRecord]) {
+    let alone = find(s, super::ATOMIC_INCREMENT, &[(PLACEMENT_PARAM, "alone")]);
+    let alone_c = find(
+        s,
+        super::ATOMIC_INCREMENT_CYCLES,
+        &[(PLACEMENT_PARAM, "alone")],
+    );
+    let mut contended = Vec::new();
+    for p in ["same_core", "same_l3", "cross_node"] {
+        if let Some(r) = find(s, super::ATOMIC_INCREMENT, &[(PLACEMENT_PARAM, p)]) {
+            if r.value.is_some() {
+                contended.push(format!("{p} {}", value_text(Some(r))));
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  atomic increment: alone {} ({}); two threads on one line: {}",
+        value_text(alone),
+        value_text(alone_c),
+        if contended.is_empty() {
+            "n/a".to_string()
+        } else {
+            contended.join(", ")
+        }
+    );
+}
+
+/// Each measured false-sharing slowdown of the summary: operation,
+/// threads, slowdown.
+fn false_sharing_texts(s: &[ResultRecord]) -> Vec<String> {
+    s.iter()
+        .filter(|r| r.is(super::FALSE_SHARING_SLOWDOWN) && r.value.is_some())
+        .map(|r| {
+            let op = r.params.get("op").and_then(|v| v.as_str()).unwrap_or("?");
+            let t = r
+                .params
+                .get("threads")
+                .map(|v| v.to_string())
+                .unwrap_or_default();
+            format!("{op} increments, {t} threads: {}", value_text(Some(r)))
+        })
+        .collect()
 }

@@ -4,9 +4,9 @@
 
 use super::{ALL_CORES, SINGLE_CORE};
 use crate::base::fmt::fmt_num;
-use crate::experiments::state::payload::{SingleCoreData, TeamClockData};
+use crate::experiments::state::payload::{DeclaredClock, SingleCoreData, TeamClockData};
 use crate::results::schema::{ResultRecord, Run};
-use crate::view::finding::{ev, from_result, measured, noisy_note, Finding, Severity};
+use crate::view::finding::{ev, from_result, measured, noisy_note, Evidence, Finding, Severity};
 use crate::view::verdict::fig;
 use crate::view::{
     any, report_section, Bar, BarGroup, Block, Chart, ChartKind, Depth, KeyFigure, Rank, Rule,
@@ -201,9 +201,15 @@ pub fn all_core_frequency_drop(run: &Run) -> Vec<Finding> {
     }]
 }
 
+/// How far off the measured clock may be from a declared one (5%).
+const OFF: f64 = 0.05;
+
+/// Declared clocks the measured one differs from, each as evidence with
+/// the ratio measured / declared.
+type OffClocks = Vec<(Evidence, f64)>;
+
 /// The measured clock differs from what the machine declares (> 5%).
 pub fn declared_vs_measured_frequency(run: &Run) -> Vec<Finding> {
-    const OFF: f64 = 0.05;
     let Some(s) = measured(run, super::SINGLE_CORE) else {
         return Vec::new();
     };
@@ -214,6 +220,25 @@ pub fn declared_vs_measured_frequency(run: &Run) -> Vec<Finding> {
         return Vec::new();
     };
     let mhz = v * 1000.0;
+    let (below, above) = declared_clocks_off(s, mhz, &decl);
+    let measured_ev = ev(
+        "measured: one core",
+        format!("{mhz:.0} MHz"),
+        from_result(s),
+    );
+    let mut out = Vec::new();
+    if !below.is_empty() {
+        out.push(below_declared(run, s, measured_ev.clone(), below));
+    }
+    if !above.is_empty() {
+        out.push(above_nominal(measured_ev, above));
+    }
+    out
+}
+
+/// The declared clocks that one core's measured `mhz` (result `s`) falls
+/// below, and those it exceeds, by more than [`OFF`].
+fn declared_clocks_off(s: &ResultRecord, mhz: f64, decl: &DeclaredClock) -> (OffClocks, OffClocks) {
     let mut below = Vec::new();
     let mut above = Vec::new();
     for (k, label, value) in [
@@ -255,55 +280,53 @@ pub fn declared_vs_measured_frequency(run: &Run) -> Vec<Finding> {
             }
         }
     }
-    let measured_ev = ev(
-        "measured: one core",
-        format!("{mhz:.0} MHz"),
-        from_result(s),
-    );
-    let mut out = Vec::new();
-    if !below.is_empty() {
-        let worst = below.iter().map(|b| b.1).fold(f64::INFINITY, f64::min);
-        let gov = run.environment.governor.clone();
-        let mut evidence = vec![measured_ev.clone()];
-        evidence.extend(below.into_iter().map(|b| b.0));
-        if let Some(g) = &gov {
-            evidence.push(ev("cpufreq governor", g.clone(), "environment.governor"));
-        }
-        out.push(Finding {
-            rule: "declared-vs-measured-frequency",
-            severity: Severity::Warning,
-            title: format!(
-                "one core runs {:.0}% below the clock the machine declares",
-                (1.0 - worst) * 100.0
-            ),
-            advice: format!(
-                "The core does not reach its declared clock. Check the governor{} and energy preference \
-                 (performance), whether boost/turbo is disabled, power or thermal limits, and in a VM the \
-                 host's CPU quota. Use the measured GHz, not the declared one, to turn times into cycles.",
-                gov.map(|g| format!(" (now {g})")).unwrap_or_default()
-            ) + &noisy_note(&[s]),
-            evidence,
-        });
+    (below, above)
+}
+
+/// One core (result `s`) runs below the clocks in `below`: a warning.
+fn below_declared(run: &Run, s: &ResultRecord, measured_ev: Evidence, below: OffClocks) -> Finding {
+    let worst = below.iter().map(|b| b.1).fold(f64::INFINITY, f64::min);
+    let gov = run.environment.governor.clone();
+    let mut evidence = vec![measured_ev];
+    evidence.extend(below.into_iter().map(|b| b.0));
+    if let Some(g) = &gov {
+        evidence.push(ev("cpufreq governor", g.clone(), "environment.governor"));
     }
-    if !above.is_empty() {
-        let best = above.iter().map(|b| b.1).fold(0.0f64, f64::max);
-        let mut evidence = vec![measured_ev];
-        evidence.extend(above.into_iter().map(|b| b.0));
-        out.push(Finding {
-            rule: "declared-vs-measured-frequency",
-            severity: Severity::Advice,
-            title: format!(
-                "one core runs {:.0}% above the nominal clock (turbo)",
-                (best - 1.0) * 100.0
-            ),
-            advice: "The nominal clock understates what one core runs at: turn times into cycles with the \
-                     measured clock, and compare machines by measured, not nominal, frequency. Expect less \
-                     with many cores busy (see the all-core figure)."
-                .into(),
-            evidence,
-        });
+    Finding {
+        rule: "declared-vs-measured-frequency",
+        severity: Severity::Warning,
+        title: format!(
+            "one core runs {:.0}% below the clock the machine declares",
+            (1.0 - worst) * 100.0
+        ),
+        advice: format!(
+            "The core does not reach its declared clock. Check the governor{} and energy preference \
+             (performance), whether boost/turbo is disabled, power or thermal limits, and in a VM the \
+             host's CPU quota. Use the measured GHz, not the declared one, to turn times into cycles.",
+            gov.map(|g| format!(" (now {g})")).unwrap_or_default()
+        ) + &noisy_note(&[s]),
+        evidence,
     }
-    out
+}
+
+/// One core runs above the nominal clocks in `above` (turbo): advice.
+fn above_nominal(measured_ev: Evidence, above: OffClocks) -> Finding {
+    let best = above.iter().map(|b| b.1).fold(0.0f64, f64::max);
+    let mut evidence = vec![measured_ev];
+    evidence.extend(above.into_iter().map(|b| b.0));
+    Finding {
+        rule: "declared-vs-measured-frequency",
+        severity: Severity::Advice,
+        title: format!(
+            "one core runs {:.0}% above the nominal clock (turbo)",
+            (best - 1.0) * 100.0
+        ),
+        advice: "The nominal clock understates what one core runs at: turn times into cycles with the \
+                 measured clock, and compare machines by measured, not nominal, frequency. Expect less \
+                 with many cores busy (see the all-core figure)."
+            .into(),
+        evidence,
+    }
 }
 
 // ---------------------------------------------------------------- verdict

@@ -97,7 +97,6 @@ pub fn records(
     secs: f64,
 ) -> Vec<ResultRecord> {
     let mut out = Vec::new();
-    let node_of = |c: usize| machine.node_of(c);
     let nodes: Vec<usize> = machine.numa_nodes.iter().map(|n| n.id).collect();
     let nic_nodes: Vec<String> = machine
         .devices
@@ -129,29 +128,7 @@ pub fn records(
         }
         out.push(r);
         for &n in &nodes {
-            let on: u64 = d
-                .iter()
-                .filter(|(c, _)| node_of(**c) == Some(n))
-                .map(|(_, v)| *v)
-                .sum();
-            let s = ResultRecord::of(NODE_SHARE, "%", false)
-                .with_param("kind", kind)
-                .with_param("node", n)
-                .with_method(
-                    &format!("{kind} softirqs on node {n}'s CPUs / all {kind} softirqs over the sample, in %"),
-                    METHOD_VERSION,
-                );
-            out.push(percent(
-                s,
-                on,
-                total,
-                &NodeShareData {
-                    count: on,
-                    total,
-                    seconds: secs,
-                },
-                &format!("no {kind} softirq during the {secs:.1} s sample: no share to divide"),
-            ));
+            out.push(node_share_record(machine, n, kind, &d, secs));
         }
     }
     // CPU time in softirq (all kinds), from /proc/stat.
@@ -159,27 +136,76 @@ pub fn records(
     let t: BTreeMap<usize, (u64, u64)> = t.into_iter().filter(|(c, _)| cpus.contains(*c)).collect();
     let tick_method = "/proc/stat softirq ticks / all ticks of the CPUs over the same sample (USER_HZ resolution: short samples on idle CPUs read 0), in %";
     for &n in &nodes {
-        let (s, all) = t
-            .iter()
-            .filter(|(c, _)| node_of(**c) == Some(n))
-            .fold((0u64, 0u64), |(a, b), (_, (s, x))| (a + s, b + x));
-        let r = ResultRecord::of(NODE_TIME, "%", false)
-            .with_param("node", n)
-            .with_method(tick_method, METHOD_VERSION);
-        out.push(percent(
-            r,
-            s,
-            all,
-            &SoftirqTimeData {
-                softirq_ticks: s,
-                ticks: all,
-                seconds: secs,
-            },
-            "no tick of these CPUs elapsed in /proc/stat during the sample",
-        ));
+        out.push(node_time_record(machine, n, &t, secs, tick_method));
     }
     out.push(busiest_record(&t, secs, tick_method));
     out
+}
+
+/// `NODE_SHARE`'s record of `kind` on node `n`, from the counted CPUs'
+/// softirqs `d` over the sample of `secs` seconds.
+fn node_share_record(
+    machine: &MachineInfo,
+    n: usize,
+    kind: &str,
+    d: &BTreeMap<usize, u64>,
+    secs: f64,
+) -> ResultRecord {
+    let total: u64 = d.values().sum();
+    let on: u64 = d
+        .iter()
+        .filter(|(c, _)| machine.node_of(**c) == Some(n))
+        .map(|(_, v)| *v)
+        .sum();
+    let s = ResultRecord::of(NODE_SHARE, "%", false)
+        .with_param("kind", kind)
+        .with_param("node", n)
+        .with_method(
+            &format!(
+                "{kind} softirqs on node {n}'s CPUs / all {kind} softirqs over the sample, in %"
+            ),
+            METHOD_VERSION,
+        );
+    percent(
+        s,
+        on,
+        total,
+        &NodeShareData {
+            count: on,
+            total,
+            seconds: secs,
+        },
+        &format!("no {kind} softirq during the {secs:.1} s sample: no share to divide"),
+    )
+}
+
+/// `NODE_TIME`'s record of node `n`, from each counted CPU's (softirq
+/// ticks, all ticks) `t` over the sample of `secs` seconds.
+fn node_time_record(
+    machine: &MachineInfo,
+    n: usize,
+    t: &BTreeMap<usize, (u64, u64)>,
+    secs: f64,
+    tick_method: &str,
+) -> ResultRecord {
+    let (s, all) = t
+        .iter()
+        .filter(|(c, _)| machine.node_of(**c) == Some(n))
+        .fold((0u64, 0u64), |(a, b), (_, (s, x))| (a + s, b + x));
+    let r = ResultRecord::of(NODE_TIME, "%", false)
+        .with_param("node", n)
+        .with_method(tick_method, METHOD_VERSION);
+    percent(
+        r,
+        s,
+        all,
+        &SoftirqTimeData {
+            softirq_ticks: s,
+            ticks: all,
+            seconds: secs,
+        },
+        "no tick of these CPUs elapsed in /proc/stat during the sample",
+    )
 }
 
 /// `BUSIEST_CPU`'s record from each counted CPU's (softirq ticks, all
@@ -356,8 +382,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn deltas_shares_and_idle_kinds() {
+    /// Two nodes of one CPU each: CPU i on node i.
+    fn two_node_machine() -> MachineInfo {
         let node = |id: usize| crate::machine::numa::NumaNode {
             id,
             cpus: CpuSet::from_ids([id]),
@@ -368,11 +394,16 @@ mod tests {
             node: Some(cpu),
             ..Default::default()
         };
-        let m = MachineInfo {
+        MachineInfo {
             numa_nodes: vec![node(0), node(1)],
             threads: vec![thread(0), thread(1)],
             ..MachineInfo::default()
-        };
+        }
+    }
+
+    #[test]
+    fn deltas_shares_and_idle_kinds() {
+        let m = two_node_machine();
         let a = reading([100, 100], [10, 0], [1000, 1000]);
         let b = reading([400, 200], [30, 0], [1100, 1100]);
         let r = records(&m, &CpuSet::from_ids([0, 1]), &a, &b, 1.0);
@@ -399,14 +430,23 @@ mod tests {
         assert_eq!(t0.value, Some(20.0));
         let busy = r.iter().find(|x| x.is(BUSIEST_CPU)).unwrap();
         assert_eq!(busy.params["cpu"], 0);
-        // The typed payloads write what `json!` wrote before (integer
-        // counts, float seconds and shares, maps keyed by CPU id) and read
-        // back.
-        use serde_json::json;
         let nx = r
             .iter()
             .find(|x| x.is(NODE_SHARE) && x.params["kind"] == "NET_RX" && x.params["node"] == 1)
             .unwrap();
+        check_payloads(rx, nx, t0, busy);
+    }
+
+    /// The typed payloads write what `json!` wrote before (integer
+    /// counts, float seconds and shares, maps keyed by CPU id) and read
+    /// back.
+    fn check_payloads(
+        rx: &ResultRecord,
+        nx: &ResultRecord,
+        t0: &ResultRecord,
+        busy: &ResultRecord,
+    ) {
+        use serde_json::json;
         for (rec, old) in [
             (
                 rx,

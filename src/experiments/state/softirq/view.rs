@@ -30,75 +30,19 @@ pub fn summary(rs: &[ResultRecord]) -> String {
         return String::new();
     }
     let mut out = String::from("Network softirqs (sampled)\n");
-    let p = |r: &ResultRecord, k: &str| {
-        r.params.get(k).map(|v| match v {
-            serde_json::Value::String(s) => s.clone(),
-            o => o.to_string(),
-        })
-    };
     for r in mine.iter().filter(|r| r.is(super::RATE)) {
-        let kind = p(r, "kind").unwrap_or_default();
-        let shares: Vec<String> = mine
-            .iter()
-            .filter(|s| s.is(super::NODE_SHARE) && p(s, "kind") == Some(kind.clone()))
-            .filter_map(|s| Some(format!("node {} {:.0}%", p(s, "node")?, s.value?)))
-            .collect();
-        match r.value {
-            Some(v) => {
-                let _ = writeln!(
-                    out,
-                    "  {kind:<7} {} /s{}",
-                    fmt_num(v),
-                    if shares.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({})", shares.join(", "))
-                    }
-                );
-            }
-            None => {
-                let _ = writeln!(
-                    out,
-                    "  {kind:<7} not available: {}",
-                    r.unavailable_reason.as_deref().unwrap_or("?")
-                );
-            }
-        }
+        write_rate(&mut out, r, &mine);
     }
     let times: Vec<String> = mine
         .iter()
         .filter(|r| r.is(super::NODE_TIME))
-        .filter_map(|r| Some(format!("node {} {:.2}%", p(r, "node")?, r.value?)))
+        .filter_map(|r| Some(format!("node {} {:.2}%", param(r, "node")?, r.value?)))
         .collect();
     if !times.is_empty() {
         let _ = writeln!(out, "  softirq CPU time: {}", times.join(", "));
     }
     for r in mine.iter().filter(|r| r.is(super::BUSIEST_CPU)) {
-        match (r.value, p(r, "cpu")) {
-            (Some(v), Some(cpu)) => {
-                let _ = writeln!(
-                    out,
-                    "  busiest CPU: {cpu} with {v:.2}% of its time in softirq"
-                );
-            }
-            (Some(_), None) => {
-                let _ = writeln!(
-                    out,
-                    "  busiest CPU: none, {}",
-                    r.notes
-                        .first()
-                        .map(String::as_str)
-                        .unwrap_or("no softirq time")
-                );
-            }
-            (None, _) => {
-                let _ = writeln!(
-                    out,
-                    "  busiest CPU: not available: {}",
-                    r.unavailable_reason.as_deref().unwrap_or("?")
-                );
-            }
-        }
+        write_busiest(&mut out, r);
     }
     for r in mine.iter().filter(|r| r.is(super::RATE)) {
         for n in &r.notes {
@@ -106,4 +50,74 @@ pub fn summary(rs: &[ResultRecord]) -> String {
         }
     }
     out
+}
+
+/// A parameter of a record as text (a string as it is, anything else as
+/// JSON).
+fn param(r: &ResultRecord, k: &str) -> Option<String> {
+    r.params.get(k).map(|v| match v {
+        serde_json::Value::String(s) => s.clone(),
+        o => o.to_string(),
+    })
+}
+
+/// The summary's line of one rate record `r`, with its kind's per-node
+/// shares among `mine`.
+fn write_rate(out: &mut String, r: &ResultRecord, mine: &[&ResultRecord]) {
+    let kind = param(r, "kind").unwrap_or_default();
+    let shares: Vec<String> = mine
+        .iter()
+        .filter(|s| s.is(super::NODE_SHARE) && param(s, "kind") == Some(kind.clone()))
+        .filter_map(|s| Some(format!("node {} {:.0}%", param(s, "node")?, s.value?)))
+        .collect();
+    match r.value {
+        Some(v) => {
+            let _ = writeln!(
+                out,
+                "  {kind:<7} {} /s{}",
+                fmt_num(v),
+                if shares.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", shares.join(", "))
+                }
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "  {kind:<7} not available: {}",
+                r.unavailable_reason.as_deref().unwrap_or("?")
+            );
+        }
+    }
+}
+
+/// The summary's line of the busiest CPU record `r`.
+fn write_busiest(out: &mut String, r: &ResultRecord) {
+    match (r.value, param(r, "cpu")) {
+        (Some(v), Some(cpu)) => {
+            let _ = writeln!(
+                out,
+                "  busiest CPU: {cpu} with {v:.2}% of its time in softirq"
+            );
+        }
+        (Some(_), None) => {
+            let _ = writeln!(
+                out,
+                "  busiest CPU: none, {}",
+                r.notes
+                    .first()
+                    .map(String::as_str)
+                    .unwrap_or("no softirq time")
+            );
+        }
+        (None, _) => {
+            let _ = writeln!(
+                out,
+                "  busiest CPU: not available: {}",
+                r.unavailable_reason.as_deref().unwrap_or("?")
+            );
+        }
+    }
 }

@@ -114,7 +114,7 @@ mod tests {
 
     #[test]
     fn every_cell_and_line_of_prose_is_one_line() {
-        let mut t = Table::new(&["mix", "latency"]);
+        let mut t = Table::new(&["mix", "delay"]);
         t.columns[1].align = Align::Right;
         t.caption = Some("Mixes, all".into());
         let mut noisy = Figure::measured(81.25, "ns");
@@ -127,7 +127,7 @@ mod tests {
         ])
         .unwrap();
         let s = sections(&[Section {
-            id: "rw_mix".into(),
+            id: "mixes".into(),
             title: "Mixes".into(),
             blocks: vec![
                 Block::Table(t),
@@ -138,14 +138,14 @@ mod tests {
         assert_eq!(
             s,
             "section,table,row,column,text,value,unit,mark,na_reason\n\
-             rw_mix,title,0,text,Mixes,,,,\n\
-             rw_mix,\"Mixes, all\",0,mix,\"'=1:1\",,,,\n\
-             rw_mix,\"Mixes, all\",0,latency,,81.25,ns,noisy,\n\
-             rw_mix,\"Mixes, all\",1,mix,b,,,,\n\
-             rw_mix,\"Mixes, all\",1,latency,,,ns,,no other CPU\n\
-             rw_mix,note,1,text,a note,,,,\n\
-             rw_mix,text,0,text,x,,,,\n\
-             rw_mix,text,1,text,y,,,,\n"
+             mixes,title,0,text,Mixes,,,,\n\
+             mixes,\"Mixes, all\",0,mix,\"'=1:1\",,,,\n\
+             mixes,\"Mixes, all\",0,delay,,81.25,ns,noisy,\n\
+             mixes,\"Mixes, all\",1,mix,b,,,,\n\
+             mixes,\"Mixes, all\",1,delay,,,ns,,no other CPU\n\
+             mixes,note,1,text,a note,,,,\n\
+             mixes,text,0,text,x,,,,\n\
+             mixes,text,1,text,y,,,,\n"
         );
     }
 }

@@ -195,7 +195,7 @@ mod tests {
 
     #[test]
     fn a_table_is_a_pipe_table_with_units_in_headers_and_reasons_below() {
-        let mut t = Table::new(&["mix", "latency"]);
+        let mut t = Table::new(&["mix", "delay"]);
         t.columns[1].align = Align::Right;
         t.columns[1].unit = Some("ns".into());
         t.caption = Some("Mixes".into());
@@ -210,7 +210,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             table(&t),
-            "**Mixes**\n\n| mix | latency (ns) |\n| --- | ---: |\n| a | 1234 ! |\n| b | n/a |\n\n- n/a (b): no other CPU\n"
+            "**Mixes**\n\n| mix | delay (ns) |\n| --- | ---: |\n| a | 1234 ! |\n| b | n/a |\n\n- n/a (b): no other CPU\n"
         );
     }
 

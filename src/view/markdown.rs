@@ -69,7 +69,8 @@ pub fn inline(s: &str) -> String {
             continue;
         }
         match c {
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '&' | '~' => {
+            // A `>` opens a block quote only at a line's start (`paragraph`).
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '|' | '&' | '~' => {
                 out.push('\\');
                 out.push(c);
             }
@@ -221,7 +222,7 @@ mod tests {
             .unwrap();
         let s = table(&t);
         assert!(s.contains("| cpu\\|model |"), "{s}");
-        assert!(s.contains("\\<script\\>\\*x\\*"), "{s}");
+        assert!(s.contains("\\<script>\\*x\\*"), "{s}");
         assert!(!s.contains('\x1b'), "{s:?}");
         assert_eq!(paragraph("1. not a list"), "\\1. not a list");
         assert_eq!(paragraph("# not a heading"), "\\# not a heading");

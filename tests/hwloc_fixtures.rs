@@ -1109,9 +1109,12 @@ fn text_report_renders_every_fixture_compactly() {
         // 8 NUMA nodes with a cgroup restriction and a distance matrix take
         // ~86; the NUMA memory section adds at most 3 + 4 lines (title, n/a
         // line, header, four nodes: beyond four it folds) and the NIC lines
-        // their queues: the largest trees take 106.
+        // their queues: the largest trees take 106. The memory tiers
+        // section adds a title and a line per access class and memory-side
+        // cache of each node with HMAT figures (access1 only where it
+        // differs from access0): fakememinitiators, 11 nodes, takes 111.
         assert!(
-            text.lines().count() < 110,
+            text.lines().count() < 115,
             "{name}: {} lines",
             text.lines().count()
         );
@@ -1641,6 +1644,55 @@ fn no_cluster_from_the_kernels_no_cluster_values() {
         assert!(
             !text.contains("cluster 65535") && !text.contains("4294967295"),
             "{text}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Memory tiers (machine/memory_tiers.rs, issue 36): hwloc's trees with HMAT
+// access classes and memory-side caches.
+
+#[test]
+fn hmat_access_classes_and_side_caches_of_hwlocs_trees() {
+    let Some(info) = load("fakememinitiators-1np2c+1npp+gi") else {
+        return;
+    };
+    let t = &info.memory_tiers;
+    assert!(t.declared, "{t:?}");
+    // Nodes 0-4 are initiators (CPUs, a GPU node): their access dirs hold
+    // only `targets/`, which declares nothing about their memory.
+    let nodes: Vec<usize> = t.nodes.iter().map(|n| n.node).collect();
+    assert_eq!(nodes, vec![5, 6, 7, 8, 9, 10]);
+    let n7 = &t.nodes[2];
+    assert_eq!(n7.access.len(), 2);
+    let (a0, a1) = (&n7.access[0], &n7.access[1]);
+    assert_eq!((a0.class, a0.initiators.to_string()), (0, "4".into()));
+    assert_eq!(
+        (a0.read_latency_ns, a0.read_bandwidth_mb_s),
+        (Some(8), Some(8192))
+    );
+    assert_eq!((a1.class, a1.initiators.to_string()), (1, "0,2".into()));
+    assert_eq!(
+        (a1.read_latency_ns, a1.read_bandwidth_mb_s),
+        (Some(77), Some(78644))
+    );
+    let text = cpuscope::report::info_text::render(&info);
+    assert!(
+        text.contains("access1 (CPUs, from nodes 0,2): read/write 77 ns, 78644 MB/s"),
+        "{text}"
+    );
+
+    let info = load("memorysidecaches").expect("loaded as the other");
+    let t = &info.memory_tiers;
+    assert_eq!(t.nodes.len(), 4, "{t:?}");
+    for n in &t.nodes {
+        assert_eq!(n.side_caches.len(), 1, "{n:?}");
+        assert_eq!(n.side_caches[0].size_bytes, Some(96 << 30));
+        assert_eq!(n.side_caches[0].line_bytes, Some(64));
+        // The kernel shows 0 where the firmware gave no figure: not a figure.
+        assert!(
+            n.access.iter().all(|a| a.read_latency_ns.is_none()),
+            "{n:?}"
         );
     }
 }

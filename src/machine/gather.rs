@@ -108,6 +108,8 @@ pub const PATTERNS: &[&str] = &[
     // CPUs (topology, caches, cpufreq, SMT, isolation, MIDR), nodes, huge pages, THP
     "/sys/devices/system/cpu/**",
     "/sys/devices/system/node/**",
+    // the kernel's memory tiers (memory_tiers.rs)
+    "/sys/devices/virtual/memory_tiering/**",
     "/sys/kernel/mm/hugepages/**",
     "/sys/kernel/mm/transparent_hugepage/**",
     // PMUs (knobs.rs) and hybrid core kinds (topology.rs)

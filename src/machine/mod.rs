@@ -13,6 +13,7 @@ pub mod identity;
 pub mod isa;
 pub mod knobs;
 pub mod limits;
+pub mod memory_tiers;
 pub mod numa;
 pub mod numa_memory;
 pub mod process;
@@ -48,6 +49,10 @@ pub struct MachineInfo {
     /// Memory per node as the kernel accounts it: free, page cache, anon,
     /// zone watermarks, reclaim knobs, numastat counters, advice.
     pub numa_memory: numa_memory::NumaMemory,
+    /// Memory tiers as the firmware (ACPI HMAT) and the kernel declare
+    /// them: per node, each access class's latency and bandwidth with its
+    /// initiators, memory-side caches, the kernel's tier; or why none.
+    pub memory_tiers: memory_tiers::MemoryTiers,
     pub caches: Vec<cache::CacheInstance>,
     /// Why `caches` is empty; null when caches were read.
     pub caches_unavailable: Option<String>,
@@ -133,6 +138,10 @@ pub fn discover(sys: &Sysroot) -> Result<MachineInfo> {
         let ids: Vec<usize> = numa_nodes.iter().map(|n| n.id).collect();
         numa_memory::read(sys, &ids)
     };
+    let memory_tiers = {
+        let ids: Vec<usize> = numa_nodes.iter().map(|n| n.id).collect();
+        memory_tiers::read(sys, &ids)
+    };
     let (mut caches, caches_unavailable) = cache::read(sys, &topo.cpus.online, &topo.cores);
     let identity = identity::read(sys);
     let isa = isa::read(sys);
@@ -160,6 +169,7 @@ pub fn discover(sys: &Sysroot) -> Result<MachineInfo> {
         numa_nodes,
         numa,
         numa_memory,
+        memory_tiers,
         caches,
         caches_unavailable,
         caches_documented_notes,

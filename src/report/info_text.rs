@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 
 mod caches;
 use caches::*;
+mod tiers;
 
 /// Longest line we aim for.
 const WIDTH: usize = 100;
@@ -39,6 +40,7 @@ pub fn render(info: &MachineInfo) -> String {
         caches(info),
         numa(info),
         numa_memory(info),
+        tiers::section(&info.memory_tiers),
         info_sections::memory_devices(info),
         info_sections::isa(info),
         info_sections::frequency(info),

@@ -105,16 +105,17 @@ pub fn read(
     (nodes, summary)
 }
 
+/// MemTotal and MemFree of a meminfo text, each when present.
+fn total_and_free(meminfo: Option<&str>) -> (Option<u64>, Option<u64>) {
+    let field = |name| meminfo.and_then(|t| crate::base::meminfo::field(t, name));
+    (field("MemTotal"), field("MemFree"))
+}
+
 /// The one node 0 of a kernel without NUMA support: the online CPUs and
 /// /proc/meminfo. Marks `summary` implicit and says why.
 fn implicit_node(sys: &Sysroot, online: &CpuSet, summary: &mut NumaSummary) -> NumaNode {
     let meminfo = sys.read_raw("/proc/meminfo");
-    let total = meminfo
-        .as_deref()
-        .and_then(|t| crate::base::meminfo::field(t, "MemTotal"));
-    let free = meminfo
-        .as_deref()
-        .and_then(|t| crate::base::meminfo::field(t, "MemFree"));
+    let (total, free) = total_and_free(meminfo.as_deref());
     summary.implicit = true;
     summary.note = Some(format!(
         "{NODE_DIR} is absent (kernel without NUMA support): the whole machine is taken as one node 0"
@@ -143,12 +144,7 @@ fn read_node(sys: &Sysroot, id: usize, mems_allowed: Option<&CpuSet>) -> NumaNod
         .or_else(|| sys.read_cpumask(&format!("{d}/cpumap")))
         .unwrap_or_default();
     let meminfo = sys.read_raw(&format!("{d}/meminfo"));
-    let total = meminfo
-        .as_deref()
-        .and_then(|t| crate::base::meminfo::field(t, "MemTotal"));
-    let free = meminfo
-        .as_deref()
-        .and_then(|t| crate::base::meminfo::field(t, "MemFree"));
+    let (total, free) = total_and_free(meminfo.as_deref());
     let memory_note = match (&meminfo, total) {
         (None, _) => Some(format!("not known: {d}/meminfo is missing")),
         (Some(_), None) => Some(format!("not known: {d}/meminfo has no MemTotal")),

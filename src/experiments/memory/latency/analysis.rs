@@ -170,6 +170,24 @@ const UNMATCHED_COST: f64 = 7.0;
 /// plateau's edge is preferred unless the ramp's is 2× closer.
 const RAMP_COST: f64 = 1.0;
 
+/// Extra cost of taking the end of a short plateau (under one doubling of
+/// the working set) as a level's step, as for a ramp: a level's figure is
+/// its plateau, and a short one after it, short of the declared size, is
+/// the working sets the level holds only in part (a Zen 5 L2 of 1 MiB: flat
+/// at 3.4 ns to ~620 KiB, then 5 ns from 724 KiB to 1 MiB).
+const SHORT_COST: f64 = 1.0;
+
+/// Extra cost of a step beyond [`LEVEL_TOLERANCE`] of a level's declared
+/// size: such a step is never the level, so one within it is preferred
+/// even when farther off in log size.
+const BEYOND_COST: f64 = 2.0;
+
+/// A plateau (not a ramp) spanning less than one doubling of the working
+/// set.
+pub fn is_short(p: &Plateau) -> bool {
+    !p.ramp && (p.to_bytes as f64) < 2.0 * p.from_bytes as f64
+}
+
 /// Match the plateau edges to the declared levels, keeping order (level k+1
 /// takes a later edge than level k): the assignment with the smallest total
 /// |log2(edge / declared)|, where leaving a level without an edge costs
@@ -198,8 +216,7 @@ pub fn cache_candidates(plateaus: &[Plateau], memory_first: Option<usize>) -> Ve
         if !ok[i] {
             continue;
         }
-        let short = (p.to_bytes as f64) < 2.0 * p.from_bytes as f64;
-        if i > 0 && (p.ramp || short) {
+        if i > 0 && (p.ramp || is_short(p)) {
             ok[i] = false;
         } else {
             break;
@@ -227,9 +244,18 @@ pub fn match_levels_before(
         .filter(|(i, _)| candidate[*i])
         .filter_map(|(i, p)| p.edge_bytes.map(|e| (i, e)))
         .collect();
-    let ramp_of: Vec<bool> = edges.iter().map(|(i, _)| plateaus[*i].ramp).collect();
     let dist = |k: usize, s: usize| {
-        ((edges[k].1 as f64) / (s as f64)).log2().abs() + if ramp_of[k] { RAMP_COST } else { 0.0 }
+        let p = &plateaus[edges[k].0];
+        let ratio = edges[k].1 as f64 / s as f64;
+        let shape = if p.ramp {
+            RAMP_COST
+        } else if is_short(p) {
+            SHORT_COST
+        } else {
+            0.0
+        };
+        let beyond = if ratio > LEVEL_TOLERANCE.1 { BEYOND_COST } else { 0.0 };
+        ratio.log2().abs() + shape + beyond
     };
     let (_, taken) = cheapest_assignment(0, 0, &edges, levels, &dist);
     let mut used = vec![false; edges.len()];
@@ -251,7 +277,13 @@ pub fn match_levels_before(
             out.push(step_beyond_level(name, *size, e, p));
             continue;
         }
-        out.push(level_at_step(name, *size, (pi, e), p));
+        let mut lm = level_at_step(name, *size, (pi, e), p);
+        if let Some(k2) = (k + 1 < edges.len() && !used[k + 1]).then_some(k + 1) {
+            if held_in_part(&mut lm, &plateaus[edges[k2].0], edges[k2].1) {
+                used[k2] = true;
+            }
+        }
+        out.push(lm);
     }
     let unmatched = edges
         .iter()
@@ -353,6 +385,30 @@ fn level_at_step(name: &str, size: usize, (pi, e): (usize, usize), p: &Plateau) 
         share,
         note,
     }
+}
+
+/// A level `lm` taken at its plateau, followed by the short plateau or ramp
+/// `next` whose step `e` is still within [`LEVEL_TOLERANCE`] of the declared
+/// size: the working sets the level holds only in part, said in its note
+/// (true: the step is explained, not a step of its own).
+fn held_in_part(lm: &mut LevelMatch, next: &Plateau, e: usize) -> bool {
+    let Some(ratio) = lm.ratio else {
+        return false;
+    };
+    let within = (e as f64) <= lm.declared_bytes as f64 * LEVEL_TOLERANCE.1;
+    if lm.share || ratio >= 1.0 || !(next.ramp || is_short(next)) || !within {
+        return false;
+    }
+    lm.note.push_str(&format!(
+        "; its plateau holds to ~{}, the level's effective size; then {} to ~{} ({:.1} ns, from {} to {}): working sets the level holds only in part, not its figure",
+        fmt_size(lm.detected_bytes.unwrap_or(0)),
+        if next.ramp { "a ramp" } else { "a short step" },
+        fmt_size(e),
+        next.level_ns,
+        fmt_size(next.from_bytes),
+        fmt_size(next.to_bytes)
+    ));
+    true
 }
 
 /// A declared level the curve gives no step to.

@@ -218,7 +218,9 @@ fn zen5_guest_l2_is_its_plateau_not_the_step_short_of_the_declared_size() {
         assert!((600 * KIB..800 * KIB).contains(&eff), "{key}: {l2:?}");
         assert!(l2.note.contains("effective size"), "{key}: {}", l2.note);
         assert!(
-            unmatched.iter().all(|&u| !(700 * KIB..1300 * KIB).contains(&u)),
+            unmatched
+                .iter()
+                .all(|&u| !(700 * KIB..1300 * KIB).contains(&u)),
             "{key}: {unmatched:?}"
         );
         // L1d and L3 keep their figures.

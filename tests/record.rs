@@ -110,15 +110,16 @@ fn manifest(archive: &Path) -> Value {
 /// The sections of `info --json` that say what the machine is (identity,
 /// CPUs and topology, caches, NUMA nodes), without what is legitimately
 /// read differently on the live machine than from a recording:
-/// - `identity.architecture_source` (uname live, the files' shape when
-///   recorded) and `identity.virtualization` (live, CPUID leaf 0x40000000
-///   names the hypervisor; a recording has only the files' signs);
+/// - `identity.architecture_source` (`uname` live, `uname (recorded)` from
+///   the manifest) and `identity.virtualization`'s evidence (the CPUID
+///   vendor is marked recorded): compared by [`same_virtualization`];
 /// - `cpus.allowed_source` (live: sched_getaffinity; recorded: the cgroup
 ///   cpuset and /proc/self/status of the recording process; the sets are
 ///   the same and are compared);
 /// - each node's `free_bytes` and its huge pages' `free`: readings of the
 ///   moment (MemFree moves between two reads);
-/// - a cache line size taken from CTR_EL0 (arm64, live only) and its note.
+/// - a cache line size taken from CTR_EL0 (arm64) and its note, which says
+///   when it was recorded.
 fn what_it_is(info: &Value) -> Value {
     let mut v = serde_json::Map::new();
     for k in [
@@ -172,6 +173,34 @@ fn what_it_is(info: &Value) -> Value {
     v
 }
 
+/// Live and replayed `info --json` say the same of virtualization: the
+/// same verdict, the same hypervisor, the same evidence but for the CPUID
+/// vendor's "(recorded)" mark; the architecture from uname, marked.
+fn same_virtualization(live: &Value, back: &Value) {
+    let (l, b) = (
+        &live["identity"]["virtualization"],
+        &back["identity"]["virtualization"],
+    );
+    assert_eq!(l["is_virtual"], b["is_virtual"], "{l} vs {b}");
+    assert_eq!(l["hypervisor"], b["hypervisor"], "{l} vs {b}");
+    let unmarked: Vec<String> = b["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap().replace(" (recorded)", ""))
+        .collect();
+    let want: Vec<String> = l["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(want, unmarked);
+    if live["identity"]["architecture_source"] == "uname" {
+        assert_eq!(back["identity"]["architecture_source"], "uname (recorded)");
+    }
+}
+
 /// `a` and `b` equal, or the first difference.
 fn assert_same(a: &Value, b: &Value, what: &str) {
     fn first_diff(a: &Value, b: &Value, at: &str) -> Option<String> {
@@ -222,6 +251,7 @@ fn this_machine_recorded_reads_back_the_same() {
     let back = sc.json(&["--sysroot", s(&archive), "info", "--json"]);
     assert_eq!(back["sysroot"], s(&archive), "info names the archive");
     assert_same(&what_it_is(&live), &what_it_is(&back), "live vs archive");
+    same_virtualization(&live, &back);
     // The NICs are read the same (their IRQ counts move: not compared).
     let nics = |v: &Value| -> Vec<Value> {
         v["devices"]["nics"]
@@ -243,6 +273,7 @@ fn this_machine_recorded_reads_back_the_same() {
     let m = manifest(&archive);
     assert_eq!(m["schema"], "cpuscope.record/1");
     assert_eq!(m["source"], "/");
+    assert!(m["live"]["uname_machine"].is_string(), "{}", m["live"]);
     assert!(m["truncated"].is_null(), "{}", m["truncated"]);
     let files: Vec<&str> = m["files"]
         .as_array()
@@ -333,6 +364,53 @@ fn recorded_trees_replay_exactly() {
             m["unreadable"]
         );
     }
+}
+
+/// A recorded root whose manifest keeps the CPUID hypervisor vendor (issue
+/// 36: a KVM guest's record replayed as "hypervisor unknown"): named on
+/// replay, marked recorded; a root without it says it cannot name one;
+/// a forged vendor or machine name that no CPU would give is dropped.
+#[test]
+fn a_recorded_cpuid_hypervisor_vendor_is_replayed() {
+    let sc = Scratch::new();
+    let root = sc.path("guest");
+    std::fs::create_dir_all(root.join("proc")).unwrap();
+    std::fs::create_dir_all(root.join("sys/devices/system/cpu/cpu0")).unwrap();
+    std::fs::write(
+        root.join("proc/cpuinfo"),
+        "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\n\
+         model name\t: AMD EPYC\nflags\t\t: fpu sse2 hypervisor\n\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("sys/devices/system/cpu/online"), "0\n").unwrap();
+    let virt = |sc: &Scratch| -> Value {
+        sc.json(&["--sysroot", s(&root), "info", "--json"])["identity"].clone()
+    };
+    // No manifest: virtual, the hypervisor not named, and why.
+    let id = virt(&sc);
+    assert_eq!(id["virtualization"]["is_virtual"], true, "{id}");
+    assert!(id["virtualization"]["hypervisor"].is_null(), "{id}");
+    assert!(id["virtualization"]["reason"].is_string(), "{id}");
+    // A manifest that kept what the node answered.
+    let live = serde_json::json!({"live": {"uname_machine": "x86_64",
+        "cpuid_hypervisor_vendor": "KVMKVMKVM", "ctr_el0_lines": null}});
+    std::fs::write(root.join(MANIFEST), live.to_string()).unwrap();
+    let id = virt(&sc);
+    assert_eq!(id["virtualization"]["hypervisor"], "KVM", "{id}");
+    let ev = id["virtualization"]["evidence"].to_string();
+    assert!(ev.contains("'KVMKVMKVM' (recorded)"), "{ev}");
+    assert_eq!(id["architecture_source"], "uname (recorded)", "{id}");
+    let text = String::from_utf8(sc.ok(&["--sysroot", s(&root), "info"]).stdout).unwrap();
+    assert!(text.contains("virtual machine (KVM)"), "{text}");
+    // Forged facts: a terminal escape, an overlong machine name.
+    let forged = serde_json::json!({"live": {"uname_machine": "x86_64\u{1b}[2J",
+        "cpuid_hypervisor_vendor": "KVM\u{1b}]0;pwned\u{7}", "ctr_el0_lines": [3, 64]}});
+    std::fs::write(root.join(MANIFEST), forged.to_string()).unwrap();
+    let id = virt(&sc);
+    assert!(id["virtualization"]["hypervisor"].is_null(), "{id}");
+    assert_ne!(id["architecture_source"], "uname (recorded)", "{id}");
+    let text = String::from_utf8(sc.ok(&["--sysroot", s(&root), "info"]).stdout).unwrap();
+    assert!(!text.contains('\u{1b}'), "{text}");
 }
 
 fn mkfifo(p: &Path) {

@@ -101,10 +101,13 @@ pub fn read(
     let mut v: Vec<CacheInstance> = found.into_values().collect();
     sort(&mut v);
     // arm64 kernels booted with a device tree that gives no line sizes: the
-    // running CPU's CTR_EL0 says the smallest line (this machine only).
-    if sys.is_live() && v.iter().any(|c| c.line_bytes.is_none()) {
-        if let Some(lines) = live_ctr_el0_lines() {
-            fill_ctr_el0_lines(&mut v, lines);
+    // running CPU's CTR_EL0 says the smallest line (this machine, or as
+    // `record` kept it).
+    if v.iter().any(|c| c.line_bytes.is_none()) {
+        if let Some(f) = super::live::facts(sys) {
+            if let Some([d, i]) = f.facts.ctr_el0_lines {
+                fill_ctr_el0_lines(&mut v, (d, i), f.mark());
+            }
         }
     }
     let reason = if v.is_empty() {
@@ -285,7 +288,7 @@ fn instance(
 /// Gives the instances with no line size the smallest line CTR_EL0 says
 /// (`(DminLine, IminLine)` in bytes): IminLine for instruction caches,
 /// DminLine for the others, replacing the "not reported" note.
-fn fill_ctr_el0_lines(v: &mut [CacheInstance], (dmin, imin): (u64, u64)) {
+fn fill_ctr_el0_lines(v: &mut [CacheInstance], (dmin, imin): (u64, u64), mark: &str) {
     for c in v.iter_mut().filter(|c| c.line_bytes.is_none()) {
         let (line, which) = if c.kind == "Instruction" {
             (imin, "IminLine: the smallest instruction-cache line")
@@ -298,7 +301,7 @@ fn fill_ctr_el0_lines(v: &mut [CacheInstance], (dmin, imin): (u64, u64)) {
         c.line_bytes = Some(line);
         c.notes.retain(|n| !n.starts_with("coherency_line_size:"));
         c.notes.push(format!(
-            "line size from CTR_EL0 {which} (the kernel reports none)"
+            "line size from CTR_EL0{mark} {which} (the kernel reports none)"
         ));
     }
 }
@@ -411,25 +414,6 @@ pub fn fill_documented<'a>(
 /// By level, then data/instruction/unified, then first CPU.
 fn sort(v: &mut [CacheInstance]) {
     v.sort_by_key(|c| (c.level, kind_order(&c.kind), c.shared_cpu_list.first()));
-}
-
-/// The smallest data and instruction cache lines in bytes from the running
-/// CPU's Cache Type Register (CTR_EL0: DminLine bits 19:16, IminLine bits
-/// 3:0, each log2 of 4-byte words). Linux lets user space read it (it traps
-/// and emulates the read where the hardware would not).
-#[cfg(target_arch = "aarch64")]
-fn live_ctr_el0_lines() -> Option<(u64, u64)> {
-    let ctr: u64;
-    // SAFETY: reads a system register EL0 may read; no memory, no flags.
-    unsafe {
-        core::arch::asm!("mrs {0}, ctr_el0", out(reg) ctr, options(nomem, nostack, preserves_flags));
-    }
-    Some((4u64 << ((ctr >> 16) & 0xf), 4u64 << (ctr & 0xf)))
-}
-
-#[cfg(not(target_arch = "aarch64"))]
-fn live_ctr_el0_lines() -> Option<(u64, u64)> {
-    None
 }
 
 fn kind_order(k: &str) -> u8 {

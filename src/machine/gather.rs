@@ -43,7 +43,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
 /// The manifest's name, at the archive's root.
-pub const MANIFEST: &str = "cpuscope-record.json";
+pub use super::live::MANIFEST;
 /// Name and version of the manifest document.
 pub const RECORD_SCHEMA: &str = "cpuscope.record/1";
 /// The words that begin the reason of a link out of the tree (never
@@ -180,6 +180,10 @@ pub struct Manifest {
     pub max_bytes: u64,
     /// What was gathered ([`PATTERNS`], then the cgroup files).
     pub patterns: Vec<String>,
+    /// What the machine answered outside its files (uname, CPUID's
+    /// hypervisor vendor, CTR_EL0), asked when recording this machine, or
+    /// carried over from a recorded root's manifest; null when neither.
+    pub live: Option<super::live::LiveFacts>,
 }
 
 impl Manifest {
@@ -231,6 +235,7 @@ pub fn record_capped(sys: &Sysroot, max_entries: usize, max_bytes: u64) -> Resul
             source: sys.shown(),
             max_entries,
             max_bytes,
+            live: super::live::facts(sys).map(|f| f.facts),
             ..Manifest::default()
         },
     };

@@ -9,6 +9,7 @@
 //! [`Unavailable`] map (field -> reason) that the other parts of `machine`
 //! reuse, so every missing figure carries its reason into the JSON.
 
+use super::live::{facts, Facts};
 use crate::base::CpuSet;
 use crate::base::Sysroot;
 use serde::{Deserialize, Serialize};
@@ -534,46 +535,6 @@ fn hypervisor_from_dmi(vendor: &str, product: &str) -> Option<&'static str> {
     }
 }
 
-/// CPUID leaf 0x40000000 vendor signature on the live x86 root.
-#[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
-fn live_cpuid_hypervisor_signature() -> Option<String> {
-    #[cfg(target_arch = "x86")]
-    use std::arch::x86::__cpuid;
-    #[cfg(target_arch = "x86_64")]
-    use std::arch::x86_64::__cpuid;
-    // Leaf 1 ECX bit 31: a hypervisor is present. Only then is 0x40000000 defined.
-    #[allow(unused_unsafe)]
-    // SAFETY: CPUID exists on every x86_64 CPU and on the x86 CPUs Rust targets.
-    let l1 = unsafe { __cpuid(1) };
-    if l1.ecx & (1 << 31) == 0 {
-        return None;
-    }
-    #[allow(unused_unsafe)]
-    // SAFETY: as above; leaf 0x40000000 is reserved for hypervisors and harmless.
-    let r = unsafe { __cpuid(0x4000_0000) };
-    let mut bytes = Vec::with_capacity(12);
-    for w in [r.ebx, r.ecx, r.edx] {
-        bytes.extend_from_slice(&w.to_le_bytes());
-    }
-    let s: String = bytes
-        .iter()
-        .filter(|b| **b != 0)
-        .map(|b| {
-            if b.is_ascii_graphic() || *b == b' ' {
-                *b as char
-            } else {
-                '?'
-            }
-        })
-        .collect();
-    Some(s)
-}
-
-#[cfg(not(any(target_arch = "x86_64", target_arch = "x86")))]
-fn live_cpuid_hypervisor_signature() -> Option<String> {
-    None
-}
-
 /// The device tree's signs of a hypervisor (ARM guests), recorded in `v`;
 /// `name` is set when still unknown. True when there is one.
 fn device_tree_signs(sys: &Sysroot, v: &mut Virtualization, name: &mut Option<String>) -> bool {
@@ -618,7 +579,7 @@ fn detect_virtualization(
     sys: &Sysroot,
     cpuinfo: Option<&CpuInfo>,
     arch: &str,
-    live: bool,
+    live: Option<&Facts>,
 ) -> Virtualization {
     let mut v = Virtualization::default();
     let mut name: Option<String> = None;
@@ -630,14 +591,19 @@ fn detect_virtualization(
             positive = true;
         }
     }
-    if live && arch.starts_with("x86") {
-        if let Some(sig) = live_cpuid_hypervisor_signature() {
-            v.evidence.push(format!("cpuid 0x40000000 vendor '{sig}'"));
-            positive = true;
-            name = hypervisor_from_cpuid_vendor(&sig)
-                .map(str::to_string)
-                .or(Some(sig));
-        }
+    let cpuid = live.filter(|_| arch.starts_with("x86")).and_then(|f| {
+        f.facts
+            .cpuid_hypervisor_vendor
+            .clone()
+            .map(|sig| (sig, f.mark()))
+    });
+    if let Some((sig, mark)) = cpuid {
+        v.evidence
+            .push(format!("cpuid 0x40000000 vendor '{sig}'{mark}"));
+        positive = true;
+        name = hypervisor_from_cpuid_vendor(&sig)
+            .map(str::to_string)
+            .or(Some(sig));
     }
     if let Some(t) = sys.read_string("/sys/hypervisor/type") {
         if !t.is_empty() {
@@ -729,22 +695,6 @@ impl Identity {
     }
 }
 
-fn live_uname_machine() -> Option<String> {
-    // SAFETY: uname fills a caller-provided struct; zeroed is a valid start.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    // SAFETY: `u` is a valid, writable utsname.
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return None;
-    }
-    // SAFETY: uname(2) NUL-terminates every field it fills.
-    let machine = unsafe { std::ffi::CStr::from_ptr(u.machine.as_ptr()) };
-    machine
-        .to_str()
-        .ok()
-        .map(str::to_owned)
-        .filter(|s| !s.is_empty())
-}
-
 fn x86_vendor_name(v: &str) -> Option<&'static str> {
     Some(match v {
         "GenuineIntel" => "Intel",
@@ -806,7 +756,8 @@ pub fn read(sys: &Sysroot) -> Identity {
         );
     }
 
-    id.virtualization = detect_virtualization(sys, ci, &id.architecture, sys.is_live());
+    let live = facts(sys);
+    id.virtualization = detect_virtualization(sys, ci, &id.architecture, live.as_ref());
 
     id.hostname = sys.read_string("/proc/sys/kernel/hostname");
     if id.hostname.is_none() {
@@ -848,15 +799,11 @@ fn read_architecture(id: &mut Identity, sys: &Sysroot, ci: Option<&CpuInfo>) {
     } else {
         None
     };
-    let live = if sys.is_live() {
-        live_uname_machine()
-    } else {
-        None
-    };
+    let live = facts(sys).and_then(|f| f.facts.uname_machine.clone().map(|m| (m, f.mark())));
     match (&live, from_files) {
-        (Some(m), _) => {
+        (Some((m, mark)), _) => {
             id.architecture = m.clone();
-            id.architecture_source = "uname".into();
+            id.architecture_source = format!("uname{mark}");
         }
         (None, Some(a)) => {
             id.architecture = a.to_string();

@@ -13,6 +13,7 @@ pub mod identity;
 pub mod isa;
 pub mod knobs;
 pub mod limits;
+pub mod live;
 pub mod memory_tiers;
 pub mod numa;
 pub mod numa_memory;

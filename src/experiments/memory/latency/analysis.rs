@@ -254,7 +254,11 @@ pub fn match_levels_before(
         } else {
             0.0
         };
-        let beyond = if ratio > LEVEL_TOLERANCE.1 { BEYOND_COST } else { 0.0 };
+        let beyond = if ratio > LEVEL_TOLERANCE.1 {
+            BEYOND_COST
+        } else {
+            0.0
+        };
         ratio.log2().abs() + shape + beyond
     };
     let (_, taken) = cheapest_assignment(0, 0, &edges, levels, &dist);

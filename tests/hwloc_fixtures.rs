@@ -17,6 +17,9 @@
 //! mems too), so hwloc's facts are compared with the *usable* view of
 //! `MachineInfo`; the full machine is checked per fixture further below.
 
+#[path = "common/fake_root.rs"]
+mod fake_root;
+use fake_root::write;
 #[path = "common/bin.rs"]
 mod bin;
 #[path = "common/hwloc_trees.rs"]
@@ -1136,12 +1139,6 @@ fn text_report_renders_every_fixture_compactly() {
 
 // ---------------------------------------------------------------------------
 // A synthetic big machine: 2 packages × 64 cores × 2 threads, 4 NUMA nodes.
-
-fn write(root: &Path, rel: &str, content: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-    std::fs::write(p, content).expect("write");
-}
 
 fn fake_machine(root: &Path, packages: usize, cores: usize, threads: usize, nodes_per_pkg: usize) {
     let ncpu = packages * cores * threads;

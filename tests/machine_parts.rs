@@ -1,6 +1,9 @@
 //! Identity, ISA, frequency, knobs, devices and numa_maps parts of `machine`,
 //! read from small fake roots and from the live machine.
 
+#[path = "common/fake_root.rs"]
+mod fake_root;
+use fake_root::{fake_root, write};
 #[path = "common/bin.rs"]
 mod bin;
 #[path = "common/skip.rs"]
@@ -9,19 +12,6 @@ use cpuscope::base::Sysroot;
 use cpuscope::machine::{devices, freq, identity, isa, knobs, process};
 use std::fs;
 use std::os::unix::fs::symlink;
-use std::path::Path;
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, text).unwrap();
-}
-
-fn fake_root() -> tempfile::TempDir {
-    let d = tempfile::tempdir().unwrap();
-    fs::create_dir_all(d.path().join("sys/devices/system/cpu/cpu0")).unwrap();
-    d
-}
 
 // ---------------------------------------------------------------- identity
 

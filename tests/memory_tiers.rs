@@ -4,27 +4,15 @@
 //! memory-only node 1 (`-numa hmat-lb,... latency=250`, `hmat-cache`), and
 //! from a root without HMAT.
 
+#[path = "common/fake_root.rs"]
+mod fake_root;
 use cpuscope::base::Sysroot;
 use cpuscope::machine::memory_tiers::{self, SideCache};
 use cpuscope::machine::MachineInfo;
-use std::fs;
+use fake_root::{fake_root, write};
 use std::os::unix::fs::symlink;
-use std::path::Path;
 
 const NODE: &str = "sys/devices/system/node";
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, text).unwrap();
-}
-
-/// A root `Sysroot` takes: it needs sys/devices/system/cpu.
-fn fake_root() -> tempfile::TempDir {
-    let d = tempfile::tempdir().unwrap();
-    fs::create_dir_all(d.path().join("sys/devices/system/cpu/cpu0")).unwrap();
-    d
-}
 
 /// Node 0 (CPUs and memory) and node 1 (memory only, behind a 1 GiB
 /// memory-side cache, in a slower kernel tier), each with access0 figures

@@ -169,18 +169,13 @@ pub fn table(t: &Table) -> String {
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
     let missing: Vec<String> = t
-        .rows
-        .iter()
-        .flat_map(|row| {
-            let first = row.first().map(|c| cell_text(c, false)).unwrap_or_default();
-            row.iter().filter_map(move |c| match c {
-                Cell::Figure(Figure {
-                    value: None,
-                    na_reason: Some(why),
-                    ..
-                }) => Some(format!("- n/a ({}): {}", first.trim(), inline(why))),
-                _ => None,
-            })
+        .missing()
+        .map(|(r, why)| {
+            let first = t.rows[r]
+                .first()
+                .map(|c| cell_text(c, false))
+                .unwrap_or_default();
+            format!("- n/a ({}): {}", first.trim(), inline(why))
         })
         .collect();
     if !missing.is_empty() {

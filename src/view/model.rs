@@ -161,6 +161,21 @@ impl Table {
         }
     }
 
+    /// Every figure without a value, with its reason, as (row, reason) in
+    /// row then column order: what every printer lists under the table.
+    pub fn missing(&self) -> impl Iterator<Item = (usize, &str)> {
+        self.rows.iter().enumerate().flat_map(|(r, row)| {
+            row.iter().filter_map(move |c| match c {
+                Cell::Figure(Figure {
+                    value: None,
+                    na_reason: Some(why),
+                    ..
+                }) => Some((r, why.as_str())),
+                _ => None,
+            })
+        })
+    }
+
     /// Add a row; a short one is filled with [`Cell::Empty`]. A row with
     /// more cells than columns is refused (a view's bug, said with both
     /// counts).

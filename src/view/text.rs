@@ -123,18 +123,9 @@ pub fn table(t: &Table) -> String {
             .collect();
         let _ = writeln!(out, "{INDENT}{}", cells.join("  ").trim_end());
     }
-    for (r, cells) in t.rows.iter().enumerate() {
-        for c in cells {
-            if let Cell::Figure(Figure {
-                value: None,
-                na_reason: Some(why),
-                ..
-            }) = c
-            {
-                let first = rows[r].first().cloned().unwrap_or_default();
-                let _ = writeln!(out, "{INDENT}n/a ({}): {}", first.trim(), for_terminal(why));
-            }
-        }
+    for (r, why) in t.missing() {
+        let first = rows[r].first().cloned().unwrap_or_default();
+        let _ = writeln!(out, "{INDENT}n/a ({}): {}", first.trim(), for_terminal(why));
     }
     out
 }

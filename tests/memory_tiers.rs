@@ -43,6 +43,8 @@ fn hmat_root() -> tempfile::TempDir {
     write(r, &format!("{cache}/line_size"), "64\n");
     write(r, &format!("{cache}/indexing"), "0\n");
     write(r, &format!("{cache}/write_policy"), "0\n");
+    write(r, &format!("{NODE}/node0/cpulist"), "0-1\n");
+    write(r, &format!("{NODE}/node1/cpulist"), "\n");
     let tiers = "sys/devices/virtual/memory_tiering";
     write(r, &format!("{tiers}/memory_tier4/nodelist"), "0\n");
     write(r, &format!("{tiers}/memory_tier22/nodelist"), "1\n");
@@ -77,6 +79,12 @@ fn hmat_figures_caches_and_tiers_are_read_per_node() {
         }]
     );
     assert_eq!(t.nodes[0].tier, Some(4));
+    // What each node is, and whose figures are declared for which initiator.
+    assert_eq!(t.nodes[0].memory_only, Some(false));
+    assert_eq!(n1.memory_only, Some(true));
+    assert_eq!(n1.kind(), Some("memory-only"));
+    assert_eq!(n1.declared_for(0).map(|a| a.class), Some(1));
+    assert!(n1.declared_for(1).is_none());
     assert_eq!(
         t.tiers.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
         vec![4, 22]
@@ -101,7 +109,12 @@ fn info_text_shows_the_declared_figures_beside_each_node() {
         "{text}"
     );
     assert!(
-        text.contains("node 1 (memory_tier22)  access0 (any initiator = CPUs, from nodes 0): read 250 ns, 61440 MB/s, write 255 ns, 30720 MB/s"),
+        text.contains("node 1 (memory_tier22)  memory-only node\n"),
+        "{text}"
+    );
+    assert!(text.contains("CPUs and memory node\n"), "{text}");
+    assert!(
+        text.contains("access0 (any initiator = CPUs, from nodes 0): read 250 ns, 61440 MB/s, write 255 ns, 30720 MB/s"),
         "{text}"
     );
     // access1 equals access0 here: one line says both.

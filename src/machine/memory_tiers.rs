@@ -73,6 +73,31 @@ pub struct NodeTier {
     pub side_caches: Vec<SideCache>,
     /// The kernel's memory tier holding the node (`memory_tierT`), if any.
     pub tier: Option<u32>,
+    /// True for a node with memory and no CPU (a CXL expander's or a far
+    /// tier's shape), false for a node with CPUs; null when `cpulist` is
+    /// not readable.
+    pub memory_only: Option<bool>,
+}
+
+impl NodeTier {
+    /// What the node is: `memory-only` or `CPUs and memory`, or None.
+    pub fn kind(&self) -> Option<&'static str> {
+        self.memory_only
+            .map(|m| if m { "memory-only" } else { "CPUs and memory" })
+    }
+
+    /// The access class declared for initiator node `from` (the CPU class
+    /// first, then any initiator), if any: Linux lists each target's best
+    /// initiators only, so another node's figures are not declared here.
+    pub fn declared_for(&self, from: usize) -> Option<&Access> {
+        let mut v: Vec<&Access> = self
+            .access
+            .iter()
+            .filter(|a| a.initiators.contains(from))
+            .collect();
+        v.sort_by_key(|a| std::cmp::Reverse(a.class));
+        v.first().copied()
+    }
 }
 
 /// The memory tiers of the machine.
@@ -180,11 +205,13 @@ pub fn read(sys: &Sysroot, nodes: &[usize]) -> MemoryTiers {
             out.declared = true;
         }
         if !access.is_empty() || !side_caches.is_empty() || tiers.len() > 1 {
+            let cpus = sys.read_cpulist(&format!("{NODE_DIR}/node{node}/cpulist"));
             out.nodes.push(NodeTier {
                 node,
                 access,
                 side_caches,
                 tier,
+                memory_only: cpus.map(|c| c.is_empty()),
             });
         }
     }

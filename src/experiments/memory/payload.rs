@@ -203,6 +203,27 @@ pub struct NumaMatrixData {
     pub array_bytes: usize,
 }
 
+/// A `numa_matrix` cell's latency or bandwidth record's data where the
+/// firmware declares memory performance (ACPI HMAT): the declared figure
+/// for the cell's initiator and target, or why there is none.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeclaredCell {
+    /// Where the figure was read (`HMAT access1 via sysfs, initiators 0`).
+    pub source: Option<String>,
+    pub access_class: Option<u32>,
+    /// The initiator nodes the figure is declared for.
+    pub initiators: Option<String>,
+    /// Read latency (ns) or read bandwidth (GB/s, the MB/s declared / 1000).
+    pub declared: Option<f64>,
+    pub unit: Option<String>,
+    pub measured_over_declared: Option<f64>,
+    /// Beyond ×1.5 either way and outside the samples' range.
+    pub mismatch: bool,
+    /// Why nothing is declared for this cell while HMAT declares others.
+    pub not_declared: Option<String>,
+}
+
 /// The interleave column's label in [`NumaMatrixData::targets`].
 pub const INTERLEAVE_TARGET: &str = "interleave";
 

@@ -52,6 +52,9 @@ fn node_lines(n: &NodeTier, out: &mut String) {
         first = false;
         let _ = writeln!(out, "  {label:<23} {text}");
     };
+    if let Some(kind) = n.kind() {
+        line(out, format!("{kind} node"));
+    }
     if n.access.is_empty() && n.side_caches.is_empty() {
         line(out, "no HMAT figures".into());
     }

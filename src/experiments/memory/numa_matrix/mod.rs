@@ -3,6 +3,7 @@
 //! interleave over all memory nodes, set against the kernel's declared
 //! distance matrix (measured/declared ratio tables: "distances look fake").
 
+pub mod declared;
 pub mod text;
 pub mod view;
 
@@ -49,6 +50,13 @@ impl Target {
         match self {
             Target::Node(n) => n.to_string(),
             Target::Interleave(_) => INTERLEAVE_TARGET.into(),
+        }
+    }
+    /// The node of a one-node target (None: interleave).
+    pub fn node(&self) -> Option<usize> {
+        match self {
+            Target::Node(n) => Some(*n),
+            Target::Interleave(_) => None,
         }
     }
     fn policy(&self) -> MemPolicy {
@@ -336,6 +344,7 @@ fn latency_record(
     if single {
         rec = rec.with_note(SINGLE_NOTE);
     }
+    let rec = declared::beside(rec, ctx.machine, node, t.node(), declared::Figure::Latency);
     (rec, value)
 }
 
@@ -380,6 +389,13 @@ fn bandwidth_record(
     if single {
         rec = rec.with_note(SINGLE_NOTE);
     }
+    let rec = declared::beside(
+        rec,
+        ctx.machine,
+        node,
+        t.node(),
+        declared::Figure::Bandwidth,
+    );
     (rec, value)
 }
 

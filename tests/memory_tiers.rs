@@ -143,3 +143,40 @@ fn without_hmat_nothing_is_declared_and_the_note_says_why() {
     };
     assert!(!cpuscope::report::info_text::render(&info).contains("Memory tiers"));
 }
+
+/// The lab's `hmat` guest, recorded (tests/fixtures/hmat/): sysfs lists the
+/// memory-only node 2's best initiator only (node 0, 250 ns); the raw ACPI
+/// table, read as root, holds every pair (node 1 → node 2: 300 ns, 51200
+/// MB/s), and the declared figure of a cell comes from it.
+#[test]
+fn the_raw_hmat_table_holds_every_pair_that_sysfs_leaves_out() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/hmat/qemu-hmat-3node.tar.gz"
+    );
+    let sys = Sysroot::new(std::path::Path::new(path)).unwrap();
+    let t = memory_tiers::read(&sys, &[0, 1, 2]);
+    assert!(t.declared, "{t:?}");
+    let n2 = t.nodes.iter().find(|n| n.node == 2).unwrap();
+    assert_eq!(n2.kind(), Some("memory-only"));
+    assert_eq!(n2.access[0].initiators.to_string(), "0");
+    assert_eq!(n2.access[0].read_latency_ns, Some(250));
+    assert!(n2.declared_for(1).is_none(), "sysfs: node 0 only");
+    let h = &t.hmat_table;
+    assert!(h.read && h.bytes == 320, "{h:?}");
+    assert_eq!(h.pairs.len(), 12, "{h:?}");
+    assert_eq!(
+        t.declared_read(1, 2, true).unwrap(),
+        (
+            300.0,
+            "raw HMAT table, access_latency PXM 1 → PXM 2".to_string()
+        )
+    );
+    assert_eq!(t.declared_read(1, 2, false).unwrap().0, 51200.0);
+    // Without the raw table, sysfs cannot say, and the reason says why.
+    let mut sysfs_only = t.clone();
+    sysfs_only.hmat_table = Default::default();
+    let why = sysfs_only.declared_read(1, 2, true).unwrap_err();
+    assert!(why.contains("best initiators only"), "{why}");
+    assert_eq!(sysfs_only.declared_read(0, 2, true).unwrap().0, 250.0);
+}

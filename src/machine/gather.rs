@@ -108,8 +108,9 @@ pub const PATTERNS: &[&str] = &[
     // CPUs (topology, caches, cpufreq, SMT, isolation, MIDR), nodes, huge pages, THP
     "/sys/devices/system/cpu/**",
     "/sys/devices/system/node/**",
-    // the kernel's memory tiers (memory_tiers.rs)
+    // the kernel's memory tiers and the firmware's raw HMAT (memory_tiers.rs, hmat.rs)
     "/sys/devices/virtual/memory_tiering/**",
+    "/sys/firmware/acpi/tables/HMAT",
     "/sys/kernel/mm/hugepages/**",
     "/sys/kernel/mm/transparent_hugepage/**",
     // PMUs (knobs.rs) and hybrid core kinds (topology.rs)

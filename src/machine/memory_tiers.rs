@@ -101,7 +101,7 @@ impl NodeTier {
 }
 
 /// The memory tiers of the machine.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default)]
 pub struct MemoryTiers {
     /// True when the kernel published any HMAT access class or
@@ -113,6 +113,9 @@ pub struct MemoryTiers {
     pub tiers: Vec<(u32, CpuSet)>,
     /// Why nothing is declared (no HMAT), when it is not.
     pub note: Option<String>,
+    /// The raw ACPI table: every initiator–target pair (sysfs lists each
+    /// target's best initiators only), or why it was not read.
+    pub hmat_table: super::hmat::HmatTable,
 }
 
 impl MemoryTiers {
@@ -223,5 +226,86 @@ pub fn read(sys: &Sysroot, nodes: &[usize]) -> MemoryTiers {
         );
     }
     out.tiers = tiers;
+    out.hmat_table = super::hmat::read(sys);
     out
+}
+
+impl MemoryTiers {
+    /// The declared read latency (ns) or read bandwidth (MB/s) from
+    /// initiator node `from` to node `to`, and where it was read: the raw
+    /// table first (every pair; its proximity domains taken as node ids),
+    /// then sysfs (the CPU class first). Err(why) when neither declares it.
+    pub fn declared_read(
+        &self,
+        from: usize,
+        to: usize,
+        latency: bool,
+    ) -> Result<(f64, String), String> {
+        let t = &self.hmat_table;
+        let pick = |want: &str| {
+            t.pairs.iter().find(|p| {
+                p.initiator_pxm as usize == from
+                    && p.target_pxm as usize == to
+                    && p.hierarchy == "memory"
+                    && p.data_type == want
+            })
+        };
+        let (read, access) = if latency {
+            ("read_latency", "access_latency")
+        } else {
+            ("read_bandwidth", "access_bandwidth")
+        };
+        let raw = pick(read).or_else(|| pick(access));
+        if let Some(p) = raw {
+            return match p.value {
+                Some(v) => Ok((
+                    v,
+                    format!("raw HMAT table, {} PXM {from} → PXM {to}", p.data_type),
+                )),
+                None => Err(format!(
+                    "the raw HMAT table declares node {to} unreachable from node {from}"
+                )),
+            };
+        }
+        let Some(node) = self.nodes.iter().find(|n| n.node == to) else {
+            return Err(format!("the firmware declares nothing for node {to}"));
+        };
+        let Some(a) = node.declared_for(from) else {
+            let listed: Vec<String> = node
+                .access
+                .iter()
+                .map(|a| format!("access{} from nodes {}", a.class, a.initiators))
+                .collect();
+            let table = if t.read {
+                "the raw HMAT table has no such pair either"
+            } else {
+                t.note
+                    .as_deref()
+                    .unwrap_or("the raw HMAT table was not read")
+            };
+            return Err(format!(
+                "not declared for initiator node {from}: Linux lists node {to}'s best initiators only ({}); {table}",
+                if listed.is_empty() { "none".to_string() } else { listed.join(", ") }
+            ));
+        };
+        let v = if latency {
+            a.read_latency_ns
+        } else {
+            a.read_bandwidth_mb_s
+        };
+        match v {
+            Some(v) => Ok((
+                v as f64,
+                format!(
+                    "HMAT access{} via sysfs, initiators {}",
+                    a.class, a.initiators
+                ),
+            )),
+            None => Err(format!(
+                "HMAT access{} gives node {to} no {}",
+                a.class,
+                read.replace('_', " ")
+            )),
+        }
+    }
 }

@@ -9,6 +9,7 @@ pub mod devices;
 pub mod dimm;
 pub mod freq;
 pub mod gather;
+pub mod hmat;
 pub mod identity;
 pub mod isa;
 pub mod knobs;

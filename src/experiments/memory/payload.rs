@@ -209,11 +209,9 @@ pub struct NumaMatrixData {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct DeclaredCell {
-    /// Where the figure was read (`HMAT access1 via sysfs, initiators 0`).
+    /// Where the figure was read (`raw HMAT table, read_latency PXM 0 →
+    /// PXM 1`, or `HMAT access1 via sysfs, initiators 0`).
     pub source: Option<String>,
-    pub access_class: Option<u32>,
-    /// The initiator nodes the figure is declared for.
-    pub initiators: Option<String>,
     /// Read latency (ns) or read bandwidth (GB/s, the MB/s declared / 1000).
     pub declared: Option<f64>,
     pub unit: Option<String>,

@@ -2,7 +2,7 @@
 //! the kernel declare per memory node (machine/memory_tiers.rs). Nothing
 //! when nothing is declared (the JSON's `memory_tiers.note` says why).
 
-use crate::base::fmt::fmt_bytes;
+use crate::base::fmt::{fmt_bytes, for_terminal};
 use crate::machine::memory_tiers::{Access, MemoryTiers, NodeTier};
 use std::fmt::Write as _;
 
@@ -103,5 +103,64 @@ pub fn section(t: &MemoryTiers) -> String {
             tiers.join(" · ")
         );
     }
+    table_lines(t, &mut out);
     out
+}
+
+/// The raw table's memory pairs, one line per figure kind (initiator →
+/// target), or why it was not read when sysfs declares something.
+fn table_lines(t: &MemoryTiers, out: &mut String) {
+    let h = &t.hmat_table;
+    if !h.read {
+        if t.declared {
+            if let Some(why) = &h.note {
+                let _ = writeln!(out, "  {:<23} {}", "raw HMAT table", for_terminal(why));
+            }
+        }
+        return;
+    }
+    let mut kinds: Vec<&str> = Vec::new();
+    for p in h.pairs.iter().filter(|p| p.hierarchy == "memory") {
+        if !kinds.contains(&p.data_type.as_str()) {
+            kinds.push(&p.data_type);
+        }
+    }
+    let mut first = true;
+    for k in kinds {
+        let unit = if k.ends_with("_latency") {
+            "ns"
+        } else {
+            "MB/s"
+        };
+        let cells: Vec<String> = h
+            .pairs
+            .iter()
+            .filter(|p| p.hierarchy == "memory" && p.data_type == k)
+            .map(|p| {
+                let v = p
+                    .value
+                    .map_or("unreachable".into(), |v| format!("{v} {unit}"));
+                format!("{}→{} {v}", p.initiator_pxm, p.target_pxm)
+            })
+            .collect();
+        let label = if first {
+            format!("raw HMAT ({} B, PXM)", h.bytes)
+        } else {
+            String::new()
+        };
+        first = false;
+        let _ = writeln!(
+            out,
+            "  {label:<23} {}: {}",
+            k.replace('_', " "),
+            cells.join(", ")
+        );
+    }
+    if first {
+        let _ = writeln!(
+            out,
+            "  {:<23} read, no memory latency or bandwidth pair",
+            "raw HMAT table"
+        );
+    }
 }

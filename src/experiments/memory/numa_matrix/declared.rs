@@ -6,7 +6,6 @@
 //! the cell says so rather than compare with someone else's.
 
 use crate::experiments::memory::payload::DeclaredCell;
-use crate::machine::memory_tiers::Access;
 use crate::machine::MachineInfo;
 use crate::results::schema::ResultRecord;
 
@@ -24,48 +23,22 @@ pub enum Figure {
 }
 
 /// The declared figure for the cell from initiator node `from` to memory
-/// node `to`: Ok(Some) when declared, Ok(None) when the machine declares
-/// nothing at all (no HMAT: nothing to say), Err(why) when HMAT is there but
-/// says nothing for this pair or this figure.
+/// node `to` and where it was read: Ok(Some) when declared, Ok(None) when
+/// the machine declares nothing at all (no HMAT: nothing to say), Err(why)
+/// when HMAT is there but says nothing for this pair or this figure.
 fn lookup(
     machine: &MachineInfo,
     from: usize,
     to: usize,
     fig: Figure,
-) -> Result<Option<(Access, f64)>, String> {
+) -> Result<Option<(String, f64)>, String> {
     let t = &machine.memory_tiers;
-    if !t.declared {
+    if !t.declared && !t.hmat_table.read {
         return Ok(None);
     }
-    let Some(node) = t.nodes.iter().find(|n| n.node == to) else {
-        return Err(format!("the firmware declares nothing for node {to}"));
-    };
-    let Some(a) = node.declared_for(from) else {
-        let listed: Vec<String> = node
-            .access
-            .iter()
-            .map(|a| format!("access{} from nodes {}", a.class, a.initiators))
-            .collect();
-        return Err(format!(
-            "not declared for initiator node {from}: Linux lists node {to}'s best initiators only ({}); the raw HMAT table holds the other pairs",
-            if listed.is_empty() { "none".to_string() } else { listed.join(", ") }
-        ));
-    };
-    let value = match fig {
-        Figure::Latency => a.read_latency_ns.map(|v| v as f64),
-        Figure::Bandwidth => a.read_bandwidth_mb_s.map(|v| v as f64 / 1000.0),
-    };
-    match value {
-        Some(v) => Ok(Some((a.clone(), v))),
-        None => Err(format!(
-            "HMAT access{} gives node {to} no read {}",
-            a.class,
-            match fig {
-                Figure::Latency => "latency",
-                Figure::Bandwidth => "bandwidth",
-            }
-        )),
-    }
+    let latency = fig == Figure::Latency;
+    let (v, src) = t.declared_read(from, to, latency)?;
+    Ok(Some((src, if latency { v } else { v / 1000.0 })))
 }
 
 /// The cell's record with the declared figure beside its measured one
@@ -86,7 +59,7 @@ pub fn beside(
         Figure::Latency => ("ns", "read latency"),
         Figure::Bandwidth => ("GB/s", "read bandwidth"),
     };
-    let (access, declared) = match lookup(machine, from, to, fig) {
+    let (src, declared) = match lookup(machine, from, to, fig) {
         Ok(None) => return rec,
         Ok(Some(x)) => x,
         Err(why) => {
@@ -103,10 +76,6 @@ pub fn beside(
     let outside = spread.is_some_and(|(lo, hi)| declared < lo || declared > hi);
     let mismatch =
         ratio.is_some_and(|r| !(1.0 / AGREE_WITHIN..=AGREE_WITHIN).contains(&r) && outside);
-    let src = format!(
-        "HMAT access{} via sysfs, initiators {}",
-        access.class, access.initiators
-    );
     let mut note = format!("declared {what} (firmware, {src}): {declared} {unit}");
     if let Some(r) = ratio {
         note.push_str(&format!("; measured ×{r:.2} the declared"));
@@ -120,8 +89,6 @@ pub fn beside(
     }
     rec.with_payload(&DeclaredCell {
         source: Some(src),
-        access_class: Some(access.class),
-        initiators: Some(access.initiators.to_string()),
         declared: Some(declared),
         unit: Some(unit.to_string()),
         measured_over_declared: ratio,
@@ -134,7 +101,7 @@ pub fn beside(
 mod tests {
     use super::*;
     use crate::base::CpuSet;
-    use crate::machine::memory_tiers::{MemoryTiers, NodeTier};
+    use crate::machine::memory_tiers::{Access, MemoryTiers, NodeTier};
     use crate::results::schema::MetricId;
 
     /// Node 1, memory-only, 250 ns and 61440 MB/s declared for initiator 0.
@@ -178,7 +145,7 @@ mod tests {
         );
         let d = r.data_as::<DeclaredCell>().expect("a payload");
         assert_eq!(d.declared, Some(250.0));
-        assert_eq!(d.access_class, Some(1));
+        assert!(d.source.as_deref().unwrap().contains("access1 via sysfs"));
         assert!(!d.mismatch, "{d:?}");
         assert!((d.measured_over_declared.unwrap() - 1.02).abs() < 0.01);
         assert!(r.notes.iter().any(|n| n.contains("declared read latency")));

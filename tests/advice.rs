@@ -102,6 +102,7 @@ fn every_rule_is_listed() {
             "numa-balancing-pinned",
             "remote-local-latency",
             "distances-vs-measured",
+            "memory-only-tier",
             "memory-bandwidth-saturation",
             "smt-yield-wide-simd",
             "all-core-frequency-drop",
@@ -116,7 +117,7 @@ fn every_rule_is_listed() {
         .filter(|r| r.timed)
         .map(|r| r.id)
         .collect();
-    assert_eq!(timed.len(), 7, "{timed:?}");
+    assert_eq!(timed.len(), 8, "{timed:?}");
     // An empty run advises nothing: no evidence, no advice.
     assert!(advice::findings(&run_with(json!({}), vec![])).is_empty());
 }
@@ -751,5 +752,42 @@ fn cache_latency_against_published() {
     silent(
         &run_with(one_node(), vec![cycles("L2_cycles", "2m", 17.5, 16.0)]),
         "cache-latency-vs-published",
+    );
+}
+
+/// The lab's `hmat` guest (tests/fixtures/hmat/): node 2 is memory without
+/// CPUs; the advice names it, its kernel tier, the cost from the nearest
+/// CPU node measured, and the firmware's declared figure of that pair.
+#[test]
+fn a_memory_only_node_is_named_as_a_tier_with_its_figures() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/hmat/hmat-numa-matrix-run.json"
+    );
+    let run = cpuscope::results::schema::parse_run(&std::fs::read_to_string(path).unwrap())
+        .expect("the lab's run");
+    let all = advice::findings(&run);
+    let f: Vec<&Finding> = all
+        .iter()
+        .filter(|f| f.rule == "memory-only-tier")
+        .collect();
+    assert_eq!(f.len(), 1, "{all:#?}");
+    let f = f[0];
+    assert!(
+        f.title
+            .starts_with("node 2 is memory without CPUs (kernel memory_tier4): "),
+        "{}",
+        f.title
+    );
+    assert!(f.advice.contains("--preferred=2"), "{}", f.advice);
+    let declared = f
+        .evidence
+        .iter()
+        .find(|e| e.what.starts_with("declared read latency"))
+        .expect("the declared figure");
+    assert!(declared.source.contains("raw HMAT table"), "{declared:?}");
+    assert!(
+        ["250 ns", "300 ns"].contains(&declared.value.as_str()),
+        "{declared:?}"
     );
 }

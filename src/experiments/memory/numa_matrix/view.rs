@@ -101,6 +101,12 @@ const RULES: &[Rule] = &[
         timed: true,
         find: distances_vs_measured,
     },
+    Rule {
+        id: "memory-only-tier",
+        rank: 45,
+        timed: true,
+        find: memory_only_tier,
+    },
 ];
 
 /// NUMA node ids of the machine, in the order of the distance rows.
@@ -486,4 +492,79 @@ fn numa_line(run: &Run) -> Option<VerdictLine> {
             remote.len()
         ),
     ))
+}
+
+/// A memory-only node (a CXL expander's, HBM's or a far tier's shape)
+/// measured from the CPU nodes: which tier it is, what it costs against
+/// the nearest CPU node's own memory, what the firmware declares, and what
+/// to place there.
+pub fn memory_only_tier(run: &Run) -> Vec<Finding> {
+    let m = run.machine_info();
+    let Some(nl) = node_latency(run) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for far in m.numa.memory_only.iter() {
+        // The nearest CPU node, measured, and its own memory.
+        let nearest = nl
+            .pairs
+            .iter()
+            .filter(|((c, mm), _)| *mm == far && *c != far)
+            .min_by(|a, b| a.1 .0.total_cmp(&b.1 .0));
+        let Some((&(c, _), (v, src, noisy))) = nearest else {
+            continue;
+        };
+        let Some((local, lsrc, lnoisy)) = nl.pairs.get(&(c, c)) else {
+            continue;
+        };
+        let tier = m
+            .memory_tiers
+            .nodes
+            .iter()
+            .find(|n| n.node == far)
+            .and_then(|n| n.tier)
+            .map(|t| format!(" (kernel memory_tier{t})"))
+            .unwrap_or_default();
+        let mut evidence = vec![
+            ev(
+                format!("latency, CPU node {c} → memory-only node {far}"),
+                format!("{} ns", fmt_num(*v)),
+                src.clone(),
+            ),
+            ev(
+                format!("local latency, CPU node {c} → memory node {c}"),
+                format!("{} ns", fmt_num(*local)),
+                lsrc.clone(),
+            ),
+        ];
+        if let Ok((d, dsrc)) = m.memory_tiers.declared_read(c, far, true) {
+            evidence.push(ev(
+                format!("declared read latency, node {c} → node {far}"),
+                format!("{d} ns"),
+                format!("firmware: {dsrc}"),
+            ));
+        }
+        out.push(Finding {
+            rule: "memory-only-tier",
+            severity: Severity::Advice,
+            title: format!(
+                "node {far} is memory without CPUs{tier}: {} ns from node {c}, {:.2}x that node's own memory",
+                fmt_num(*v),
+                v / local
+            ),
+            advice: format!(
+                "Treat node {far} as a slower tier: keep latency-bound memory on the CPU nodes \
+                 (numactl --membind=<CPU nodes>), give node {far} the large, rarely touched data \
+                 (numactl --preferred={far}, or mbind on those buffers), or let the kernel demote \
+                 cold pages to it (/sys/kernel/mm/numa/demotion_enabled).{}",
+                if *noisy || *lnoisy {
+                    " Some of these figures are noisy (CV above 5%): repeat the run to confirm."
+                } else {
+                    ""
+                }
+            ),
+            evidence,
+        });
+    }
+    out
 }

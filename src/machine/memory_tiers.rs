@@ -119,10 +119,12 @@ pub struct MemoryTiers {
 }
 
 impl MemoryTiers {
-    /// True when there is nothing to show: no HMAT figure and at most one
-    /// kernel tier (every node in the default tier says nothing).
+    /// True when there is nothing to show: no HMAT figure in sysfs, no raw
+    /// table read (a kernel older than sysfs's HMAT files may still let root
+    /// read the table) and at most one kernel tier (every node in the
+    /// default tier says nothing).
     pub fn is_empty(&self) -> bool {
-        !self.declared && self.tiers.len() <= 1
+        !self.declared && !self.hmat_table.read && self.tiers.len() <= 1
     }
 }
 

@@ -155,7 +155,10 @@ fn cpuid_hypervisor_signature() -> Option<String> {
     None
 }
 
-/// The smallest data and instruction cache lines from CTR_EL0 (arm64).
+/// The smallest data and instruction cache lines in bytes from the running
+/// CPU's Cache Type Register (CTR_EL0: DminLine bits 19:16, IminLine bits
+/// 3:0, each log2 of 4-byte words). Linux lets user space read it (it traps
+/// and emulates the read where the hardware would not).
 #[cfg(target_arch = "aarch64")]
 fn ctr_el0_lines() -> Option<(u64, u64)> {
     let ctr: u64;

@@ -711,7 +711,10 @@ pub fn read(sys: &Sysroot) -> Identity {
     let mut id = Identity::default();
     let cpuinfo = CpuInfo::read(sys);
     let ci = cpuinfo.as_ref();
-    read_architecture(&mut id, sys, ci);
+    // What the machine answers outside its files: asked (or the manifest
+    // parsed) once for the architecture and the hypervisor.
+    let live = facts(sys);
+    read_architecture(&mut id, sys, ci, live.as_ref());
     if ci.is_none() {
         unavailable(
             &mut id.unavailable,
@@ -756,7 +759,6 @@ pub fn read(sys: &Sysroot) -> Identity {
         );
     }
 
-    let live = facts(sys);
     id.virtualization = detect_virtualization(sys, ci, &id.architecture, live.as_ref());
 
     id.hostname = sys.read_string("/proc/sys/kernel/hostname");
@@ -779,7 +781,7 @@ pub fn read(sys: &Sysroot) -> Identity {
 }
 
 /// The architecture: uname on the live machine, else the shape of the files.
-fn read_architecture(id: &mut Identity, sys: &Sysroot, ci: Option<&CpuInfo>) {
+fn read_architecture(id: &mut Identity, sys: &Sysroot, ci: Option<&CpuInfo>, live: Option<&Facts>) {
     let midr_file = sys.exists("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1");
     let from_files = if midr_file {
         Some("aarch64")
@@ -799,7 +801,7 @@ fn read_architecture(id: &mut Identity, sys: &Sysroot, ci: Option<&CpuInfo>) {
     } else {
         None
     };
-    let live = facts(sys).and_then(|f| f.facts.uname_machine.clone().map(|m| (m, f.mark())));
+    let live = live.and_then(|f| f.facts.uname_machine.clone().map(|m| (m, f.mark())));
     match (&live, from_files) {
         (Some((m, mark)), _) => {
             id.architecture = m.clone();

@@ -411,7 +411,7 @@ fn level_at_step(name: &str, size: usize, (pi, e): (usize, usize), p: &Plateau) 
 /// 512 KiB L2: flat at 3.9 ns to ~204 KiB, then 5–12 ns to ~660 KiB), its
 /// figure the plateau's all the same.
 fn held_in_part(lm: &mut LevelMatch, p: &Plateau, tail: &[(&Plateau, usize)]) -> bool {
-    let (Some(&(_, last)), Some(&(first, _))) = (tail.last(), tail.first()) else {
+    let (Some(&(first, _)), Some(&(end, last))) = (tail.first(), tail.last()) else {
         return false;
     };
     let declared = lm.declared_bytes as f64;
@@ -436,7 +436,7 @@ fn held_in_part(lm: &mut LevelMatch, p: &Plateau, tail: &[(&Plateau, usize)]) ->
         "{what} to ~{} ({ns}, from {} to {})",
         fmt_size(last),
         fmt_size(first.from_bytes),
-        fmt_size(tail[tail.len() - 1].0.to_bytes)
+        fmt_size(end.to_bytes)
     );
     let eff = fmt_size(lm.detected_bytes.unwrap_or(0));
     if lm.share {

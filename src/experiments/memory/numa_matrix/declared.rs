@@ -1,9 +1,11 @@
 //! The firmware's figures beside a measured cell (issue 36): what ACPI HMAT
-//! declares, as Linux lists it per target node (`accessC/initiators/`), for
-//! the cell's initiator node, set against the latency or bandwidth measured
-//! from it; a mismatch beyond noise is a finding. Linux lists each target's
-//! best initiators only: another node's figures are not declared there, and
-//! the cell says so rather than compare with someone else's.
+//! declares for the cell's initiator and target node (the raw table when it
+//! was read, else Linux's `accessC/initiators/`:
+//! [`MemoryTiers::declared_read`](crate::machine::memory_tiers::MemoryTiers::declared_read)),
+//! set against the latency or bandwidth measured from it; a mismatch beyond
+//! noise is a finding. sysfs lists each target's best initiators only: where
+//! the raw table was not read, another node's cell says it is not declared
+//! rather than compare with someone else's figure.
 
 use crate::experiments::memory::payload::DeclaredCell;
 use crate::machine::MachineInfo;
@@ -74,17 +76,15 @@ pub fn beside(
     let ratio = rec.value.map(|m| m / declared);
     let spread = rec.stats.as_ref().map(|s| (s.min, s.max));
     let outside = spread.is_some_and(|(lo, hi)| declared < lo || declared > hi);
-    let mismatch =
-        ratio.is_some_and(|r| !(1.0 / AGREE_WITHIN..=AGREE_WITHIN).contains(&r) && outside);
+    let mismatch = ratio.filter(|r| !(1.0 / AGREE_WITHIN..=AGREE_WITHIN).contains(r) && outside);
     let mut note = format!("declared {what} (firmware, {src}): {declared} {unit}");
     if let Some(r) = ratio {
         note.push_str(&format!("; measured ×{r:.2} the declared"));
     }
     let mut rec = rec.with_note(&note);
-    if mismatch {
+    if let Some(r) = mismatch {
         rec = rec.with_note(&format!(
-            "finding: measured {what} is ×{:.2} the firmware's declared {declared} {unit} (beyond ×{AGREE_WITHIN} either way and outside the samples' range): the HMAT figure does not describe this path",
-            ratio.unwrap_or(f64::NAN)
+            "finding: measured {what} is ×{r:.2} the firmware's declared {declared} {unit} (beyond ×{AGREE_WITHIN} either way and outside the samples' range): the HMAT figure does not describe this path"
         ));
     }
     rec.with_payload(&DeclaredCell {
@@ -92,7 +92,7 @@ pub fn beside(
         declared: Some(declared),
         unit: Some(unit.to_string()),
         measured_over_declared: ratio,
-        mismatch,
+        mismatch: mismatch.is_some(),
         not_declared: None,
     })
 }

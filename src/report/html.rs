@@ -4,15 +4,13 @@
 use crate::base::fmt::fmt_num;
 pub use crate::base::html::{esc, svg_bars};
 use crate::results::schema::{Load, ResultRecord, Run};
+use crate::view::html::{page, FIGURE_CSS, TABLE_CSS};
 use serde_json::Value;
 use std::fmt::Write as _;
 
-const CSS: &str = r#"
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
-h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.2em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
-table{border-collapse:collapse;margin:.5em 0;font-size:.9em}th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}
-th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.noisy{color:#b35900;font-weight:bold}.na{color:#888;font-style:italic}.note{color:#555;font-size:.85em}
+/// The report's own rules, after the shell's, the tables' and the figures'
+/// (`view::html::page`).
+const CSS: &str = r#".noisy{color:#b35900;font-weight:bold}.na{color:#888;font-style:italic}.note{color:#555;font-size:.85em}
 .meta{color:#555}svg text{font-size:11px;fill:#333}.bar{fill:#4a7ab5}.bar2{fill:#d08a3c}
 .verdict{border:1px solid #bcd;border-radius:6px;background:#f7fbff;padding:.2em 1em 1em;margin:1em 0}
 .verdict h2{border:none;margin-top:.4em}.verdict table{width:100%}.verdict th{width:7em;background:none;border:none;color:#456}
@@ -177,13 +175,6 @@ pub fn render_run(run: &Run) -> String {
     let model = run.cpu_model().unwrap_or_else(|| "unknown CPU".into());
     let _ = write!(
         h,
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>cpuscope: {} on {}</title><style>{}</style></head><body>",
-        esc(&run.id),
-        esc(&run.host),
-        CSS
-    );
-    let _ = write!(
-        h,
         "<h1>cpuscope report: {}</h1><p class=\"meta\">run <code>{}</code> · host {} · profile {} · status {} · started {} · cpuscope {}</p>",
         esc(&model),
         esc(&run.id),
@@ -224,8 +215,11 @@ pub fn render_run(run: &Run) -> String {
     h.push_str("</div><div id=\"published\">");
     h.push_str(&published_for_run(run));
     h.push_str("</div>");
-    h.push_str("</body></html>\n");
-    h
+    page(
+        &format!("cpuscope: {} on {}", run.id, run.host),
+        &[TABLE_CSS, FIGURE_CSS, CSS],
+        &h,
+    )
 }
 
 /// The run's environment table: load at start and end, the CPU time of

@@ -38,28 +38,44 @@ pub fn sections(sections: &[Section]) -> String {
 /// One section's lines (no header).
 pub fn section(s: &Section) -> String {
     let mut out = String::new();
-    let prose = |out: &mut String, kind: &str, row: usize, text: &str| {
-        line(out, &s.id, kind, row, "text", &Cell::Text(text.into()));
-    };
     if !s.title.is_empty() {
-        prose(&mut out, "title", 0, &s.title);
+        prose(&mut out, &s.id, "title", 0, &s.title);
     }
-    for (i, b) in s.blocks.iter().enumerate() {
+    blocks(&mut out, &s.id, &s.blocks);
+    out
+}
+
+/// A line of prose: its kind as the table, its place as the row.
+fn prose(out: &mut String, id: &str, kind: &str, row: usize, text: &str) {
+    line(out, id, kind, row, "text", &Cell::Text(text.into()));
+}
+
+/// Blocks in order, each prose block's row its place (a group's blocks
+/// numbered within it).
+fn blocks(out: &mut String, id: &str, blocks: &[Block]) {
+    for (i, b) in blocks.iter().enumerate() {
         match b {
-            Block::Heading(h) => prose(&mut out, "heading", i, h),
-            Block::Para(p) => prose(&mut out, "para", i, p),
-            Block::Note(n) => prose(&mut out, "note", i, n),
-            Block::NotAvailable(n) => prose(&mut out, "not_available", i, n),
-            Block::Verbatim(lines) => {
-                for (r, l) in lines.iter().enumerate() {
-                    prose(&mut out, "text", r, l);
+            Block::Heading(h) => prose(out, id, "heading", i, h),
+            Block::Para(p) => prose(out, id, "para", i, p),
+            Block::Plain(p) => prose(out, id, "plain", i, p),
+            Block::Strong(p) => prose(out, id, "strong", i, p),
+            Block::Note(n) => prose(out, id, "note", i, n),
+            Block::NotAvailable(n) => prose(out, id, "not_available", i, n),
+            Block::List(items) => {
+                for (r, l) in items.iter().enumerate() {
+                    prose(out, id, "list", r, l);
                 }
             }
-            Block::Table(t) => table(&mut out, &s.id, t),
-            Block::Chart(c) => table(&mut out, &s.id, &chart_table(c)),
+            Block::Verbatim(lines) => {
+                for (r, l) in lines.iter().enumerate() {
+                    prose(out, id, "text", r, l);
+                }
+            }
+            Block::Group(inner) => self::blocks(out, id, inner),
+            Block::Table(t) => table(out, id, t),
+            Block::Chart(c) => table(out, id, &chart_table(c)),
         }
     }
-    out
 }
 
 fn table(out: &mut String, section: &str, t: &Table) {

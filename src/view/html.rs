@@ -3,16 +3,52 @@
 //! `note`). Tables as tables (a figure right-aligned with its unit and, on
 //! hover, its spread; one without a value as `n/a` with its reason), line
 //! charts through the one line engine ([`super::lines`]), bar charts as
-//! bars, heatmaps as tables. Every string is escaped.
+//! bars (on a log scale in a block of their own), heatmaps as tables. Every string is escaped.
 
+use super::heatmap::svg_pair_matrix;
 use super::lines::{svg_lines, Series as LineSeries};
 use super::model::{
     Align, Block, Cell, Chart, ChartKind, Figure, Heatmap, Mark, Scale, Section, Table, Ticks,
     NO_REASON,
 };
 use crate::base::fmt::{fmt_bytes_axis, fmt_num};
-use crate::base::html::{esc, svg_bars};
+use crate::base::html::{esc, svg_bars, svg_log_bars};
 use std::fmt::Write as _;
+
+/// The rules every page starts with: the body's width and font, its
+/// headings.
+const PAGE_CSS: &str = r#"
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
+h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.2em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+"#;
+
+/// The tables' rules, which every page uses (after its own heading rules,
+/// if any).
+pub const TABLE_CSS: &str = "table{border-collapse:collapse;margin:.5em 0;font-size:.9em}th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}\n";
+
+/// The rules of the figures' cells (right-aligned numbers), as the report
+/// and compare draw them.
+pub const FIGURE_CSS: &str =
+    "th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}\n";
+
+/// The one page shell: a self-contained HTML document (inline CSS, no
+/// script, font or network) titled `title` (escaped here), its style the
+/// shared rules then `css` (the page's own, in order), then `body`.
+pub fn page(title: &str, css: &[&str], body: &str) -> String {
+    let mut out = String::with_capacity(body.len() + 4096);
+    let _ = write!(
+        out,
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{PAGE_CSS}",
+        esc(title)
+    );
+    for c in css {
+        out.push_str(c);
+    }
+    out.push_str("</style></head><body>");
+    out.push_str(body);
+    out.push_str("</body></html>\n");
+    out
+}
 
 /// The sections as one HTML fragment; empty for none.
 pub fn sections(sections: &[Section]) -> String {
@@ -29,10 +65,34 @@ pub fn section(s: &Section) -> String {
     if !s.title.is_empty() {
         let _ = write!(out, "<h4 id=\"{}\">{}</h4>", esc(&s.id), esc(&s.title));
     }
-    for b in &s.blocks {
+    blocks(&mut out, &s.blocks);
+    out
+}
+
+/// Blocks in order; a group's in one `div`.
+fn blocks(out: &mut String, blocks: &[Block]) {
+    for b in blocks {
         match b {
             Block::Heading(h) => {
                 let _ = write!(out, "<h3>{}</h3>", esc(h));
+            }
+            Block::Plain(p) => {
+                let _ = write!(out, "<p>{}</p>", esc(p));
+            }
+            Block::Strong(p) => {
+                let _ = write!(out, "<p><strong>{}</strong></p>", esc(p));
+            }
+            Block::List(items) => {
+                out.push_str("<ul>");
+                for i in items {
+                    let _ = write!(out, "<li>{}</li>", esc(i));
+                }
+                out.push_str("</ul>");
+            }
+            Block::Group(inner) => {
+                out.push_str("<div>");
+                self::blocks(out, inner);
+                out.push_str("</div>");
             }
             Block::Para(p) => {
                 let _ = write!(out, "<p class=\"note\">{}</p>", esc(p));
@@ -50,7 +110,6 @@ pub fn section(s: &Section) -> String {
             Block::Chart(c) => out.push_str(&chart(c)),
         }
     }
-    out
 }
 
 fn figure_cell(f: &Figure, unit_in_header: bool) -> String {
@@ -189,7 +248,12 @@ pub fn chart(c: &Chart) -> String {
                 &|v| tick(x.ticks, v),
             )
         }
-        ChartKind::Bars { unit, groups, .. } => {
+        ChartKind::Bars {
+            unit,
+            groups,
+            scale,
+            ..
+        } => {
             let rows: Vec<(String, f64)> = groups
                 .iter()
                 .flat_map(|g| {
@@ -203,9 +267,18 @@ pub fn chart(c: &Chart) -> String {
                     })
                 })
                 .collect();
-            svg_bars(&c.title, unit, &rows)
+            match scale {
+                // Figures spanning decades, on a line of their own.
+                Scale::Log => format!("<div>{}</div>", svg_log_bars(&c.title, unit, &rows)),
+                Scale::Linear | Scale::Auto => svg_bars(&c.title, unit, &rows),
+            }
         }
         ChartKind::Heatmap(h) => heat_table(&c.title, h),
+        ChartKind::PairMatrix {
+            map,
+            outlined,
+            outlined_label,
+        } => svg_pair_matrix(&c.title, map, outlined, outlined_label),
     };
     if let Some(cap) = &c.caption {
         let _ = write!(out, "<p class=\"note\">{}</p>", esc(cap));
@@ -264,7 +337,7 @@ fn heat_table(title: &str, h: &Heatmap) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::view::model::{Axis, Series, Spread, XMark};
+    use crate::view::model::{Axis, BarGroup, Series, Spread, XMark};
 
     #[test]
     fn figures_carry_unit_mark_spread_and_reason_escaped() {
@@ -412,5 +485,65 @@ mod tests {
             s,
             "<h3>Peak &lt;FMA&gt;</h3><div class=\"note\">a &lt;b&gt; note</div><div class=\"note na\">x: not available: no &lt;y&gt;</div>"
         );
+    }
+
+    #[test]
+    fn a_group_keeps_its_blocks_together_and_everything_is_escaped() {
+        let names: Vec<String> = ["0", "1<"].iter().map(|s| s.to_string()).collect();
+        let map = Heatmap::filled(
+            names.clone(),
+            names,
+            &[vec![None, Some(40.0)], vec![Some(60.0), None]],
+            "ns",
+        )
+        .labelled("CPU", "CPU", "CPUs");
+        let matrix = Chart {
+            title: "c2c <x>".into(),
+            caption: None,
+            kind: ChartKind::PairMatrix {
+                map,
+                outlined: vec![(0, 1)],
+                outlined_label: "SMT <siblings>".into(),
+            },
+        };
+        let s = section(&Section {
+            id: "x".into(),
+            title: String::new(),
+            blocks: vec![Block::Group(vec![
+                Block::Chart(matrix),
+                Block::Strong("disturbed <a>".into()),
+                Block::Plain("plain & b".into()),
+                Block::List(vec!["one <i>".into(), "two".into()]),
+            ])],
+        });
+        assert!(s.starts_with("<div><svg"), "{s}");
+        assert!(
+            s.ends_with("<ul><li>one &lt;i&gt;</li><li>two</li></ul></div>"),
+            "{s}"
+        );
+        assert!(s.contains("<p><strong>disturbed &lt;a&gt;</strong></p><p>plain &amp; b</p>"));
+        // A cell per pair, the outlined pair outlined both ways, labels escaped.
+        assert_eq!(s.matches("<rect").count(), 4);
+        assert_eq!(s.matches(r##"stroke="#000""##).count(), 2);
+        assert!(s.contains("CPU 0 ↔ 1&lt;: 40.0 ns") && s.contains("SMT &lt;siblings&gt;"));
+        assert!(!s.contains("<x>") && !s.contains("1<"));
+    }
+
+    #[test]
+    fn log_scale_bars_stand_in_a_block_of_their_own() {
+        let mut c = Chart::bars(
+            "costs",
+            "ns",
+            vec![BarGroup::single("a", 0.5), BarGroup::single("b", 5e4)],
+        );
+        if let ChartKind::Bars { scale, .. } = &mut c.kind {
+            *scale = Scale::Log;
+        }
+        let s = chart(&c);
+        assert!(
+            s.starts_with("<div><svg") && s.ends_with("</svg></div>"),
+            "{s}"
+        );
+        assert!(s.contains("log scale from 0.1"));
     }
 }

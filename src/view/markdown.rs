@@ -25,14 +25,30 @@ pub fn section(s: &Section) -> String {
     if !s.title.is_empty() {
         let _ = writeln!(out, "### {}\n", inline(&s.title));
     }
-    for b in &s.blocks {
+    blocks(&mut out, &s.blocks);
+    out
+}
+
+/// Blocks in order, each followed by a blank line (a group's as its own).
+fn blocks(out: &mut String, blocks: &[Block]) {
+    for b in blocks {
         match b {
             Block::Heading(h) => {
                 let _ = writeln!(out, "#### {}\n", inline(h));
             }
-            Block::Para(p) | Block::Note(p) => {
+            Block::Para(p) | Block::Note(p) | Block::Plain(p) => {
                 let _ = writeln!(out, "{}\n", paragraph(p));
             }
+            Block::Strong(p) => {
+                let _ = writeln!(out, "**{}**\n", inline(p));
+            }
+            Block::List(items) => {
+                for i in items {
+                    let _ = writeln!(out, "- {}", inline(i));
+                }
+                out.push('\n');
+            }
+            Block::Group(inner) => self::blocks(out, inner),
             Block::NotAvailable(n) => {
                 let _ = writeln!(out, "*n/a:* {}\n", inline(n));
             }
@@ -47,7 +63,6 @@ pub fn section(s: &Section) -> String {
             }
         }
     }
-    out
 }
 
 /// Text inside a line: terminal-safe, on one line, with every character

@@ -17,6 +17,7 @@
 
 pub mod csv;
 pub mod finding;
+pub mod heatmap;
 pub mod html;
 pub mod lines;
 pub mod markdown;

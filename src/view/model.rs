@@ -398,6 +398,14 @@ pub enum ChartKind {
         reference: Option<f64>,
     },
     Heatmap(Heatmap),
+    /// A square matrix of pairs of the same things (CPU to CPU): drawn as
+    /// coloured squares, low green to high red, the diagonal blank; the
+    /// `outlined` pairs (row indices) marked as `outlined_label` says.
+    PairMatrix {
+        map: Heatmap,
+        outlined: Vec<(usize, usize)>,
+        outlined_label: String,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -469,6 +477,15 @@ pub enum Block {
     /// A line saying what above lacks a figure and why (`what: not
     /// available: reason`): a note marked not available.
     NotAvailable(String),
+    /// A sentence at the body's size (a `Para` reads as a note).
+    Plain(String),
+    /// A sentence that must not be missed (a disturbed measurement).
+    Strong(String),
+    /// Items of a list (findings).
+    List(Vec<String>),
+    /// Blocks that belong together (a chart and what was found in it): HTML
+    /// keeps them in one block, the other printers print them in order.
+    Group(Vec<Block>),
     /// Lines already laid out as text: a section keeps its old output byte
     /// for byte while it migrates; text printers print them as they are,
     /// HTML as preformatted.

@@ -28,11 +28,26 @@ pub fn section(s: &Section) -> String {
     if !s.title.is_empty() {
         let _ = writeln!(out, "{}", for_terminal(&s.title));
     }
-    for b in &s.blocks {
+    blocks(&mut out, &s.blocks);
+    out
+}
+
+/// Blocks in order (a group's as its own).
+fn blocks(out: &mut String, blocks: &[Block]) {
+    for b in blocks {
         match b {
             Block::Heading(h) => {
                 let _ = writeln!(out, "{}", for_terminal(h));
             }
+            Block::Plain(p) | Block::Strong(p) => {
+                let _ = writeln!(out, "  {}", for_terminal(p));
+            }
+            Block::List(items) => {
+                for i in items {
+                    let _ = writeln!(out, "  - {}", for_terminal(i));
+                }
+            }
+            Block::Group(inner) => self::blocks(out, inner),
             Block::Para(p) => {
                 let _ = writeln!(out, "  {}", for_terminal(p));
             }
@@ -51,7 +66,6 @@ pub fn section(s: &Section) -> String {
             Block::Chart(c) => out.push_str(&table(&chart_table(c))),
         }
     }
-    out
 }
 
 /// A figure's cell: its value (with its unit unless the column says it)
@@ -167,7 +181,7 @@ pub fn chart_table(c: &Chart) -> Table {
                 }
             }
         }
-        ChartKind::Heatmap(h) => {
+        ChartKind::Heatmap(h) | ChartKind::PairMatrix { map: h, .. } => {
             let mut heads = vec![h.corner.as_str()];
             heads.extend(h.cols.iter().map(String::as_str));
             t = Table::new(&heads);

@@ -15,15 +15,13 @@ use crate::base::fmt::fmt_num;
 use crate::experiments::registry::curves_of;
 use crate::report::html::esc;
 use crate::results::schema::Run;
+use crate::view::html::{page, FIGURE_CSS, TABLE_CSS};
 use crate::view::Curve;
 use std::fmt::Write as _;
 
-const CSS: &str = r#"
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
-h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.2em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
-table{border-collapse:collapse;margin:.5em 0;font-size:.9em}th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}
-th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
-tr.diff td{background:#fff6e0}.noisy{color:#b35900;font-weight:bold}.na{color:#888;font-style:italic}
+/// The comparison page's own rules, after the shell's, the tables' and
+/// the figures' (`view::html::page`).
+const CSS: &str = r#"tr.diff td{background:#fff6e0}.noisy{color:#b35900;font-weight:bold}.na{color:#888;font-style:italic}
 .note{color:#555;font-size:.85em}.pub{color:#555;font-style:italic}.meta{color:#555}
 svg.chart{display:block;margin:.6em 0 1.2em}svg text{font-size:11px;fill:#333}svg .axis{stroke:#999;stroke-width:1}
 svg .grid{stroke:#e4e4e4;stroke-width:1}svg .ref{stroke:#444;stroke-dasharray:4 3}
@@ -555,11 +553,6 @@ pub fn render(c: &Comparison, runs: &[Run]) -> String {
     let base = &c.runs[c.baseline];
     let _ = write!(
         h,
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>cpuscope: {} runs compared</title><style>{CSS}</style></head><body>",
-        c.runs.len()
-    );
-    let _ = write!(
-        h,
         "<h1>cpuscope comparison</h1><p class=\"meta\">{} run(s), baseline {} · relative figures: above 100% is better than the baseline (lower-is-better figures inverted) · NOISY = CV above 5%</p>",
         c.runs.len(),
         esc(&base.label)
@@ -580,8 +573,11 @@ pub fn render(c: &Comparison, runs: &[Run]) -> String {
     for n in &c.notes {
         let _ = write!(h, "<p class=\"note\">note: {}</p>", esc(n));
     }
-    h.push_str("</body></html>\n");
-    h
+    page(
+        &format!("cpuscope: {} runs compared", c.runs.len()),
+        &[TABLE_CSS, FIGURE_CSS, CSS],
+        &h,
+    )
 }
 
 /// The "Runs" section: one row per run with its colour, id, host, CPU,

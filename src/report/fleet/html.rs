@@ -9,14 +9,13 @@
 use super::{Figure, Fleet, Group, HostValue, Verdict};
 use crate::base::fmt::fmt_num;
 use crate::base::html::esc;
+use crate::view::html::{page, TABLE_CSS};
 use std::fmt::Write as _;
 
-const CSS: &str = r#"
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
-h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.2em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
-h3{font-size:1.05em;margin-top:1.2em}
-table{border-collapse:collapse;margin:.5em 0;font-size:.9em}th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}
-th{background:#f4f4f4}.meta{color:#555}.note{color:#555;font-size:.9em}
+/// The fleet page's own rules (`view::html::page`): its third-level
+/// headings come before the tables' rules, the rest after.
+const H3_CSS: &str = "h3{font-size:1.05em;margin-top:1.2em}\n";
+const CSS: &str = r#"th{background:#f4f4f4}.meta{color:#555}.note{color:#555;font-size:.9em}
 .outlier{color:#b03a2e;font-weight:bold}.noise{color:#b35900}.ev{color:#444;font-size:.88em}
 svg.chart{display:block;margin:.3em 0 .9em}svg text{font-size:11px;fill:#333}svg .axis{stroke:#999;stroke-width:1}
 svg .ref{stroke:#444;stroke-dasharray:4 3}svg .dot{fill:#4a7ab5;fill-opacity:.75}
@@ -26,10 +25,6 @@ svg .dot.out{fill:#c0392b;fill-opacity:1}svg .dot.noise{fill:none;stroke:#d08a3c
 /// The page.
 pub fn render(f: &Fleet) -> String {
     let mut s = String::new();
-    let _ = write!(
-        s,
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>cpuscope fleet</title><style>{CSS}</style></head><body>"
-    );
     let _ = write!(
         s,
         "<h1>cpuscope fleet</h1><p class=\"meta\">{} host(s), the latest run of each, in {} group(s) · store {}</p>",
@@ -55,8 +50,7 @@ pub fn render(f: &Fleet) -> String {
     for (i, g) in f.groups.iter().enumerate() {
         group(&mut s, i + 1, g);
     }
-    s.push_str("</body></html>\n");
-    s
+    page("cpuscope fleet", &[H3_CSS, TABLE_CSS, CSS], &s)
 }
 
 fn group(s: &mut String, i: usize, g: &Group) {

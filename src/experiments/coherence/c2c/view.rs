@@ -5,9 +5,13 @@
 use super::ONE_WAY_LATENCY;
 use crate::base::fmt::fmt_num;
 use crate::experiments::coherence::payload::MatrixData;
+use crate::experiments::coherence::payload::{Inference, MatrixData as Matrix};
 use crate::results::schema::{ResultRecord, Run};
 use crate::view::verdict::{fig, has};
-use crate::view::{any, param_text, KeyFigure, Rank, Tone, VerdictLine, Views};
+use crate::view::{
+    any, param_text, report_section, Align, Block, Cell, Chart, ChartKind, Depth, Heatmap,
+    KeyFigure, Rank, Section, Table, Tone, VerdictLine, Views,
+};
 
 /// The views of this experiment (the registry holds it).
 pub struct C2cViews;
@@ -21,8 +25,8 @@ impl Views for C2cViews {
         super::text::render_summary(&run.results)
     }
 
-    fn report_html(&self, run: &Run) -> String {
-        super::html::c2c_charts(run)
+    fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
+        report_section(depth, super::EXP, || report_blocks(run))
     }
 
     fn rank(&self) -> Rank {
@@ -178,4 +182,88 @@ fn c2c_group_label(label: &str, smt: Option<bool>) -> String {
             .replace("SMT siblings", "one core");
     }
     t
+}
+
+/// The report's part: per matrix, its heat map, how disturbed it was and
+/// the latency groups inferred from it, together.
+fn report_blocks(run: &Run) -> Vec<Block> {
+    run.records(super::MATRIX)
+        .filter_map(super::text::matrix_data)
+        .map(|d| {
+            let mut group = vec![Block::Chart(matrix_chart(&d))];
+            if let Some(dist) = &d.disturbance {
+                group.push(match dist.disturbed {
+                    true => Block::Strong(dist.line()),
+                    false => Block::Plain(dist.line()),
+                });
+            }
+            if let Some(inf) = &d.inference {
+                group.extend(inference_blocks(inf));
+            }
+            Block::Group(group)
+        })
+        .collect()
+}
+
+/// The one-way latencies, CPU by CPU, SMT siblings outlined.
+fn matrix_chart(d: &Matrix) -> Chart {
+    let names: Vec<String> = d.cpus.iter().map(|c| c.to_string()).collect();
+    let at = |cpu: usize| d.cpus.iter().position(|&c| c == cpu);
+    let outlined = d
+        .smt_siblings
+        .iter()
+        .filter_map(|p| Some((at(p[0])?, at(p[1])?)))
+        .collect();
+    Chart {
+        title: format!("Core-to-core latency, one-way ns ({})", d.method),
+        caption: None,
+        kind: ChartKind::PairMatrix {
+            map: Heatmap::filled(names.clone(), names, &d.matrix_ns, "ns")
+                .labelled("CPU", "CPU", "CPUs"),
+            outlined,
+            outlined_label: "SMT siblings".into(),
+        },
+    }
+}
+
+/// The latency groups inferred from a matrix (or why none were), and its
+/// findings.
+fn inference_blocks(inf: &Inference) -> Vec<Block> {
+    let mut out = Vec::new();
+    if let (true, Some(why)) = (inf.levels.is_empty(), &inf.not_inferred) {
+        out.push(Block::Plain(format!("Latency groups not inferred: {why}")));
+    }
+    if !inf.levels.is_empty() {
+        let mut t = Table::new(&[
+            "group",
+            "latency (ns)",
+            "increment",
+            "pairs",
+            "group sizes",
+            "declared",
+        ]);
+        for c in t.columns.iter_mut().take(4) {
+            c.align = Align::Right;
+        }
+        for l in &inf.levels {
+            let sizes: Vec<String> = l.group_sizes.iter().map(|x| x.to_string()).collect();
+            let _ = t.push(vec![
+                Cell::Text(l.level.to_string()),
+                Cell::Text(format!("{:.1}", l.latency_ns)),
+                Cell::Text(
+                    l.increment_ns
+                        .map(|d| format!("{d:+.1}"))
+                        .unwrap_or_else(|| "base".into()),
+                ),
+                Cell::Text(l.pairs.to_string()),
+                Cell::Text(sizes.join("/")),
+                Cell::Text(l.label.clone()),
+            ]);
+        }
+        out.push(Block::Table(t));
+    }
+    if !inf.findings.is_empty() {
+        out.push(Block::List(inf.findings.clone()));
+    }
+    out
 }

@@ -11,7 +11,6 @@
 //! frequency experiment (`Facts::ghz_single`); without it cycles are reported
 //! as not available.
 
-pub mod html;
 pub mod text;
 pub mod view;
 

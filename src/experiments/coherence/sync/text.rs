@@ -84,51 +84,48 @@ fn value_text(r: Option<&ResultRecord>) -> String {
     }
 }
 
-/// The end-of-run summary section for `sync` records (empty when the run has none).
-pub fn render_sync_summary(results: &[ResultRecord]) -> String {
-    let mut out = String::new();
+/// The summary's lines for `sync` records, one per kind of cost (none when
+/// the run has no sync record).
+pub fn summary_lines(results: &[ResultRecord]) -> Vec<String> {
     let s: Vec<ResultRecord> = results
         .iter()
         .filter(|r| r.from_experiment(super::EXP))
         .cloned()
         .collect();
-    if !s.is_empty() {
-        out.push_str("Synchronisation costs (median; * = noisy)\n");
-        let hints = spin_hint_texts(&s);
-        if !hints.is_empty() {
-            let _ = writeln!(out, "  spin-wait hint: {}", hints.join(", "));
-        }
-        write_atomic_increment(&mut out, &s);
-        let _ = writeln!(
-            out,
-            "  lock/unlock: alone spin {}, mutex {}; two threads spin {}, mutex {}",
-            value_text(find(&s, super::LOCK, &[("kind", "spin"), ("threads", "1")])),
-            value_text(find(
-                &s,
-                super::LOCK,
-                &[("kind", "mutex"), ("threads", "1")]
-            )),
-            value_text(find(&s, super::LOCK, &[("kind", "spin"), ("threads", "2")])),
-            value_text(find(
-                &s,
-                super::LOCK,
-                &[("kind", "mutex"), ("threads", "2")]
-            )),
-        );
-        let _ = writeln!(
-            out,
-            "  handoff between two threads: spinning {}, futex sleep/wake {}",
-            value_text(find(&s, super::HANDOFF, &[("wait", "spin")])),
-            value_text(find(&s, super::HANDOFF, &[("wait", "futex")])),
-        );
-        let fs = false_sharing_texts(&s);
-        if !fs.is_empty() {
-            let _ = writeln!(
-                out,
-                "  false sharing (one line vs padded): {}",
-                fs.join("; ")
-            );
-        }
+    let mut out = Vec::new();
+    if s.is_empty() {
+        return out;
+    }
+    let hints = spin_hint_texts(&s);
+    if !hints.is_empty() {
+        out.push(format!("spin-wait hint: {}", hints.join(", ")));
+    }
+    out.push(atomic_increment_text(&s));
+    let lock = |kind: &str, threads: &str| {
+        value_text(find(
+            &s,
+            super::LOCK,
+            &[("kind", kind), ("threads", threads)],
+        ))
+    };
+    out.push(format!(
+        "lock/unlock: alone spin {}, mutex {}; two threads spin {}, mutex {}",
+        lock("spin", "1"),
+        lock("mutex", "1"),
+        lock("spin", "2"),
+        lock("mutex", "2"),
+    ));
+    out.push(format!(
+        "handoff between two threads: spinning {}, futex sleep/wake {}",
+        value_text(find(&s, super::HANDOFF, &[("wait", "spin")])),
+        value_text(find(&s, super::HANDOFF, &[("wait", "futex")])),
+    ));
+    let fs = false_sharing_texts(&s);
+    if !fs.is_empty() {
+        out.push(format!(
+            "false sharing (one line vs padded): {}",
+            fs.join("; ")
+        ));
     }
     out
 }
@@ -156,7 +153,7 @@ fn spin_hint_texts(s: &[ResultRecord]) -> Vec<String> {
 
 /// The summary's atomic increment line: alone, then two threads on one
 /// line by placement.
-fn write_atomic_increment(out: &mut String, s: &[ResultRecord]) {
+fn atomic_increment_text(s: &[ResultRecord]) -> String {
     let alone = find(s, super::ATOMIC_INCREMENT, &[(PLACEMENT_PARAM, "alone")]);
     let alone_c = find(
         s,
@@ -171,9 +168,8 @@ fn write_atomic_increment(out: &mut String, s: &[ResultRecord]) {
             }
         }
     }
-    let _ = writeln!(
-        out,
-        "  atomic increment: alone {} ({}); two threads on one line: {}",
+    format!(
+        "atomic increment: alone {} ({}); two threads on one line: {}",
         value_text(alone),
         value_text(alone_c),
         if contended.is_empty() {
@@ -181,7 +177,7 @@ fn write_atomic_increment(out: &mut String, s: &[ResultRecord]) {
         } else {
             contended.join(", ")
         }
-    );
+    )
 }
 
 /// Each measured false-sharing slowdown of the summary: operation,

@@ -164,4 +164,24 @@ mod tests {
              mixes,text,1,text,y,,,,\n"
         );
     }
+
+    #[test]
+    fn a_group_prints_its_blocks_in_order_and_a_list_each_item() {
+        let s = section(&Section {
+            id: "c2c".into(),
+            title: String::new(),
+            blocks: vec![Block::Group(vec![
+                Block::Strong("disturbed".into()),
+                Block::Plain("not inferred".into()),
+                Block::List(vec!["one, two".into(), "three".into()]),
+            ])],
+        });
+        assert_eq!(
+            s,
+            "c2c,strong,0,text,disturbed,,,,\n\
+             c2c,plain,1,text,not inferred,,,,\n\
+             c2c,list,0,text,\"one, two\",,,,\n\
+             c2c,list,1,text,three,,,,\n"
+        );
+    }
 }

@@ -276,4 +276,21 @@ mod tests {
         });
         assert!(s.starts_with("**y vs x**\n\n| series | x (GB/s) | y (ns) |\n| --- | ---: | ---: |\n| a | 0 | 80.00 |"), "{s}");
     }
+
+    #[test]
+    fn a_group_prints_its_blocks_strong_in_bold_and_a_list_as_items() {
+        let s = section(&Section {
+            id: "c2c".into(),
+            title: String::new(),
+            blocks: vec![Block::Group(vec![
+                Block::Strong("disturbed *x*".into()),
+                Block::Plain("not inferred".into()),
+                Block::List(vec!["one <b>".into(), "two".into()]),
+            ])],
+        });
+        assert_eq!(
+            s,
+            "**disturbed \\*x\\***\n\nnot inferred\n\n- one \\<b>\n- two\n\n"
+        );
+    }
 }

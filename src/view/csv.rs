@@ -72,6 +72,12 @@ fn blocks(out: &mut String, id: &str, blocks: &[Block]) {
                 }
             }
             Block::Group(inner) => self::blocks(out, id, inner),
+            Block::Figures(list) => {
+                table(out, id, &list.table());
+                for (r, n) in list.notes().enumerate() {
+                    prose(out, id, "note", r, &n);
+                }
+            }
             Block::Table(t) => table(out, id, t),
             Block::Chart(c) => table(out, id, &chart_table(c)),
         }
@@ -168,7 +174,7 @@ mod tests {
     #[test]
     fn a_group_prints_its_blocks_in_order_and_a_list_each_item() {
         let s = section(&Section {
-            id: "c2c".into(),
+            id: "pairs".into(),
             title: String::new(),
             blocks: vec![Block::Group(vec![
                 Block::Strong("disturbed".into()),
@@ -178,10 +184,10 @@ mod tests {
         });
         assert_eq!(
             s,
-            "c2c,strong,0,text,disturbed,,,,\n\
-             c2c,plain,1,text,not inferred,,,,\n\
-             c2c,list,0,text,\"one, two\",,,,\n\
-             c2c,list,1,text,three,,,,\n"
+            "pairs,strong,0,text,disturbed,,,,\n\
+             pairs,plain,1,text,not inferred,,,,\n\
+             pairs,list,0,text,\"one, two\",,,,\n\
+             pairs,list,1,text,three,,,,\n"
         );
     }
 }

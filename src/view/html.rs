@@ -89,6 +89,17 @@ fn blocks(out: &mut String, blocks: &[Block]) {
                 }
                 out.push_str("</ul>");
             }
+            Block::Figures(list) => {
+                if let Some(h) = &list.heading {
+                    let _ = write!(out, "<h3>{}</h3>", esc(h));
+                }
+                let mut t = list.table();
+                t.caption = None;
+                out.push_str(&table(&t));
+                for n in list.notes() {
+                    let _ = write!(out, "<div class=\"note\">{}</div>", esc(&n));
+                }
+            }
             Block::Group(inner) => {
                 out.push_str("<div>");
                 self::blocks(out, inner);

@@ -49,6 +49,17 @@ fn blocks(out: &mut String, blocks: &[Block]) {
                 out.push('\n');
             }
             Block::Group(inner) => self::blocks(out, inner),
+            Block::Figures(list) => {
+                if let Some(h) = &list.heading {
+                    let _ = writeln!(out, "#### {}\n", inline(h));
+                }
+                let mut t = list.table();
+                t.caption = None;
+                let _ = writeln!(out, "{}", table(&t));
+                for n in list.notes() {
+                    let _ = writeln!(out, "{}\n", paragraph(&n));
+                }
+            }
             Block::NotAvailable(n) => {
                 let _ = writeln!(out, "*n/a:* {}\n", inline(n));
             }
@@ -280,7 +291,7 @@ mod tests {
     #[test]
     fn a_group_prints_its_blocks_strong_in_bold_and_a_list_as_items() {
         let s = section(&Section {
-            id: "c2c".into(),
+            id: "pairs".into(),
             title: String::new(),
             blocks: vec![Block::Group(vec![
                 Block::Strong("disturbed *x*".into()),

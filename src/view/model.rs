@@ -459,6 +459,55 @@ pub fn curve(x_label: &str, x_unit: &str, y_unit: &str, points: Vec<(f64, f64)>)
         .collect()
 }
 
+// ---------------------------------------------------------------- figure lists
+
+/// One figure of a list: what it is (its name and parameters), the figure
+/// (marked noisy by its spread alone) and its notes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FigureItem {
+    pub name: String,
+    /// `k=v k=v`.
+    pub params: String,
+    pub figure: Figure,
+    pub notes: Vec<String>,
+}
+
+/// Figures one per line, under the name of what they belong to (an
+/// experiment) when they start its list.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FigureList {
+    pub heading: Option<String>,
+    pub items: Vec<FigureItem>,
+}
+
+impl FigureList {
+    /// The list as a table (figure, parameters, value with its unit and
+    /// spread): what the printers without a line layout of their own draw;
+    /// the notes are [`FigureList::notes`].
+    pub fn table(&self) -> Table {
+        let mut t = Table::new(&["figure", "parameters", "value"]);
+        t.columns[2].align = Align::Right;
+        t.caption = self.heading.clone();
+        for i in &self.items {
+            t.rows.push(vec![
+                Cell::Text(i.name.clone()),
+                Cell::Text(i.params.clone()),
+                Cell::Figure(i.figure.clone()),
+            ]);
+        }
+        t
+    }
+
+    /// Each note with the figure it is about (`name params: note`).
+    pub fn notes(&self) -> impl Iterator<Item = String> + '_ {
+        self.items.iter().flat_map(|i| {
+            let about = format!("{} {}", i.name, i.params);
+            let about = about.trim_end().to_string();
+            i.notes.iter().map(move |n| format!("{about}: {n}"))
+        })
+    }
+}
+
 // ---------------------------------------------------------------- sections
 
 /// One part of a section's body.
@@ -483,6 +532,8 @@ pub enum Block {
     Strong(String),
     /// Items of a list (findings).
     List(Vec<String>),
+    /// Figures one per line (the memory experiments' records).
+    Figures(FigureList),
     /// Blocks that belong together (a chart and what was found in it): HTML
     /// keeps them in one block, the other printers print them in order.
     Group(Vec<Block>),

@@ -6,7 +6,9 @@
 //! the table of their points (the HTML report draws them). Every string
 //! from a record is made safe for a terminal.
 
-use super::model::{Align, Block, Cell, Chart, ChartKind, Figure, Section, Table};
+use super::model::{
+    Align, Block, Cell, Chart, ChartKind, Figure, FigureList, Mark, Section, Table, NO_REASON,
+};
 use crate::base::fmt::{fmt_num, for_terminal};
 use std::fmt::Write as _;
 
@@ -48,6 +50,7 @@ fn blocks(out: &mut String, blocks: &[Block]) {
                 }
             }
             Block::Group(inner) => self::blocks(out, inner),
+            Block::Figures(list) => figure_lines(out, list),
             Block::Para(p) => {
                 let _ = writeln!(out, "  {}", for_terminal(p));
             }
@@ -64,6 +67,40 @@ fn blocks(out: &mut String, blocks: &[Block]) {
             }
             Block::Table(t) => out.push_str(&table(t)),
             Block::Chart(c) => out.push_str(&table(&chart_table(c))),
+        }
+    }
+}
+
+/// A list of figures: `== heading`, then per figure a line of fixed
+/// columns (name and parameters, value, unit, then its spread, `(derived)`
+/// without one, or `not available:` and the reason) and its notes under it.
+fn figure_lines(out: &mut String, list: &FigureList) {
+    if let Some(h) = &list.heading {
+        let _ = writeln!(out, "== {}", for_terminal(h));
+    }
+    for i in &list.items {
+        let label = format!("{:<14} {}", i.name, i.params);
+        let f = &i.figure;
+        let line = match (f.value, &f.spread) {
+            (Some(v), Some(st)) => format!(
+                "  {label:<48} {:>10} {:<6} median of {}, min {} max {}, CV {:.1}%{}",
+                fmt_num(v),
+                f.unit,
+                st.n,
+                fmt_num(st.min),
+                fmt_num(st.max),
+                st.cv * 100.0,
+                if f.mark == Mark::Noisy { "  NOISY" } else { "" }
+            ),
+            (Some(v), None) => format!("  {label:<48} {:>10} {:<6} (derived)", fmt_num(v), f.unit),
+            _ => format!(
+                "  {label:<48} not available: {}",
+                f.na_reason.as_deref().unwrap_or(NO_REASON)
+            ),
+        };
+        let _ = writeln!(out, "{}", for_terminal(&line));
+        for n in &i.notes {
+            let _ = writeln!(out, "      {}", for_terminal(n));
         }
     }
 }
@@ -279,6 +316,41 @@ mod tests {
         assert!(
             s.contains("\n    a ") && s.contains("12.50") && s.contains("95.00"),
             "{s}"
+        );
+    }
+
+    #[test]
+    fn a_figure_list_is_one_line_per_figure_in_fixed_columns() {
+        let item = |name: &str, figure: Figure, notes: &[&str]| crate::view::model::FigureItem {
+            name: name.into(),
+            params: "pages=2m".into(),
+            figure,
+            notes: notes.iter().map(|n| n.to_string()).collect(),
+        };
+        let mut noisy = Figure::measured(221.9, "ns");
+        noisy.spread = Some(crate::view::model::Spread {
+            n: 288,
+            min: 203.6,
+            max: 390.1,
+            cv: 0.117,
+        });
+        noisy.mark = Mark::Noisy;
+        let list = FigureList {
+            heading: Some("mem".into()),
+            items: vec![
+                item("far", noisy, &["working set \x1b[2J1.9 GiB"]),
+                item("L2_ratio", Figure::measured(1.5, "ratio"), &[]),
+                item("L9", Figure::na("ns", "no L9"), &[]),
+            ],
+        };
+        let s = section(&Section {
+            id: "mem".into(),
+            title: String::new(),
+            blocks: vec![Block::Figures(list)],
+        });
+        assert_eq!(
+            s,
+            "== mem\n  far            pages=2m                               221.9 ns     median of 288, min 203.6 max 390.1, CV 11.7%  NOISY\n      working set \\x1b[2J1.9 GiB\n  L2_ratio       pages=2m                               1.500 ratio  (derived)\n  L9             pages=2m                          not available: no L9\n"
         );
     }
 }

@@ -1,12 +1,14 @@
 //! The memory commands' text (`cpuscope latency`, `bandwidth`, …) and the
-//! summary sections of its experiments: each record as a figure line, after
-//! the table its own experiment draws of it (a curve, a sweep, a matrix;
-//! in the experiment's folder). Never measures.
+//! summary sections of its experiments, as typed blocks: each record an item
+//! of the experiment's figure list, after the table its own experiment draws
+//! of it (a curve, a sweep, a matrix; in the experiment's folder; still laid
+//! out as text). Never measures.
 
 use crate::base::fmt::{fmt_num, for_terminal};
 use crate::experiments::memory::{bandwidth, latency, loaded_latency, numa_matrix};
-use crate::experiments::render::figure_line;
-use crate::results::schema::ResultRecord;
+use crate::experiments::render::figure_item;
+use crate::results::schema::{ResultRecord, Run};
+use crate::view::{report_section, text, Block, Depth, FigureList, Section};
 use std::fmt::Write as _;
 
 /// A matrix or table cell: the figure, or `n/a`.
@@ -27,36 +29,108 @@ fn structured(r: &ResultRecord) -> Option<String> {
     }
 }
 
-/// Render every record; structured ones (curves, sweeps, matrices) get
-/// their own tables, the rest one line each.
-pub fn render(recs: &[ResultRecord]) -> String {
-    let mut out = String::new();
+/// The blocks of records, in order, one experiment after another: each
+/// experiment's figures as a list under its name, and before a record's
+/// figure the table its experiment draws of it (a curve, a sweep, a
+/// matrix) as it is laid out; a latency curve is its table and notes.
+pub fn blocks(recs: &[ResultRecord]) -> Vec<Block> {
+    let mut out = Vec::new();
+    let mut list: Option<FigureList> = None;
     let mut exp = "";
     for r in recs {
         if r.experiment != exp {
             exp = &r.experiment;
-            let _ = writeln!(out, "\n== {exp}");
+            flush(&mut out, &mut list);
+            list = Some(FigureList {
+                heading: Some(exp.to_string()),
+                items: Vec::new(),
+            });
+        }
+        let table = if r.is(latency::CURVE) && r.data.is_some() {
+            let mut text = String::new();
+            latency::text::curve(r, &mut text);
+            for n in &r.notes {
+                let _ = writeln!(text, "  note: {}", for_terminal(n));
+            }
+            Some(text)
+        } else {
+            structured(r)
+        };
+        if let Some(text) = &table {
+            flush(&mut out, &mut list);
+            out.push(Block::Verbatim(text.lines().map(str::to_owned).collect()));
         }
         if r.is(latency::CURVE) && r.data.is_some() {
-            latency::text::curve(r, &mut out);
-            for n in &r.notes {
-                let _ = writeln!(out, "  note: {}", for_terminal(n));
-            }
             continue;
         }
-        if let Some(text) = structured(r) {
-            out.push_str(&text);
+        list.get_or_insert_with(|| FigureList {
+            heading: None,
+            items: Vec::new(),
+        })
+        .items
+        .push(figure_item(r));
+    }
+    flush(&mut out, &mut list);
+    out
+}
+
+/// The list so far as a block (a heading alone too: it starts the
+/// experiment's part).
+fn flush(out: &mut Vec<Block>, list: &mut Option<FigureList>) {
+    if let Some(l) = list.take() {
+        if l.heading.is_some() || !l.items.is_empty() {
+            out.push(Block::Figures(l));
         }
-        let _ = writeln!(out, "{}", figure_line(r));
-        for n in &r.notes {
-            let _ = writeln!(out, "      {}", for_terminal(n));
+    }
+}
+
+/// Every record as text (the memory commands): each experiment's part after
+/// an empty line.
+pub fn render(recs: &[ResultRecord]) -> String {
+    let mut out = String::new();
+    for b in blocks(recs) {
+        if matches!(
+            &b,
+            Block::Figures(FigureList {
+                heading: Some(_),
+                ..
+            })
+        ) {
+            out.push('\n');
         }
+        out.push_str(&text::section(&Section {
+            id: String::new(),
+            title: String::new(),
+            blocks: vec![b],
+        }));
     }
     out
 }
 
-/// The section of one experiment's records of `run` (empty when it has none).
-pub fn section(run: &crate::results::schema::Run, exp: &str) -> String {
+/// The summary's section of experiment `exp` in `run` (none when it has no
+/// record).
+pub fn sections(run: &Run, exp: &str) -> Vec<Section> {
     let recs: Vec<ResultRecord> = run.records_of(exp).cloned().collect();
-    render(&recs).trim_start_matches('\n').to_string()
+    if recs.is_empty() {
+        return Vec::new();
+    }
+    vec![Section {
+        id: exp.to_string(),
+        title: String::new(),
+        blocks: blocks(&recs),
+    }]
+}
+
+/// A memory experiment's sections: its summary ([`sections`]) at
+/// [`Depth::Summary`], its report's `blocks` at [`Depth::Report`].
+pub fn summary_or_report(
+    run: &Run,
+    exp: &str,
+    depth: Depth,
+    blocks: impl FnOnce() -> Vec<Block>,
+) -> Vec<Section> {
+    match depth {
+        Depth::Summary => sections(run, exp),
+        Depth::Report | Depth::Command => report_section(depth, exp, blocks),
+    }
 }

@@ -14,8 +14,8 @@ use crate::view::finding::{ev, from_result, noisy_note, param_num, Finding, Seve
 use crate::view::verdict::{fig, has, na_part, short};
 use crate::view::Curve;
 use crate::view::{
-    param_text, report_section, Axis, Block, Chart, ChartKind, Depth, KeyFigure, Rank, Rule, Scale,
-    Section, Series, Ticks, VerdictLine, Views,
+    param_text, Axis, Block, Chart, ChartKind, Depth, KeyFigure, Rank, Rule, Scale, Section,
+    Series, Ticks, VerdictLine, Views,
 };
 use std::collections::BTreeMap;
 
@@ -35,12 +35,10 @@ impl Views for BandwidthViews {
         saturation_curve(rec)
     }
 
-    fn summary_text(&self, run: &Run) -> String {
-        crate::experiments::memory::text::section(run, super::EXP)
-    }
-
     fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
-        report_section(depth, super::EXP, || vec![Block::Chart(threads_chart(run))])
+        crate::experiments::memory::text::summary_or_report(run, super::EXP, depth, || {
+            vec![Block::Chart(threads_chart(run))]
+        })
     }
 
     fn rank(&self) -> Rank {

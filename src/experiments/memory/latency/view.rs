@@ -13,8 +13,8 @@ use crate::view::finding::{ev, from_result, Finding, Severity};
 use crate::view::verdict::{find, has, na_part, noisy_mark};
 use crate::view::Curve;
 use crate::view::{
-    param_text, report_section, Axis, Block, Chart, ChartKind, Depth, KeyFigure, Rank, Rule, Scale,
-    Section, Series, Ticks, VerdictLine, Views, XMark,
+    param_text, Axis, Block, Chart, ChartKind, Depth, KeyFigure, Rank, Rule, Scale, Section,
+    Series, Ticks, VerdictLine, Views, XMark,
 };
 
 /// The views of this experiment (the registry holds it).
@@ -33,12 +33,10 @@ impl Views for LatencyViews {
         curve_of(rec)
     }
 
-    fn summary_text(&self, run: &Run) -> String {
-        crate::experiments::memory::text::section(run, super::EXP)
-    }
-
     fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
-        report_section(depth, super::EXP, || vec![Block::Chart(curve_chart(run))])
+        crate::experiments::memory::text::summary_or_report(run, super::EXP, depth, || {
+            vec![Block::Chart(curve_chart(run))]
+        })
     }
 
     fn rank(&self) -> Rank {

@@ -5,20 +5,15 @@
 use crate::experiments::memory::payload::LoadedCurveData;
 use crate::results::schema::{ResultRecord, Run};
 use crate::view::{
-    report_section, Axis, Block, Chart, ChartKind, Curve, Depth, Rank, Scale, Section, Series,
-    Ticks, Views,
+    Axis, Block, Chart, ChartKind, Curve, Depth, Rank, Scale, Section, Series, Ticks, Views,
 };
 
 /// The views of this experiment (the registry holds it).
 pub struct LoadedLatencyViews;
 
 impl Views for LoadedLatencyViews {
-    fn summary_text(&self, run: &Run) -> String {
-        crate::experiments::memory::text::section(run, super::EXP)
-    }
-
     fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
-        report_section(depth, super::EXP, || {
+        crate::experiments::memory::text::summary_or_report(run, super::EXP, depth, || {
             curve_charts(run).into_iter().map(Block::Chart).collect()
         })
     }

@@ -8,8 +8,7 @@ use crate::machine::MachineInfo;
 use crate::results::schema::{ResultRecord, Run};
 use crate::view::finding::{ev, from_result, param_num, Evidence, Finding, Severity};
 use crate::view::{
-    param_text, report_section, Block, Chart, ChartKind, Depth, Heatmap, Rank, Rule, Section,
-    VerdictLine, Views,
+    param_text, Block, Chart, ChartKind, Depth, Heatmap, Rank, Rule, Section, VerdictLine, Views,
 };
 use std::collections::BTreeMap;
 
@@ -25,12 +24,10 @@ impl Views for NumaMatrixViews {
         numa_line(run).into_iter().collect()
     }
 
-    fn summary_text(&self, run: &Run) -> String {
-        crate::experiments::memory::text::section(run, super::EXP)
-    }
-
     fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
-        report_section(depth, super::EXP, || matrix_blocks(run))
+        crate::experiments::memory::text::summary_or_report(run, super::EXP, depth, || {
+            matrix_blocks(run)
+        })
     }
 
     fn rank(&self) -> Rank {

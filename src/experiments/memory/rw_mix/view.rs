@@ -7,7 +7,7 @@
 
 use super::{MixCurveData, ALL_READS, BANDWIDTH, CURVE, LATENCY, MIX_PARAM};
 use crate::base::fmt::fmt_num;
-use crate::experiments::render::generic_text;
+use crate::experiments::render::figure_list;
 use crate::results::schema::{ResultRecord, Run};
 use crate::view::verdict::{fig, has, na_part};
 use crate::view::{
@@ -30,8 +30,7 @@ impl Views for RwMixViews {
         let curves = curves_of(run);
         let mut blocks = Vec::new();
         if depth == Depth::Summary {
-            let lines = generic_text(super::EXP, run);
-            blocks.push(Block::Verbatim(lines.lines().map(str::to_string).collect()));
+            blocks.extend(figure_list(super::EXP, run).map(Block::Figures));
         }
         if !curves.is_empty() {
             blocks.push(Block::Table(mix_table(run, &curves)));

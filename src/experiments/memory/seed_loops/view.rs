@@ -2,14 +2,17 @@
 //! experiments and its section of the summary.
 
 use crate::results::schema::Run;
-use crate::view::{Rank, Views};
+use crate::view::{Depth, Rank, Section, Views};
 
 /// The views of this experiment (the registry holds it).
 pub struct SeedLoopsViews;
 
 impl Views for SeedLoopsViews {
-    fn summary_text(&self, run: &Run) -> String {
-        crate::experiments::memory::text::section(run, super::EXP)
+    fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
+        match depth {
+            Depth::Summary => crate::experiments::memory::text::sections(run, super::EXP),
+            Depth::Report | Depth::Command => Vec::new(),
+        }
     }
 
     fn rank(&self) -> Rank {

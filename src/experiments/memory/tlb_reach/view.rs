@@ -2,16 +2,27 @@
 //! and its section of the summary.
 
 use crate::experiments::memory::payload::{PageWalkData, PageWalkPoint};
+use crate::experiments::render::figure_list;
 use crate::results::schema::Run;
-use crate::view::{Rank, Views};
-use std::fmt::Write as _;
+use crate::view::{Block, Depth, Rank, Section, Views};
 
 /// The views of this experiment (the registry holds it).
 pub struct TlbReachViews;
 
 impl Views for TlbReachViews {
-    fn summary_text(&self, run: &Run) -> String {
-        summary(run)
+    fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
+        match (depth, figure_list(super::EXP, run)) {
+            (Depth::Summary, Some(list)) => {
+                let mut blocks = vec![Block::Figures(list)];
+                blocks.extend(walk_curve(run).map(Block::Verbatim));
+                vec![Section {
+                    id: super::EXP.to_string(),
+                    title: String::new(),
+                    blocks,
+                }]
+            }
+            _ => Vec::new(),
+        }
     }
 
     fn rank(&self) -> Rank {
@@ -19,28 +30,20 @@ impl Views for TlbReachViews {
     }
 }
 
-/// `tlb_reach`: one line per figure, then the page-walk curve (extra ns
-/// per load against pages touched).
-fn summary(run: &Run) -> String {
-    let mut out = crate::experiments::render::generic_text(super::EXP, run);
-    let Some(curve) = run
+/// The page-walk curve as two lines (extra ns per load against pages
+/// touched), columns aligned.
+fn walk_curve(run: &Run) -> Option<Vec<String>> {
+    let curve = run
         .records(super::PAGE_WALK)
-        .find_map(|r| r.data_as::<PageWalkData>())
-    else {
-        return out;
-    };
+        .find_map(|r| r.data_as::<PageWalkData>())?;
     let col = |f: fn(&PageWalkPoint) -> String| -> String {
         curve.points.iter().map(f).collect::<Vec<_>>().join("")
     };
-    let _ = writeln!(
-        out,
-        "  pages      {}",
-        col(|p| format!("{:>6.0}", p.pages as f64))
-    );
-    let _ = writeln!(
-        out,
-        "  extra ns   {}",
-        col(|p| format!("{:>6.1}", p.extra_ns))
-    );
-    out
+    Some(vec![
+        format!(
+            "  pages      {}",
+            col(|p| format!("{:>6.0}", p.pages as f64))
+        ),
+        format!("  extra ns   {}", col(|p| format!("{:>6.1}", p.extra_ns))),
+    ])
 }

@@ -30,6 +30,14 @@ fn plan_on_a_16_cpu_machine_measures_knee_and_end_per_mix() {
     assert_eq!(std.mixes.len(), 6);
     let quick = rw_mix::plan(&m, &all, Profile::Quick);
     assert_eq!(quick.loaded.counts, vec![0, 15]);
+    // Then all 15 streams at each injection delay, lightest load first.
+    assert_eq!(
+        std.loaded.delays_us,
+        vec![400.0, 200.0, 100.0, 50.0, 25.0, 12.5]
+    );
+    let levels = std.loaded.levels();
+    assert_eq!(levels.len(), 4 + 6);
+    assert!(levels[4..].iter().all(|&(k, d)| k == 15 && d > 0.0));
     assert_eq!(quick.mixes, mixes(Profile::Quick));
     // Each mix is a loaded-latency curve: the estimate grows with the mixes.
     let q = RwMix.estimate_secs(&m, &all, Profile::Quick);
@@ -75,8 +83,8 @@ fn a_quick_run_is_measured_stored_and_shown_everywhere() {
         .filter(|r| r["experiment"] == "rw_mix")
         .collect();
     let names: Vec<String> = mixes(Profile::Quick).iter().map(|m| m.name()).collect();
-    // Per mix: bandwidth, latency and curve, each measured or n/a with why.
-    assert_eq!(recs.len(), 3 * names.len(), "{recs:#?}");
+    // Per mix: bandwidth, latency, knee and curve, each measured or n/a with why.
+    assert_eq!(recs.len(), 4 * names.len(), "{recs:#?}");
     let usable = cpuscope::placement::pin::current_affinity()
         .map(|c| c.len())
         .unwrap_or(0);
@@ -103,6 +111,7 @@ fn a_quick_run_is_measured_stored_and_shown_everywhere() {
         return;
     }
     assert!(verdict.contains("Mixes "), "{verdict}");
+    sweep_mechanics(&recs);
     let o = bin::with_store(&db, &["show", &id, "--summary"]);
     let summary = text(&o);
     assert!(
@@ -141,4 +150,46 @@ fn a_quick_run_is_measured_stored_and_shown_everywhere() {
         "{}",
         text(&o)
     );
+}
+
+/// The injection-delay sweep as measured: each mix's read share as named,
+/// a point per delay, the load growing as the delay shrinks, and a knee
+/// found or said not reached with how far the curve went.
+fn sweep_mechanics(recs: &[&Value]) {
+    let share = |mix: &str| match mix {
+        "read" => 100.0,
+        "2:1" => 67.0,
+        "1:1" => 50.0,
+        "write" => 0.0,
+        other => panic!("unexpected mix {other}"),
+    };
+    for r in recs.iter().filter(|r| r["metric"] == "curve") {
+        let mix = r["params"]["mix"].as_str().unwrap();
+        let d = &r["data"];
+        assert_eq!(d["reads_pct"].as_f64().unwrap().round(), share(mix), "{r}");
+        let pts = d["points"].as_array().unwrap();
+        let at = |delay: Option<f64>| {
+            pts.iter()
+                .find(|p| p["streams"].as_u64() > Some(0) && p["delay_us"].as_f64() == delay)
+                .and_then(|p| p["bandwidth_gbs"].as_f64())
+                .unwrap_or_else(|| panic!("{mix}: no point at delay {delay:?}: {r}"))
+        };
+        let (light, heavy, full) = (at(Some(200.0)), at(Some(12.5)), at(None));
+        assert!(
+            light < heavy && heavy < full * 1.1,
+            "{mix}: the load grows as the delay shrinks: {light} < {heavy} < {full} GB/s"
+        );
+    }
+    for r in recs.iter().filter(|r| r["metric"] == "knee_bandwidth") {
+        match r["value"].as_f64() {
+            Some(v) => assert!(v > 0.0, "{r}"),
+            None => {
+                let why = r["unavailable_reason"].as_str().unwrap();
+                assert!(
+                    why.starts_with("no knee: the latency stays below 2× idle"),
+                    "{r}"
+                );
+            }
+        }
+    }
 }

@@ -42,6 +42,12 @@ pub struct LoadedPlan {
     pub streamers: Vec<usize>,
     /// Numbers of streaming threads to measure.
     pub counts: Vec<usize>,
+    /// Injection delays to measure with the most streams, µs of pause after
+    /// each block a stream moves (Mess's and MLC's way to sweep the load
+    /// from idle to saturation with a fixed set of threads); none: the
+    /// counts only.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub delays_us: Vec<f64>,
     pub chain_bytes: usize,
     pub array_bytes: usize,
     pub traffic: BwKernel,
@@ -113,6 +119,7 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> LoadedPla
         chaser,
         streamers,
         counts,
+        delays_us: Vec::new(),
         chain_bytes: chain,
         array_bytes: array,
         traffic: BwKernel::Read,
@@ -135,13 +142,30 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> LoadedPla
 
 pub fn estimate(plan: &LoadedPlan) -> f64 {
     let setup = plan.chain_bytes as f64 / 64.0 * 8e-9 + plan.array_bytes as f64 / 4e9;
-    setup + plan.counts.len() as f64 * (plan.reps as f64 + 1.0) * (plan.round_ms / 1000.0 + 0.01)
+    setup + plan.levels().len() as f64 * (plan.reps as f64 + 1.0) * (plan.round_ms / 1000.0 + 0.01)
+}
+
+impl LoadedPlan {
+    /// The load levels, in the order measured: each count of streams at
+    /// full speed, then the most streams at each injection delay (none
+    /// without streams).
+    pub fn levels(&self) -> Vec<(usize, f64)> {
+        let mut v: Vec<(usize, f64)> = self.counts.iter().map(|&k| (k, 0.0)).collect();
+        let most = self.counts.iter().copied().max().unwrap_or(0);
+        if most > 0 {
+            v.extend(self.delays_us.iter().map(|&d| (most, d)));
+        }
+        v
+    }
 }
 
 /// One point of the curve.
 #[derive(Clone, Debug, Serialize)]
 pub struct LoadedPoint {
     pub streams: usize,
+    /// µs each stream paused after each block (0: full speed).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub delay_us: f64,
     /// ns per load, one per round.
     pub latency_ns: Vec<f64>,
     /// GB/s drawn by the streams (counted bytes), one per round.
@@ -253,16 +277,22 @@ fn curve_points(
     let steps = chase.steps;
     let block = (256 * 1024 / 8) / BW_ELEMS_ALIGN * BW_ELEMS_ALIGN; // 256 KiB per array per step
     let mut points: Vec<LoadedPoint> = Vec::new();
-    for &k in &plan.counts {
+    for (k, delay_us) in plan.levels() {
         if ctx.stop.load(Ordering::Relaxed) {
             break;
         }
+        let pause = if delay_us > 0.0 {
+            format!(", each pausing {delay_us} µs per block")
+        } else {
+            String::new()
+        };
         (ctx.step)(&format!(
-            "chasing on CPU {} with {k} streaming thread(s) ({})",
+            "chasing on CPU {} with {k} streaming thread(s) ({}{pause})",
             plan.chaser,
             v.kernel.name()
         ));
-        let mut point = LoadedPoint::unmeasured(k);
+        let delay_ns = delay_us * 1e3;
+        let mut point = LoadedPoint::unmeasured(k, delay_us);
         for rep in 0..=plan.reps {
             let done = AtomicBool::new(false);
             let round = team.run_round(|c| -> (f64, f64) {
@@ -285,24 +315,14 @@ fn curve_points(
                     let Some(arr) = arrays else {
                         return (0.0, 0.0);
                     };
-                    let t = c.index - 1;
-                    let chunk = arr.chunk(max_k);
-                    let mut off = 0;
-                    let mut elems = 0usize;
-                    let a = timer.now();
-                    // Until the chaser is done, or the round was given up
-                    // (the chaser's thread ended or panicked; Ctrl-C).
-                    while !done.load(Ordering::Acquire) && !crate::placement::watch::abandoned() {
-                        black_box(arr.pass_range(v, t, max_k, off, block));
-                        elems += block.min(chunk - off);
-                        off += block;
-                        if off >= chunk {
-                            off = 0;
-                        }
-                    }
-                    let ns = timer.since(a);
-                    let (l, s) = v.kernel.counted_bytes();
-                    (ns, (elems * (l + s)) as f64)
+                    let how = Streaming {
+                        arr,
+                        v,
+                        max_k,
+                        block,
+                        delay_ns,
+                    };
+                    how.until(timer, c.index - 1, &done)
                 } else {
                     (0.0, 0.0)
                 }
@@ -320,11 +340,59 @@ fn curve_points(
     Ok(points)
 }
 
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
+/// What a streaming thread of a round runs: `v` over its chunk of `arr`
+/// (one of `max_k`), `block` elements at a time, pausing `delay_ns` after
+/// each block (the injection delay; 0: none).
+struct Streaming<'a> {
+    arr: &'a StreamArrays,
+    v: &'a Variant,
+    max_k: usize,
+    block: usize,
+    delay_ns: f64,
+}
+
+impl Streaming<'_> {
+    /// Stream as thread `t` until the chaser is `done` (or the round was
+    /// given up: the chaser's thread ended or panicked; Ctrl-C): the ns it
+    /// ran and the bytes it counted.
+    fn until(&self, timer: &crate::base::Timer, t: usize, done: &AtomicBool) -> (f64, f64) {
+        let (arr, v, block) = (self.arr, self.v, self.block);
+        let chunk = arr.chunk(self.max_k);
+        let mut off = 0;
+        let mut elems = 0usize;
+        let a = timer.now();
+        while !done.load(Ordering::Acquire) && !crate::placement::watch::abandoned() {
+            black_box(arr.pass_range(v, t, self.max_k, off, block));
+            elems += block.min(chunk - off);
+            off += block;
+            if off >= chunk {
+                off = 0;
+            }
+            if self.delay_ns > 0.0 {
+                // The injection delay: a pause that moves no byte.
+                let d = timer.now();
+                while timer.since(d) < self.delay_ns && !done.load(Ordering::Acquire) {
+                    std::hint::spin_loop();
+                }
+            }
+        }
+        let ns = timer.since(a);
+        let (l, s) = v.kernel.counted_bytes();
+        (ns, (elems * (l + s)) as f64)
+    }
+}
+
 impl LoadedPoint {
-    /// The point of `streams` streams before its first round.
-    fn unmeasured(streams: usize) -> LoadedPoint {
+    /// The point of `streams` streams pausing `delay_us` after each block,
+    /// before its first round.
+    fn unmeasured(streams: usize, delay_us: f64) -> LoadedPoint {
         LoadedPoint {
             streams,
+            delay_us,
             latency_ns: Vec::new(),
             bandwidth_gbs: Vec::new(),
         }

@@ -10,6 +10,7 @@
 //! memory do (write-allocate), so the bus's own read share differs from
 //! the application's (docs/methods-memory.md, "Read/write mixes").
 
+pub mod knee;
 pub mod view;
 
 use crate::base::CpuSet;
@@ -32,6 +33,8 @@ pub const BANDWIDTH: MetricId = MetricId::new(EXP, "bandwidth");
 pub const LATENCY: MetricId = MetricId::new(EXP, "latency");
 /// Loaded over unloaded latency at the highest load, per mix; the curve in data.
 pub const CURVE: MetricId = MetricId::new(EXP, "curve");
+/// Bandwidth at the knee (latency twice the idle one), per mix.
+pub const KNEE: MetricId = MetricId::new(EXP, "knee_bandwidth");
 const METHOD_VERSION: u32 = 1;
 /// The params key naming a mix.
 pub const MIX_PARAM: &str = "mix";
@@ -114,6 +117,20 @@ pub fn mixes(profile: Profile) -> Vec<Mix> {
 pub struct RwMixPlan {
     pub loaded: LoadedPlan,
     pub mixes: Vec<Mix>,
+    /// The DIMMs' theoretical bandwidth behind the CPUs and how it was
+    /// made, or why it is not known.
+    pub theory: Result<(f64, String), String>,
+}
+
+/// Injection delays per profile, µs after each 256 KiB block a stream
+/// moves: from a light load (a block takes some 10–100 µs at full speed)
+/// halving down towards full speed.
+fn delays_us(profile: Profile) -> Vec<f64> {
+    match profile {
+        Profile::Quick => vec![200.0, 50.0, 12.5],
+        Profile::Standard => vec![400.0, 200.0, 100.0, 50.0, 25.0, 12.5],
+        Profile::Full => vec![800.0, 400.0, 200.0, 100.0, 50.0, 25.0, 12.5, 6.25, 3.0],
+    }
 }
 
 pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> RwMixPlan {
@@ -128,9 +145,11 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> RwMixPlan
     counts.sort_unstable();
     counts.dedup();
     loaded.counts = counts;
+    loaded.delays_us = delays_us(profile);
     RwMixPlan {
         loaded,
         mixes: mixes(profile),
+        theory: crate::experiments::memory::bandwidth::dram_theory(machine, cpus),
     }
 }
 
@@ -155,6 +174,9 @@ pub struct MixCurveData {
 #[serde(default)]
 pub struct MixPoint {
     pub streams: usize,
+    /// µs each stream paused after each block (none: full speed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay_us: Option<f64>,
     pub latency_ns: Option<f64>,
     pub bandwidth_gbs: Option<f64>,
 }
@@ -179,16 +201,22 @@ fn mix_records(plan: &RwMixPlan, mix: &Mix, m: &Measured) -> Vec<ResultRecord> {
         r
     };
     let base = m.points.first().and_then(|p| median(&p.latency_ns));
-    let last = m.points.last().filter(|p| p.streams > 0);
+    // The highest load: the most streams at full speed.
+    let last = m
+        .points
+        .iter()
+        .filter(|p| p.streams > 0 && p.delay_us == 0.0)
+        .max_by_key(|p| p.streams);
     let mut out = Vec::new();
     let none = "no other usable CPU to generate load: only the unloaded point";
     match last {
         Some(p) => {
             let streams = p.streams as u64;
-            out.push(
-                tag(ResultRecord::of(BANDWIDTH, "GB/s", true).with_samples(p.bandwidth_gbs.clone()))
-                    .with_param("streams", streams),
-            );
+            let bw = tag(
+                ResultRecord::of(BANDWIDTH, "GB/s", true).with_samples(p.bandwidth_gbs.clone())
+            )
+            .with_param("streams", streams);
+            out.push(with_theory(bw, &plan.theory));
             let mut lat =
                 tag(ResultRecord::of(LATENCY, "ns", false).with_samples(p.latency_ns.clone()))
                     .with_param("streams", streams);
@@ -217,10 +245,12 @@ fn mix_records(plan: &RwMixPlan, mix: &Mix, m: &Measured) -> Vec<ResultRecord> {
         .iter()
         .map(|p| MixPoint {
             streams: p.streams,
+            delay_us: (p.delay_us > 0.0).then_some(p.delay_us),
             latency_ns: median(&p.latency_ns),
             bandwidth_gbs: (p.streams > 0).then(|| median(&p.bandwidth_gbs)).flatten(),
         })
         .collect();
+    out.push(tag(knee_record(&points, base, none)));
     let loaded = last.and_then(|p| median(&p.latency_ns));
     let mut curve = tag(ResultRecord::of(CURVE, "ratio", false)).with_payload(&MixCurveData {
         mix: name.clone(),
@@ -237,6 +267,57 @@ fn mix_records(plan: &RwMixPlan, mix: &Mix, m: &Measured) -> Vec<ResultRecord> {
     out
 }
 
+/// The bandwidth record with its share of the DIMMs' theory, or why there
+/// is none to compare with.
+fn with_theory(r: ResultRecord, theory: &Result<(f64, String), String>) -> ResultRecord {
+    let Some(v) = r.value else {
+        return r;
+    };
+    let note = match theory {
+        Ok((gbs, how)) => format!(
+            "{:.0}% of the DIMMs' theoretical {how} (counted bytes; a write-allocating store also reads its line)",
+            100.0 * v / gbs
+        ),
+        Err(why) => format!("share of the DIMMs' theory not known: {why}"),
+    };
+    r.with_note(&note)
+}
+
+/// The bandwidth at the knee of a mix's curve (latency twice the idle
+/// one), from its points' medians, or the record saying why there is none
+/// (`none`: no loaded point at all).
+fn knee_record(points: &[MixPoint], idle: Option<f64>, none: &str) -> ResultRecord {
+    let na = |why: &str| ResultRecord::unavailable(KNEE.experiment, KNEE.metric, "GB/s", why);
+    let loaded: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| p.streams > 0)
+        .filter_map(|p| Some((p.bandwidth_gbs?, p.latency_ns?)))
+        .collect();
+    let Some(b) = idle.and_then(|i| knee::bend(i, &loaded)) else {
+        return na(none);
+    };
+    let sat = format!(
+        "saturation: {:.1} GB/s at {:.0} ns (×{:.2} idle {:.0} ns), over {} loaded points",
+        b.saturation_gbs,
+        b.saturation_ns,
+        b.saturation_ns / b.idle_ns,
+        b.idle_ns,
+        loaded.len()
+    );
+    match b.knee_gbs {
+        Ok(k) => {
+            let mut r = ResultRecord::of(KNEE, "GB/s", true).with_note(&format!(
+                "latency reaches {}× idle ({:.0} ns) at ~{k:.1} GB/s, linear between the two points around it; {sat}",
+                knee::KNEE_FACTOR,
+                knee::KNEE_FACTOR * b.idle_ns
+            ));
+            r.value = Some(k);
+            r
+        }
+        Err(why) => na(&why).with_note(&sat),
+    }
+}
+
 impl Experiment for RwMix {
     fn name(&self) -> &'static str {
         EXP
@@ -250,7 +331,12 @@ impl Experiment for RwMix {
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
         let p = plan(ctx.machine, &ctx.cpus, ctx.profile);
         if let Some(why) = &p.loaded.unavailable {
-            for (id, unit) in [(BANDWIDTH, "GB/s"), (LATENCY, "ns"), (CURVE, "ratio")] {
+            for (id, unit) in [
+                (BANDWIDTH, "GB/s"),
+                (LATENCY, "ns"),
+                (KNEE, "GB/s"),
+                (CURVE, "ratio"),
+            ] {
                 out(ResultRecord::unavailable(
                     id.experiment,
                     id.metric,
@@ -315,6 +401,7 @@ mod tests {
             array_bytes: 1 << 20,
             points: vec![loaded_latency::LoadedPoint {
                 streams: 0,
+                delay_us: 0.0,
                 latency_ns: vec![80.0, 81.0, 82.0],
                 bandwidth_gbs: vec![0.0, 0.0, 0.0],
             }],
@@ -323,11 +410,78 @@ mod tests {
         let machine = MachineInfo::default();
         let p = plan(&machine, &CpuSet::from_ids([0]), Profile::Quick);
         let recs = mix_records(&p, &p.mixes[0], &m);
-        assert_eq!(recs.len(), 3);
+        assert_eq!(recs.len(), 4);
         assert!(recs[0].value.is_none() && recs[0].unavailable_reason.is_some());
-        let d = recs[2].data_as::<MixCurveData>().expect("curve data");
+        assert!(recs[2].is(KNEE) && recs[2].value.is_none());
+        let d = recs[3].data_as::<MixCurveData>().expect("curve data");
         assert_eq!(d.points.len(), 1);
         assert_eq!(d.points[0].latency_ns, Some(81.0));
         assert_eq!(d.points[0].bandwidth_gbs, None);
+    }
+
+    fn point(streams: usize, delay_us: f64, ns: f64, gbs: f64) -> loaded_latency::LoadedPoint {
+        loaded_latency::LoadedPoint {
+            streams,
+            delay_us,
+            latency_ns: vec![ns; 3],
+            bandwidth_gbs: vec![gbs; 3],
+        }
+    }
+
+    #[test]
+    fn the_highest_load_is_full_speed_and_the_sweep_finds_the_knee() {
+        // Measured in plan order: counts at full speed, then the most
+        // streams at each delay, lightest first.
+        let m = Measured {
+            array_bytes: 1 << 20,
+            points: vec![
+                point(0, 0.0, 100.0, 0.0),
+                point(2, 0.0, 400.0, 40.0),
+                point(2, 200.0, 110.0, 5.0),
+                point(2, 50.0, 150.0, 20.0),
+                point(2, 12.5, 250.0, 35.0),
+            ],
+            method: "m".into(),
+        };
+        let machine = MachineInfo::default();
+        let p = plan(&machine, &CpuSet::from_ids([0, 1, 2]), Profile::Standard);
+        assert_eq!(p.loaded.levels().len(), p.loaded.counts.len() + 6);
+        assert!(p
+            .loaded
+            .levels()
+            .iter()
+            .skip(p.loaded.counts.len())
+            .all(|l| l.0 == 2));
+        let recs = mix_records(&p, &p.mixes[0], &m);
+        let bw = recs.iter().find(|r| r.is(BANDWIDTH)).unwrap();
+        assert_eq!(bw.value, Some(40.0));
+        assert!(bw
+            .notes
+            .iter()
+            .any(|n| n.contains("share of the DIMMs' theory not known")));
+        let lat = recs.iter().find(|r| r.is(LATENCY)).unwrap();
+        assert_eq!(lat.value, Some(400.0));
+        // 200 ns lies halfway from (20 GB/s, 150 ns) to (35, 250).
+        let knee = recs.iter().find(|r| r.is(KNEE)).unwrap();
+        assert!((knee.value.unwrap() - 27.5).abs() < 1e-9, "{knee:?}");
+        let d = recs
+            .iter()
+            .find_map(|r| r.data_as::<MixCurveData>())
+            .unwrap();
+        assert_eq!(d.points.len(), 5);
+        assert_eq!(d.points[2].delay_us, Some(200.0));
+        assert_eq!(d.points[1].delay_us, None);
+        // With the DIMMs known, the bandwidth says its share of their theory.
+        let mut p = p;
+        p.theory = Ok((160.0, "160.0 GB/s: 8 channels".into()));
+        let recs = mix_records(&p, &p.mixes[0], &m);
+        let bw = recs.iter().find(|r| r.is(BANDWIDTH)).unwrap();
+        assert!(
+            bw.notes
+                .iter()
+                .any(|n| n.starts_with("25% of the DIMMs' theoretical 160.0 GB/s")),
+            "{:?}",
+            bw.notes
+        );
     }
 }

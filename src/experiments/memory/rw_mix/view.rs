@@ -5,7 +5,7 @@
 //! overlays. The first experiment whose sections are typed: it writes no
 //! text layout and no HTML.
 
-use super::{MixCurveData, ALL_READS, BANDWIDTH, CURVE, LATENCY, MIX_PARAM};
+use super::{MixCurveData, ALL_READS, BANDWIDTH, CURVE, KNEE, LATENCY, MIX_PARAM};
 use crate::base::fmt::fmt_num;
 use crate::experiments::render::figure_list;
 use crate::results::schema::{ResultRecord, Run};
@@ -87,11 +87,19 @@ fn figure(r: Option<&ResultRecord>, unit: &str) -> Cell {
 }
 
 /// The mixes at the highest load: reads share, idle latency, loaded
-/// latency, bandwidth, and the streams that drew it.
+/// latency, bandwidth, the streams that drew it and, where the load was
+/// swept by injection delay, the bandwidth at the knee.
 fn mix_table(run: &Run, curves: &[(&ResultRecord, MixCurveData)]) -> Table {
-    let mut t = Table::new(&["mix", "reads", "idle", "loaded", "bandwidth", "streams"]);
-    for (i, unit) in [(1, "%"), (2, "ns"), (3, "ns"), (4, "GB/s")] {
-        t.columns[i].unit = Some(unit.into());
+    let swept = run.records(KNEE).next().is_some();
+    let mut heads = vec!["mix", "reads", "idle", "loaded", "bandwidth", "streams"];
+    if swept {
+        heads.push("knee");
+    }
+    let mut t = Table::new(&heads);
+    for (i, unit) in [(1, "%"), (2, "ns"), (3, "ns"), (4, "GB/s"), (6, "GB/s")] {
+        if let Some(c) = t.columns.get_mut(i) {
+            c.unit = Some(unit.into());
+        }
     }
     for c in t.columns.iter_mut().skip(1) {
         c.align = Align::Right;
@@ -107,14 +115,18 @@ fn mix_table(run: &Run, curves: &[(&ResultRecord, MixCurveData)]) -> Table {
         let streams = bw
             .and_then(|r| param_text(r, "streams"))
             .unwrap_or_else(|| "-".into());
-        let _ = t.push(vec![
+        let mut row = vec![
             Cell::Text(d.mix.clone()),
             Cell::Text(format!("{:.0}", d.reads_pct)),
             Cell::Figure(idle.unwrap_or_else(|| Figure::na("ns", "no unloaded point"))),
             figure(of_mix(run, LATENCY, &d.mix), "ns"),
             figure(bw, "GB/s"),
             Cell::Text(streams),
-        ]);
+        ];
+        if swept {
+            row.push(figure(of_mix(run, KNEE, &d.mix), "GB/s"));
+        }
+        let _ = t.push(row);
     }
     t
 }
@@ -131,7 +143,7 @@ fn mix_chart(curves: &[(&ResultRecord, MixCurveData)]) -> Option<Chart> {
     Some(Chart {
         title: "Latency under load per read/write mix".into(),
         caption: Some(
-            "Each line: one mix, its points at 0, 1, … streams; x: the bandwidth the streams drew (counted bytes), y: the chaser's DRAM latency meanwhile (medians of rounds)."
+            "Each line: one mix, its points at 0, 1, … streams (and, where swept, the most streams at each injection delay), in order of bandwidth; x: the bandwidth the streams drew (counted bytes), y: the chaser's DRAM latency meanwhile (medians of rounds)."
                 .into(),
         ),
         kind: ChartKind::Lines {
@@ -144,12 +156,16 @@ fn mix_chart(curves: &[(&ResultRecord, MixCurveData)]) -> Option<Chart> {
     })
 }
 
-/// A mix's points: (GB/s, ns), the unloaded one at 0 GB/s.
+/// A mix's points: (GB/s, ns), the unloaded one at 0 GB/s, in order of
+/// bandwidth.
 fn points(d: &MixCurveData) -> Vec<(f64, f64)> {
-    d.points
+    let mut v: Vec<(f64, f64)> = d
+        .points
         .iter()
         .filter_map(|p| Some((p.bandwidth_gbs.unwrap_or(0.0), p.latency_ns?)))
-        .collect()
+        .collect();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    v
 }
 
 /// `Mixes  read 13.9 GB/s at 281 ns · 2:1 … (1 stream; idle 279 ns)`.
@@ -254,11 +270,13 @@ mod tests {
                 points: vec![
                     MixPoint {
                         streams: 0,
+                        delay_us: None,
                         latency_ns: Some(idle),
                         bandwidth_gbs: None,
                     },
                     MixPoint {
                         streams: 1,
+                        delay_us: None,
                         latency_ns: Some(loaded),
                         bandwidth_gbs: Some(gbs),
                     },

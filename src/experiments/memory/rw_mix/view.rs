@@ -140,12 +140,19 @@ fn mix_chart(curves: &[(&ResultRecord, MixCurveData)]) -> Option<Chart> {
     if series.is_empty() {
         return None;
     }
+    let swept = curves
+        .iter()
+        .any(|(_, d)| d.points.iter().any(|p| p.delay_us.is_some()));
     Some(Chart {
         title: "Latency under load per read/write mix".into(),
-        caption: Some(
-            "Each line: one mix, its points at 0, 1, … streams (and, where swept, the most streams at each injection delay), in order of bandwidth; x: the bandwidth the streams drew (counted bytes), y: the chaser's DRAM latency meanwhile (medians of rounds)."
-                .into(),
-        ),
+        caption: Some(format!(
+            "Each line: one mix, its points at 0, 1, … streams{}; x: the bandwidth the streams drew (counted bytes), y: the chaser's DRAM latency meanwhile (medians of rounds).",
+            if swept {
+                " and the most streams at each injection delay, in order of bandwidth"
+            } else {
+                ""
+            }
+        )),
         kind: ChartKind::Lines {
             x: Axis::new("memory bandwidth", "GB/s", Scale::Linear),
             y: Axis::new("latency", "ns", Scale::Linear),

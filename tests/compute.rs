@@ -455,9 +455,16 @@ fn every_published_file_is_compiled_in_and_names_its_seed() {
         "one format, one loader: every file is in published::FILES"
     );
     for s in published::all().unwrap() {
-        // One naming: `seedNNN-name.json` holds set `seedNNN-name` from seed NNN.
+        // One naming: `seedNNN-name.json` holds set `seedNNN-name` from seed NNN;
+        // a set from elsewhere is named for its source and gives its address.
         assert!(compiled.contains(&format!("{}.json", s.id)), "{}", s.id);
         assert!(!s.id.contains('_'), "{}", s.id);
+        assert!(!s.source.section.trim().is_empty(), "{}", s.id);
+        if !s.id.starts_with("seed") {
+            let url = s.source.url.as_deref().unwrap_or_default();
+            assert!(url.starts_with("https://"), "{}: no address", s.id);
+            continue;
+        }
         let nnn = &s.id[4..7];
         assert!(s.id.starts_with("seed") && nnn.chars().all(|c| c.is_ascii_digit()));
         assert!(

@@ -143,6 +143,13 @@ fn a_quick_run_is_measured_stored_and_shown_everywhere() {
             ("GB/s", "ns")
         );
     }
+    // Mess's published all-reads figures stand beside the read mix.
+    let o = bin::with_store(&db, &["compare", &id, "--published"]);
+    let cmp = text(&o);
+    assert!(
+        cmp.contains("published: Xeon 8460Y+ x2 (MN5-ACC)") && cmp.contains("bsc-mem/Mess-Results"),
+        "{cmp}"
+    );
     let o = bin::with_store(&db, &["fleet"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(

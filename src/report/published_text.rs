@@ -16,13 +16,22 @@ fn listing(sets: &[&PublishedSet]) -> String {
     let mut out = String::new();
     for s in sets {
         let _ = writeln!(out, "{}  {}", t(&s.id), t(&s.title));
+        // A seed's file is said to be one; another source by its name and address.
+        let seed = if s.source.seed.ends_with(".txt") {
+            "seed "
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
-            "  source: seed {} — {}\n  section: {}",
+            "  source: {seed}{} — {}\n  section: {}",
             t(&s.source.seed.to_string()),
             t(&s.source.document),
             t(&s.source.section)
         );
+        if let Some(url) = &s.source.url {
+            let _ = writeln!(out, "  address: {}", t(url));
+        }
         let _ = writeln!(out, "  workload: {}", t(&s.workload));
         for n in &s.notes {
             let _ = writeln!(out, "  note: {}", t(n));

@@ -275,7 +275,7 @@ fn with_theory(r: ResultRecord, theory: &Result<(f64, String), String>) -> Resul
     };
     let note = match theory {
         Ok((gbs, how)) => format!(
-            "{:.0}% of the DIMMs' theoretical {how} (counted bytes; a write-allocating store also reads its line)",
+            "{:.0}% of the DIMMs' theoretical bandwidth ({how}; counted bytes: a write-allocating store also reads its line)",
             100.0 * v / gbs
         ),
         Err(why) => format!("share of the DIMMs' theory not known: {why}"),
@@ -479,7 +479,7 @@ mod tests {
         assert!(
             bw.notes
                 .iter()
-                .any(|n| n.starts_with("25% of the DIMMs' theoretical 160.0 GB/s")),
+                .any(|n| n.starts_with("25% of the DIMMs' theoretical bandwidth (160.0 GB/s")),
             "{:?}",
             bw.notes
         );

@@ -11,27 +11,33 @@ pub fn render(sets: &[&PublishedSet]) -> String {
     for_terminal_lines(&listing(sets)).into_owned()
 }
 
+/// Where a set comes from: a seed's file is said to be one; another source
+/// by its name and address.
+fn source_lines(out: &mut String, s: &PublishedSet) {
+    let t = |s: &str| for_terminal(s).into_owned();
+    let seed = if s.source.seed.ends_with(".txt") {
+        "seed "
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        out,
+        "  source: {seed}{} — {}\n  section: {}",
+        t(&s.source.seed),
+        t(&s.source.document),
+        t(&s.source.section)
+    );
+    if let Some(url) = &s.source.url {
+        let _ = writeln!(out, "  address: {}", t(url));
+    }
+}
+
 fn listing(sets: &[&PublishedSet]) -> String {
     let t = |s: &str| for_terminal(s).into_owned();
     let mut out = String::new();
     for s in sets {
         let _ = writeln!(out, "{}  {}", t(&s.id), t(&s.title));
-        // A seed's file is said to be one; another source by its name and address.
-        let seed = if s.source.seed.ends_with(".txt") {
-            "seed "
-        } else {
-            ""
-        };
-        let _ = writeln!(
-            out,
-            "  source: {seed}{} — {}\n  section: {}",
-            t(&s.source.seed.to_string()),
-            t(&s.source.document),
-            t(&s.source.section)
-        );
-        if let Some(url) = &s.source.url {
-            let _ = writeln!(out, "  address: {}", t(url));
-        }
+        source_lines(&mut out, s);
         let _ = writeln!(out, "  workload: {}", t(&s.workload));
         for n in &s.notes {
             let _ = writeln!(out, "  note: {}", t(n));

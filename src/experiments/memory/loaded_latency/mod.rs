@@ -295,7 +295,7 @@ fn curve_points(
         let mut point = LoadedPoint::unmeasured(k, delay_us);
         for rep in 0..=plan.reps {
             let done = AtomicBool::new(false);
-            let round = team.run_round(|c| -> (f64, f64) {
+            let round = match team.run_round(|c| -> (f64, f64) {
                 let timer = c.timer();
                 if c.index == 0 {
                     // Let the streams get going first.
@@ -326,7 +326,12 @@ fn curve_points(
                 } else {
                     (0.0, 0.0)
                 }
-            })?;
+            }) {
+                Ok(round) => round,
+                // Ctrl-C gave the round up: keep the rounds and points done.
+                Err(_) if ctx.stop.load(Ordering::Relaxed) => break,
+                Err(e) => return Err(e),
+            };
             if rep == 0 {
                 continue; // warm-up round
             }

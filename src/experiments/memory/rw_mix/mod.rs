@@ -208,7 +208,7 @@ fn mix_records(plan: &RwMixPlan, mix: &Mix, m: &Measured) -> Vec<ResultRecord> {
         .filter(|p| p.streams > 0 && p.delay_us == 0.0)
         .max_by_key(|p| p.streams);
     let mut out = Vec::new();
-    let none = "no other usable CPU to generate load: only the unloaded point";
+    let none = no_load_reason(plan);
     match last {
         Some(p) => {
             let streams = p.streams as u64;
@@ -265,6 +265,15 @@ fn mix_records(plan: &RwMixPlan, mix: &Mix, m: &Measured) -> Vec<ResultRecord> {
     }
     out.push(curve);
     out
+}
+
+/// Why a mix has no loaded point: no CPU to load with, or it was cut short.
+fn no_load_reason(plan: &RwMixPlan) -> &'static str {
+    if plan.loaded.streamers.is_empty() {
+        "no other usable CPU to generate load: only the unloaded point"
+    } else {
+        "stopped before a loaded point was measured (Ctrl-C, or a round given up)"
+    }
 }
 
 /// The bandwidth record with its share of the DIMMs' theory, or why there
@@ -483,5 +492,13 @@ mod tests {
             "{:?}",
             bw.notes
         );
+        // A mix cut short before its loaded points says so, not "no CPU".
+        let cut = Measured {
+            points: vec![point(0, 0.0, 100.0, 0.0)],
+            ..m
+        };
+        let recs = mix_records(&p, &p.mixes[0], &cut);
+        let why = recs[0].unavailable_reason.as_deref().unwrap_or_default();
+        assert!(why.starts_with("stopped before a loaded point"), "{why}");
     }
 }

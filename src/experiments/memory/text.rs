@@ -46,7 +46,8 @@ pub fn blocks(recs: &[ResultRecord]) -> Vec<Block> {
                 items: Vec::new(),
             });
         }
-        let table = if r.is(latency::CURVE) && r.data.is_some() {
+        let curve = r.is(latency::CURVE) && r.data.is_some();
+        let table = if curve {
             let mut text = String::new();
             latency::text::curve(r, &mut text);
             for n in &r.notes {
@@ -60,7 +61,7 @@ pub fn blocks(recs: &[ResultRecord]) -> Vec<Block> {
             flush(&mut out, &mut list);
             out.push(Block::Verbatim(text.lines().map(str::to_owned).collect()));
         }
-        if r.is(latency::CURVE) && r.data.is_some() {
+        if curve {
             continue;
         }
         list.get_or_insert_with(|| FigureList {

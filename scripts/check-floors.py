@@ -60,7 +60,7 @@ FLOOR_OF = {room: i for i, rooms in enumerate(FLOORS) for room in rooms}
 INNER_FLOORS = [
     ("the trait", lambda f: f == "experiments/experiment.rs"),
     ("shared helpers and payloads", lambda f: f == "experiments/common.rs" or f.endswith("/payload.rs")),
-    ("renderers", lambda f: f == "experiments/render.rs" or f.endswith("/text.rs") or f.endswith("/html.rs") or f.endswith("/view.rs")),
+    ("renderers", lambda f: f == "experiments/render.rs" or f.endswith("/text.rs") or f.endswith("/html.rs") or f.endswith("/view.rs") or f.endswith("_view.rs")),
     ("the registry", lambda f: f in ("experiments/registry.rs", "experiments/mod.rs")),
     ("experiments", lambda f: True),
 ]

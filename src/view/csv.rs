@@ -18,7 +18,7 @@
 //! Text cells go through [`csv_cell`] (one line, never a formula, RFC 4180
 //! quoting).
 
-use super::model::{Block, Cell, Figure, Mark, Section, Table};
+use super::model::{Block, Cell, Figure, Mark, Section, Span, Style, Table};
 use super::text::chart_table;
 use crate::base::fmt::csv_cell;
 use std::fmt::Write as _;
@@ -56,6 +56,7 @@ fn blocks(out: &mut String, id: &str, blocks: &[Block]) {
     for (i, b) in blocks.iter().enumerate() {
         match b {
             Block::Heading(h) => prose(out, id, "heading", i, h),
+            Block::Title(spans) => prose(out, id, "title", i, &Span::joined(spans)),
             Block::Para(p) => prose(out, id, "para", i, p),
             Block::Plain(p) => prose(out, id, "plain", i, p),
             Block::Strong(p) => prose(out, id, "strong", i, p),
@@ -100,6 +101,21 @@ fn line(out: &mut String, section: &str, table: &str, row: usize, column: &str, 
     let (text, value, unit, mark, why) = match cell {
         Cell::Empty => (String::new(), String::new(), "", "", ""),
         Cell::Text(t) => (csv_cell(t), String::new(), "", "", ""),
+        Cell::Absent { text, .. } => (csv_cell(text), String::new(), "", "", ""),
+        Cell::Spans(spans) => {
+            let noisy = spans.iter().any(|s| s.style == Style::Noisy);
+            let why = spans
+                .iter()
+                .find(|s| s.style == Style::NotAvailable)
+                .map_or("", |s| s.text.as_str());
+            (
+                csv_cell(&Span::joined(spans)),
+                String::new(),
+                "",
+                if noisy { "noisy" } else { "" },
+                why,
+            )
+        }
         Cell::Figure(Figure {
             value,
             unit,
@@ -133,6 +149,22 @@ fn line(out: &mut String, section: &str, table: &str, row: usize, column: &str, 
 mod tests {
     use super::*;
     use crate::view::model::Align;
+
+    #[test]
+    fn marked_pieces_carry_their_mark_and_reason() {
+        let mut t = Table::new(&["cv", "median"]);
+        t.push(vec![
+            Cell::Spans(vec![Span::new("6.2%", Style::Noisy)]),
+            Cell::Spans(vec![Span::new("failed, a", Style::NotAvailable)]),
+        ])
+        .unwrap();
+        let mut out = String::new();
+        table(&mut out, "s1", &t);
+        assert_eq!(
+            out,
+            "s1,,0,cv,6.2%,,,noisy,\ns1,,0,median,\"failed, a\",,,,\"failed, a\"\n"
+        );
+    }
 
     #[test]
     fn every_cell_and_line_of_prose_is_one_line() {

@@ -8,8 +8,8 @@
 use super::heatmap::svg_pair_matrix;
 use super::lines::{svg_lines, Series as LineSeries};
 use super::model::{
-    Align, Block, Cell, Chart, ChartKind, Figure, Heatmap, Mark, Scale, Section, Table, Ticks,
-    NO_REASON,
+    Align, Block, Cell, Chart, ChartKind, Figure, Heatmap, Mark, Scale, Section, Span, Style,
+    Table, Ticks, NO_REASON,
 };
 use crate::base::fmt::{fmt_bytes_axis, fmt_num};
 use crate::base::html::{esc, svg_bars, svg_log_bars};
@@ -75,6 +75,9 @@ fn blocks(out: &mut String, blocks: &[Block]) {
         match b {
             Block::Heading(h) => {
                 let _ = write!(out, "<h3>{}</h3>", esc(h));
+            }
+            Block::Title(spans) => {
+                let _ = write!(out, "<h2>{}</h2>", spans_html(spans));
             }
             Block::Plain(p) => {
                 let _ = write!(out, "<p>{}</p>", esc(p));
@@ -158,6 +161,22 @@ fn figure_cell(f: &Figure, unit_in_header: bool) -> String {
     format!("<td class=\"num\"{title}>{body}</td>")
 }
 
+/// Marked pieces of text: a noisy figure and a reason in their classes, a
+/// command as code.
+fn spans_html(spans: &[Span]) -> String {
+    let mut out = String::new();
+    for s in spans {
+        let t = esc(&s.text);
+        let _ = match s.style {
+            Style::Plain => write!(out, "{t}"),
+            Style::Noisy => write!(out, "<span class=\"noisy\">{t}</span>"),
+            Style::NotAvailable => write!(out, "<span class=\"na\">{t}</span>"),
+            Style::Code => write!(out, "<code>{t}</code>"),
+        };
+    }
+    out
+}
+
 /// A table, with its caption.
 pub fn table(t: &Table) -> String {
     let mut out = String::from("<table>");
@@ -175,7 +194,13 @@ pub fn table(t: &Table) -> String {
     out.push_str("</tr>");
     for r in &t.rows {
         out.push_str("<tr>");
+        // Cells a spanning one before covers.
+        let mut covered = 0;
         for (c, col) in r.iter().zip(&t.columns) {
+            if covered > 0 {
+                covered -= 1;
+                continue;
+            }
             let class = if col.align == Align::Right {
                 " class=\"num\""
             } else {
@@ -187,6 +212,18 @@ pub fn table(t: &Table) -> String {
                 }
                 Cell::Text(s) => {
                     let _ = write!(out, "<td{class}>{}</td>", esc(s));
+                }
+                Cell::Spans(spans) => {
+                    let _ = write!(out, "<td{class}>{}</td>", spans_html(spans));
+                }
+                Cell::Absent { text, span } => {
+                    covered = span.saturating_sub(1);
+                    let colspan = if *span > 1 {
+                        format!(" colspan=\"{span}\"")
+                    } else {
+                        String::new()
+                    };
+                    let _ = write!(out, "<td{colspan} class=\"na\">{}</td>", esc(text));
                 }
                 Cell::Figure(f) => out.push_str(&figure_cell(f, col.unit.is_some())),
             }
@@ -290,6 +327,12 @@ pub fn chart(c: &Chart) -> String {
             outlined,
             outlined_label,
         } => svg_pair_matrix(&c.title, map, outlined, outlined_label),
+        ChartKind::Intervals {
+            subtitle,
+            rows,
+            reference,
+            reference_label,
+        } => super::intervals::svg_intervals(&c.title, subtitle, rows, *reference, reference_label),
     };
     if let Some(cap) = &c.caption {
         let _ = write!(out, "<p class=\"note\">{}</p>", esc(cap));
@@ -556,5 +599,64 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("log scale from 0.1"));
+    }
+
+    #[test]
+    fn marked_pieces_and_absent_cells_spanning_columns() {
+        let mut t = Table::new(&["cpu", "a", "b", "c"]);
+        t.columns[1].align = Align::Right;
+        t.push(vec![
+            Cell::Text("x".into()),
+            Cell::Spans(vec![
+                Span::new("12 ", Style::Plain),
+                Span::new("NOISY", Style::Noisy),
+            ]),
+            Cell::Spans(vec![Span::new("why <not>", Style::NotAvailable)]),
+            Cell::Spans(vec![Span::new("ls -l 'a'", Style::Code)]),
+        ])
+        .unwrap();
+        t.push(vec![
+            Cell::Text("y".into()),
+            Cell::Absent {
+                text: "not <published>".into(),
+                span: 3,
+            },
+        ])
+        .unwrap();
+        t.push(vec![
+            Cell::Text("z".into()),
+            Cell::Absent {
+                text: "-".into(),
+                span: 1,
+            },
+        ])
+        .unwrap();
+        let s = table(&t);
+        assert!(
+            s.contains("<td class=\"num\">12 <span class=\"noisy\">NOISY</span></td>"),
+            "{s}"
+        );
+        assert!(
+            s.contains("<td><span class=\"na\">why &lt;not&gt;</span></td>"),
+            "{s}"
+        );
+        assert!(s.contains("<td><code>ls -l &#39;a&#39;</code></td>"), "{s}");
+        assert!(
+            s.contains(
+                "<tr><td>y</td><td colspan=\"3\" class=\"na\">not &lt;published&gt;</td></tr>"
+            ),
+            "the covered cells are not drawn: {s}"
+        );
+        assert!(
+            s.contains("<tr><td>z</td><td class=\"na\">-</td><td></td><td></td></tr>"),
+            "{s}"
+        );
+        let title = Block::Title(vec![
+            Span::new("tune: ", Style::Plain),
+            Span::new("a<b", Style::Code),
+        ]);
+        let mut out = String::new();
+        blocks(&mut out, &[title]);
+        assert_eq!(out, "<h2>tune: <code>a&lt;b</code></h2>");
     }
 }

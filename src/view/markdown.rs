@@ -8,7 +8,7 @@
 //! escaped where Markdown would read it as markup (a pipe never ends a cell,
 //! a `<` never opens a tag).
 
-use super::model::{Align, Block, Cell, Figure, Section, Table};
+use super::model::{Align, Block, Cell, Figure, Section, Span, Style, Table};
 use super::text::chart_table;
 use crate::base::fmt::{fmt_num, for_terminal};
 use std::fmt::Write as _;
@@ -35,6 +35,9 @@ fn blocks(out: &mut String, blocks: &[Block]) {
         match b {
             Block::Heading(h) => {
                 let _ = writeln!(out, "#### {}\n", inline(h));
+            }
+            Block::Title(spans) => {
+                let _ = writeln!(out, "### {}\n", spans_text(spans));
             }
             Block::Para(p) | Block::Note(p) | Block::Plain(p) => {
                 let _ = writeln!(out, "{}\n", paragraph(p));
@@ -107,6 +110,19 @@ pub fn inline(s: &str) -> String {
     out
 }
 
+/// Inline code: fenced by more backticks than any run inside, a table's
+/// `|` escaped (GFM reads it inside code too), line breaks as spaces.
+fn code(s: &str) -> String {
+    let body: String = for_terminal(s)
+        .chars()
+        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
+        .collect::<String>()
+        .replace('|', "\\|");
+    let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    format!("{fence} {body} {fence}")
+}
+
 /// A paragraph: [`inline`], and a first character that would start a
 /// heading, a list or a block quote escaped too.
 fn paragraph(s: &str) -> String {
@@ -153,10 +169,23 @@ fn figure_text(f: &Figure, unit_in_header: bool) -> String {
     }
 }
 
+/// Marked pieces: a command as code, the rest as text (a noisy piece
+/// carries its own word).
+fn spans_text(spans: &[Span]) -> String {
+    spans
+        .iter()
+        .map(|s| match s.style {
+            Style::Code => code(&s.text),
+            Style::Plain | Style::Noisy | Style::NotAvailable => inline(&s.text),
+        })
+        .collect()
+}
+
 fn cell_text(c: &Cell, unit_in_header: bool) -> String {
     match c {
         Cell::Empty => String::new(),
-        Cell::Text(t) => inline(t),
+        Cell::Text(t) | Cell::Absent { text: t, .. } => inline(t),
+        Cell::Spans(spans) => spans_text(spans),
         Cell::Figure(f) => figure_text(f, unit_in_header),
     }
 }
@@ -214,6 +243,27 @@ pub fn table(t: &Table) -> String {
 mod tests {
     use super::*;
     use crate::view::model::{Axis, Chart, ChartKind, Mark, Scale, Series};
+
+    #[test]
+    fn code_pieces_are_fenced_beyond_their_backticks_and_pipes_escaped() {
+        let mut t = Table::new(&["candidate", "reproduce"]);
+        t.push(vec![
+            Cell::Absent {
+                text: "not *published*".into(),
+                span: 1,
+            },
+            Cell::Spans(vec![
+                Span::new("run ", Style::Plain),
+                Span::new("a | b `c`", Style::Code),
+            ]),
+        ])
+        .unwrap();
+        let s = table(&t);
+        assert!(
+            s.contains("| not \\*published\\* | run `` a \\| b `c` `` |"),
+            "{s}"
+        );
+    }
 
     #[test]
     fn a_table_is_a_pipe_table_with_units_in_headers_and_reasons_below() {

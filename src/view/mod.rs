@@ -19,6 +19,7 @@ pub mod csv;
 pub mod finding;
 pub mod heatmap;
 pub mod html;
+pub mod intervals;
 pub mod lines;
 pub mod markdown;
 mod model;

@@ -135,6 +135,50 @@ pub enum Cell {
     Empty,
     Text(String),
     Figure(Figure),
+    /// Text the experiment wrote at its own precision, in pieces, each
+    /// marked for what it is (a noisy figure, a reason, a command).
+    Spans(Vec<Span>),
+    /// No figure here: `text` (a dash whose reason is said under the table,
+    /// or the reason itself) over `span` columns, this one and the next
+    /// `span - 1` (which the row leaves [`Cell::Empty`]).
+    Absent {
+        text: String,
+        span: usize,
+    },
+}
+
+/// What a piece of text is, for the printers that can mark it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Style {
+    Plain,
+    /// A figure (or its spread) above 5% CV.
+    Noisy,
+    /// A reason no figure is there.
+    NotAvailable,
+    /// A command line or a name to type.
+    Code,
+}
+
+/// A piece of text and what it is.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Span {
+    pub text: String,
+    pub style: Style,
+}
+
+impl Span {
+    pub fn new(text: impl Into<String>, style: Style) -> Span {
+        Span {
+            text: text.into(),
+            style,
+        }
+    }
+
+    /// The pieces' text joined, unmarked (what a printer without marks shows).
+    pub fn joined(spans: &[Span]) -> String {
+        spans.iter().map(|s| s.text.as_str()).collect()
+    }
 }
 
 /// A table: columns, and rows of exactly as many cells.
@@ -406,6 +450,29 @@ pub enum ChartKind {
         outlined: Vec<(usize, usize)>,
         outlined_label: String,
     },
+    /// Estimates with their intervals, one row each, on a log axis around a
+    /// reference (a ratio to a baseline: 1): a dot at the estimate, a
+    /// whisker over the interval, the row's text after it.
+    Intervals {
+        /// What the intervals are, after the title (`95% intervals: s`).
+        subtitle: String,
+        rows: Vec<Interval>,
+        reference: f64,
+        reference_label: String,
+    },
+}
+
+/// One row of an [`ChartKind::Intervals`] chart.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Interval {
+    pub label: String,
+    pub estimate: f64,
+    pub low: f64,
+    pub high: f64,
+    /// The estimate and interval as written beside the whisker.
+    pub text: String,
+    /// Drawn in the colour of the one that won.
+    pub highlight: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -516,6 +583,9 @@ impl FigureList {
 pub enum Block {
     /// A heading inside the section (HTML: h3, as the report's figures).
     Heading(String),
+    /// The heading of a part of the page that stands on its own (a tune
+    /// run: HTML h2), in marked pieces (the command it measured).
+    Title(Vec<Span>),
     /// Prose: a sentence, a note, a method.
     Para(String),
     Table(Table),

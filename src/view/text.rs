@@ -7,7 +7,7 @@
 //! from a record is made safe for a terminal.
 
 use super::model::{
-    Align, Block, Cell, Chart, ChartKind, Figure, FigureList, Mark, Section, Table, NO_REASON,
+    Align, Block, Cell, Chart, ChartKind, Figure, FigureList, Mark, Section, Span, Table, NO_REASON,
 };
 use crate::base::fmt::{fmt_num, for_terminal};
 use std::fmt::Write as _;
@@ -40,6 +40,9 @@ fn blocks(out: &mut String, blocks: &[Block]) {
         match b {
             Block::Heading(h) => {
                 let _ = writeln!(out, "{}", for_terminal(h));
+            }
+            Block::Title(spans) => {
+                let _ = writeln!(out, "{}", for_terminal(&Span::joined(spans)));
             }
             Block::Plain(p) | Block::Strong(p) => {
                 let _ = writeln!(out, "  {}", for_terminal(p));
@@ -122,7 +125,8 @@ fn figure_text(f: &Figure, unit_in_header: bool) -> String {
 fn cell_text(c: &Cell, unit_in_header: bool) -> String {
     match c {
         Cell::Empty => String::new(),
-        Cell::Text(t) => for_terminal(t).into_owned(),
+        Cell::Text(t) | Cell::Absent { text: t, .. } => for_terminal(t).into_owned(),
+        Cell::Spans(spans) => for_terminal(&Span::joined(spans)).into_owned(),
         Cell::Figure(f) => figure_text(f, unit_in_header),
     }
 }
@@ -230,6 +234,18 @@ pub fn chart_table(c: &Chart) -> Table {
                     None => Cell::Text("-".into()),
                 }));
                 let _ = t.push(cells);
+            }
+        }
+        ChartKind::Intervals { rows, .. } => {
+            t = Table::new(&["row", "estimate", "low", "high"]);
+            right(&mut t, 1);
+            for r in rows {
+                let _ = t.push(vec![
+                    Cell::Text(r.label.clone()),
+                    num(r.estimate, ""),
+                    num(r.low, ""),
+                    num(r.high, ""),
+                ]);
             }
         }
     }

@@ -3,7 +3,7 @@
 
 use crate::results::schema::Run;
 use crate::view::verdict::short;
-use crate::view::{Rank, VerdictLine, Views};
+use crate::view::{report_section, Depth, Rank, Section, VerdictLine, Views};
 
 /// The views of `tune` (the registry holds it).
 pub struct TuneViews;
@@ -17,8 +17,12 @@ impl Views for TuneViews {
         super::text::render(run)
     }
 
-    fn report_html(&self, run: &Run) -> String {
-        super::html::render(run)
+    /// The report: the command, the verdict, the interval chart and the
+    /// candidates' table.
+    fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
+        report_section(depth, super::study::EXP, || {
+            super::report_view::report_blocks(run)
+        })
     }
 
     fn rank(&self) -> Rank {

@@ -9,7 +9,7 @@
 //! Also holds the helpers the other compute experiments share (policies,
 //! thread points, pinned single/team throughput).
 
-pub mod html;
+mod table_view;
 pub mod text;
 pub mod view;
 

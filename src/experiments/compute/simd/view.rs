@@ -9,7 +9,9 @@ use crate::experiments::compute::peak;
 use crate::results::schema::{ResultRecord, Run};
 use crate::view::finding::{ev, from_result, noisy_note, Evidence, Finding, Severity};
 use crate::view::verdict::{fig, has, noisy_mark, short};
-use crate::view::{any, param_text, KeyFigure, Rank, Rule, Section, VerdictLine, Views};
+use crate::view::{
+    any, param_text, report_section, Depth, KeyFigure, Rank, Rule, Section, VerdictLine, Views,
+};
 use serde_json::Value;
 
 /// The views of this experiment (the registry holds it).
@@ -29,15 +31,13 @@ impl Views for SimdViews {
         super::text::render_simd_configurations(&run.results)
     }
 
-    /// Its table, then peak's section of the report.
-    fn report_html(&self, run: &Run) -> String {
-        let peak = crate::experiments::compute::peak::view::report_blocks(run);
-        super::html::simd_table(run)
-            + &crate::view::html::section(&Section {
-                id: String::new(),
-                title: String::new(),
-                blocks: peak,
-            })
+    /// The report: its table, then peak's figures.
+    fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
+        report_section(depth, super::EXP, || {
+            let mut blocks = super::table_view::table_blocks(run);
+            blocks.extend(peak::view::report_blocks(run));
+            blocks
+        })
     }
 
     fn rank(&self) -> Rank {

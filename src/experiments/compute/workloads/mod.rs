@@ -21,8 +21,8 @@
 //! reference only.
 
 mod cmd;
-pub mod html;
 mod published_sets;
+mod published_view;
 pub mod text;
 pub mod view;
 

@@ -4,7 +4,7 @@
 
 use super::{BC_POW, OPENSSL_AES};
 use crate::results::schema::Run;
-use crate::view::{any, KeyFigure, Rank, Views};
+use crate::view::{any, report_section, Depth, KeyFigure, Rank, Section, Views};
 
 /// The views of this experiment (the registry holds it).
 pub struct WorkloadsViews;
@@ -14,8 +14,11 @@ impl Views for WorkloadsViews {
         super::text::render_workloads(&run.results)
     }
 
-    fn report_html(&self, run: &Run) -> String {
-        super::html::published_section(run)
+    /// The report: its figures against the seeds' published ones.
+    fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
+        report_section(depth, super::EXP, || {
+            super::published_view::published_blocks(run)
+        })
     }
 
     fn rank(&self) -> Rank {

@@ -1,43 +1,49 @@
-//! simd's HTML in the report: seed 004's table (ChaCha20 throughput and
-//! per-thread efficiency by threads), its notes and the one-thread bars.
-//! Not typed yet (docs/views.md): it writes its own HTML.
+//! simd's part of the report, as blocks (docs/views.md): seed 004's table
+//! (ChaCha20 throughput and per-thread efficiency by threads), its notes
+//! and the one-thread bars.
 
-use crate::base::html::{esc, svg_bars};
 use crate::experiments::compute::payload::SimdThroughputData;
 use crate::experiments::compute::simd;
 use crate::experiments::compute::text::param;
 use crate::results::schema::{MetricId, ResultRecord, Run};
-use std::fmt::Write as _;
+use crate::view::{Align, BarGroup, Block, Cell, Chart, Span, Style, Table};
 
 fn of(run: &Run, id: MetricId) -> Vec<&ResultRecord> {
     run.records(id).collect()
 }
 
-pub fn simd_table(run: &Run) -> String {
+/// The heading, the table, its notes and the one-thread bars; nothing
+/// without a measured throughput.
+pub fn table_blocks(run: &Run) -> Vec<Block> {
     let thr = of(run, simd::THROUGHPUT);
     let (variants, points) = variants_and_points(&thr);
     if variants.is_empty() {
-        return String::new();
+        return Vec::new();
     }
-    let mut h = String::from("<h3>SIMD × threads (seed 004's table): ChaCha20 throughput and per-thread efficiency vs 1 thread</h3><table><tr><th>threads</th><th>GHz</th>");
+    let mut heads = vec!["threads".to_string(), "GHz".to_string()];
     for v in &variants {
-        let _ = write!(h, "<th>{} MB/s</th><th>efficiency</th>", esc(v));
+        heads.extend([format!("{v} MB/s"), "efficiency".to_string()]);
     }
-    h.push_str("</tr>");
+    let heads: Vec<&str> = heads.iter().map(String::as_str).collect();
+    let mut t = Table::new(&heads);
+    for c in t.columns.iter_mut().skip(1) {
+        c.align = Align::Right;
+    }
     for p in &points {
-        h.push_str(&threads_row(run, &thr, &variants, p));
+        let _ = t.push(threads_row(run, &thr, &variants, p));
     }
-    h.push_str("</table>");
-    for s in table_notes(run, &thr) {
-        let _ = write!(h, "<div class=\"note\">{}</div>", esc(&s));
-    }
-    let one: Vec<(String, f64)> = thr
+    let mut out = vec![
+        Block::Heading("SIMD × threads (seed 004's table): ChaCha20 throughput and per-thread efficiency vs 1 thread".into()),
+        Block::Table(t),
+    ];
+    out.extend(table_notes(run, &thr).into_iter().map(Block::Note));
+    let one: Vec<BarGroup> = thr
         .iter()
         .filter(|r| param(r, "threads") == Some("1"))
-        .filter_map(|r| Some((param(r, "variant")?.to_string(), r.value?)))
+        .filter_map(|r| Some(BarGroup::single(param(r, "variant")?, r.value?)))
         .collect();
-    h.push_str(&svg_bars("ChaCha20, 1 thread", "MB/s", &one));
-    h
+    out.push(Block::Chart(Chart::bars("ChaCha20, 1 thread", "MB/s", one)));
+    out
 }
 
 /// The variants and thread counts of the measured throughput records, each
@@ -61,10 +67,10 @@ fn variants_and_points<'a>(thr: &[&'a ResultRecord]) -> (Vec<&'a str>, Vec<&'a s
 }
 
 /// The table's row of thread count `p`: the clock, then MB/s and efficiency
-/// per variant.
-fn threads_row(run: &Run, thr: &[&ResultRecord], variants: &[&str], p: &str) -> String {
+/// per variant (a dash for each lacking, its reason in the notes).
+fn threads_row(run: &Run, thr: &[&ResultRecord], variants: &[&str], p: &str) -> Vec<Cell> {
     let mut ghz = String::from("n/a");
-    let mut cells = String::new();
+    let mut cells = Vec::new();
     for v in variants {
         let t = thr
             .iter()
@@ -83,24 +89,28 @@ fn threads_row(run: &Run, thr: &[&ResultRecord], variants: &[&str], p: &str) -> 
                 } else {
                     e.map(|e| format!("{e:.1}%")).unwrap_or_else(|| "-".into())
                 };
-                let noisy = if r.is_noisy() {
-                    " <span class=\"noisy\">NOISY</span>"
+                let value = if r.is_noisy() {
+                    Cell::Spans(vec![
+                        Span::new(format!("{x:.0} "), Style::Plain),
+                        Span::new("NOISY", Style::Noisy),
+                    ])
                 } else {
-                    ""
+                    Cell::Text(format!("{x:.0}"))
                 };
-                let _ = write!(
-                    cells,
-                    "<td class=\"num\">{x:.0}{noisy}</td><td class=\"num\">{eff}</td>"
-                );
+                cells.extend([value, Cell::Text(eff)]);
             }
-            None => cells.push_str("<td class=\"na\">-</td><td class=\"na\">-</td>"),
+            None => {
+                let dash = || Cell::Absent {
+                    text: "-".into(),
+                    span: 1,
+                };
+                cells.extend([dash(), dash()]);
+            }
         }
     }
-    format!(
-        "<tr><td>{}</td><td class=\"num\">{}</td>{cells}</tr>",
-        esc(p),
-        esc(&ghz)
-    )
+    let mut row = vec![Cell::Text(p.to_string()), Cell::Text(ghz)];
+    row.extend(cells);
+    row
 }
 
 /// The notes under the table: each throughput not available (once), the

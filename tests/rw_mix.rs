@@ -27,7 +27,7 @@ fn plan_on_a_16_cpu_machine_measures_knee_and_end_per_mix() {
     let std = rw_mix::plan(&m, &all, Profile::Standard);
     assert_eq!(std.loaded.streamers.len(), 15);
     assert_eq!(std.loaded.counts, vec![0, 1, 8, 15]);
-    assert_eq!(std.mixes.len(), 6);
+    assert_eq!(std.mixes.len(), 8);
     let quick = rw_mix::plan(&m, &all, Profile::Quick);
     assert_eq!(quick.loaded.counts, vec![0, 15]);
     // Then all 15 streams at each injection delay, lightest load first.
@@ -201,5 +201,84 @@ fn sweep_mechanics(recs: &[&Value]) {
                 );
             }
         }
+    }
+}
+
+/// The bandwidth a turn of blocks of `kernels` would draw, each block at
+/// its own kernel's bandwidth (`bw`, GB/s by mix name) and moving its own
+/// counted bytes per element (read 8, copy 16, write 8).
+fn blended(bw: &dyn Fn(&str) -> f64, kernels: &[(&str, f64)]) -> f64 {
+    let bytes: f64 = kernels.iter().map(|k| k.1).sum();
+    let time: f64 = kernels.iter().map(|k| k.1 / bw(k.0)).sum();
+    bytes / time
+}
+
+#[test]
+fn the_three_to_one_and_one_to_three_mixes_run_their_blocks_in_turn() {
+    let usable = cpuscope::placement::pin::current_affinity()
+        .map(|c| c.len())
+        .unwrap_or(0);
+    if usable < 2 {
+        skip::skip_or_fail("rw_mix 3:1 and 1:3: one usable CPU, no load to measure");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let o = bin::with_store(
+        &db,
+        &[
+            "run",
+            "--profile",
+            "standard",
+            "--only",
+            "rw_mix",
+            "--no-html",
+            "-q",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = bin::with_store(&db, &["runs", "--json"]);
+    let runs: Value = serde_json::from_slice(&o.stdout).expect("runs --json");
+    let id = runs["runs"][0]["id"].as_str().unwrap().to_string();
+    let o = bin::with_store(&db, &["show", &id, "--json"]);
+    let run: Value = serde_json::from_slice(&o.stdout).expect("show --json");
+    let bw = |mix: &str| -> f64 {
+        run["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| {
+                r["experiment"] == "rw_mix"
+                    && r["metric"] == "bandwidth"
+                    && r["params"]["mix"] == mix
+            })
+            .and_then(|r| r["value"].as_f64())
+            .unwrap_or_else(|| panic!("no {mix} bandwidth"))
+    };
+    let pct = |mix: &str| -> String {
+        run["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["experiment"] == "rw_mix" && r["params"]["mix"] == mix)
+            .map(|r| r["params"]["reads_pct"].as_str().unwrap_or("?").to_string())
+            .unwrap()
+    };
+    assert_eq!(
+        (pct("3:1"), pct("1:3")),
+        ("75".to_string(), "25".to_string())
+    );
+    // Two read blocks and a copy block in turn draw what those blocks draw
+    // each at its own speed, within the noise of a shared host.
+    for (mix, kernels) in [
+        ("3:1", [("read", 8.0), ("read", 8.0), ("1:1", 16.0)]),
+        ("1:3", [("write", 8.0), ("write", 8.0), ("1:1", 16.0)]),
+    ] {
+        let want = blended(&bw, &kernels);
+        let got = bw(mix);
+        assert!(
+            got > want * 0.6 && got < want * 1.6,
+            "{mix}: {got:.2} GB/s, its blocks at their own speeds {want:.2} GB/s"
+        );
     }
 }

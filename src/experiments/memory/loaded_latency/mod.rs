@@ -24,8 +24,11 @@ use anyhow::{bail, Result};
 use serde::Serialize;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
+pub use traffic::{arrays_of, Traffic};
 
 pub struct LoadedLatency;
+
+mod traffic;
 
 pub const EXP: &str = "loaded_latency";
 /// Chase latency with `streams` streaming threads running.
@@ -179,10 +182,11 @@ pub fn run_plan(
 ) -> Result<()> {
     let width = Width::widest().unwrap_or(Width::Scalar);
     let v = Variant::new(plan.traffic, width, plan.store);
-    let measured = measure(ctx, plan, &[(v, plan.array_bytes)])?;
+    let t = Traffic::plain(v);
+    let measured = measure(ctx, plan, &[(t.clone(), plan.array_bytes)])?;
     let (points, method) = match measured.into_iter().next() {
         Some(m) => (m.points, m.method),
-        None => (Vec::new(), method_text(plan, &v, "", plan.array_bytes)),
+        None => (Vec::new(), method_text(plan, &t, "", plan.array_bytes)),
     };
     let base = points
         .first()
@@ -213,15 +217,15 @@ struct Chase {
     steps: u64,
 }
 
-/// Measure the curve of each traffic (its STREAM variant, the bytes of each
-/// of its arrays) in turn, over `plan`'s counts of streams: one chain
+/// Measure the curve of each traffic (its STREAM variants, the bytes of
+/// each of its arrays) in turn, over `plan`'s counts of streams: one chain
 /// (built once, by the chaser), the arrays of each traffic first-touched by
 /// its streams. Ctrl-C stops between rounds: the traffics measured so far
 /// are returned (a traffic cut short keeps its finished points).
 pub fn measure(
     ctx: &mut ExpCtx,
     plan: &LoadedPlan,
-    traffics: &[(Variant, usize)],
+    traffics: &[(Traffic, usize)],
 ) -> Result<Vec<Measured>> {
     let max_k = plan.counts.iter().copied().max().unwrap_or(0);
     if max_k > plan.streamers.len() {
@@ -247,23 +251,23 @@ pub fn measure(
         steps,
     };
     let mut all = Vec::new();
-    for &(v, bytes) in traffics {
+    for (t, bytes) in traffics {
         if ctx.stop.load(Ordering::Relaxed) {
             break;
         }
-        let arrays = stream_arrays(ctx, plan, max_k, &v, bytes)?;
-        let points = curve_points(ctx, plan, &mut team, &chase, arrays.as_ref(), &v)?;
+        let arrays = stream_arrays(ctx, plan, max_k, t, *bytes)?;
+        let points = curve_points(ctx, plan, &mut team, &chase, arrays.as_ref(), t)?;
         all.push(Measured {
-            array_bytes: bytes,
+            array_bytes: *bytes,
             points,
-            method: method_text(plan, &v, &mech, bytes),
+            method: method_text(plan, t, &mech, *bytes),
         });
     }
     Ok(all)
 }
 
 /// The points of one traffic's curve: per count of streams, rounds in
-/// which the chaser times its chase while the streams run `v` over their
+/// which the chaser times its chase while the streams run `t` over their
 /// chunks of `arrays` (none: no stream).
 fn curve_points(
     ctx: &mut ExpCtx,
@@ -271,7 +275,7 @@ fn curve_points(
     team: &mut Team,
     chase: &Chase,
     arrays: Option<&StreamArrays>,
-    v: &Variant,
+    t: &Traffic,
 ) -> Result<Vec<LoadedPoint>> {
     let max_k = team.size() - 1;
     let steps = chase.steps;
@@ -289,7 +293,7 @@ fn curve_points(
         (ctx.step)(&format!(
             "chasing on CPU {} with {k} streaming thread(s) ({}{pause})",
             plan.chaser,
-            v.kernel.name()
+            t.name()
         ));
         let delay_ns = delay_us * 1e3;
         let mut point = LoadedPoint::unmeasured(k, delay_us);
@@ -317,7 +321,7 @@ fn curve_points(
                     };
                     let how = Streaming {
                         arr,
-                        v,
+                        t,
                         max_k,
                         block,
                         delay_ns,
@@ -349,12 +353,12 @@ fn is_zero(v: &f64) -> bool {
     *v == 0.0
 }
 
-/// What a streaming thread of a round runs: `v` over its chunk of `arr`
-/// (one of `max_k`), `block` elements at a time, pausing `delay_ns` after
-/// each block (the injection delay; 0: none).
+/// What a streaming thread of a round runs: `t`'s kernels in turn over its
+/// chunk of `arr` (one of `max_k`), `block` elements at a time, pausing
+/// `delay_ns` after each block (the injection delay; 0: none).
 struct Streaming<'a> {
     arr: &'a StreamArrays,
-    v: &'a Variant,
+    t: &'a Traffic,
     max_k: usize,
     block: usize,
     delay_ns: f64,
@@ -365,14 +369,18 @@ impl Streaming<'_> {
     /// given up: the chaser's thread ended or panicked; Ctrl-C): the ns it
     /// ran and the bytes it counted.
     fn until(&self, timer: &crate::base::Timer, t: usize, done: &AtomicBool) -> (f64, f64) {
-        let (arr, v, block) = (self.arr, self.v, self.block);
+        let (arr, block) = (self.arr, self.block);
         let chunk = arr.chunk(self.max_k);
         let mut off = 0;
-        let mut elems = 0usize;
+        let mut bytes = 0usize;
         let a = timer.now();
+        let mut i = 0;
         while !done.load(Ordering::Acquire) && !crate::placement::watch::abandoned() {
+            let v = self.t.block(i);
+            i += 1;
             black_box(arr.pass_range(v, t, self.max_k, off, block));
-            elems += block.min(chunk - off);
+            let (l, s) = v.kernel.counted_bytes();
+            bytes += block.min(chunk - off) * (l + s);
             off += block;
             if off >= chunk {
                 off = 0;
@@ -386,8 +394,7 @@ impl Streaming<'_> {
             }
         }
         let ns = timer.since(a);
-        let (l, s) = v.kernel.counted_bytes();
-        (ns, (elems * (l + s)) as f64)
+        (ns, bytes as f64)
     }
 }
 
@@ -416,13 +423,6 @@ impl LoadedPoint {
                 .sum::<f64>(),
         );
     }
-}
-
-/// Arrays a streaming thread of `kernel` runs over (copy gets one more:
-/// STREAM's copy reads one array and writes another, both beside a third
-/// for the kernel's checks).
-pub fn arrays_of(kernel: BwKernel) -> usize {
-    kernel.arrays().max(1) + usize::from(kernel == BwKernel::Copy)
 }
 
 /// The chase chain, built by the chaser thread (team index 0, first touch
@@ -463,7 +463,7 @@ fn stream_arrays(
     ctx: &mut ExpCtx,
     plan: &LoadedPlan,
     max_k: usize,
-    v: &Variant,
+    t: &Traffic,
     array_bytes: usize,
 ) -> Result<Option<StreamArrays>> {
     if max_k == 0 {
@@ -478,19 +478,19 @@ fn stream_arrays(
         &mut st,
         array_bytes,
         None,
-        arrays_of(v.kernel),
+        t.arrays(),
     )?))
 }
 
 /// The method line of the latency records (`mech`: how the chain's huge
 /// pages were had).
-fn method_text(plan: &LoadedPlan, v: &Variant, mech: &str, array_bytes: usize) -> String {
+fn method_text(plan: &LoadedPlan, t: &Traffic, mech: &str, array_bytes: usize) -> String {
     format!(
-        "one thread chases a random cycle over {} (2 MiB pages by {mech}) on CPU {} while k threads stream STREAM {} ({}) over their own chunks of {}; per round: ns per load of the chaser, GB/s (counted bytes) of the streams over the same time; median of rounds",
+        "one thread chases a random cycle over {} (2 MiB pages by {mech}) on CPU {} while k threads stream {} ({}) over their own chunks of {}; per round: ns per load of the chaser, GB/s (counted bytes) of the streams over the same time; median of rounds",
         fmt_size(plan.chain_bytes),
         plan.chaser,
-        v.kernel.name(),
-        v.width.name(),
+        t.words(),
+        t.block(0).width.name(),
         fmt_size(array_bytes)
     )
 }

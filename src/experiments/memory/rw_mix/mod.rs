@@ -4,8 +4,10 @@
 //! One loaded-latency curve hides how writes cut usable bandwidth (Mess,
 //! MICRO 2024; Intel MLC's `--loaded_latency -W` traffic types): this sets
 //! the mixes side by side. A mix is named by the share of reads in the
-//! bytes the application moves (STREAM's counting): `read` 100%, `2:1`
-//! (triad) 67%, `1:1` (copy) 50%, `write` 0%; `nt`: non-temporal stores,
+//! bytes the application moves (STREAM's counting): `read` 100%, `3:1`
+//! 75% (two read blocks then a copy block, in turn), `2:1` (triad) 67%,
+//! `1:1` (copy) 50%, `1:3` 25% (two write blocks then a copy block),
+//! `write` 0%; `nt`: non-temporal stores,
 //! which skip the read of each written line that a normal store makes the
 //! memory do (write-allocate), so the bus's own read share differs from
 //! the application's (docs/methods-memory.md, "Read/write mixes").
@@ -17,7 +19,7 @@ use crate::base::CpuSet;
 use crate::base::Stats;
 use crate::experiments::experiment::{ExpCtx, Experiment, Profile};
 use crate::experiments::memory::bandwidth::Variant;
-use crate::experiments::memory::loaded_latency::{self, LoadedPlan, Measured};
+use crate::experiments::memory::loaded_latency::{self, LoadedPlan, Measured, Traffic};
 use crate::kernels::memory::{BwKernel, StoreKind, Width};
 use crate::machine::MachineInfo;
 use crate::results::schema::{MetricId, ResultRecord};
@@ -39,75 +41,118 @@ const METHOD_VERSION: u32 = 1;
 /// The params key naming a mix.
 pub const MIX_PARAM: &str = "mix";
 
-/// One traffic mix.
+/// One traffic mix: the STREAM kernels a stream runs block after block, in
+/// turn (one for the mixes a kernel has), and its stores.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mix {
-    pub kernel: BwKernel,
+    pub cycle: &'static [BwKernel],
     pub store: StoreKind,
 }
 
+/// 3:1 (75% reads): two read blocks, then a copy block.
+const THREE_TO_ONE: &[BwKernel] = &[BwKernel::Read, BwKernel::Read, BwKernel::Copy];
+/// 1:3 (25% reads): two write blocks, then a copy block.
+const ONE_TO_THREE: &[BwKernel] = &[BwKernel::Write, BwKernel::Write, BwKernel::Copy];
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
 impl Mix {
-    /// Its name: the read:write ratio of the counted bytes (`read`, `2:1`,
-    /// `1:1`, `write`), with ` nt` for non-temporal stores.
+    /// A mix of one kernel.
+    const fn of(kernel: BwKernel, store: StoreKind) -> Mix {
+        Mix {
+            cycle: match kernel {
+                BwKernel::Read => &[BwKernel::Read],
+                BwKernel::Write => &[BwKernel::Write],
+                BwKernel::Copy => &[BwKernel::Copy],
+                BwKernel::Triad => &[BwKernel::Triad],
+            },
+            store,
+        }
+    }
+
+    /// (loaded, stored) bytes per element over one turn of its kernels.
+    fn counted_bytes(&self) -> (usize, usize) {
+        self.cycle.iter().fold((0, 0), |(l, s), k| {
+            let (kl, ks) = k.counted_bytes();
+            (l + kl, s + ks)
+        })
+    }
+
+    /// Its name: the read:write ratio of the counted bytes (`read`, `3:1`,
+    /// `2:1`, `1:1`, `1:3`, `write`), with ` nt` for non-temporal stores.
     pub fn name(&self) -> String {
-        // All reads and all writes keep their kernel's name.
-        let base = match self.kernel {
-            BwKernel::Read | BwKernel::Write => self.kernel.name(),
-            BwKernel::Triad => "2:1",
-            BwKernel::Copy => "1:1",
+        let (l, s) = self.counted_bytes();
+        let base = match (l, s) {
+            (_, 0) => BwKernel::Read.name().to_string(),
+            (0, _) => BwKernel::Write.name().to_string(),
+            _ => {
+                let g = gcd(l, s);
+                format!("{}:{}", l / g, s / g)
+            }
         };
         match self.store {
-            StoreKind::NonTemporal if self.kernel.has_stores() => format!("{base} nt"),
-            _ => base.to_string(),
+            StoreKind::NonTemporal if s > 0 => format!("{base} nt"),
+            _ => base,
         }
     }
 
     /// Share of reads in the bytes the application moves, %.
     pub fn reads_pct(&self) -> f64 {
-        let (l, s) = self.kernel.counted_bytes();
+        let (l, s) = self.counted_bytes();
         100.0 * l as f64 / (l + s) as f64
+    }
+
+    /// What a stream runs, at `width`.
+    pub fn traffic(&self, width: Width) -> Traffic {
+        Traffic {
+            cycle: self
+                .cycle
+                .iter()
+                .map(|&k| Variant::new(k, width, self.store))
+                .collect(),
+        }
     }
 }
 
 /// All reads: the mix the loaded-latency curve measures.
-pub const ALL_READS: Mix = Mix {
-    kernel: BwKernel::Read,
-    store: StoreKind::Normal,
-};
+pub const ALL_READS: Mix = Mix::of(BwKernel::Read, StoreKind::Normal);
 
-/// The mixes a profile measures, reads first.
+/// The mixes a profile measures, reads first: the quick profile the four
+/// a kernel has, the others also 3:1 and 1:3 (blocks of two kernels in
+/// turn) and the non-temporal stores.
 pub fn mixes(profile: Profile) -> Vec<Mix> {
     let no = StoreKind::Normal;
     let nt = StoreKind::NonTemporal;
-    let mut v = vec![
-        Mix {
-            kernel: BwKernel::Read,
-            store: no,
-        },
-        Mix {
-            kernel: BwKernel::Triad,
-            store: no,
-        },
-        Mix {
-            kernel: BwKernel::Copy,
-            store: no,
-        },
-        Mix {
-            kernel: BwKernel::Write,
-            store: no,
-        },
-    ];
-    if profile != Profile::Quick {
-        v.push(Mix {
-            kernel: BwKernel::Copy,
-            store: nt,
-        });
-        v.push(Mix {
-            kernel: BwKernel::Write,
-            store: nt,
-        });
+    if profile == Profile::Quick {
+        return vec![
+            ALL_READS,
+            Mix::of(BwKernel::Triad, no),
+            Mix::of(BwKernel::Copy, no),
+            Mix::of(BwKernel::Write, no),
+        ];
     }
-    v
+    vec![
+        ALL_READS,
+        Mix {
+            cycle: THREE_TO_ONE,
+            store: no,
+        },
+        Mix::of(BwKernel::Triad, no),
+        Mix::of(BwKernel::Copy, no),
+        Mix {
+            cycle: ONE_TO_THREE,
+            store: no,
+        },
+        Mix::of(BwKernel::Write, no),
+        Mix::of(BwKernel::Copy, nt),
+        Mix::of(BwKernel::Write, nt),
+    ]
 }
 
 /// What the experiment measures: the loaded-latency plan (chaser, streams,
@@ -357,15 +402,13 @@ impl Experiment for RwMix {
         }
         let width = Width::widest().unwrap_or(Width::Scalar);
         // Every mix moves over the same bytes: its arrays share the plan's.
-        let traffics: Vec<(Variant, usize)> = p
+        let traffics: Vec<(Traffic, usize)> = p
             .mixes
             .iter()
             .map(|m| {
-                let v = Variant::new(m.kernel, width, m.store);
-                (
-                    v,
-                    p.loaded.array_bytes / loaded_latency::arrays_of(m.kernel),
-                )
+                let t = m.traffic(width);
+                let bytes = p.loaded.array_bytes / t.arrays();
+                (t, bytes)
             })
             .collect();
         let measured = loaded_latency::measure(ctx, &p.loaded, &traffics)?;
@@ -393,8 +436,10 @@ mod tests {
             names,
             [
                 (r.to_string(), 100.0),
+                ("3:1".to_string(), 75.0),
                 ("2:1".to_string(), 67.0),
                 ("1:1".to_string(), 50.0),
+                ("1:3".to_string(), 25.0),
                 (w.to_string(), 0.0),
                 ("1:1 nt".to_string(), 50.0),
                 (format!("{w} nt"), 0.0),

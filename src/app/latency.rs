@@ -17,7 +17,7 @@ pub struct LatencyArgs {
     /// Points per doubling for ranges in --sizes.
     #[arg(long, default_value_t = 4, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
     pub per_octave: usize,
-    /// Page sizes: 4k, 2m (THP by madvise, else hugetlbfs), or both.
+    /// Page sizes: 4k, 2m (THP by madvise, else hugetlbfs), 1g (reserved 1 GiB hugetlbfs pages; never reserved here), or several. The default, 2m,4k, is the profile's curves (with 1g too when enough 1 GiB pages are free).
     #[arg(long, value_delimiter = ',', default_value = "2m,4k")]
     pub pages: Vec<String>,
     /// Chase patterns: random, page_local (TLB-separating), sequential (lmbench-like).

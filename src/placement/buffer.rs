@@ -37,6 +37,9 @@ pub enum PageRequest {
     Thp,
     /// hugetlbfs pages of the default huge page size (`MAP_HUGETLB`).
     HugeTlb,
+    /// hugetlbfs pages of 1 GiB (`MAP_HUGETLB | MAP_HUGE_1GB`), from the
+    /// pool reserved under `hugepages-1048576kB` (never reserved here).
+    HugeTlb1G,
 }
 
 /// Which pages the buffer actually has.
@@ -272,6 +275,45 @@ fn map_thp(len: usize) -> Result<(*mut u8, usize, Option<usize>)> {
     Ok((p, mapped, Some(huge)))
 }
 
+/// 1 GiB.
+const GIB: usize = 1 << 30;
+
+/// Map `len` bytes of the reserved 1 GiB hugetlbfs pages: the mapping, its
+/// length (whole pages) and the page size; unavailable, with the pool's
+/// counts, when too few are free.
+fn map_hugetlb_1g(len: usize) -> Result<(*mut u8, usize, Option<usize>)> {
+    let mapped = round_up(len, GIB)
+        .ok_or_else(|| anyhow::anyhow!("buffer size {len} bytes is too large"))?;
+    // MAP_HUGE_1GB: log2(1 GiB) in the flags' page-size bits.
+    let flags = libc::MAP_HUGETLB | (30 << libc::MAP_HUGE_SHIFT);
+    let p = mmap_anon(mapped, flags).map_err(|e| -> anyhow::Error {
+        let pool = "/sys/kernel/mm/hugepages/hugepages-1048576kB";
+        let read = |f: &str| {
+            std::fs::read_to_string(format!("{pool}/{f}"))
+                .map(|s| s.trim().to_string())
+                .unwrap_or_else(|_| "?".into())
+        };
+        match e.raw_os_error() {
+            Some(libc::ENOMEM) | Some(libc::EINVAL) | Some(libc::ENOENT) => Unavailable {
+                what: "1 GiB hugetlbfs pages",
+                reason: format!(
+                    "mmap(MAP_HUGETLB|MAP_HUGE_1GB) of {} GiB failed ({}); {} of {} reserved 1 GiB pages free (reserve them with {pool}/nr_hugepages or hugepagesz=1G hugepages=N at boot)",
+                    mapped / GIB,
+                    errno_name(&e),
+                    read("free_hugepages"),
+                    read("nr_hugepages")
+                ),
+            }
+            .into(),
+            _ => anyhow::anyhow!(
+                "cannot map {mapped} bytes of 1 GiB pages: mmap(MAP_HUGETLB|MAP_HUGE_1GB) failed ({})",
+                errno_name(&e)
+            ),
+        }
+    })?;
+    Ok((p, mapped, Some(GIB)))
+}
+
 /// Map `len` bytes of reserved hugetlbfs pages (`MAP_HUGETLB`): the
 /// mapping, its length and the huge page size.
 fn map_hugetlb(len: usize) -> Result<(*mut u8, usize, Option<usize>)> {
@@ -320,6 +362,7 @@ impl Buffer {
             PageRequest::Base => map_base_pages(len, base)?,
             PageRequest::Thp => map_thp(len)?,
             PageRequest::HugeTlb => map_hugetlb(len)?,
+            PageRequest::HugeTlb1G => map_hugetlb_1g(len)?,
         };
         let buf = Buffer {
             ptr,
@@ -328,7 +371,7 @@ impl Buffer {
             request: opts.pages,
             huge_page_bytes: huge,
         };
-        if opts.pages != PageRequest::HugeTlb {
+        if !matches!(opts.pages, PageRequest::HugeTlb | PageRequest::HugeTlb1G) {
             name_mapping(buf.ptr, buf.mapped_len);
         }
         if let Some(policy) = &opts.policy {
@@ -422,7 +465,7 @@ impl Buffer {
             exact: true,
             note: None,
         };
-        if self.request == PageRequest::HugeTlb {
+        if matches!(self.request, PageRequest::HugeTlb | PageRequest::HugeTlb1G) {
             // MAP_HUGETLB succeeded: every page of this mapping is a hugetlbfs
             // page; there is no fallback to base pages.
             rep.kind = PageKind::HugeTlb;

@@ -6,6 +6,7 @@
 //! `info` reports; disagreements are findings.
 
 mod analysis;
+mod giant;
 mod plan;
 pub mod text;
 pub mod view;
@@ -47,6 +48,9 @@ pub const DRAM: MetricId = MetricId::new(EXP, "dram");
 pub const DRAM_CYCLES: MetricId = MetricId::new(EXP, "dram_cycles");
 /// Random chase on 4 KiB pages minus 2 MiB pages: the page-walk share.
 pub const TLB_COST: MetricId = MetricId::new(EXP, "tlb_cost");
+/// Latency 1 GiB pages save against 2 MiB pages at the largest working
+/// set both reach (the guest's own page walks, in a VM).
+pub const GIANT_PAGE_SAVING: MetricId = MetricId::new(EXP, "giant_page_saving");
 /// Latency added per doubling of the working set past the memory plateau
 /// (page walks; nested ones in a VM).
 pub const PAGE_WALK_CLIMB: MetricId = MetricId::new(EXP, "page_walk_climb");
@@ -190,6 +194,25 @@ fn curve_buffer(
                 Ok(())
             })?;
             Ok((b, Some(o)))
+        }
+        Pages::Giant => {
+            let b = Buffer::new(
+                bytes,
+                &BufferOptions {
+                    pages: PageRequest::HugeTlb1G,
+                    policy,
+                    touch: Touch::Here,
+                },
+            )?;
+            let report = b.page_report();
+            Ok((
+                b,
+                Some(HugeOutcome {
+                    report,
+                    mechanism: "hugetlbfs",
+                    note: None,
+                }),
+            ))
         }
     }
 }
@@ -436,21 +459,6 @@ fn dram_pool<'a>(c: &'a CurveResult, levels: &[LevelMatch]) -> (Vec<&'a Point>, 
     }
 }
 
-/// What 1 GiB pages could tell about a climb here, and why no curve uses
-/// them (none is measured on 1 GiB pages yet).
-fn giant_pages_note(m: &MachineInfo) -> String {
-    let pool = m.knobs.hugepages.iter().find(|p| p.size_kb == 1 << 20);
-    let have = match pool {
-        None => "this kernel offers no 1 GiB pages".to_string(),
-        Some(p) => format!(
-            "1 GiB pages: {} reserved, {} free",
-            p.nr.map(|n| n.to_string()).unwrap_or_else(|| "?".into()),
-            p.free.map(|n| n.to_string()).unwrap_or_else(|| "?".into())
-        ),
-    };
-    format!("{have}; cpuscope does not chase on 1 GiB pages yet, so the climb is not split between the guest's own page walks and the host's")
-}
-
 /// The page-walk climb of a curve beyond its memory plateau, as a figure.
 fn climb_record(c: &CurveResult, plan: &LatencyPlan, vm: Option<bool>) -> Option<ResultRecord> {
     let m = c.memory.as_ref()?;
@@ -520,8 +528,9 @@ fn emit_curve(
     };
     out(e.curve_record(&levels, &unmatched))?;
 
-    // Only the random curves define the levels.
-    if c.pattern != Pattern::Random {
+    // Only the random curves define the levels (on 2 MiB and 4 KiB pages:
+    // the 1 GiB curve starts past L2, for its memory plateau and climb).
+    if c.pattern != Pattern::Random || c.pages == Pages::Giant {
         // DRAM figure of the variant.
         if let Some(why) = &plan.dram_unavailable {
             return out(dram_unavailable(c, plan, &e.meth, why));
@@ -531,6 +540,11 @@ fn emit_curve(
             .with_samples(last.samples.clone())
             .with_note(&format!("working set {}", fmt_size(last.bytes)));
         out(r)?;
+        if c.pages == Pages::Giant {
+            if let Some(r) = climb_record(c, plan, clock.vm) {
+                out(r)?;
+            }
+        }
         return Ok(());
     }
     for lm in &levels {
@@ -583,7 +597,12 @@ impl CurveEmit<'_> {
             ));
         if let Some(o) = &c.pages_obtained {
             rec = rec.with_note(&format!(
-                "2 MiB pages by {}: {:?}{}",
+                "{} pages by {}: {:?}{}",
+                if c.pages == Pages::Giant {
+                    "1 GiB"
+                } else {
+                    "2 MiB"
+                },
                 o.mechanism,
                 o.report.kind,
                 o.note
@@ -793,6 +812,9 @@ pub fn run_plan(
     if let Some(rec) = tlb_cost_record(&results) {
         out(rec)?;
     }
+    if let Some(rec) = giant_saving(&results, ctx.machine.identity.virtualization.is_virtual) {
+        out(rec)?;
+    }
     // L3 per instance.
     if plan.per_l3_instance {
         per_l3_instances(ctx, plan, &results, out)?;
@@ -800,48 +822,57 @@ pub fn run_plan(
     Ok(())
 }
 
+/// The figures of the curve of `pattern` on `pages`, if measured.
+fn pages_curve(
+    results: &[CurveResult],
+    pattern: Pattern,
+    pages: Pages,
+) -> Option<giant::PagesCurve> {
+    let c = results
+        .iter()
+        .find(|c| c.pattern == pattern && c.pages == pages)?;
+    Some(giant::PagesCurve {
+        points: c
+            .points
+            .iter()
+            .map(|p| (p.bytes, p.ns.median, p.ns.min, p.ns.max))
+            .collect(),
+        climb: c
+            .memory
+            .as_ref()
+            .and_then(|m| m.climb.as_ref())
+            .map(|cl| cl.ns_per_doubling),
+    })
+}
+
+/// What 1 GiB pages save against 2 MiB pages (both random curves measured).
+fn giant_saving(results: &[CurveResult], vm: Option<bool>) -> Option<ResultRecord> {
+    let of = |pages| pages_curve(results, Pattern::Random, pages);
+    giant::saving_record(
+        GIANT_PAGE_SAVING,
+        &of(Pages::Huge)?,
+        &of(Pages::Giant)?,
+        vm,
+        METHOD_VERSION,
+    )
+}
+
 /// TLB cost: random chase on 4 KiB pages minus the same on 2 MiB pages at
 /// the largest common size (page-local is the fallback: its in-page
 /// locality also helps the prefetchers, so it overstates the cost).
 fn tlb_cost_record(results: &[CurveResult]) -> Option<ResultRecord> {
-    let find = |pat: Pattern, pages: Pages| {
-        results
-            .iter()
-            .find(|c| c.pattern == pat && c.pages == pages)
-    };
-    let against = find(Pattern::Random, Pages::Huge)
+    let against = pages_curve(results, Pattern::Random, Pages::Huge)
         .map(|c| (c, "2 MiB pages"))
         .or_else(|| {
-            find(Pattern::PageLocal, Pages::Small).map(|c| {
+            pages_curve(results, Pattern::PageLocal, Pages::Small).map(|c| {
                 (
                     c,
                     "page-local on 4 KiB pages (prefetchers help it too: an upper bound)",
                 )
             })
-        });
-    let (Some(r), Some((p, what))) = (find(Pattern::Random, Pages::Small), against) else {
-        return None;
-    };
-    let a = r
-        .points
-        .iter()
-        .rev()
-        .find(|a| p.points.iter().any(|b| b.bytes == a.bytes))?;
-    let b = p.points.iter().find(|b| b.bytes == a.bytes)?;
-    let mut rec = ResultRecord::of(TLB_COST, "ns", false)
-        .with_param("pages", "4k")
-        .with_method(
-            &format!("random-cycle latency on 4 KiB pages minus {what}, same working set: the page-walk share of a DRAM access"),
-            METHOD_VERSION,
-        )
-        .with_note(&format!(
-            "at {}: {:.1} ns on 4 KiB pages, {:.1} ns {what} (derived from two medians)",
-            fmt_size(a.bytes),
-            a.ns.median,
-            b.ns.median
-        ));
-    rec.value = Some(a.ns.median - b.ns.median);
-    Some(rec)
+        })?;
+    let small = pages_curve(results, Pattern::Random, Pages::Small)?;
+    giant::tlb_cost(TLB_COST, &small, against, METHOD_VERSION)
 }
 
 /// The clock of the next curve: `ghz` from `ghz_src`, the published cycles
@@ -867,7 +898,7 @@ fn curve_clock<'a>(
         published: machine.uarch.core_for(plan.cpu),
         huge,
         vm: machine.identity.virtualization.is_virtual,
-        giant: giant_pages_note(machine),
+        giant: giant::pages_note(machine, plan.curves.iter().any(|c| c.pages == Pages::Giant)),
     }
 }
 

@@ -19,6 +19,9 @@ pub enum Pages {
     Small,
     /// 2 MiB pages: THP by madvise, else hugetlbfs.
     Huge,
+    /// 1 GiB hugetlbfs pages, from the pool the administrator reserved
+    /// (never reserved here).
+    Giant,
 }
 
 impl Pages {
@@ -26,8 +29,44 @@ impl Pages {
         match self {
             Pages::Small => "4k",
             Pages::Huge => "2m",
+            Pages::Giant => "1g",
         }
     }
+}
+
+/// 1 GiB.
+const GIB: usize = 1 << 30;
+
+/// The 1 GiB pages a working set of `top` bytes takes.
+pub fn giant_pages_for(top: usize) -> u64 {
+    top.div_ceil(GIB) as u64
+}
+
+/// The 1 GiB pages free on the machine (its pool's `free_hugepages`), if
+/// it has a pool.
+pub fn giant_pages_free(m: &MachineInfo) -> Option<u64> {
+    m.knobs
+        .hugepages
+        .iter()
+        .find(|p| p.size_kb == 1 << 20)
+        .and_then(|p| p.free)
+}
+
+/// The random curve on 1 GiB pages, from L2 up to `top`, when enough of
+/// them are free (reserved by the administrator: nothing is reserved here):
+/// set beside the 2 MiB curve, its climb is what is left without the
+/// guest's own page walks (docs/methods-memory.md, "1 GiB pages").
+fn giant_curve(m: &MachineInfo, main: &[usize], cf: &CacheFacts) -> Option<CurveSpec> {
+    let top = main.iter().copied().max()?;
+    if giant_pages_free(m)? < giant_pages_for(top) {
+        return None;
+    }
+    let from = cf.l2.unwrap_or(MIB).max(256 * KIB);
+    Some(CurveSpec {
+        pattern: Pattern::Random,
+        pages: Pages::Giant,
+        sizes: main.iter().copied().filter(|&s| s >= from).collect(),
+    })
 }
 
 /// Chase pattern of a curve.
@@ -124,7 +163,10 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> LatencyPl
             )
         })
     });
-    let curves = profile_curves(profile, top, &cf);
+    let mut curves = profile_curves(profile, top, &cf);
+    if let Some(g) = giant_curve(machine, &curves[0].sizes, &cf) {
+        curves.insert(1, g);
+    }
     LatencyPlan {
         cpu: cpus.first().unwrap_or(0),
         node: None,
@@ -219,7 +261,7 @@ pub struct Options {
     pub sizes: Option<String>,
     /// Points per doubling for ranges in `sizes`.
     pub per_octave: usize,
-    /// Page sizes (`4k`, `2m`); the two of them: the profile's curves.
+    /// Page sizes (`4k`, `2m`, `1g`); `4k` and `2m`: the profile's curves.
     pub pages: Vec<String>,
     /// Chase patterns (random, page_local, sequential).
     pub patterns: Vec<String>,
@@ -297,7 +339,8 @@ fn pages_option(pages: &[String]) -> Result<Vec<Pages>> {
         out.push(match p.as_str() {
             "4k" | "4K" | "small" => Pages::Small,
             "2m" | "2M" | "huge" => Pages::Huge,
-            o => bail!("--pages: unknown page size '{o}' (expected 4k or 2m)"),
+            "1g" | "1G" | "giant" => Pages::Giant,
+            o => bail!("--pages: unknown page size '{o}' (expected 4k, 2m or 1g)"),
         });
     }
     Ok(out)
@@ -337,5 +380,58 @@ pub fn point_reps(reps: usize, size: usize) -> usize {
         reps * BIG_POINT_REPS_FACTOR
     } else {
         reps
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::knobs::HugePagePool;
+
+    fn with_giant_pool(free: Option<u64>) -> MachineInfo {
+        let mut m = MachineInfo::default();
+        if let Some(f) = free {
+            m.knobs.hugepages.push(HugePagePool {
+                size_kb: 1 << 20,
+                nr: Some(f),
+                free: Some(f),
+                reserved: None,
+                surplus: None,
+                per_node: Vec::new(),
+            });
+        }
+        m
+    }
+
+    #[test]
+    fn a_1g_curve_only_when_enough_reserved_pages_are_free() {
+        let cpus = CpuSet::from_ids([0]);
+        let giant = |m: &MachineInfo| {
+            plan(m, &cpus, Profile::Quick)
+                .curves
+                .iter()
+                .find(|c| c.pages == Pages::Giant)
+                .cloned()
+        };
+        assert!(giant(&with_giant_pool(None)).is_none(), "no pool");
+        assert!(giant(&with_giant_pool(Some(0))).is_none(), "none free");
+        let p = plan(&with_giant_pool(Some(64)), &cpus, Profile::Quick);
+        let top = p.curves[0].sizes.iter().copied().max().unwrap();
+        let g = giant(&with_giant_pool(Some(giant_pages_for(top)))).expect("enough free");
+        assert_eq!((g.pattern, g.curves_top()), (Pattern::Random, top));
+        assert!(g.sizes.iter().all(|&s| s >= 256 * KIB), "{:?}", g.sizes);
+        // Right after the 2 MiB curve, so the climb split reads both.
+        assert_eq!(p.curves[1].pages, Pages::Giant);
+        assert_eq!(pages_option(&["1g".into()]).unwrap(), vec![Pages::Giant]);
+        assert!(pages_option(&["3m".into()])
+            .unwrap_err()
+            .to_string()
+            .contains("4k, 2m or 1g"));
+    }
+
+    impl CurveSpec {
+        fn curves_top(&self) -> usize {
+            self.sizes.iter().copied().max().unwrap_or(0)
+        }
     }
 }

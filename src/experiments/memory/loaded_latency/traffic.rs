@@ -86,7 +86,11 @@ mod tests {
         let p = Traffic::plain(v(BwKernel::Read));
         assert_eq!(
             (p.arrays(), p.words(), p.name()),
-            (1, "STREAM read".to_string(), "read".to_string())
+            (
+                1,
+                "STREAM read".to_string(),
+                BwKernel::Read.name().to_string()
+            )
         );
     }
 }

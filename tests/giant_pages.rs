@@ -58,6 +58,7 @@ fn a_latency_run_chases_on_reserved_1g_pages_and_splits_the_climb() {
         ],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let verdict = String::from_utf8_lossy(&o.stdout).into_owned();
     let o = bin::with_store(&db, &["runs", "--json"]);
     let runs: Value = serde_json::from_slice(&o.stdout).unwrap();
     let id = runs["runs"][0]["id"].as_str().unwrap().to_string();
@@ -86,4 +87,7 @@ fn a_latency_run_chases_on_reserved_1g_pages_and_splits_the_climb() {
     );
     // No level figures from the 1 GiB curve: it starts past L2.
     assert!(of("L1d").is_none() && of("L2").is_none(), "{recs:#?}");
+    // The verdict's latency line says what they saved, or that it is noise.
+    let flat = verdict.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("1 GiB pages "), "{verdict}");
 }

@@ -603,7 +603,7 @@ fn bad_input_gives_one_line_errors() {
         (vec!["latency", "--sizes", "abc"], "bad size"),
         (vec!["latency", "--node", "77"], "do not exist"),
         (vec!["latency", "--cpu", "4095"], "not usable"),
-        (vec!["latency", "--pages", "1g"], "unknown page size"),
+        (vec!["latency", "--pages", "3m"], "unknown page size"),
         (vec!["bandwidth", "--size", "0"], "size 0"),
         (
             vec!["bandwidth", "--size", "100T"],

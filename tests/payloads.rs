@@ -366,7 +366,7 @@ fn recorded_runs_still_render() {
                 assert!(summary.contains(needle), "{rel}: summary lacks {what}");
             }
             assert!(
-                html.contains("this machine's speed relative to it"),
+                html.contains("this machine&#39;s speed relative to it"),
                 "{rel}: report lacks the bc table"
             );
         }

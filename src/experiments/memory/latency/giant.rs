@@ -10,6 +10,18 @@
 use crate::base::fmt::fmt_size;
 use crate::machine::MachineInfo;
 use crate::results::schema::{MetricId, ResultRecord};
+use serde::{Deserialize, Serialize};
+
+/// The payload of `giant_page_saving`: where it was read, both medians,
+/// and whether the two points' samples overlap.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GiantSavingData {
+    pub bytes: usize,
+    pub huge_ns: f64,
+    pub giant_ns: f64,
+    pub within_noise: bool,
+}
 
 /// The figures of one random curve this needs: (working set, median, min
 /// and max ns) per point, and its page-walk climb (ns per doubling), if any.
@@ -122,7 +134,12 @@ pub fn saving_record(
         ));
     }
     r.value = Some(on_huge - on_giant);
-    Some(r)
+    Some(r.with_payload(&GiantSavingData {
+        bytes,
+        huge_ns: on_huge,
+        giant_ns: on_giant,
+        within_noise: overlap,
+    }))
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! `info` reports; disagreements are findings.
 
 mod analysis;
-mod giant;
+pub mod giant;
 mod plan;
 pub mod text;
 pub mod view;

@@ -268,6 +268,7 @@ fn curve_line(run: &Run, pg: &str) -> VerdictLine {
             ));
         }
     }
+    parts.extend(giant_part(run, pg));
     VerdictLine::plain(
         "Latency",
         format!(
@@ -276,6 +277,25 @@ fn curve_line(run: &Run, pg: &str) -> VerdictLine {
             if pg == "2m" { "2 MiB" } else { "4 KiB" }
         ),
     )
+}
+
+/// What 1 GiB pages saved against the 2 MiB curve, when both were measured.
+fn giant_part(run: &Run, pg: &str) -> Option<String> {
+    use super::giant::GiantSavingData;
+    if pg != "2m" {
+        return None;
+    }
+    let r = find(run, super::GIANT_PAGE_SAVING, |_| true)?;
+    let d = r.data_as::<GiantSavingData>()?;
+    let v = r.value?;
+    let at = fmt_size(d.bytes);
+    Some(if d.within_noise {
+        format!("1 GiB pages {:+.0} ns at {at}: within the noise", -v)
+    } else if v > 0.0 {
+        format!("1 GiB pages save {v:.0} ns at {at} (the page walks they avoid)")
+    } else {
+        format!("1 GiB pages {:+.0} ns at {at}, slower than 2 MiB pages", -v)
+    })
 }
 
 // ---------------------------------------------------------------- curves

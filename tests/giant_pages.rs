@@ -43,27 +43,8 @@ fn a_latency_run_chases_on_reserved_1g_pages_and_splits_the_climb() {
         );
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("s.db");
-    let o = bin::with_store(
-        &db,
-        &[
-            "run",
-            "--profile",
-            "quick",
-            "--only",
-            "latency",
-            "--no-html",
-            "-q",
-        ],
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let verdict = String::from_utf8_lossy(&o.stdout).into_owned();
-    let o = bin::with_store(&db, &["runs", "--json"]);
-    let runs: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let id = runs["runs"][0]["id"].as_str().unwrap().to_string();
-    let o = bin::with_store(&db, &["show", &id, "--json"]);
-    let run: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (verdict, run) =
+        bin::run_and_show(&["--profile", "quick", "--only", "latency", "--no-html", "-q"]);
     let recs: Vec<&Value> = run["results"]
         .as_array()
         .unwrap()

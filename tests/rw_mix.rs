@@ -222,26 +222,14 @@ fn the_three_to_one_and_one_to_three_mixes_run_their_blocks_in_turn() {
         skip::skip_or_fail("rw_mix 3:1 and 1:3: one usable CPU, no load to measure");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("s.db");
-    let o = bin::with_store(
-        &db,
-        &[
-            "run",
-            "--profile",
-            "standard",
-            "--only",
-            "rw_mix",
-            "--no-html",
-            "-q",
-        ],
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = bin::with_store(&db, &["runs", "--json"]);
-    let runs: Value = serde_json::from_slice(&o.stdout).expect("runs --json");
-    let id = runs["runs"][0]["id"].as_str().unwrap().to_string();
-    let o = bin::with_store(&db, &["show", &id, "--json"]);
-    let run: Value = serde_json::from_slice(&o.stdout).expect("show --json");
+    let (_verdict, run) = bin::run_and_show(&[
+        "--profile",
+        "standard",
+        "--only",
+        "rw_mix",
+        "--no-html",
+        "-q",
+    ]);
     let bw = |mix: &str| -> f64 {
         run["results"]
             .as_array()

@@ -40,3 +40,29 @@ pub fn with_store(store: impl AsRef<OsStr>, args: &[&str]) -> Output {
         .output()
         .expect("spawn cpuscope")
 }
+
+/// `cpuscope run ARGS...` into a new store in a temporary directory, which
+/// must succeed: its standard output (the verdict) and the stored run as
+/// `show --json` gives it.
+pub fn run_and_show(args: &[&str]) -> (String, serde_json::Value) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let db = dir.path().join("s.db");
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    let o = with_store(&db, &all);
+    assert!(
+        o.status.success(),
+        "run {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let verdict = String::from_utf8_lossy(&o.stdout).into_owned();
+    let o = with_store(&db, &["runs", "--json"]);
+    let runs: serde_json::Value = serde_json::from_slice(&o.stdout).expect("runs --json");
+    let id = runs["runs"][0]["id"]
+        .as_str()
+        .expect("a stored run")
+        .to_string();
+    let o = with_store(&db, &["show", &id, "--json"]);
+    let run = serde_json::from_slice(&o.stdout).expect("show --json");
+    (verdict, run)
+}

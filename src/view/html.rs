@@ -3,7 +3,10 @@
 //! `note`). Tables as tables (a figure right-aligned with its unit and, on
 //! hover, its spread; one without a value as `n/a` with its reason), line
 //! charts through the one line engine ([`super::lines`]), bar charts as
-//! bars (on a log scale in a block of their own), heatmaps as tables. Every string is escaped.
+//! bars (on a log scale in a block of their own), heatmaps as tables, pair
+//! matrices ([`super::heatmap`]) and intervals ([`super::intervals`]) by
+//! their engines; marked pieces of text in their classes. Every string is
+//! escaped.
 
 use super::heatmap::svg_pair_matrix;
 use super::lines::{svg_lines, Series as LineSeries};

@@ -2,8 +2,8 @@
 //!
 //! Every experiment implements [`Views`] in its folder's `view.rs`: its
 //! [`Rank`], its [`Section`]s (typed [`Table`]s and [`Chart`]s of
-//! [`Figure`]s; experiments not migrated yet still return the summary's
-//! text and the report's HTML from their family's renderers), its
+//! [`Figure`]s; a few experiments still return their summary as text from
+//! their own `text.rs`, docs/views.md), its
 //! [`VerdictLine`]s, its [`Curve`]s, its [`KeyFigure`]s and its rules of
 //! advice ([`Rule`], [`Finding`]), built from its typed payloads. Nothing
 //! here measures or knows an experiment: the floor sits between `results/`
@@ -11,9 +11,10 @@
 //! build views).
 //!
 //! The printers draw any section, one file per format: [`text`] (the
-//! terminal), [`html`] (the report's fragment, with the one line-chart
-//! engine [`lines`]), [`markdown`] and [`csv`] (long form). An experiment never writes text layout or HTML for a
-//! typed section: `rw_mix` is the first built that way (docs/views.md).
+//! terminal), [`html`] (the report's fragment, with one engine per chart
+//! kind: [`lines`], [`heatmap`], [`intervals`]), [`markdown`] and [`csv`]
+//! (long form). No experiment writes HTML, nor text layout for a typed
+//! section (docs/views.md).
 
 pub mod csv;
 pub mod finding;

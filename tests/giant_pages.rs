@@ -6,6 +6,8 @@
 
 #[path = "common/bin.rs"]
 mod bin;
+#[path = "common/emulator.rs"]
+mod emulator;
 #[path = "common/skip.rs"]
 mod skip;
 
@@ -41,6 +43,12 @@ fn a_latency_run_chases_on_reserved_1g_pages_and_splits_the_climb() {
         skip::skip_hardware(
             "1 GiB pages: none could be reserved here (not root, or no contiguous gigabyte free)",
         );
+        return;
+    }
+    if emulator::lacks(
+        emulator::Needs::GiantPages,
+        "a latency run on reserved 1 GiB pages",
+    ) {
         return;
     }
     let (verdict, run) =

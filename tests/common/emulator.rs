@@ -29,17 +29,46 @@ pub enum Needs {
     PerfEvents,
     /// The NUMA memory-policy calls.
     MemPolicy,
+    /// An anonymous mapping on a 1 GiB hugetlbfs page (`MAP_HUGE_1GB`):
+    /// qemu-user maps in its own host-page steps and answers EINVAL even
+    /// with a 1 GiB page free in the pool.
+    GiantPages,
 }
 
 fn enosys(n: Needs) -> bool {
     let nr = match n {
         Needs::PerfEvents => libc::SYS_perf_event_open,
         Needs::MemPolicy => libc::SYS_get_mempolicy,
+        Needs::GiantPages => return giant_mapping_refused(),
     };
     // SAFETY: all-NULL/zero arguments: a real kernel answers EFAULT, EINVAL
     // or 0 without touching memory; an emulator that lacks the call, ENOSYS.
     let r = unsafe { libc::syscall(nr, 0usize, 0usize, 0usize, 0usize, 0usize) };
     r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS)
+}
+
+/// True when a 1 GiB hugetlbfs mapping answers EINVAL here (the caller has
+/// reserved a page first, so the pool is not the reason).
+fn giant_mapping_refused() -> bool {
+    const HUGE_1GB: libc::c_int = 30 << libc::MAP_HUGE_SHIFT;
+    let len = 1usize << 30;
+    // SAFETY: a fresh anonymous mapping, unmapped at once if it succeeds.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_HUGETLB | HUGE_1GB,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL);
+    }
+    // SAFETY: the mapping just made, of `len` bytes.
+    unsafe { libc::munmap(p, len) };
+    false
 }
 
 /// True, quietly, when the declared emulator lacks the syscall (a test
@@ -57,9 +86,13 @@ pub fn lacks(n: Needs, what: &str) -> bool {
     if !enosys(n) {
         return false;
     }
+    let (answer, covered) = match n {
+        Needs::GiantPages => ("EINVAL", "the native run of this test covers the same code"),
+        _ => ("ENOSYS", "the ARM lab covers it on a real kernel"),
+    };
     let _ = writeln!(
         std::io::stderr(),
-        "SKIP ({emu} answers ENOSYS for {n:?}; the ARM lab covers it on a real kernel): {what}"
+        "SKIP ({emu} answers {answer} for {n:?}; {covered}): {what}"
     );
     true
 }

@@ -2,21 +2,20 @@
 //! from elsewhere, no fonts, no CDN), readable offline.
 
 use crate::base::fmt::fmt_num;
-pub use crate::base::html::{esc, svg_bars};
+pub use crate::base::html::esc;
 use crate::results::schema::{Load, ResultRecord, Run};
-use crate::view::html::{page, FIGURE_CSS, TABLE_CSS};
+use crate::view::html::{page, CHART_CSS, FIGURE_CSS, TABLE_CSS};
 use serde_json::Value;
 use std::fmt::Write as _;
 
 /// The report's own rules, after the shell's, the tables' and the figures'
 /// (`view::html::page`).
 const CSS: &str = r#".noisy{color:#b35900;font-weight:bold}.na{color:#888;font-style:italic}.note{color:#555;font-size:.85em}
-.meta{color:#555}svg text{font-size:11px;fill:#333}.bar{fill:#4a7ab5}.bar2{fill:#d08a3c}
+.meta{color:#555}
 .verdict{border:1px solid #bcd;border-radius:6px;background:#f7fbff;padding:.2em 1em 1em;margin:1em 0}
 .verdict h2{border:none;margin-top:.4em}.verdict table{width:100%}.verdict th{width:7em;background:none;border:none;color:#456}
 .verdict td{border:none}.verdict tr.warn td{color:#9a4d00;font-weight:600}.verdict tr.lead td{font-weight:600}
 nav.toc{font-size:.9em;margin:.5em 0 1em;display:flex;flex-wrap:wrap;gap:.2em 1em}nav.toc a{white-space:nowrap}figure{margin:1em 0}figcaption{color:#555;font-size:.85em;max-width:900px}
-svg circle:hover,svg rect:hover{stroke:#000;stroke-width:1}
 @media print{body{max-width:none;margin:0;font-size:10pt}nav.toc{display:none}.verdict{break-inside:avoid}
 h2{break-after:avoid}figure,svg,table{break-inside:avoid}a{color:inherit;text-decoration:none}}
 "#;
@@ -217,7 +216,7 @@ pub fn render_run(run: &Run) -> String {
     h.push_str("</div>");
     page(
         &format!("cpuscope: {} on {}", run.id, run.host),
-        &[TABLE_CSS, FIGURE_CSS, CSS],
+        &[TABLE_CSS, FIGURE_CSS, CHART_CSS, CSS],
         &h,
     )
 }

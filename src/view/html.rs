@@ -2,20 +2,22 @@
 //! fragment of the report's page (its CSS classes: `num`, `noisy`, `na`,
 //! `note`). Tables as tables (a figure right-aligned with its unit and, on
 //! hover, its spread; one without a value as `n/a` with its reason), line
-//! charts through the one line engine ([`super::lines`]), bar charts as
-//! bars (on a log scale in a block of their own), heatmaps as tables, pair
+//! charts through the one line engine ([`super::lines`]), bar charts through
+//! the one bar engine ([`super::bars`], on a log scale in a block of their
+//! own), heatmaps as tables, pair
 //! matrices ([`super::heatmap`]) and intervals ([`super::intervals`]) by
 //! their engines; marked pieces of text in their classes. Every string is
 //! escaped.
 
+use super::bars::{svg_bars, BarChart};
 use super::heatmap::svg_pair_matrix;
-use super::lines::{svg_lines, Series as LineSeries};
+use super::lines::{svg_lines, LineChart};
 use super::model::{
     Align, Block, Cell, Chart, ChartKind, Figure, Heatmap, Mark, Scale, Section, Span, Style,
-    Table, Ticks, NO_REASON,
+    Table, NO_REASON,
 };
-use crate::base::fmt::{fmt_bytes_axis, fmt_num};
-use crate::base::html::{esc, svg_bars, svg_log_bars};
+use crate::base::fmt::fmt_num;
+use crate::base::html::esc;
 use std::fmt::Write as _;
 
 /// The rules every page starts with: the body's width and font, its
@@ -33,6 +35,10 @@ pub const TABLE_CSS: &str = "table{border-collapse:collapse;margin:.5em 0;font-s
 /// and compare draw them.
 pub const FIGURE_CSS: &str =
     "th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}\n";
+
+/// The charts' rules (the engines' classes: `bar`, `axis`, `grid`, `ref`),
+/// which every page with a chart uses.
+pub const CHART_CSS: &str = "svg text{font-size:11px;fill:#333}.bar{fill:#4a7ab5}svg .axis{stroke:#999;stroke-width:1}svg .grid{stroke:#e4e4e4;stroke-width:1}svg .ref{stroke:#444;stroke-dasharray:4 3}\nsvg circle:hover,svg rect:hover{stroke:#000;stroke-width:1}\n";
 
 /// The one page shell: a self-contained HTML document (inline CSS, no
 /// script, font or network) titled `title` (escaped here), its style the
@@ -237,40 +243,6 @@ pub fn table(t: &Table) -> String {
     out
 }
 
-/// Whether an axis of these values is drawn on a log scale.
-fn log_scale(scale: Scale, values: impl Iterator<Item = f64>) -> bool {
-    match scale {
-        Scale::Linear => false,
-        Scale::Log => true,
-        Scale::Auto => {
-            let (lo, hi) = values
-                .filter(|v| v.is_finite() && *v > 0.0)
-                .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
-                    (lo.min(v), hi.max(v))
-                });
-            hi > 0.0 && hi / lo > 20.0
-        }
-    }
-}
-
-/// A tick label of an axis written as `ticks` says.
-fn tick(ticks: Ticks, v: f64) -> String {
-    match ticks {
-        Ticks::Figure => fmt_num(v),
-        Ticks::Bytes => fmt_bytes_axis(v),
-        Ticks::Count if (v - v.round()).abs() < 0.05 => format!("{v:.0}"),
-        Ticks::Count | Ticks::Tenths => format!("{v:.1}"),
-    }
-}
-
-fn axis_label(label: &str, unit: &str) -> String {
-    if unit.is_empty() {
-        label.to_string()
-    } else {
-        format!("{label} ({unit})")
-    }
-}
-
 /// A chart: a line chart through the line engine, a bar chart as bars (one
 /// per group and bar), a heatmap as a table; its caption under it.
 pub fn chart(c: &Chart) -> String {
@@ -280,48 +252,32 @@ pub fn chart(c: &Chart) -> String {
             y,
             series,
             marks,
-            ..
-        } => {
-            let lines: Vec<LineSeries> = series
-                .iter()
-                .map(|s| (s.name.clone().unwrap_or_default(), s.points.clone()))
-                .collect();
-            let marks: Vec<(f64, String)> = marks.iter().map(|m| (m.x, m.label.clone())).collect();
-            let pts = || series.iter().flat_map(|s| s.points.iter());
-            svg_lines(
-                &c.title,
-                &axis_label(&x.label, &x.unit),
-                &axis_label(&y.label, &y.unit),
-                &lines,
-                log_scale(x.scale, pts().map(|p| p.0)),
-                log_scale(y.scale, pts().map(|p| p.1)),
-                &marks,
-                &|v| tick(x.ticks, v),
-            )
-        }
+            reference,
+        } => svg_lines(&LineChart {
+            title: &c.title,
+            x,
+            y,
+            series,
+            marks,
+            reference: reference.as_ref(),
+        }),
         ChartKind::Bars {
             unit,
             groups,
             scale,
-            ..
+            reference,
         } => {
-            let rows: Vec<(String, f64)> = groups
-                .iter()
-                .flat_map(|g| {
-                    g.bars.iter().map(move |b| {
-                        let label = if g.bars.len() == 1 {
-                            g.label.clone()
-                        } else {
-                            format!("{} {}", g.label, b.label)
-                        };
-                        (label, b.value)
-                    })
-                })
-                .collect();
+            let svg = svg_bars(&BarChart {
+                title: &c.title,
+                unit,
+                scale: *scale,
+                groups,
+                reference: reference.as_ref(),
+            });
             match scale {
                 // Figures spanning decades, on a line of their own.
-                Scale::Log => format!("<div>{}</div>", svg_log_bars(&c.title, unit, &rows)),
-                Scale::Linear | Scale::Auto => svg_bars(&c.title, unit, &rows),
+                Scale::Log => format!("<div>{svg}</div>"),
+                Scale::Linear | Scale::Auto => svg,
             }
         }
         ChartKind::Heatmap(h) => heat_table(&c.title, h),
@@ -394,7 +350,7 @@ fn heat_table(title: &str, h: &Heatmap) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::view::model::{Axis, BarGroup, Series, Spread, XMark};
+    use crate::view::model::{Axis, BarGroup, Series, Spread, Ticks, XMark};
 
     #[test]
     fn figures_carry_unit_mark_spread_and_reason_escaped() {
@@ -441,6 +397,7 @@ mod tests {
                 series: vec![Series {
                     name: Some("a".into()),
                     points: vec![(0.0, 80.0), (12.5, 95.0)],
+                    hue: None,
                 }],
                 reference: None,
                 marks: Vec::new(),
@@ -495,10 +452,11 @@ mod tests {
                 ticks,
                 ..Axis::new("working set", "bytes", Scale::Log)
             },
-            y: Axis::new("ns", "", Scale::Log),
+            y: Axis::new("load-to-use", "ns", Scale::Log),
             series: vec![Series {
                 name: Some("random".into()),
                 points: vec![(4096.0, 1.2), (1048576.0, 4.0), (268435456.0, 90.0)],
+                hue: None,
             }],
             reference: None,
             marks: vec![XMark {
@@ -519,12 +477,9 @@ mod tests {
             "{bytes}"
         );
         assert!(bytes.contains("L1d &lt;sysfs&gt;"), "{bytes}");
-        assert!(bytes.contains("working set (bytes)"), "{bytes}");
+        assert!(bytes.contains("working set (bytes, log scale)"), "{bytes}");
         let figures = draw(Ticks::Figure);
         assert_ne!(bytes, figures, "the tick style changes the labels");
-        assert_eq!(tick(Ticks::Count, 3.0), "3");
-        assert_eq!(tick(Ticks::Count, 2.5), "2.5");
-        assert_eq!(tick(Ticks::Tenths, 3.0), "3.0");
     }
 
     #[test]

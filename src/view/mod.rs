@@ -12,10 +12,11 @@
 //!
 //! The printers draw any section, one file per format: [`text`] (the
 //! terminal), [`html`] (the report's fragment, with one engine per chart
-//! kind: [`lines`], [`heatmap`], [`intervals`]), [`markdown`] and [`csv`]
+//! kind: [`lines`], [`bars`], [`heatmap`], [`intervals`]), [`markdown`] and [`csv`]
 //! (long form). No experiment writes HTML, nor text layout for a typed
 //! section (docs/views.md).
 
+pub mod bars;
 pub mod csv;
 pub mod finding;
 pub mod heatmap;

@@ -292,11 +292,31 @@ pub struct XMark {
     pub label: String,
 }
 
+/// Which colour a line or bar takes: the palette's `Series(i)` (the runs
+/// of a comparison keep theirs across charts), or the grey of a published
+/// figure. None: the chart's own order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Hue {
+    Series(usize),
+    Published,
+}
+
+/// A reference line across a chart (a baseline's 100%, a published or
+/// theoretical figure) and what it is called beside it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Reference {
+    pub value: f64,
+    pub label: String,
+}
+
 /// One named line of points.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Series {
     pub name: Option<String>,
     pub points: Vec<(f64, f64)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hue: Option<Hue>,
 }
 
 impl Series {
@@ -313,6 +333,7 @@ impl Series {
         (points.len() >= 2).then(|| Series {
             name: name.map(str::to_string),
             points,
+            hue: None,
         })
     }
 }
@@ -322,6 +343,23 @@ impl Series {
 pub struct Bar {
     pub label: String,
     pub value: f64,
+    /// What is written beside it, when not the value itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hue: Option<Hue>,
+}
+
+impl Bar {
+    /// A bar of `value`, written as its value, in the chart's colour.
+    pub fn new(label: impl Into<String>, value: f64) -> Bar {
+        Bar {
+            label: label.into(),
+            value,
+            text: None,
+            hue: None,
+        }
+    }
 }
 
 /// Bars side by side under one label (a single bar per group: a plain bar chart).
@@ -336,10 +374,7 @@ impl BarGroup {
     pub fn single(label: impl Into<String>, value: f64) -> BarGroup {
         BarGroup {
             label: label.into(),
-            bars: vec![Bar {
-                label: String::new(),
-                value,
-            }],
+            bars: vec![Bar::new("", value)],
         }
     }
 }
@@ -431,7 +466,7 @@ pub enum ChartKind {
         y: Axis,
         series: Vec<Series>,
         /// A horizontal reference line (a published or theoretical figure).
-        reference: Option<f64>,
+        reference: Option<Reference>,
         /// Vertical markers, drawn dashed with their labels.
         marks: Vec<XMark>,
     },
@@ -439,7 +474,8 @@ pub enum ChartKind {
         unit: String,
         scale: Scale,
         groups: Vec<BarGroup>,
-        reference: Option<f64>,
+        /// A vertical reference line across the bars (a baseline's 100%).
+        reference: Option<Reference>,
     },
     Heatmap(Heatmap),
     /// A square matrix of pairs of the same things (CPU to CPU): drawn as

@@ -317,6 +317,7 @@ mod tests {
                 series: vec![Series {
                     name: Some("a".into()),
                     points: vec![(0.0, 80.0), (12.5, 95.0)],
+                    hue: None,
                 }],
                 reference: None,
                 marks: Vec::new(),

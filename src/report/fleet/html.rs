@@ -9,7 +9,7 @@
 use super::{Figure, Fleet, Group, HostValue, Verdict};
 use crate::base::fmt::fmt_num;
 use crate::base::html::esc;
-use crate::view::html::{page, TABLE_CSS};
+use crate::view::html::{page, CHART_CSS, TABLE_CSS};
 use std::fmt::Write as _;
 
 /// The fleet page's own rules (`view::html::page`): its third-level
@@ -17,8 +17,8 @@ use std::fmt::Write as _;
 const H3_CSS: &str = "h3{font-size:1.05em;margin-top:1.2em}\n";
 const CSS: &str = r#"th{background:#f4f4f4}.meta{color:#555}.note{color:#555;font-size:.9em}
 .outlier{color:#b03a2e;font-weight:bold}.noise{color:#b35900}.ev{color:#444;font-size:.88em}
-svg.chart{display:block;margin:.3em 0 .9em}svg text{font-size:11px;fill:#333}svg .axis{stroke:#999;stroke-width:1}
-svg .ref{stroke:#444;stroke-dasharray:4 3}svg .dot{fill:#4a7ab5;fill-opacity:.75}
+svg.chart{display:block;margin:.3em 0 .9em}
+svg .dot{fill:#4a7ab5;fill-opacity:.75}
 svg .dot.out{fill:#c0392b;fill-opacity:1}svg .dot.noise{fill:none;stroke:#d08a3c;stroke-width:2}
 "#;
 
@@ -50,7 +50,7 @@ pub fn render(f: &Fleet) -> String {
     for (i, g) in f.groups.iter().enumerate() {
         group(&mut s, i + 1, g);
     }
-    page("cpuscope fleet", &[H3_CSS, TABLE_CSS, CSS], &s)
+    page("cpuscope fleet", &[H3_CSS, TABLE_CSS, CHART_CSS, CSS], &s)
 }
 
 fn group(s: &mut String, i: usize, g: &Group) {

@@ -86,6 +86,7 @@ fn threads_chart(run: &Run) -> Chart {
                     p(PLACEMENT_PARAM)
                 )),
                 points,
+                hue: None,
             });
         }
     }
@@ -97,7 +98,7 @@ fn threads_chart(run: &Run) -> Chart {
                 ticks: Ticks::Count,
                 ..Axis::new("threads", "", Scale::Linear)
             },
-            y: Axis::new("GB/s", "", Scale::Linear),
+            y: Axis::new("bandwidth", "GB/s", Scale::Linear),
             series,
             reference: None,
             marks: Vec::new(),
@@ -410,9 +411,7 @@ fn bandwidth_line(run: &Run) -> Option<VerdictLine> {
 // ---------------------------------------------------------------- curves
 
 /// `bandwidth.saturation_threads`: the sweep's median GB/s against the
-/// thread count (counts without a figure left out). Its axes keep the
-/// labels the comparison page has always given it: x "x" without a unit,
-/// y in the record's unit.
+/// thread count (counts without a figure left out).
 pub fn saturation_curve(rec: &ResultRecord) -> Vec<Curve> {
     if !rec.is(super::SATURATION_THREADS) {
         return Vec::new();
@@ -425,7 +424,7 @@ pub fn saturation_curve(rec: &ResultRecord) -> Vec<Curve> {
         .iter()
         .filter_map(|&(n, g)| Some((n as f64, g?)))
         .collect();
-    crate::view::curve("x", "", &rec.unit, points)
+    crate::view::curve("threads", "", "GB/s", points)
 }
 
 #[cfg(test)]
@@ -446,7 +445,7 @@ mod tests {
                 c[0].x_unit.as_str(),
                 c[0].y_unit.as_str()
             ),
-            ("x", "", "threads")
+            ("threads", "", "GB/s")
         );
     }
 }

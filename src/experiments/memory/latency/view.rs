@@ -63,6 +63,7 @@ fn curve_chart(run: &Run) -> Chart {
         series.push(Series {
             name: Some(format!("{} {}", p("pattern"), p("pages"))),
             points: d.points.iter().map(|p| (p.bytes as f64, p.min)).collect(),
+            hue: None,
         });
         if marks.is_empty() {
             for l in &d.levels {
@@ -80,14 +81,14 @@ fn curve_chart(run: &Run) -> Chart {
         }
     }
     Chart {
-        title: "Load-to-use latency vs working set, fastest sample per size (dashed: cache sizes declared by sysfs, and where the first curve shows an effective cache share, memory and a page-walk climb begin)".into(),
-        caption: None,
+        title: "Load-to-use latency vs working set".into(),
+        caption: Some("The fastest sample per size. Dashed: the cache sizes sysfs declares, and where the first curve shows an effective cache share, memory and a page-walk climb begin (measured).".into()),
         kind: ChartKind::Lines {
             x: Axis {
                 ticks: Ticks::Bytes,
-                ..Axis::new("working set", "bytes, log scale", Scale::Log)
+                ..Axis::new("working set", "bytes", Scale::Log)
             },
-            y: Axis::new("ns (log)", "", Scale::Log),
+            y: Axis::new("latency", "ns", Scale::Log),
             series,
             reference: None,
             marks,

@@ -81,10 +81,11 @@ fn curve_charts(run: &Run) -> Vec<Chart> {
                     ticks: Ticks::Tenths,
                     ..Axis::new("stream bandwidth", "GB/s", Scale::Linear)
                 },
-                y: Axis::new("ns", "", Scale::Linear),
+                y: Axis::new("latency", "ns", Scale::Linear),
                 series: vec![Series {
                     name: Some(super::LATENCY.metric.to_string()),
                     points,
+                    hue: None,
                 }],
                 reference: None,
                 marks: Vec::new(),

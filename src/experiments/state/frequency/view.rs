@@ -101,10 +101,7 @@ fn placement_bars(run: &Run) -> Chart {
         .filter_map(|r| {
             Some(BarGroup {
                 label: r.metric.clone(),
-                bars: vec![Bar {
-                    label: String::new(),
-                    value: r.value?,
-                }],
+                bars: vec![Bar::new("", r.value?)],
             })
         })
         .collect();

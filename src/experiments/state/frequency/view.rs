@@ -9,10 +9,9 @@ use crate::results::schema::{ResultRecord, Run};
 use crate::view::finding::{ev, from_result, measured, noisy_note, Evidence, Finding, Severity};
 use crate::view::verdict::fig;
 use crate::view::{
-    any, report_section, Bar, BarGroup, Block, Chart, ChartKind, Depth, KeyFigure, Rank, Rule,
-    Scale, Section, VerdictLine, Views,
+    any, report_section, Align, Bar, BarGroup, Block, Cell, Chart, ChartKind, Depth, Figure,
+    KeyFigure, Rank, Rule, Scale, Section, Table, VerdictLine, Views,
 };
-use std::fmt::Write as _;
 
 /// The views of this experiment (the registry holds it).
 pub struct FrequencyViews;
@@ -26,14 +25,13 @@ impl Views for FrequencyViews {
         clock_line(run).into_iter().collect()
     }
 
-    fn summary_text(&self, run: &Run) -> String {
-        summary(&run.results)
-    }
-
     fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
-        report_section(depth, super::EXP, || {
-            vec![Block::Chart(placement_bars(run))]
-        })
+        match depth {
+            Depth::Report => report_section(depth, super::EXP, || {
+                vec![Block::Chart(placement_bars(run))]
+            }),
+            Depth::Summary | Depth::Command => summary(&run.results).into_iter().collect(),
+        }
     }
 
     fn rank(&self) -> Rank {
@@ -45,51 +43,46 @@ impl Views for FrequencyViews {
     }
 }
 
-/// Its section of the summary: one line per placement, measured beside
-/// declared.
-fn summary(rs: &[ResultRecord]) -> String {
+/// Its section of the summary: a row per placement (the clock, its CV and
+/// repetitions; not available with the reason under the table), and what
+/// the machine declares, not measured, in a note.
+fn summary(rs: &[ResultRecord]) -> Option<Section> {
     let f: Vec<&ResultRecord> = rs
         .iter()
         .filter(|r| r.from_experiment(super::EXP))
         .collect();
     if f.is_empty() {
-        return String::new();
+        return None;
     }
-    let mut out = String::from("Effective frequency (measured; dependent add chain)\n");
+    let mut t = Table::new(&["placement", "clock", "CV", "n"]);
+    for c in 1..4 {
+        t.columns[c].align = Align::Right;
+    }
     for r in &f {
-        match (r.value, &r.stats) {
-            (Some(v), Some(s)) => {
-                let _ = writeln!(
-                    out,
-                    "  {:<18} {:>7} {:<5} CV {:>5.1}%  n={}{}",
-                    r.metric,
-                    fmt_num(v),
-                    r.unit,
-                    s.cv * 100.0,
-                    s.n,
-                    if s.is_noisy() { "  NOISY" } else { "" }
-                );
-            }
-            _ => {
-                let _ = writeln!(
-                    out,
-                    "  {:<18} not available: {}",
-                    r.metric,
-                    r.unavailable_reason
-                        .as_deref()
-                        .unwrap_or("no reason recorded")
-                );
-            }
-        }
+        let (cv, n) = match &r.stats {
+            Some(s) if r.value.is_some() => (format!("{:.1}%", s.cv * 100.0), s.n.to_string()),
+            _ => (String::new(), String::new()),
+        };
+        t.rows.push(vec![
+            Cell::Text(r.metric.clone()),
+            Cell::Figure(Figure::of(r)),
+            Cell::Text(cv),
+            Cell::Text(n),
+        ]);
     }
+    let mut blocks = vec![Block::Table(t)];
     if let Some(d) = f
         .iter()
         .find(|r| r.is(super::SINGLE_CORE))
         .and_then(|r| r.notes.iter().find(|n| n.starts_with("declared")))
     {
-        let _ = writeln!(out, "  {d}");
+        blocks.push(Block::Note(d.clone()));
     }
-    out
+    Some(Section {
+        id: super::EXP.to_string(),
+        title: "Effective frequency (measured; dependent add chain)".into(),
+        blocks,
+    })
 }
 
 /// The report's chart: the effective clock of each thread placement, as
@@ -346,4 +339,32 @@ fn clock_line(run: &Run) -> Option<VerdictLine> {
         t.push_str(&format!(" · nominal {:.2} GHz", b / 1000.0));
     }
     Some(VerdictLine::plain("Clock", t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_is_a_row_per_placement_with_its_spread_and_the_declared_clock() {
+        let rs = vec![
+            ResultRecord::of(SINGLE_CORE, "GHz", true)
+                .with_samples(vec![3.1, 3.2, 3.3])
+                .with_note("declared, not measured: cpufreq max 3.5 GHz"),
+            ResultRecord::unavailable(super::super::EXP, "smt_pair", "GHz", "no SMT"),
+        ];
+        let s = crate::view::text::sections(&summary(&rs).into_iter().collect::<Vec<_>>());
+        let row = s
+            .lines()
+            .find(|l| l.contains("single_core"))
+            .unwrap_or_default();
+        let words: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(words, ["single_core", "3.200", "GHz", "3.1%", "3"], "{s}");
+        assert!(s.contains("n/a (smt_pair): no SMT"), "{s}");
+        assert!(
+            s.contains("  declared, not measured: cpufreq max 3.5 GHz"),
+            "{s}"
+        );
+        assert!(summary(&[]).is_none());
+    }
 }

@@ -54,7 +54,7 @@ fn summary(rs: &[ResultRecord]) -> Option<Section> {
     if f.is_empty() {
         return None;
     }
-    let mut t = Table::new(&["placement", "clock", "CV", "n"]);
+    let mut t = Table::new(&["run on", "clock", "CV", "n"]);
     for c in 1..4 {
         t.columns[c].align = Align::Right;
     }

@@ -37,7 +37,7 @@ pub fn sections_of(rs: &[ResultRecord]) -> Vec<Section> {
     if mine.is_empty() {
         return Vec::new();
     }
-    let mut t = Table::new(&["kind", "rate", "per node"]);
+    let mut t = Table::new(&["kind", "measured", "per node"]);
     t.columns[1].align = Align::Right;
     let rates: Vec<&&ResultRecord> = mine.iter().filter(|r| r.is(super::RATE)).collect();
     if let Some(u) = rates.first().map(|r| r.unit.clone()) {
@@ -142,7 +142,7 @@ mod tests {
         ];
         let s = summary(&rs);
         assert!(s.starts_with("Network softirqs (sampled)\n"), "{s}");
-        assert!(s.contains("rate softirqs/s"), "{s}");
+        assert!(s.contains("measured softirqs/s"), "{s}");
         let row = s.lines().find(|l| l.contains("NET_RX")).unwrap_or_default();
         let words: Vec<&str> = row.split_whitespace().collect();
         assert_eq!(words, ["NET_RX", "1200", "node", "1", "75%"], "{s}");

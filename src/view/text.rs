@@ -151,10 +151,14 @@ pub fn table(t: &Table) -> String {
         .rows
         .iter()
         .map(|r| {
-            r.iter()
+            // A short row is filled with empty cells.
+            let mut cells: Vec<String> = r
+                .iter()
                 .zip(&t.columns)
                 .map(|(c, col)| cell_text(c, col.unit.is_some()))
-                .collect()
+                .collect();
+            cells.resize(t.columns.len(), String::new());
+            cells
         })
         .collect();
     let widths: Vec<usize> = (0..t.columns.len())

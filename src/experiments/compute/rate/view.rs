@@ -14,12 +14,11 @@ use crate::view::{
 pub struct RateViews;
 
 impl Views for RateViews {
-    fn summary_text(&self, run: &Run) -> String {
-        super::text::render_rate(&run.results)
-    }
-
     fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
-        report_section(depth, super::EXP, || report_blocks(run))
+        match depth {
+            Depth::Report => report_section(depth, super::EXP, || report_blocks(run)),
+            Depth::Summary | Depth::Command => super::text::sections_of(&run.results),
+        }
     }
 
     fn rank(&self) -> Rank {

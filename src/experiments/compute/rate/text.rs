@@ -49,12 +49,12 @@ fn rate_table(rs: &[ResultRecord], j: &[&ResultRecord], wl: &str) -> Vec<Block> 
     if with_mem {
         head.push("memory");
     }
-    head.extend(["CPUs", "throughput", "slowest copy", "efficiency per copy"]);
+    head.extend(["CPUs", "completed", "slowest copy", "efficiency per copy"]);
     if with_mem {
         head.extend(["vs interleave", "pages (mem:N only, move_pages)"]);
     }
     let mut t = Table::new(&head);
-    let figure = head.iter().position(|h| *h == "throughput").unwrap_or(0);
+    let figure = head.iter().position(|h| *h == "completed").unwrap_or(0);
     for c in figure..head.len() - usize::from(with_mem) {
         t.columns[c].align = Align::Right;
     }

@@ -24,18 +24,20 @@ pub fn sections(sections: &[Section]) -> String {
     out
 }
 
-/// One section: its title (when it has one), then its blocks.
+/// One section: its title (when it has one), then its blocks (a table's
+/// caption indented under a title, as the lines are).
 pub fn section(s: &Section) -> String {
     let mut out = String::new();
-    if !s.title.is_empty() {
+    let titled = !s.title.is_empty();
+    if titled {
         let _ = writeln!(out, "{}", for_terminal(&s.title));
     }
-    blocks(&mut out, &s.blocks);
+    blocks(&mut out, &s.blocks, titled);
     out
 }
 
 /// Blocks in order (a group's as its own).
-fn blocks(out: &mut String, blocks: &[Block]) {
+fn blocks(out: &mut String, blocks: &[Block], titled: bool) {
     for b in blocks {
         match b {
             Block::Heading(h) => {
@@ -52,7 +54,7 @@ fn blocks(out: &mut String, blocks: &[Block]) {
                     let _ = writeln!(out, "  - {}", for_terminal(i));
                 }
             }
-            Block::Group(inner) => self::blocks(out, inner),
+            Block::Group(inner) => self::blocks(out, inner, titled),
             Block::Figures(list) => figure_lines(out, list),
             Block::Para(p) => {
                 let _ = writeln!(out, "  {}", for_terminal(p));
@@ -67,6 +69,12 @@ fn blocks(out: &mut String, blocks: &[Block]) {
                 for l in lines {
                     let _ = writeln!(out, "{}", for_terminal(l));
                 }
+            }
+            Block::Table(t) if titled && t.caption.is_some() => {
+                let mut inner = t.clone();
+                let caption = inner.caption.take().unwrap_or_default();
+                let _ = writeln!(out, "  {}", for_terminal(&caption));
+                out.push_str(&table(&inner));
             }
             Block::Table(t) => out.push_str(&table(t)),
             Block::Chart(c) => out.push_str(&table(&chart_table(c))),

@@ -10,12 +10,11 @@ use crate::view::{report_section, BarGroup, Block, Chart, Depth, Rank, Section, 
 pub struct PlacementStudyViews;
 
 impl Views for PlacementStudyViews {
-    fn summary_text(&self, run: &Run) -> String {
-        super::text::render_placement(&run.results)
-    }
-
     fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
-        report_section(depth, super::EXP, || report_blocks(run))
+        match depth {
+            Depth::Report => report_section(depth, super::EXP, || report_blocks(run)),
+            Depth::Summary | Depth::Command => super::text::sections_of(&run.results),
+        }
     }
 
     fn rank(&self) -> Rank {

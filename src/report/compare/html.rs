@@ -53,8 +53,9 @@ fn run_bar(label: String, i: usize, value: f64, text: String) -> Bar {
     }
 }
 
-/// A bar chart of `groups` in percent of the baseline, 100% marked.
-fn relative_bars(title: String, groups: Vec<BarGroup>) -> Chart {
+/// A bar chart of `groups` (texts beside the bars, no unit of its own) on a
+/// linear scale, with its reference line if any.
+fn bar_chart(title: String, groups: Vec<BarGroup>, reference: Option<Reference>) -> Chart {
     Chart {
         title,
         caption: None,
@@ -62,12 +63,18 @@ fn relative_bars(title: String, groups: Vec<BarGroup>) -> Chart {
             unit: String::new(),
             scale: Scale::Linear,
             groups,
-            reference: Some(Reference {
-                value: 100.0,
-                label: pct(100.0),
-            }),
+            reference,
         },
     }
+}
+
+/// A bar chart of `groups` in percent of the baseline, 100% marked.
+fn relative_bars(title: String, groups: Vec<BarGroup>) -> Chart {
+    let hundred = Reference {
+        value: 100.0,
+        label: pct(100.0),
+    };
+    bar_chart(title, groups, Some(hundred))
 }
 
 fn relative_charts(c: &Comparison) -> String {
@@ -207,16 +214,7 @@ fn published_chart(c: &Comparison) -> String {
             label: row.label.clone(),
             bars,
         }];
-        out.push_str(&chart(&Chart {
-            title,
-            caption: None,
-            kind: ChartKind::Bars {
-                unit: String::new(),
-                scale: Scale::Linear,
-                groups,
-                reference: None,
-            },
-        }));
+        out.push_str(&chart(&bar_chart(title, groups, None)));
     }
     out
 }

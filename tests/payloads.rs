@@ -357,7 +357,7 @@ fn recorded_runs_still_render() {
         if rel.ends_with("compute-standard.json") {
             // The compute sections, read through their payloads.
             for (what, needle) in [
-                ("the bc table", "bc_pow vs published data"),
+                ("the bc table", "bc_pow: this machine"),
                 ("the peak table", "Peak FP64 FMA, measured vs theoretical"),
                 ("the clock table", "Clock while each width runs"),
                 ("the rate table", "jobs/h"),

@@ -40,6 +40,9 @@ pub fn section(s: &Section) -> String {
 fn blocks(out: &mut String, blocks: &[Block], titled: bool) {
     for b in blocks {
         match b {
+            Block::Heading(h) if titled => {
+                let _ = writeln!(out, "  {}", for_terminal(h));
+            }
             Block::Heading(h) => {
                 let _ = writeln!(out, "{}", for_terminal(h));
             }
@@ -169,25 +172,38 @@ pub fn table(t: &Table) -> String {
             cells
         })
         .collect();
+    // A reason over several columns is written out after its row's other
+    // cells: it widens no column.
+    let spans = |r: usize| -> Option<usize> {
+        t.rows
+            .get(r)?
+            .iter()
+            .position(|c| matches!(c, Cell::Absent { span, .. } if *span > 1))
+    };
     let widths: Vec<usize> = (0..t.columns.len())
         .map(|i| {
-            std::iter::once(&header)
-                .chain(&rows)
-                .map(|r| r[i].chars().count())
-                .max()
-                .unwrap_or(0)
+            let body = rows
+                .iter()
+                .enumerate()
+                .filter(|(r, _)| spans(*r).is_none_or(|k| i < k))
+                .map(|(_, r)| r[i].chars().count());
+            body.chain([header[i].chars().count()]).max().unwrap_or(0)
         })
         .collect();
-    for r in std::iter::once(&header).chain(&rows) {
-        let cells: Vec<String> = r
+    let pad = |c: &str, align: Align, w: usize| match align {
+        Align::Left => format!("{c:<w$}"),
+        Align::Right => format!("{c:>w$}"),
+    };
+    for (k, r) in std::iter::once(&header).chain(&rows).enumerate() {
+        let cut = k.checked_sub(1).and_then(spans).unwrap_or(r.len());
+        let mut cells: Vec<String> = r
             .iter()
             .zip(&t.columns)
             .zip(&widths)
-            .map(|((c, col), &w)| match col.align {
-                Align::Left => format!("{c:<w$}"),
-                Align::Right => format!("{c:>w$}"),
-            })
+            .take(cut)
+            .map(|((c, col), &w)| pad(c, col.align, w))
             .collect();
+        cells.extend(r.get(cut).cloned());
         let _ = writeln!(out, "{INDENT}{}", cells.join("  ").trim_end());
     }
     for (r, why) in t.missing() {
@@ -344,6 +360,35 @@ mod tests {
         assert!(s.contains("x GB/s"), "{s}");
         assert!(
             s.contains("\n    a ") && s.contains("12.50") && s.contains("95.00"),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn a_reason_over_several_columns_widens_none_and_a_titled_sections_captions_indent() {
+        let mut t = Table::new(&["CPU", "time", "speed"]);
+        t.caption = Some("bc <vs> published".into());
+        t.rows.push(vec![
+            Cell::Text("A".into()),
+            Cell::Text("2 s".into()),
+            Cell::Text("90%".into()),
+        ]);
+        t.rows.push(vec![
+            Cell::Text("B".into()),
+            Cell::Absent {
+                text: "no time published for this machine".into(),
+                span: 2,
+            },
+        ]);
+        let s = section(&Section {
+            id: "x".into(),
+            title: "Seed workloads".into(),
+            blocks: vec![Block::Heading("against published".into()), Block::Table(t)],
+        });
+        assert_eq!(
+            s,
+            "Seed workloads\n  against published\n  bc <vs> published\n    CPU  time  speed\n    A    2 s   90%\n    B    no time published for this machine\n"
+                ,
             "{s}"
         );
     }

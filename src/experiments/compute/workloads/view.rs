@@ -10,15 +10,15 @@ use crate::view::{any, report_section, Depth, KeyFigure, Rank, Section, Views};
 pub struct WorkloadsViews;
 
 impl Views for WorkloadsViews {
-    fn summary_text(&self, run: &Run) -> String {
-        super::text::render_workloads(&run.results)
-    }
-
-    /// The report: its figures against the seeds' published ones.
+    /// The summary: its figures, then the published comparisons; the
+    /// report: its figures against the seeds' published ones.
     fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
-        report_section(depth, super::EXP, || {
-            super::published_view::published_blocks(run)
-        })
+        match depth {
+            Depth::Report => report_section(depth, super::EXP, || {
+                super::published_view::published_blocks(run)
+            }),
+            Depth::Summary | Depth::Command => super::text::sections_of(run),
+        }
     }
 
     fn rank(&self) -> Rank {

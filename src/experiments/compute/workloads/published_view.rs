@@ -6,7 +6,7 @@ use crate::experiments::compute::payload::{
 };
 use crate::experiments::compute::text::param;
 use crate::experiments::compute::workloads;
-use crate::results::schema::{ResultRecord, Run};
+use crate::results::schema::ResultRecord;
 use crate::view::{Align, Block, Cell, Table};
 
 /// A table of these columns, all but the first right-aligned.
@@ -94,18 +94,18 @@ fn openssl_blocks(r: &ResultRecord, c: &PublishedComparison<PerCopyRow>) -> Vec<
 
 /// The comparisons of the run's measured bc and openssl figures; nothing
 /// when none was compared.
-pub fn published_blocks(run: &Run) -> Vec<Block> {
+pub fn published_blocks(rs: &[ResultRecord]) -> Vec<Block> {
     let mut out = Vec::new();
     let mut said: Vec<String> = Vec::new();
-    if run
-        .records(workloads::OPENSSL_AES)
+    if rs
+        .iter()
+        .filter(|r| r.is(workloads::OPENSSL_AES))
         .any(|r| r.value.is_none() && param(r, "alg") == Some("aes-256-ige"))
     {
         // Its "not available" reason (in the results table) says it once.
         said.push("aes-256-cbc".into());
     }
-    for r in run
-        .results
+    for r in rs
         .iter()
         .filter(|r| r.from_experiment(workloads::EXP) && r.value.is_some())
     {

@@ -6,18 +6,26 @@
 use crate::experiments::compute::payload::{LoopNestData, NopLoopData};
 use crate::experiments::compute::text::{param, param_text};
 use crate::experiments::compute::workloads;
-use crate::results::schema::{ResultRecord, Run};
-use crate::view::{Align, Block, Cell, Figure, Section, Table};
+use crate::results::schema::ResultRecord;
+use crate::view::{text, Align, Block, Cell, Figure, Section, Table};
+
+/// The section as text (the text printer's).
+pub fn render_workloads(rs: &[ResultRecord]) -> String {
+    text::sections(&sections_of(rs))
+}
 
 /// Its section: the figures' table, the published comparisons, and how the
 /// openssl algorithm was chosen.
-pub fn sections_of(run: &Run) -> Vec<Section> {
-    let ws: Vec<&ResultRecord> = run.records_of(workloads::EXP).collect();
+pub fn sections_of(rs: &[ResultRecord]) -> Vec<Section> {
+    let ws: Vec<&ResultRecord> = rs
+        .iter()
+        .filter(|r| r.from_experiment(workloads::EXP))
+        .collect();
     if ws.is_empty() {
         return Vec::new();
     }
     let mut blocks = vec![Block::Table(workload_rows(&ws))];
-    blocks.extend(super::published_view::published_blocks(run));
+    blocks.extend(super::published_view::published_blocks(rs));
     blocks.extend(openssl_choice_note(&ws));
     vec![Section {
         id: workloads::EXP.to_string(),
@@ -84,24 +92,10 @@ fn openssl_choice_note(ws: &[&ResultRecord]) -> Option<Block> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::view::text;
-
-    fn run_of(records: Vec<ResultRecord>) -> Run {
-        let mut run = Run::new(
-            "h",
-            "quick",
-            serde_json::Value::Null,
-            crate::results::schema::Environment::default(),
-            serde_json::Value::Null,
-            Vec::new(),
-        );
-        run.results = records;
-        run
-    }
 
     #[test]
     fn the_section_is_a_row_per_figure_with_its_ipc_by_count_and_reasons() {
-        let run = run_of(vec![
+        let rs = vec![
             ResultRecord::of(workloads::NOP_LOOP, "ns/iteration", false)
                 .with_samples(vec![0.25])
                 .with_payload(&NopLoopData {
@@ -110,8 +104,8 @@ mod tests {
                 }),
             ResultRecord::unavailable(workloads::EXP, "ipc", "IPC", "no <PMU>")
                 .with_param("workload", "nop_loop"),
-        ]);
-        let s = text::sections(&sections_of(&run));
+        ];
+        let s = render_workloads(&rs);
         let words: Vec<&str> = s
             .lines()
             .find(|l| l.trim_start().starts_with("nop_loop"))
@@ -121,6 +115,6 @@ mod tests {
         assert_eq!(words, ["nop_loop", "0.2500", "ns/iteration", "4.00"], "{s}");
         assert!(s.starts_with("Seed workloads\n"), "{s}");
         assert!(s.contains("n/a (ipc (workload=nop_loop)): no <PMU>"), "{s}");
-        assert!(sections_of(&run_of(Vec::new())).is_empty());
+        assert!(sections_of(&[]).is_empty());
     }
 }

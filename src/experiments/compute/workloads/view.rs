@@ -15,9 +15,9 @@ impl Views for WorkloadsViews {
     fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
         match depth {
             Depth::Report => report_section(depth, super::EXP, || {
-                super::published_view::published_blocks(run)
+                super::published_view::published_blocks(&run.results)
             }),
-            Depth::Summary | Depth::Command => super::text::sections_of(run),
+            Depth::Summary | Depth::Command => super::text::sections_of(&run.results),
         }
     }
 

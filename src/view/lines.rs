@@ -179,7 +179,11 @@ impl Frame {
             (f.y0, f.y1) = (f.y0.floor(), f.y1.ceil().max(f.y0.floor() + 1.0));
         } else {
             f.y0 = if f.y0 >= 0.0 { 0.0 } else { f.y0 * 1.05 };
-            f.y1 = if f.y1 > f.y0 { f.y1 * 1.05 } else { f.y0 + 1.0 };
+            f.y1 = if f.y1 > f.y0 {
+                f.y1 + f.y1.abs() * 0.05
+            } else {
+                f.y0 + 1.0
+            };
         }
         Some(f)
     }

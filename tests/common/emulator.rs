@@ -35,7 +35,9 @@ pub enum Needs {
     GiantPages,
 }
 
-fn enosys(n: Needs) -> bool {
+/// Whether the call `n` needs is refused here: ENOSYS for a missing
+/// syscall, EINVAL for a 1 GiB mapping.
+fn refused(n: Needs) -> bool {
     let nr = match n {
         Needs::PerfEvents => libc::SYS_perf_event_open,
         Needs::MemPolicy => libc::SYS_get_mempolicy,
@@ -74,7 +76,7 @@ fn giant_mapping_refused() -> bool {
 /// True, quietly, when the declared emulator lacks the syscall (a test
 /// that goes on then expects what cpuscope does without it).
 pub fn answers_enosys(n: Needs) -> bool {
-    declared().is_some() && enosys(n)
+    declared().is_some() && refused(n)
 }
 
 /// True (after printing why) when the declared emulator lacks what `what`
@@ -83,7 +85,7 @@ pub fn lacks(n: Needs, what: &str) -> bool {
     let Some(emu) = declared() else {
         return false;
     };
-    if !enosys(n) {
+    if !refused(n) {
         return false;
     }
     let (answer, covered) = match n {

@@ -16,11 +16,13 @@
 #   - cpuscope-VERSION-linux-ARCH.tar.gz: bin/, share/man/man1 (one page per
 #     sub-command, rendered by `cpuscope manpage` from the clap definitions),
 #     bash/zsh/fish completions (`cpuscope completions`), README, licences;
-#   - cpuscope_VERSION-1_ARCH.deb (cargo-deb, [package.metadata.deb] in Cargo.toml);
+#   - cpuscope_VERSION-1_ARCH.deb (dpkg-deb, from packaging/deb/control and
+#     packaging/deb/copyright; the files at the paths of Debian's layout);
 #   - cpuscope-VERSION-linux-ARCH.debug.tar.gz: the debug info.
-# Tools: cargo-zigbuild and cargo-deb (`cargo install --locked cargo-zigbuild
-# cargo-deb`), ziglang (`pip install ziglang`), binutils (readelf, objcopy;
-# binutils-aarch64-linux-gnu for arm64); .ci/run installs them.
+# Tools: cargo-zigbuild and ziglang (scripts/install-zigbuild.sh puts both,
+# prebuilt, from PyPI in a virtual environment: add its bin folder to PATH),
+# dpkg-deb, binutils (readelf, objcopy; binutils-aarch64-linux-gnu for
+# arm64); .ci/run installs them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FLOOR=2.17
@@ -38,13 +40,18 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-command -v cargo-zigbuild >/dev/null || die "cargo-zigbuild not found: cargo install --locked cargo-zigbuild"
-command -v cargo-deb >/dev/null || die "cargo-deb not found: cargo install --locked cargo-deb"
-# Zig: on PATH, else the PyPI package's binary (cargo-zigbuild also tries
-# `python3 -m ziglang`, but the arm64 build puts Debian's /usr/bin first).
+zigbuild=$(command -v cargo-zigbuild) || die "cargo-zigbuild not found: PATH=\$(scripts/install-zigbuild.sh):\$PATH"
+command -v dpkg-deb >/dev/null || die "dpkg-deb not found (apt-get install dpkg)"
+# Zig: on PATH, else the PyPI package's binary, from the python3 beside
+# cargo-zigbuild (install-zigbuild.sh's environment) or the one on PATH
+# (cargo-zigbuild also tries `python3 -m ziglang`, but the arm64 build puts
+# Debian's /usr/bin first).
 if [ -z "${CARGO_ZIGBUILD_ZIG_PATH:-}" ] && ! command -v zig >/dev/null; then
-  z=$(python3 -c 'import ziglang, os; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))' 2>/dev/null) \
-    || die "zig not found: pip install ziglang"
+  z=
+  for py in "$(dirname "$zigbuild")/python3" python3; do
+    z=$("$py" -c 'import ziglang, os; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))' 2>/dev/null) && break
+  done
+  [ -n "$z" ] || die "zig not found: scripts/install-zigbuild.sh (or pip install ziglang)"
   export CARGO_ZIGBUILD_ZIG_PATH=$z
 fi
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
@@ -64,7 +71,7 @@ build() { # arch → path of the binary
     if [ "$arch" = arm64 ] && [ -d /usr/lib/rustlib/$triple ] && [ -x /usr/bin/cargo ] && [ -x /usr/bin/rustc ]; then
       export PATH=/usr/bin:$PATH RUSTC=/usr/bin/rustc CARGO=/usr/bin/cargo
     fi
-    cargo-zigbuild zigbuild --locked --release --target "$triple.$FLOOR" --bin cpuscope >&2
+    "$zigbuild" zigbuild --locked --release --target "$triple.$FLOOR" --bin cpuscope >&2
   )
   echo "$tdir/$triple/release/cpuscope"
 }
@@ -86,6 +93,26 @@ docs() { # binary
   "$bin" completions bash > "$stage/completions/cpuscope.bash"
   "$bin" completions zsh > "$stage/completions/_cpuscope"
   "$bin" completions fish > "$stage/completions/cpuscope.fish"
+}
+
+# The .deb: the staged files at Debian's paths, packaging/deb/control with
+# the version, architecture and installed size, the copyright file and the
+# md5sums, built by dpkg-deb with root as every file's owner.
+deb() { # arch out.deb
+  local arch=$1 d=target/package/deb-$1 size
+  rm -rf "$d"
+  install -D -m 755 "$stage/bin/cpuscope" "$d/usr/bin/cpuscope"
+  install -d "$d/usr/share/man/man1" "$d/usr/share/doc/cpuscope"
+  install -m 644 "$stage"/man/*.1.gz "$d/usr/share/man/man1/"
+  install -D -m 644 "$stage/completions/cpuscope.bash" "$d/usr/share/bash-completion/completions/cpuscope"
+  install -D -m 644 "$stage/completions/_cpuscope" "$d/usr/share/zsh/vendor-completions/_cpuscope"
+  install -D -m 644 "$stage/completions/cpuscope.fish" "$d/usr/share/fish/vendor_completions.d/cpuscope.fish"
+  install -m 644 README.md LICENSE-MIT LICENSE-APACHE packaging/deb/copyright "$d/usr/share/doc/cpuscope/"
+  size=$(du -sk "$d" | cut -f1)
+  install -d "$d/DEBIAN"
+  sed -e "s/@VERSION@/$version-1/" -e "s/@ARCH@/$arch/" -e "s/@SIZE@/$size/" packaging/deb/control > "$d/DEBIAN/control"
+  (cd "$d" && find usr -type f | LC_ALL=C sort | xargs md5sum) > "$d/DEBIAN/md5sums"
+  dpkg-deb --root-owner-group -Zxz --build "$d" "$2" >/dev/null
 }
 
 docs_from=
@@ -114,8 +141,7 @@ for arch in "${arches[@]}"; do
   tar -C target/package --owner=0 --group=0 -czf "$out/$name.tar.gz" "$name"
   tar -C "$stage/bin" --owner=0 --group=0 -czf "$out/$name.debug.tar.gz" cpuscope.debug
 
-  triple=$([ "$arch" = amd64 ] && echo x86_64-unknown-linux-gnu || echo aarch64-unknown-linux-gnu)
-  cargo-deb deb --no-build --no-strip --no-dbgsym --target "$triple" --output "$out/cpuscope_${version}-1_$arch.deb" >/dev/null
+  deb "$arch" "$out/cpuscope_${version}-1_$arch.deb"
 
   printf 'package: %s: binary %s bytes (debug info %s bytes apart), %s, %s\n' "$arch" \
     "$(stat -c %s "$stage/bin/cpuscope")" "$(stat -c %s "$stage/bin/cpuscope.debug")" \

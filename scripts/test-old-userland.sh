@@ -5,7 +5,9 @@
 # runs; /proc, /sys and /dev bind-mounted. Needs root (chroot, mounts) and
 # debootstrap; arm64 also qemu-user-static with its binfmt entry.
 #
-#   scripts/test-old-userland.sh [--expect-fail BINARY] ARCH=BINARY...
+#   scripts/test-old-userland.sh [--expect-fail BINARY] [--deb ARCH=PACKAGE.deb]... ARCH=BINARY...
+#   scripts/test-old-userland.sh --prepare ARCH...   (only bootstrap the roots: CI does it
+#                                                    while the packages build)
 #   e.g. scripts/test-old-userland.sh amd64=target/package/stage-amd64/cpuscope
 #
 # For each binary it runs, in the chroot: --version, `info`, `run --profile
@@ -13,6 +15,9 @@
 # checks the stored run records the build (environment.build) and the
 # chroot's glibc. --expect-fail BINARY (amd64) shows the test has teeth: a
 # binary built against this machine's newer glibc must not start there.
+# --deb ARCH=PACKAGE: that architecture's .deb is installed there with dpkg
+# (its /usr/bin/cpuscope starts, its man page and completions are where
+# Debian looks for them, dpkg's md5sums match), then removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 die() { echo "old-userland: $*" >&2; exit 2; }
@@ -23,15 +28,20 @@ cache=${CPUSCOPE_CACHE:-$HOME/.cache/cpuscope}
 mirror=${CPUSCOPE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 expect_fail=
 pairs=()
+debs=()
+prepare=()
 while [ $# -gt 0 ]; do
   case $1 in
     --expect-fail) shift; expect_fail=$1;;
+    --deb) shift; case ${1:-} in amd64=*.deb|arm64=*.deb) debs+=("$1");; *) die "--deb needs ARCH=PACKAGE.deb";; esac;;
     amd64=*|arm64=*) pairs+=("$1");;
+    --prepare) shift; while [ $# -gt 0 ] && { [ "$1" = amd64 ] || [ "$1" = arm64 ]; }; do prepare+=("$1"); shift; done
+               [ ${#prepare[@]} -gt 0 ] || die "--prepare needs amd64, arm64 or both"; continue;;
     *) die "unknown argument '$1' (ARCH=BINARY with ARCH amd64 or arm64, or --expect-fail BINARY)";;
   esac
   shift
 done
-[ ${#pairs[@]} -gt 0 ] || die "no binary given (amd64=PATH, arm64=PATH)"
+[ ${#pairs[@]} -gt 0 ] || [ ${#prepare[@]} -gt 0 ] || die "no binary given (amd64=PATH, arm64=PATH)"
 
 mounted=()
 cleanup() {
@@ -51,6 +61,14 @@ rootfs() { # arch → a bullseye minbase root, made once
   fi
   echo "$root"
 }
+
+if [ ${#prepare[@]} -gt 0 ]; then
+  for arch in "${prepare[@]}"; do
+    if [ "$arch" = arm64 ]; then why=$(scripts/binfmt-aarch64.sh 2>&1) || die "arm64: $why"; fi
+    echo "old-userland: $arch: root ready in $(rootfs "$arch")"
+  done
+  [ ${#pairs[@]} -gt 0 ] || exit 0
+fi
 
 mount_in() { # root
   local r=$1 d
@@ -100,6 +118,23 @@ for pair in "${pairs[@]}"; do
       echo "old-userland: ok: the binary built against this machine's glibc does not start there: $(grep -o "version .GLIBC_[0-9.]*. not found" "$work/host.txt" | head -1)"
     fi
   fi
+  for d in ${debs[@]+"${debs[@]}"}; do
+    [ "${d%%=*}" = "$arch" ] || continue
+    deb=${d#*=}
+    [ -f "$deb" ] || die "no package '$deb'"
+    cp "$deb" "$work/cpuscope.deb"
+    t_deb() {
+      inroot env PATH=/usr/sbin:/usr/bin:/sbin:/bin dpkg -i /tmp/cpuscope-test/cpuscope.deb >/dev/null \
+        && inroot /usr/bin/cpuscope --version \
+        && inroot test -s /usr/share/man/man1/cpuscope.1.gz \
+        && inroot test -s /usr/share/man/man1/cpuscope-run.1.gz \
+        && inroot test -s /usr/share/bash-completion/completions/cpuscope \
+        && inroot test -s /usr/share/doc/cpuscope/copyright \
+        && (cd "$root" && md5sum --quiet -c var/lib/dpkg/info/cpuscope.md5sums)
+    }
+    check "$arch: the .deb installs with dpkg, and its binary, man pages and completions are in place" t_deb
+    inroot env PATH=/usr/sbin:/usr/bin:/sbin:/bin dpkg -r cpuscope >/dev/null 2>&1 || true
+  done
   rm -rf "$work"
 done
 cleanup; mounted=()

@@ -17,10 +17,9 @@ mod seed_trees;
 mod emulator;
 use cpuscope::base::CpuSet;
 use cpuscope::experiments::compute::peak;
-use cpuscope::experiments::compute::peak::text::render_peak;
 use cpuscope::experiments::compute::rate::text::render_rate;
 use cpuscope::experiments::compute::rate::{parse_workload, RateWorkload};
-use cpuscope::experiments::compute::simd::text::{render_simd, render_simd_configurations};
+use cpuscope::experiments::compute::simd::text::render_simd_configurations;
 use cpuscope::experiments::compute::simd::{ordered_cpus, smt_advice, smt_yield, thread_points};
 use cpuscope::experiments::experiment::Profile;
 use cpuscope::kernels::chacha::{self, Variant};
@@ -239,11 +238,14 @@ fn simd_table_renders_in_the_seeds_form() {
         .with_param("variant", "neon")
         .with_param("threads", "1"),
     ];
-    let t = render_simd(&rs);
+    let t = render_simd_configurations(&rs);
     assert!(t.contains("scalar MB/s"), "{t}");
     assert!(t.contains("avx512 MB/s"), "{t}");
     assert!(t.contains("75.8%") && t.contains("47.4%"), "{t}");
-    assert!(t.contains("neon: not available: not supported"), "{t}");
+    assert!(
+        t.contains("neon threads=1: not available: not supported"),
+        "{t}"
+    );
     assert!(
         !t.contains("neon MB/s"),
         "an unsupported variant gets no column: {t}"
@@ -252,12 +254,16 @@ fn simd_table_renders_in_the_seeds_form() {
 
 #[test]
 fn simd_configurations_render_each_and_compare_smt_on_off() {
-    // Unlabelled records (--smt/--turbo as-is): exactly the old rendering.
+    // Unlabelled records (--smt/--turbo as-is): one table, no configuration.
     let plain = vec![
         rec("throughput", "scalar", "1", 948.0),
         rec("throughput", "scalar", "all", 11491.0),
     ];
-    assert_eq!(render_simd_configurations(&plain), render_simd(&plain));
+    let t = render_simd_configurations(&plain);
+    assert!(
+        t.contains("scalar MB/s") && !t.contains("configuration"),
+        "{t}"
+    );
     assert_eq!(plain[0].key, rec("throughput", "scalar", "1", 1.0).key);
     assert!(!plain[0].key.contains("smt"), "{}", plain[0].key);
 
@@ -272,8 +278,8 @@ fn simd_configurations_render_each_and_compare_smt_on_off() {
     // The configuration is part of the key: both are kept side by side.
     assert_ne!(rs[0].key, rs[3].key);
     let t = render_simd_configurations(&rs);
-    assert!(t.contains("== configuration: SMT on =="), "{t}");
-    assert!(t.contains("== configuration: SMT off =="), "{t}");
+    assert!(t.contains("configuration: SMT on\n"), "{t}");
+    assert!(t.contains("configuration: SMT off\n"), "{t}");
     assert!(t.contains("SMT on against off"), "{t}");
     assert!(t.contains("(all)") && t.contains("(per_core)"), "{t}");
     assert!(t.contains("1.29x"), "{t}");
@@ -782,7 +788,7 @@ fn the_clock_under_each_width_is_recorded_and_consistent() {
         assert!(named["nominal_clock"].as_str().unwrap().contains("scalar"));
     }
     // The peak table shows both, and the clock under each width.
-    let text = render_peak(&run.results);
+    let text = render_simd_configurations(&run.results);
     assert!(
         text.contains("FLOP/actual cycle") && text.contains("Clock while each width runs"),
         "{text}"

@@ -4,12 +4,11 @@
 //! of it (a curve, a sweep, a matrix; in the experiment's folder; still laid
 //! out as text). Never measures.
 
-use crate::base::fmt::{fmt_num, for_terminal};
+use crate::base::fmt::fmt_num;
 use crate::experiments::memory::{bandwidth, latency, loaded_latency, numa_matrix};
 use crate::experiments::render::figure_item;
 use crate::results::schema::{ResultRecord, Run};
 use crate::view::{report_section, text, Block, Depth, FigureList, Section};
-use std::fmt::Write as _;
 
 /// A matrix or table cell: the figure, or `n/a`.
 pub fn cell(v: Option<f64>) -> String {
@@ -47,22 +46,15 @@ pub fn blocks(recs: &[ResultRecord]) -> Vec<Block> {
             });
         }
         let curve = r.is(latency::CURVE) && r.data.is_some();
-        let table = if curve {
-            let mut text = String::new();
-            latency::text::curve(r, &mut text);
-            for n in &r.notes {
-                let _ = writeln!(text, "  note: {}", for_terminal(n));
-            }
-            Some(text)
-        } else {
-            structured(r)
-        };
-        if let Some(text) = &table {
+        if curve {
+            flush(&mut out, &mut list);
+            out.extend(latency::text::curve(r));
+            out.extend(r.notes.iter().map(|n| Block::Note(format!("note: {n}"))));
+            continue;
+        }
+        if let Some(text) = structured(r) {
             flush(&mut out, &mut list);
             out.push(Block::Verbatim(text.lines().map(str::to_owned).collect()));
-        }
-        if curve {
-            continue;
         }
         list.get_or_insert_with(|| FigureList {
             heading: None,

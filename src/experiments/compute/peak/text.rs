@@ -1,7 +1,7 @@
-//! Text of peak: FMA FLOPs per width against the theory, the clock under each width. Renders stored records; never measures.
+//! Text of peak: FMA FLOPs per width against the theory, the clock under each width, as typed blocks of
+//! simd's section. Renders stored records; never measures.
 
-use crate::base::fmt::columns_ragged;
-use crate::base::fmt::{fmt_num, for_terminal};
+use crate::base::fmt::fmt_num;
 use crate::experiments::compute::payload::{
     ActualCycleData, AgainstTheory, ClockData, OneCoreFlopsData, PerCoreFlopsData, PerCycleData,
     Theory,
@@ -9,53 +9,66 @@ use crate::experiments::compute::payload::{
 use crate::experiments::compute::peak;
 use crate::experiments::compute::text::{na, of, param};
 use crate::results::schema::ResultRecord;
-use std::fmt::Write as _;
+use crate::view::{Align, Block, Cell, Table};
 
 /// FLOPs/cycle per width against the theoretical figure, per scalar-clock
 /// cycle and per actual cycle (at the clock while that width runs); the
-/// clock under each width; seed 000's formula.
-pub fn render_peak(rs: &[ResultRecord]) -> String {
-    let mut out = String::new();
+/// clock under each width; seed 000's formula. Nothing without a figure.
+pub fn summary_blocks(rs: &[ResultRecord]) -> Vec<Block> {
     let pc = of(rs, peak::FMA_FLOPS_PER_CYCLE);
     let fl = of(rs, peak::FMA_FLOPS);
     let actual = of(rs, peak::FMA_FLOPS_PER_ACTUAL_CYCLE);
     let clocks = of(rs, peak::SIMD_CLOCK);
     if pc.is_empty() && fl.is_empty() {
-        return out;
+        return Vec::new();
     }
-    let _ = writeln!(out, "Peak FP64 FMA, measured vs theoretical");
-    let mut rows = vec![vec![
-        "width".to_string(),
-        "threads".into(),
-        "GFLOP/s".into(),
-        "FLOP/cycle".into(),
-        "theoretical".into(),
-        "ratio".into(),
-        "clock (vs scalar)".into(),
-        "FLOP/actual cycle".into(),
-        "ratio".into(),
-    ]];
+    let mut t = Table::new(&[
+        "width",
+        "threads",
+        "GFLOP/s",
+        "FLOP/cycle",
+        "theoretical",
+        "ratio",
+        "clock (vs scalar)",
+        "FLOP/actual cycle",
+        "ratio",
+        "note",
+    ]);
+    for c in [2, 3, 7] {
+        t.columns[c].align = Align::Right;
+    }
+    let mut out = vec![Block::Heading(
+        "Peak FP64 FMA, measured vs theoretical".into(),
+    )];
     for f in &fl {
-        rows.push(peak_row(f, &pc, &actual));
+        if let Err(e) = t.push(peak_row(f, &pc, &actual)) {
+            out.push(Block::Note(format!("a row left out: {e}")));
+        }
     }
-    out.push_str(&columns_ragged(&rows, "  "));
-    let _ = writeln!(
-        out,
-        "  FLOP/cycle: per scalar-clock cycle (the add chain right before and after each sample); FLOP/actual cycle: at the clock while that width runs (below)"
-    );
-    out.push_str(&render_simd_clocks(&clocks));
-    out.push_str(&peak_theory_and_rate(rs, &fl));
+    out.insert(1, Block::Table(t));
+    out.push(Block::Note(
+        "FLOP/cycle: per scalar-clock cycle (the add chain right before and after each sample); FLOP/actual cycle: at the clock while that width runs (below)".into(),
+    ));
+    out.extend(simd_clock_blocks(&clocks));
+    out.extend(peak_theory_and_rate(rs, &fl));
     out
 }
 
 /// One row of the peak table: a width and thread count's GFLOP/s, FLOP per
 /// scalar-clock cycle against the theoretical figure, and per actual cycle.
-fn peak_row(f: &ResultRecord, pc: &[&ResultRecord], actual: &[&ResultRecord]) -> Vec<String> {
+fn peak_row(f: &ResultRecord, pc: &[&ResultRecord], actual: &[&ResultRecord]) -> Vec<Cell> {
     let w = param(f, "width").unwrap_or("?");
     let t = param(f, "threads").unwrap_or("?");
     let shown = peak::labels::record_width_label(f);
     let Some(v) = f.value else {
-        return vec![shown, t.into(), na(f)];
+        return vec![
+            Cell::Text(shown),
+            Cell::Text(t.into()),
+            Cell::Absent {
+                text: na(f),
+                span: 8,
+            },
+        ];
     };
     let same = |r: &&&ResultRecord| param(r, "width") == Some(w) && param(r, "threads") == Some(t);
     let p = pc.iter().find(same);
@@ -78,7 +91,7 @@ fn peak_row(f: &ResultRecord, pc: &[&ResultRecord], actual: &[&ResultRecord]) ->
             d * 100.0
         ));
     }
-    vec![
+    [
         shown,
         t.into(),
         fmt_num(v),
@@ -90,6 +103,9 @@ fn peak_row(f: &ResultRecord, pc: &[&ResultRecord], actual: &[&ResultRecord]) ->
         act_ratio_s,
         flags.join("; "),
     ]
+    .into_iter()
+    .map(Cell::Text)
+    .collect()
 }
 
 /// The theoretical figure and the ratio against it of a peak row with
@@ -162,37 +178,35 @@ fn actual_cycle_cells(
 }
 
 /// Where the theoretical figures come from, and the nop loop's rate.
-fn peak_theory_and_rate(rs: &[ResultRecord], fl: &[&ResultRecord]) -> String {
-    let mut out = String::new();
+fn peak_theory_and_rate(rs: &[ResultRecord], fl: &[&ResultRecord]) -> Vec<Block> {
+    let mut out = Vec::new();
     if let Some(th) = fl
         .iter()
         .filter(|r| param(r, "threads") == Some("1"))
         .find_map(|r| r.data_as::<OneCoreFlopsData>()?.theory)
     {
-        match th {
+        out.push(match th {
             Theory::Known(k) => {
-                let _ = writeln!(out, "  theoretical: {}; source: {}", k.core, k.source);
+                Block::Note(format!("theoretical: {}; source: {}", k.core, k.source))
             }
             Theory::Unknown { reason } => {
-                let _ = writeln!(
-                    out,
-                    "  theoretical: not available: {}",
-                    for_terminal(&reason)
-                );
+                Block::NotAvailable(format!("theoretical: not available: {reason}"))
             }
-        }
+        });
     }
     for r in of(rs, peak::INSTRUCTION_RATE) {
         match r.value {
             Some(v) => {
-                let _ = writeln!(out, "  nop loop on all CPUs: {} G instr/s", fmt_num(v));
-                for n in &r.notes {
-                    let _ = writeln!(out, "    {}", for_terminal(n));
-                }
+                out.push(Block::Note(format!(
+                    "nop loop on all CPUs: {} G instr/s",
+                    fmt_num(v)
+                )));
+                out.extend(r.notes.iter().map(|n| Block::Note(format!("  {n}"))));
             }
-            None => {
-                let _ = writeln!(out, "  nop loop on all CPUs: {}", na(r));
-            }
+            None => out.push(Block::NotAvailable(format!(
+                "nop loop on all CPUs: {}",
+                na(r)
+            ))),
         }
     }
     out
@@ -201,43 +215,46 @@ fn peak_theory_and_rate(rs: &[ResultRecord], fl: &[&ResultRecord]) -> String {
 /// The clock while each width runs (`peak: simd_clock`): GHz with its
 /// spread, the change against the scalar clock and whether it is beyond
 /// noise, the FMA density and the chain check.
-pub fn render_simd_clocks(clocks: &[&ResultRecord]) -> String {
-    let mut out = String::new();
+fn simd_clock_blocks(clocks: &[&ResultRecord]) -> Vec<Block> {
     if clocks.is_empty() {
-        return out;
+        return Vec::new();
     }
-    let _ = writeln!(
-        out,
-        "  Clock while each width runs (add chain with independent FMAs in its shadow, each sample bracketed by the plain add chain):"
-    );
-    let mut rows = vec![vec![
-        "width".to_string(),
-        "GHz".into(),
-        "min-max".into(),
-        "CV".into(),
-        "vs scalar".into(),
-        "FMAs/cycle (units busy)".into(),
-        "2x chain".into(),
-        "".into(),
-    ]];
+    let mut t = Table::new(&[
+        "width",
+        "GHz",
+        "min-max",
+        "CV",
+        "vs scalar",
+        "FMAs/cycle (units busy)",
+        "2x chain",
+        "finding",
+    ]);
+    t.columns[1].align = Align::Right;
+    t.caption = Some("Clock while each width runs (add chain with independent FMAs in its shadow, each sample bracketed by the plain add chain)".into());
     let mut notes = Vec::new();
     for r in clocks {
-        rows.push(clock_row(r, &mut notes));
+        if let Err(e) = t.push(clock_row(r, &mut notes)) {
+            notes.push(format!("a row left out: {e}"));
+        }
     }
-    out.push_str(&columns_ragged(&rows, "    "));
-    for n in notes {
-        let _ = writeln!(out, "    {}", for_terminal(&n));
-    }
+    let mut out = vec![Block::Table(t)];
+    out.extend(notes.into_iter().map(Block::Note));
     out
 }
 
 /// One row of the clock table (`peak: simd_clock`) for record `r`; its
 /// suspicions go to `notes`, each with the width's label.
-fn clock_row(r: &ResultRecord, notes: &mut Vec<String>) -> Vec<String> {
+fn clock_row(r: &ResultRecord, notes: &mut Vec<String>) -> Vec<Cell> {
     let w = param(r, "width").unwrap_or("?");
     let label = peak::labels::clock_record_label(r);
     let Some(v) = r.value else {
-        return vec![label, na(r)];
+        return vec![
+            Cell::Text(label),
+            Cell::Absent {
+                text: na(r),
+                span: 7,
+            },
+        ];
     };
     let st = r.stats.as_ref();
     let d = r.data_as::<ClockData>().unwrap_or_default();
@@ -266,7 +283,7 @@ fn clock_row(r: &ResultRecord, notes: &mut Vec<String>) -> Vec<String> {
     for n in r.notes.iter().filter(|n| n.starts_with("suspect:")) {
         notes.push(format!("{label}: {n}"));
     }
-    vec![
+    [
         label,
         format!(
             "{}{}",
@@ -291,4 +308,47 @@ fn clock_row(r: &ResultRecord, notes: &mut Vec<String>) -> Vec<String> {
         check,
         verdict,
     ]
+    .into_iter()
+    .map(Cell::Text)
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::view::text;
+
+    #[test]
+    fn a_width_without_a_figure_says_why_across_its_row() {
+        let rs = vec![
+            ResultRecord::of(peak::FMA_FLOPS, "GFLOP/s", true)
+                .with_param("width", "avx2")
+                .with_param("threads", "1")
+                .with_samples(vec![40.0, 41.0, 40.5]),
+            ResultRecord::unavailable(peak::EXP, "fma_flops", "GFLOP/s", "no AVX-512 here")
+                .with_param("width", "avx512")
+                .with_param("threads", "1"),
+            ResultRecord::unavailable(peak::EXP, "simd_clock", "GHz", "no AVX-512 here")
+                .with_param("width", "avx512")
+                .with_param("threads", "1"),
+        ];
+        let blocks = summary_blocks(&rs);
+        let tables = blocks
+            .iter()
+            .filter(|b| matches!(b, Block::Table(_)))
+            .count();
+        assert_eq!(tables, 2, "the FLOPs and the clocks: {blocks:?}");
+        let s = text::sections(&[crate::view::Section {
+            id: "simd".into(),
+            title: String::new(),
+            blocks,
+        }]);
+        assert!(
+            s.starts_with("Peak FP64 FMA, measured vs theoretical\n"),
+            "{s}"
+        );
+        assert!(s.contains("not available: no AVX-512 here"), "{s}");
+        assert!(s.contains("40.50"), "{s}");
+        assert!(summary_blocks(&[]).is_empty());
+    }
 }

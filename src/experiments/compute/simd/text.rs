@@ -1,206 +1,12 @@
-//! Text of simd: the throughput table per variant and thread count, SMT on/off, the yields. Renders stored records; never measures.
+//! simd's summary (and `cpuscope simd`'s text): seed 004's table and peak's
+//! figures per configuration (SMT, turbo), then SMT on against off, as a
+//! typed section. Renders stored records; never measures.
 
-use crate::base::fmt::columns_ragged;
-use crate::base::fmt::{fmt_num, for_terminal};
-use crate::experiments::compute::payload::{SimdBestData, SimdThroughputData};
-use crate::experiments::compute::peak::text::render_peak;
-use crate::experiments::compute::text::{na, of, param, param_text};
+use crate::base::fmt::fmt_num;
+use crate::experiments::compute::text::{of, param, param_text};
 use crate::experiments::compute::{peak, simd};
 use crate::results::schema::ResultRecord;
-use std::fmt::Write as _;
-
-/// Seed 004's table: throughput and per-thread efficiency per variant and
-/// thread point, the clock at each point, SMT yield, recommendations.
-pub fn render_simd(rs: &[ResultRecord]) -> String {
-    let mut out = String::new();
-    let thr = of(rs, simd::THROUGHPUT);
-    if thr.is_empty() {
-        return out;
-    }
-    let (variants, points) = simd_axes(&thr);
-    let _ = writeln!(
-        out,
-        "ChaCha20 keystream: throughput (MB/s) and per-thread efficiency vs 1 thread (seed 004's table)"
-    );
-    out.push_str(&simd_context(rs));
-    out.push_str(&simd_table(rs, &thr, &variants, &points));
-    out.push_str(&simd_unmeasured(&thr));
-    out.push_str(&smt_yield_lines(rs));
-    if let Some(best) = of(rs, simd::BEST_THROUGHPUT).first() {
-        for n in &best.notes {
-            let _ = writeln!(out, "  {}", for_terminal(n));
-        }
-    }
-    out
-}
-
-/// The variants and thread points measured, in first-seen order.
-fn simd_axes(thr: &[&ResultRecord]) -> (Vec<String>, Vec<String>) {
-    let mut variants: Vec<String> = Vec::new();
-    let mut points: Vec<String> = Vec::new();
-    for r in thr {
-        if r.value.is_none() {
-            continue;
-        }
-        if let Some(v) = param(r, "variant") {
-            if !variants.iter().any(|x| x == v) {
-                variants.push(v.to_string());
-            }
-        }
-        if let Some(p) = param(r, "threads") {
-            if !points.iter().any(|x| x == p) {
-                points.push(p.to_string());
-            }
-        }
-    }
-    (variants, points)
-}
-
-/// The turbo state and core counts of the best point, and the variants'
-/// verification notes.
-fn simd_context(rs: &[ResultRecord]) -> String {
-    let mut out = String::new();
-    if let Some(best) = of(rs, simd::BEST_THROUGHPUT).first() {
-        if let Some(d) = best.data_as::<SimdBestData>() {
-            let how = if param(best, "turbo").is_some() {
-                "set with --turbo, restored afterwards"
-            } else {
-                "as found; cpuscope does not change it"
-            };
-            let _ = writeln!(
-                out,
-                "  turbo: {} ({how})  ·  {} cores, {} logical CPUs",
-                d.turbo, d.cores, d.logical
-            );
-        }
-    }
-    if let Some(v) = of(rs, simd::VERIFIED_VARIANTS).first() {
-        for n in &v.notes {
-            let _ = writeln!(out, "  verified: {}", for_terminal(n));
-        }
-    }
-    out
-}
-
-/// The table: per thread point, n and GHz, then each variant's MB/s and
-/// efficiency.
-fn simd_table(
-    rs: &[ResultRecord],
-    thr: &[&ResultRecord],
-    variants: &[String],
-    points: &[String],
-) -> String {
-    let mut out = String::new();
-    let mut head = vec!["threads".to_string(), "n".into(), "GHz".into()];
-    for v in variants {
-        head.push(format!("{v} MB/s"));
-        head.push("eff".into());
-    }
-    let mut rows = vec![head];
-    for p in points {
-        let mut row = vec![p.clone(), String::new(), String::new()];
-        for v in variants {
-            let t = thr
-                .iter()
-                .find(|r| param(r, "variant") == Some(v) && param(r, "threads") == Some(p));
-            let eff = of(rs, simd::EFFICIENCY)
-                .into_iter()
-                .find(|r| param(r, "variant") == Some(v) && param(r, "threads") == Some(p));
-            match t.and_then(|r| r.value) {
-                Some(x) => {
-                    let t = t.unwrap_or(&thr[0]);
-                    let d = t.data_as::<SimdThroughputData>();
-                    if row[1].is_empty() {
-                        row[1] = d
-                            .as_ref()
-                            .map(|d| d.threads.to_string())
-                            .unwrap_or_default();
-                    }
-                    if row[2].is_empty() {
-                        row[2] = d
-                            .and_then(|d| d.ghz)
-                            .map(|g| format!("{g:.2}"))
-                            .unwrap_or_else(|| "n/a".into());
-                    }
-                    row.push(format!(
-                        "{}{}",
-                        fmt_num(x),
-                        if t.is_noisy() { "*" } else { "" }
-                    ));
-                    row.push(if p == "1" {
-                        "100.0%".into()
-                    } else {
-                        eff.and_then(|e| e.value)
-                            .map(|e| format!("{e:.1}%"))
-                            .unwrap_or_else(|| "-".into())
-                    });
-                }
-                None => {
-                    row.push("-".into());
-                    row.push("-".into());
-                }
-            }
-        }
-        rows.push(row);
-    }
-    out.push_str(&columns_ragged(&rows, "  "));
-    out
-}
-
-/// Points not measured for every variant, each reason once, and the noise
-/// mark's legend.
-fn simd_unmeasured(thr: &[&ResultRecord]) -> String {
-    let mut out = String::new();
-    // Points not measured for every variant (e.g. no SMT).
-    let mut said = Vec::new();
-    for r in thr.iter().filter(|r| r.value.is_none()) {
-        let why = na(r);
-        let p = param(r, "threads").unwrap_or("?");
-        let line = if p == "1" {
-            format!(
-                "  {}: {}",
-                for_terminal(param(r, "variant").unwrap_or("?")),
-                for_terminal(&why)
-            )
-        } else {
-            format!("  threads={p}: {}", for_terminal(&why))
-        };
-        if !said.contains(&line) {
-            said.push(line);
-        }
-    }
-    for l in said {
-        let _ = writeln!(out, "{l}");
-    }
-    if thr.iter().any(|r| r.is_noisy()) {
-        let _ = writeln!(out, "  * NOISY: CV above 5%");
-    }
-    out
-}
-
-/// What the second hardware thread adds, per variant, or why not measured.
-fn smt_yield_lines(rs: &[ResultRecord]) -> String {
-    let mut out = String::new();
-    let ys = of(rs, simd::SMT_YIELD);
-    let measured: Vec<&&ResultRecord> = ys.iter().filter(|r| r.value.is_some()).collect();
-    if !measured.is_empty() {
-        let _ = writeln!(
-            out,
-            "  SMT yield (what the second hardware thread adds, in cores):"
-        );
-        for r in measured {
-            let _ = writeln!(
-                out,
-                "    {:<8} {:.2}",
-                param(r, "variant").unwrap_or("?"),
-                r.value.unwrap_or(0.0)
-            );
-        }
-    } else if let Some(r) = ys.first() {
-        let _ = writeln!(out, "  SMT yield: {}", na(r));
-    }
-    out
-}
+use crate::view::{text, Align, Block, Cell, Section, Table};
 
 /// The configuration a record was measured under (`simd --smt/--turbo`):
 /// its `smt` and `turbo` params; (None, None) as found.
@@ -208,10 +14,34 @@ fn configuration(r: &ResultRecord) -> (Option<String>, Option<String>) {
     (param_text(r, "smt"), param_text(r, "turbo"))
 }
 
-/// `render_simd` and `render_peak` once per configuration (`smt=on/off`,
-/// `turbo=on/off`), each under its heading, then SMT on against off per
-/// variant. Records without those params render exactly as before.
+/// `cpuscope simd`'s text: its section, drawn by the text printer.
 pub fn render_simd_configurations(rs: &[ResultRecord]) -> String {
+    text::sections(&sections_of(rs))
+}
+
+/// simd's and peak's blocks of one configuration.
+fn one(rs: &[ResultRecord]) -> Vec<Block> {
+    let mut out = super::table_view::summary_blocks(rs);
+    out.extend(peak::text::summary_blocks(rs));
+    out
+}
+
+/// Its section: simd's and peak's blocks once per configuration
+/// (`smt=on/off`, `turbo=on/off`), each under its heading, then SMT on
+/// against off per variant; records without those params as one.
+pub fn sections_of(rs: &[ResultRecord]) -> Vec<Section> {
+    let blocks = configuration_blocks(rs);
+    if blocks.is_empty() {
+        return Vec::new();
+    }
+    vec![Section {
+        id: simd::EXP.to_string(),
+        title: String::new(),
+        blocks,
+    }]
+}
+
+fn configuration_blocks(rs: &[ResultRecord]) -> Vec<Block> {
     let mut configs: Vec<(Option<String>, Option<String>)> = Vec::new();
     for r in rs
         .iter()
@@ -222,13 +52,6 @@ pub fn render_simd_configurations(rs: &[ResultRecord]) -> String {
             configs.push(c);
         }
     }
-    let one = |rs: &[ResultRecord]| {
-        [render_simd(rs), render_peak(rs)]
-            .into_iter()
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
     if configs.len() <= 1
         && configs
             .first()
@@ -251,17 +74,18 @@ pub fn render_simd_configurations(rs: &[ResultRecord]) -> String {
         .flatten()
         .collect::<Vec<_>>()
         .join(", ");
-        parts.push(format!("== configuration: {name} ==\n{}", one(&sub)));
+        let blocks = one(&sub);
+        if !blocks.is_empty() {
+            parts.push(Block::Heading(format!("configuration: {name}")));
+            parts.extend(blocks);
+        }
     }
-    let cmp = render_smt_on_off(rs);
-    if !cmp.is_empty() {
-        parts.push(cmp);
-    }
-    parts.join("\n")
+    parts.extend(smt_on_off(rs).map(Block::Table));
+    parts
 }
 
 /// Best throughput per variant with SMT on and with SMT off (same turbo).
-fn render_smt_on_off(rs: &[ResultRecord]) -> String {
+fn smt_on_off(rs: &[ResultRecord]) -> Option<Table> {
     let thr: Vec<&ResultRecord> = of(rs, simd::THROUGHPUT)
         .into_iter()
         .filter(|r| r.value.is_some())
@@ -288,14 +112,14 @@ fn render_smt_on_off(rs: &[ResultRecord]) -> String {
                 )
             })
     };
-    let mut rows = vec![vec![
-        "variant".to_string(),
-        "turbo".into(),
-        "SMT on MB/s".into(),
-        "SMT off MB/s".into(),
-        "on/off".into(),
-    ]];
-    for t in &turbos {
+    let mut t = Table::new(&["variant", "turbo", "SMT on MB/s", "SMT off MB/s", "on/off"]);
+    for c in t.columns.iter_mut().skip(2) {
+        c.align = Align::Right;
+    }
+    t.caption = Some(
+        "SMT on against off: best throughput over the thread points (the point in brackets)".into(),
+    );
+    for tb in &turbos {
         let mut variants: Vec<&str> = Vec::new();
         for r in &thr {
             if let Some(v) = param(r, "variant") {
@@ -305,26 +129,92 @@ fn render_smt_on_off(rs: &[ResultRecord]) -> String {
             }
         }
         for v in variants {
-            if let (Some((on, pon)), Some((off, poff))) = (best(v, "on", t), best(v, "off", t)) {
-                rows.push(vec![
-                    v.to_string(),
-                    t.clone().unwrap_or_else(|| "as found".into()),
-                    format!("{} ({pon})", fmt_num(on)),
-                    format!("{} ({poff})", fmt_num(off)),
-                    if off > 0.0 {
+            if let (Some((on, pon)), Some((off, poff))) = (best(v, "on", tb), best(v, "off", tb)) {
+                let _ = t.push(vec![
+                    Cell::Text(v.to_string()),
+                    Cell::Text(tb.clone().unwrap_or_else(|| "as found".into())),
+                    Cell::Text(format!("{} ({pon})", fmt_num(on))),
+                    Cell::Text(format!("{} ({poff})", fmt_num(off))),
+                    Cell::Text(if off > 0.0 {
                         format!("{:.2}x", on / off)
                     } else {
                         "-".into()
-                    },
+                    }),
                 ]);
             }
         }
     }
-    if rows.len() == 1 {
-        return String::new();
+    (!t.rows.is_empty()).then_some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::compute::payload::SimdThroughputData;
+
+    fn thr(variant: &str, threads: &str, n: usize, mb_s: Option<f64>, smt: &str) -> ResultRecord {
+        let r = match mb_s {
+            Some(x) => ResultRecord::of(simd::THROUGHPUT, "MB/s", true)
+                .with_samples(vec![x, x, x])
+                .with_payload(&SimdThroughputData {
+                    threads: n,
+                    ghz: Some(2.5),
+                    ..Default::default()
+                }),
+            None => ResultRecord::unavailable(simd::EXP, "throughput", "MB/s", "no SMT sibling"),
+        };
+        r.with_param("variant", variant)
+            .with_param("threads", threads)
+            .with_param("smt", smt)
     }
-    format!(
-        "SMT on against off: best throughput over the thread points (the point in brackets)\n{}",
-        columns_ragged(&rows, "  ")
-    )
+
+    #[test]
+    fn each_configuration_is_a_table_then_smt_on_against_off() {
+        let rs = vec![
+            thr("scalar", "1", 1, Some(400.0), "on"),
+            thr("scalar", "per_core", 2, Some(780.0), "on"),
+            thr("scalar", "smt", 4, None, "on"),
+            thr("scalar", "1", 1, Some(410.0), "off"),
+            thr("scalar", "per_core", 2, Some(800.0), "off"),
+        ];
+        let s = sections_of(&rs);
+        assert_eq!(s.len(), 1);
+        let tables: Vec<&Table> = s[0]
+            .blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Table(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        // Two configurations' tables, then on against off.
+        assert_eq!(tables.len(), 3, "{:?}", s[0].blocks);
+        let heads: Vec<&str> = tables[0]
+            .columns
+            .iter()
+            .map(|c| c.header.as_str())
+            .collect();
+        assert_eq!(heads, ["threads", "n", "GHz", "scalar MB/s", "efficiency"]);
+        let text = text::sections(&s);
+        assert!(text.contains("configuration: SMT on"), "{text}");
+        assert!(text.contains("configuration: SMT off"), "{text}");
+        // The point without a figure says why, under its table.
+        assert!(
+            text.contains("scalar threads=smt: not available: no SMT sibling"),
+            "{text}"
+        );
+        // per_core ran 2 threads; SMT on 780 against off 800 at that point.
+        assert!(text.contains("per_core  2"), "{text}");
+        assert!(
+            text.contains("780.0 (per_core)") && text.contains("0.97x"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn nothing_measured_is_no_section() {
+        assert!(sections_of(&[]).is_empty());
+        let only_na = vec![thr("scalar", "1", 1, None, "on")];
+        assert!(sections_of(&only_na).is_empty());
+    }
 }

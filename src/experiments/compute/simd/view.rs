@@ -26,18 +26,17 @@ impl Views for SimdViews {
         simd_line(run).into_iter().collect()
     }
 
-    /// Its section shows peak's figures too (the table of widths).
-    fn summary_text(&self, run: &Run) -> String {
-        super::text::render_simd_configurations(&run.results)
-    }
-
-    /// The report: its table, then peak's figures.
+    /// The summary: its table and peak's per configuration. The report: its
+    /// table, then peak's figures.
     fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
-        report_section(depth, super::EXP, || {
-            let mut blocks = super::table_view::table_blocks(run);
-            blocks.extend(peak::view::report_blocks(run));
-            blocks
-        })
+        match depth {
+            Depth::Report => report_section(depth, super::EXP, || {
+                let mut blocks = super::table_view::table_blocks(&run.results);
+                blocks.extend(peak::view::report_blocks(run));
+                blocks
+            }),
+            Depth::Summary | Depth::Command => super::text::sections_of(&run.results),
+        }
     }
 
     fn rank(&self) -> Rank {

@@ -1,73 +1,81 @@
 //! latency's text: a curve's table (size, ns, cycles, spread), its
-//! plateaus, where memory starts, the declared levels' notes.
+//! plateaus, where memory starts, the declared levels' notes, as blocks.
 
-use crate::base::fmt::{fmt_num, fmt_size, for_terminal};
+use crate::base::fmt::{fmt_num, fmt_size};
 use crate::experiments::memory::payload::{CurveData, MemoryPart};
 use crate::experiments::render::params_text;
 use crate::results::schema::ResultRecord;
+use crate::view::{Align, Block, Cell, Table};
 use std::fmt::Write as _;
 
-/// The table of a curve record, after a blank line; nothing without its
+/// The table of a curve record (size, ns, cycles, spread), its plateaus,
+/// where memory starts and the declared levels' notes; nothing without its
 /// data.
-pub fn curve(r: &ResultRecord, out: &mut String) {
+pub fn curve(r: &ResultRecord) -> Vec<Block> {
     let Some(d) = r.data_as::<CurveData>() else {
-        return;
+        return Vec::new();
     };
-    let _ = writeln!(
-        out,
-        "\nLatency curve: {} (CPU {}, stride {} B)",
+    let mut t = Table::new(&["size", "ns", "cycles", "min", "max", "CV%"]);
+    for c in t.columns.iter_mut() {
+        c.align = Align::Right;
+    }
+    t.caption = Some(format!(
+        "Latency curve: {} (CPU {}, stride {} B)",
         params_text(r),
         d.cpu,
         d.stride
-    );
-    let _ = writeln!(
-        out,
-        "  {:>10}  {:>9}  {:>8}  {:>9}  {:>9}  {:>6}",
-        "size", "ns", "cycles", "min", "max", "CV%"
-    );
+    ));
     for p in &d.points {
-        let _ = writeln!(
-            out,
-            "  {:>10}  {:>9}  {:>8}  {:>9}  {:>9}  {:>6.1}",
-            fmt_size(p.bytes as f64),
-            fmt_num(p.ns),
-            p.cycles
-                .map(|c| format!("{c:.1}"))
-                .unwrap_or_else(|| "n/a".into()),
-            fmt_num(p.min),
-            fmt_num(p.max),
-            p.cv * 100.0
+        let _ = t.push(
+            [
+                fmt_size(p.bytes as f64),
+                fmt_num(p.ns),
+                p.cycles
+                    .map(|c| format!("{c:.1}"))
+                    .unwrap_or_else(|| "n/a".into()),
+                fmt_num(p.min),
+                fmt_num(p.max),
+                format!("{:.1}", p.cv * 100.0),
+            ]
+            .into_iter()
+            .map(Cell::Text)
+            .collect(),
         );
     }
+    let mut out = vec![Block::Table(t)];
     if d.ghz.is_none() {
         let why = if d.ghz_source.is_empty() {
             "no clock figure"
         } else {
             d.ghz_source.as_str()
         };
-        let _ = writeln!(out, "  cycles not available: {why}");
+        out.push(Block::NotAvailable(format!("cycles not available: {why}")));
     }
     if !d.plateaus.is_empty() {
-        let _ = writeln!(out, "  plateaus:");
-        for p in &d.plateaus {
-            let _ = writeln!(
-                out,
-                "    {:>10} .. {:<10} {:>8} ns{}",
-                fmt_size(p.from_bytes as f64),
-                fmt_size(p.to_bytes as f64),
-                fmt_num(p.level_ns),
-                p.edge_bytes
-                    .map(|e| format!("   step at ~{}", fmt_size(e as f64)))
-                    .unwrap_or_default()
-            );
+        let mut p = Table::new(&["from", "to", "ns", "step at"]);
+        for c in p.columns.iter_mut().take(3) {
+            c.align = Align::Right;
         }
+        p.caption = Some("plateaus".into());
+        for l in &d.plateaus {
+            let _ = p.push(vec![
+                Cell::Text(fmt_size(l.from_bytes as f64)),
+                Cell::Text(fmt_size(l.to_bytes as f64)),
+                Cell::Text(fmt_num(l.level_ns)),
+                Cell::Text(
+                    l.edge_bytes
+                        .map(|e| format!("~{}", fmt_size(e as f64)))
+                        .unwrap_or_default(),
+                ),
+            ]);
+        }
+        out.push(Block::Table(p));
     }
     if let Some(m) = &d.memory {
-        let _ = writeln!(out, "  {}", memory_part_text(m));
+        out.push(Block::Note(memory_part_text(m)));
     }
-    for l in &d.levels {
-        let _ = writeln!(out, "  {}", for_terminal(&l.note));
-    }
+    out.extend(d.levels.iter().map(|l| Block::Note(l.note.clone())));
+    out
 }
 
 /// One line: where memory starts, its plateau, and the climb beyond.

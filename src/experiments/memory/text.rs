@@ -1,8 +1,8 @@
 //! The memory commands' text (`cpuscope latency`, `bandwidth`, …) and the
 //! summary sections of its experiments, as typed blocks: each record an item
 //! of the experiment's figure list, after the table its own experiment draws
-//! of it (a curve, a sweep, a matrix; in the experiment's folder; still laid
-//! out as text). Never measures.
+//! of it (a curve, a sweep, a matrix; in the experiment's folder, as
+//! tables). Never measures.
 
 use crate::base::fmt::fmt_num;
 use crate::experiments::memory::{bandwidth, latency, loaded_latency, numa_matrix};
@@ -15,8 +15,8 @@ pub fn cell(v: Option<f64>) -> String {
     v.map(fmt_num).unwrap_or_else(|| "n/a".into())
 }
 
-/// The table a record's experiment draws of it, if any.
-fn structured(r: &ResultRecord) -> Option<String> {
+/// The tables a record's experiment draws of it, if any.
+fn structured(r: &ResultRecord) -> Vec<Block> {
     if r.is(numa_matrix::MATRIX) {
         numa_matrix::text::matrices(r)
     } else if r.is(loaded_latency::CURVE) {
@@ -24,7 +24,7 @@ fn structured(r: &ResultRecord) -> Option<String> {
     } else if r.is(bandwidth::SATURATION_THREADS) {
         bandwidth::text::sweep(r)
     } else {
-        None
+        Vec::new()
     }
 }
 
@@ -52,9 +52,10 @@ pub fn blocks(recs: &[ResultRecord]) -> Vec<Block> {
             out.extend(r.notes.iter().map(|n| Block::Note(format!("note: {n}"))));
             continue;
         }
-        if let Some(text) = structured(r) {
+        let tables = structured(r);
+        if !tables.is_empty() {
             flush(&mut out, &mut list);
-            out.push(Block::Verbatim(text.lines().map(str::to_owned).collect()));
+            out.extend(tables);
         }
         list.get_or_insert_with(|| FigureList {
             heading: None,

@@ -1,10 +1,10 @@
 //! What the TLB reach shows (docs/views.md): its place among the experiments
 //! and its section of the summary.
 
-use crate::experiments::memory::payload::{PageWalkData, PageWalkPoint};
+use crate::experiments::memory::payload::PageWalkData;
 use crate::experiments::render::figure_list;
 use crate::results::schema::Run;
-use crate::view::{Block, Depth, Rank, Section, Views};
+use crate::view::{Align, Block, Cell, Depth, Rank, Section, Table, Views};
 
 /// The views of this experiment (the registry holds it).
 pub struct TlbReachViews;
@@ -14,7 +14,7 @@ impl Views for TlbReachViews {
         match (depth, figure_list(super::EXP, run)) {
             (Depth::Summary, Some(list)) => {
                 let mut blocks = vec![Block::Figures(list)];
-                blocks.extend(walk_curve(run).map(Block::Verbatim));
+                blocks.extend(walk_curve(run).map(Block::Table));
                 vec![Section {
                     id: super::EXP.to_string(),
                     title: String::new(),
@@ -30,20 +30,33 @@ impl Views for TlbReachViews {
     }
 }
 
-/// The page-walk curve as two lines (extra ns per load against pages
-/// touched), columns aligned.
-fn walk_curve(run: &Run) -> Option<Vec<String>> {
+/// The page-walk curve as a table of one row: the pages touched are the
+/// columns, the extra ns per load the row.
+fn walk_curve(run: &Run) -> Option<Table> {
     let curve = run
         .records(super::PAGE_WALK)
         .find_map(|r| r.data_as::<PageWalkData>())?;
-    let col = |f: fn(&PageWalkPoint) -> String| -> String {
-        curve.points.iter().map(f).collect::<Vec<_>>().join("")
-    };
-    Some(vec![
-        format!(
-            "  pages      {}",
-            col(|p| format!("{:>6.0}", p.pages as f64))
-        ),
-        format!("  extra ns   {}", col(|p| format!("{:>6.1}", p.extra_ns))),
-    ])
+    let heads: Vec<String> = std::iter::once("pages".to_string())
+        .chain(
+            curve
+                .points
+                .iter()
+                .map(|p| format!("{:.0}", p.pages as f64)),
+        )
+        .collect();
+    let heads: Vec<&str> = heads.iter().map(String::as_str).collect();
+    let mut t = Table::new(&heads);
+    for c in t.columns.iter_mut().skip(1) {
+        c.align = Align::Right;
+    }
+    let row = std::iter::once(Cell::Text("extra ns".into()))
+        .chain(
+            curve
+                .points
+                .iter()
+                .map(|p| Cell::Text(format!("{:.1}", p.extra_ns))),
+        )
+        .collect();
+    t.push(row).ok()?;
+    Some(t)
 }

@@ -1214,10 +1214,7 @@ fn disturbed_verdict_when_most_pairs_are_preempted() {
         mat.notes
     );
     // The renderers say so too.
-    let text = cpuscope::experiments::coherence::c2c::text::render_matrices(
-        &recs,
-        cpuscope::experiments::coherence::c2c::text::Detail::Full,
-    );
+    let text = cpuscope::experiments::coherence::c2c::text::render_matrices(&recs);
     assert!(
         text.contains("DISTURBED: 98 of 120 pairs marked preempted"),
         "{text}"

@@ -135,7 +135,7 @@ pub fn run(ctx: &Context, args: &C2cArgs) -> Result<i32> {
     }
     let extra = session::merge(extra, json!({"plan": p.plan, "records": s.results()}));
     s.output(args.formats.json, extra, |recs| {
-        let out = c2c_text::render_matrices(recs, c2c_text::Detail::Full);
+        let out = c2c_text::render_matrices(recs);
         format!("{out}{clock}\n")
     })
 }

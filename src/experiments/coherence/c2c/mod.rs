@@ -19,6 +19,7 @@
 //!   spread over the NUMA nodes: a round's pairs run in parallel, so time
 //!   goes with the number of rounds, about one per CPU), and says which it did.
 
+pub mod inference_view;
 mod plan;
 pub mod text;
 pub mod view;

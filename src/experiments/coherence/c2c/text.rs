@@ -3,11 +3,13 @@
 //! the style of seed 001, one pair, the plan, the CSV form. Never measures.
 
 use crate::base::fmt::{fmt_num, for_terminal};
+use crate::experiments::coherence::c2c::inference_view::inference_blocks;
 use crate::experiments::coherence::c2c::{self, PairStats, PairView, Plan};
 use crate::experiments::coherence::infer::LatencyMatrix;
-use crate::experiments::coherence::payload::{Inference, MatrixData, PairCell};
+use crate::experiments::coherence::payload::{MatrixData, PairCell};
 use crate::kernels::c2c::Method;
 use crate::results::schema::ResultRecord;
+use crate::view::Section;
 use std::fmt::Write as _;
 
 /// Matrices up to this many CPUs are printed with numbers; larger ones as a heat map.
@@ -174,77 +176,6 @@ fn write_heat_map(
     out.push_str("; s = SMT siblings, ? = not measured\n");
 }
 
-/// The seed-001 style summary: each latency group, its increment, what it
-/// corresponds to in the declared topology, and the disagreements.
-pub fn render_inference(inf: &Inference, ghz: Option<f64>) -> String {
-    let mut out = String::new();
-    if let (true, Some(why)) = (inf.levels.is_empty(), &inf.not_inferred) {
-        let _ = writeln!(out, "Latency groups: not inferred: {}", for_terminal(why));
-    } else if inf.levels.is_empty() {
-        out.push_str("Latency groups: none (no measured pair)\n");
-    } else {
-        out.push_str("Latency groups (average-linkage clustering of the matrix):\n");
-        let base = inf.levels[0].latency_ns;
-        for l in &inf.levels {
-            let inc = match l.increment_ns {
-                Some(d) if l.level > 2 => format!(
-                    "{d:+.1} ns over group {}, {:+.1} over group 1",
-                    l.level - 1,
-                    l.latency_ns - base
-                ),
-                Some(d) => format!("{d:+.1} ns over group 1"),
-                None => "base".to_string(),
-            };
-            let cyc = ghz
-                .map(|g| format!(" ≈ {:.0} cycles", l.latency_ns * g))
-                .unwrap_or_default();
-            let sizes = l
-                .group_sizes
-                .iter()
-                .map(|s| s.to_string())
-                .collect::<Vec<_>>()
-                .join("/");
-            let _ = writeln!(
-                out,
-                "  {}. {:>7.1} ns{cyc} ({inc}; range {:.1}–{:.1}, {} pairs)",
-                l.level, l.latency_ns, l.min_ns, l.max_ns, l.pairs
-            );
-            let _ = writeln!(
-                out,
-                "     {} group(s) of {sizes} CPUs; each CPU reaches {:.1} other CPU(s) first at this level; {}",
-                l.groups.len(),
-                l.cpus_per_cpu,
-                if l.label.is_empty() { "?".to_string() } else if l.matches.is_empty() { l.label.clone() } else { format!("= {}", l.label) }
-            );
-        }
-    }
-    if !inf.relations.is_empty() {
-        out.push_str("By declared relation:\n");
-        for r in &inf.relations {
-            let _ = writeln!(
-                out,
-                "  {:<28} {:>7.1} ns median  ({:.1}–{:.1}, {} pairs)",
-                r.label, r.median_ns, r.min_ns, r.max_ns, r.pairs
-            );
-        }
-    }
-    if inf.findings.is_empty() {
-        // Without groups there is nothing to agree or disagree with.
-        if inf.not_inferred.is_none() {
-            out.push_str("Findings: the measured groups agree with the declared topology\n");
-        }
-    } else {
-        out.push_str("Findings:\n");
-        for f in &inf.findings {
-            let _ = writeln!(out, "  - {f}");
-        }
-    }
-    for n in &inf.notes {
-        let _ = writeln!(out, "  note: {}", for_terminal(n));
-    }
-    out
-}
-
 /// The plan: CPUs, pairs, rounds, batch sizes, estimate.
 pub fn render_plan(plan: &Plan) -> String {
     let mut out = String::new();
@@ -306,17 +237,8 @@ pub fn latency_matrix(d: &MatrixData) -> LatencyMatrix {
     m
 }
 
-/// How much of a matrix record to print.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Detail {
-    /// The run summary: one line per method, then its latency groups and findings.
-    Summary,
-    /// `cpuscope c2c`: also how it was measured, the matrix and its spread.
-    Full,
-}
-
 /// One method's matrix record: the one c2c renderer.
-pub fn render_matrix_record(r: &ResultRecord, detail: Detail) -> String {
+pub fn render_matrix_record(r: &ResultRecord) -> String {
     let mut out = String::new();
     let method = r
         .params
@@ -341,21 +263,18 @@ pub fn render_matrix_record(r: &ResultRecord, detail: Detail) -> String {
         r.repetitions,
         fmt_num(v)
     );
-    if detail == Detail::Summary {
-        if let Some(dist) = d.disturbance.as_ref().filter(|x| x.disturbed) {
-            let _ = writeln!(out, "  {}", for_terminal(&dist.line()));
-        }
-    }
-    if detail == Detail::Full {
-        write_measurement(&mut out, &d);
-    }
+    write_measurement(&mut out, &d);
     if let Some(inf) = &d.inference {
-        out.push_str(&render_inference(inf, d.ghz_single));
+        out.push_str(&crate::view::text::sections(&[Section {
+            id: c2c::EXP.into(),
+            title: String::new(),
+            blocks: inference_blocks(inf, d.ghz_single),
+        }]));
     }
     out
 }
 
-/// How a matrix record was measured (`Detail::Full`): the plan as run, the
+/// How a matrix record was measured: the plan as run, the
 /// matrix, its spread and disturbances.
 fn write_measurement(out: &mut String, d: &MatrixData) {
     let p = &d.plan;
@@ -476,15 +395,10 @@ pub fn render_pair(
     out
 }
 
-/// The end-of-run summary section for `c2c` and `sync` records (empty when
-/// the run has none): latency groups per method, the synchronisation
-/// figures on a few lines.
-pub fn render_summary(results: &[ResultRecord]) -> String {
-    render_matrices(results, Detail::Summary)
-}
-
-/// Every c2c matrix record of `results` (one per method), at `detail`.
-pub fn render_matrices(results: &[ResultRecord], detail: Detail) -> String {
+/// `cpuscope c2c`'s text of every c2c matrix record of `results` (one per
+/// method): how it was measured, the matrix and its spread, the latency
+/// groups (the run summary's are typed: `view.rs`).
+pub fn render_matrices(results: &[ResultRecord]) -> String {
     let mats: Vec<&ResultRecord> = results.iter().filter(|r| r.is(c2c::MATRIX)).collect();
     if mats.is_empty() {
         return String::new();
@@ -492,7 +406,7 @@ pub fn render_matrices(results: &[ResultRecord], detail: Detail) -> String {
     let mut out =
         String::from("Core-to-core latency (one-way = round trip / 2, median per pair)\n");
     for r in mats {
-        out.push_str(&render_matrix_record(r, detail));
+        out.push_str(&render_matrix_record(r));
     }
     out
 }

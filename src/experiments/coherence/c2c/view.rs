@@ -2,15 +2,16 @@
 //! experiments, its section of the summary, its charts in the report, its
 //! verdict lines and the figures the fleet compares across hosts.
 
+use super::inference_view::inference_blocks;
 use super::ONE_WAY_LATENCY;
 use crate::base::fmt::fmt_num;
 use crate::experiments::coherence::payload::MatrixData;
-use crate::experiments::coherence::payload::{Inference, MatrixData as Matrix};
+use crate::experiments::coherence::payload::MatrixData as Matrix;
 use crate::results::schema::{ResultRecord, Run};
 use crate::view::verdict::{fig, has};
 use crate::view::{
-    any, param_text, report_section, Align, Block, Cell, Chart, ChartKind, Depth, Heatmap,
-    KeyFigure, Rank, Section, Table, Tone, VerdictLine, Views,
+    any, param_text, report_section, Block, Chart, ChartKind, Depth, Heatmap, KeyFigure, Rank,
+    Section, Tone, VerdictLine, Views,
 };
 
 /// The views of this experiment (the registry holds it).
@@ -21,12 +22,13 @@ impl Views for C2cViews {
         c2c_line(run).into_iter().collect()
     }
 
-    fn summary_text(&self, run: &Run) -> String {
-        super::text::render_summary(&run.results)
-    }
-
+    /// The summary: a line per method, then its latency groups. The
+    /// report: per matrix, its heat map, its disturbance and its groups.
     fn sections(&self, run: &Run, depth: Depth) -> Vec<Section> {
-        report_section(depth, super::EXP, || report_blocks(run))
+        match depth {
+            Depth::Report => report_section(depth, super::EXP, || report_blocks(run)),
+            Depth::Summary | Depth::Command => summary_sections(run),
+        }
     }
 
     fn rank(&self) -> Rank {
@@ -184,6 +186,49 @@ fn c2c_group_label(label: &str, smt: Option<bool>) -> String {
     t
 }
 
+/// The summary's section: per method its line (CPUs, pairs, the median over
+/// pairs, or why not available), how it was disturbed when it was, and its
+/// latency groups; none without a matrix record.
+fn summary_sections(run: &Run) -> Vec<Section> {
+    let mats: Vec<&ResultRecord> = run.records(super::MATRIX).collect();
+    if mats.is_empty() {
+        return Vec::new();
+    }
+    let mut blocks = vec![Block::Heading(
+        "Core-to-core latency (one-way = round trip / 2, median per pair)".into(),
+    )];
+    for r in mats {
+        let method = param_text(r, "method").unwrap_or_else(|| "?".into());
+        let Some(v) = r.value else {
+            blocks.push(Block::NotAvailable(format!(
+                "{method}: not available: {}",
+                r.unavailable_reason
+                    .as_deref()
+                    .unwrap_or("no reason recorded")
+            )));
+            continue;
+        };
+        let d = super::text::matrix_data(r).unwrap_or_default();
+        blocks.push(Block::Plain(format!(
+            "{method}: {} CPUs, {} pair(s), median over pairs {} ns",
+            d.cpus.len(),
+            r.repetitions,
+            fmt_num(v)
+        )));
+        if let Some(dist) = d.disturbance.as_ref().filter(|x| x.disturbed) {
+            blocks.push(Block::Strong(dist.line()));
+        }
+        if let Some(inf) = &d.inference {
+            blocks.extend(inference_blocks(inf, d.ghz_single));
+        }
+    }
+    vec![Section {
+        id: super::EXP.to_string(),
+        title: String::new(),
+        blocks,
+    }]
+}
+
 /// The report's part: per matrix, its heat map, how disturbed it was and
 /// the latency groups inferred from it, together.
 fn report_blocks(run: &Run) -> Vec<Block> {
@@ -198,7 +243,7 @@ fn report_blocks(run: &Run) -> Vec<Block> {
                 });
             }
             if let Some(inf) = &d.inference {
-                group.extend(inference_blocks(inf));
+                group.extend(inference_blocks(inf, d.ghz_single));
             }
             Block::Group(group)
         })
@@ -224,46 +269,4 @@ fn matrix_chart(d: &Matrix) -> Chart {
             outlined_label: "SMT siblings".into(),
         },
     }
-}
-
-/// The latency groups inferred from a matrix (or why none were), and its
-/// findings.
-fn inference_blocks(inf: &Inference) -> Vec<Block> {
-    let mut out = Vec::new();
-    if let (true, Some(why)) = (inf.levels.is_empty(), &inf.not_inferred) {
-        out.push(Block::Plain(format!("Latency groups not inferred: {why}")));
-    }
-    if !inf.levels.is_empty() {
-        let mut t = Table::new(&[
-            "group",
-            "latency (ns)",
-            "increment",
-            "pairs",
-            "group sizes",
-            "declared",
-        ]);
-        for c in t.columns.iter_mut().take(4) {
-            c.align = Align::Right;
-        }
-        for l in &inf.levels {
-            let sizes: Vec<String> = l.group_sizes.iter().map(|x| x.to_string()).collect();
-            let _ = t.push(vec![
-                Cell::Text(l.level.to_string()),
-                Cell::Text(format!("{:.1}", l.latency_ns)),
-                Cell::Text(
-                    l.increment_ns
-                        .map(|d| format!("{d:+.1}"))
-                        .unwrap_or_else(|| "base".into()),
-                ),
-                Cell::Text(l.pairs.to_string()),
-                Cell::Text(sizes.join("/")),
-                Cell::Text(l.label.clone()),
-            ]);
-        }
-        out.push(Block::Table(t));
-    }
-    if !inf.findings.is_empty() {
-        out.push(Block::List(inf.findings.clone()));
-    }
-    out
 }

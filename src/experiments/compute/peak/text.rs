@@ -339,7 +339,7 @@ mod tests {
             .count();
         assert_eq!(tables, 2, "the FLOPs and the clocks: {blocks:?}");
         let s = text::sections(&[crate::view::Section {
-            id: "simd".into(),
+            id: crate::experiments::compute::simd::EXP.into(),
             title: String::new(),
             blocks,
         }]);

@@ -18,11 +18,15 @@
 #     bash/zsh/fish completions (`cpuscope completions`), README, licences;
 #   - cpuscope_VERSION-1_ARCH.deb (dpkg-deb, from packaging/deb/control and
 #     packaging/deb/copyright; the files at the paths of Debian's layout);
+#   - cpuscope-VERSION-1.RPMARCH.rpm (rpmbuild, packaging/rpm/cpuscope.spec:
+#     the same files, zsh's completion where RPM distributions look), checked:
+#     `rpm -qlp` lists the .deb's files, and it installs into a scratch root
+#     (`rpm --root DIR -i --nodeps`);
 #   - cpuscope-VERSION-linux-ARCH.debug.tar.gz: the debug info.
 # Tools: cargo-zigbuild and ziglang (scripts/install-zigbuild.sh puts both,
 # prebuilt, from PyPI in a virtual environment: add its bin folder to PATH),
-# dpkg-deb, binutils (readelf, objcopy; binutils-aarch64-linux-gnu for
-# arm64); .ci/run installs them.
+# dpkg-deb, rpmbuild (Debian's rpm package), binutils (readelf, objcopy;
+# binutils-aarch64-linux-gnu for arm64); .ci/run installs them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FLOOR=2.17
@@ -42,6 +46,7 @@ done
 
 zigbuild=$(command -v cargo-zigbuild) || die "cargo-zigbuild not found: PATH=\$(scripts/install-zigbuild.sh):\$PATH"
 command -v dpkg-deb >/dev/null || die "dpkg-deb not found (apt-get install dpkg)"
+command -v rpmbuild >/dev/null || die "rpmbuild not found (apt-get install rpm)"
 # Zig: on PATH, else the PyPI package's binary, from the python3 beside
 # cargo-zigbuild (install-zigbuild.sh's environment) or the one on PATH
 # (cargo-zigbuild also tries `python3 -m ziglang`, but the arm64 build puts
@@ -115,6 +120,39 @@ deb() { # arch out.deb
   dpkg-deb --root-owner-group -Zxz --build "$d" "$2" >/dev/null
 }
 
+# The .rpm: the .deb's staged tree (deb must run first) through
+# packaging/rpm/cpuscope.spec; then its checks.
+rpmpkg() { # arch out.rpm deb
+  local arch=$1 rarch top
+  case $arch in amd64) rarch=x86_64;; arm64) rarch=aarch64;; esac
+  top=$(pwd)/target/package/rpm-$arch
+  rm -rf "$top" && mkdir -p "$top/SPECS"
+  sed -e "s/@VERSION@/$version/" packaging/rpm/cpuscope.spec > "$top/SPECS/cpuscope.spec"
+  rpmbuild -bb --quiet --target "$rarch" --define "_topdir $top" \
+    --define "stage $(pwd)/target/package/deb-$arch" "$top/SPECS/cpuscope.spec" >&2
+  cp "$top/RPMS/$rarch/cpuscope-$version-1.$rarch.rpm" "$2"
+  check_rpm "$arch" "$2" "$3"
+}
+
+# The .rpm holds the .deb's files (zsh's completion at its RPM path) and
+# installs into a scratch root with the package's paths and modes.
+check_rpm() { # arch rpm deb
+  local root want got log
+  want=$(dpkg-deb -c "$3" | awk '$1 !~ /^d/ {print $6}' | sed 's|^\./|/|; s|/zsh/vendor-completions/|/zsh/site-functions/|' | LC_ALL=C sort)
+  got=$(rpm -qp --qf '[%{FILEMODES:perms} %{FILENAMES}\n]' "$2" | awk '$1 !~ /^d/ {print $2}' | LC_ALL=C sort)
+  [ "$want" = "$got" ] || die "$2: its files differ from the .deb's: $(diff <(echo "$want") <(echo "$got") | head -5 | tr '\n' ' ')"
+  root=$(mktemp -d)
+  rpm --root "$root" --initdb
+  # (Debian's rpm warns that dpkg owns its system: not this scratch root.)
+  log=$(rpm --root "$root" -i --nodeps --ignorearch --nosignature "$2" 2>&1) \
+    || { rm -rf "$root"; die "$2: rpm --root -i failed: $log"; }
+  [ -x "$root/usr/bin/cpuscope" ] && [ -s "$root/usr/share/man/man1/cpuscope.1.gz" ] \
+    && [ -s "$root/usr/share/zsh/site-functions/_cpuscope" ] \
+    || { rm -rf "$root"; die "$2: installed, but its files are not in place"; }
+  rm -rf "$root"
+  echo "package: $1: $(basename "$2"): the .deb's $(echo "$want" | wc -l) files, installs with rpm --root" >&2
+}
+
 docs_from=
 for arch in "${arches[@]}"; do
   bin=$(build "$arch")
@@ -142,6 +180,8 @@ for arch in "${arches[@]}"; do
   tar -C "$stage/bin" --owner=0 --group=0 -czf "$out/$name.debug.tar.gz" cpuscope.debug
 
   deb "$arch" "$out/cpuscope_${version}-1_$arch.deb"
+  rpmpkg "$arch" "$out/cpuscope-$version-1.$([ "$arch" = amd64 ] && echo x86_64 || echo aarch64).rpm" \
+    "$out/cpuscope_${version}-1_$arch.deb"
 
   printf 'package: %s: binary %s bytes (debug info %s bytes apart), %s, %s\n' "$arch" \
     "$(stat -c %s "$stage/bin/cpuscope")" "$(stat -c %s "$stage/bin/cpuscope.debug")" \

@@ -1693,3 +1693,46 @@ fn hmat_access_classes_and_side_caches_of_hwlocs_trees() {
         );
     }
 }
+
+/// `run --list --sysroot`: the plan of a recorded machine (128 CPUs, 2
+/// packages, 4 nodes), from the estimates `run` uses; nothing measured,
+/// and a run that would measure a recorded tree is still refused.
+#[test]
+fn run_list_plans_a_recorded_machine() {
+    let Some(root) = tree("128arm-2pa2n8cluster4co") else {
+        return;
+    };
+    let root = root.to_str().expect("utf-8 path");
+    let (code, out, err) =
+        bin::run_text(&["run", "--list", "--profile", "quick", "--sysroot", root]);
+    assert_eq!(code, 0, "{err}");
+    let first = out.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("plan for the machine recorded at ")
+            && first.contains("128 CPUs (0-127), 4 NUMA node(s)"),
+        "{out}"
+    );
+    let total = out
+        .lines()
+        .find(|l| l.starts_with("total"))
+        .unwrap_or_else(|| panic!("no total: {out}"));
+    assert!(total.contains("(profile quick)"), "{total}");
+    // Every experiment selected has its line, and c2c plans for 128 CPUs.
+    assert!(out.lines().any(|l| l.starts_with("c2c ")), "{out}");
+    let (code, out, _) = bin::run_text(&[
+        "run",
+        "--list",
+        "--only",
+        "c2c",
+        "--cpus",
+        "0-7",
+        "--sysroot",
+        root,
+    ]);
+    assert_eq!(code, 0);
+    assert!(out.contains("8 CPUs (0-7)"), "{out}");
+    // Measuring a recorded tree: one line, exit 1.
+    let (code, _, err) = bin::run_text(&["run", "--only", "frequency", "--sysroot", root]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--sysroot only applies to"), "{err}");
+}

@@ -33,7 +33,8 @@ pub struct RunArgs {
     /// inventory name, or one of several labels when one machine stands for several hosts.
     #[arg(long, value_name = "NAME")]
     pub host_label: Option<String>,
-    /// List the experiments and their estimated time, then exit.
+    /// List the experiments and their estimated time, then exit (with --sysroot: the plan of a
+    /// recorded machine).
     #[arg(long)]
     pub list: bool,
     #[command(flatten)]
@@ -58,6 +59,9 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
     } else {
         HtmlReport::plan(ctx, args.html.as_deref(), args.no_html)?
     };
+    if args.list {
+        return list_plan(ctx, args, &selected);
+    }
     let mut s = Session::open(
         ctx,
         "run",
@@ -70,10 +74,6 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
         .map(|e| e.estimate_secs(&s.machine, &s.cpus, args.profile))
         .collect();
     let total: f64 = estimates.iter().sum();
-    if args.list {
-        print_list(&selected, &estimates, total, args.profile)?;
-        return Ok(0);
-    }
 
     label_and_store(&mut s, ctx, args)?;
 
@@ -123,6 +123,35 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
     }
     html_written?;
     Ok(done.exit_code())
+}
+
+/// `--list`: the plan of this machine, or of a recorded one (`--sysroot
+/// DIR|FILE.tar.gz`), by the estimates `run` itself uses; nothing measured.
+fn list_plan(ctx: &Context, args: &RunArgs, selected: &[&dyn Experiment]) -> Result<i32> {
+    let sys = ctx.sysroot()?;
+    let machine = crate::machine::discover(&sys)?;
+    if !sys.is_live() && machine.cpus.usable.is_empty() && machine.cpus.online.is_empty() {
+        anyhow::bail!(
+            "the machine recorded at '{}' lists no online CPU: no plan to make",
+            crate::base::fmt::for_terminal(&sys.root().display().to_string())
+        );
+    }
+    let cpus = super::session::choose_cpus(&machine, args.cpus.as_deref())?;
+    let estimates: Vec<f64> = selected
+        .iter()
+        .map(|e| e.estimate_secs(&machine, &cpus, args.profile))
+        .collect();
+    let total: f64 = estimates.iter().sum();
+    if !sys.is_live() {
+        outln!(
+            "plan for the machine recorded at {}: {} CPUs ({cpus}), {} NUMA node(s)",
+            crate::base::fmt::for_terminal(&sys.root().display().to_string()),
+            cpus.len(),
+            machine.numa_nodes.len()
+        );
+    }
+    print_list(selected, &estimates, total, args.profile)?;
+    Ok(0)
 }
 
 /// `--list`: each experiment selected with its estimated time, and the total.

@@ -55,7 +55,7 @@ pub fn live_sysroot(ctx: &Context, command: &str) -> Result<Sysroot> {
     let sys = ctx.sysroot()?;
     if !sys.is_live() {
         bail!(
-            "{command} measures this machine: --sysroot only applies to `info` (got '{}')",
+            "{command} measures this machine: --sysroot only applies to `info` and `run --list` (got '{}')",
             sys.root().display()
         );
     }

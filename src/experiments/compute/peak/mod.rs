@@ -131,6 +131,27 @@ fn method_fma(w: Width) -> String {
     )
 }
 
+/// Whether `machine` runs the FMA kernel of width `w`, by its recorded SIMD
+/// levels (so that `run --list --sysroot` plans a recorded machine, not this
+/// one); by this CPU when no flag list was read.
+fn runs_on(machine: &MachineInfo, w: Width) -> bool {
+    let isa = &machine.isa;
+    let has = |s: &str| isa.simd.iter().any(|x| x == s);
+    match isa.family.as_str() {
+        "x86" => match w {
+            Width::Scalar | Width::V128 | Width::V256 => has("FMA") && has("AVX"),
+            Width::V512 => has("AVX-512"),
+            Width::Sve => false,
+        },
+        "arm" => match w {
+            Width::Scalar | Width::V128 => true,
+            Width::V256 | Width::V512 => false,
+            Width::Sve => has("SVE"),
+        },
+        _ => w.supported(),
+    }
+}
+
 impl Experiment for Peak {
     /// Shown in simd's section (`render_simd_configurations` takes simd and peak together).
     fn name(&self) -> &'static str {
@@ -141,8 +162,8 @@ impl Experiment for Peak {
         "FMA FLOPs/cycle per SIMD width and seed 000's capacity formula, measured vs theoretical"
     }
 
-    fn estimate_secs(&self, _machine: &MachineInfo, _cpus: &CpuSet, profile: Profile) -> f64 {
-        let widths = Width::ALL.iter().filter(|w| w.supported()).count() as f64;
+    fn estimate_secs(&self, machine: &MachineInfo, _cpus: &CpuSet, profile: Profile) -> f64 {
+        let widths = Width::ALL.iter().filter(|w| runs_on(machine, **w)).count() as f64;
         // Per width: the FMA figure, its clock probe and the probe's check
         // (half the budget); the reference probe; per core; the nop loop.
         (3.5 * widths + 6.5) * secs_per_figure(profile)

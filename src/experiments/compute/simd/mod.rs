@@ -908,13 +908,35 @@ impl Experiment for Simd {
     }
 
     fn estimate_secs(&self, machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> f64 {
-        let variants = Variant::ALL.iter().filter(|v| v.supported()).count();
+        let variants = Variant::ALL
+            .iter()
+            .filter(|v| runs_on(machine, **v))
+            .count();
         let (pts, _) = thread_points(machine, cpus, profile);
         variants as f64 * pts.len() as f64 * secs_per_figure(profile)
     }
 
     fn run(&self, ctx: &mut ExpCtx, out: &mut dyn FnMut(ResultRecord) -> Result<()>) -> Result<()> {
         run_study(ctx, &[], out)
+    }
+}
+
+/// Whether `machine` runs variant `v`, by its recorded SIMD levels (so that
+/// `run --list --sysroot` plans a recorded machine, not this one); by this
+/// CPU when no flag list was read.
+fn runs_on(machine: &MachineInfo, v: Variant) -> bool {
+    let isa = &machine.isa;
+    if isa.simd.is_empty() && isa.family != "x86" && isa.family != "arm" {
+        return v.supported();
+    }
+    let has = |s: &str| isa.simd.iter().any(|x| x == s);
+    match v {
+        Variant::Scalar => true,
+        Variant::Sse2 => has("SSE2"),
+        Variant::Avx2 => has("AVX2"),
+        Variant::Avx512 => has("AVX-512"),
+        Variant::Neon => has("NEON"),
+        Variant::Sve => has("SVE"),
     }
 }
 
@@ -960,37 +982,4 @@ impl Params {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_cycle_counter_at_exactly_one_gigahertz_is_labelled() {
-        // What the ARM lab's TCG guests count (QEMU's PMU ticks in ns).
-        let tcg = [Ok(0.9996), Ok(1.0021), Ok(0.9984)];
-        assert!(fixed_gigahertz_note(&tcg).unwrap().contains("emulated PMU"));
-        // A real clock, or one window off exact: no label.
-        assert!(fixed_gigahertz_note(&[Ok(2.6), Ok(2.61)]).is_none());
-        assert!(fixed_gigahertz_note(&[Ok(1.0), Ok(1.08)]).is_none());
-        assert!(fixed_gigahertz_note(&[Ok(1.0)]).is_none());
-        assert!(fixed_gigahertz_note(&[Err("no PMU".into()), Ok(1.0)]).is_none());
-    }
-
-    #[test]
-    fn yield_formula() {
-        // Seed 000: "Intel's HT is worth half a core".
-        let y = smt_yield(100.0, 150.0, 8, 16).unwrap();
-        assert!((y - 0.5).abs() < 1e-12);
-        assert!(smt_yield(100.0, 150.0, 8, 8).is_none());
-        assert!(smt_advice("avx512", 0.05).contains("one thread per physical core"));
-        assert!(smt_advice("scalar", 0.5).contains("all logical CPUs"));
-    }
-
-    #[test]
-    fn points_without_topology() {
-        let m = MachineInfo::default();
-        let (pts, why) = thread_points(&m, &CpuSet::from_ids([0, 1]), Profile::Quick);
-        let labels: Vec<&str> = pts.iter().map(|p| p.label.as_str()).collect();
-        assert_eq!(labels, ["1", "per_core"]);
-        assert!(why.unwrap().contains("no SMT"));
-    }
-}
+mod tests;

@@ -468,12 +468,15 @@ pub fn cpu_order(machine: &MachineInfo, cpus: &CpuSet, placement: Placement) -> 
 }
 
 /// Thread counts of a sweep 1..=max: every count up to 8, then powers of two
-/// and multiples of 8, and `max`; `quick` keeps 1, 2, 4, ... and max.
+/// and multiples of a step (4 up to 64 CPUs, then a multiple of 4 near
+/// max/16, so that a 384-CPU sweep has about as many points as a 64-CPU one),
+/// and `max`; `quick` keeps 1, 2, 4, ... and max; `full` every count.
 pub fn thread_counts(max: usize, profile: Profile) -> Vec<usize> {
+    let step = (max.div_ceil(16)).div_ceil(4).max(1) * 4;
     let mut v: Vec<usize> = match profile {
         Profile::Full => (1..=max).collect(),
         Profile::Standard => (1..=max)
-            .filter(|&n| n <= 8 || n % 4 == 0 || n.is_power_of_two())
+            .filter(|&n| n <= 8 || n % step == 0 || n.is_power_of_two())
             .collect(),
         Profile::Quick => (1..=max)
             .filter(|&n| n.is_power_of_two() || n <= 2)
@@ -707,6 +710,30 @@ pub fn with_counters<R>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sweep_grows_slowly_with_the_cpus() {
+        // Up to 64 CPUs: every count to 8, then every 4th, powers of two, max.
+        assert_eq!(
+            thread_counts(16, Profile::Standard),
+            [1, 2, 3, 4, 5, 6, 7, 8, 12, 16]
+        );
+        assert_eq!(thread_counts(64, Profile::Standard).len(), 22);
+        // Beyond: the step grows with the CPUs (8 at 128, 24 at 384).
+        let big = thread_counts(128, Profile::Standard);
+        assert_eq!(
+            &big[8..],
+            [16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128]
+        );
+        let huge = thread_counts(384, Profile::Standard);
+        assert!(huge.len() <= 30, "{huge:?}");
+        assert!(huge.contains(&256) && huge.ends_with(&[384]), "{huge:?}");
+        assert_eq!(
+            thread_counts(96, Profile::Quick),
+            [1, 2, 4, 8, 16, 32, 64, 96]
+        );
+        assert_eq!(thread_counts(6, Profile::Full), [1, 2, 3, 4, 5, 6]);
+    }
     use crate::machine::limits::CgroupRoom;
 
     /// A 256 MiB cgroup with 250 MiB left on a host with 20 GiB available.

@@ -133,7 +133,7 @@ fn list_plan(ctx: &Context, args: &RunArgs, selected: &[&dyn Experiment]) -> Res
     if !sys.is_live() && machine.cpus.usable.is_empty() && machine.cpus.online.is_empty() {
         anyhow::bail!(
             "the machine recorded at '{}' lists no online CPU: no plan to make",
-            crate::base::fmt::for_terminal(&sys.root().display().to_string())
+            crate::base::fmt::for_terminal(&ctx.sysroot.display().to_string())
         );
     }
     let cpus = super::session::choose_cpus(&machine, args.cpus.as_deref())?;
@@ -145,7 +145,7 @@ fn list_plan(ctx: &Context, args: &RunArgs, selected: &[&dyn Experiment]) -> Res
     if !sys.is_live() {
         outln!(
             "plan for the machine recorded at {}: {} CPUs ({cpus}), {} NUMA node(s)",
-            crate::base::fmt::for_terminal(&sys.root().display().to_string()),
+            crate::base::fmt::for_terminal(&ctx.sysroot.display().to_string()),
             cpus.len(),
             machine.numa_nodes.len()
         );

@@ -10,14 +10,18 @@
 # $CPUSCOPE_QEMU_TEST_LIMIT seconds (default 300; the longest takes about
 # 25 s) is killed with every process it started (timeout signals its own
 # process group) and started once more, saying so on stderr; a second
-# overrun fails the suite. Exit status: the test binary's.
+# overrun fails the suite. Exit status: the test binary's. With
+# $CPUSCOPE_QEMU_TIMES set, each binary's wall time is appended to that file
+# ("seconds name"), to see where the suite's time goes.
 set -u
 qemu=${CPUSCOPE_QEMU:?"set by scripts/cargo-aarch64.sh"}
 limit=${CPUSCOPE_QEMU_TEST_LIMIT:-300}
 name=$(basename -- "${1:-?}")
 for try in 1 2; do
+  start=$SECONDS
   timeout --kill-after=10 "$limit" "$qemu" "$@"
   rc=$?
+  [ -n "${CPUSCOPE_QEMU_TIMES:-}" ] && echo "$((SECONDS - start)) $name" >> "$CPUSCOPE_QEMU_TIMES"
   case $rc in
     124|137) echo "qemu-aarch64-runner: $name ran past ${limit} s under qemu-user (try $try of 2): killed" >&2 ;;
     *) exit $rc ;;

@@ -538,3 +538,51 @@ fn ft2500_nics_queues_against_its_nodes() {
     assert!(t.contains("routed to CPUs 0-59 (node 0-7)"), "{t}");
     assert!(t.contains("served on CPUs n/a"), "{t}");
 }
+
+/// The total of a `run --list` plan, in seconds.
+fn plan_total(out: &str) -> f64 {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("total"))
+        .unwrap_or_else(|| panic!("no total: {out}"));
+    line.split('~')
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no seconds in {line}"))
+}
+
+/// Issue 38's bounds: on the synthetic 384-CPU, 8-node servers (2 × 96 cores
+/// with SMT, x86; 2 × 192 cores, Arm), `run --list` plans quick within a
+/// minute and standard within five, every experiment selected.
+#[test]
+fn a_384_cpu_server_plans_quick_in_a_minute_and_standard_in_five() {
+    for name in seed_trees::SYNTHETIC {
+        let Some(root) = seed_trees::synthetic(name) else {
+            return;
+        };
+        let root = root.to_str().expect("utf-8 path");
+        for (profile, bound) in [("quick", 60.0), ("standard", 300.0)] {
+            let (code, out, err) =
+                bin::run_text(&["run", "--list", "--profile", profile, "--sysroot", root]);
+            assert_eq!(code, 0, "{name}: {err}");
+            assert!(
+                out.lines()
+                    .next()
+                    .is_some_and(|l| l.contains("384 CPUs (0-383), 8 NUMA node(s)")),
+                "{name}: {out}"
+            );
+            for exp in ["bandwidth", "numa_matrix", "c2c", "latency", "workloads"] {
+                assert!(
+                    out.lines().any(|l| l.starts_with(&format!("{exp} "))),
+                    "{name} {profile}: no {exp} line\n{out}"
+                );
+            }
+            let total = plan_total(&out);
+            assert!(
+                total <= bound,
+                "{name}: {profile} plans {total:.1} s, over the bound of {bound} s\n{out}"
+            );
+        }
+    }
+}

@@ -57,6 +57,12 @@ fn env() -> Environment {
         container: None,
         limits: None,
         confinement: None,
+        // Stored and read back too.
+        timings: vec![cpuscope::results::schema::Timing {
+            experiment: "frequency".into(),
+            estimated_s: 2.5,
+            actual_s: 2.75,
+        }],
     }
 }
 

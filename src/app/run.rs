@@ -87,11 +87,13 @@ pub fn run(ctx: &Context, args: &RunArgs) -> Result<i32> {
             break;
         }
         s.step(e.name(), &format!("starting (estimated {est:.0} s)"));
+        let t0 = std::time::Instant::now();
         if let Err(err) = s.measure(e.name()) {
             let msg = format!("{}: {err:#}", e.name()).replace('\n', " ");
             s.note(format!("experiment failed: {msg}"));
             failed.push(msg);
         }
+        s.timed(e.name(), *est, t0.elapsed().as_secs_f64());
         s.advance(*est);
     }
     if !s.stopped() {

@@ -332,6 +332,18 @@ impl Session {
         self.run.environment.notes.push(note);
     }
 
+    /// Keep experiment `name`'s estimated and actual wall time.
+    pub fn timed(&mut self, name: &str, estimated_s: f64, actual_s: f64) {
+        self.run
+            .environment
+            .timings
+            .push(crate::results::schema::Timing {
+                experiment: name.to_string(),
+                estimated_s,
+                actual_s,
+            });
+    }
+
     /// Every record kept so far.
     pub fn results(&self) -> &[ResultRecord] {
         &self.run.results

@@ -104,6 +104,27 @@ impl CacheFacts {
             note,
         }
     }
+
+    /// Bytes of last-level cache that `cpus` can fill: the sum of the
+    /// last-level instances shared by at least one of them (at least one
+    /// instance, [`llc`](Self::llc), when the machine declares none).
+    pub fn llc_serving(&self, machine: &MachineInfo, cpus: &CpuSet) -> usize {
+        let total: u64 = machine
+            .caches
+            .iter()
+            .filter(|c| c.level == self.llc_level && c.kind != "Instruction")
+            .filter(|c| c.shared_cpu_list.iter().any(|x| cpus.contains(x)))
+            .filter_map(|c| c.size_bytes)
+            .sum();
+        (total as usize).max(self.llc)
+    }
+}
+
+/// The DRAM bandwidth that plans assume for `threads` streaming threads:
+/// 10 GB/s per thread, at most 50 GB/s (one socket's memory of an older
+/// server); a per-unit cost of the estimates, not a figure.
+pub fn est_stream_bw(threads: usize) -> f64 {
+    (10e9 * threads.max(1) as f64).min(50e9)
 }
 
 /// Parse a byte size: `4096`, `4K`, `4KiB`, `64k`, `2M`, `1G`, `1.5M`.

@@ -167,6 +167,19 @@ pub struct Environment {
     /// says it; absent when none applies (and in runs of older versions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confinement: Option<String>,
+    /// Each experiment run: the plan's estimate and the wall time it took
+    /// (absent in runs of older versions and in runs of one experiment's
+    /// own command).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timings: Vec<Timing>,
+}
+
+/// An experiment's estimated and actual wall time in a run (seconds).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Timing {
+    pub experiment: String,
+    pub estimated_s: f64,
+    pub actual_s: f64,
 }
 
 /// Other programs' CPU time above this share of the machine's CPU time
@@ -350,6 +363,7 @@ impl Environment {
                 &m.cpus,
                 &m.limits,
             ),
+            timings: Vec::new(),
         }
     }
 }

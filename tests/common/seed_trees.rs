@@ -58,13 +58,23 @@ fn python_works() -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// The two synthetic 384-CPU servers gen.py writes with `--synthetic`
+/// (not recorded machines: the scaling bounds of issue 38).
+pub const SYNTHETIC: [&str; 2] = ["synthetic-2x96-zen4", "synthetic-2x192-arm"];
+
 /// Generate (or find) the directory holding all five trees. `Err` only when
 /// python3 is missing; any other failure panics.
 fn generate() -> Result<PathBuf, String> {
+    generate_set("seed", &[], &NAMES)
+}
+
+/// Generate (or find) the directory of one set of gen.py's trees (`args`
+/// before the output directory; `names`: the trees it must hold).
+fn generate_set(set: &str, args: &[&str], names: &[&str]) -> Result<PathBuf, String> {
     let script = generator();
     let bytes = std::fs::read(&script).unwrap_or_else(|e| panic!("{}: {e}", script.display()));
     let hash = format!("{:016x}", fnv1a(&bytes));
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("seed");
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join(set);
     let dest = base.join(format!("gen-{hash}"));
     let finished =
         |d: &Path| std::fs::read_to_string(d.join(MARKER)).is_ok_and(|m| m.trim() == hash);
@@ -82,6 +92,7 @@ fn generate() -> Result<PathBuf, String> {
     let _ = std::fs::remove_dir_all(&tmp);
     let out = Command::new("python3")
         .arg(&script)
+        .args(args)
         .arg(&tmp)
         .stdin(Stdio::null())
         .output()
@@ -94,7 +105,7 @@ fn generate() -> Result<PathBuf, String> {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    for name in NAMES {
+    for name in names {
         assert!(
             tmp.join(name).join("sys").is_dir(),
             "gen.py wrote no {name}/sys"
@@ -122,6 +133,24 @@ pub fn tree(name: &str) -> Option<PathBuf> {
     assert!(NAMES.contains(&name), "no seed tree named {name}");
     static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     match DIR.get_or_init(generate) {
+        Ok(dir) => Some(dir.join(name)),
+        Err(msg) => {
+            if ci() {
+                panic!("{msg} (failing: CI is set)");
+            }
+            say(&format!("{msg} [{name}]"));
+            None
+        }
+    }
+}
+
+/// The root of the synthetic tree `name` (one of `SYNTHETIC`), generated
+/// like the seed trees (`gen.py --synthetic`); `None` after a visible
+/// `SKIP:` line when python3 is missing outside CI.
+pub fn synthetic(name: &str) -> Option<PathBuf> {
+    assert!(SYNTHETIC.contains(&name), "no synthetic tree named {name}");
+    static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    match DIR.get_or_init(|| generate_set("synthetic", &["--synthetic"], &SYNTHETIC)) {
         Ok(dir) => Some(dir.join(name)),
         Err(msg) => {
             if ci() {

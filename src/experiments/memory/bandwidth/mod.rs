@@ -395,24 +395,26 @@ fn sweep_placement(
         }
         let cpus = &order[..n];
         let mut team = Team::new(cpus)?;
+        // This point's arrays: 4 × the caches its CPUs can fill.
+        let need = plan.point_bytes(ctx.machine, cpus);
         // With one node every page is local to every CPU: keep the
-        // arrays; with several, first-touch them again by this team.
+        // arrays (the whole plan's size); with several, first-touch them
+        // again by this team, at this point's size.
         let remake = match &arrays {
             None => true,
             Some((t, _)) => multi_node && *t != n,
         };
         if remake {
             drop(arrays.take());
+            let bytes = if multi_node { need } else { plan.array_bytes };
             (ctx.step)(&format!(
                 "first touch of 3 × {} by {n} thread(s)",
-                fmt_size(plan.array_bytes)
+                fmt_size(bytes)
             ));
-            arrays = Some((
-                n,
-                StreamArrays::new(&mut team, plan.array_bytes, plan.node)?,
-            ));
+            arrays = Some((n, StreamArrays::new(&mut team, bytes, plan.node)?));
         }
         let Some((_, arr)) = &arrays else { continue };
+        let len = point_len(arr, n, need);
         let ends_here = placement == Placement::Compact && (n == 1 || n == order.len());
         let mut vs: Vec<Variant> = plan.sweep.clone();
         if ends_here {
@@ -427,13 +429,18 @@ fn sweep_placement(
                 v.label(),
                 placement.name()
             ));
-            let p = measure_variant(&mut team, arr, &v, arr.chunk(n), policy, ctx.stop)?;
+            let p = measure_variant(&mut team, arr, &v, len, policy, ctx.stop)?;
             if v.kernel == BwKernel::Write {
                 arr.reset(&mut team)?;
             }
+            let used = if len == arr.chunk(n) {
+                arr.elems * 8
+            } else {
+                len * n * 8
+            };
             let mut rec = record(&p, placement, plan.scope).with_note(&format!(
                 "arrays 3 × {} ({} pages)",
-                fmt_size(arr.elems * 8),
+                fmt_size(used),
                 arr.pages
             ));
             if n == 1 && placement == Placement::Compact {
@@ -449,6 +456,14 @@ fn sweep_placement(
         }
     }
     Ok(Some(curve))
+}
+
+/// Elements per thread that `n` threads read at a point of `need` bytes per
+/// array: their chunks of `arr`, cut to `need` (a multiple of the kernels'
+/// alignment).
+fn point_len(arr: &StreamArrays, n: usize, need: usize) -> usize {
+    let want = need / 8 / n.max(1) / BW_ELEMS_ALIGN * BW_ELEMS_ALIGN;
+    arr.chunk(n).min(want.max(BW_ELEMS_ALIGN))
 }
 
 /// The sweep record of a placement that orders the CPUs exactly like `q`,

@@ -56,7 +56,28 @@ pub struct BandwidthPlan {
     /// Why the DRAM-scope figures are not available (STREAM's arrays do
     /// not fit the memory this process may take): one record says so.
     pub dram_unavailable: Option<String>,
+    /// Each point of the sweep uses 4 × the last-level caches its own CPUs
+    /// can fill (STREAM's rule for those threads; [`point_bytes`]), within
+    /// `array_bytes`; false with `--size` (every point the whole arrays).
+    pub per_point: bool,
     pub notes: Vec<String>,
+}
+
+impl BandwidthPlan {
+    /// Bytes of each array that the sweep's point on `cpus` reads: with
+    /// [`per_point`](Self::per_point), 4 × the last-level caches those CPUs
+    /// can fill, at least 64 MiB, at most `array_bytes`.
+    pub fn point_bytes(&self, machine: &MachineInfo, cpus: &[usize]) -> usize {
+        if !self.per_point {
+            return self.array_bytes;
+        }
+        let cf = CacheFacts::of(machine);
+        let serving = cf.llc_serving(machine, &CpuSet::from_ids(cpus.iter().copied()));
+        serving
+            .saturating_mul(4)
+            .max(64 * MIB)
+            .min(self.array_bytes)
+    }
 }
 
 fn vector() -> Width {
@@ -132,6 +153,7 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> Bandwidth
         node: None,
         scope,
         dram_unavailable,
+        per_point: true,
         notes,
     }
 }
@@ -213,39 +235,59 @@ fn level_working_sets(machine: &MachineInfo, cf: &CacheFacts) -> Vec<(String, us
     levels
 }
 
-/// Rough duration (s), assuming 10 GB/s per thread up to 50 GB/s.
+/// Rough duration (s): per point, passes over [`BandwidthPlan::point_bytes`]
+/// at [`est_bw`]; first touches once per thread count on a machine with
+/// several nodes (each team touches its own pages), else once.
 pub fn estimate(plan: &BandwidthPlan, machine: &MachineInfo) -> f64 {
-    let pass = |v: &Variant, threads: usize| -> f64 {
-        let elems = plan.array_bytes as f64 / 8.0;
-        let bytes = elems * v.kernel.bus_bytes(v.store) as f64;
-        let bw =
-            (10e9 * threads as f64).min(50e9) * if v.width == Width::Scalar { 0.7 } else { 1.0 };
-        bytes / bw
-    };
     // A sample lasts at least min_sample; a pass shorter than that is
     // repeated, after calibration passes.
     let min_s = SWEEP_MIN_SAMPLE.as_secs_f64();
-    let per = |v: &Variant, t: usize| {
-        let p = pass(v, t);
+    let per = |v: &Variant, bytes: usize, bw: f64| {
+        let scalar = if v.width == Width::Scalar { 0.7 } else { 1.0 };
+        let p = bytes as f64 / 8.0 * v.kernel.bus_bytes(v.store) as f64 / (bw * scalar);
         let calibration = if p < min_s { min_s * 1.5 } else { 0.0 };
         p.max(min_s) * (plan.reps as f64 + 1.0) + calibration + 0.01
     };
-    let n = plan.cpus.len().max(1);
-    let distinct = distinct_orders(plan, machine).len().max(1);
+    let multi_node = machine.numa_nodes.len() > 1;
+    let all = plan.cpus.len().max(1);
     let mut t = 0.0;
-    for &th in &plan.threads {
-        for v in &plan.sweep {
-            t += per(v, th) * distinct as f64;
+    let mut touched = false;
+    for (placement, order, same) in distinct_orders(plan, machine) {
+        if same.is_some() {
+            continue;
+        }
+        for &th in plan.threads.iter().filter(|&&n| n <= order.len()) {
+            let cpus = &order[..th];
+            let bytes = plan.point_bytes(machine, cpus);
+            let bw = est_bw(machine, cpus);
+            if multi_node || !touched {
+                // Three arrays, first-touched at ~4 GB/s per thread.
+                t += bytes as f64 * 3.0 / (4e9 * th as f64).min(bw);
+                touched = true;
+            }
+            for v in &plan.sweep {
+                t += per(v, bytes, bw);
+            }
+            if placement == Placement::Compact && (th == 1 || th == all) {
+                for v in &plan.ends {
+                    t += per(v, bytes, bw);
+                }
+            }
         }
     }
-    for v in &plan.ends {
-        t += per(v, 1) + if n > 1 { per(v, n) } else { 0.0 };
-    }
-    // Allocation and first touch of three arrays (~4 GB/s).
-    t += plan.array_bytes as f64 * 3.0 / 4e9;
     // Cache levels: calibrated samples, ~2 ms each.
     t += plan.levels.len() as f64 * plan.level_kernels.len() as f64 * 2.0 * 0.03;
     t
+}
+
+/// The DRAM bandwidth a plan assumes for threads on `cpus`: 10 GB/s per
+/// thread, at most 50 GB/s per NUMA node they sit on (each node its own
+/// memory controllers; one node: [`common::est_stream_bw`]).
+pub fn est_bw(machine: &MachineInfo, cpus: &[usize]) -> f64 {
+    let mut nodes: Vec<usize> = cpus.iter().filter_map(|&c| machine.node_of(c)).collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    (10e9 * cpus.len().max(1) as f64).min(50e9 * nodes.len().max(1) as f64)
 }
 
 pub(super) fn distinct_orders(
@@ -395,6 +437,7 @@ fn set_array_size(plan: &mut BandwidthPlan, s: &str, m: &MachineInfo) -> Result<
     }
     common::check_fits("--size (3 arrays)", b.saturating_mul(3))?;
     plan.array_bytes = b;
+    plan.per_point = false;
     plan.notes.clear();
     plan.scope = DRAM_SCOPE;
     plan.dram_unavailable = None;

@@ -137,7 +137,10 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> LatencyPl
         notes.push(n.clone());
     }
     let factor = if profile == Profile::Full { 16 } else { 4 };
-    let wanted = (cf.llc_total.max(cf.llc) * factor).max(64 * MIB);
+    // The caches the chasing CPU can fill (its last-level instances).
+    let cpu = cpus.first().unwrap_or(0);
+    let serving = cf.llc_serving(machine, &CpuSet::from_ids([cpu]));
+    let wanted = (serving * factor).max(64 * MIB);
     let room = common::memory_room();
     let cap = common::auto_cap_of(&room);
     let top = wanted.min(cap).max(8 * KIB);
@@ -168,7 +171,7 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> LatencyPl
         curves.insert(1, g);
     }
     LatencyPlan {
-        cpu: cpus.first().unwrap_or(0),
+        cpu,
         node: None,
         stride: 64,
         curves,

@@ -22,7 +22,7 @@ use crate::placement::mempolicy::{page_nodes, MemPolicy};
 use crate::placement::pin::AffinityGuard;
 use crate::placement::team::Team;
 use crate::results::schema::{MetricId, ResultRecord};
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
 use serde::Serialize;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -99,8 +99,15 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> NumaPlan 
     let cells = (rows.len() * targets.len()).max(1);
     // DRAM working set: 4x the LLC of one instance (what one CPU sees),
     // capped by memory and, with many cells, kept modest in quick.
+    // The bandwidth array: 4x the last-level caches a row's CPUs can fill
+    // (the largest row), STREAM's rule for the readers of one cell.
+    let serving = rows
+        .iter()
+        .map(|(_, c)| cf.llc_serving(machine, c))
+        .max()
+        .unwrap_or(cf.llc_total);
     let want_lat = (cf.llc * 4).max(64 * MIB);
-    let want_arr = (cf.llc_total * 4).max(64 * MIB);
+    let want_arr = (serving * 4).max(64 * MIB);
     let room = common::memory_room();
     let cap = common::auto_cap_of(&room) / 2;
     let mut lat = want_lat.min(cap).max(64 * common::KIB);
@@ -153,13 +160,31 @@ pub fn plan(machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> NumaPlan 
     }
 }
 
+/// Seconds the plan takes, column by column: per target, the chain's
+/// touch and build (~8 ns per line) and the array's first touch (~4 GB/s),
+/// once; per cell, the chase's warm-up (up to 200k loads at ~100 ns) and
+/// samples (~1 ms each), and the read passes at
+/// [`common::est_stream_bw`] for the row's CPUs.
 pub fn estimate(plan: &NumaPlan) -> f64 {
-    let cells = (plan.rows.len() * plan.targets.len()) as f64;
-    // Latency: build (~8 ns per line) + samples; bandwidth: touch + reps passes at ~8 GB/s.
-    let lat = plan.latency_bytes as f64 / 64.0 * 8e-9 + 0.05 * plan.reps as f64;
-    let bw =
-        plan.array_bytes as f64 / 4e9 + plan.array_bytes as f64 / 8e9 * (plan.reps as f64 + 1.0);
-    cells * ((if plan.latency { lat } else { 0.0 }) + if plan.bandwidth { bw } else { 0.0 })
+    let cols = plan.targets.len() as f64;
+    let lines = plan.latency_bytes as f64 / 64.0;
+    let warm = (lines * 2.0).min(200_000.0) * 100e-9;
+    let samples = (plan.reps.max(3) * 3) as f64 * 1e-3;
+    let mut t = 0.0;
+    if plan.latency {
+        t += cols * (lines * 8e-9 + plan.rows.len() as f64 * (warm + samples + 0.01));
+    }
+    if plan.bandwidth {
+        let passes: f64 = plan
+            .rows
+            .iter()
+            .map(|(_, c)| {
+                plan.array_bytes as f64 / common::est_stream_bw(c.len()) * (plan.reps as f64 + 1.0)
+            })
+            .sum();
+        t += cols * (plan.array_bytes as f64 / 4e9 + passes);
+    }
+    t
 }
 
 /// Declared distance from node i to node j (None when not known).
@@ -260,29 +285,25 @@ pub fn run_plan(
         Width::widest().unwrap_or(Width::Scalar),
         StoreKind::Normal,
     );
-    for (ri, (node, cpus)) in plan.rows.iter().enumerate() {
-        for (ci, t) in plan.targets.iter().enumerate() {
-            if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
-                return Ok(());
-            }
-            let Some(cpu) = cpus.first() else { continue };
-            let cell = CellAt {
-                node: *node,
-                cpu,
-                cpus,
-                t,
-                single,
-            };
-            if plan.latency {
-                let (rec, value) = latency_record(ctx, plan, &cell, &mut reasons);
+    // Column by column: each memory target's chain and array are made once
+    // and read from every row's CPUs (the touch is the costly part of a cell).
+    for (ci, t) in plan.targets.iter().enumerate() {
+        if plan.latency {
+            let cells = latency_column(ctx, plan, t, single, &mut reasons)?;
+            for (ri, rec, value) in cells {
                 lat[ri][ci] = value;
                 out(rec)?;
             }
-            if plan.bandwidth {
-                let (rec, value) = bandwidth_record(ctx, plan, &cell, &read, &mut reasons);
+        }
+        if plan.bandwidth {
+            let cells = bandwidth_column(ctx, plan, t, single, &read, &mut reasons)?;
+            for (ri, rec, value) in cells {
                 bw[ri][ci] = value;
                 out(rec)?;
             }
+        }
+        if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(());
         }
     }
     out(matrix_record(
@@ -294,119 +315,127 @@ pub fn run_plan(
     ))
 }
 
-/// One cell of the matrices being measured: the row's node, its first CPU
-/// and all its CPUs, the memory target, and whether the machine has one
-/// node only.
-struct CellAt<'a> {
-    node: usize,
-    cpu: usize,
-    cpus: &'a CpuSet,
-    t: &'a Target,
+/// The records of one column, each with its row's index and figure (None:
+/// not measured, the reason added to `reasons`).
+type Column = Vec<(usize, ResultRecord, Option<f64>)>;
+
+/// The latency records of target `t`'s column: one chain over memory bound
+/// to `t`, built once (pinned to the first row's CPU), chased from the first
+/// CPU of each row.
+fn latency_column(
+    ctx: &mut ExpCtx,
+    plan: &NumaPlan,
+    t: &Target,
     single: bool,
-}
-
-/// The latency record of one cell and its figure (None: not measured,
-/// the reason added to `reasons`).
-fn latency_record(
-    ctx: &mut ExpCtx,
-    plan: &NumaPlan,
-    cell: &CellAt,
     reasons: &mut Vec<String>,
-) -> (ResultRecord, Option<f64>) {
-    let CellAt {
-        node,
-        cpu,
-        t,
-        single,
-        ..
-    } = *cell;
-    let mut value = None;
-    (ctx.step)(&format!(
-        "latency: CPU {cpu} (node {node}) -> memory {}",
-        t.label()
-    ));
-    let r = latency_cell(plan, cpu, t, ctx.stop);
-    let mut rec = ResultRecord::of(LATENCY, "ns", false)
-        .with_param("cpu_node", node as u64)
-        .with_param("mem", t.label())
-        .with_method(&format!("random pointer chase over {} bound to the memory target, from CPU {cpu} of the row's node; median of samples", fmt_size(plan.latency_bytes)), METHOD_VERSION);
-    match r {
-        Ok((s, placed)) => {
-            rec = rec.with_samples(s).with_note(&placed);
-            value = rec.value;
+) -> Result<Column> {
+    let first = plan.rows.iter().find_map(|(_, c)| c.first());
+    let built = first.map(|cpu| build_chain(plan, cpu, t));
+    let mut cells = Vec::new();
+    for (ri, (node, cpus)) in plan.rows.iter().enumerate() {
+        if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
         }
-        Err(e) => {
-            let m = format!("{e:#}");
-            reasons.push(format!("latency {node}->{}: {m}", t.label()));
-            rec.unavailable_reason = Some(m);
+        let (Some(cpu), Some(built)) = (cpus.first(), built.as_ref()) else {
+            continue;
+        };
+        (ctx.step)(&format!(
+            "latency: CPU {cpu} (node {node}) -> memory {}",
+            t.label()
+        ));
+        let r = match built {
+            Ok((chain, placed)) => chase_from(plan, chain, cpu, ctx.stop).map(|s| (s, placed)),
+            Err(e) => Err(anyhow!("{e:#}")),
+        };
+        let mut rec = ResultRecord::of(LATENCY, "ns", false)
+            .with_param("cpu_node", *node as u64)
+            .with_param("mem", t.label())
+            .with_method(&format!("random pointer chase over {} bound to the memory target, from CPU {cpu} of the row's node; median of samples", fmt_size(plan.latency_bytes)), METHOD_VERSION);
+        let mut value = None;
+        match r {
+            Ok((s, placed)) => {
+                rec = rec.with_samples(s).with_note(placed);
+                value = rec.value;
+            }
+            Err(e) => {
+                let m = format!("{e:#}");
+                reasons.push(format!("latency {node}->{}: {m}", t.label()));
+                rec.unavailable_reason = Some(m);
+            }
         }
+        if single {
+            rec = rec.with_note(SINGLE_NOTE);
+        }
+        let rec = declared::beside(rec, ctx.machine, *node, t.node(), declared::Figure::Latency);
+        cells.push((ri, rec, value));
     }
-    if single {
-        rec = rec.with_note(SINGLE_NOTE);
-    }
-    let rec = declared::beside(rec, ctx.machine, node, t.node(), declared::Figure::Latency);
-    (rec, value)
+    Ok(cells)
 }
 
-/// The bandwidth record of one cell (`read`: the STREAM read variant) and
-/// its figure (None: not measured, the reason added to `reasons`).
-fn bandwidth_record(
+/// The bandwidth records of target `t`'s column (`read`: the STREAM read
+/// variant): one array bound to `t`, touched once by the first row's CPUs,
+/// read by every usable CPU of each row in turn.
+fn bandwidth_column(
     ctx: &mut ExpCtx,
     plan: &NumaPlan,
-    cell: &CellAt,
+    t: &Target,
+    single: bool,
     read: &Variant,
     reasons: &mut Vec<String>,
-) -> (ResultRecord, Option<f64>) {
-    let CellAt {
-        node,
-        cpus,
-        t,
-        single,
-        ..
-    } = *cell;
+) -> Result<Column> {
     let width = read.width;
-    let mut value = None;
-    (ctx.step)(&format!(
-        "bandwidth: CPUs {cpus} (node {node}) -> memory {}",
-        t.label()
-    ));
-    let r = bandwidth_cell(plan, cpus, t, read, ctx.stop);
-    let mut rec = ResultRecord::of(BANDWIDTH, "GB/s", true)
-        .with_param("cpu_node", node as u64)
-        .with_param("mem", t.label())
-        .with_method(&format!("STREAM read ({}) by every usable CPU of the row's node ({cpus}), array of {} bound to the memory target; median of rounds", width.name(), fmt_size(plan.array_bytes)), METHOD_VERSION);
-    match r {
-        Ok(s) => {
-            rec = rec.with_samples(s);
-            value = rec.value;
+    let first = plan.rows.iter().find(|(_, c)| !c.is_empty());
+    let arrays = first.map(|(_, cpus)| column_arrays(plan, cpus, t));
+    let mut cells = Vec::new();
+    for (ri, (node, cpus)) in plan.rows.iter().enumerate() {
+        if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
         }
-        Err(e) => {
-            let m = format!("{e:#}");
-            reasons.push(format!("bandwidth {node}->{}: {m}", t.label()));
-            rec.unavailable_reason = Some(m);
+        let Some(arrays) = arrays.as_ref().filter(|_| !cpus.is_empty()) else {
+            continue;
+        };
+        (ctx.step)(&format!(
+            "bandwidth: CPUs {cpus} (node {node}) -> memory {}",
+            t.label()
+        ));
+        let r = match arrays {
+            Ok(a) => read_from(plan, a, cpus, read, ctx.stop),
+            Err(e) => Err(anyhow!("{e:#}")),
+        };
+        let mut rec = ResultRecord::of(BANDWIDTH, "GB/s", true)
+            .with_param("cpu_node", *node as u64)
+            .with_param("mem", t.label())
+            .with_method(&format!("STREAM read ({}) by every usable CPU of the row's node ({cpus}), array of {} bound to the memory target; median of rounds", width.name(), fmt_size(plan.array_bytes)), METHOD_VERSION);
+        let mut value = None;
+        match r {
+            Ok(s) => {
+                rec = rec.with_samples(s);
+                value = rec.value;
+            }
+            Err(e) => {
+                let m = format!("{e:#}");
+                reasons.push(format!("bandwidth {node}->{}: {m}", t.label()));
+                rec.unavailable_reason = Some(m);
+            }
         }
+        if single {
+            rec = rec.with_note(SINGLE_NOTE);
+        }
+        let rec = declared::beside(
+            rec,
+            ctx.machine,
+            *node,
+            t.node(),
+            declared::Figure::Bandwidth,
+        );
+        cells.push((ri, rec, value));
     }
-    if single {
-        rec = rec.with_note(SINGLE_NOTE);
-    }
-    let rec = declared::beside(
-        rec,
-        ctx.machine,
-        node,
-        t.node(),
-        declared::Figure::Bandwidth,
-    );
-    (rec, value)
+    Ok(cells)
 }
 
-/// Latency samples of one cell: CPU `cpu` chases a random chain over memory
-/// bound to `t`, and where the pages went (and how huge pages were had).
-fn latency_cell(
-    plan: &NumaPlan,
-    cpu: usize,
-    t: &Target,
-    stop: &AtomicBool,
-) -> Result<(Vec<f64>, String)> {
+/// A random chain over memory bound to `t`, built pinned to `cpu`, and
+/// where its pages went (and how huge pages were had).
+fn build_chain(plan: &NumaPlan, cpu: usize, t: &Target) -> Result<(PointerChain, String)> {
     let _pin = AffinityGuard::pin(cpu)?;
     let (buf, outcome) = huge_buffer(plan.latency_bytes, Some(t.policy()), |b| {
         b.touch_here();
@@ -414,30 +443,35 @@ fn latency_cell(
     })?;
     let placed = placement_text(&buf, t);
     let chain = PointerChain::build(buf, plan.latency_bytes, Layout::Random { stride: 64 }, 7)?;
-    let s = chase_samples(
-        &chain,
+    Ok((
+        chain,
+        format!("{placed}; 2 MiB pages by {}", outcome.mechanism),
+    ))
+}
+
+/// Latency samples of one cell: CPU `cpu` chases the column's chain.
+fn chase_from(
+    plan: &NumaPlan,
+    chain: &PointerChain,
+    cpu: usize,
+    stop: &AtomicBool,
+) -> Result<Vec<f64>> {
+    let _pin = AffinityGuard::pin(cpu)?;
+    chase_samples(
+        chain,
         plan.reps.max(3) * 3,
         Duration::from_micros(500),
         stop,
-    )?;
-    Ok((s, format!("{placed}; 2 MiB pages by {}", outcome.mechanism)))
+    )
 }
 
-/// Bandwidth samples of one cell: every CPU of the row (`cpus`) reads
-/// arrays bound to `t` (interleave: the policy set on each thread while it
-/// touches).
-fn bandwidth_cell(
-    plan: &NumaPlan,
-    cpus: &CpuSet,
-    t: &Target,
-    read: &Variant,
-    stop: &AtomicBool,
-) -> Result<Vec<f64>> {
+/// The column's array bound to `t`, first-touched by a team on `cpus`
+/// (interleave: the policy set on each thread while it touches).
+fn column_arrays(plan: &NumaPlan, cpus: &CpuSet, t: &Target) -> Result<StreamArrays> {
     let mut team = Team::new(&cpus.to_vec())?;
-    let arr = match t {
-        Target::Node(n) => StreamArrays::with_count(&mut team, plan.array_bytes, Some(*n), 1)?,
+    match t {
+        Target::Node(n) => StreamArrays::with_count(&mut team, plan.array_bytes, Some(*n), 1),
         Target::Interleave(_) => {
-            // Interleave: policy on the thread while touching.
             let pol = t.policy();
             team.run_round(|_| crate::placement::mempolicy::set_thread_policy(&pol))?
                 .results
@@ -447,18 +481,23 @@ fn bandwidth_cell(
             team.run_round(|_| {
                 crate::placement::mempolicy::set_thread_policy(&MemPolicy::Default)
             })?;
-            a?
+            a
         }
-    };
+    }
+}
+
+/// Bandwidth samples of one cell: every CPU of the row (`cpus`) reads the
+/// column's array.
+fn read_from(
+    plan: &NumaPlan,
+    arr: &StreamArrays,
+    cpus: &CpuSet,
+    read: &Variant,
+    stop: &AtomicBool,
+) -> Result<Vec<f64>> {
+    let mut team = Team::new(&cpus.to_vec())?;
     let len = arr.chunk(team.size());
-    let p = measure_variant(
-        &mut team,
-        &arr,
-        read,
-        len,
-        &fixed_policy(plan.reps, 1),
-        stop,
-    )?;
+    let p = measure_variant(&mut team, arr, read, len, &fixed_policy(plan.reps, 1), stop)?;
     Ok(p.samples)
 }
 

@@ -35,29 +35,31 @@ pub const CACHELINE_RATIO: MetricId = MetricId::new(EXP, "cacheline_ratio");
 pub const CLFLUSH_LOAD: MetricId = MetricId::new(EXP, "clflush_load");
 const METHOD_VERSION: u32 = 1;
 
-/// Bytes of the cache-line loop's array: the seed's 64 Mi ints (256 MiB),
-/// at least 4× the last-level cache so both loops run from DRAM.
-pub fn array_bytes(machine: &MachineInfo) -> usize {
-    array_fit(machine).0
+/// Bytes of the cache-line loop's array on `cpu`: the seed's 64 Mi ints
+/// (256 MiB), at least 4× the last-level caches that CPU can fill so both
+/// loops run from DRAM.
+pub fn array_bytes(machine: &MachineInfo, cpu: usize) -> usize {
+    array_fit(machine, cpu).0
 }
 
 /// [`array_bytes`], a note when memory cut it, and why the loop's figures
 /// are not available when the array that fits stays within
 /// [`DRAM_REACH`] × the last-level cache (both loops would run from cache).
-fn array_fit(machine: &MachineInfo) -> (usize, Option<String>, Option<String>) {
+fn array_fit(machine: &MachineInfo, cpu: usize) -> (usize, Option<String>, Option<String>) {
     let cf = CacheFacts::of(machine);
-    let wanted = (256 * MIB).max(cf.llc_total * 4);
+    let llc = cf.llc_serving(machine, &CpuSet::from_ids([cpu]));
+    let wanted = (256 * MIB).max(llc * 4);
     let room = common::memory_room();
     let bytes = (wanted.min(common::auto_cap_of(&room) / 2) / 64 * 64).max(64 * 1024);
     let note = (bytes < wanted)
         .then(|| common::capped_note("the cache-line loop's array", bytes, wanted, &room));
-    let reach = cf.llc_total.saturating_mul(DRAM_REACH);
+    let reach = llc.saturating_mul(DRAM_REACH);
     let why = (bytes < reach).then(|| {
         common::fit_or_reason(
             &room,
             &format!(
                 "the cache-line loop needs (twice its {DRAM_REACH} × the {} last-level cache array: it runs from memory)",
-                fmt_size(cf.llc_total)
+                fmt_size(llc)
             ),
             reach * 2,
         )
@@ -109,7 +111,7 @@ pub fn run_cpu(
     out: &mut dyn FnMut(ResultRecord) -> Result<()>,
 ) -> Result<()> {
     let _pin = AffinityGuard::pin(cpu)?;
-    let (bytes, cut, unavailable) = array_fit(ctx.machine);
+    let (bytes, cut, unavailable) = array_fit(ctx.machine, cpu);
     match unavailable {
         Some(why) => {
             for (id, unit) in [
@@ -294,8 +296,8 @@ impl Experiment for SeedLoops {
     fn title(&self) -> &'static str {
         "the seeds' loops: cache-line loop (every vs every 16th), clflush load loop"
     }
-    fn estimate_secs(&self, machine: &MachineInfo, _cpus: &CpuSet, profile: Profile) -> f64 {
-        let b = array_bytes(machine) as f64;
+    fn estimate_secs(&self, machine: &MachineInfo, cpus: &CpuSet, profile: Profile) -> f64 {
+        let b = array_bytes(machine, cpus.first().unwrap_or(0)) as f64;
         // init + (reps+1) passes of each loop (~1.5 ns per element, ~3 GB/s) + clflush.
         let n = b / 4.0;
         let r = reps(profile) as f64 + 1.0;

@@ -380,3 +380,47 @@ fn since_and_latest_per_host() {
     let (picked, older) = latest_per_host(&all, &[], &[], &[], Some(since));
     assert_eq!((picked.len(), older), (1, 0));
 }
+
+/// `runs --host` lists only those hosts' runs (read through the store's
+/// index on host, issue 38), and `fleet --host` keeps only them.
+#[test]
+fn runs_and_fleet_of_some_hosts() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("fleet.db");
+    let mut st = SqliteStore::open(&db).unwrap();
+    st.put_runs(&synthetic_fleet::fleet(1)).unwrap();
+    let mut old = synthetic_fleet::fleet(2).remove(0);
+    old.id = "20261101T000000Z-node01-old".into();
+    old.started_at = "2026-11-01T00:00:00Z".into();
+    st.put_run(&old).unwrap();
+    drop(st);
+    let db = db.to_str().unwrap();
+    let o = bin::command()
+        .args([
+            "--store", db, "runs", "--json", "--host", "node01", "--host", "node05",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut hosts: Vec<String> = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["host"].as_str().unwrap().to_string())
+        .collect();
+    hosts.sort();
+    assert_eq!(hosts, ["node01", "node01", "node05"], "{doc}");
+    // A host with no run: an empty list, not an error.
+    let o = bin::command()
+        .args(["--store", db, "runs", "--host", "nowhere"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let o = bin::command()
+        .args(["--store", db, "fleet", "--host", "node01", "--host", "node05"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("Fleet: 2 host(s)"), "{out}{}", text(&o));
+}

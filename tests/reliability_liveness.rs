@@ -409,6 +409,7 @@ fn runs_of_an_older_cpuscope_keep_the_process_rule_and_force_deletes_the_uncheck
     let c = rusqlite::Connection::open(&g.store).unwrap();
     c.execute_batch(&format!(
         "DELETE FROM runs WHERE id = '{freed}'; ALTER TABLE runs DROP COLUMN writer_lock; \
+         DROP INDEX runs_host; \
          DELETE FROM schema_migrations WHERE version > 2; PRAGMA user_version = 2;"
     ))
     .unwrap();
@@ -438,7 +439,7 @@ fn runs_of_an_older_cpuscope_keep_the_process_rule_and_force_deletes_the_uncheck
             r.get(0)
         })
         .unwrap();
-    assert_eq!(v, 3);
+    assert_eq!(v, 4);
     drop(c);
     assert_eq!(ids(store).len(), 2);
     g.assert_intact();

@@ -187,6 +187,17 @@ fn sweep_mechanics(recs: &[&Value]) {
         // none most of it: far apart even on a busy shared host, where the
         // two heavy points may swap.
         let (light, heavy, full) = (at(Some(200.0)), at(Some(12.5)), at(None));
+        // A timing, which an emulator does not give (qemu-user's translated
+        // kernels under a loaded host: seen 0.77 GB/s at 200 µs, 0.72 at
+        // 12.5 µs); the points and their count are checked above and below.
+        if let Some(emu) = emulator::declared() {
+            use std::io::Write as _;
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIP ({emu}: bandwidth under emulation is the translator's, not the CPU's; the native run checks it): {mix}: load grows as the delay shrinks"
+            );
+            continue;
+        }
         assert!(
             light < heavy && light < full,
             "{mix}: the load grows as the delay shrinks: {light} GB/s at 200 µs, {heavy} at 12.5 µs, {full} at none"

@@ -66,8 +66,12 @@ pub fn run(ctx: &Context, args: &CompareArgs) -> Result<i32> {
         runs.push(r);
     }
     if !args.filter.is_empty() {
-        let all = loader.store()?.list_runs()?;
         let f = &args.filter;
+        let all = if f.host.is_empty() {
+            loader.store()?.list_runs()?
+        } else {
+            loader.store()?.list_runs_of(&f.host)?
+        };
         let picked = select_runs(&all, &f.host, &f.cpu, &f.tag, args.every);
         if picked.is_empty() {
             bail!(

@@ -113,8 +113,13 @@ fn latest_runs(ctx: &Context, args: &FleetArgs) -> Result<(Vec<Run>, Selection)>
     };
     let mut loader = Loader::new(ctx.store.clone());
     let store = loader.store()?;
-    let all = store.list_runs()?;
     let f = &args.filter;
+    // With --host, only those hosts' rows are read (an index: issue 38).
+    let all = if f.host.is_empty() {
+        store.list_runs()?
+    } else {
+        store.list_runs_of(&f.host)?
+    };
     let (picked, older) = latest_per_host(&all, &f.host, &f.cpu, &f.tag, since);
     if picked.is_empty() {
         let mut what = f.describe();

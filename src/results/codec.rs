@@ -479,6 +479,11 @@ pub const INSERT_RESULT: &str = "INSERT INTO results \
      (run_id, seq, experiment, key, metric, unit, value, doc) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 
+/// [`INSERT_RESULT`] without its one row of values: the rows follow, 8
+/// parameters each, in [`result_params`]'s order.
+pub const INSERT_RESULTS_HEAD: &str = "INSERT INTO results \
+     (run_id, seq, experiment, key, metric, unit, value, doc) VALUES ";
+
 /// The parameters of [`INSERT_RESULT`]: result `seq` of run `run_id`.
 pub(crate) fn result_params(run_id: &str, seq: i64, rec: &ResultRecord) -> Result<Vec<Value>> {
     Ok(vec![

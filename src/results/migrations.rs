@@ -81,6 +81,14 @@ CREATE INDEX runs_stored_seq ON runs (stored_seq);
 ALTER TABLE runs ADD COLUMN writer_lock TEXT;
 ",
     },
+    Migration {
+        version: 4,
+        description: "runs by host (runs --host, compare --host, fleet at thousands of hosts)",
+        // An index only: readers of older layouts select the same columns.
+        sql: "
+CREATE INDEX runs_host ON runs (host, started_at, id);
+",
+    },
 ];
 
 /// Version of the table layout this build writes.

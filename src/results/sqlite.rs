@@ -178,7 +178,8 @@ impl SqliteStore {
     /// file's tables) that read it as the current layout.
     fn older_layout_view(&mut self, have: u32) -> Result<()> {
         // Each step that changes what readers select needs its view here.
-        const _: () = assert!(STORE_SCHEMA_VERSION == 3, "add a view for the new layout");
+        // (Layout 4 adds an index only: layout 3 reads as it is.)
+        const _: () = assert!(STORE_SCHEMA_VERSION == 4, "add a view for the new layout");
         // Layout 1 has no stored_seq: start-time order, as migration 2
         // numbers those runs. Layouts 1 and 2 have no writer_lock: NULL, as
         // migration 3 leaves the runs stored before it.

@@ -111,6 +111,13 @@ pub trait Store: Send {
     /// All runs, oldest first.
     fn list_runs(&self) -> Result<Vec<RunSummary>>;
 
+    /// The summaries of the runs of these hosts (exact names), in start
+    /// order; none for no host.
+    fn list_runs_of(&self, hosts: &[String]) -> Result<Vec<RunSummary>>;
+
+    /// Whether a run of exactly this id is stored.
+    fn has_run(&self, id: &str) -> Result<bool>;
+
     /// Full id of the run `which` names (id, unique prefix, or `latest`).
     fn resolve(&self, which: &str) -> Result<String>;
 

@@ -418,7 +418,9 @@ fn runs_and_fleet_of_some_hosts() {
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let o = bin::command()
-        .args(["--store", db, "fleet", "--host", "node01", "--host", "node05"])
+        .args([
+            "--store", db, "fleet", "--host", "node01", "--host", "node05",
+        ])
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);

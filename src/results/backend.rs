@@ -435,7 +435,7 @@ impl<B: Backend> Store for B {
         }
         let marks: Vec<String> = (1..=hosts.len()).map(|i| format!("?{i}")).collect();
         let marks = marks.join(", ");
-        let params: Vec<Value> = hosts.iter().map(|h| Value::text(h)).collect();
+        let params: Vec<Value> = hosts.iter().map(Value::text).collect();
         list_runs_where(self, &format!("WHERE host IN ({marks})"), &params)
     }
 

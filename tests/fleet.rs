@@ -157,19 +157,24 @@ fn one_line_error(o: &Output, what: &str) {
     cli::one_line_error(o);
 }
 
-#[test]
-fn through_the_binary_from_a_store() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("fleet.db");
+/// A store of the synthetic fleet (seed 1) and an older run of node01 that
+/// the views must leave out.
+fn fleet_store(dir: &std::path::Path) -> String {
+    let db = dir.join("fleet.db");
     let mut st = SqliteStore::open(&db).unwrap();
     st.put_runs(&synthetic_fleet::fleet(1)).unwrap();
-    // An older run of node01 that the view must leave out.
     let mut old = synthetic_fleet::fleet(2).remove(0);
     old.id = "20261101T000000Z-node01-old".into();
     old.started_at = "2026-11-01T00:00:00Z".into();
     st.put_run(&old).unwrap();
-    drop(st);
-    let db = db.to_str().unwrap();
+    db.to_str().unwrap().to_string()
+}
+
+#[test]
+fn through_the_binary_from_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = fleet_store(dir.path());
+    let db = db.as_str();
 
     let o = bin::command()
         .args(["--store", db, "fleet"])
@@ -386,15 +391,8 @@ fn since_and_latest_per_host() {
 #[test]
 fn runs_and_fleet_of_some_hosts() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("fleet.db");
-    let mut st = SqliteStore::open(&db).unwrap();
-    st.put_runs(&synthetic_fleet::fleet(1)).unwrap();
-    let mut old = synthetic_fleet::fleet(2).remove(0);
-    old.id = "20261101T000000Z-node01-old".into();
-    old.started_at = "2026-11-01T00:00:00Z".into();
-    st.put_run(&old).unwrap();
-    drop(st);
-    let db = db.to_str().unwrap();
+    let db = fleet_store(dir.path());
+    let db = db.as_str();
     let o = bin::command()
         .args([
             "--store", db, "runs", "--json", "--host", "node01", "--host", "node05",

@@ -132,7 +132,13 @@ fn ci() -> bool {
 pub fn tree(name: &str) -> Option<PathBuf> {
     assert!(NAMES.contains(&name), "no seed tree named {name}");
     static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match DIR.get_or_init(generate) {
+    found(DIR.get_or_init(generate), name)
+}
+
+/// Tree `name` in a generated directory, or (after a visible `SKIP:` line,
+/// a panic under CI) none when it could not be generated.
+fn found(dir: &Result<PathBuf, String>, name: &str) -> Option<PathBuf> {
+    match dir {
         Ok(dir) => Some(dir.join(name)),
         Err(msg) => {
             if ci() {
@@ -150,16 +156,10 @@ pub fn tree(name: &str) -> Option<PathBuf> {
 pub fn synthetic(name: &str) -> Option<PathBuf> {
     assert!(SYNTHETIC.contains(&name), "no synthetic tree named {name}");
     static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match DIR.get_or_init(|| generate_set("synthetic", &["--synthetic"], &SYNTHETIC)) {
-        Ok(dir) => Some(dir.join(name)),
-        Err(msg) => {
-            if ci() {
-                panic!("{msg} (failing: CI is set)");
-            }
-            say(&format!("{msg} [{name}]"));
-            None
-        }
-    }
+    found(
+        DIR.get_or_init(|| generate_set("synthetic", &["--synthetic"], &SYNTHETIC)),
+        name,
+    )
 }
 
 /// Like `tree`, as a `String` path for command lines.

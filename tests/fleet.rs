@@ -409,12 +409,14 @@ fn runs_and_fleet_of_some_hosts() {
         .collect();
     hosts.sort();
     assert_eq!(hosts, ["node01", "node01", "node05"], "{doc}");
-    // A host with no run: an empty list, not an error.
+    // A host with no run: said so, not an error.
     let o = bin::command()
         .args(["--store", db, "runs", "--host", "nowhere"])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.starts_with("no run of host nowhere in store '"), "{out}");
     let o = bin::command()
         .args([
             "--store", db, "fleet", "--host", "node01", "--host", "node05",

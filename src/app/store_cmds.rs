@@ -127,6 +127,17 @@ pub fn runs(ctx: &Context, args: &RunsArgs) -> Result<i32> {
             store: location,
             runs: &runs,
         })?;
+    } else if runs.is_empty() && !args.hosts.is_empty() {
+        let hosts: Vec<String> = args
+            .hosts
+            .iter()
+            .map(|h| crate::base::fmt::for_terminal(h).into_owned())
+            .collect();
+        outln!(
+            "no run of host {} in store '{}'",
+            hosts.join(", "),
+            crate::base::fmt::for_terminal(&location)
+        );
     } else {
         out!("{}", run_text::render_runs(&runs, &location));
         let store = ctx.store.as_ref().map(|_| location.as_str());

@@ -416,7 +416,10 @@ fn runs_and_fleet_of_some_hosts() {
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.starts_with("no run of host nowhere in store '"), "{out}");
+    assert!(
+        out.starts_with("no run of host nowhere in store '"),
+        "{out}"
+    );
     let o = bin::command()
         .args([
             "--store", db, "fleet", "--host", "node01", "--host", "node05",

@@ -497,6 +497,13 @@ fn method_text(plan: &LoadedPlan, t: &Traffic, mech: &str, array_bytes: usize) -
 
 /// The latency record of one point, with the load against the unloaded
 /// latency (`base`) and the streams' bandwidth, and its entry of the curve.
+/// The rounds in which streams drew bandwidth: a round where they moved no
+/// byte measured no load (the streams got no CPU time while the chaser
+/// ran), not a load of 0 GB/s.
+pub fn drawn(gbs: &[f64]) -> Vec<f64> {
+    gbs.iter().copied().filter(|&g| g > 0.0).collect()
+}
+
 fn point_record(
     plan: &LoadedPlan,
     p: &LoadedPoint,
@@ -504,7 +511,13 @@ fn point_record(
     method: &str,
     v: &Variant,
 ) -> (ResultRecord, LoadedCurvePoint) {
-    let bws = Stats::from_samples(&p.bandwidth_gbs);
+    // With streams, the rounds where they moved no byte measured no load
+    // (no CPU time for them), not 0 GB/s: left out of the median.
+    let bws = if p.streams > 0 {
+        Stats::from_samples(&drawn(&p.bandwidth_gbs))
+    } else {
+        Stats::from_samples(&p.bandwidth_gbs)
+    };
     let mut rec = ResultRecord::of(LATENCY, "ns", false)
         .with_param("streams", p.streams as u64)
         .with_param("traffic", v.kernel.name())
@@ -515,13 +528,14 @@ fn point_record(
             rec = rec.with_note(&format!("×{:.2} the unloaded latency", v / b));
         }
     }
-    if let Some(s) = &bws {
-        if p.streams > 0 {
-            rec = rec.with_note(&format!(
-                "streams drew {:.2} GB/s (median) meanwhile",
-                s.median
-            ));
-        }
+    if p.streams > 0 {
+        rec = rec.with_note(&match &bws {
+            Some(s) => format!("streams drew {:.2} GB/s (median) meanwhile", s.median),
+            None => format!(
+                "the {} stream(s) moved no byte in any round (no CPU time while the chaser ran: a busy machine): this point measured no load",
+                p.streams
+            ),
+        });
     }
     let cpus_used: Vec<usize> = plan.streamers[..p.streams].to_vec();
     rec = rec.with_payload(&LoadedPointData {

@@ -226,6 +226,38 @@ pub struct MixPoint {
     pub bandwidth_gbs: Option<f64>,
 }
 
+/// The bandwidth record of the highest load: the rounds in which its
+/// streams drew bandwidth (those that moved no byte left out, and said
+/// so), or not available when none did.
+fn load_bandwidth(p: &loaded_latency::LoadedPoint) -> ResultRecord {
+    let ran = loaded_latency::drawn(&p.bandwidth_gbs);
+    if ran.is_empty() {
+        return ResultRecord::unavailable(
+            BANDWIDTH.experiment,
+            BANDWIDTH.metric,
+            "GB/s",
+            &starved(p.streams),
+        );
+    }
+    let left_out = p.bandwidth_gbs.len() - ran.len();
+    let r = ResultRecord::of(BANDWIDTH, "GB/s", true).with_samples(ran);
+    if left_out == 0 {
+        return r;
+    }
+    r.with_note(&format!(
+        "{left_out} of {} rounds left out: the streams moved no byte in them (they got no CPU time: a busy machine)",
+        p.bandwidth_gbs.len()
+    ))
+}
+
+/// Why a load's bandwidth is not available when its streams moved no byte
+/// in any round.
+fn starved(streams: usize) -> String {
+    format!(
+        "the {streams} stream(s) moved no byte in any round: they got no CPU time while the chaser ran (a busy machine); no bandwidth to report, repeat on an idle machine"
+    )
+}
+
 fn median(v: &[f64]) -> Option<f64> {
     Stats::from_samples(v).map(|s| s.median)
 }
@@ -257,10 +289,8 @@ fn mix_records(plan: &RwMixPlan, mix: &Mix, m: &Measured) -> Vec<ResultRecord> {
     match last {
         Some(p) => {
             let streams = p.streams as u64;
-            let bw = tag(
-                ResultRecord::of(BANDWIDTH, "GB/s", true).with_samples(p.bandwidth_gbs.clone())
-            )
-            .with_param("streams", streams);
+            let bw = load_bandwidth(p);
+            let bw = tag(bw).with_param("streams", streams);
             out.push(with_theory(bw, &plan.theory));
             let mut lat =
                 tag(ResultRecord::of(LATENCY, "ns", false).with_samples(p.latency_ns.clone()))
@@ -292,7 +322,9 @@ fn mix_records(plan: &RwMixPlan, mix: &Mix, m: &Measured) -> Vec<ResultRecord> {
             streams: p.streams,
             delay_us: (p.delay_us > 0.0).then_some(p.delay_us),
             latency_ns: median(&p.latency_ns),
-            bandwidth_gbs: (p.streams > 0).then(|| median(&p.bandwidth_gbs)).flatten(),
+            bandwidth_gbs: (p.streams > 0)
+                .then(|| median(&loaded_latency::drawn(&p.bandwidth_gbs)))
+                .flatten(),
         })
         .collect();
     out.push(tag(knee_record(&points, base, none)));
@@ -471,6 +503,46 @@ mod tests {
         assert_eq!(d.points.len(), 1);
         assert_eq!(d.points[0].latency_ns, Some(81.0));
         assert_eq!(d.points[0].bandwidth_gbs, None);
+    }
+
+    #[test]
+    fn starved_streams_are_no_load_not_zero_bandwidth() {
+        let m = Measured {
+            array_bytes: 1 << 20,
+            points: vec![
+                point(0, 0.0, 100.0, 0.0),
+                loaded_latency::LoadedPoint {
+                    streams: 2,
+                    delay_us: 0.0,
+                    latency_ns: vec![120.0; 3],
+                    bandwidth_gbs: vec![0.0, 0.0, 0.0],
+                },
+            ],
+            method: "m".into(),
+        };
+        let machine = MachineInfo::default();
+        let p = plan(&machine, &CpuSet::from_ids([0]), Profile::Quick);
+        let recs = mix_records(&p, &p.mixes[0], &m);
+        assert!(
+            recs[0].is(BANDWIDTH) && recs[0].value.is_none(),
+            "{:?}",
+            recs[0]
+        );
+        assert!(recs[0]
+            .unavailable_reason
+            .as_deref()
+            .is_some_and(|r| r.contains("moved no byte")));
+        let d = recs[3].data_as::<MixCurveData>().expect("curve data");
+        assert_eq!(d.points[1].bandwidth_gbs, None);
+        // Some rounds starved: those are left out, and the record says so.
+        let mut m = m;
+        m.points[1].bandwidth_gbs = vec![0.0, 8.0, 9.0];
+        let recs = mix_records(&p, &p.mixes[0], &m);
+        assert_eq!(recs[0].value, Some(8.5));
+        assert!(recs[0]
+            .notes
+            .iter()
+            .any(|n| n.starts_with("1 of 3 rounds left out")));
     }
 
     fn point(streams: usize, delay_us: f64, ns: f64, gbs: f64) -> loaded_latency::LoadedPoint {

@@ -85,8 +85,8 @@ def make_docs(n_hosts, n_runs, out_dir):
 
 
 def timed(cmd, timeout, out_path=None):
-    """Run cmd; (seconds, peak RSS MiB of the child, exit code or 'timeout')."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """Run cmd; (seconds, peak RSS MiB of the children so far, exit code or
+    'timeout', the last line of its standard error)."""
     t = time.monotonic()
     with open(out_path or os.devnull, "wb") as out:
         try:
@@ -96,11 +96,10 @@ def timed(cmd, timeout, out_path=None):
         except subprocess.TimeoutExpired:
             rc, err = "timeout", []
     dt = time.monotonic() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    # ru_maxrss of children is the largest of any child so far: report it
-    # when this child raised it, else "<=" the earlier peak.
-    rss = after / 1024.0
-    return dt, rss, rc, (err[-1] if err else ""), after > before
+    # ru_maxrss of children is the largest of any child so far: this
+    # child's peak when it raised it, else at most that (the table says so).
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+    return dt, rss, rc, (err[-1] if err else "")
 
 
 def pg_server(work):
@@ -140,7 +139,7 @@ def bench(exe, store, docs, args, work, label, size_of):
     base = [exe, "--store", store]
     t_imp, rss_imp, fails = 0.0, 0.0, []
     for i in range(0, len(docs), args.batch):
-        dt, rss, rc, err, _ = timed(base + ["import"] + docs[i:i + args.batch], args.timeout)
+        dt, rss, rc, err = timed(base + ["import"] + docs[i:i + args.batch], args.timeout)
         t_imp += dt
         rss_imp = max(rss_imp, rss)
         if rc != 0:
@@ -164,7 +163,7 @@ def bench(exe, store, docs, args, work, label, size_of):
         ("fleet (text)", base + ["fleet"], None),
         ("fleet --html", base + ["fleet", "--html", html], None),
     ]:
-        dt, rss, rc, err, _ = timed(cmd, args.timeout, out)
+        dt, rss, rc, err = timed(cmd, args.timeout, out)
         what = "ok" if rc == 0 else "exit %s %s" % (rc, err)
         extra = ""
         if name == "fleet --html" and rc == 0 and os.path.exists(html):
@@ -173,9 +172,10 @@ def bench(exe, store, docs, args, work, label, size_of):
     size = size_of()
     print("\n%s: %d hosts x %d runs = %d runs; store %.1f MB (%.0f KB per run)" % (
         label, args.hosts, args.runs, n, size / 1e6, size / 1e3 / n))
-    print("%-28s %9s %16s %12s  %s" % ("command", "seconds", "", "peak RSS", "result"))
+    print("%-28s %9s %16s %12s  %s" % ("command", "seconds", "", "peak RSS*", "result"))
     for name, dt, extra, rss, what in rows:
         print("%-28s %9.2f %16s %9.0f MiB  %s" % (name, dt, extra, rss, what))
+    print("* the largest of the commands so far (getrusage of the children): a row's own peak when it grows")
     sys.stdout.flush()
 
 

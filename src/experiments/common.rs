@@ -120,11 +120,12 @@ impl CacheFacts {
     }
 }
 
-/// The DRAM bandwidth that plans assume for `threads` streaming threads:
-/// 10 GB/s per thread, at most 50 GB/s (one socket's memory of an older
-/// server); a per-unit cost of the estimates, not a figure.
-pub fn est_stream_bw(threads: usize) -> f64 {
-    (10e9 * threads.max(1) as f64).min(50e9)
+/// The DRAM bandwidth that plans assume for `threads` streaming threads on
+/// `nodes` NUMA nodes: 10 GB/s per thread, at most 50 GB/s per node (one
+/// socket's memory of an older server; each node its own memory
+/// controllers); a per-unit cost of the estimates, not a figure.
+pub fn est_stream_bw(threads: usize, nodes: usize) -> f64 {
+    (10e9 * threads.max(1) as f64).min(50e9 * nodes.max(1) as f64)
 }
 
 /// Parse a byte size: `4096`, `4K`, `4KiB`, `64k`, `2M`, `1G`, `1.5M`.

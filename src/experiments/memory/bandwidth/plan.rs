@@ -280,14 +280,13 @@ pub fn estimate(plan: &BandwidthPlan, machine: &MachineInfo) -> f64 {
     t
 }
 
-/// The DRAM bandwidth a plan assumes for threads on `cpus`: 10 GB/s per
-/// thread, at most 50 GB/s per NUMA node they sit on (each node its own
-/// memory controllers; one node: [`common::est_stream_bw`]).
+/// The DRAM bandwidth a plan assumes for threads on `cpus`:
+/// [`common::est_stream_bw`] over the NUMA nodes they sit on.
 pub fn est_bw(machine: &MachineInfo, cpus: &[usize]) -> f64 {
     let mut nodes: Vec<usize> = cpus.iter().filter_map(|&c| machine.node_of(c)).collect();
     nodes.sort_unstable();
     nodes.dedup();
-    (10e9 * cpus.len().max(1) as f64).min(50e9 * nodes.len().max(1) as f64)
+    common::est_stream_bw(cpus.len(), nodes.len())
 }
 
 pub(super) fn distinct_orders(

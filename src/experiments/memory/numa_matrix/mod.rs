@@ -179,7 +179,8 @@ pub fn estimate(plan: &NumaPlan) -> f64 {
             .rows
             .iter()
             .map(|(_, c)| {
-                plan.array_bytes as f64 / common::est_stream_bw(c.len()) * (plan.reps as f64 + 1.0)
+                plan.array_bytes as f64 / common::est_stream_bw(c.len(), 1)
+                    * (plan.reps as f64 + 1.0)
             })
             .sum();
         t += cols * (plan.array_bytes as f64 / 4e9 + passes);
@@ -289,14 +290,14 @@ pub fn run_plan(
     // and read from every row's CPUs (the touch is the costly part of a cell).
     for (ci, t) in plan.targets.iter().enumerate() {
         if plan.latency {
-            let cells = latency_column(ctx, plan, t, single, &mut reasons)?;
+            let cells = latency_column(ctx, plan, t, single, &mut reasons);
             for (ri, rec, value) in cells {
                 lat[ri][ci] = value;
                 out(rec)?;
             }
         }
         if plan.bandwidth {
-            let cells = bandwidth_column(ctx, plan, t, single, &read, &mut reasons)?;
+            let cells = bandwidth_column(ctx, plan, t, single, &read, &mut reasons);
             for (ri, rec, value) in cells {
                 bw[ri][ci] = value;
                 out(rec)?;
@@ -328,7 +329,7 @@ fn latency_column(
     t: &Target,
     single: bool,
     reasons: &mut Vec<String>,
-) -> Result<Column> {
+) -> Column {
     let first = plan.rows.iter().find_map(|(_, c)| c.first());
     let built = first.map(|cpu| build_chain(plan, cpu, t));
     let mut cells = Vec::new();
@@ -344,32 +345,22 @@ fn latency_column(
             t.label()
         ));
         let r = match built {
-            Ok((chain, placed)) => chase_from(plan, chain, cpu, ctx.stop).map(|s| (s, placed)),
+            Ok((chain, placed)) => {
+                chase_from(plan, chain, cpu, ctx.stop).map(|s| (s, Some(placed)))
+            }
             Err(e) => Err(anyhow!("{e:#}")),
         };
-        let mut rec = ResultRecord::of(LATENCY, "ns", false)
-            .with_param("cpu_node", *node as u64)
-            .with_param("mem", t.label())
+        let rec = ResultRecord::of(LATENCY, "ns", false)
             .with_method(&format!("random pointer chase over {} bound to the memory target, from CPU {cpu} of the row's node; median of samples", fmt_size(plan.latency_bytes)), METHOD_VERSION);
-        let mut value = None;
-        match r {
-            Ok((s, placed)) => {
-                rec = rec.with_samples(s).with_note(placed);
-                value = rec.value;
-            }
-            Err(e) => {
-                let m = format!("{e:#}");
-                reasons.push(format!("latency {node}->{}: {m}", t.label()));
-                rec.unavailable_reason = Some(m);
-            }
-        }
-        if single {
-            rec = rec.with_note(SINGLE_NOTE);
-        }
-        let rec = declared::beside(rec, ctx.machine, *node, t.node(), declared::Figure::Latency);
+        let at = CellAt {
+            node: *node,
+            t,
+            single,
+        };
+        let (rec, value) = at.finish(ctx.machine, rec, r, declared::Figure::Latency, reasons);
         cells.push((ri, rec, value));
     }
-    Ok(cells)
+    cells
 }
 
 /// The bandwidth records of target `t`'s column (`read`: the STREAM read
@@ -382,7 +373,7 @@ fn bandwidth_column(
     single: bool,
     read: &Variant,
     reasons: &mut Vec<String>,
-) -> Result<Column> {
+) -> Column {
     let width = read.width;
     let first = plan.rows.iter().find(|(_, c)| !c.is_empty());
     let arrays = first.map(|(_, cpus)| column_arrays(plan, cpus, t));
@@ -402,35 +393,72 @@ fn bandwidth_column(
             Ok(a) => read_from(plan, a, cpus, read, ctx.stop),
             Err(e) => Err(anyhow!("{e:#}")),
         };
-        let mut rec = ResultRecord::of(BANDWIDTH, "GB/s", true)
-            .with_param("cpu_node", *node as u64)
-            .with_param("mem", t.label())
+        let rec = ResultRecord::of(BANDWIDTH, "GB/s", true)
             .with_method(&format!("STREAM read ({}) by every usable CPU of the row's node ({cpus}), array of {} bound to the memory target; median of rounds", width.name(), fmt_size(plan.array_bytes)), METHOD_VERSION);
-        let mut value = None;
+        let at = CellAt {
+            node: *node,
+            t,
+            single,
+        };
+        let r = r.map(|s| (s, None));
+        let (rec, value) = at.finish(ctx.machine, rec, r, declared::Figure::Bandwidth, reasons);
+        cells.push((ri, rec, value));
+    }
+    cells
+}
+
+/// Where a cell of the matrices sits: its row's node, its memory target,
+/// and whether the machine has one node only.
+struct CellAt<'a> {
+    node: usize,
+    t: &'a Target,
+    single: bool,
+}
+
+impl CellAt<'_> {
+    /// The cell's record `rec` (figure kind and method set) finished with
+    /// what was measured, `r`: the samples and a note (where the pages
+    /// went), or why not (added to `reasons`); then its params, the
+    /// one-node note and the declared figure beside it. Returns the record
+    /// and its value.
+    fn finish(
+        &self,
+        machine: &MachineInfo,
+        rec: ResultRecord,
+        r: Result<(Vec<f64>, Option<&String>)>,
+        figure: declared::Figure,
+        reasons: &mut Vec<String>,
+    ) -> (ResultRecord, Option<f64>) {
+        let (node, t) = (self.node, self.t);
+        let mut rec = rec
+            .with_param("cpu_node", node as u64)
+            .with_param("mem", t.label());
         match r {
-            Ok(s) => {
+            Ok((s, note)) => {
                 rec = rec.with_samples(s);
-                value = rec.value;
+                if let Some(n) = note {
+                    rec = rec.with_note(n);
+                }
             }
             Err(e) => {
                 let m = format!("{e:#}");
-                reasons.push(format!("bandwidth {node}->{}: {m}", t.label()));
+                let what = match figure {
+                    declared::Figure::Latency => "latency",
+                    declared::Figure::Bandwidth => "bandwidth",
+                };
+                reasons.push(format!("{what} {node}->{}: {m}", t.label()));
                 rec.unavailable_reason = Some(m);
             }
         }
-        if single {
+        if self.single {
             rec = rec.with_note(SINGLE_NOTE);
         }
-        let rec = declared::beside(
-            rec,
-            ctx.machine,
-            *node,
-            t.node(),
-            declared::Figure::Bandwidth,
-        );
-        cells.push((ri, rec, value));
+        let value = rec.value;
+        (
+            declared::beside(rec, machine, node, t.node(), figure),
+            value,
+        )
     }
-    Ok(cells)
 }
 
 /// A random chain over memory bound to `t`, built pinned to `cpu`, and
